@@ -1,0 +1,82 @@
+"""Input checks shared by every layer.
+
+Each check raises :class:`ValueError` naming the parameter, the offending value and the
+allowed range, before any work starts (see ``ARCHITECTURE.md``, *Errors*).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+
+def _show(value: Any) -> str:
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        return repr(arr.item())
+    return np.array2string(arr, threshold=8, precision=6)
+
+
+def as_finite(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """Return ``value`` as a float array, or raise if any entry is NaN or infinite."""
+    arr = np.asarray(value, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {_show(value)}")
+    return arr
+
+
+def in_interval(
+    name: str,
+    value: ArrayLike,
+    low: float = -np.inf,
+    high: float = np.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> NDArray[np.float64]:
+    """Return ``value`` as a finite float array after checking it lies in the interval.
+
+    ``low_open`` / ``high_open`` make the corresponding end strict.
+    """
+    arr = as_finite(name, value)
+    too_low = arr <= low if low_open else arr < low
+    too_high = arr >= high if high_open else arr > high
+    if np.any(too_low | too_high):
+        left = "(" if low_open else "["
+        right = ")" if high_open else "]"
+        bad = arr[too_low | too_high] if arr.ndim else arr
+        raise ValueError(f"{name} must lie in {left}{low:g}, {high:g}{right}, got {_show(bad)}")
+    return arr
+
+
+def unit_interval(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """Check ``value`` in [0, 1]: qualities, probabilities, shares."""
+    return in_interval(name, value, 0.0, 1.0)
+
+
+def positive(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """Check ``value > 0``."""
+    return in_interval(name, value, 0.0, low_open=True)
+
+
+def non_negative(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """Check ``value >= 0``."""
+    return in_interval(name, value, 0.0)
+
+
+def positive_int(name: str, value: Any) -> int:
+    """Check ``value`` is an integer >= 1 and return it as ``int``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def choice(name: str, value: str, allowed: tuple[str, ...] | list[str]) -> str:
+    """Check ``value`` is one of ``allowed``."""
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value

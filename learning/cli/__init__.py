@@ -1,0 +1,77 @@
+"""The ``collabecon`` command line.
+
+Every subcommand is a module in this package with two functions:
+
+``add_arguments(parser)``
+    declare its flags on an ``argparse`` parser (``--json`` is added here, for all);
+``run(args) -> dict``
+    do the work and return one JSON-ready object.
+
+and optionally ``render(result) -> str`` (the human table; a key/value table otherwise) and
+``exit_status(result) -> int``. Only the module of the chosen subcommand is imported, so
+``collabecon verify`` never imports torch. Bad input (``ValueError``) becomes a one-line
+message and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from learning.cli._output import dump_json, key_value_table
+
+#: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "verify": ("learning.cli.verify", "check every registered proposition of the source papers"),
+}
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    lines = "\n".join(f"  {name:<16}{help_}" for name, (_, help_) in COMMANDS.items())
+    return argparse.ArgumentParser(
+        prog="collabecon",
+        description="The economics of collaborative learning.",
+        epilog=f"subcommands:\n{lines}\n\nRun `collabecon SUBCOMMAND --help` for its flags.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _load(name: str) -> ModuleType:
+    module_name, _ = COMMANDS[name]
+    return importlib.import_module(module_name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``collabecon`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    top = _top_parser()
+    if not argv or argv[0] in ("-h", "--help"):
+        top.print_help()
+        return 0
+    name = argv[0]
+    if name not in COMMANDS:
+        top.error(f"unknown subcommand {name!r}; choose from {', '.join(COMMANDS)}")
+    module = _load(name)
+    parser = argparse.ArgumentParser(prog=f"collabecon {name}", description=COMMANDS[name][1])
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    module.add_arguments(parser)
+    args = parser.parse_args(argv[1:])
+    try:
+        result = module.run(args)
+    except ValueError as exc:
+        print(f"collabecon {name}: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(dump_json(result))
+    else:
+        render = getattr(module, "render", key_value_table)
+        print(render(result))
+    exit_status = getattr(module, "exit_status", None)
+    return int(exit_status(result)) if exit_status else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
