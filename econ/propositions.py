@@ -90,12 +90,41 @@ def is_zero(expr: sp.Expr, what: str) -> Verdict:
     Anything else raises: a symbolic check that sympy cannot decide is a bug in the check,
     not a verdict.
     """
-    simplified = sp.simplify(sp.together(sp.expand(expr)))
+    simplified = sp.cancel(sp.together(expr))  # decides rational functions quickly
+    if simplified != 0 and not simplified.is_number:
+        simplified = sp.simplify(simplified)
     if simplified == 0:
         return proved(f"{what}: simplifies to 0")
     if simplified.is_number:
         return refuted(f"{what}: differs by {simplified}", {"difference": str(simplified)})
     raise ValueError(f"sympy could not decide {what}: residual {simplified}")
+
+
+def sign_on_interval(expr: sp.Expr, var: sp.Symbol, low: Any, high: Any) -> int:
+    """The constant sign (+1 or -1) of a rational function of ``var`` on the open interval.
+
+    A proof, not a sample: Sturm sequences (``Poly.count_roots``) show that neither the
+    numerator nor the denominator has a root strictly inside ``(low, high)``, and the sign is
+    read at the midpoint. Raises ``ValueError`` if the sign changes inside.
+    """
+    num, den = sp.fraction(sp.factor(sp.together(expr)))
+    low, high = sp.nsimplify(low), sp.nsimplify(high)
+    for part in (num, den):
+        poly = sp.Poly(part, var)
+        inside = poly.count_roots(low, high) - sum(1 for e in (low, high) if poly.eval(e) == 0)
+        if poly.degree() > 0 and inside > 0:
+            raise ValueError(f"{part} has a root inside ({low}, {high})")
+    value = expr.subs(var, (low + high) / 2)
+    return 1 if value > 0 else -1
+
+
+def all_zero(identities: Iterable[tuple[sp.Expr, str]], what: str) -> Verdict:
+    """``proved`` if every ``(expr, label)`` simplifies to 0; otherwise the first failure."""
+    for expr, label in identities:
+        verdict = is_zero(expr, label)
+        if not verdict.holds:
+            return verdict
+    return proved(f"{what}: every identity simplifies to 0")
 
 
 def _plain(value: Any) -> Any:

@@ -1,0 +1,133 @@
+r"""Conversions between noise level α, informativeness β and privacy ε (section 2.7 of the spec).
+
+.. math::
+
+    \beta = \frac{1}{1/\rho + d\,\alpha^2}, \qquad
+    \alpha^2 = \frac{1}{d}\Big(\frac{1}{\beta} - \frac{1}{\rho}\Big), \qquad
+    \varepsilon = \frac{\kappa}{\alpha}
+
+(Tsoy et al. 2024, sections 2.7 and 4.1; ``leak = kappa / alpha``). For a target δ the
+Gaussian mechanism is also calibrated exactly by the analytic Gaussian mechanism of Balle &
+Wang (2018, Theorem 8): noise of standard deviation σ on a query of L2 sensitivity Δ is
+(ε, δ)-DP iff
+
+.. math::
+
+    \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
+    - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
+    \le \delta .
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import brentq
+from scipy.special import log_ndtr, ndtr
+
+from econ.privacy import symbolic as S
+from econ.propositions import on_points, proposition
+from econ.validation import in_interval, non_negative, positive
+
+_beta_of_alpha2 = sp.lambdify((S.alpha2, S.rho, S.dim), S.BETA_OF_ALPHA2, "numpy")
+_alpha2_of_beta = sp.lambdify((S.beta, S.rho, S.dim), S.ALPHA2_OF_BETA, "numpy")
+
+
+def beta_of_alpha(alpha: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.float64]:
+    r"""Informativeness :math:`\beta = 1/(1/\rho + d\alpha^2)`; ``alpha = inf`` gives 0."""
+    a = in_interval("alpha", np.where(np.isinf(alpha), 0.0, alpha), 0.0)
+    r = positive("rho", rho)
+    out = np.asarray(_beta_of_alpha2(a**2, r, dim), dtype=np.float64)
+    return np.where(np.isinf(alpha), 0.0, out)
+
+
+def alpha_of_beta(beta: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.float64]:
+    r"""Noise level :math:`\alpha = \sqrt{(1/\beta - 1/\rho)/d}`; ``beta = 0`` gives ``inf``."""
+    r = positive("rho", rho)
+    b = non_negative("beta", beta)
+    if np.any(b > r * (1 + 1e-12)):
+        raise ValueError(f"beta must lie in [0, rho], got beta={b} with rho={r}")
+    with np.errstate(divide="ignore"):
+        a2 = np.asarray(_alpha2_of_beta(b, r, dim), dtype=np.float64)
+    return np.sqrt(np.maximum(a2, 0.0))
+
+
+def epsilon_of_alpha(alpha: ArrayLike, kappa: ArrayLike) -> NDArray[np.float64]:
+    r"""The paper's DP bound :math:`\varepsilon = \kappa/\alpha` (``alpha = inf`` gives 0)."""
+    a = in_interval("alpha", np.where(np.isinf(alpha), 1.0, alpha), 0.0, low_open=True)
+    out = positive("kappa", kappa) / a
+    return np.where(np.isinf(alpha), 0.0, out)
+
+
+def alpha_of_epsilon(epsilon: ArrayLike, kappa: ArrayLike) -> NDArray[np.float64]:
+    r"""Inverse of :func:`epsilon_of_alpha`: :math:`\alpha = \kappa/\varepsilon`."""
+    return positive("kappa", kappa) / positive("epsilon", epsilon)
+
+
+def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    r"""Dwork & Roth's calibration (Tsoy et al., Theorem A.1).
+
+    .. math:: \sigma = \sqrt{2\ln(1.25/\delta)}\,\Delta/\varepsilon
+
+    It is (ε, δ)-DP for ε in (0, 1); the paper uses it for every ε (spec T26).
+    """
+    eps = float(positive("epsilon", epsilon))
+    d = float(in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True))
+    return float(np.sqrt(2 * np.log(1.25 / d)) * positive("sensitivity", sensitivity) / eps)
+
+
+def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
+    """The smallest δ for which Gaussian noise ``sigma`` is (ε, δ)-DP (Balle & Wang 2018)."""
+    eps = float(non_negative("epsilon", epsilon))
+    s = float(positive("sigma", sigma))
+    sens = float(positive("sensitivity", sensitivity))
+    a, b = sens / (2 * s), eps * s / sens
+    return float(max(ndtr(a - b) - np.exp(eps + log_ndtr(-a - b)), 0.0))
+
+
+def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
+    """The smallest ε for which Gaussian noise ``sigma`` is (ε, δ)-DP (Balle & Wang 2018)."""
+    d = float(in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True))
+    if analytic_gaussian_delta(0.0, sigma, sensitivity) <= d:
+        return 0.0
+    hi = 1.0
+    while analytic_gaussian_delta(hi, sigma, sensitivity) > d:
+        hi *= 2.0
+    return float(
+        brentq(lambda e: analytic_gaussian_delta(e, sigma, sensitivity) - d, 0.0, hi, xtol=1e-14)
+    )
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """The smallest noise standard deviation that is (ε, δ)-DP (Balle & Wang 2018)."""
+    eps = float(positive("epsilon", epsilon))
+    d = float(in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True))
+    hi = classical_gaussian_sigma(min(eps, 0.5), d, sensitivity) * 2
+    return float(
+        brentq(lambda s: analytic_gaussian_delta(eps, s, sensitivity) - d, 1e-12 * hi, hi, xtol=1e-14)
+    )
+
+
+@proposition(
+    "tsoy.thmA.1",
+    source="Tsoy et al. (2024), Theorem A.1 (Dwork & Roth 2014, Thm A.1)",
+    statement="for eps in (0,1), Gaussian noise sigma = sqrt(2 ln(1.25/delta)) Delta/eps is (eps, delta)-DP",
+)
+def _thm_a1():
+    rng = np.random.default_rng(20240301)
+    points = [
+        {"eps": e, "delta": d, "sens": s}
+        for e, d, s in zip(
+            rng.uniform(0.01, 0.99, 200), 10 ** rng.uniform(-12, -1, 200), rng.uniform(0.1, 5, 200),
+            strict=True,
+        )
+    ]
+    return on_points(
+        lambda eps, delta, sens: analytic_gaussian_delta(
+            eps, classical_gaussian_sigma(eps, delta, sens), sens
+        )
+        <= delta,
+        points,
+        "exact (analytic-Gaussian) delta of the classical calibration <= delta",
+    )

@@ -1,0 +1,85 @@
+r"""Privacy constants κ of the two DP models (leak = κ/α) and the shuffling bound behind them.
+
+DP mean estimation (Tsoy et al. 2024, section 4.1; Theorem A.1 with sensitivity B/n and
+δ = 1/n²):
+
+.. math:: \kappa = \frac{\sqrt{2\ln(1.25 n^2)}\,B}{n}.
+
+DP SGD with m rounds of batch size b = n/m (Theorem 4.4; Feldman et al. 2022 Theorem 3.8 for
+amplification by shuffling, loosened as in Appendix B.5):
+
+.. math:: \kappa = \frac{16\sqrt{2e\ln(1.25 m n^2)\ln(4n^2)}\,B}{\sqrt{m}\,b}
+          = \frac{16\sqrt{2e\ln(1.25 m n^2)\ln(4n^2)\,m}\,B}{n}.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from econ.propositions import on_points, proposition
+from econ.validation import in_interval, positive
+
+
+def kappa_mean(n: ArrayLike, bound: float) -> NDArray[np.float64]:
+    r""":math:`\kappa = \sqrt{2\ln(1.25n^2)}\,B/n` (Tsoy et al. 2024, section 4.1)."""
+    n_ = in_interval("n", n, 1.0)
+    return np.sqrt(2 * np.log(1.25 * n_**2)) * positive("bound", bound) / n_
+
+
+def kappa_sgd(n: ArrayLike, rounds: float, bound: float) -> NDArray[np.float64]:
+    r""":math:`\kappa = 16\sqrt{2e\ln(1.25mn^2)\ln(4n^2)\,m}\,B/n` (Theorem 4.4 with b = n/m)."""
+    n_ = in_interval("n", n, 1.0)
+    m = in_interval("rounds", rounds, 1.0)
+    return (
+        16 * np.sqrt(2 * np.e * np.log(1.25 * m * n_**2) * np.log(4 * n_**2) * m)
+        * positive("bound", bound)
+        / n_
+    )
+
+
+def round_epsilon(n: ArrayLike, rounds: float, bound: float, alpha: ArrayLike) -> NDArray[np.float64]:
+    r"""Per-round local budget :math:`\varepsilon_0 = \sqrt{2\ln(1.25mn^2)}\,B/(b\alpha)`, b = n/m."""
+    n_ = in_interval("n", n, 1.0)
+    m = in_interval("rounds", rounds, 1.0)
+    batch = n_ / m
+    return np.sqrt(2 * np.log(1.25 * m * n_**2)) * positive("bound", bound) / (batch * positive("alpha", alpha))
+
+
+def shuffle_epsilon(eps0: ArrayLike, rounds: float, delta: float) -> NDArray[np.float64]:
+    r"""Amplification by shuffling before loosening (Theorem A.2, Feldman et al. 2022 Thm 3.8).
+
+    .. math::
+
+        \varepsilon = \ln\Big(1 + \frac{e^{\varepsilon_0}-1}{e^{\varepsilon_0}+1}
+        \Big(\frac{8\sqrt{e^{\varepsilon_0}\ln(4/\delta)}}{\sqrt m} + \frac{8e^{\varepsilon_0}}{m}\Big)\Big)
+    """
+    e0 = positive("eps0", eps0)
+    m = in_interval("rounds", rounds, 1.0)
+    d = in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    return np.log1p(
+        np.tanh(e0 / 2) * (8 * np.sqrt(np.exp(e0) * np.log(4 / d)) / np.sqrt(m) + 8 * np.exp(e0) / m)
+    )
+
+
+@proposition(
+    "tsoy.thm4.4",
+    source="Tsoy et al. (2024), Theorem 4.4 (Appendix B.5)",
+    statement="with m >= 2 rounds and eps0 <= 1, the shuffled protocol's eps is at most kappa/alpha",
+)
+def _thm44():
+    rng = np.random.default_rng(44)
+    points = []
+    for n in (1e3, 1e4, 1e6):
+        for m in (2, 10, 38, 200):
+            for bound in (0.5, 2.0):
+                # alphas giving per-round budgets eps0 in [0.01, 1]
+                alpha_one = float(round_epsilon(n, m, bound, 1.0))
+                for e0 in rng.uniform(0.01, 1.0, 3):
+                    points.append({"n": n, "m": m, "bound": bound, "alpha": alpha_one / e0})
+
+    def ok(n: float, m: float, bound: float, alpha: float) -> bool:
+        exact = shuffle_epsilon(round_epsilon(n, m, bound, alpha), m, 1 / n**2)
+        return bool(exact <= kappa_sgd(n, m, bound) / alpha)
+
+    return on_points(ok, points, "exact Theorem A.2 epsilon <= kappa/alpha (delta = 1/n^2)")
