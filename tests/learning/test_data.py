@@ -1,0 +1,194 @@
+"""Datasets: embedded sets, file loaders (on small files written here), synthetic generators."""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+
+import numpy as np
+import pytest
+
+from learning.data import (
+    DATA_ENV,
+    DATASETS,
+    Dataset,
+    MissingDataError,
+    clustered_regression,
+    gaussian_mixture,
+    load_dataset,
+)
+
+
+@pytest.fixture(scope="module")
+def mnist5k() -> Dataset:
+    return load_dataset("mnist5k")
+
+
+def test_mnist5k_shapes_and_normalisation(mnist5k):
+    assert mnist5k.x.shape == (5000, 1, 28, 28)
+    assert mnist5k.x.dtype == np.float32
+    assert mnist5k.y.dtype == np.int64
+    assert mnist5k.n_classes == 10
+    np.testing.assert_array_equal(np.bincount(mnist5k.y), np.full(10, 500))
+    # pixels in [0, 1] normalised with MNIST's mean 0.1307 and std 0.3081
+    assert mnist5k.x.min() == pytest.approx(-0.1307 / 0.3081, abs=1e-6)
+    assert mnist5k.x.max() == pytest.approx((1 - 0.1307) / 0.3081, abs=1e-6)
+    assert abs(float(mnist5k.x.mean())) < 0.1
+
+
+def test_digits_shapes_and_range():
+    digits = load_dataset("digits")
+    assert digits.x.shape == (1797, 1, 8, 8)
+    assert digits.x.dtype == np.float32
+    assert digits.x.min() == 0.0
+    assert digits.x.max() == 1.0
+    assert set(np.unique(digits.y)) == set(range(10))
+    assert digits.n_classes == 10
+
+
+def test_subset_keeps_order_and_metadata():
+    data = clustered_regression(seed=0)
+    part = data.subset([5, 0, 17])
+    np.testing.assert_array_equal(part.x, data.x[[5, 0, 17]])
+    np.testing.assert_array_equal(part.y, data.y[[5, 0, 17]])
+    np.testing.assert_array_equal(part.group, data.group[[5, 0, 17]])
+    assert part.truth is data.truth
+    assert len(part) == 3
+
+
+def test_dataset_rejects_mismatched_lengths():
+    with pytest.raises(ValueError, match="same number of examples"):
+        Dataset("bad", np.zeros((3, 2), np.float32), np.zeros(4, np.int64), 2)
+
+
+def test_unknown_dataset_lists_known_ones():
+    with pytest.raises(ValueError, match="mnist5k") as info:
+        load_dataset("imagenet")
+    assert all(name in str(info.value) for name in DATASETS)
+
+
+def test_embedded_datasets_take_no_parameters():
+    with pytest.raises(ValueError, match="no parameters"):
+        load_dataset("digits", n=3)
+
+
+def test_missing_mnist_files_name_the_file(tmp_path):
+    with pytest.raises(MissingDataError) as info:
+        load_dataset("mnist", data_dir=tmp_path)
+    message = str(info.value)
+    assert isinstance(info.value, FileNotFoundError)
+    assert str(tmp_path / "mnist" / "train-images-idx3-ubyte") in message
+    assert "t10k-labels-idx1-ubyte" in message
+    assert str(tmp_path / "mnist.npz") in message
+
+
+def test_missing_data_dir_names_the_environment_variable(monkeypatch):
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    with pytest.raises(FileNotFoundError, match=DATA_ENV):
+        load_dataset("fashion-mnist")
+
+
+def test_missing_cifar_files_name_the_file(tmp_path):
+    with pytest.raises(MissingDataError, match="data_batch_1"):
+        load_dataset("cifar10", data_dir=tmp_path)
+
+
+def _write_idx(path, array, gz):
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(
+        int(s).to_bytes(4, "big") for s in array.shape
+    )
+    opener = gzip.open if gz else open
+    with opener(path, "wb") as handle:
+        handle.write(header + array.astype(np.uint8).tobytes())
+
+
+def test_idx_files_are_read_from_the_environment_directory(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "mnist"
+    folder.mkdir()
+    images = {"train": rng.integers(0, 256, (6, 28, 28)), "t10k": rng.integers(0, 256, (4, 28, 28))}
+    labels = {"train": np.arange(6) % 10, "t10k": np.arange(4) + 3}
+    for part in ("train", "t10k"):
+        _write_idx(folder / f"{part}-images-idx3-ubyte.gz", images[part], gz=True)
+        _write_idx(folder / f"{part}-labels-idx1-ubyte", labels[part], gz=False)
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))
+    data = load_dataset("mnist")
+    assert data.x.shape == (10, 1, 28, 28)
+    np.testing.assert_array_equal(data.y, np.concatenate([labels["train"], labels["t10k"]]))
+    expected = (images["t10k"][1] / 255.0 - 0.1307) / 0.3081
+    np.testing.assert_allclose(data.x[7, 0], expected, rtol=1e-6)
+    test_only = load_dataset("mnist", part="test")
+    np.testing.assert_array_equal(test_only.y, labels["t10k"])
+
+
+def test_npz_archive_is_read(tmp_path):
+    rng = np.random.default_rng(1)
+    np.savez(
+        tmp_path / "fashion-mnist.npz",
+        x_train=rng.integers(0, 256, (5, 28, 28), dtype=np.uint8),
+        y_train=np.arange(5),
+        x_test=rng.integers(0, 256, (2, 28, 28), dtype=np.uint8),
+        y_test=np.array([8, 9]),
+    )
+    data = load_dataset("fashion-mnist", data_dir=tmp_path, part="train")
+    assert data.x.shape == (5, 1, 28, 28)
+    np.testing.assert_array_equal(data.y, np.arange(5))
+
+
+def test_cifar_python_batches_are_read(tmp_path):
+    rng = np.random.default_rng(2)
+    folder = tmp_path / "cifar-100-python"
+    folder.mkdir()
+    for part, n in (("train", 6), ("test", 3)):
+        batch = {
+            b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+            b"fine_labels": list(rng.integers(0, 100, n)),
+        }
+        with open(folder / part, "wb") as handle:
+            pickle.dump(batch, handle)
+    data = load_dataset("cifar100", data_dir=tmp_path)
+    assert data.x.shape == (9, 3, 32, 32)
+    assert data.n_classes == 100
+    assert -1.0 <= data.x.min() and data.x.max() <= 1.0
+
+
+def test_clustered_regression_follows_the_generative_model():
+    data = clustered_regression(seed=0, n_clusters=3, clients_per_cluster=2)
+    assert data.x.shape == (3 * 2 * 9, 10)
+    assert data.n_classes == 0
+    assert set(np.unique(data.truth)) <= {0.0, 100.0}
+    # noise-free: y = A theta*_k exactly (up to float32 rounding)
+    pred = np.einsum("nd,nd->n", data.x.astype(np.float64), data.truth[data.cluster])
+    np.testing.assert_allclose(data.y, pred, rtol=1e-5, atol=1e-2)
+    # features of cluster k are centred at k
+    for k in range(3):
+        assert abs(data.x[data.cluster == k].mean() - k) < 0.4
+    np.testing.assert_array_equal(np.bincount(data.group), np.full(6, 9))
+
+
+def test_synthetic_generators_are_deterministic_in_the_seed():
+    for name in ("clustered-regression", "gaussian-mixture"):
+        a, b = load_dataset(name, seed=7), load_dataset(name, seed=7)
+        c = load_dataset(name, seed=8)
+        np.testing.assert_array_equal(a.x, b.x)
+        np.testing.assert_array_equal(a.y, b.y)
+        assert not np.array_equal(a.x, c.x)
+
+
+def test_gaussian_mixture_labels_are_components():
+    data = gaussian_mixture(seed=0, n_components=3, samples_per_component=400, dim=5, std=0.5)
+    assert data.x.shape == (1200, 5)
+    assert data.n_classes == 3
+    np.testing.assert_array_equal(data.y, data.cluster)
+    assert np.all(np.abs(data.truth) <= 10.0)
+    for k in range(3):
+        np.testing.assert_allclose(data.x[data.y == k].mean(axis=0), data.truth[k], atol=0.1)
+
+
+def test_generators_reject_bad_parameters():
+    with pytest.raises(ValueError, match="n_clusters"):
+        clustered_regression(n_clusters=0)
+    with pytest.raises(ValueError, match="noise"):
+        clustered_regression(noise=-1.0)
+    with pytest.raises(ValueError, match="std"):
+        gaussian_mixture(std=-0.1)
