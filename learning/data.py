@@ -315,7 +315,8 @@ def clustered_regression(
         y_i = A_i \theta^*_k + \varepsilon_i,\ \varepsilon_i \sim \mathcal N(0, \sigma^2 I_n).
 
     The draws follow the order of the authors' generator (``θ*_k``, then for each client
-    ``A_i`` and ``ε_i``), so ``seed=0`` gives their data. With the defaults ``d > n``: each
+    ``A_i`` and ``ε_i``), so ``seed=0`` gives their data; pass a ``Generator`` as ``seed``
+    and keep drawing from it for their "oracle" start ``θ*_k + N(0, 0.1²)``. With the defaults ``d > n``: each
     client's least-squares problem is under-determined and only pooling identifies
     :math:`\theta^*_k`.
 

@@ -182,6 +182,7 @@ def make_federation(
     target_fraction: float = 0.0,
     data_dir: str | os.PathLike[str] | None = None,
     label_shift: int = 1,
+    target_data: Dataset | None = None,
     **partition_params: Any,
 ) -> Federation:
     """Deal ``dataset`` out to ``n_clients`` clients with the partition named ``partition``.
@@ -202,7 +203,12 @@ def make_federation(
         positive, and at least one example stays for training).
     target_fraction : float in [0, 1)
         Share of the data carved out first as a common, class-balanced target set
-        (``Federation.target``); 0 for none.
+        (``Federation.target``: ``round(target_fraction N) // C`` examples of each class);
+        0 for none.
+    target_data : Dataset, optional
+        An explicit common target set instead of one carved out by ``target_fraction``
+        (the duopoly's :math:`D_{target}` is the MNIST test set: pass
+        ``load_dataset("mnist", part="test")`` with ``part="train"`` as ``dataset``).
     label_shift : int
         Private labels map class ``y`` of view ``c`` to ``(y + c * label_shift) mod C``
         (1 in the clustering experiments; 11 in CoBo's cross-silo CIFAR-100 split).
@@ -213,7 +219,7 @@ def make_federation(
     ------
     ValueError
         Unknown partition or dataset, unknown partition parameters, fractions outside
-        [0, 1), more clients than examples, a view the data cannot take (rotating non-square
+        [0, 1), both ``target_fraction`` and ``target_data``, more clients than examples, a view the data cannot take (rotating non-square
         inputs, relabelling regression targets), a client left without examples.
     """
     choice("partition", partition, tuple(PARTITIONS))
@@ -223,6 +229,8 @@ def make_federation(
         in_interval("target_fraction", target_fraction, 0.0, 1.0, high_open=True)
     )
     label_shift = positive_int("label_shift", label_shift)
+    if target_data is not None and target_fraction > 0:
+        raise ValueError("give either target_fraction > 0 or target_data, not both")
     _check_partition_params(partition, partition_params)
     rng = np.random.default_rng(seed)
     data_rng, target_rng, partition_rng, split_rng = rng.spawn(4)
@@ -238,6 +246,11 @@ def make_federation(
         )
     view = VIEWS.get(partition)
     _check_view(view, data)
+    if target_data is not None and target_data.x.shape[1:] != data.x.shape[1:]:
+        raise ValueError(
+            f"target_data examples have shape {target_data.x.shape[1:]}, the dataset's "
+            f"{data.x.shape[1:]}"
+        )
 
     target_idx = (
         _balanced_target(data, target_fraction, target_rng)
@@ -262,7 +275,12 @@ def make_federation(
         x, y = _materialise(data, pool, order, view, label_shift)
         n_train = order.size - n_test
         clients.append(ClientData(x[:n_train], y[:n_train], x[n_train:], y[n_train:], int(cluster)))
-    target = (data.x[target_idx], data.y[target_idx]) if target_idx.size else None
+    if target_data is not None:
+        target: tuple[np.ndarray, np.ndarray] | None = (target_data.x, target_data.y)
+    elif target_idx.size:
+        target = (data.x[target_idx], data.y[target_idx])
+    else:
+        target = None
     return Federation(
         dataset=data.name,
         clients=tuple(clients),

@@ -359,3 +359,16 @@ def test_federation_rejects_impossible_requests():
         make_federation(load_dataset("clustered-regression", seed=0), "private-label", 4)
     with pytest.raises(ValueError, match="target"):
         make_federation(data, "iid", 2, target_fraction=0.2)
+
+
+def test_explicit_target_data_is_used_as_the_target():
+    data, held_out = _tagged(n_per_class=200), _tagged(n_per_class=20)
+    fed = make_federation(
+        data, "label-cdf", 2, seed=0, test_fraction=0.0, target_data=held_out, size=500
+    )
+    np.testing.assert_array_equal(fed.target[1], held_out.y)
+    assert sum(c.n_train for c in fed.clients) == 1000
+    with pytest.raises(ValueError, match="not both"):
+        make_federation(data, "iid", 2, target_fraction=0.1, target_data=held_out)
+    with pytest.raises(ValueError, match="shape"):
+        make_federation(data, "iid", 2, target_data=_tagged(side=3))
