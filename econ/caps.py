@@ -85,7 +85,11 @@ def cap_low(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike) -> NDA
     ql, h, c = _round(q_l_prev, q_h_prev, q_h_new)
     r = ql / h
     root = np.sqrt((4 - r) ** 2 * c**2 - 48 * r * (1 - r) * h * c)
-    return c * (8 * (1 - r) * r * h + (4 - r) ** 2 * c + (4 - r) * root) / (2 * ((1 - r) * r * h + (4 - r) ** 2 * c))
+    return (
+        c
+        * (8 * (1 - r) * r * h + (4 - r) ** 2 * c + (4 - r) * root)
+        / (2 * ((1 - r) * r * h + (4 - r) ** 2 * c))
+    )
 
 
 def min_high_quality(q_l_new: ArrayLike, revenue_h: ArrayLike) -> NDArray[np.float64]:
@@ -120,7 +124,9 @@ def next_low_quality(
     high firm did not improve (:math:`b \le 1`) the low firm stays where it is (the guard the
     paper lacks, spec typo 10). Qualities never fall (assumption A2).
     """
-    ql, qh, qn = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (q_l_prev, q_h_prev, q_h_new)))
+    ql, qh, qn = np.broadcast_arrays(
+        *(np.asarray(v, dtype=np.float64) for v in (q_l_prev, q_h_prev, q_h_new))
+    )
     moved = qn > qh
     growth = np.where(moved, qn / np.where(qh > 0, qh, 1.0), 1.0)
     ratio = np.where(qh > 0, ql / np.where(qh > 0, qh, 1.0), 0.0)
@@ -158,7 +164,9 @@ def b_rho(rho: float, *, base: float = 10.0) -> float:
 
 def b_tilde() -> tuple[float, float]:
     r""":math:`\tilde b = \min_\rho b_\rho` and its argmin (Proposition 5; about 1.0297 at 0.341)."""
-    res = minimize_scalar(lambda r: b_rho(r), bounds=(0.2, 0.5), method="bounded", options={"xatol": 1e-10})
+    res = minimize_scalar(
+        lambda r: b_rho(r), bounds=(0.2, 0.5), method="bounded", options={"xatol": 1e-10}
+    )
     return float(res.fun), float(res.x)
 
 
@@ -171,7 +179,6 @@ def _round(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike):
     if np.any(qn < qh):
         raise ValueError("q_h_new must be at least q_h_prev (the high firm does not fall back)")
     return ql, qh, qn
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,12 +224,17 @@ def _b_forms() -> Verdict:
 )
 def _lemma24() -> Verdict:
     y = sp.Symbol("y", nonnegative=True)
-    inverse_form = is_zero(B_STABLE - duopoly.U_H_INVERSE.subs(y, duopoly.u_h_rho.subs(duopoly.rho, a) / b), "B = u_h^{-1}(u_h(a)/b)")
+    inverse_form = is_zero(
+        B_STABLE - duopoly.U_H_INVERSE.subs(y, duopoly.u_h_rho.subs(duopoly.rho, a) / b),
+        "B = u_h^{-1}(u_h(a)/b)",
+    )
     if not inverse_form.holds:
         return inverse_form
     if sign_on_interval(sp.diff(duopoly.u_h_rho, duopoly.rho), duopoly.rho, 0, 1) >= 0:
         return refuted("u_h is not decreasing", {})
-    return proved("B(a,b) = u_h^{-1}(u_h(a)/b) and u_h is decreasing, so u_h(a)/b <= u_h(a) gives B >= a")
+    return proved(
+        "B(a,b) = u_h^{-1}(u_h(a)/b) and u_h is decreasing, so u_h(a)/b <= u_h(a) gives B >= a"
+    )
 
 
 @proposition(
@@ -239,7 +251,10 @@ def _b_properties() -> Verdict:
         [
             (_k / (1 - at_one**2) - 1, "s = (a+2)/(4-a) is b = 1"),
             (in_s.subs(_s, at_one) - a, "B(a, 1) = a"),
-            ((sp.diff(in_s, _s) / db_ds).subs(_s, at_one) - (1 - a) * (4 - a) / (2 + a), "slope at b = 1"),
+            (
+                (sp.diff(in_s, _s) / db_ds).subs(_s, at_one) - (1 - a) * (4 - a) / (2 + a),
+                "slope at b = 1",
+            ),
             (in_s.subs(_s, 1) - 1, "limit b -> inf (s -> 1)"),
         ],
         "boundary, slope and limit",
@@ -248,7 +263,11 @@ def _b_properties() -> Verdict:
         return symbolic
     d1, d2 = sp.diff(B_STABLE, b), sp.diff(B_STABLE, b, 2)
     rng = np.random.default_rng(7)
-    aa, b1, b2 = rng.uniform(0, 0.999, 2000), np.exp(rng.uniform(0, 5, 2000)), np.exp(rng.uniform(0, 5, 2000))
+    aa, b1, b2 = (
+        rng.uniform(0, 0.999, 2000),
+        np.exp(rng.uniform(0, 5, 2000)),
+        np.exp(rng.uniform(0, 5, 2000)),
+    )
     semigroup = np.max(np.abs(B(B(aa, b1), b2) - B(aa, b1 * b2)))
     slope = sp.lambdify((a, b), d1)(aa, b1)
     curvature = sp.lambdify((a, b), d2)(aa, b1)
@@ -266,10 +285,16 @@ _x, _c, _h, _ql = sp.symbols("x c h q_lprev", positive=True)
 _K = 4 * _h**2 * (_h - _ql)
 _M = (4 * _h - _ql) ** 2
 _P = _ql * _h * (_h - _ql)
-_QUAD_H = _K * _x**2 + (4 * _M * _c**2 - 8 * _K * _c) * _x + (16 * _K * _c**2 - 4 * _M * _c**3)  # (3.14)
+_QUAD_H = (
+    _K * _x**2 + (4 * _M * _c**2 - 8 * _K * _c) * _x + (16 * _K * _c**2 - 4 * _M * _c**3)
+)  # (3.14)
 _QUAD_L = (_P + _M * _c) * _x**2 + (-8 * _P * _c - _M * _c**2) * _x + 16 * _P * _c**2  # (3.15)
-_UH = duopoly.U_H.subs({duopoly.q_l: _x, duopoly.q_h: _c}) - duopoly.U_H.subs({duopoly.q_l: _ql, duopoly.q_h: _h})
-_UL = duopoly.U_L.subs({duopoly.q_l: _x, duopoly.q_h: _c}) - duopoly.U_L.subs({duopoly.q_l: _ql, duopoly.q_h: _h})
+_UH = duopoly.U_H.subs({duopoly.q_l: _x, duopoly.q_h: _c}) - duopoly.U_H.subs(
+    {duopoly.q_l: _ql, duopoly.q_h: _h}
+)
+_UL = duopoly.U_L.subs({duopoly.q_l: _x, duopoly.q_h: _c}) - duopoly.U_L.subs(
+    {duopoly.q_l: _ql, duopoly.q_h: _h}
+)
 _C19 = {"q_l_prev": 0.2, "q_h_prev": 0.6, "q_h_new": 0.66}
 
 
@@ -281,8 +306,14 @@ _C19 = {"q_l_prev": 0.2, "q_h_prev": 0.6, "q_h_new": 0.66}
 def _prop3_quadratics() -> Verdict:
     return all_zero(
         [
-            (_UH + _QUAD_H / (_M * (4 * _c - _x) ** 2), "U_h(x,c) - U_{h,t-1} = -(3.14)/(M (4c-x)^2)"),
-            (_UL + _QUAD_L / (_M * (4 * _c - _x) ** 2), "U_l(x,c) - U_{l,t-1} = -(3.15)/(M (4c-x)^2)"),
+            (
+                _UH + _QUAD_H / (_M * (4 * _c - _x) ** 2),
+                "U_h(x,c) - U_{h,t-1} = -(3.14)/(M (4c-x)^2)",
+            ),
+            (
+                _UL + _QUAD_L / (_M * (4 * _c - _x) ** 2),
+                "U_l(x,c) - U_{l,t-1} = -(3.15)/(M (4c-x)^2)",
+            ),
         ],
         "revenue changes are minus the quadratics over positive factors",
     )
@@ -328,7 +359,14 @@ def _prop3_cap_low() -> Verdict:
     ul_there = float(duopoly.revenues(min(printed, c), c)[0])
     return refuted(
         "the printed root is homogeneous of degree 0, so cannot be a quality: U_l there differs from U_{l,t-1}",
-        {"rho": r, "h": h, "c": c, "printed_root": printed, "U_l_prev": ul_prev, "U_l_at_printed_root": ul_there},
+        {
+            "rho": r,
+            "h": h,
+            "c": c,
+            "printed_root": printed,
+            "U_l_prev": ul_prev,
+            "U_l_at_printed_root": ul_there,
+        },
     )
 
 
@@ -346,8 +384,14 @@ def _prop3_cap_low_corrected() -> Verdict:
 
     rng = np.random.default_rng(11)
     h = rng.uniform(0.05, 0.9, 300)
-    pts = [{"ql": float(q), "h": float(hh), "c": float(hh * g)} for q, hh, g in zip(rng.uniform(0, 0.99, 300) * h, h, rng.uniform(1, 1.1, 300), strict=True) if hh * g <= 1]
-    return on_points(root_of_quad, pts, "(3.15) vanishes at the corrected root, which is >= q_{l,t-1}")
+    pts = [
+        {"ql": float(q), "h": float(hh), "c": float(hh * g)}
+        for q, hh, g in zip(rng.uniform(0, 0.99, 300) * h, h, rng.uniform(1, 1.1, 300), strict=True)
+        if hh * g <= 1
+    ]
+    return on_points(
+        root_of_quad, pts, "(3.15) vanishes at the corrected root, which is >= q_{l,t-1}"
+    )
 
 
 @proposition(
@@ -359,13 +403,17 @@ def _prop3() -> Verdict:
     rng = np.random.default_rng(3)
     ratio = rng.uniform(0, 0.999, 4000)
     growth = np.exp(rng.uniform(0, np.log(1e6), 4000))
-    h = rng.uniform(1e-3, 1, 4000)  # q_{h,t-1}; q_{h,t} = b h may exceed 1: every quantity is scale-free
+    h = rng.uniform(
+        1e-3, 1, 4000
+    )  # q_{h,t-1}; q_{h,t} = b h may exceed 1: every quantity is scale-free
     ql, c = ratio * h, growth * h
     x_hat = B(ratio, growth) * c
     cap_l = _cap_low_unscaled(ql, h, c)
     ul0, uh0 = _revenues_unscaled(ql, h)
     ul1, uh1 = _revenues_unscaled(x_hat, c)
-    worst = min(float(np.min((ul1 - ul0) / c)), float(np.min((uh1 - uh0) / c)))  # per unit of quality scale
+    worst = min(
+        float(np.min((ul1 - ul0) / c)), float(np.min((uh1 - uh0) / c))
+    )  # per unit of quality scale
     if np.any(x_hat > cap_l * (1 + 1e-12)) or worst < -1e-12:
         i = int(np.argmin(cap_l - x_hat))
         return refuted("the U_h cap exceeds the U_l cap", {"a": ratio[i], "b": growth[i]})
@@ -394,7 +442,11 @@ def _cap_low_unscaled(ql: np.ndarray, h: np.ndarray, c: np.ndarray) -> np.ndarra
     holds=False,
 )
 def _prop3_step() -> Verdict:
-    lipschitz, x0, gap = 4.0, 1.0, 100.0  # f(x) = L x^2 / 2, quality 1 - f on a scale where gap is large
+    lipschitz, x0, gap = (
+        4.0,
+        1.0,
+        100.0,
+    )  # f(x) = L x^2 / 2, quality 1 - f on a scale where gap is large
     grad = lipschitz * x0
     alpha = min(gap / grad**2, 1.0)
     before, after = lipschitz * x0**2 / 2, lipschitz * (x0 - alpha * grad) ** 2 / 2
@@ -421,10 +473,16 @@ def _prop3_step_corrected() -> Verdict:
         g = hess @ x
         gap = float(local.uniform(0, 2) * (g @ g) / lip)
         alpha = min(gap / float(g @ g), 1 / lip)
-        gain = (x @ hess @ x - (x - alpha * g) @ hess @ (x - alpha * g)) / 2  # quality gain = loss decrease
+        gain = (
+            x @ hess @ x - (x - alpha * g) @ hess @ (x - alpha * g)
+        ) / 2  # quality gain = loss decrease
         return bool(alpha / 2 * (g @ g) - 1e-12 <= gain <= min(alpha * (g @ g), gap) + 1e-12)
 
-    return on_points(one, [{"seed": int(s)} for s in rng.integers(0, 2**31, 500)], "alpha/2 ||g||^2 <= gain <= gap on random convex quadratics")
+    return on_points(
+        one,
+        [{"seed": int(s)} for s in rng.integers(0, 2**31, 500)],
+        "alpha/2 ||g||^2 <= gain <= gap on random convex quadratics",
+    )
 
 
 @proposition(
@@ -436,7 +494,10 @@ def _prop3_step_corrected() -> Verdict:
 def _cor1_log() -> Verdict:
     b0 = b_rho(0.0, base=float(np.e))
     if b0 <= 1.0:
-        return refuted("with ln, (4 - 5 rho) ln b exceeds B(rho, b) - rho right above b = 1 at rho = 0 (slope 2 < 4)", {"rho": 0.0, "b_rho": b0})
+        return refuted(
+            "with ln, (4 - 5 rho) ln b exceeds B(rho, b) - rho right above b = 1 at rho = 0 (slope 2 < 4)",
+            {"rho": 0.0, "b_rho": b0},
+        )
     return checked("b_rho > 1 with ln", 1)
 
 
@@ -450,5 +511,11 @@ def _cor1_log_corrected() -> Verdict:
     margin = (1 - grid) * (4 - grid) / (2 + grid) - (4 - 5 * grid) / np.log(10)
     tilde, at = b_tilde()
     if margin.min() <= 0 or abs(tilde - 1.0297284244) > 1e-8 or abs(at - 0.340994) > 1e-4:
-        return refuted("slope condition or tilde b differs", {"min_margin": float(margin.min()), "b_tilde": tilde, "rho": at})
-    return checked(f"slope margin >= {margin.min():.7f} > 0 on [0, 0.999]; tilde b = {tilde:.10f} at rho = {at:.6f}", grid.size)
+        return refuted(
+            "slope condition or tilde b differs",
+            {"min_margin": float(margin.min()), "b_tilde": tilde, "rho": at},
+        )
+    return checked(
+        f"slope margin >= {margin.min():.7f} > 0 on [0, 0.999]; tilde b = {tilde:.10f} at rho = {at:.6f}",
+        grid.size,
+    )

@@ -192,7 +192,7 @@ def _qualities(q_low: ArrayLike, q_high: ArrayLike, *, order: bool, literal: boo
         bad = np.flatnonzero(np.ravel(ql > qh))[0]
         raise ValueError(
             "q_l must not exceed q_h (the low firm has the lower quality); got "
-            f"q_l={np.ravel(ql)[bad]!r} > q_h={np.ravel(qh)[bad]!r}. "
+            f"q_l={float(np.ravel(ql)[bad])!r} > q_h={float(np.ravel(qh)[bad])!r}. "
             "Pass order=True to sort each pair."
         )
     return ql.astype(np.float64), qh.astype(np.float64)
@@ -283,7 +283,9 @@ def demands(
     (:math:`\hat\theta_l \ge \hat\theta_h`) it sells nothing and the high firm faces
     :math:`1 - \min(p_h/q_h, 1)`. Requires ``0 < q_l < q_h``.
     """
-    pl, ph, ql, qh = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (p_low, p_high, q_low, q_high)))
+    pl, ph, ql, qh = np.broadcast_arrays(
+        *(np.asarray(v, dtype=np.float64) for v in (p_low, p_high, q_low, q_high))
+    )
     if np.any(ql <= 0) or np.any(qh <= ql):
         raise ValueError("demands needs 0 < q_l < q_h")
     th_l = pl / ql
@@ -328,7 +330,9 @@ def _lemma21() -> Verdict:
     t_h = sp.solve(sp.Eq(t * q_l - p_l, t * q_h - p_h), t)[0]
     printed_l = (p_h - p_l) / (q_h - q_l) - p_l / q_l
     printed_h = 1 - (p_h - p_l) / (q_h - q_l)
-    return all_zero([(t_h - t_l - printed_l, "D_l"), (1 - t_h - printed_h, "D_h")], "demands from (3.6)-(3.7)")
+    return all_zero(
+        [(t_h - t_l - printed_l, "D_l"), (1 - t_h - printed_h, "D_h")], "demands from (3.6)-(3.7)"
+    )
 
 
 @proposition(
@@ -345,13 +349,21 @@ def _lemma22() -> Verdict:
     printed_l = q_l * q_h * (q_h - q_l) / (4 * q_h - q_l) ** 2
     printed_h = 4 * q_h**2 * (q_h - q_l) / (4 * q_h - q_l) ** 2
     identities = all_zero(
-        [(foc_l, "FOC of U_l"), (foc_h, "FOC of U_h"), (U_L - printed_l, "U_l"), (U_H - printed_h, "U_h")], "Lemma 22"
+        [
+            (foc_l, "FOC of U_l"),
+            (foc_h, "FOC of U_h"),
+            (U_L - printed_l, "U_l"),
+            (U_H - printed_h, "U_h"),
+        ],
+        "Lemma 22",
     )
     if not identities.holds:
         return identities
     if sign_on_interval(soc_l, rho, 0, 1) > 0 or sign_on_interval(soc_h, rho, 0, 1) > 0:
         return refuted("a second-order condition is not negative", {"soc_l": soc_l, "soc_h": soc_h})
-    return proved(f"FOCs vanish at p*; q_l d2U_l/dp_l2 = {soc_l} < 0 and q_h d2U_h/dp_h2 = {soc_h} < 0 on rho in (0,1)")
+    return proved(
+        f"FOCs vanish at p*; q_l d2U_l/dp_l2 = {soc_l} < 0 and q_h d2U_h/dp_h2 = {soc_h} < 0 on rho in (0,1)"
+    )
 
 
 @proposition(
@@ -362,8 +374,14 @@ def _lemma22() -> Verdict:
 )
 def _lemma22_argmax() -> Verdict:
     slope = sp.diff(sp.diff(REVENUE_L, p_l), p_l)  # dU_l/dp_l is affine in p_l with this slope
-    point = {q_l: sp.Rational(3, 10), q_h: sp.Rational(4, 5), p_h: PRICE_H.subs({q_l: sp.Rational(3, 10), q_h: sp.Rational(4, 5)})}
-    if slope.subs(point) < 0:  # decreasing derivative: its argmax over p_l >= 0 is p_l = 0, not p_l*
+    point = {
+        q_l: sp.Rational(3, 10),
+        q_h: sp.Rational(4, 5),
+        p_h: PRICE_H.subs({q_l: sp.Rational(3, 10), q_h: sp.Rational(4, 5)}),
+    }
+    if (
+        slope.subs(point) < 0
+    ):  # decreasing derivative: its argmax over p_l >= 0 is p_l = 0, not p_l*
         return refuted(
             "dU_l/dp_l decreases in p_l, so its argmax over p_l >= 0 is 0, while p_l* > 0",
             {"q_l": "3/10", "q_h": "4/5", "argmax dU_l/dp_l": 0, "p_l*": str(PRICE_L.subs(point))},
@@ -382,7 +400,9 @@ def _lemma22_argmax_corrected() -> Verdict:
     at_star = is_zero(root.subs(p_h, PRICE_H) - PRICE_L, "root of dU_l/dp_l at p_h*")
     if not at_star.holds:
         return at_star
-    return proved(f"dU_l/dp_l = 0 at p_l = {sp.factor(root)} = p_l* at p_h*, and d2U_l/dp_l2 = {sp.factor(concave)} < 0")
+    return proved(
+        f"dU_l/dp_l = 0 at p_l = {sp.factor(root)} = p_l* at p_h*, and d2U_l/dp_l2 = {sp.factor(concave)} < 0"
+    )
 
 
 @proposition(
@@ -396,9 +416,18 @@ def _lemma22_global() -> Verdict:
         grid = np.linspace(0.0, 1.2 * qh, 120_001)
         d_l, _ = demands(grid, eq.p_h, ql, qh)
         _, d_h = demands(eq.p_l, grid, ql, qh)
-        return bool(abs(grid[np.argmax(grid * d_l)] - eq.p_l) < 1e-5 and abs(grid[np.argmax(grid * d_h)] - eq.p_h) < 1e-5)
+        return bool(
+            abs(grid[np.argmax(grid * d_l)] - eq.p_l) < 1e-5
+            and abs(grid[np.argmax(grid * d_h)] - eq.p_h) < 1e-5
+        )
 
-    pts = [{"ql": 0.3, "qh": 0.8}, {"ql": 0.2, "qh": 0.6}, {"ql": 0.7, "qh": 0.8}, {"ql": 0.05, "qh": 0.95}, {"ql": 0.5, "qh": 1.0}]
+    pts = [
+        {"ql": 0.3, "qh": 0.8},
+        {"ql": 0.2, "qh": 0.6},
+        {"ql": 0.7, "qh": 0.8},
+        {"ql": 0.05, "qh": 0.95},
+        {"ql": 0.5, "qh": 1.0},
+    ]
     return on_points(best_responses, pts, "grid argmax of each revenue is within 1e-5 of p*")
 
 
@@ -408,11 +437,17 @@ def _lemma22_global() -> Verdict:
     statement="under complete collaboration (q_l = q_h) both equilibrium revenues are 0",
 )
 def _lemma23() -> Verdict:
-    return all_zero([(U_L.subs(q_l, q_h), "U_l(q, q)"), (U_H.subs(q_l, q_h), "U_h(q, q)")], "Lemma 23")
+    return all_zero(
+        [(U_L.subs(q_l, q_h), "U_l(q, q)"), (U_H.subs(q_l, q_h), "U_h(q, q)")], "Lemma 23"
+    )
 
 
 _PRINTED_PARTIALS = {
-    "dU_h/dq_h": (U_H, q_h, 4 * q_h * (4 * q_h**2 - 3 * q_h * q_l + 2 * q_l**2) / (4 * q_h - q_l) ** 3),
+    "dU_h/dq_h": (
+        U_H,
+        q_h,
+        4 * q_h * (4 * q_h**2 - 3 * q_h * q_l + 2 * q_l**2) / (4 * q_h - q_l) ** 3,
+    ),
     "dU_h/dq_l": (U_H, q_l, -4 * q_h**2 * (2 * q_h + q_l) / (4 * q_h - q_l) ** 3),
     "dU_l/dq_h": (U_L, q_h, q_l**2 * (2 * q_h + q_l) / (4 * q_h - q_l) ** 3),
     "dU_l/dq_l": (U_L, q_l, q_h**2 * (4 * q_h - 7 * q_l) / (4 * q_h - q_l) ** 3),
@@ -431,7 +466,9 @@ def _monotone(name: str, sign: int) -> Callable[[], Verdict]:
         found = sign_on_interval(in_rho, rho, 0, 1)
         if found != sign:
             return refuted(f"{name} = {in_rho} has sign {found} on (0, 1)", {"rho": "1/2"})
-        return proved(f"{name} = {in_rho} (as printed), sign {'+' if sign > 0 else '-'} on rho in (0, 1)")
+        return proved(
+            f"{name} = {in_rho} (as printed), sign {'+' if sign > 0 else '-'} on rho in (0, 1)"
+        )
 
     return check
 
@@ -444,9 +481,11 @@ for _item, (_name, _sign, _words) in enumerate(
     ],
     start=1,
 ):
-    proposition(f"thesis.ch3.prop1.{_item}", source=f"{_SRC}, Proposition 1.{_item}", statement=f"for q_l <= q_h, {_words}")(
-        _monotone(_name, _sign)
-    )
+    proposition(
+        f"thesis.ch3.prop1.{_item}",
+        source=f"{_SRC}, Proposition 1.{_item}",
+        statement=f"for q_l <= q_h, {_words}",
+    )(_monotone(_name, _sign))
 
 
 @proposition(
@@ -461,7 +500,10 @@ def _prop1_4() -> Verdict:
         return as_printed
     in_rho = _ratio_form(derivative)
     four_sevenths = sp.Rational(4, 7)
-    up, down = sign_on_interval(in_rho, rho, 0, four_sevenths), sign_on_interval(in_rho, rho, four_sevenths, 1)
+    up, down = (
+        sign_on_interval(in_rho, rho, 0, four_sevenths),
+        sign_on_interval(in_rho, rho, four_sevenths, 1),
+    )
     peak = sp.simplify(U_L.subs(q_l, four_sevenths * q_h))
     if (up, down) != (1, -1) or sp.simplify(peak - q_h / 48) != 0:
         return refuted("sign pattern or peak differs", {"signs": (up, down), "peak": peak})
@@ -512,7 +554,10 @@ def _uh_inverse() -> Verdict:
 def _surplus() -> Verdict:
     cs = q_h**2 * (4 * q_h + 5 * q_l) / (2 * (4 * q_h - q_l) ** 2)
     w = q_h * (12 * q_h**2 - q_h * q_l - 2 * q_l**2) / (2 * (4 * q_h - q_l) ** 2)
-    return all_zero([(CONSUMER_SURPLUS - cs, "CS*"), (WELFARE - w, "W*")], "integrating theta q - p over the buyers")
+    return all_zero(
+        [(CONSUMER_SURPLUS - cs, "CS*"), (WELFARE - w, "W*")],
+        "integrating theta q - p over the buyers",
+    )
 
 
 @proposition(
@@ -542,8 +587,14 @@ def _oligopoly_n2() -> Verdict:
 
     def agrees(ql: float, qh: float) -> bool:
         n_firm, two = oligopoly_equilibrium([ql, qh]), equilibrium(ql, qh)
-        return bool(np.allclose(n_firm.price, [two.p_l, two.p_h], rtol=1e-12) and np.allclose(n_firm.revenue, [two.U_l, two.U_h], rtol=1e-12))
+        return bool(
+            np.allclose(n_firm.price, [two.p_l, two.p_h], rtol=1e-12)
+            and np.allclose(n_firm.revenue, [two.U_l, two.U_h], rtol=1e-12)
+        )
 
     rng = np.random.default_rng(20240626)
-    pts = [{"ql": float(lo), "qh": float(hi)} for lo, hi in np.sort(rng.uniform(0.01, 1, (200, 2)), axis=1)]
+    pts = [
+        {"ql": float(lo), "qh": float(hi)}
+        for lo, hi in np.sort(rng.uniform(0.01, 1, (200, 2)), axis=1)
+    ]
     return on_points(agrees, pts, "prices and revenues agree to 1e-12")

@@ -62,7 +62,9 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
     order = np.argsort(q, kind="stable")
     qs = q[order]
     if np.any(np.diff(qs) == 0):
-        raise ValueError(f"qualities must be distinct, got ties at {qs[:-1][np.diff(qs) == 0].tolist()}")
+        raise ValueError(
+            f"qualities must be distinct, got ties at {qs[:-1][np.diff(qs) == 0].tolist()}"
+        )
     n = qs.size
     g = 1.0 / np.diff(qs, prepend=0.0)  # g_i = 1/(q_i - q_{i-1})
     g_next = np.append(g[1:], 0.0)
@@ -84,8 +86,8 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
     inverse[order] = idx
     return OligopolyEquilibrium(
         quality=q,
-        price=price[inverse],
-        demand=demand[inverse],
-        revenue=(price * demand)[inverse],
+        price=price[inverse].astype(np.float64),
+        demand=demand[inverse].astype(np.float64),
+        revenue=(price * demand)[inverse].astype(np.float64),
         consumer_surplus=surplus,
     )

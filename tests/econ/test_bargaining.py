@@ -1,0 +1,123 @@
+"""Nash bargaining: spec ch3 C11-C17 and the general solver."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+from econ import bargaining, duopoly
+
+TABLE = [
+    # q_l0, q_h0, Q, rho*, N*, U_l*, U_h*  (spec ch3 C14)
+    (0.2, 0.6, 1.0, 0.396832139254, 5.69305841e-4, 0.0184363965, 0.1858357196),
+    (0.3, 0.8, 1.0, 0.398367730829, 1.40202428e-4, 0.0184763651, 0.1855207006),
+    (0.1, 0.5, 0.9, 0.357945174419, 6.37874026e-4, 0.0155933051, 0.1742535590),
+    (0.1, 0.3, 1.0, 0.414734449831, 1.70746700e-3, 0.0188834097, 0.1821253069),
+    (0.1, 0.8, 1.0, 0.242845110105, 2.02103198e-4, 0.0130255448, 0.2145490145),
+    (0.05, 0.1, 1.0, 0.426244366847, 2.79487326e-3, 0.0191485507, 0.1796955192),
+    (0.4, 0.5, 1.0, 0.449474780681, 1.60256103e-3, 0.0196289624, 0.1746835488),
+    (0.45, 0.9, 1.0, 0.470885469956, 3.76514656e-5, 0.0200047658, 0.1699331758),
+    (0.6, 0.9, 1.0, 0.505759581115, 1.33325077e-4, 0.0204727796, 0.1619170879),
+]
+
+
+@pytest.mark.parametrize("row", TABLE)
+def test_nash_table(row):
+    ql0, qh0, q, rho, n, ul, uh = row
+    sol = bargaining.duopoly_nash_solution(ql0, qh0, q)
+    assert float(sol.rho_star) == pytest.approx(rho, abs=1e-9)
+    assert float(sol.q_l_star) == pytest.approx(rho * q, abs=1e-9)
+    assert float(sol.nash_product) == pytest.approx(n, rel=1e-7)
+    assert (float(sol.U_l_star), float(sol.U_h_star)) == pytest.approx((ul, uh), abs=1e-9)
+
+
+def test_vectorised_table_matches_scalar():
+    rows = np.array(TABLE)
+    sol = bargaining.duopoly_nash_solution(rows[:, 0], rows[:, 1], rows[:, 2])
+    np.testing.assert_allclose(sol.rho_star, rows[:, 3], atol=1e-9)
+
+
+def test_exact_start_zero_half():
+    # spec C12: start (0, 1/2), Q = 1: the cubic factors and rho* = 4/13, N* = 5/4096
+    a_, h_ = sp.Integer(0), sp.Rational(1, 8)
+    cubic = bargaining.CUBIC.as_expr().subs({bargaining.A: a_, bargaining.H: h_})
+    r = bargaining.rho
+    assert sp.expand(8 * cubic - (13 * r - 4) * (3 * r**2 + 16 * r - 16)) == 0
+    n_star = bargaining.NASH_RHO.subs({bargaining.A: a_, bargaining.H: h_, r: sp.Rational(4, 13)})
+    assert sp.nsimplify(n_star) == sp.Rational(5, 4096)
+    assert duopoly.U_L.subs({duopoly.q_l: sp.Rational(4, 13), duopoly.q_h: 1}) == sp.Rational(1, 64)
+    assert duopoly.U_H.subs({duopoly.q_l: sp.Rational(4, 13), duopoly.q_h: 1}) == sp.Rational(
+        13, 64
+    )
+    sol = bargaining.duopoly_nash_solution(0.0, 0.5)
+    assert float(sol.rho_star) == pytest.approx(4 / 13, abs=1e-14)
+    assert float(sol.nash_product) == pytest.approx(5 / 4096, rel=1e-12)
+
+
+def test_rho_inf_and_pitfall():
+    assert bargaining.RHO_INF == pytest.approx(0.42442890089805236, abs=1e-16)
+    assert float(bargaining.duopoly_nash_solution(0.49, 0.88).rho_star) == pytest.approx(
+        0.489588070784, abs=1e-9
+    )
+
+
+def test_degenerate_starts_are_defined():
+    for ql0, qh0 in [(0.0, 0.0), (0.5, 1.0), (1.0, 1.0), (0.0, 1.0)]:
+        sol = bargaining.duopoly_nash_solution(ql0, qh0)
+        assert np.isfinite(sol.rho_star) and sol.nash_product >= -1e-15
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((0.6, 0.5), "q_l0 must not exceed"),
+        ((0.2, 0.9, 0.8), "q_h0 must not exceed"),
+        ((0.2, 0.5, 0.0), "q_max"),
+    ],
+)
+def test_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        bargaining.duopoly_nash_solution(*args)
+
+
+starts = st.tuples(st.floats(0.0, 1.0), st.floats(0.01, 1.0), st.floats(0.0, 1.0))
+
+
+@given(starts)
+def test_solution_is_feasible_and_beats_the_grid(t):
+    qh0 = t[1]
+    ql0 = t[0] * qh0
+    q = qh0 + t[2] * (1 - qh0)
+    sol = bargaining.duopoly_nash_solution(ql0, qh0, q)
+    ul0, uh0 = duopoly.revenues(ql0, qh0)
+    ul, uh = duopoly.revenues(sol.q_l_star, sol.q_h_star)
+    assert ul >= ul0 - 1e-12 and uh >= uh0 - 1e-12
+    grid_q = np.linspace(0, q, 801)
+    gl, gh = duopoly.revenues(grid_q, q)
+    rational = (gl >= ul0) & (gh >= uh0)
+    assert sol.nash_product >= np.max(np.where(rational, (gl - ul0) * (gh - uh0), -np.inf)) - 1e-15
+
+
+def test_general_solver_matches_closed_form():
+    ql0, qh0 = 0.2, 0.6
+    ul0, uh0 = (float(v) for v in duopoly.revenues(ql0, qh0))
+    sol = bargaining.nash_bargaining(
+        lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[0]),
+        lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[1]),
+        bounds=[(0.0, 1.0), (0.0, 1.0)],
+        disagreement=(ul0, uh0),
+    )
+    closed = bargaining.duopoly_nash_solution(ql0, qh0)
+    assert sol.nash_product == pytest.approx(float(closed.nash_product), rel=1e-6)
+    assert sol.x[1] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_general_solver_rejects_irrational_sets():
+    with pytest.raises(ValueError, match="individually rational"):
+        bargaining.nash_bargaining(lambda x: x[0], lambda x: -x[0], [(0.0, 1.0)], (2.0, 2.0))
+
+
+def test_general_solver_symmetric_split():
+    sol = bargaining.nash_bargaining(lambda x: x[0], lambda x: 1 - x[0], [(0.0, 1.0)], (0.0, 0.2))
+    assert sol.x[0] == pytest.approx(0.4, abs=1e-6)

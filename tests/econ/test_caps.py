@@ -1,0 +1,138 @@
+"""Caps of Algorithm 5: spec ch3 C18-C22."""
+
+import numpy as np
+import pytest
+
+from econ import caps, duopoly
+
+B_TABLE = [
+    (0.3, 1.0, 0.3),
+    (0.3, 1.01, 0.311072659260),
+    (0.3, 1.05, 0.351907545241),
+    (0.3, 1.1, 0.396346007969),
+    (0.3, 1.5, 0.607731103710),
+    (0.3, 2.0, 0.725945903649),
+    (0.0, 1.5, 0.485281374239),
+    (0.0, 2.0, 0.649110640674),
+    (0.1, 1.2, 0.339166613076),
+    (0.4, 1.03, 0.425793109748),
+    (0.5, 1.1, 0.561215671258),
+    (0.6, 1.2, 0.682681626565),
+    (0.8, 1.2, 0.837184181262),
+    (0.25, 1.25, 0.467616810894),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "value"), B_TABLE)
+def test_b_values(a, b, value):
+    assert float(caps.B(a, b)) == pytest.approx(value, abs=1e-11)
+    assert float(caps.B(a, b, form="paper")) == pytest.approx(float(caps.B(a, b)), abs=1e-10)
+
+
+def test_stable_form_survives_large_b():
+    big = np.array([1e6, 1e10, 1e14])
+    stable = caps.B(0.3, big)
+    assert np.all(np.diff(stable) > 0) and np.all(stable < 1)
+    assert (
+        abs(float(caps.B(0.3, 1e14, form="paper")) - float(stable[-1])) > 1e-6
+    )  # the paper's form cancels
+
+
+@pytest.mark.parametrize(
+    ("state", "q_hat", "u_h_prev"),
+    [
+        ((0.2, 0.6, 0.66), 0.279393169212, 72 / 605),
+        ((0.3, 0.8, 0.85), 0.364849320601, 128 / 841),
+        ((0.1, 0.5, 0.6), 0.241493518834, 0.110803324),
+    ],
+)
+def test_cap_high_keeps_high_revenue(state, q_hat, u_h_prev):
+    got = float(caps.cap_high(*state))
+    assert got == pytest.approx(q_hat, abs=1e-11)
+    u_l_before, u_h_before = duopoly.revenues(state[0], state[1])
+    u_l_after, u_h_after = duopoly.revenues(got, state[2])
+    assert float(u_h_before) == pytest.approx(u_h_prev, abs=1e-9)
+    assert float(u_h_after) == pytest.approx(float(u_h_before), abs=1e-12)
+    assert u_l_after > u_l_before
+
+
+def test_cap_low_corrected_root():
+    # spec C20: rho = 0.25, h = 0.6, c = 0.66
+    x = float(caps.cap_low(0.15, 0.6, 0.66))
+    assert x == pytest.approx(0.568510000615, abs=1e-11)
+    assert float(duopoly.revenues(x, 0.66)[0]) == pytest.approx(0.008, abs=1e-12)
+
+
+def test_cap_high_never_exceeds_cap_low():
+    rng = np.random.default_rng(1)
+    h = rng.uniform(0.05, 0.9, 5000)
+    ql = rng.uniform(0, 0.999, 5000) * h
+    c = np.minimum(h * rng.uniform(1, 1.2, 5000), 1.0)
+    assert np.all(caps.cap_high(ql, h, c) <= caps.cap_low(ql, h, c) + 1e-12)
+
+
+def test_min_high_quality_root():
+    assert float(caps.min_high_quality(0.279393169212418, 72 / 605)) == pytest.approx(
+        0.66, abs=1e-9
+    )
+
+
+def test_semigroup_slope_and_limits():
+    a = np.linspace(0, 0.99, 50)
+    np.testing.assert_allclose(caps.B(caps.B(a, 1.3), 1.7), caps.B(a, 1.3 * 1.7), atol=1e-14)
+    np.testing.assert_allclose(caps.B(a, 1.0), a, atol=1e-15)
+    eps = 1e-7
+    slope = (caps.B(0.3, 1 + eps) - caps.B(0.3, 1.0)) / eps
+    assert float(slope) == pytest.approx(1.126087, abs=1e-5)
+    assert float(caps.B(0.3, 1e12)) == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("rho", "value"),
+    [
+        (0.0, 1.0922219576),
+        (0.1, 1.0675281697),
+        (0.2, 1.0457987448),
+        (0.3, 1.0314759626),
+        (0.35, 1.0298258127),
+        (0.4, 1.0346339978),
+        (0.5, 1.0823111401),
+        (0.6, 1.2736298461),
+        (0.7, 2.3702707568),
+    ],
+)
+def test_b_rho_table(rho, value):
+    assert caps.b_rho(rho) == pytest.approx(value, abs=1e-9)
+
+
+def test_b_rho_limits_and_b_tilde():
+    assert caps.b_rho(0.8) == float("inf")
+    assert caps.b_rho(0.0, base=np.e) == 1.0  # the natural-log reading is degenerate
+    tilde, at = caps.b_tilde()
+    assert tilde == pytest.approx(1.0297284244, abs=1e-8) and at == pytest.approx(
+        0.340994, abs=1e-4
+    )
+
+
+def test_next_low_quality_rules():
+    # toy T1 (spec C23): literal cap with a jump of q_h to Q overshoots q_l*
+    q_max, ql0, qh0 = 63 / 64, 13 / 64, 55 / 64
+    jump = caps.next_low_quality(
+        ql0, qh0, q_max, rho_star=0.290568582235, q_l_star=0.286028448138, cap_mode="literal"
+    )
+    assert float(jump) == pytest.approx(0.378910594796, abs=1e-11)
+    capped = caps.next_low_quality(
+        ql0, qh0, q_max, rho_star=0.290568582235, q_l_star=0.286028448138
+    )
+    assert float(capped) == pytest.approx(0.286028448138, abs=1e-11)
+    # the high firm fell back: the low firm stays put (spec typo 10 guard)
+    assert float(caps.next_low_quality(0.2, 0.6, 0.58, rho_star=0.4, q_l_star=0.4)) == 0.2
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "match"),
+    [(1.0, 1.5, "a must lie"), (0.3, 0.9, "b must lie"), (0.3, np.inf, "finite")],
+)
+def test_b_rejects_bad_input(a, b, match):
+    with pytest.raises(ValueError, match=match):
+        caps.B(a, b)
