@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,6 +184,8 @@ def make_federation(
     data_dir: str | os.PathLike[str] | None = None,
     label_shift: int = 1,
     target_data: Dataset | None = None,
+    dataset_params: Mapping[str, Any] | None = None,
+    flip_test_view: bool = False,
     **partition_params: Any,
 ) -> Federation:
     """Deal ``dataset`` out to ``n_clients`` clients with the partition named ``partition``.
@@ -209,6 +212,13 @@ def make_federation(
         An explicit common target set instead of one carved out by ``target_fraction``
         (the duopoly's :math:`D_{target}` is the MNIST test set: pass
         ``load_dataset("mnist", part="test")`` with ``part="train"`` as ``dataset``).
+    dataset_params : mapping, optional
+        Parameters for :func:`learning.data.load_dataset` when ``dataset`` is a name
+        (``part``, or a generator's ``n_clusters`` ...).
+    flip_test_view : bool
+        ``mixture`` only: each test example is seen through the other view, so a client
+        trained on the mixture :math:`p_i` is tested on :math:`1 - p_i` (IP-FL's synthetic
+        datasets, Khan et al. §6.1 and App. D.2.3-D.2.4).
     label_shift : int
         Private labels map class ``y`` of view ``c`` to ``(y + c * label_shift) mod C``
         (1 in the clustering experiments; 11 in CoBo's cross-silo CIFAR-100 split).
@@ -229,13 +239,17 @@ def make_federation(
         in_interval("target_fraction", target_fraction, 0.0, 1.0, high_open=True)
     )
     label_shift = positive_int("label_shift", label_shift)
+    if flip_test_view and partition != "mixture":
+        raise ValueError(f"flip_test_view applies to the 'mixture' partition, not {partition!r}")
+    if dataset_params and not isinstance(dataset, str):
+        raise ValueError("dataset_params apply only when the dataset is given by name")
     if target_data is not None and target_fraction > 0:
         raise ValueError("give either target_fraction > 0 or target_data, not both")
     _check_partition_params(partition, partition_params)
     rng = np.random.default_rng(seed)
     data_rng, target_rng, partition_rng, split_rng = rng.spawn(4)
     data = (
-        load_dataset(dataset, data_dir=data_dir, seed=data_rng)
+        load_dataset(dataset, data_dir=data_dir, seed=data_rng, **(dataset_params or {}))
         if isinstance(dataset, str)
         else dataset
     )
@@ -272,8 +286,11 @@ def make_federation(
     for j, (part, cluster) in enumerate(zip(parts, clusters, strict=True)):
         order = split_rng.permutation(np.asarray(part))
         n_test = _split_sizes(order.size, test_fraction, j)
-        x, y = _materialise(data, pool, order, view, label_shift)
         n_train = order.size - n_test
+        if flip_test_view:
+            copy, position = np.divmod(order[n_train:], pool.size)
+            order[n_train:] = (1 - copy) * pool.size + position
+        x, y = _materialise(data, pool, order, view, label_shift)
         clients.append(ClientData(x[:n_train], y[:n_train], x[n_train:], y[n_train:], int(cluster)))
     if target_data is not None:
         target: tuple[np.ndarray, np.ndarray] | None = (target_data.x, target_data.y)

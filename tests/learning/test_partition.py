@@ -303,6 +303,23 @@ def test_mixture_federation_rotates_the_second_distribution():
         )
 
 
+def test_flipped_test_view_inverts_the_mixture():
+    data = _tagged()
+    fed = make_federation(
+        data, "mixture", 10, seed=4, test_fraction=0.5, scheme="10:90", flip_test_view=True
+    )
+    for client in fed.clients:
+        original = [
+            (x == data.x[_index_of(x)]).all(axis=(1, 2, 3)) for x in (client.x_train, client.x_test)
+        ]
+        # the 45 (or 5) examples drawn from the first distribution are unrotated in training
+        # and rotated in testing, the others the other way round
+        from_first = original[0].sum() + (~original[1]).sum()
+        assert from_first == (45 if client.cluster == 0 else 5)
+    with pytest.raises(ValueError, match="mixture"):
+        make_federation(data, "iid", 2, flip_test_view=True)
+
+
 def test_duopoly_federation_carves_a_balanced_target_first():
     data = _tagged(n_per_class=500)
     fed = make_federation(
@@ -326,6 +343,21 @@ def test_synthetic_regression_federation_keeps_the_generators_clients():
         np.testing.assert_allclose(
             client.y_train, client.x_train @ fed.truth[client.cluster], rtol=1e-5, atol=1e-2
         )
+
+
+def test_dataset_params_reach_the_generator():
+    fed = make_federation(
+        "clustered-regression",
+        "natural",
+        6,
+        seed=0,
+        test_fraction=0.0,
+        dataset_params={"n_clusters": 3, "clients_per_cluster": 2, "dim": 4},
+    )
+    np.testing.assert_array_equal(fed.clusters, [0, 0, 1, 1, 2, 2])
+    assert fed.input_shape == (4,)
+    with pytest.raises(ValueError, match="by name"):
+        make_federation(_tagged(), "iid", 2, dataset_params={"dim": 4})
 
 
 def test_federation_is_deterministic_in_the_seed():
