@@ -208,6 +208,9 @@ def make_federation(
         Share of the data carved out first as a common, class-balanced target set
         (``Federation.target``: ``round(target_fraction N) // C`` examples of each class);
         0 for none.
+    label_shift : int
+        Private labels map class ``y`` of view ``c`` to ``(y + c * label_shift) mod C``
+        (1 in the clustering experiments; 11 in CoBo's cross-silo CIFAR-100 split).
     target_data : Dataset, optional
         An explicit common target set instead of one carved out by ``target_fraction``
         (the duopoly's :math:`D_{target}` is the MNIST test set: pass
@@ -219,9 +222,6 @@ def make_federation(
         ``mixture`` only: each test example is seen through the other view, so a client
         trained on the mixture :math:`p_i` is tested on :math:`1 - p_i` (IP-FL's synthetic
         datasets, Khan et al. §6.1 and App. D.2.3-D.2.4).
-    label_shift : int
-        Private labels map class ``y`` of view ``c`` to ``(y + c * label_shift) mod C``
-        (1 in the clustering experiments; 11 in CoBo's cross-silo CIFAR-100 split).
     **partition_params
         Parameters of the partition (``shares``, ``alpha``, ``n_clusters``, ...).
 
@@ -229,8 +229,9 @@ def make_federation(
     ------
     ValueError
         Unknown partition or dataset, unknown partition parameters, fractions outside
-        [0, 1), both ``target_fraction`` and ``target_data``, more clients than examples, a view the data cannot take (rotating non-square
-        inputs, relabelling regression targets), a client left without examples.
+        [0, 1), both ``target_fraction`` and ``target_data``, more clients than examples,
+        a view the data cannot take (rotating non-square inputs, relabelling regression
+        targets), a client left without examples.
     """
     choice("partition", partition, tuple(PARTITIONS))
     n_clients = positive_int("n_clients", n_clients)
