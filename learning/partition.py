@@ -42,6 +42,9 @@ __all__ = [
 ]
 
 
+_CLASSES_PER_CLIENT = 2  # default of the pathological split
+
+
 def _block_sizes(total: int, n_blocks: int) -> np.ndarray:
     """Sizes of ``n_blocks`` contiguous blocks covering ``total`` items as evenly as possible."""
     base, extra = divmod(total, n_blocks)
@@ -149,7 +152,7 @@ def pathological(
     rng: np.random.Generator,
     *,
     n_clients: int,
-    classes_per_client: int = 2,
+    classes_per_client: int = _CLASSES_PER_CLIENT,
     sizes: Sequence[int] | None = None,
 ) -> list[np.ndarray]:
     """Class-group split: each client sees only ``classes_per_client`` classes.
@@ -409,7 +412,7 @@ def ground_truth_clusters(
     if partition in VIEWS:
         keys = [np.asarray(p) // n for p in parts]
     elif partition == "pathological":
-        k = int(params.get("classes_per_client", 2))
+        k = int(params.get("classes_per_client", _CLASSES_PER_CLIENT))
         keys = [labels[np.asarray(p) % n] // k for p in parts]
     elif partition == "natural" and example_cluster is not None:
         keys = [np.asarray(example_cluster)[np.asarray(p) % n] for p in parts]
