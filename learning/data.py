@@ -61,8 +61,11 @@ _CIFAR10_MEAN, _CIFAR10_STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
 _CIFAR100_MEAN, _CIFAR100_STD = (0.5, 0.5, 0.5), (0.5, 0.5, 0.5)
 
 
-class MissingDataError(FileNotFoundError):
-    """A dataset file is not on disk. The message names the file(s) and where to put them."""
+class MissingDataError(FileNotFoundError, ValueError):
+    """A dataset file is not on disk. The message names the file(s) and where to put them.
+
+    Also a :class:`ValueError`, so the command line reports it in one line (exit code 2).
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +228,7 @@ def _mnist_like_arrays(root: Path, name: str, part: str) -> tuple[np.ndarray, np
     if missing:
         raise MissingDataError(
             f"dataset {name!r}: missing {', '.join(str(folder / m) for m in missing)} "
-            f"(IDX files, optionally .gz); put the four IDX files in {folder}/ or a "
+            f"(IDX files, optionally .gz); put the IDX files in {folder}/ or a "
             f"Keras-style archive with x_train, y_train, x_test, y_test at {npz}"
         )
     arrays = [_read_idx(path) for path in found if path is not None]

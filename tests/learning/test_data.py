@@ -77,6 +77,7 @@ def test_missing_mnist_files_name_the_file(tmp_path):
         load_dataset("mnist", data_dir=tmp_path)
     message = str(info.value)
     assert isinstance(info.value, FileNotFoundError)
+    assert isinstance(info.value, ValueError)  # the CLI turns it into exit code 2
     assert str(tmp_path / "mnist" / "train-images-idx3-ubyte") in message
     assert "t10k-labels-idx1-ubyte" in message
     assert str(tmp_path / "mnist.npz") in message
