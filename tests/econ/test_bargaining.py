@@ -107,6 +107,7 @@ def test_general_solver_matches_closed_form():
         lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[1]),
         bounds=[(0.0, 1.0), (0.0, 1.0)],
         disagreement=(ul0, uh0),
+        grid=41,
     )
     closed = bargaining.duopoly_nash_solution(ql0, qh0)
     assert sol.nash_product == pytest.approx(float(closed.nash_product), rel=1e-6)
