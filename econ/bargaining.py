@@ -672,6 +672,13 @@ def _prop5_literal() -> Verdict:
     )
 
 
+proposition(
+    "thesis.ch3.prop5.literal.corrected",
+    source=f"{_SRC}, Algorithm 5 with the caps of spec ch3 section 8.3",
+    statement="with the low firm capped at min(hat q, rho* q_h,t, q_l*), Algorithm 5 converges to (q_l*, q_h*) for any high-firm schedule",
+)(_prop5)
+
+
 @proposition(
     "thesis.ch3.prop5.fig37",
     source=f"{_SRC}, proof of Proposition 5, Fig. 3.7; spec ch3 C17",
