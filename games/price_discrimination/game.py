@@ -1,0 +1,369 @@
+"""The one-shot price-discrimination game: parameters, per-buyer utilities and its equilibrium.
+
+Werner (2024), PhD thesis, Chapter 4 (Definition 4, Theorem 6, Corollaries 2-3); based on
+Ananthakrishnan, Ding, Werner, Karimireddy and Jordan, "Privacy Can Arise Endogenously in an
+Economic System with Learning Agents" (FORC 2024).
+
+Every utility in this module is **per buyer**: the thesis's eq. (4.2) sums the seller's
+utility over the ``n`` buyers of a round, while its corollaries and figures are per buyer.
+:attr:`Equilibrium.seller_total` gives the sum.
+
+The per-buyer utility functions (:func:`seller_utility`, :func:`high_buyer_utility`,
+:func:`low_buyer_utility`) are written once, with plain arithmetic operators, so the same code
+evaluates floats, numpy arrays, :class:`fractions.Fraction` and sympy symbols; the sympy
+expressions of :data:`SYMBOLS` are obtained by calling them on symbols.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+import sympy as sp
+
+from econ.validation import choice, in_interval, non_negative, positive_int, unit_interval
+
+Number = Any  # float, Fraction, numpy array or sympy expression: the formulas accept all four
+Convention = Literal["thesis", "strict"]
+CONVENTIONS: tuple[str, ...] = ("thesis", "strict")
+
+
+class AssumptionWarning(UserWarning):
+    """A result is used outside the assumption it was proved under (thesis Assumption 1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PDGame:
+    r"""The :math:`(n, \alpha, \mu, \bar\theta, \underline\theta, c_B, c_S)`-PD game without ``alpha``.
+
+    Werner (2024), Definition 4. A buyer has the high value ``theta_high`` with probability
+    ``mu`` (else ``theta_low``), sends a signal, and evading (sending the other type's signal)
+    costs the buyer ``c_b`` and the seller ``c_s``. Numbers may be floats or
+    :class:`fractions.Fraction` (then every derived quantity is exact).
+
+    Parameters
+    ----------
+    mu
+        Probability of the high type, in (0, 1).
+    theta_low, theta_high
+        Valuations, ``0 <= theta_low < theta_high``.
+    c_b, c_s
+        Evasion costs of the buyer and the seller, ``>= 0``.
+    n
+        Buyers per round (the repeated game's estimator needs ``n >= 2``).
+
+    Warns
+    -----
+    AssumptionWarning
+        When ``c_b >= theta_high - theta_low`` (thesis Assumption 1 fails: buyers are then
+        always truthful and the orderings of Corollary 2 do not apply).
+    """
+
+    mu: Number
+    theta_low: Number
+    theta_high: Number
+    c_b: Number
+    c_s: Number
+    n: int = 10
+
+    def __post_init__(self) -> None:
+        in_interval("mu", self.mu, 0.0, 1.0, low_open=True, high_open=True)
+        non_negative("theta_low", self.theta_low)
+        in_interval("theta_high", self.theta_high, float(self.theta_low), low_open=True)
+        non_negative("c_b", self.c_b)
+        non_negative("c_s", self.c_s)
+        positive_int("n", self.n)
+        if self.c_b >= self.delta:
+            warnings.warn(
+                f"c_b = {self.c_b} >= theta_high - theta_low = {self.delta}: thesis Assumption 1 "
+                "fails, buyers are always truthful",
+                AssumptionWarning,
+                stacklevel=3,
+            )
+
+    @property
+    def delta(self) -> Number:
+        r""":math:`\Delta\theta = \bar\theta - \underline\theta`."""
+        return self.theta_high - self.theta_low
+
+    @property
+    def alpha_star(self) -> Number:
+        r""":math:`\alpha^* = c_B/\Delta\theta` (Corollary 2)."""
+        return self.c_b / self.delta
+
+    @property
+    def q_bar(self) -> Number:
+        r""":math:`\bar q = (1-\mu)\underline\theta/(\mu\Delta\theta)`: the evasion rate at which
+        a signal-aware seller is indifferent after a low signal."""
+        return (1 - self.mu) * self.theta_low / (self.mu * self.delta)
+
+    @property
+    def q_star(self) -> Number:
+        r""":math:`q^* = \min\{1, \bar q\}` (Theorem 6(b))."""
+        return min(1, self.q_bar)
+
+    @property
+    def regime(self) -> str:
+        r"""``"A"`` when :math:`\underline\theta \ge \mu\bar\theta` (:math:`q^* = 1`), else ``"B"``."""
+        return "A" if self.theta_low >= self.mu * self.theta_high else "B"
+
+    @property
+    def blind_price_high(self) -> bool:
+        r"""Whether the signal-blind price is :math:`\bar\theta` (Theorem 6(d); tie goes to
+        :math:`\underline\theta`)."""
+        return self.regime == "B"
+
+    @property
+    def p_blind(self) -> Number:
+        """The signal-blind equilibrium price, Theorem 6(d)."""
+        return self.theta_high if self.blind_price_high else self.theta_low
+
+    @property
+    def kappa(self) -> Number:
+        r""":math:`\kappa = \min\{\mu\Delta\theta, (1-\mu)\underline\theta\}`, the constant of the
+        finite-horizon forms of Lemma 28 and Proposition 10 (spec section 2.8)."""
+        return min(self.mu * self.delta, (1 - self.mu) * self.theta_low)
+
+    @property
+    def full_extraction(self) -> Number:
+        r""":math:`U_S(0; \mathrm{PD}) = \mu\bar\theta + (1-\mu)\underline\theta`: price
+        discrimination against truthful buyers."""
+        return self.mu * self.theta_high + (1 - self.mu) * self.theta_low
+
+    @property
+    def U1_star(self) -> Number:
+        r""":math:`\mathbb{U}_1^* = u_S(\alpha^*)`, the seller's utility under commitment
+        (Corollary 3, Remark 3), per buyer.
+
+        .. math:: \mathbb{U}_1^* = \alpha^* U_S(0;\mathrm{PD}) + (1-\alpha^*) u_S(0)
+        """
+        return equilibrium(self, min(1, self.alpha_star)).seller
+
+    def exact(self) -> PDGame:
+        """The same game with every parameter as an exact :class:`fractions.Fraction`."""
+        mu, tl, th, cb, cs = (Fraction(x).limit_denominator(10**9) for x in self._numbers())
+        return PDGame(mu, tl, th, cb, cs, n=self.n)
+
+    def numeric(self) -> PDGame:
+        """The same game with float parameters (fast with numpy arrays)."""
+        mu, tl, th, cb, cs = (float(x) for x in self._numbers())
+        return PDGame(mu, tl, th, cb, cs, n=self.n)
+
+    def _numbers(self) -> tuple[Number, ...]:
+        return (self.mu, self.theta_low, self.theta_high, self.c_b, self.c_s)
+
+
+_F = Fraction
+#: The experiments' parameters (thesis section 4.4; spec P0): regime B, alpha* = q* = 1/2.
+THESIS_GAME = PDGame(_F(1, 2), _F(5), _F(15), _F(5), _F(5), n=10)
+#: The exact parameter sets of spec ch4 section 1.9: P0 (experiments, regime B), P1 (Figure 4.1
+#: left, boundary theta_L = mu theta_H, regime A), P2 (strict regime A), P3 (regime B, c_B != c_S).
+PARAMETER_SETS: dict[str, PDGame] = {
+    "P0": THESIS_GAME,
+    "P1": PDGame(_F(1, 2), _F(5), _F(10), _F(5, 2), _F(5, 2)),
+    "P2": PDGame(_F(2, 5), _F(5), _F(10), _F(2), _F(2)),
+    "P3": PDGame(_F(3, 5), _F(4), _F(12), _F(3), _F(1)),
+}
+
+
+def seller_utility(game: PDGame, q_high: Number, a: Number, b: Number, q_low: Number = 0) -> Number:
+    r"""The seller's expected utility per buyer for arbitrary mixed strategies.
+
+    Werner (2024), eq. (4.2)-(4.3), with prices on :math:`\{\underline\theta, \bar\theta\}`;
+    ``a`` = P(price :math:`\bar\theta` | high signal), ``b`` = P(price :math:`\bar\theta` |
+    low signal), ``q_high`` = P(high type sends the low signal), ``q_low`` = P(low type sends
+    the high signal). It depends on the seller's strategy only through these marginals, so it
+    also holds for correlated strategies.
+
+    .. math::
+        U_S = \mu[(1-q_H)(a\bar\theta + (1-a)\underline\theta)
+              + q_H(b\bar\theta + (1-b)\underline\theta - c_S)]
+            + (1-\mu)[(1-q_L)(1-b)\underline\theta + q_L((1-a)\underline\theta - c_S)]
+    """
+    mu, tl, th, cs = game.mu, game.theta_low, game.theta_high, game.c_s
+    high = (1 - q_high) * (a * th + (1 - a) * tl) + q_high * (b * th + (1 - b) * tl - cs)
+    low = (1 - q_low) * (1 - b) * tl + q_low * ((1 - a) * tl - cs)
+    return mu * high + (1 - mu) * low
+
+
+def high_buyer_utility(game: PDGame, q_high: Number, a: Number, b: Number) -> Number:
+    r"""Expected utility of a high-value buyer, eq. (4.1).
+
+    .. math:: U_H = (1-q_H)(1-a)\Delta\theta + q_H((1-b)\Delta\theta - c_B)
+    """
+    d = game.delta
+    return (1 - q_high) * (1 - a) * d + q_high * ((1 - b) * d - game.c_b)
+
+
+def low_buyer_utility(game: PDGame, q_low: Number) -> Number:
+    r"""Expected utility of a low-value buyer, eq. (4.1): :math:`U_L = -q_L c_B`.
+
+    A low-value buyer buys only at :math:`\underline\theta`, so her surplus is 0 whatever
+    the price; only evasion costs her.
+    """
+    return -q_low * game.c_b
+
+
+def alpha_of(a: Number, b: Number) -> Number:
+    r"""The extent of price discrimination of independent per-signal prices.
+
+    Werner (2024), section 4.3: :math:`\alpha_t = P[\bar P \ne \underline P]` with independent
+    draws :math:`\bar P \sim \pi(\cdot|\bar s)`, :math:`\underline P \sim \pi(\cdot|\underline s)`.
+
+    .. math:: \alpha = a(1-b) + (1-a)b
+    """
+    return a * (1 - b) + (1 - a) * b
+
+
+def posterior_after_low(game: PDGame, q_high: Number, q_low: Number = 0) -> Number:
+    r"""The seller's belief that a low-signal buyer has the high value (proof of Theorem 6).
+
+    .. math:: \hat\mu = \frac{\mu q_H}{\mu q_H + (1-\mu)(1-q_L)}
+    """
+    return game.mu * q_high / (game.mu * q_high + (1 - game.mu) * (1 - q_low))
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A strategy profile of the one-shot game, by its marginals.
+
+    Attributes
+    ----------
+    q_high, q_low
+        Evasion probabilities of the high and the low type.
+    aware_a, aware_b
+        The signal-aware seller's P(price high | high signal) and P(price high | low signal).
+    blind_high
+        The signal-blind seller's P(price high).
+    """
+
+    q_high: Number
+    q_low: Number
+    aware_a: Number
+    aware_b: Number
+    blind_high: Number
+
+    def marginals(self, alpha: Number) -> tuple[Number, Number]:
+        """The buyers' view ``(a, b)`` of a seller who is aware with probability ``alpha``."""
+        return (
+            alpha * self.aware_a + (1 - alpha) * self.blind_high,
+            alpha * self.aware_b + (1 - alpha) * self.blind_high,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Equilibrium:
+    """The equilibrium of the game for one ``alpha`` and its per-buyer utilities.
+
+    Attributes
+    ----------
+    seller, high_buyer, low_buyer
+        Expected utility per buyer of the seller, of a high-value and of a low-value buyer.
+    buyer_avg
+        Average over all buyers, ``mu * high_buyer + (1 - mu) * low_buyer`` (Figure 4.2).
+    """
+
+    game: PDGame
+    alpha: Number
+    convention: str
+    profile: Profile
+    seller: Number
+    high_buyer: Number
+    low_buyer: Number
+    buyer_avg: Number
+
+    @property
+    def seller_total(self) -> Number:
+        """The seller's utility summed over the ``n`` buyers, eq. (4.2)."""
+        return self.game.n * self.seller
+
+
+def equilibrium_profile(game: PDGame, alpha: Number, convention: str = "thesis") -> Profile:
+    r"""The equilibrium strategies of Theorem 6, in the thesis or the ``strict`` convention.
+
+    Thesis (Werner 2024, Theorem 6): low types are truthful; high types evade with probability
+    :math:`q^*\,\mathbb 1\{\alpha > \alpha^*\}` (truthful at the tie); the aware seller prices
+    :math:`\underline s \mapsto \underline\theta`, :math:`\bar s \mapsto \bar\theta`; the blind
+    seller charges :math:`\underline\theta` iff :math:`\underline\theta \ge \mu\bar\theta`.
+
+    In regime B with :math:`\alpha > \alpha^*` that profile is not an equilibrium: the high
+    buyer strictly prefers to evade always (spec ch4 section 6, item 8). The ``strict``
+    convention keeps :math:`q^*` and lets the aware seller, indifferent after a low signal,
+    charge :math:`\underline\theta` with probability :math:`r^* = \alpha^*/\alpha`; seller
+    utilities are unchanged and the high buyer's drops to 0.
+    """
+    choice("convention", convention, CONVENTIONS)
+    unit_interval("alpha", alpha)
+    strategic = alpha > game.alpha_star
+    q = game.q_star if strategic else 0
+    b: Number = 0
+    if convention == "strict" and strategic and game.regime == "B":
+        b = 1 - game.alpha_star / alpha
+    return Profile(q_high=q, q_low=0, aware_a=1, aware_b=b, blind_high=int(game.blind_price_high))
+
+
+def equilibrium(game: PDGame, alpha: Number, convention: str = "thesis") -> Equilibrium:
+    r"""The equilibrium of the PD game with awareness probability ``alpha`` and its utilities.
+
+    Utilities mix the blind and the aware seller (proof of Corollary 2, eqs. (4.5)-(4.6)):
+
+    .. math:: u_X(\alpha) = (1-\alpha)\,U_X(q; \text{blind}) + \alpha\,U_X(q; \text{aware})
+
+    which gives the closed forms of spec ch4 section 1.6, e.g. in regime B
+    :math:`u_S = \mu\bar\theta + \alpha(1-\mu)\underline\theta` for :math:`\alpha\le\alpha^*`
+    and :math:`\mu(\bar\theta - c_S q^*)` above.
+    """
+    profile = equilibrium_profile(game, alpha, convention)
+    a, b = profile.marginals(alpha)
+    seller = seller_utility(game, profile.q_high, a, b, profile.q_low)
+    high = high_buyer_utility(game, profile.q_high, a, b)
+    low = low_buyer_utility(game, profile.q_low)
+    return Equilibrium(
+        game=game,
+        alpha=alpha,
+        convention=convention,
+        profile=profile,
+        seller=seller,
+        high_buyer=high,
+        low_buyer=low,
+        buyer_avg=game.mu * high + (1 - game.mu) * low,
+    )
+
+
+def utility_curves(
+    game: PDGame, alphas: np.ndarray, convention: str = "thesis"
+) -> dict[str, np.ndarray]:
+    """Equilibrium utilities per buyer on a grid of ``alpha`` (Figure 4.1)."""
+    eqs = [equilibrium(game, float(x), convention) for x in np.asarray(alphas, dtype=float)]
+    return {
+        "alpha": np.asarray(alphas, dtype=float),
+        "seller": np.array([float(e.seller) for e in eqs]),
+        "high_buyer": np.array([float(e.high_buyer) for e in eqs]),
+        "buyer_avg": np.array([float(e.buyer_avg) for e in eqs]),
+    }
+
+
+#: Symbols of the game and of a mixed profile, for the symbolic checks.
+MU, THETA_L, THETA_H, C_B, C_S = sp.symbols("mu theta_L theta_H c_B c_S", positive=True)
+Q_H, Q_L, A, B, ALPHA = sp.symbols("q_H q_L a b alpha", nonnegative=True)
+
+
+def symbolic_game() -> PDGame:
+    """A :class:`PDGame` whose parameters are sympy symbols (no validation)."""
+    game = object.__new__(PDGame)
+    for name, value in zip(
+        ("mu", "theta_low", "theta_high", "c_b", "c_s", "n"),
+        (MU, THETA_L, THETA_H, C_B, C_S, sp.Symbol("n", positive=True, integer=True)),
+        strict=True,
+    ):
+        object.__setattr__(game, name, value)
+    return game
+
+
+SYMBOLS = symbolic_game()
+#: The workhorse utilities as sympy expressions (spec ch4 section 1.4).
+U_S_EXPR: sp.Expr = sp.expand(seller_utility(SYMBOLS, Q_H, A, B, Q_L))
+U_H_EXPR: sp.Expr = sp.expand(high_buyer_utility(SYMBOLS, Q_H, A, B))

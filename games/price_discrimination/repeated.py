@@ -1,0 +1,377 @@
+"""The repeated PD game (Algorithm 6), simulated for many independent runs at once.
+
+Werner (2024), section 4.3, Algorithm 6, read as in spec ch4 section 2.1: each round nature
+draws the ``n`` buyers' types, CBER buyers signal given their shared belief
+:math:`\\hat\\alpha_t`, the seller draws **one price per signal class**, buyers buy iff the
+price is at most their value, and the seller observes its realised utility.
+
+Vectorisation: runs form the leading axis of every array and the buyers of a round are drawn
+as an ``(rounds, runs, n)`` block and reduced to counts (how many high types, how many of them
+would evade), which is all that prices and utilities depend on. The rounds are the only Python
+loop; everything that does not feed back into play (utilities, action classes, regret) is
+computed after the loop on whole ``(runs, rounds)`` arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from econ.validation import in_interval, positive_int
+from games.price_discrimination.estimator import ConsistentEstimator
+from games.price_discrimination.game import PDGame, seller_utility
+from games.price_discrimination.sellers import FixedProduct, Rewards, Seller
+
+Floats = NDArray[np.float64]
+ACTIONS: tuple[str, ...] = ("high", "low", "PD", "reversePD")
+#: The four deterministic signal -> price maps as (a, b) = (P(high | s_high), P(high | s_low)).
+VERTICES: dict[str, tuple[int, int]] = {
+    "high": (1, 1),
+    "low": (0, 0),
+    "PD": (1, 0),
+    "reversePD": (0, 1),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatedRun:
+    """Per-round logs of independent runs, each array shaped ``(runs, rounds)``.
+
+    Attributes
+    ----------
+    high_types, evaders
+        How many buyers had the high value, and how many of them sent the low signal.
+    low_price_high, high_price_high
+        Whether the low-signal / high-signal class was charged the high price.
+    strategic
+        Whether buyers played the strategic profile (belief above alpha*).
+    a, b, alpha
+        The seller's marginals P(high | s_high), P(high | s_low) and P(prices differ).
+    alpha_hat
+        The belief buyers used in the round.
+    final_belief
+        The belief after the last round, shaped ``(runs,)``.
+    rho
+        P(the round shows both signals) given the buyers' play.
+    """
+
+    game: PDGame
+    seller: str
+    high_types: NDArray[np.int32]
+    evaders: NDArray[np.int32]
+    low_price_high: NDArray[np.bool_]
+    high_price_high: NDArray[np.bool_]
+    strategic: NDArray[np.bool_]
+    a: Floats
+    b: Floats
+    alpha: Floats
+    alpha_hat: Floats
+    rho: Floats
+    final_belief: Floats
+
+    @property
+    def runs(self) -> int:
+        return int(self.a.shape[0])
+
+    @property
+    def rounds(self) -> int:
+        return int(self.a.shape[1])
+
+    @property
+    def q(self) -> Floats:
+        """The high type's evasion probability :math:`q_t = q^*\\,\\mathbb 1\\{\\hat\\alpha_t > \\alpha^*\\}`."""
+        return np.where(self.strategic, float(self.game.q_star), 0.0)
+
+    def seller_utility(self) -> Floats:
+        """Realised seller utility per buyer in each round, eq. (4.2) divided by ``n``."""
+        return _realised_seller(
+            self.game, self.high_types, self.evaders, self.low_price_high, self.high_price_high
+        )
+
+    def buyer_utility(self) -> Floats:
+        """Realised buyer utility averaged over all ``n`` buyers (Figure 4.2's "Buyer")."""
+        g = self.game
+        th, tl, cb = float(g.theta_high), float(g.theta_low), float(g.c_b)
+        p_low = np.where(self.low_price_high, th, tl)
+        p_high = np.where(self.high_price_high, th, tl)
+        truthful_high = self.high_types - self.evaders
+        total = truthful_high * (th - p_high) + self.evaders * (th - p_low - cb)
+        return np.asarray(total / g.n, dtype=np.float64)
+
+    def expected_seller_utility(self) -> Floats:
+        """:math:`U_S(q_t; a_t, b_t)`, the expected per-buyer utility of each round (spec 1.4)."""
+        return seller_utility(self.game, self.q, self.a, self.b)
+
+    def alpha_bar(self) -> Floats:
+        r"""Running mean :math:`\bar\alpha_t = \frac1t\sum_{\tau\le t}\alpha_\tau`."""
+        return np.cumsum(self.alpha, axis=1) / np.arange(1, self.rounds + 1)
+
+    def actions(self) -> NDArray[np.int8]:
+        """Class of each round by its realised prices, in the order of :data:`ACTIONS`.
+
+        High (every buyer charged the high price), low, PD (high signal -> high price, low
+        signal -> low price), reversePD; the reference code's if-elif order (spec 4.5).
+        """
+        has_high = self.high_types > self.evaders
+        has_low = (self.game.n - self.high_types + self.evaders) > 0
+        all_high = (~has_low | self.low_price_high) & (~has_high | self.high_price_high)
+        all_low = (~has_low | ~self.low_price_high) & (~has_high | ~self.high_price_high)
+        out = np.where(self.high_price_high, 2, 3).astype(np.int8)
+        out[all_low] = 1
+        out[all_high] = 0
+        return out
+
+    def action_frequencies(self) -> dict[str, float]:
+        """Share of rounds (over all runs) in each action class."""
+        counts = np.bincount(self.actions().ravel(), minlength=len(ACTIONS))
+        return {k: float(c) / self.a.size for k, c in zip(ACTIONS, counts, strict=True)}
+
+    def vertex_totals(self) -> dict[str, Floats]:
+        r"""Per run, :math:`\frac1T\sum_t U_S(q_t; v)` for each pure price rule ``v``."""
+        return {
+            k: seller_utility(self.game, self.q, a, b).mean(axis=1)
+            for k, (a, b) in VERTICES.items()
+        }
+
+    def regret(self, comparators: tuple[str, ...] = tuple(VERTICES)) -> Floats:
+        r"""Expected average regret per run (Definition 7) against fixed pure price rules.
+
+        .. math:: R_T = \frac1T\Big[\max_{v}\sum_t U_S(q_t; v) - \sum_t U_S(q_t; a_t, b_t)\Big]
+
+        :math:`U_S` is affine in :math:`(a, b)`, so the maximum over all of :math:`\Pi` is
+        attained at one of the four maps of :data:`VERTICES` (the default). Pass
+        ``("high", "low")`` for the blind seller's own comparator class.
+        """
+        totals = self.vertex_totals()
+        best = np.max([totals[k] for k in comparators], axis=0)
+        return best - self.expected_seller_utility().mean(axis=1)
+
+    def realised_regret(self) -> Floats:
+        """Definition 7 against the realised buyer draws: the best fixed map's realised mean
+        utility minus the seller's."""
+        n_rounds = self.rounds
+        best = np.max(
+            [
+                _realised_seller(
+                    self.game, self.high_types, self.evaders, np.bool_(b), np.bool_(a)
+                ).sum(axis=1)
+                for a, b in VERTICES.values()
+            ],
+            axis=0,
+        )
+        return (best - self.seller_utility().sum(axis=1)) / n_rounds
+
+    def truthful_share(self) -> Floats:
+        r""":math:`f_T = |\mathcal T|/T`, the share of rounds with :math:`\hat\alpha_t \le \alpha^*`."""
+        return 1.0 - self.strategic.mean(axis=1)
+
+    def beta(self) -> Floats:
+        r""":math:`\beta_T = \frac1T\sum_{t\in\mathcal T}\alpha_t` (Lemma 29)."""
+        return np.where(self.strategic, 0.0, self.alpha).mean(axis=1)
+
+    def identifiable(self) -> NDArray[np.bool_]:
+        r"""Whether every round could be informative (:math:`\rho_\tau > 0` for all :math:`\tau`)."""
+        return self.rho.min(axis=1) > 0
+
+    def summary(self) -> dict[str, Any]:
+        """Means over all rounds and runs (standard errors across runs)."""
+        seller = self.seller_utility().mean(axis=1)
+        return {
+            "seller_utility_mean": float(seller.mean()),
+            "seller_utility_se": _se(seller),
+            "buyer_utility_mean": float(self.buyer_utility().mean()),
+            "alpha_hat_final": float(self.alpha_hat[:, -1].mean()),
+            "alpha_bar_final": float(self.alpha_bar()[:, -1].mean()),
+            "action_freq": self.action_frequencies(),
+            "strategic_share": float(self.strategic.mean()),
+            "identifiable": bool(self.identifiable().all()),
+        }
+
+
+def _se(x: Floats) -> float:
+    return float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+
+
+def _realised_seller(
+    game: PDGame,
+    high_types: NDArray[np.int32],
+    evaders: NDArray[np.int32],
+    low_price_high: NDArray[np.bool_] | np.bool_,
+    high_price_high: NDArray[np.bool_] | np.bool_,
+) -> Floats:
+    r"""Seller utility per buyer from the round's counts and prices, eq. (4.2) / ``n``.
+
+    High types who signal high buy at either price; low types buy only at
+    :math:`\underline\theta`; evaders pay the low-signal price and cost the seller :math:`c_S`.
+    """
+    th, tl, cs = float(game.theta_high), float(game.theta_low), float(game.c_s)
+    p_low = np.where(low_price_high, th, tl)
+    p_high = np.where(high_price_high, th, tl)
+    truthful_high = high_types - evaders
+    low_types = game.n - high_types
+    total = truthful_high * p_high + low_types * tl * ~low_price_high + evaders * (p_low - cs)
+    return total / game.n
+
+
+def simulate(
+    game: PDGame,
+    seller: Seller,
+    rounds: int,
+    runs: int = 1,
+    seed: int | np.random.Generator | None = None,
+    *,
+    bias: tuple[Any, Any] | None = None,
+    alpha_hat_init: float = 0.0,
+    progress: Callable[[int], None] | None = None,
+    chunk: int = 1024,
+) -> RepeatedRun:
+    r"""Play the repeated PD game of Algorithm 6 between ``seller`` and CBER buyers.
+
+    Parameters
+    ----------
+    game
+        The stage game (``n`` buyers per round; the estimator needs ``n >= 2``).
+    seller
+        A seller configuration from :mod:`.sellers`.
+    rounds, runs
+        Horizon :math:`T` and number of independent runs (leading axis of every output).
+    seed
+        Seed or generator; drawn from once, so the same seed gives the same runs.
+    bias
+        ``(lo, hi)``: each round the buyers' next belief gets a fresh
+        :math:`\varepsilon_t \sim U[\mathrm{lo}, \mathrm{hi}]` and is clipped to [0, 1]
+        (Figure 4.5). ``lo``/``hi`` may be arrays with one value per run.
+    alpha_hat_init
+        The belief of round 1 (0 by eq. (4.7); the reference code starts at 0.5).
+    progress
+        Called with the number of rounds completed after each chunk (e.g. a tqdm ``update``).
+    chunk
+        Rounds whose randomness is drawn in one block.
+    """
+    rounds = positive_int("rounds", rounds)
+    runs = positive_int("runs", runs)
+    chunk = positive_int("chunk", chunk)
+    in_interval("alpha_hat_init", alpha_hat_init, 0.0, 1.0)
+    rng = np.random.default_rng(seed)
+    game = game.numeric()
+    n = game.n
+    spread = None
+    if bias is not None:
+        lo = np.broadcast_to(in_interval("bias low", bias[0], -1.0, 1.0), (runs,))
+        hi = np.broadcast_to(in_interval("bias high", bias[1], -1.0, 1.0), (runs,))
+        if np.any(hi < lo):
+            raise ValueError(f"bias must satisfy low <= high, got {bias!r}")
+        spread = (lo, hi)
+
+    policy = seller.start(game, runs, rounds)
+    estimator = ConsistentEstimator(game, runs, alpha_hat_init, spread)
+    mu, q_star = float(game.mu), float(game.q_star)
+    th, tl, cs = float(game.theta_high), float(game.theta_low), float(game.c_s)
+
+    log_int = {k: np.empty((rounds, runs), np.int32) for k in ("high_types", "evaders")}
+    log_bool = {
+        k: np.empty((rounds, runs), bool)
+        for k in ("low_price_high", "high_price_high", "strategic")
+    }
+    log_float = {k: np.empty((rounds, runs)) for k in ("a", "b", "alpha", "alpha_hat")}
+
+    for start in range(0, rounds, chunk):
+        stop = min(rounds, start + chunk)
+        draws = rng.random((stop - start, runs, 2 * n + 3))
+        high = draws[..., :n] < mu
+        high_types = high.sum(axis=2, dtype=np.int32)
+        would_evade = (high & (draws[..., n : 2 * n] < q_star)).sum(axis=2, dtype=np.int32)
+        seller_uniforms = draws[..., 2 * n : 2 * n + 2]
+        noise = draws[..., 2 * n + 2]
+        for j, t in enumerate(range(start, stop)):
+            strategic = estimator.strategic()
+            evaders = would_evade[j] * strategic
+            high_count = high_types[j]
+            senders_high = high_count - evaders
+            has_high = senders_high > 0
+            has_low = senders_high < n
+            belief = estimator.belief
+            pricing = policy.act(belief, seller_uniforms[j])
+            if policy.learns:
+                p_low = np.where(pricing.low_high, th, tl)
+                p_high = np.where(pricing.high_high, th, tl)
+                low_revenue = (n - high_count) * tl * ~pricing.low_high + evaders * (p_low - cs)
+                policy.learn(
+                    pricing,
+                    Rewards(
+                        low=low_revenue / np.maximum(n - senders_high, 1),
+                        high=p_high,
+                        everyone=(senders_high * p_high + low_revenue) / n,
+                        has_low=has_low,
+                        has_high=has_high,
+                    ),
+                )
+            observed = has_high & has_low & (pricing.low_high != pricing.high_high)
+            estimator.update(t + 1, observed, strategic, noise[j])
+            log_int["high_types"][t] = high_count
+            log_int["evaders"][t] = evaders
+            log_bool["low_price_high"][t] = pricing.low_high
+            log_bool["high_price_high"][t] = pricing.high_high
+            log_bool["strategic"][t] = strategic
+            log_float["a"][t] = pricing.a
+            log_float["b"][t] = pricing.b
+            log_float["alpha"][t] = pricing.alpha
+            log_float["alpha_hat"][t] = belief
+        if progress is not None:
+            progress(stop - start)
+
+    logs: dict[str, Any] = {k: v.T for k, v in {**log_int, **log_bool, **log_float}.items()}
+    rho = estimator.rho[logs["strategic"].view(np.int8)]
+    return RepeatedRun(
+        game=game, seller=seller.name, rho=rho, final_belief=estimator.belief.copy(), **logs
+    )
+
+
+def default_comparators(game: PDGame) -> dict[str, tuple[float, float]]:
+    r"""Fixed mixed strategies of :math:`\mathbb A^{MS}` for the policy regret: the four pure
+    maps and the product :math:`\tilde\alpha`-PD strategies of Proposition 9's proof with
+    :math:`\tilde\alpha \in \{\alpha^*/2, \alpha^* - 0.01\}`."""
+    out = {k: (float(a), float(b)) for k, (a, b) in VERTICES.items()}
+    blind = float(game.blind_price_high)
+    for alpha in (float(game.alpha_star) / 2, float(game.alpha_star) - 0.01):
+        if 0 < alpha < 1:
+            a = alpha + (1 - alpha) * blind
+            out[f"alpha-pd({alpha:.3g})"] = (a, (1 - alpha) * blind)
+    return out
+
+
+def policy_regret(
+    game: PDGame,
+    run: RepeatedRun,
+    comparators: dict[str, tuple[float, float]] | None = None,
+    seed: int | np.random.Generator | None = None,
+    *,
+    runs: int | None = None,
+    alpha_hat_init: float = 0.0,
+) -> dict[str, Any]:
+    r"""Average policy regret (Definition 9) against fixed mixed strategies.
+
+    Each comparator is re-run against the same CBER buyers (who react to it), all comparators
+    together in one batch; the regret is the best comparator's mean expected utility
+    :math:`\frac1T\sum_t U_S` minus that of ``run``.
+    """
+    comparators = default_comparators(game) if comparators is None else comparators
+    per = runs if runs is not None else run.runs
+    names = list(comparators)
+    a = np.repeat([comparators[k][0] for k in names], per)
+    b = np.repeat([comparators[k][1] for k in names], per)
+    batch = simulate(
+        game, FixedProduct(a, b), run.rounds, len(a), seed, alpha_hat_init=alpha_hat_init
+    )
+    values = batch.expected_seller_utility().mean(axis=1).reshape(len(names), per).mean(axis=1)
+    best = int(np.argmax(values))
+    own = float(run.expected_seller_utility().mean())
+    return {
+        "comparators": {k: float(v) for k, v in zip(names, values, strict=True)},
+        "best": names[best],
+        "policy_regret": float(values[best]) - own,
+    }
