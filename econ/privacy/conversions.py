@@ -105,7 +105,9 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     d = float(in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True))
     hi = classical_gaussian_sigma(min(eps, 0.5), d, sensitivity) * 2
     return float(
-        brentq(lambda s: analytic_gaussian_delta(eps, s, sensitivity) - d, 1e-12 * hi, hi, xtol=1e-14)
+        brentq(
+            lambda s: analytic_gaussian_delta(eps, s, sensitivity) - d, 1e-12 * hi, hi, xtol=1e-14
+        )
     )
 
 
@@ -119,15 +121,16 @@ def _thm_a1():
     points = [
         {"eps": e, "delta": d, "sens": s}
         for e, d, s in zip(
-            rng.uniform(0.01, 0.99, 200), 10 ** rng.uniform(-12, -1, 200), rng.uniform(0.1, 5, 200),
+            rng.uniform(0.01, 0.99, 200),
+            10 ** rng.uniform(-12, -1, 200),
+            rng.uniform(0.1, 5, 200),
             strict=True,
         )
     ]
     return on_points(
-        lambda eps, delta, sens: analytic_gaussian_delta(
-            eps, classical_gaussian_sigma(eps, delta, sens), sens
-        )
-        <= delta,
+        lambda eps, delta, sens: (
+            analytic_gaussian_delta(eps, classical_gaussian_sigma(eps, delta, sens), sens) <= delta
+        ),
         points,
         "exact (analytic-Gaussian) delta of the classical calibration <= delta",
     )

@@ -23,7 +23,7 @@ import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import symbolic as S
-from econ.privacy.models import Bayes, DPMean, DPSGD, Model, client_weights
+from econ.privacy.models import DPSGD, Bayes, DPMean, Model, client_weights
 from econ.propositions import Verdict, checked, is_zero, on_points, proposition, proved, refuted
 
 Array = NDArray[np.float64]
@@ -137,7 +137,9 @@ _b, _Z, _zi, _zmin, _G = sp.symbols("b Z zeta_i zeta_min Gamma", positive=True)
 def _thm42() -> Verdict:
     # q_i = zeta Gamma rho - (Gamma + rho) beta + beta^2 summed over clients (necessity) ...
     q = S.ZETA * _G * S.rho - (_G + S.rho) * S.beta + S.beta**2
-    one_client = is_zero(q.subs(_G, S.beta) - S.beta * S.rho * (S.ZETA - 1), "q_i with a single non-zero beta")
+    one_client = is_zero(
+        q.subs(_G, S.beta) - S.beta * S.rho * (S.ZETA - 1), "q_i with a single non-zero beta"
+    )
     # ... and on the family beta_i = zeta_i b (sufficiency): q_i = zeta_i b ((Z-1) rho - (Z - zeta_i) b)
     fam = (_zi * _Z * _b * S.rho - (_Z * _b + S.rho) * _zi * _b + (_zi * _b) ** 2) - _zi * _b * (
         (_Z - 1) * S.rho - (_Z - _zi) * _b
@@ -148,17 +150,27 @@ def _thm42() -> Verdict:
             return v
     rng = np.random.default_rng(42)
     model = DPMean()
-    points = [{"lam": np.exp(rng.normal(m, 1.0, int(rng.integers(2, 12))))} for m in np.linspace(-3, 3, 60)]
+    points = [
+        {"lam": np.exp(rng.normal(m, 1.0, int(rng.integers(2, 12))))}
+        for m in np.linspace(-3, 3, 60)
+    ]
 
     def family_ok(lam: Array) -> bool:
         z = model.zeta(lam).sum()
         if z <= 1:
             return True
-        return all(model.gain(model.zeta(lam) * b, lam).min() >= -1e-12 for b in np.linspace(0, 1 - 1 / z, 7))
+        return all(
+            model.gain(model.zeta(lam) * b, lam).min() >= -1e-12
+            for b in np.linspace(0, 1 - 1 / z, 7)
+        )
 
     num = on_points(family_ok, points, "family gains >= 0 on the paper's range")
-    return num if not num.holds else proved(
-        f"{one_client.evidence} (< 0, so Z > 1 is strict); {family.evidence}; {num.evidence}"
+    return (
+        num
+        if not num.holds
+        else proved(
+            f"{one_client.evidence} (< 0, so Z > 1 is strict); {family.evidence}; {num.evidence}"
+        )
     )
 
 
@@ -185,7 +197,8 @@ def _thm45() -> Verdict:
     # eq. (2) with x = Gamma/rho - 1 binds at beta_i = rho psi x/((psi+1)x+1)
     bound = S.rho * _p * _x / ((_p + 1) * _x + 1)
     binding = is_zero(
-        (_p * (1 - 1 / (_x + 1)) - S.beta / (S.rho - S.beta)).subs(S.beta, bound), "eq. (2) at the bound"
+        (_p * (1 - 1 / (_x + 1)) - S.beta / (S.rho - S.beta)).subs(S.beta, bound),
+        "eq. (2) at the bound",
     )
     second = sp.factor(sp.diff(_p * _x / ((_p + 1) * _x + 1), _x, 2))
     if not binding.holds:
@@ -203,7 +216,8 @@ def _thm45() -> Verdict:
 def _cor46() -> Verdict:
     rng = np.random.default_rng(46)
     points = [
-        {"psi": np.exp(rng.normal(m, 1.0, int(rng.integers(2, 20))))} for m in np.linspace(-2, 3, 150)
+        {"psi": np.exp(rng.normal(m, 1.0, int(rng.integers(2, 20))))}
+        for m in np.linspace(-2, 3, 150)
     ] + [{"psi": np.ones(6)}]
 
     def sandwich(psi: Array) -> bool:
@@ -235,7 +249,9 @@ def _thm49() -> Verdict:
     points = []
     for _ in range(80):
         model = Bayes(n=1.0, sigma=1.0, tau=float(rng.uniform(0.5, 2.0)))
-        points.append({"model": model, "lam": np.exp(rng.normal(2.5, 1.0, int(rng.integers(2, 8))))})
+        points.append(
+            {"model": model, "lam": np.exp(rng.normal(2.5, 1.0, int(rng.integers(2, 8))))}
+        )
 
     def agrees(model: Bayes, lam: Array) -> bool:
         xi = model.xi(lam)
@@ -244,8 +260,14 @@ def _thm49() -> Verdict:
         gains = model.gain(np.clip(xi, 0, None) * 1e-5, lam)
         return bool((gains.min() > 0) == (xi.sum() > 1))
 
-    num = on_points(agrees, points, "witness gains at b = 1e-5 positive iff sum xi > 1 (all xi >= 0)")
-    return num if not num.holds else Verdict(num.status, f"{own.evidence}; {other.evidence}; {num.evidence}")
+    num = on_points(
+        agrees, points, "witness gains at b = 1e-5 positive iff sum xi > 1 (all xi >= 0)"
+    )
+    return (
+        num
+        if not num.holds
+        else Verdict(num.status, f"{own.evidence}; {other.evidence}; {num.evidence}")
+    )
 
 
 @proposition(

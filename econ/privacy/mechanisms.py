@@ -32,18 +32,25 @@ def kappa_sgd(n: ArrayLike, rounds: float, bound: float) -> NDArray[np.float64]:
     n_ = in_interval("n", n, 1.0)
     m = in_interval("rounds", rounds, 1.0)
     return (
-        16 * np.sqrt(2 * np.e * np.log(1.25 * m * n_**2) * np.log(4 * n_**2) * m)
+        16
+        * np.sqrt(2 * np.e * np.log(1.25 * m * n_**2) * np.log(4 * n_**2) * m)
         * positive("bound", bound)
         / n_
     )
 
 
-def round_epsilon(n: ArrayLike, rounds: float, bound: float, alpha: ArrayLike) -> NDArray[np.float64]:
+def round_epsilon(
+    n: ArrayLike, rounds: float, bound: float, alpha: ArrayLike
+) -> NDArray[np.float64]:
     r"""Per-round local budget :math:`\varepsilon_0 = \sqrt{2\ln(1.25mn^2)}\,B/(b\alpha)`, b = n/m."""
     n_ = in_interval("n", n, 1.0)
     m = in_interval("rounds", rounds, 1.0)
     batch = n_ / m
-    return np.sqrt(2 * np.log(1.25 * m * n_**2)) * positive("bound", bound) / (batch * positive("alpha", alpha))
+    return (
+        np.sqrt(2 * np.log(1.25 * m * n_**2))
+        * positive("bound", bound)
+        / (batch * positive("alpha", alpha))
+    )
 
 
 def shuffle_epsilon(eps0: ArrayLike, rounds: float, delta: float) -> NDArray[np.float64]:
@@ -58,7 +65,8 @@ def shuffle_epsilon(eps0: ArrayLike, rounds: float, delta: float) -> NDArray[np.
     m = in_interval("rounds", rounds, 1.0)
     d = in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     return np.log1p(
-        np.tanh(e0 / 2) * (8 * np.sqrt(np.exp(e0) * np.log(4 / d)) / np.sqrt(m) + 8 * np.exp(e0) / m)
+        np.tanh(e0 / 2)
+        * (8 * np.sqrt(np.exp(e0) * np.log(4 / d)) / np.sqrt(m) + 8 * np.exp(e0) / m)
     )
 
 

@@ -16,7 +16,7 @@ lambdified from :mod:`econ.privacy.symbolic`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,7 +46,9 @@ def _per_client(name: str, value: ArrayLike, n_clients: int) -> Array:
     if arr.ndim == 0:
         return np.full(n_clients, float(arr))
     if arr.shape != (n_clients,):
-        raise ValueError(f"{name} must be a scalar or have one entry per client ({n_clients}), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be a scalar or have one entry per client ({n_clients}), got shape {arr.shape}"
+        )
     return arr
 
 
@@ -76,7 +78,9 @@ class _Model:
             raise ValueError(f"beta has shape {b.shape} but lam has {lam_.shape}")
         rho = self.rho(lam_.size)
         if np.any(b > rho * (1 + 1e-12)):
-            raise ValueError(f"beta must lie in [0, rho_i]; got max beta/rho = {np.max(b / rho):.6g}")
+            raise ValueError(
+                f"beta must lie in [0, rho_i]; got max beta/rho = {np.max(b / rho):.6g}"
+            )
         return np.minimum(b, rho), lam_
 
     def _eval(self, what: str, beta: ArrayLike, lam: ArrayLike) -> Array:
@@ -84,6 +88,13 @@ class _Model:
         with np.errstate(divide="ignore", invalid="ignore"):
             out = self._exprs[what](b, b.sum() - b, lam_, *self._values(lam_.size))
         return np.broadcast_to(np.asarray(out, dtype=np.float64), lam_.shape).copy()
+
+    def _gain_rows(self, beta_rows: Array, lam: Array) -> Array:
+        """Gains of several protocols at once (one per row); ``lam`` and the rows are already valid."""
+        others = beta_rows.sum(axis=1, keepdims=True) - beta_rows
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = self._exprs["gain"](beta_rows, others, lam, *self._values(lam.size))
+        return np.broadcast_to(np.asarray(out, dtype=np.float64), beta_rows.shape)
 
     def err2(self, beta: ArrayLike, lam: ArrayLike) -> Array:
         """Squared error err_i^2 of each client's end model (``lam`` fixes the number of clients)."""
@@ -123,7 +134,9 @@ class _Model:
         return None
 
 
-def _table(exprs: dict[str, sp.Expr], constants: tuple[sp.Symbol, ...]) -> dict[str, Callable[..., Any]]:
+def _table(
+    exprs: dict[str, sp.Expr], constants: tuple[sp.Symbol, ...]
+) -> dict[str, Callable[..., Any]]:
     return {k: _lambdify(e, constants) for k, e in exprs.items()}
 
 
@@ -170,7 +183,9 @@ class DPMean(_Model):
         return _per_client("n", np.asarray(self.n) / np.asarray(self.sigma) ** 2, n_clients)
 
     def kappa(self, n_clients: int) -> Array:
-        return _per_client("n", kappa_mean(self.n, self.bound) * np.ones_like(self.sigma), n_clients)
+        return _per_client(
+            "n", kappa_mean(self.n, self.bound) * np.ones_like(self.sigma), n_clients
+        )
 
     def _values(self, n_clients: int) -> tuple[Array, ...]:
         return self.rho(n_clients), self.kappa(n_clients)
@@ -228,11 +243,15 @@ class DPSGD(_Model):
     def __post_init__(self) -> None:
         n_clients = positive_int("n_clients", self.n_clients)
         object.__setattr__(self, "n", _per_client("n", in_interval("n", self.n, 1.0), n_clients))
-        object.__setattr__(self, "sigma", _per_client("sigma", positive("sigma", self.sigma), n_clients))
+        object.__setattr__(
+            self, "sigma", _per_client("sigma", positive("sigma", self.sigma), n_clients)
+        )
         for name in ("bound", "L", "mu", "diam"):
             object.__setattr__(self, name, float(positive(name, getattr(self, name))))
         if self.mu > self.L:
-            raise ValueError(f"mu must not exceed L (strong convexity <= smoothness), got mu={self.mu}, L={self.L}")
+            raise ValueError(
+                f"mu must not exceed L (strong convexity <= smoothness), got mu={self.mu}, L={self.L}"
+            )
         object.__setattr__(self, "dim", positive_int("dim", self.dim))
 
     def _noise_dim(self) -> int:
@@ -241,7 +260,12 @@ class DPSGD(_Model):
     @property
     def y0(self) -> float:
         r""":math:`y^0_* = L\mu D^2 \sum_i n_i/\sigma_i^2` (Lemma B.4; spec 9.5)."""
-        return float(self.L * self.mu * self.diam**2 * np.sum(np.asarray(self.n) / np.asarray(self.sigma) ** 2))
+        return float(
+            self.L
+            * self.mu
+            * self.diam**2
+            * np.sum(np.asarray(self.n) / np.asarray(self.sigma) ** 2)
+        )
 
     @property
     def rounds(self) -> float:
@@ -250,7 +274,9 @@ class DPSGD(_Model):
 
     def _n_check(self, n_clients: int) -> None:
         if n_clients != self.n_clients:
-            raise ValueError(f"this DP-SGD model has n_clients={self.n_clients}, got {n_clients} weights")
+            raise ValueError(
+                f"this DP-SGD model has n_clients={self.n_clients}, got {n_clients} weights"
+            )
 
     def rho(self, n_clients: int) -> Array:
         self._n_check(n_clients)
@@ -261,7 +287,13 @@ class DPSGD(_Model):
         return kappa_sgd(self.n, self.rounds, self.bound)
 
     def _values(self, n_clients: int) -> tuple[Array, ...]:
-        return self.rho(n_clients), self.kappa(n_clients), np.float64(self.dim), np.float64(self.L), np.float64(self.mu)
+        return (
+            self.rho(n_clients),
+            self.kappa(n_clients),
+            np.float64(self.dim),
+            np.float64(self.L),
+            np.float64(self.mu),
+        )
 
     def psi(self, lam: ArrayLike) -> Array:
         r""":math:`\psi_i = \lambda_i/(L\mu d\kappa_i^2\rho_i^2)` (Theorem 4.5)."""
@@ -341,11 +373,15 @@ MODELS: dict[str, type[_Model]] = {m.name: m for m in (DPMean, DPSGD, Bayes)}
 )
 def _eq1() -> Verdict:
     alpha2 = S.ALPHA2_OF_BETA.subs(S.dim, 1)
-    direct = -S.kappa**2 / alpha2 - S.lam / (S.gamma + S.rho) - S.DP_MEAN_ALONE
+    direct = -(S.kappa**2) / alpha2 - S.lam / (S.gamma + S.rho) - S.DP_MEAN_ALONE
     first = is_zero(direct - S.DP_MEAN_GAIN, "eq. (1) from kappa^2/alpha^2 and Theorem 4.1")
     second = is_zero(S.DP_MEAN_Q / S.DP_MEAN_Q_FACTOR - S.DP_MEAN_GAIN, "q_i / factor - gain")
-    return first if not first.holds else second if not second.holds else Verdict(
-        first.status, f"{first.evidence}; {second.evidence}"
+    return (
+        first
+        if not first.holds
+        else second
+        if not second.holds
+        else Verdict(first.status, f"{first.evidence}; {second.evidence}")
     )
 
 
@@ -355,8 +391,11 @@ def _eq1() -> Verdict:
     statement="DP SGD: u_i - u_i^0 = kappa^2 d rho [psi_i (1 - rho/Gamma) - beta_i/(rho - beta_i)]",
 )
 def _eq2() -> Verdict:
-    form = S.kappa**2 * S.dim * S.rho * (
-        S.PSI * (1 - S.rho / (S.gamma + S.beta)) - S.beta / (S.rho - S.beta)
+    form = (
+        S.kappa**2
+        * S.dim
+        * S.rho
+        * (S.PSI * (1 - S.rho / (S.gamma + S.beta)) - S.beta / (S.rho - S.beta))
     )
     return is_zero(form - S.DP_SGD_GAIN, "eq. (2) minus utility difference")
 
@@ -368,7 +407,9 @@ def _eq2() -> Verdict:
 )
 def _eq3() -> Verdict:
     p = S.BAYES_P.subs(S.alpha2, S.ALPHA2_OF_BETA.subs(S.dim, 1))
-    return is_zero(p - 1 / S.rho - S.BAYES_P_MINUS_INV_RHO, "P_i(alpha(beta)) - 1/rho - eq. (3) form")
+    return is_zero(
+        p - 1 / S.rho - S.BAYES_P_MINUS_INV_RHO, "P_i(alpha(beta)) - 1/rho - eq. (3) form"
+    )
 
 
 @proposition(
@@ -383,7 +424,9 @@ def _lemma_b1() -> Verdict:
     lagrangian = sum(ai**2 * vi for ai, vi in zip(a, v, strict=True)) - m * (sum(a) - 1)
     sol = sp.solve([sp.diff(lagrangian, x) for x in (*a, m)], (*a, m), dict=True)[0]
     precision = sum(1 / vi for vi in v)
-    weights_ok = is_zero(sum((sol[ai] - (1 / vi) / precision) ** 2 for ai, vi in zip(a, v, strict=True)), "weights")
+    weights_ok = is_zero(
+        sum((sol[ai] - (1 / vi) / precision) ** 2 for ai, vi in zip(a, v, strict=True)), "weights"
+    )
     value = sum(sol[ai] ** 2 * vi for ai, vi in zip(a, v, strict=True))
     value_ok = is_zero(value - 1 / precision, "minimum variance - 1/Gamma")
     if not (weights_ok.holds and value_ok.holds):
@@ -395,7 +438,10 @@ def _mc_within(draws: Array, formula: float, what: str) -> tuple[bool, str]:
     """Whether a Monte Carlo mean lies within 4 standard errors of ``formula``, and the evidence."""
     mean, se = float(draws.mean()), float(draws.std(ddof=1) / np.sqrt(draws.size))
     ok = abs(mean - formula) <= 4 * se
-    return ok, f"{what}: Monte Carlo {mean:.6g} +- {se:.2g} vs formula {formula:.6g} ({draws.size} draws)"
+    return (
+        ok,
+        f"{what}: Monte Carlo {mean:.6g} +- {se:.2g} vs formula {formula:.6g} ({draws.size} draws)",
+    )
 
 
 def _mc_verdict(*results: tuple[bool, str]) -> Verdict:
@@ -421,7 +467,9 @@ def _thm41() -> Verdict:
     msgs = xbar + alpha * rng.standard_normal((reps, alpha.size))
     rho0 = model.rho(4)[0]
     est = (rho0 * xbar[:, 0] + msgs[:, 1:] @ beta[1:]) / (beta[1:].sum() + rho0)
-    return _mc_verdict(_mc_within((est - mean) ** 2, float(model.err2(beta, lam)[0]), "client 0 MSE"))
+    return _mc_verdict(
+        _mc_within((est - mean) ** 2, float(model.err2(beta, lam)[0]), "client 0 MSE")
+    )
 
 
 @proposition(
@@ -445,8 +493,14 @@ def _thm47_48() -> Verdict:
     prec = 1 / alpha[0] ** 2 + rho * (gamma0 + tau) / (gamma0 + rho + tau)
     recon = (msgs[:, 0] / alpha[0] ** 2 + rho * s0 / (gamma0 + rho + tau)) / prec
     model = Bayes(n=n, sigma=sigma, tau=tau)
-    p0 = float(sp.lambdify((S.alpha2, S.gamma, S.rho, S.tau), S.BAYES_P)(alpha[0] ** 2, gamma0, rho, tau))
+    p0 = float(
+        sp.lambdify((S.alpha2, S.gamma, S.rho, S.tau), S.BAYES_P)(alpha[0] ** 2, gamma0, rho, tau)
+    )
     return _mc_verdict(
         _mc_within((est - mu) ** 2, float(model.err2(beta, np.ones(3))[0]), "Thm 4.7 MSE"),
-        _mc_within(within + n * (recon - xbar[:, 0]) ** 2, sigma**2 * (n - 1) + n * p0, "Thm 4.8 reconstruction"),
+        _mc_within(
+            within + n * (recon - xbar[:, 0]) ** 2,
+            sigma**2 * (n - 1) + n * p0,
+            "Thm 4.8 reconstruction",
+        ),
     )

@@ -75,7 +75,13 @@ def _lemma_b4() -> Verdict:
     rec = is_zero(Y_NEXT.subs(_eta, ETA_STAR) - H_MAP, "y'(eta*) - h(y)")
     convex = sp.diff(Y_NEXT, _eta, 2)
     if not (foc.holds and rec.holds) or not convex.is_positive:
-        return foc if not foc.holds else rec if not rec.holds else refuted("not convex", {"d2": str(convex)})
+        return (
+            foc
+            if not foc.holds
+            else rec
+            if not rec.holds
+            else refuted("not convex", {"d2": str(convex)})
+        )
     return Verdict(foc.status, f"{foc.evidence}; {rec.evidence}; second derivative {convex} > 0")
 
 
@@ -98,7 +104,10 @@ def _h_decreasing_printed() -> Verdict:
     statement="h is increasing: h'(y) = ((1 - chi)(y+1)^2 + chi)/(y+1)^2 > 0 for chi in (0, 1]",
 )
 def _h_increasing() -> Verdict:
-    return is_zero(sp.diff(H_MAP, _y) - ((1 - _chi) * (_y + 1) ** 2 + _chi) / (_y + 1) ** 2, "h'(y) - closed form")
+    return is_zero(
+        sp.diff(H_MAP, _y) - ((1 - _chi) * (_y + 1) ** 2 + _chi) / (_y + 1) ** 2,
+        "h'(y) - closed form",
+    )
 
 
 @proposition(
@@ -109,8 +118,12 @@ def _h_increasing() -> Verdict:
 def _thm43() -> Verdict:
     zt = 1 / (1 + _chi / (2 - _chi) * _t)
     gap = sp.factor(sp.simplify(zt.subs(_t, _t + 1) - H_MAP.subs(_y, zt)))
-    target = _chi**2 * _t * (2 - _chi) * (1 - _chi) / (
-        (_chi * _t + 2) * (_chi * _t - _chi + 2) * (_chi * _t - 2 * _chi + 4)
+    target = (
+        _chi**2
+        * _t
+        * (2 - _chi)
+        * (1 - _chi)
+        / ((_chi * _t + 2) * (_chi * _t - _chi + 2) * (_chi * _t - 2 * _chi + 4))
     )
     induction = is_zero(gap - target, "z^{t+1} - h(z^t) - chi^2 t (2-chi)(1-chi)/(...) (>= 0)")
     points = [
@@ -119,10 +132,16 @@ def _thm43() -> Verdict:
         for m in range(1, 4 * int(rounds(y0, mu / L, integer=True)) + 1, 7)
     ]
     numeric = on_points(
-        lambda L, mu, y0, m: bound_recursion(y0, mu / L, m)[-1] <= error_bound(m, y0, mu / L) * (1 + 1e-12),
+        lambda L, mu, y0, m: (
+            bound_recursion(y0, mu / L, m)[-1] <= error_bound(m, y0, mu / L) * (1 + 1e-12)
+        ),
         points,
         "exact recursion y^m <= Theorem 4.3 bound, m <= 4T",
     )
     if not induction.holds:
         return induction
-    return numeric if not numeric.holds else Verdict(numeric.status, f"{numeric.evidence}; {induction.evidence}")
+    return (
+        numeric
+        if not numeric.holds
+        else Verdict(numeric.status, f"{numeric.evidence}; {induction.evidence}")
+    )

@@ -96,10 +96,12 @@ DP_MEAN_SYM_BEST_GAIN = (_ROOT - kappa * rho) ** 2 / (n_clients * rho)
 DP_MEAN_SYM_ALPHA2_PRINTED = n_clients * kappa / sp.sqrt((n_clients - 1) * lam - kappa * rho)
 
 #: Theorem 5.2: symmetric DP-SGD gain in the psi form, and its optimum.
-DP_SGD_SYM_GAIN = kappa**2 * rho * dim * (psi * (1 - rho / (n_clients * beta)) - beta / (rho - beta))
+DP_SGD_SYM_GAIN = (
+    kappa**2 * rho * dim * (psi * (1 - rho / (n_clients * beta)) - beta / (rho - beta))
+)
 DP_SGD_SYM_BETA = sp.sqrt(psi) * rho / (sp.sqrt(psi) + sp.sqrt(n_clients))
-DP_SGD_SYM_BEST_GAIN = kappa**2 * rho * dim * (
-    psi * (n_clients - 1) / n_clients - 2 * sp.sqrt(psi / n_clients)
+DP_SGD_SYM_BEST_GAIN = (
+    kappa**2 * rho * dim * (psi * (n_clients - 1) / n_clients - 2 * sp.sqrt(psi / n_clients))
 )
 #: Theorem 5.2 in terms of L, mu, kappa, lambda (B.8), and as printed in the main text (T2).
 DP_SGD_SYM_ALPHA2 = sp.sqrt(L_smooth * mu_sc * n_clients) * kappa / sp.sqrt(lam * dim)
@@ -117,9 +119,23 @@ BAYES_SYM_GAIN_PRINTED = (
 #: The four thresholds of Theorem 5.3 (names of spec section 4.11).
 BAYES_LAMBDA_LOW = (n_clients * rho + tau) ** 2 / ((n_clients - 1) ** 2 * rho**2)
 BAYES_LAMBDA_0 = (
-    (n_clients * rho**2 + 2 * rho * tau + tau**2) * (rho + tau) ** 2 / ((n_clients - 1) * rho**2 * tau**2)
+    (n_clients * rho**2 + 2 * rho * tau + tau**2)
+    * (rho + tau) ** 2
+    / ((n_clients - 1) * rho**2 * tau**2)
 )
 BAYES_LAMBDA_RHO = (n_clients * rho + tau) ** 2 / ((n_clients - 1) * rho**2)
 BAYES_LAMBDA_CC = (
     (n_clients * rho + tau) ** 2 * (rho + tau) ** 3 / ((n_clients - 1) ** 2 * rho**2 * tau**3)
 )
+
+# --------------------------------------------------------------------------------------------
+# Appendix C.1: u = -leak - lambda err^2 with the simplified (Dorner et al.) aggregation
+# --------------------------------------------------------------------------------------------
+
+a_var, s_var = sp.symbols("a s", positive=True)  # a = sigma^2/n, s = alpha^2 (symmetric)
+#: Symmetric gain lambda (N-1)/N (a - s/N) - kappa/sqrt(s) and its maximiser s* = aN/3 [spec X].
+APPC_SYM_GAIN = lam * (n_clients - 1) / n_clients * (a_var - s_var / n_clients) - kappa / sp.sqrt(
+    s_var
+)
+APPC_SYM_BENEFIT = lam * (n_clients - 1) / n_clients * (a_var - s_var / n_clients) * sp.sqrt(s_var)
+APPC_SYM_S = a_var * n_clients / 3

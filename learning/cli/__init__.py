@@ -26,6 +26,7 @@ from learning.cli._output import dump_json, key_value_table
 #: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("learning.cli.verify", "check every registered proposition of the source papers"),
+    "privacy": ("learning.cli.privacy", "privacy-accuracy utilities: existence and optimal protocols"),
     "pd": ("learning.cli.pd", "price-discrimination game: equilibrium, repeated play, figures"),
     "duopoly": ("learning.cli.duopoly", "Bertrand duopoly equilibrium for two model qualities"),
     "bargain": ("learning.cli.bargain", "Nash bargaining solution of the duopoly"),

@@ -1,0 +1,33 @@
+"""Privacy-accuracy trade-offs in federated learning (Tsoy, Mihalkova, Todorova, Konstantinov, AISTATS 2024).
+
+Modules:
+
+``symbolic``       every closed form once, as a sympy expression (β-parametrisation);
+``conversions``    α <-> β <-> ε, and (ε, δ) through the analytic Gaussian mechanism;
+``mechanisms``     the privacy constants κ (Gaussian mechanism, shuffled DP-SGD);
+``sgd``            step sizes, rounds and error bound of Algorithm 1;
+``models``         DP mean, DP SGD and Bayesian mean estimation for heterogeneous clients;
+``existence``      Theorems 4.2, 4.5 / Corollary 4.6 and 4.9;
+``symmetric``      Theorems 5.1-5.4 (corrected forms);
+``families``       the paper's one-parameter families and its grid scan;
+``optimal``        optimal protocols: exact 1-D solvers, cvxpy programs, Bayesian scans;
+``appendix_c``     the alternative utility of Appendix C;
+``many_clients``   the N -> infinity limit (Theorem 4.11);
+``figure1``        Figure 1 with the exact optimum.
+"""
+
+from econ.privacy.existence import Existence, exists
+from econ.privacy.models import DPSGD, MODELS, Bayes, DPMean
+from econ.privacy.optimal import Protocol, family_protocol, optimal_protocol
+
+__all__ = [
+    "DPSGD",
+    "MODELS",
+    "Bayes",
+    "DPMean",
+    "Existence",
+    "Protocol",
+    "exists",
+    "family_protocol",
+    "optimal_protocol",
+]

@@ -1,0 +1,79 @@
+r"""The N → ∞ limit (Tsoy et al. 2024, section 4.4, Theorem 4.11), made concrete for DP mean estimation.
+
+For the symmetric protocol with a fixed noise level α (β = 1/(1/ρ + α²)) the gain of a client
+with weight λ is
+
+.. math::
+
+    u_N - u^0 = \frac{\lambda}{\rho} - \frac{\lambda}{(N-1)\beta + \rho} - \frac{\kappa^2}{\alpha^2},
+
+increasing in N with limit :math:`\lambda/\rho - \kappa^2/\alpha^2`. So for a finite set of
+weights every client gains for all :math:`N \ge N_1` iff :math:`\alpha^2 > \kappa^2\rho/\lambda`
+for the smallest λ, with
+
+.. math:: N_1 = \max_\lambda \Big\lceil 1 + \Big(\frac{\lambda}{\lambda/\rho - \kappa^2/\alpha^2} - \rho\Big)\Big/\beta \Big\rceil .
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from econ.privacy.models import DPMean, client_weights
+from econ.propositions import Verdict, on_points, proposition
+from econ.validation import positive
+
+
+def min_clients(model: DPMean, lam: ArrayLike, alpha: float) -> int | None:
+    """Theorem 4.11: the smallest N_1 >= 2 such that the symmetric protocol with noise ``alpha``
+    is mutually beneficial for every N >= N_1 and every weight in ``lam``; ``None`` if no N works."""
+    lam_ = np.unique(client_weights(lam))
+    a = float(positive("alpha", alpha))
+    rho, kappa = float(model.rho(1)[0]), float(model.kappa(1)[0])
+    margin = lam_ / rho - kappa**2 / a**2
+    if np.any(margin <= 0):
+        return None
+    beta = 1 / (1 / rho + a**2)
+    need = 1 + (lam_ / margin - rho) / beta
+    return int(max(2, np.ceil(np.max(need) - 1e-12)))
+
+
+def symmetric_gain(model: DPMean, lam: ArrayLike, alpha: float, n_clients: int) -> np.ndarray:
+    """Gains of clients with weights ``lam`` in a symmetric protocol of ``n_clients`` clients with noise ``alpha``."""
+    lam_ = client_weights(lam)
+    beta = 1 / (1 / float(model.rho(1)[0]) + float(positive("alpha", alpha)) ** 2)
+    return np.array([model.gain(np.full(n_clients, beta), np.full(n_clients, x))[0] for x in lam_])
+
+
+@proposition(
+    "tsoy.thm4.11",
+    source="Tsoy et al. (2024), Theorem 4.11 (Appendix B.14)",
+    statement="for utilities from a finite set there are N_1 and alpha such that the symmetric protocol is mutually beneficial for every N >= N_1",
+)
+def _thm411() -> Verdict:
+    rng = np.random.default_rng(411)
+    model = DPMean()
+    points = []
+    for _ in range(40):
+        lam = np.exp(rng.normal(-1, 1, int(rng.integers(1, 4))))
+        alpha = float(
+            np.sqrt(2 * model.kappa(1)[0] ** 2 * model.rho(1)[0] / lam.min())
+        )  # twice the minimal noise
+        points.append({"lam": lam, "alpha": alpha})
+
+    def holds(lam: np.ndarray, alpha: float) -> bool:
+        n1 = min_clients(model, lam, alpha)
+        if n1 is None:
+            return False
+        above = all(
+            symmetric_gain(model, lam, alpha, n).min() >= -1e-12
+            for n in (n1, n1 + 1, 2 * n1, 100 * n1)
+        )
+        sharp = n1 == 2 or symmetric_gain(model, lam, alpha, n1 - 1).min() < 0
+        return above and sharp
+
+    return on_points(
+        holds,
+        points,
+        "DP mean, alpha^2 = 2 kappa^2 rho/min lambda: gains >= 0 for N >= N_1 and not at N_1 - 1",
+    )

@@ -1,0 +1,215 @@
+"""``collabecon privacy``: privacy-accuracy utilities of Tsoy et al. (2024).
+
+Sub-commands:
+
+``exists``   existence of a mutually beneficial protocol (Theorems 4.2, 4.5, 4.9) ->
+             ``{"exists", "statistic", "threshold"}``;
+``optimal``  the optimal protocol for ``--objective welfare`` (sum of utilities) or
+             ``accuracy`` (Γ), every client gaining -> per-client ``alpha``, ``beta``,
+             ``epsilon``, ``utility``, ``utility_alone`` and the total ``gamma``;
+``figure1``  Figure 1 (both panels) with the exact optimum, as PNG and CSV under ``--out``.
+
+Model constants not given on the command line take the model's defaults: the paper's section 6
+setting for ``dp-mean`` and ``bayes`` (n = 100, σ = 10, B = 20, τ = 1) and the setting of spec
+7.1 for ``dp-sgd`` (n = 10⁴, σ = 1, B = 2, L = 1, μ = 0.5, d = 10, D = 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from pathlib import Path
+from typing import Any
+
+from learning.cli._output import fmt, table
+
+_MODEL_FLAGS = {
+    # flag: (model keyword, help)
+    "n": ("n", "samples per client (scalar or one per client, comma-separated)"),
+    "sigma": ("sigma", "per-sample standard deviation (scalar or one per client)"),
+    "bound": ("bound", "support width B (sensitivity B/n)"),
+    "tau": ("tau", "prior precision (bayes)"),
+    "L": ("L", "smoothness constant (dp-sgd)"),
+    "mu": ("mu", "strong-convexity constant (dp-sgd)"),
+    "dim": ("dim", "parameter dimension d (dp-sgd)"),
+    "diam": ("diam", "diameter D of the parameter set (dp-sgd)"),
+}
+_LISTS = {"n", "sigma"}
+
+
+def _floats(text: str) -> list[float]:
+    parts = [p for p in text.replace(" ", "").split(",") if p]
+    if not parts:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of numbers")
+    try:
+        return [float(p) for p in parts]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from exc
+
+
+def _model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, choices=("dp-mean", "dp-sgd", "bayes"))
+    parser.add_argument(
+        "--lam", required=True, type=_floats, help="accuracy weights lambda_i, comma-separated"
+    )
+    for flag, (_, help_) in _MODEL_FLAGS.items():
+        kind = _floats if flag in _LISTS else (int if flag == "dim" else float)
+        parser.add_argument(f"--{flag}", type=kind, default=None, help=help_)
+    parser.add_argument(
+        "--integer-rounds",
+        action="store_true",
+        help="dp-sgd: integer T (Algorithm 1) instead of the paper's continuous T",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True)
+    exists = sub.add_parser("exists", help="does a mutually beneficial protocol exist?")
+    _model_arguments(exists)
+    optimal = sub.add_parser("optimal", help="the optimal mutually beneficial protocol")
+    _model_arguments(optimal)
+    optimal.add_argument("--objective", choices=("welfare", "accuracy"), default="welfare")
+    optimal.add_argument(
+        "--nu", type=_floats, default=None, help="server weights nu_i of the welfare objective"
+    )
+    optimal.add_argument("--method", choices=("auto", "cvxpy"), default="auto")
+    fig = sub.add_parser("figure1", help="reproduce Figure 1 with the exact optimum")
+    fig.add_argument(
+        "--out", required=True, type=Path, help="output directory for figure1.png and figure1.csv"
+    )
+    fig.add_argument(
+        "--repetitions",
+        type=int,
+        default=1000,
+        help="draws per grid point (paper 1000, notebook 300)",
+    )
+    fig.add_argument(
+        "--seed", type=int, default=179, help="random seed (the authors' notebook uses 179)"
+    )
+    for p in (exists, optimal, fig):
+        p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def _model(args: argparse.Namespace) -> Any:
+    from econ.privacy.models import MODELS
+
+    kwargs: dict[str, Any] = {}
+    for flag, (keyword, _) in _MODEL_FLAGS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            kwargs[keyword] = value[0] if isinstance(value, list) and len(value) == 1 else value
+    if args.model == "dp-sgd":
+        kwargs["n_clients"] = len(args.lam)
+        kwargs["integer_rounds"] = args.integer_rounds
+    allowed = {
+        "dp-mean": {"n", "sigma", "bound"},
+        "bayes": {"n", "sigma", "tau"},
+        "dp-sgd": {"n", "sigma", "bound", "L", "mu", "dim", "diam", "n_clients", "integer_rounds"},
+    }[args.model]
+    unused = sorted(set(kwargs) - allowed)
+    if unused:
+        raise ValueError(f"--{', --'.join(unused)} do(es) not apply to --model {args.model}")
+    return MODELS[args.model](**kwargs)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.action == "figure1":
+        return _figure1(args)
+    model = _model(args)
+    if args.action == "exists":
+        from econ.privacy.existence import exists
+
+        return exists(model, args.lam).to_dict()
+    from econ.privacy.optimal import optimal_protocol
+
+    return optimal_protocol(model, args.lam, args.objective, args.nu, args.method).to_dict()
+
+
+def _figure1(args: argparse.Namespace) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    from econ.privacy.figure1 import BAYES_GRID, DP_GRID, figure1
+
+    if args.repetitions < 2:
+        raise ValueError(f"--repetitions must be >= 2 (standard errors), got {args.repetitions}")
+    with tqdm(total=DP_GRID.size + BAYES_GRID.size, desc="figure1", unit="m", file=None) as bar:
+        panels = figure1(args.repetitions, args.seed, progress=lambda: bar.update(1))
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = [row for panel in panels for row in panel.rows()]
+    header = sorted(
+        {k for r in rows for k in r}, key=lambda k: (k != "panel", k != "log_lam_mean", k)
+    )
+    csv_path, png_path = args.out / "figure1.csv", args.out / "figure1.png"
+    with csv_path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    _plot(panels, png_path)
+    return {
+        "png": str(png_path),
+        "csv": str(csv_path),
+        "repetitions": args.repetitions,
+        "seed": args.seed,
+        "rows": rows,
+    }
+
+
+def _plot(panels: Any, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    titles = {"dp-mean": "DP mean estimation", "bayes": "Bayesian mean estimation"}
+    styles = {
+        "personalised": ("personalized (grid scan)", "-o"),
+        "symmetric": ("symmetric (grid scan)", "-s"),
+        "personalised_exact": ("personalized family, exact scale", ":"),
+        "symmetric_exact": ("symmetric family, exact scale", ":"),
+        "optimum": ("optimum over all protocols", "--^"),
+    }
+    fig, axes = plt.subplots(2, 1, figsize=(6.5, 8), sharey=True)
+    for ax, panel in zip(axes, panels, strict=True):
+        for name, (mean, se) in panel.columns.items():
+            label, style = styles[name]
+            ax.errorbar(
+                panel.log_lam_mean, mean, yerr=se, fmt=style, capsize=2, label=label, markersize=4
+            )
+        ax.set_title(titles[panel.model])
+        ax.set_xlabel(r"Mean accuracy importance ($\mathbf{E}\,\ln\lambda$)")
+        ax.set_ylabel(r"Protocol effectiveness ($\Gamma/\Gamma^*$)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def render(result: dict[str, Any]) -> str:
+    if "rows" in result:
+        cols = [k for k in result["rows"][0] if not k.endswith("_se")]
+        body = table([[r.get(c, "") for c in cols] for r in result["rows"]], cols)
+        return f"{body}\n\nwrote {result['png']} and {result['csv']}"
+    if "beta" not in result:
+        return table([(k, v) for k, v in result.items()], ("quantity", "value"))
+    eps = result["epsilon"] if result["epsilon"] is not None else [None] * len(result["beta"])
+    rows = [
+        (i, a, b, e, leak, u, u0)
+        for i, (a, b, e, leak, u, u0) in enumerate(
+            zip(
+                result["alpha"],
+                result["beta"],
+                eps,
+                result["leak"],
+                result["utility"],
+                result["utility_alone"],
+                strict=True,
+            )
+        )
+    ]
+    head = ("client", "alpha", "beta", "epsilon", "leak", "utility", "utility_alone")
+    foot = (
+        f"\nexists: {result['exists']}   gamma (server accuracy): {fmt(result['gamma'])}"
+        f"   objective: {result['objective']}\nmethod: {result['method']}"
+    )
+    return table(rows, head) + foot
