@@ -160,9 +160,9 @@ def write_figures(
         ax.plot(c["alpha"], c["high_buyer"], color="C1", label=r"$\bar\theta$-buyer $u_H$")
         ax.set_xticks([0, star, 1], ["0", r"$\alpha^*$", "1"])
         ax.set_title(
-            r"$\underline\theta \geq \mu\bar\theta$"
+            r"regime A: $\theta_L \geq \mu\theta_H$"
             if regime == "A"
-            else r"$\underline\theta < \mu\bar\theta$"
+            else r"regime B: $\theta_L < \mu\theta_H$"
         )
         ax.set_xlabel(r"$\alpha$")
         ax.legend()

@@ -1,0 +1,125 @@
+"""``collabecon pd``: JSON shapes of equilibrium / repeated / figures, and bad input."""
+
+import json
+
+import pytest
+
+from learning.cli import main
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_equilibrium_json(capsys):
+    out = _json(capsys, ["pd", "equilibrium", "--alpha", "0.49", "--json"])
+    assert set(out) == {
+        "regime",
+        "alpha_star",
+        "q_star",
+        "seller",
+        "high_buyer",
+        "low_buyer",
+        "U1_star",
+    }
+    assert out["regime"] == "B" and out["seller"] == 8.725 and out["U1_star"] == 8.75
+    strict = _json(
+        capsys, ["pd", "--json", "equilibrium", "--alpha", "1", "--convention", "strict"]
+    )
+    assert strict["seller"] == 6.25 and strict["high_buyer"] == 0
+    thesis = _json(
+        capsys,
+        [
+            "pd",
+            "equilibrium",
+            "--json",
+            "--alpha",
+            "1",
+            "--mu",
+            "3/5",
+            "--theta-low",
+            "4",
+            "--theta-high",
+            "12",
+            "--cb",
+            "3",
+            "--cs",
+            "1",
+        ],
+    )
+    assert thesis["seller"] == 7 and thesis["high_buyer"] == pytest.approx(5 / 3)
+
+
+def test_repeated_json_and_out(capsys, tmp_path):
+    argv = [
+        "pd",
+        "repeated",
+        "--seller",
+        "cexp3",
+        "--rounds",
+        "300",
+        "--seeds",
+        "3",
+        "--json",
+        "--out",
+        str(tmp_path),
+        "--policy-regret",
+    ]
+    out = _json(capsys, argv)
+    assert set(out) == {
+        "seller_utility_mean",
+        "seller_utility_se",
+        "buyer_utility_mean",
+        "alpha_hat_final",
+        "alpha_bar_final",
+        "action_freq",
+        "regret",
+        "seconds",
+    }
+    assert set(out["action_freq"]) == {"high", "low", "PD", "reversePD"}
+    assert out["regret"]["policy_fixed_mixed"] is not None
+    assert (tmp_path / "repeated.csv").read_text().startswith("t,seller_utility")
+    again = _json(capsys, argv[:-3])
+    assert again["seller_utility_mean"] == out["seller_utility_mean"]  # same seed, same run
+
+
+def test_repeated_bias_and_seller_flags(capsys):
+    out = _json(
+        capsys,
+        [
+            "pd",
+            "repeated",
+            "--seller",
+            "alpha-pd",
+            "--alpha",
+            "0.3",
+            "--rounds",
+            "200",
+            "--seeds",
+            "2",
+            "--bias",
+            "-1",
+            "-0.9",
+            "--json",
+        ],
+    )
+    assert out["alpha_hat_final"] == 0
+    assert main(["pd", "repeated", "--seller", "exp3", "--alpha", "0.3", "--rounds", "5"]) == 2
+    assert "does not apply" in capsys.readouterr().err
+
+
+def test_bad_input_exits_2(capsys):
+    assert main(["pd", "equilibrium", "--alpha", "2"]) == 2
+    assert "alpha must lie in [0, 1]" in capsys.readouterr().err
+    assert main(["pd", "equilibrium", "--alpha", "0.5", "--mu", "1"]) == 2
+
+
+def test_figures_at_a_short_horizon(capsys, tmp_path):
+    out = _json(capsys, ["pd", "figures", "--out", str(tmp_path), "--rounds", "200", "--json"])
+    names = sorted(p.split("/")[-1] for p in out["files"])
+    assert names == sorted(f"fig4_{k}.{ext}" for k in range(1, 6) for ext in ("png", "csv"))
+    header = (tmp_path / "fig4_5.csv").read_text().splitlines()
+    assert header[0] == "bias,seller_exp3,seller_cexp3,seller_alpha-pd" and len(header) == 21
+    fig41 = (tmp_path / "fig4_1.csv").read_text().splitlines()
+    assert len(fig41) == 10_001

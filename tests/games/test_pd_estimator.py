@@ -1,0 +1,51 @@
+"""The consistent estimator (4.7) and its normaliser (spec ch4 section 2.5, C-EST-1..5)."""
+
+from fractions import Fraction as F
+
+import numpy as np
+
+from games.price_discrimination.estimator import ConsistentEstimator, informative_probability
+from games.price_discrimination.game import PARAMETER_SETS
+from games.price_discrimination.repeated import simulate
+from games.price_discrimination.sellers import AlphaPD, Exp3
+
+P0, P2 = PARAMETER_SETS["P0"], PARAMETER_SETS["P2"]
+
+
+def test_rho_for_p0():
+    assert informative_probability(P0, 0) == F(511, 512)
+    assert informative_probability(P0, P0.q_star) == F(494763, 524288)
+    assert informative_probability(P2, P2.q_star) == 0  # regime A, strategic: all send s_L
+
+
+def test_estimator_starts_at_zero_and_divides_by_t():
+    est = ConsistentEstimator(P0, runs=2)
+    assert np.all(est.belief == 0)  # alpha_hat_1 = 0
+    seen = np.array([True, False])
+    est.update(1, seen, est.strategic())
+    np.testing.assert_allclose(est.belief, [512 / 511 / 2, 0])  # alpha_hat_2 = X_1 I_1 / (2 rho_1)
+    est.update(2, seen, np.array([True, True]))
+    np.testing.assert_allclose(est.belief, [(512 / 511 + 524288 / 494763) / 3, 0])
+
+
+def test_bias_is_added_each_round_without_compounding_and_clipped():
+    lo, hi = np.array([-1.0, 0.2]), np.array([-0.9, 0.3])
+    est = ConsistentEstimator(P0, runs=2, bias=(lo, hi))
+    est.update(1, np.array([True, True]), est.strategic(), np.array([0.5, 0.5]))
+    unbiased = 512 / 511 / 2
+    np.testing.assert_allclose(est.belief, [0.0, unbiased + 0.25])
+    np.testing.assert_allclose(est.total, [512 / 511, 512 / 511])
+
+
+def test_blind_seller_gives_a_zero_belief():
+    run = simulate(P0, Exp3(), 300, 3, seed=1)
+    assert np.all(run.alpha_hat == 0) and np.all(run.final_belief == 0)  # C-EST-4
+
+
+def test_regime_a_strategic_rounds_are_not_identifiable():
+    run = simulate(P2, AlphaPD(1.0), 400, 2, seed=2)  # C-EST-5: no division, flagged
+    assert run.strategic.any()
+    assert not run.identifiable().any()
+    assert np.all(run.rho[run.strategic] == 0)
+    truthful = simulate(P0, AlphaPD(1.0), 400, 2, seed=2)
+    assert truthful.identifiable().all()

@@ -1,0 +1,80 @@
+"""Seller algorithms: Exp3-IX presets and updates, reward normalisation, committed sellers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from games.price_discrimination.game import PARAMETER_SETS
+from games.price_discrimination.sellers import (
+    SELLERS,
+    AlphaPD,
+    BeliefTracking,
+    ContextualExp3,
+    Exp3,
+    Exp3Bank,
+    FixedProduct,
+    _loss,
+    exp3_parameters,
+)
+
+P0, P2 = PARAMETER_SETS["P0"], PARAMETER_SETS["P2"]
+
+
+def test_exp3_ix_update_by_hand():
+    # C-BAN-1: k = 2, eta = 0.1, gamma = 0.05, P = (1/2, 1/2), arm 1 played, loss 0.4
+    bank = Exp3Bank((1,), eta=0.1, gamma=0.05)
+    p = bank.prob_high()
+    assert p[0] == 0.5
+    bank.update(np.array([True]), p, np.array([0.4]), np.array([True]))
+    assert bank.diff[0] == pytest.approx(0.4 / 0.55)
+    assert bank.prob_high()[0] == pytest.approx(1 / (1 + math.exp(0.1 * 0.4 / 0.55)), abs=1e-12)
+    assert bank.prob_high()[0] == pytest.approx(0.481826, abs=1e-6)
+
+
+def test_reward_normalisation_p0():
+    # C-BAN-2: r = -5 -> loss 1, r = 15 -> loss 0, r = 7.5 -> reward 0.625
+    np.testing.assert_allclose(1 - _loss(P0, np.array([-5.0, 15.0, 7.5])), [0, 1, 0.625])
+
+
+def test_presets():
+    # C-BAN-3
+    assert exp3_parameters("paper_code", 20_000) == (pytest.approx(0.0041628, abs=1e-7), 0.0)
+    eta, gamma = exp3_parameters("book_ix", 20_000)
+    assert (eta, gamma) == (pytest.approx(0.0074115, abs=1e-7), pytest.approx(0.0037058, abs=1e-7))
+    eta, gamma = exp3_parameters("neu_ix", 20_000)
+    assert (eta, gamma) == (pytest.approx(0.0058871, abs=1e-7), pytest.approx(0.0029435, abs=1e-7))
+    with pytest.raises(ValueError, match="preset"):
+        exp3_parameters("nope", 10)
+
+
+def test_alpha_pd_marginals_in_both_regimes():
+    u = np.random.default_rng(0).random((50_000, 2))
+    for game, (a, b) in ((P0, (1.0, 0.7)), (P2, (0.3, 0.0))):
+        policy = AlphaPD(0.3).start(game, u.shape[0], 1)
+        pricing = policy.act(np.zeros(u.shape[0]), u)
+        assert pricing.a[0] == pytest.approx(a) and pricing.b[0] == pytest.approx(b)
+        assert pricing.alpha[0] == pytest.approx(0.3)
+        differs = (pricing.low_high != pricing.high_high).mean()
+        assert differs == pytest.approx(0.3, abs=0.01)
+    assert AlphaPD().commitment(P0) == pytest.approx(0.49)
+
+
+def test_fixed_product_and_belief_tracking():
+    u = np.random.default_rng(1).random((40_000, 2))
+    pricing = FixedProduct(0.8, 0.3).start(P0, u.shape[0], 1).act(np.zeros(u.shape[0]), u)
+    assert pricing.high_high.mean() == pytest.approx(0.8, abs=0.01)
+    assert pricing.low_high.mean() == pytest.approx(0.3, abs=0.01)
+    assert pricing.alpha[0] == pytest.approx(0.8 * 0.7 + 0.2 * 0.3)
+    tracking = BeliefTracking(0.01).start(P0, 2, 1).act(np.array([0.2, 0.495]), u[:2])
+    assert tracking.alpha.tolist() == [1.0, 0.0]
+    assert tracking.low_high.tolist() == [False, True] and tracking.high_high.all()
+
+
+def test_registry_and_overrides():
+    assert set(SELLERS) == {"exp3", "exp3-ix", "cexp3", "alpha-pd", "always-pd", "never-pd"}
+    assert isinstance(SELLERS["cexp3"](), ContextualExp3)
+    policy = Exp3(eta=0.5, gamma=0.1).start(P0, 3, 100)
+    assert (policy.bank.eta, policy.bank.gamma) == (0.5, 0.1)
+    with pytest.raises(ValueError, match="eta"):
+        Exp3(eta=-1.0).start(P0, 3, 100)
