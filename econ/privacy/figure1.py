@@ -99,6 +99,8 @@ def _panel(
         ]
         per_m.append({k: np.array([d[k] for d in draws]) / scale for k in draws[0]})
         progress()
+    if not per_m:  # an empty grid gives an empty panel
+        return Panel(model.name, np.asarray(grid, dtype=np.float64), {})
     columns = {
         k: (
             np.array([c[k].mean() for c in per_m]),

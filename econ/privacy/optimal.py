@@ -28,6 +28,7 @@ How each is solved (the ``method`` field of the result says which):
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -256,12 +257,23 @@ _CLARABEL = {"solver": cp.CLARABEL, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, 
 DPP_MAX_CLIENTS = 1000
 
 
-def _solve(program: _Program) -> bool:
-    try:
-        program.problem.solve(**_CLARABEL, ignore_dpp=program.variable.size > DPP_MAX_CLIENTS)
-    except cp.SolverError:
-        return False
-    return program.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+def _solve(program: _Program) -> str | None:
+    """Solve; the method note ("" or a reduced-accuracy remark), or ``None`` when no solution."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # cvxpy's "may be inaccurate": reported below
+        try:
+            program.problem.solve(**_CLARABEL, ignore_dpp=program.variable.size > DPP_MAX_CLIENTS)
+        except cp.SolverError:
+            return None
+    status = program.problem.status
+    if status == cp.OPTIMAL:
+        return ""
+    return " (Clarabel: optimal_inaccurate)" if status == cp.OPTIMAL_INACCURATE else None
+
+
+def _cvxpy_method(objective: str, n_clients: int) -> str:
+    mode = "DPP re-solve" if n_clients <= DPP_MAX_CLIENTS else "parameters as constants"
+    return f"cvxpy {objective} program (Clarabel, {mode})"
 
 
 def _dp_mean_cvxpy(
@@ -279,8 +291,9 @@ def _dp_mean_cvxpy(
         w = nu * scale_i
         scale = float(w.max()) if w.max() > 0 else 1.0
         prog.params["w"].value, prog.params["wa"].value = w / scale, w / scale * a
-    method = f"cvxpy {objective} program (Clarabel, DPP)"
-    if not _solve(prog):
+    note = _solve(prog)
+    method = _cvxpy_method(objective, lam.size) + (note or "")
+    if note is None:
         return None, method, None
     v = np.asarray(prog.variable.value)
     if v.sum() <= 1e-7 * lam.size:  # the trivial protocol, up to solver tolerance (spec P2)
@@ -292,7 +305,7 @@ def _dp_mean_cvxpy(
 def _sgd_cvxpy(
     model: DPSGD, lam: Array, nu: Array, objective: str
 ) -> tuple[Array | None, str, Array | None]:
-    method = f"cvxpy {objective} program (Clarabel, DPP)"
+    method = _cvxpy_method(objective, lam.size)
     if sgd_f_max(model, lam)[0] < 0:
         return None, method, None
     rho, kappa = model.rho(lam.size), model.kappa(lam.size)
@@ -309,10 +322,11 @@ def _sgd_cvxpy(
         scale = float(w.max()) if w.max() > 0 else 1.0
         prog.params["w"].value = w / scale
         prog.params["c"].value = float(np.sum(w / scale * psi * r))
-    if not _solve(prog):
+    note = _solve(prog)
+    if note is None:
         return None, method, None
     multipliers = scale * np.asarray(prog.participation.dual_value) / scale_i
-    return np.asarray(prog.variable.value) * rho, method, multipliers
+    return np.asarray(prog.variable.value) * rho, method + note, multipliers
 
 
 # --------------------------------------------------------------------------------------------
