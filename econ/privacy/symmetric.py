@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import symbolic as S
 from econ.privacy.models import DPSGD, DPMean
@@ -95,6 +96,22 @@ _h1 = sp.lambdify(_BARGS, _H1)
 _h2 = sp.lambdify(_BARGS, _H2)
 _QUARTIC = sp.Poly(sp.numer(sp.together(_H1)), S.beta)
 _quartic = sp.lambdify(_BARGS[1:], _QUARTIC.all_coeffs())
+
+
+def bayes_symmetric_gain(
+    beta: ArrayLike, rho: float, tau: float, lam: float, n_clients: int
+) -> NDArray[np.float64]:
+    r"""The symmetric Bayesian gain :math:`h_\lambda(\beta)` of Theorem 5.3 (Appendix B.12), vectorised in β."""
+    b = non_negative("beta", beta)
+    return np.asarray(
+        _h(
+            b,
+            positive_int("n_clients", n_clients),
+            float(non_negative("lam", lam)),
+            float(positive("rho", rho)),
+            float(positive("tau", tau)),
+        )
+    )
 
 
 def bayes_symmetric_optimum(rho: float, tau: float, lam: float, n_clients: int) -> SymmetricOptimum:
