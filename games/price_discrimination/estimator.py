@@ -78,8 +78,9 @@ class ConsistentEstimator:
 
         ``noise`` holds uniforms on [0, 1) that become the bias :math:`\varepsilon_t`.
         """
-        self.total += observed_discrimination * self.inv_rho[strategic.view(np.int8)]
-        belief = self.total / (t + 1)
+        inv_truthful, inv_strategic = self.inv_rho
+        self.total += observed_discrimination * np.where(strategic, inv_strategic, inv_truthful)
+        belief = self.total * (1.0 / (t + 1))
         if self.bias is not None and noise is not None:
             lo, hi = self.bias
             belief = np.clip(belief + lo + (hi - lo) * noise, 0.0, 1.0)

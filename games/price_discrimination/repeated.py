@@ -22,9 +22,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from econ.validation import in_interval, positive_int
+from games.price_discrimination.buyers import (
+    draw_block,
+    realised_buyer_utility,
+    realised_seller_utility,
+)
 from games.price_discrimination.estimator import ConsistentEstimator
 from games.price_discrimination.game import PDGame, seller_utility
-from games.price_discrimination.sellers import FixedProduct, Rewards, Seller
+from games.price_discrimination.sellers import FixedProduct, Seller
 
 Floats = NDArray[np.float64]
 ACTIONS: tuple[str, ...] = ("high", "low", "PD", "reversePD")
@@ -88,19 +93,15 @@ class RepeatedRun:
 
     def seller_utility(self) -> Floats:
         """Realised seller utility per buyer in each round, eq. (4.2) divided by ``n``."""
-        return _realised_seller(
+        return realised_seller_utility(
             self.game, self.high_types, self.evaders, self.low_price_high, self.high_price_high
         )
 
     def buyer_utility(self) -> Floats:
         """Realised buyer utility averaged over all ``n`` buyers (Figure 4.2's "Buyer")."""
-        g = self.game
-        th, tl, cb = float(g.theta_high), float(g.theta_low), float(g.c_b)
-        p_low = np.where(self.low_price_high, th, tl)
-        p_high = np.where(self.high_price_high, th, tl)
-        truthful_high = self.high_types - self.evaders
-        total = truthful_high * (th - p_high) + self.evaders * (th - p_low - cb)
-        return np.asarray(total / g.n, dtype=np.float64)
+        return realised_buyer_utility(
+            self.game, self.high_types, self.evaders, self.low_price_high, self.high_price_high
+        )
 
     def expected_seller_utility(self) -> Floats:
         """:math:`U_S(q_t; a_t, b_t)`, the expected per-buyer utility of each round (spec 1.4)."""
@@ -156,7 +157,7 @@ class RepeatedRun:
         n_rounds = self.rounds
         best = np.max(
             [
-                _realised_seller(
+                realised_seller_utility(
                     self.game, self.high_types, self.evaders, np.bool_(b), np.bool_(a)
                 ).sum(axis=1)
                 for a, b in VERTICES.values()
@@ -196,27 +197,6 @@ def _se(x: Floats) -> float:
     return float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
 
 
-def _realised_seller(
-    game: PDGame,
-    high_types: NDArray[np.int32],
-    evaders: NDArray[np.int32],
-    low_price_high: NDArray[np.bool_] | np.bool_,
-    high_price_high: NDArray[np.bool_] | np.bool_,
-) -> Floats:
-    r"""Seller utility per buyer from the round's counts and prices, eq. (4.2) / ``n``.
-
-    High types who signal high buy at either price; low types buy only at
-    :math:`\underline\theta`; evaders pay the low-signal price and cost the seller :math:`c_S`.
-    """
-    th, tl, cs = float(game.theta_high), float(game.theta_low), float(game.c_s)
-    p_low = np.where(low_price_high, th, tl)
-    p_high = np.where(high_price_high, th, tl)
-    truthful_high = high_types - evaders
-    low_types = game.n - high_types
-    total = truthful_high * p_high + low_types * tl * ~low_price_high + evaders * (p_low - cs)
-    return total / game.n
-
-
 def simulate(
     game: PDGame,
     seller: Seller,
@@ -227,7 +207,6 @@ def simulate(
     bias: tuple[Any, Any] | None = None,
     alpha_hat_init: float = 0.0,
     progress: Callable[[int], None] | None = None,
-    chunk: int = 1024,
 ) -> RepeatedRun:
     r"""Play the repeated PD game of Algorithm 6 between ``seller`` and CBER buyers.
 
@@ -248,17 +227,14 @@ def simulate(
     alpha_hat_init
         The belief of round 1 (0 by eq. (4.7); the reference code starts at 0.5).
     progress
-        Called with the number of rounds completed after each chunk (e.g. a tqdm ``update``).
-    chunk
-        Rounds whose randomness is drawn in one block.
+        Called with the number of rounds completed after each block of rounds (e.g. a tqdm
+        ``update``).
     """
     rounds = positive_int("rounds", rounds)
     runs = positive_int("runs", runs)
-    chunk = positive_int("chunk", chunk)
     in_interval("alpha_hat_init", alpha_hat_init, 0.0, 1.0)
     rng = np.random.default_rng(seed)
     game = game.numeric()
-    n = game.n
     spread = None
     if bias is not None:
         lo = np.broadcast_to(in_interval("bias low", bias[0], -1.0, 1.0), (runs,))
@@ -269,65 +245,53 @@ def simulate(
 
     policy = seller.start(game, runs, rounds)
     estimator = ConsistentEstimator(game, runs, alpha_hat_init, spread)
-    mu, q_star = float(game.mu), float(game.q_star)
-    th, tl, cs = float(game.theta_high), float(game.theta_low), float(game.c_s)
-
-    log_int = {k: np.empty((rounds, runs), np.int32) for k in ("high_types", "evaders")}
-    log_bool = {
+    alpha_star = estimator.alpha_star
+    high_types = np.empty((rounds, runs), np.int32)
+    would_evade = np.empty((rounds, runs), np.int32)
+    logs = {
         k: np.empty((rounds, runs), bool)
         for k in ("low_price_high", "high_price_high", "strategic")
     }
-    log_float = {k: np.empty((rounds, runs)) for k in ("a", "b", "alpha", "alpha_hat")}
-
-    for start in range(0, rounds, chunk):
-        stop = min(rounds, start + chunk)
-        draws = rng.random((stop - start, runs, 2 * n + 3))
-        high = draws[..., :n] < mu
-        high_types = high.sum(axis=2, dtype=np.int32)
-        would_evade = (high & (draws[..., n : 2 * n] < q_star)).sum(axis=2, dtype=np.int32)
-        seller_uniforms = draws[..., 2 * n : 2 * n + 2]
-        noise = draws[..., 2 * n + 2]
+    low_log, high_log, mode_log = logs["low_price_high"], logs["high_price_high"], logs["strategic"]
+    belief_log = np.empty((rounds, runs))
+    block_size = max(16, min(1024, 2**19 // runs))
+    for start in range(0, rounds, block_size):
+        stop = min(rounds, start + block_size)
+        block = draw_block(game, rng, stop - start, runs)
+        high_types[start:stop] = block.high_types
+        would_evade[start:stop] = block.would_evade
+        policy.begin(block)
+        informative, noise = block.informative, block.noise
         for j, t in enumerate(range(start, stop)):
-            strategic = estimator.strategic()
-            evaders = would_evade[j] * strategic
-            high_count = high_types[j]
-            senders_high = high_count - evaders
-            has_high = senders_high > 0
-            has_low = senders_high < n
             belief = estimator.belief
-            pricing = policy.act(belief, seller_uniforms[j])
-            if policy.learns:
-                p_low = np.where(pricing.low_high, th, tl)
-                p_high = np.where(pricing.high_high, th, tl)
-                low_revenue = (n - high_count) * tl * ~pricing.low_high + evaders * (p_low - cs)
-                policy.learn(
-                    pricing,
-                    Rewards(
-                        low=low_revenue / np.maximum(n - senders_high, 1),
-                        high=p_high,
-                        everyone=(senders_high * p_high + low_revenue) / n,
-                        has_low=has_low,
-                        has_high=has_high,
-                    ),
-                )
-            observed = has_high & has_low & (pricing.low_high != pricing.high_high)
+            strategic = belief > alpha_star
+            low_high, high_high = policy.step(j, t, strategic, belief)
+            observed = np.where(strategic, informative[j, 1], informative[j, 0])
+            observed &= low_high != high_high
             estimator.update(t + 1, observed, strategic, noise[j])
-            log_int["high_types"][t] = high_count
-            log_int["evaders"][t] = evaders
-            log_bool["low_price_high"][t] = pricing.low_high
-            log_bool["high_price_high"][t] = pricing.high_high
-            log_bool["strategic"][t] = strategic
-            log_float["a"][t] = pricing.a
-            log_float["b"][t] = pricing.b
-            log_float["alpha"][t] = pricing.alpha
-            log_float["alpha_hat"][t] = belief
+            low_log[t] = low_high
+            high_log[t] = high_high
+            mode_log[t] = strategic
+            belief_log[t] = belief
         if progress is not None:
             progress(stop - start)
 
-    logs: dict[str, Any] = {k: v.T for k, v in {**log_int, **log_bool, **log_float}.items()}
-    rho = estimator.rho[logs["strategic"].view(np.int8)]
+    a, b, alpha = policy.marginals()
+    strategic_runs = mode_log.T
     return RepeatedRun(
-        game=game, seller=seller.name, rho=rho, final_belief=estimator.belief.copy(), **logs
+        game=game,
+        seller=seller.name,
+        high_types=high_types.T,
+        evaders=(would_evade * mode_log).T,
+        low_price_high=low_log.T,
+        high_price_high=high_log.T,
+        strategic=strategic_runs,
+        a=a.T,
+        b=b.T,
+        alpha=alpha.T,
+        alpha_hat=belief_log.T,
+        rho=estimator.rho[strategic_runs.view(np.int8)],
+        final_belief=estimator.belief.copy(),
     )
 
 

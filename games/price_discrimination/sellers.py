@@ -1,11 +1,13 @@
 """Seller algorithms of the repeated PD game, vectorised over independent runs.
 
-A seller is a frozen configuration with ``start(game, runs, rounds)``, which returns a policy
-holding the state of every run. Each round the policy gets the buyers' public belief and two
-uniforms per run and returns its prices as ``Pricing``: whether the low-signal and the
-high-signal price is :math:`\\bar\\theta`, the marginals ``a`` = P(:math:`\\bar\\theta` | high
-signal) and ``b`` = P(:math:`\\bar\\theta` | low signal), and :math:`\\alpha_t` = P(the two prices
-differ) under the seller's joint distribution. Learning policies then get the rewards.
+A seller is a frozen configuration; ``start(game, runs, rounds)`` returns a policy that holds
+the state of every run. The simulator hands the policy each block of buyer draws
+(:class:`~games.price_discrimination.buyers.Block`) and then, round by round, the buyers' mode
+(strategic or not) and belief; the policy answers whether the low-signal and the high-signal
+class pay the high price :math:`\\bar\\theta`, and learns from the block's precomputed rewards.
+At the end ``marginals()`` gives, per round, ``a`` = P(:math:`\\bar\\theta` | high signal),
+``b`` = P(:math:`\\bar\\theta` | low signal) and :math:`\\alpha_t` = P(the two prices differ)
+under the seller's joint distribution.
 
 Werner (2024), section 4.4 (Exp3, contextual Exp3, the Stackelberg seller) and spec ch4
 section 3 (the reference code's settings).
@@ -16,46 +18,26 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from econ.validation import choice, in_interval, non_negative, positive, unit_interval
+from games.price_discrimination.buyers import Block
 from games.price_discrimination.game import PDGame, alpha_of
 
 Bools = NDArray[np.bool_]
 Floats = NDArray[np.float64]
 
 
-class Pricing(NamedTuple):
-    """One round of a seller's prices in every run."""
-
-    low_high: Bools
-    high_high: Bools
-    a: Floats
-    b: Floats
-    alpha: Floats
-
-
-class Rewards(NamedTuple):
-    """Average per-buyer seller utility over the low-signal group, the high-signal group and all
-    buyers, and which groups were non-empty."""
-
-    low: Floats
-    high: Floats
-    everyone: Floats
-    has_low: Bools
-    has_high: Bools
-
-
 class Policy(Protocol):
-    learns: bool
+    def begin(self, block: Block) -> None: ...
 
-    def act(self, belief: Floats, uniforms: Floats) -> Pricing: ...
+    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]: ...
 
-    def learn(self, pricing: Pricing, rewards: Rewards) -> None: ...
+    def marginals(self) -> tuple[Floats, Floats, Floats]: ...
 
 
 class Seller(Protocol):
@@ -87,27 +69,32 @@ def exp3_parameters(preset: str, horizon: int, k: int = 2) -> tuple[float, float
 
 class Exp3Bank:
     r"""Independent two-armed Exp3-IX learners (arm 0 = price :math:`\underline\theta`, arm 1 =
-    :math:`\bar\theta`), in loss form (Lattimore & Szepesvári, ch. 12).
+    :math:`\bar\theta`), in loss form (Lattimore & Szepesvári, *Bandit Algorithms*, ch. 12).
 
-    With two arms only the difference :math:`D = \hat L_1 - \hat L_0` of the loss estimates
-    matters: :math:`P_1 = 1/(1 + e^{\eta D})`. After playing arm :math:`A` with loss
-    :math:`Y \in [0, 1]`, :math:`\hat L_A \mathrel{+}= Y/(P_A + \gamma)`.
+    With two arms only the difference of the loss estimates matters; the bank keeps the logit
+    :math:`G = -\eta(\hat L_1 - \hat L_0)`, so :math:`P_1 = 1/(1 + e^{-G})`. After playing arm
+    :math:`A` with loss :math:`Y \in [0, 1]`, :math:`\hat L_A \mathrel{+}= Y/(P_A + \gamma)`.
     """
 
     def __init__(self, shape: tuple[int, ...], eta: float, gamma: float) -> None:
-        self.diff = np.zeros(shape)
+        self.logit = np.zeros(shape)
         self.eta = eta
         self.gamma = gamma
 
     def prob_high(self) -> Floats:
         """P(arm 1 = the high price) of every learner."""
-        return expit(-self.eta * self.diff)
+        return expit(self.logit)
 
-    def update(self, played_high: Bools, p_high: Floats, loss: Floats, mask: Bools) -> None:
-        """Charge ``loss`` to the played arm of the learners selected by ``mask``."""
-        p_played = np.where(played_high, p_high, 1.0 - p_high)
-        sign = np.where(mask, np.where(played_high, 1.0, -1.0), 0.0)
-        self.diff += sign * loss / (p_played + self.gamma)
+    def update(
+        self, p_high: Floats, played_high: Bools, loss_high: Floats, loss_low: Floats
+    ) -> None:
+        """Charge the played arm its loss (``loss_high`` if arm 1 was played, else ``loss_low``).
+
+        A learner whose loss is 0 does not move, which is how an empty signal class is skipped.
+        """
+        g = self.gamma
+        step = np.where(played_high, loss_high * -self.eta, loss_low * self.eta)
+        self.logit += step / np.where(played_high, p_high + g, (1.0 + g) - p_high)
 
 
 def _loss(game: PDGame, reward: Floats) -> Floats:
@@ -137,24 +124,37 @@ class Exp3:
         return Exp3Bank(shape, eta, gamma)
 
     def start(self, game: PDGame, runs: int, rounds: int) -> Policy:
-        return _BlindExp3Policy(game, self._bank((runs,), rounds))
+        return _BlindExp3Policy(game, self._bank((runs,), rounds), rounds)
 
 
 class _BlindExp3Policy:
-    learns = True
-
-    def __init__(self, game: PDGame, bank: Exp3Bank) -> None:
+    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
         self.game, self.bank = game, bank
-        self.zero = np.zeros(bank.diff.shape)
+        self.p_log = np.empty((rounds, *bank.logit.shape))
 
-    def act(self, belief: Floats, uniforms: Floats) -> Pricing:
+    def begin(self, block: Block) -> None:
+        # losses by buyer mode when everyone pays the low (arm 0) or the high (arm 1) price
+        loss = _loss(
+            self.game, block.everyone_reward[:, :, [0, 1], [0, 1]]
+        )  # (rounds, mode, arm, runs)
+        self.loss_low = [loss[:, m, 0] for m in (0, 1)]
+        self.loss_high = [loss[:, m, 1] for m in (0, 1)]
+        self.u = block.uniforms[:, 0]
+
+    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
         p = self.bank.prob_high()
-        high = uniforms[:, 0] < p
-        return Pricing(high, high, p, p, self.zero)
+        high = self.u[j] < p
+        self.bank.update(
+            p,
+            high,
+            np.where(strategic, self.loss_high[1][j], self.loss_high[0][j]),
+            np.where(strategic, self.loss_low[1][j], self.loss_low[0][j]),
+        )
+        self.p_log[t] = p
+        return high, high
 
-    def learn(self, pricing: Pricing, rewards: Rewards) -> None:
-        loss = _loss(self.game, rewards.everyone)
-        self.bank.update(pricing.high_high, pricing.a, loss, np.ones_like(pricing.high_high))
+    def marginals(self) -> tuple[Floats, Floats, Floats]:
+        return self.p_log, self.p_log, np.zeros_like(self.p_log)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,58 +162,80 @@ class ContextualExp3(Exp3):
     r"""Contextual Exp3 ("CExp3"): one Exp3-IX learner per signal.
 
     Werner (2024), section 4.4, seller 2. Each learner prices its signal class and learns from
-    the average seller utility over that class only; an empty class is neither priced nor
-    updated. :math:`\alpha_t = a_t(1-b_t) + (1-a_t)b_t` from the round's distributions.
+    the average seller utility over that class only; a learner whose class is empty does not
+    learn. :math:`\alpha_t = a_t(1-b_t) + (1-a_t)b_t` from the round's distributions.
     """
 
     name: str = "cexp3"
 
     def start(self, game: PDGame, runs: int, rounds: int) -> Policy:
-        return _ContextualExp3Policy(game, self._bank((2, runs), rounds))
+        return _ContextualExp3Policy(game, self._bank((2, runs), rounds), rounds)
 
 
 class _ContextualExp3Policy:
-    learns = True
+    """Row 0 of the bank prices the high-signal class, row 1 the low-signal class."""
 
-    def __init__(self, game: PDGame, bank: Exp3Bank) -> None:
+    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
         self.game, self.bank = game, bank
+        self.p_log = np.empty((rounds, *bank.logit.shape))
 
-    def act(self, belief: Floats, uniforms: Floats) -> Pricing:
-        b, a = self.bank.prob_high()  # row 0: low-signal learner, row 1: high-signal learner
-        return Pricing(uniforms[:, 1] < b, uniforms[:, 0] < a, a, b, alpha_of(a, b))
+    def begin(self, block: Block) -> None:
+        th, tl = float(self.game.theta_high), float(self.game.theta_low)
+        # high-signal learner: reward = the price (truthful high types always buy); low-signal
+        # learner: the block's low-class reward; zero loss where the class is empty
+        high_class = [_loss(self.game, np.array([tl, th]))[arm] * block.has_high for arm in (0, 1)]
+        low_class = _loss(self.game, block.low_reward) * block.has_low[:, :, None, :]
+        # per arm and buyer mode: (rounds, 2 learners, runs)
+        self.loss = {
+            (arm, m): np.stack([high_class[arm][:, m], low_class[:, m, arm]], axis=1)
+            for arm in (0, 1)
+            for m in (0, 1)
+        }
+        self.u = block.uniforms
 
-    def learn(self, pricing: Pricing, rewards: Rewards) -> None:
+    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
+        p = self.bank.prob_high()
+        high = self.u[j] < p
+        loss = self.loss
         self.bank.update(
-            np.stack([pricing.low_high, pricing.high_high]),
-            np.stack([pricing.b, pricing.a]),
-            _loss(self.game, np.stack([rewards.low, rewards.high])),
-            np.stack([rewards.has_low, rewards.has_high]),
+            p,
+            high,
+            np.where(strategic, loss[1, 1][j], loss[1, 0][j]),
+            np.where(strategic, loss[0, 1][j], loss[0, 0][j]),
         )
+        self.p_log[t] = p
+        return high[1], high[0]
+
+    def marginals(self) -> tuple[Floats, Floats, Floats]:
+        a, b = self.p_log[:, 0], self.p_log[:, 1]
+        return a, b, alpha_of(a, b)
 
 
 # ----------------------------------------------------------------------- committed sellers
 
 
 class _FixedPolicy:
-    """Prices from fixed per-run probabilities; nothing to learn."""
-
-    learns = False
+    """Prices drawn from fixed per-run probabilities; nothing to learn."""
 
     def __init__(
         self,
-        draw: Callable[[Floats, Floats], tuple[Bools, Bools]],
-        a: Floats,
-        b: Floats,
-        alpha: Floats,
+        draw: Callable[[Floats], tuple[Bools, Bools]],
+        marginals: tuple[Floats, Floats, Floats],
+        rounds: int,
     ) -> None:
-        self.draw, self.a, self.b, self.alpha = draw, a, b, alpha
+        self.draw = draw
+        self.rounds = rounds
+        self._marginals = marginals
 
-    def act(self, belief: Floats, uniforms: Floats) -> Pricing:
-        low_high, high_high = self.draw(belief, uniforms)
-        return Pricing(low_high, high_high, self.a, self.b, self.alpha)
+    def begin(self, block: Block) -> None:
+        self.low_high, self.high_high = self.draw(block.uniforms)
 
-    def learn(self, pricing: Pricing, rewards: Rewards) -> None:
-        return None
+    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
+        return self.low_high[j], self.high_high[j]
+
+    def marginals(self) -> tuple[Floats, Floats, Floats]:
+        runs = self._marginals[0].shape[0]
+        return tuple(np.broadcast_to(x, (self.rounds, runs)) for x in self._marginals)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,17 +262,17 @@ class AlphaPD:
         alpha = self.commitment(game)
         blind = game.blind_price_high
 
-        def draw(belief: Floats, uniforms: Floats) -> tuple[Bools, Bools]:
+        def draw(uniforms: Floats) -> tuple[Bools, Bools]:
             pd = uniforms[:, 0] < alpha
-            return (~pd & blind, pd | blind)
+            return ~pd & blind, pd | blind
 
         full = np.full(runs, 1.0)
-        return _FixedPolicy(
-            draw,
+        marginals = (
             full * (alpha + (1 - alpha) * blind),
             full * ((1 - alpha) * blind),
             full * alpha,
         )
+        return _FixedPolicy(draw, marginals, rounds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,10 +289,10 @@ class FixedProduct:
         a = np.broadcast_to(unit_interval("a", self.a), (runs,)).astype(float)
         b = np.broadcast_to(unit_interval("b", self.b), (runs,)).astype(float)
 
-        def draw(belief: Floats, uniforms: Floats) -> tuple[Bools, Bools]:
+        def draw(uniforms: Floats) -> tuple[Bools, Bools]:
             return uniforms[:, 1] < b, uniforms[:, 0] < a
 
-        return _FixedPolicy(draw, a, b, alpha_of(a, b))
+        return _FixedPolicy(draw, (a, b, alpha_of(a, b)), rounds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,25 +305,26 @@ class BeliefTracking:
 
     def start(self, game: PDGame, runs: int, rounds: int) -> Policy:
         threshold = float(game.alpha_star) - float(in_interval("margin", self.margin, -1, 1))
-        return _BeliefTrackingPolicy(game.blind_price_high, threshold)
+        return _BeliefTrackingPolicy(game.blind_price_high, threshold, runs, rounds)
 
 
 class _BeliefTrackingPolicy:
-    learns = False
-
-    def __init__(self, blind: bool, threshold: float) -> None:
+    def __init__(self, blind: bool, threshold: float, runs: int, rounds: int) -> None:
         self.blind, self.threshold = blind, threshold
+        self.pd_log = np.empty((rounds, runs), dtype=bool)
 
-    def act(self, belief: Floats, uniforms: Floats) -> Pricing:
-        pd = belief < self.threshold
-        alpha = pd.astype(float)
-        a = np.where(pd, 1.0, float(self.blind))
-        return Pricing(
-            ~pd & self.blind, pd | self.blind, a, np.where(pd, 0.0, float(self.blind)), alpha
-        )
-
-    def learn(self, pricing: Pricing, rewards: Rewards) -> None:
+    def begin(self, block: Block) -> None:
         return None
+
+    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
+        pd = belief < self.threshold
+        self.pd_log[t] = pd
+        return ~pd & self.blind, pd | self.blind
+
+    def marginals(self) -> tuple[Floats, Floats, Floats]:
+        pd = self.pd_log
+        blind = float(self.blind)
+        return np.where(pd, 1.0, blind), np.where(pd, 0.0, blind), pd.astype(float)
 
 
 #: The sellers of the command line, by name.

@@ -156,3 +156,19 @@ def test_regime_a_always_pd_is_the_documented_failure():
     assert np.all(np.abs(run.final_belief - 0.4) < 0.01)
     assert abs(run.seller_utility().mean() - 5.32) < 0.1
     assert abs(run.strategic.mean() - 0.6) < 0.05
+
+
+@pytest.mark.slow
+def test_figure_4_5_bias_sweep():
+    from games.price_discrimination.figures import fig4_5_data
+
+    sweep = fig4_5_data(P0, T, seeds=3, seed=41)  # C-SIM-8, tolerance 0.25 on 3-seed means
+    b = sweep["bias"]
+    exp3, cexp3, stackelberg = (sweep[f"seller_{k}"] for k in ("exp3", "cexp3", "alpha-pd"))
+    assert np.all(np.abs(exp3[b <= 0.4] - 7.34) < 0.25)
+    assert np.all(np.abs(exp3[b >= 0.5] - 6.08) < 0.25)
+    assert np.all(np.abs(stackelberg[b <= -0.1] - 8.73) < 0.25)
+    assert np.all(np.abs(stackelberg[b >= 0.1] - 6.26) < 0.25)
+    assert np.all(np.abs(cexp3[b <= -0.6] - 9.8) < 0.25)
+    assert np.all(np.diff(cexp3[b >= -0.6]) < 0.05)  # decreasing (up to noise) ...
+    assert abs(cexp3[-1] - 6.21) < 0.25  # ... to about u_S(1)

@@ -23,13 +23,15 @@ P0, P2 = PARAMETER_SETS["P0"], PARAMETER_SETS["P2"]
 
 def test_exp3_ix_update_by_hand():
     # C-BAN-1: k = 2, eta = 0.1, gamma = 0.05, P = (1/2, 1/2), arm 1 played, loss 0.4
-    bank = Exp3Bank((1,), eta=0.1, gamma=0.05)
+    bank = Exp3Bank((2,), eta=0.1, gamma=0.05)
     p = bank.prob_high()
-    assert p[0] == 0.5
-    bank.update(np.array([True]), p, np.array([0.4]), np.array([True]))
-    assert bank.diff[0] == pytest.approx(0.4 / 0.55)
+    assert p.tolist() == [0.5, 0.5]
+    # learner 0 plays arm 1 (loss 0.4); learner 1 plays arm 0 with loss 0 (an empty class)
+    bank.update(p, np.array([True, False]), np.array([0.4, 0.9]), np.array([0.3, 0.0]))
+    assert bank.logit[0] == pytest.approx(-0.1 * 0.4 / 0.55)  # L_1 = 0.4 / 0.55
     assert bank.prob_high()[0] == pytest.approx(1 / (1 + math.exp(0.1 * 0.4 / 0.55)), abs=1e-12)
     assert bank.prob_high()[0] == pytest.approx(0.481826, abs=1e-6)
+    assert bank.prob_high()[1] == 0.5
 
 
 def test_reward_normalisation_p0():
@@ -48,27 +50,37 @@ def test_presets():
         exp3_parameters("nope", 10)
 
 
+def _first_round(seller, game, runs, belief=None):
+    from games.price_discrimination.buyers import draw_block
+
+    policy = seller.start(game, runs, 1)
+    policy.begin(draw_block(game, np.random.default_rng(0), 1, runs))
+    belief = np.zeros(runs) if belief is None else belief
+    low_high, high_high = policy.step(0, 0, np.zeros(runs, bool), belief)
+    return low_high, high_high, policy.marginals()
+
+
 def test_alpha_pd_marginals_in_both_regimes():
-    u = np.random.default_rng(0).random((50_000, 2))
     for game, (a, b) in ((P0, (1.0, 0.7)), (P2, (0.3, 0.0))):
-        policy = AlphaPD(0.3).start(game, u.shape[0], 1)
-        pricing = policy.act(np.zeros(u.shape[0]), u)
-        assert pricing.a[0] == pytest.approx(a) and pricing.b[0] == pytest.approx(b)
-        assert pricing.alpha[0] == pytest.approx(0.3)
-        differs = (pricing.low_high != pricing.high_high).mean()
-        assert differs == pytest.approx(0.3, abs=0.01)
+        low_high, high_high, (ma, mb, alpha) = _first_round(AlphaPD(0.3), game, 50_000)
+        assert ma[0, 0] == pytest.approx(a) and mb[0, 0] == pytest.approx(b)
+        assert alpha[0, 0] == pytest.approx(0.3)
+        assert (low_high != high_high).mean() == pytest.approx(0.3, abs=0.01)
+        assert high_high.mean() == pytest.approx(a, abs=0.01)
+        assert low_high.mean() == pytest.approx(b, abs=0.01)
     assert AlphaPD().commitment(P0) == pytest.approx(0.49)
 
 
 def test_fixed_product_and_belief_tracking():
-    u = np.random.default_rng(1).random((40_000, 2))
-    pricing = FixedProduct(0.8, 0.3).start(P0, u.shape[0], 1).act(np.zeros(u.shape[0]), u)
-    assert pricing.high_high.mean() == pytest.approx(0.8, abs=0.01)
-    assert pricing.low_high.mean() == pytest.approx(0.3, abs=0.01)
-    assert pricing.alpha[0] == pytest.approx(0.8 * 0.7 + 0.2 * 0.3)
-    tracking = BeliefTracking(0.01).start(P0, 2, 1).act(np.array([0.2, 0.495]), u[:2])
-    assert tracking.alpha.tolist() == [1.0, 0.0]
-    assert tracking.low_high.tolist() == [False, True] and tracking.high_high.all()
+    low_high, high_high, (_, _, alpha) = _first_round(FixedProduct(0.8, 0.3), P0, 40_000)
+    assert high_high.mean() == pytest.approx(0.8, abs=0.01)
+    assert low_high.mean() == pytest.approx(0.3, abs=0.01)
+    assert alpha[0, 0] == pytest.approx(0.8 * 0.7 + 0.2 * 0.3)
+    low_high, high_high, (_, _, alpha) = _first_round(
+        BeliefTracking(0.01), P0, 2, np.array([0.2, 0.495])
+    )
+    assert alpha[0].tolist() == [1.0, 0.0]
+    assert low_high.tolist() == [False, True] and high_high.all()
 
 
 def test_registry_and_overrides():
