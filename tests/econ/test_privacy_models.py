@@ -75,6 +75,26 @@ def test_heterogeneous_clients_reduce_to_the_paper():
     np.testing.assert_allclose(mixed.utility_alone(lam), -lam / mixed.rho(3))
 
 
+def test_heterogeneous_sgd_clients_reduce_to_the_paper():
+    lam = np.full(4, 2e5)
+    beta = np.full(4, 40.0)
+    same = DPSGD(n_clients=4, n=[1e4] * 4, sigma=[1.0] * 4)
+    np.testing.assert_allclose(same.utility(beta, lam), DPSGD(n_clients=4).utility(beta, lam))
+    mixed = DPSGD(n_clients=4, n=[5e3, 1e4, 1e4, 2e4], sigma=[1.0, 1.0, 2.0, 1.0])
+    assert mixed.y0 == pytest.approx(0.5 * (5e3 + 1e4 + 2.5e3 + 2e4))
+    from econ.privacy.optimal import optimal_protocol
+
+    proto = optimal_protocol(mixed, np.full(4, 5e6), "welfare")
+    assert proto.exists and proto.gain.min() >= -1e-6 * np.abs(proto.utility_alone).max()
+
+
+def test_algorithm1_simulation_is_seeded_and_below_the_bound():
+    kwargs = {"n": 2000, "rounds": 39, "sigma": 1.0, "diam": 2.0, "reps": 300}
+    first = sgd.simulate_algorithm1(np.linspace(1, 2, 5), [0.01, 0.05, 0.1, 0.2], seed=5, **kwargs)
+    second = sgd.simulate_algorithm1(np.linspace(1, 2, 5), [0.01, 0.05, 0.1, 0.2], seed=5, **kwargs)
+    assert first == second and first[0] <= first[1]
+
+
 @pytest.mark.parametrize(
     "build",
     [

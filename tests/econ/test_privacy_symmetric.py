@@ -41,11 +41,17 @@ def test_theorem_5_1_equals_cvxpy_and_scipy():
 
 
 def test_theorem_5_1_comparative_statics_signs():
+    import sympy as sp
+
+    from econ.privacy import symbolic as S
+
     def alpha2(n=100.0, n_clients=5, lam=1.0):
         return Y.dp_mean_symmetric_optimum(
             DPMean(n=n, sigma=10.0, bound=20.0), lam, n_clients
         ).alpha2
 
+    kappa = float(DPMean().kappa(1)[0])
+    continuous = sp.lambdify((S.n_clients, S.lam, S.rho, S.kappa), S.DP_MEAN_SYM_ALPHA2)
     h = 1e-4
     for lam, n_clients, d_n, d_big_n in (
         (1.0, 5, -3.12e-2, -8.06e-2),
@@ -53,12 +59,12 @@ def test_theorem_5_1_comparative_statics_signs():
     ):
         fd_n = (alpha2(100 + h, n_clients, lam) - alpha2(100 - h, n_clients, lam)) / (2 * h)
         assert fd_n == pytest.approx(d_n, rel=1e-2)
-        # the continuous-N derivative from the closed form, against the spec's finite difference
-        opt_lo = alpha2(100.0, n_clients, lam)
-        rho, kappa = 1.0, DPMean().kappa(1)[0]
-        sign = (n_clients - 2) * np.sqrt(lam) - 2 * np.sqrt(n_clients - 1) * kappa * rho
-        assert np.sign(sign) == np.sign(d_big_n)
-        assert opt_lo > 0
+        fd_big_n = (
+            continuous(n_clients + h, lam, 1.0, kappa) - continuous(n_clients - h, lam, 1.0, kappa)
+        ) / (2 * h)
+        assert fd_big_n == pytest.approx(d_big_n, rel=1e-2)
+        sign = (n_clients - 2) * np.sqrt(lam) - 2 * np.sqrt(n_clients - 1) * kappa
+        assert np.sign(sign) == np.sign(fd_big_n)
 
 
 def test_theorem_5_2_numbers_and_threshold():
