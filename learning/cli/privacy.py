@@ -86,8 +86,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fig.add_argument(
         "--seed", type=int, default=179, help="random seed (the authors' notebook uses 179)"
     )
-    for p in (exists, optimal, fig):
-        p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    for p in (
+        exists,
+        optimal,
+        fig,
+    ):  # also accepted after the action; SUPPRESS keeps an earlier --json
+        p.add_argument(
+            "--json",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="print one JSON object on stdout",
+        )
 
 
 def _model(args: argparse.Namespace) -> Any:

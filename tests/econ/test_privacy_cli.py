@@ -45,6 +45,8 @@ def test_exists_shapes(capsys):
         ],
     )
     assert bayes["exists"] is True and bayes["statistic"] == pytest.approx(1.834092, abs=1e-6)
+    _, before = _json(capsys, ["privacy", "--json", "exists", "--model", "dp-mean", "--lam", "1,2"])
+    assert set(before) == {"exists", "statistic", "threshold"}
 
 
 def test_optimal_shape(capsys):
