@@ -61,7 +61,6 @@ class _Model:
     """Shared evaluation of the lambdified formulas; subclasses fix the symbols and constants."""
 
     name: ClassVar[str]
-    _constants: ClassVar[tuple[sp.Symbol, ...]]
     _exprs: ClassVar[dict[str, Callable[..., Any]]]
 
     def _values(self, n_clients: int) -> tuple[Array, ...]:
@@ -162,7 +161,6 @@ class DPMean(_Model):
     sigma: ArrayLike = 10.0
     bound: float = 20.0
     name: ClassVar[str] = "dp-mean"
-    _constants: ClassVar[tuple[sp.Symbol, ...]] = (S.rho, S.kappa)
     _exprs: ClassVar[dict[str, Callable[..., Any]]] = _table(
         {
             "err2": S.DP_MEAN_ERR2,
@@ -228,7 +226,6 @@ class DPSGD(_Model):
     diam: float = 1.0
     integer_rounds: bool = False
     name: ClassVar[str] = "dp-sgd"
-    _constants: ClassVar[tuple[sp.Symbol, ...]] = (S.rho, S.kappa, S.dim, S.L_smooth, S.mu_sc)
     _exprs: ClassVar[dict[str, Callable[..., Any]]] = _table(
         {
             "err2": S.DP_SGD_ERR2,
@@ -324,7 +321,6 @@ class Bayes(_Model):
     sigma: ArrayLike = 10.0
     tau: float = 1.0
     name: ClassVar[str] = "bayes"
-    _constants: ClassVar[tuple[sp.Symbol, ...]] = (S.rho, S.tau)
     _exprs: ClassVar[dict[str, Callable[..., Any]]] = _table(
         {
             "err2": S.BAYES_ERR2,

@@ -141,7 +141,7 @@ def _figure1(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.repetitions < 2:
         raise ValueError(f"--repetitions must be >= 2 (standard errors), got {args.repetitions}")
-    with tqdm(total=DP_GRID.size + BAYES_GRID.size, desc="figure1", unit="m", file=None) as bar:
+    with tqdm(total=DP_GRID.size + BAYES_GRID.size, desc="figure1", unit="m") as bar:
         panels = figure1(args.repetitions, args.seed, progress=lambda: bar.update(1))
     args.out.mkdir(parents=True, exist_ok=True)
     rows = [row for panel in panels for row in panel.rows()]
