@@ -170,19 +170,26 @@ def _plot(panels: Any, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     titles = {"dp-mean": "DP mean estimation", "bayes": "Bayesian mean estimation"}
-    styles = {
-        "personalised": ("personalized (grid scan)", "-o"),
-        "symmetric": ("symmetric (grid scan)", "-s"),
-        "personalised_exact": ("personalized family, exact scale", ":"),
-        "symmetric_exact": ("symmetric family, exact scale", ":"),
-        "optimum": ("optimum over all protocols", "--^"),
+    styles = {  # name: (label, line style, colour)
+        "personalised": ("personalized (grid scan)", "-o", "C0"),
+        "symmetric": ("symmetric (grid scan)", "-s", "C1"),
+        "personalised_exact": ("personalized family, exact scale", ":", "C0"),
+        "symmetric_exact": ("symmetric family, exact scale", ":", "C1"),
+        "optimum": ("optimum over all protocols", "--^", "C3"),
     }
     fig, axes = plt.subplots(2, 1, figsize=(6.5, 8), sharey=True)
     for ax, panel in zip(axes, panels, strict=True):
         for name, (mean, se) in panel.columns.items():
-            label, style = styles[name]
+            label, style, colour = styles[name]
             ax.errorbar(
-                panel.log_lam_mean, mean, yerr=se, fmt=style, capsize=2, label=label, markersize=4
+                panel.log_lam_mean,
+                mean,
+                yerr=se,
+                fmt=style,
+                color=colour,
+                capsize=2,
+                label=label,
+                markersize=4,
             )
         ax.set_title(titles[panel.model])
         ax.set_xlabel(r"Mean accuracy importance ($\mathbf{E}\,\ln\lambda$)")
