@@ -6,8 +6,8 @@ faster per run than the straightforward implementation in ``bench/pd_baseline.py
 is timed on fewer runs and rounds and compared per run-round; both sides also report the mean
 seller utility per buyer so that the two agree in distribution.
 
-Run: ``python bench/pd_repeated.py [--runs 100] [--rounds 20000] [--baseline-runs 2]
-[--baseline-rounds 4000]``.
+Run: ``python bench/pd_repeated.py [--runs 100] [--rounds 20000] [--baseline-runs 8]
+[--baseline-rounds 2000] [--scale-runs 1000]``.
 """
 
 from __future__ import annotations
@@ -25,63 +25,63 @@ from games.price_discrimination.sellers import SELLERS
 SELLER_NAMES = ("exp3", "cexp3", "alpha-pd")
 
 
+def _mean_se(x: np.ndarray) -> str:
+    return f"{x.mean():.3f} +- {x.std(ddof=1) / np.sqrt(x.size):.3f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=20_000)
-    parser.add_argument("--baseline-runs", type=int, default=2)
-    parser.add_argument("--baseline-rounds", type=int, default=4_000)
+    parser.add_argument("--baseline-runs", type=int, default=8)
+    parser.add_argument("--baseline-rounds", type=int, default=2_000)
+    parser.add_argument("--scale-runs", type=int, default=1_000, help="extra row; 0 to skip")
     args = parser.parse_args()
 
-    total_vectorised = 0.0
-    rows = []
+    game = THESIS_GAME
+    print(f"vectorised: {args.runs} runs x {args.rounds} rounds x {game.n} buyers per seller")
+    print(
+        f"baseline:   {args.baseline_runs} runs x {args.baseline_rounds} rounds, "
+        "Python loop over rounds and buyers (bench/pd_baseline.py)"
+    )
+    header = ("seller", "vec s", "vec us/run-rd", "loop us/run-rd", "speed-up")
+    print("".join(f"{h:>16}" for h in header))
+    total_vec, sum_vec, sum_loop, agreement = 0.0, 0.0, 0.0, []
     for k, name in enumerate(SELLER_NAMES):
         start = time.perf_counter()
-        run = simulate(THESIS_GAME, SELLERS[name](), args.rounds, args.runs, seed=k)
+        simulate(game, SELLERS[name](), args.rounds, args.runs, seed=k)
         vec = time.perf_counter() - start
-        total_vectorised += vec
-        vec_short = run.seller_utility()[:, : args.baseline_rounds].mean()
-
+        total_vec += vec
         start = time.perf_counter()
-        base = [
-            run_baseline(THESIS_GAME, name, args.baseline_rounds, seed=100 + r)
-            for r in range(args.baseline_runs)
-        ]
+        base = np.array(
+            [
+                run_baseline(game, name, args.baseline_rounds, seed=100 + r)["seller"]
+                for r in range(args.baseline_runs)
+            ]
+        )
         loop = time.perf_counter() - start
-        per_vec = vec / (args.runs * args.rounds)
-        per_loop = loop / (args.baseline_runs * args.baseline_rounds)
-        rows.append(
-            (
-                name,
-                vec,
-                per_vec,
-                per_loop,
-                per_loop / per_vec,
-                vec_short,
-                float(np.mean([b["seller"] for b in base])),
-            )
-        )
-
-    print(
-        f"vectorised: {args.runs} runs x {args.rounds} rounds x {THESIS_GAME.n} buyers per seller"
-    )
-    print(
-        f"baseline:   {args.baseline_runs} runs x {args.baseline_rounds} rounds, per-round per-buyer loop"
-    )
-    print(
-        f"{'seller':<10}{'vec s':>8}{'vec us/run-round':>18}{'loop us/run-round':>19}"
-        f"{'speed-up':>10}{'seller (vec, first T_b)':>25}{'seller (loop)':>15}"
-    )
-    for name, vec, pv, pl, ratio, sv, sl in rows:
+        per_vec = vec / (args.runs * args.rounds) * 1e6
+        per_loop = loop / (args.baseline_runs * args.baseline_rounds) * 1e6
+        sum_vec, sum_loop = sum_vec + per_vec, sum_loop + per_loop
         print(
-            f"{name:<10}{vec:>8.2f}{pv * 1e6:>18.3f}{pl * 1e6:>19.2f}{ratio:>9.0f}x{sv:>25.3f}{sl:>15.3f}"
+            f"{name:>16}{vec:>16.2f}{per_vec:>16.3f}{per_loop:>16.2f}{per_loop / per_vec:>15.0f}x"
         )
-    all_vec = sum(r[2] for r in rows)
-    all_loop = sum(r[3] for r in rows)
+        short = simulate(game, SELLERS[name](), args.baseline_rounds, args.runs, seed=50 + k)
+        agreement.append((name, _mean_se(short.seller_utility().mean(axis=1)), _mean_se(base)))
     print(
-        f"all three: {total_vectorised:.2f} s vectorised; per run-round speed-up "
-        f"{all_loop / all_vec:.0f}x"
+        f"all three: {total_vec:.2f} s vectorised (target <= 10 s); per run-round speed-up "
+        f"{sum_loop / sum_vec:.0f}x (target >= 100x)"
     )
+    print(f"mean seller utility per buyer at T = {args.baseline_rounds} (vectorised vs loop):")
+    for name, vec_stat, loop_stat in agreement:
+        print(f"  {name:<10} {vec_stat:>18} {loop_stat:>18}")
+    if args.scale_runs:
+        print(f"scaling: {args.scale_runs} runs x {args.rounds} rounds")
+        for k, name in enumerate(SELLER_NAMES):
+            start = time.perf_counter()
+            simulate(game, SELLERS[name](), args.rounds, args.scale_runs, seed=k)
+            per = (time.perf_counter() - start) / (args.scale_runs * args.rounds) * 1e6
+            print(f"  {name:<10} {per:.3f} us/run-round")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ sellers need, so that a round of play only selects among precomputed values.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,10 +66,28 @@ def realised_buyer_utility(
     return np.asarray(total / game.n, dtype=np.float64)
 
 
+def _counts_table(n: int, mu: float, q: float) -> tuple[Floats, Ints, Ints]:
+    """The joint law of (high types, evaders among them) in one round, as an inverse-CDF table.
+
+    Returns the cumulative probabilities over all pairs ``(k, e)``, ``0 <= e <= k <= n``, with
+    ``P(k, e) = Binomial(n, mu)(k) * Binomial(k, q)(e)``, and the ``k`` and ``e`` of each pair.
+    """
+    pairs = [(k, e) for k in range(n + 1) for e in range(k + 1)]
+    prob = [
+        math.comb(n, k) * mu**k * (1 - mu) ** (n - k) * math.comb(k, e) * q**e * (1 - q) ** (k - e)
+        for k, e in pairs
+    ]
+    cdf = np.cumsum(prob)
+    cdf[-1] = 1.0
+    ks, es = np.array(pairs, dtype=np.int32).T
+    return cdf, ks, es
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
-    """Buyers of ``rounds`` rounds in ``runs`` runs, in both modes (axis ``mode``: 0 truthful,
-    1 strategic), with the seller's randomness of those rounds.
+    """Buyers of ``rounds`` rounds in ``runs`` runs and the seller's randomness of those rounds.
+
+    Mode axes are 0 for truthful, 1 for strategic buyers.
 
     Attributes
     ----------
@@ -81,13 +100,9 @@ class Block:
         ``(rounds, runs)`` uniforms for the belief's bias.
     has_low, has_high, informative
         ``(rounds, mode, runs)``: someone signals low / high / both.
-    low_reward
-        ``(rounds, mode, price, runs)``: average seller utility per low-signal buyer when the
-        low class pays the low (price 0) or high (price 1) price; 0 if nobody signals low.
-    everyone_reward
-        ``(rounds, mode, low price, high price, runs)``: average seller utility per buyer.
     """
 
+    game: PDGame
     high_types: Ints
     would_evade: Ints
     uniforms: Floats
@@ -95,8 +110,31 @@ class Block:
     has_low: Bools
     has_high: Bools
     informative: Bools
-    low_reward: Floats
-    everyone_reward: Floats
+
+    def evaders(self) -> Ints:
+        """``(rounds, mode, runs)``: evaders in each mode (none when truthful)."""
+        return np.stack([np.zeros_like(self.would_evade), self.would_evade], axis=1)
+
+    def low_reward(self) -> Floats:
+        """``(rounds, mode, price, runs)``: average seller utility per low-signal buyer when the
+        low class pays the low (price 0) or the high (price 1) price; 0 if nobody signals low."""
+        g = self.game
+        th, tl, cs = float(g.theta_high), float(g.theta_low), float(g.c_s)
+        evaders = self.evaders()
+        senders = np.maximum(g.n - self.high_types[:, None, :] + evaders, 1)
+        low_types = g.n - self.high_types[:, None, :]
+        at_low = (low_types * tl + evaders * (tl - cs)) / senders
+        at_high = evaders * (th - cs) / senders
+        return np.stack([at_low, at_high], axis=2) * self.has_low[:, :, None, :]
+
+    def everyone_reward(self) -> Floats:
+        """``(rounds, mode, price, runs)``: average seller utility per buyer when everyone pays
+        the low (price 0) or the high (price 1) price."""
+        evaders, high_types = self.evaders(), self.high_types[:, None, :]
+        return np.stack(
+            [realised_seller_utility(self.game, high_types, evaders, p, p) for p in (False, True)],
+            axis=2,
+        )
 
 
 def draw_block(game: PDGame, rng: np.random.Generator, rounds: int, runs: int) -> Block:
@@ -104,38 +142,24 @@ def draw_block(game: PDGame, rng: np.random.Generator, rounds: int, runs: int) -
 
     The ``n`` buyers of a round are i.i.d. and exchangeable, and a round depends on them only
     through how many are high types (Binomial(n, mu)) and how many of those evade when
-    strategic (Binomial(high types, q*)); both counts are drawn directly, which is the same
-    distribution as drawing every buyer's type and coin.
+    strategic (Binomial(high types, q*)). The pair is drawn from its joint law by inverse CDF
+    (one uniform per round and run), the same distribution as drawing every buyer's type and
+    coin.
     """
-    n, mu, q_star = game.n, float(game.mu), float(game.q_star)
-    th, tl, cs = float(game.theta_high), float(game.theta_low), float(game.c_s)
-    high_types = rng.binomial(n, mu, (rounds, runs)).astype(np.int32)
-    would_evade = rng.binomial(high_types, q_star).astype(np.int32)
-    seller_draws = rng.random((rounds, 3, runs))
-    evaders = np.stack([np.zeros_like(would_evade), would_evade], axis=1)  # (rounds, mode, runs)
-    high_types_m = high_types[:, None, :]
-    senders_high = high_types_m - evaders
+    n = game.n
+    u = rng.random((rounds, 4, runs))
+    cdf, ks, es = _counts_table(n, float(game.mu), float(game.q_star))
+    pair = np.minimum(np.searchsorted(cdf, u[:, 0], side="right"), cdf.size - 1)
+    high_types, would_evade = ks[pair], es[pair]
+    senders_high = high_types[:, None, :] - np.stack([np.zeros_like(would_evade), would_evade], 1)
     has_high, has_low = senders_high > 0, senders_high < n
-    senders_low = np.maximum(n - senders_high, 1)
-    low_types = n - high_types_m
-    low_reward = np.stack(
-        [(low_types * tl + evaders * (tl - cs)) / senders_low, evaders * (th - cs) / senders_low],
-        axis=2,
-    )
-    everyone = np.empty((rounds, 2, 2, 2, runs))
-    for low_high in (0, 1):
-        for high_high in (0, 1):
-            everyone[:, :, low_high, high_high] = realised_seller_utility(
-                game, high_types_m, evaders, bool(low_high), bool(high_high)
-            )
     return Block(
+        game=game,
         high_types=high_types,
         would_evade=would_evade,
-        uniforms=seller_draws[:, :2],
-        noise=seller_draws[:, 2],
+        uniforms=u[:, 1:3],
+        noise=u[:, 3],
         has_low=has_low,
         has_high=has_high,
         informative=has_low & has_high,
-        low_reward=low_reward * has_low[:, :, None, :],
-        everyone_reward=everyone,
     )

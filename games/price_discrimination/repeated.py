@@ -262,13 +262,14 @@ def simulate(
         would_evade[start:stop] = block.would_evade
         policy.begin(block)
         informative, noise = block.informative, block.noise
+        step, update = policy.step, estimator.update
         for j, t in enumerate(range(start, stop)):
             belief = estimator.belief
             strategic = belief > alpha_star
-            low_high, high_high = policy.step(j, t, strategic, belief)
+            low_high, high_high = step(j, t, strategic, belief)
             observed = np.where(strategic, informative[j, 1], informative[j, 0])
             observed &= low_high != high_high
-            estimator.update(t + 1, observed, strategic, noise[j])
+            update(t + 1, observed, strategic, noise[j])
             low_log[t] = low_high
             high_log[t] = high_high
             mode_log[t] = strategic

@@ -134,21 +134,20 @@ class _BlindExp3Policy:
 
     def begin(self, block: Block) -> None:
         # losses by buyer mode when everyone pays the low (arm 0) or the high (arm 1) price
-        loss = _loss(
-            self.game, block.everyone_reward[:, :, [0, 1], [0, 1]]
-        )  # (rounds, mode, arm, runs)
+        loss = _loss(self.game, block.everyone_reward())  # (rounds, mode, arm, runs)
         self.loss_low = [loss[:, m, 0] for m in (0, 1)]
         self.loss_high = [loss[:, m, 1] for m in (0, 1)]
         self.u = block.uniforms[:, 0]
 
     def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
-        p = self.bank.prob_high()
+        bank, (low_t, low_s), (high_t, high_s) = self.bank, self.loss_low, self.loss_high
+        p = bank.prob_high()
         high = self.u[j] < p
-        self.bank.update(
+        bank.update(
             p,
             high,
-            np.where(strategic, self.loss_high[1][j], self.loss_high[0][j]),
-            np.where(strategic, self.loss_low[1][j], self.loss_low[0][j]),
+            np.where(strategic, high_s[j], high_t[j]),
+            np.where(strategic, low_s[j], low_t[j]),
         )
         self.p_log[t] = p
         return high, high
@@ -184,7 +183,7 @@ class _ContextualExp3Policy:
         # high-signal learner: reward = the price (truthful high types always buy); low-signal
         # learner: the block's low-class reward; zero loss where the class is empty
         high_class = [_loss(self.game, np.array([tl, th]))[arm] * block.has_high for arm in (0, 1)]
-        low_class = _loss(self.game, block.low_reward) * block.has_low[:, :, None, :]
+        low_class = _loss(self.game, block.low_reward()) * block.has_low[:, :, None, :]
         # per arm and buyer mode: (rounds, 2 learners, runs)
         self.loss = {
             (arm, m): np.stack([high_class[arm][:, m], low_class[:, m, arm]], axis=1)
