@@ -1,0 +1,213 @@
+"""The algorithm protocol of the round loop, and its registry.
+
+An algorithm is built once per run from a :class:`Context` (engine, client data on the
+device, local-training settings, ground-truth clusters) and its own keyword parameters,
+then driven by :func:`learning.loop.run_rounds` through three methods (``ARCHITECTURE.md``,
+*The learning backend is built for many clients at once*):
+
+``init(models, rng) -> state``
+    ``models`` are the initial parameters, stacked with one row per client (all equal).
+``round(state, clients, rng) -> (state, metrics)``
+    one communication round with the participating ``clients`` (sorted indices).
+``client_models(state) -> Params``
+    the model each client would deploy now, stacked with one row per client.
+
+and optionally ``finish(state, rng) -> state`` after the last round. ``state`` is a plain
+dict of tensors (or dicts of tensors), so the loop can checkpoint it with
+``torch.save(weights_only)`` and move it between devices.
+
+:class:`FederatedAlgorithm` gives ``round`` Flower's shape (configure, fit, aggregate):
+``configure`` says where each participating client starts, the engine runs everyone's local
+SGD at once, ``aggregate`` folds the trained rows back into the state.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from econ.validation import choice, positive_int
+from learning.engine import Engine, LocalResult, Params, SGDConfig, ShardedData
+
+__all__ = [
+    "ALGORITHMS",
+    "Algorithm",
+    "Context",
+    "FederatedAlgorithm",
+    "LocalTraining",
+    "State",
+    "algorithm_parameters",
+    "build_algorithm",
+    "check_algorithm",
+    "register",
+]
+
+#: Algorithm state: tensors, or dicts of tensors (stacked parameters), by name.
+State = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class LocalTraining:
+    """Local work of one client per round: ``steps`` SGD steps on minibatches of
+    ``batch_size`` with the optimiser ``sgd``."""
+
+    steps: int
+    batch_size: int
+    sgd: SGDConfig
+
+    def __post_init__(self) -> None:
+        positive_int("steps", self.steps)
+        positive_int("batch_size", self.batch_size)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What an algorithm works with.
+
+    Attributes
+    ----------
+    engine : Engine
+        Runs local SGD and evaluation for stacked client models.
+    train, test : ShardedData
+        Every client's training and test data on the engine's device.
+    local : LocalTraining
+        Steps, batch size and optimiser of local training.
+    clusters : ndarray of int64
+        Ground-truth cluster of each client (used by ``oracle`` only).
+    """
+
+    engine: Engine
+    train: ShardedData
+    test: ShardedData
+    local: LocalTraining
+    clusters: np.ndarray
+
+    @property
+    def n_clients(self) -> int:
+        return self.train.n_clients
+
+    @property
+    def device(self) -> torch.device:
+        return self.engine.device
+
+    def train_sizes(self, clients: np.ndarray) -> torch.Tensor:
+        """Training-set sizes of ``clients``: the FedAvg weights :math:`n_k`."""
+        idx = torch.as_tensor(np.asarray(clients), dtype=torch.long, device=self.device)
+        return self.train.sizes[idx]
+
+    def fit(
+        self,
+        start: Params,
+        clients: np.ndarray,
+        rng: np.random.Generator,
+        *,
+        steps: int | None = None,
+        **options: Any,
+    ) -> LocalResult:
+        """Local SGD of ``clients`` from ``start`` (one row each) on their training data;
+        ``steps`` defaults to ``local.steps``, ``options`` go to
+        :meth:`learning.engine.Engine.local_sgd` (``momentum``, ``prox_center``,
+        ``prox_mu``)."""
+        return self.engine.local_sgd(
+            start,
+            self.train,
+            clients,
+            steps=self.local.steps if steps is None else steps,
+            batch_size=self.local.batch_size,
+            sgd=self.local.sgd,
+            rng=rng,
+            **options,
+        )
+
+
+class Algorithm(ABC):
+    """A federated (or local) training algorithm; see the module docstring."""
+
+    #: Registry name.
+    name: ClassVar[str]
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    @abstractmethod
+    def init(self, models: Params, rng: np.random.Generator) -> State:
+        """Initial state from one row of ``models`` per client."""
+
+    @abstractmethod
+    def round(
+        self, state: State, clients: np.ndarray, rng: np.random.Generator
+    ) -> tuple[State, dict[str, float]]:
+        """One round with the participating ``clients``; returns new state and metrics."""
+
+    @abstractmethod
+    def client_models(self, state: State) -> Params:
+        """The model of every client, stacked (one row per client)."""
+
+    def finish(self, state: State, rng: np.random.Generator) -> State:
+        """Work after the last round (e.g. local fine-tuning); nothing by default."""
+        return state
+
+
+class FederatedAlgorithm(Algorithm):
+    """``round`` as configure -> every client's local SGD at once -> aggregate."""
+
+    @abstractmethod
+    def configure(self, state: State, clients: np.ndarray) -> Params:
+        """Start point of each participating client (one row per entry of ``clients``)."""
+
+    @abstractmethod
+    def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
+        """Fold the clients' trained models back into the state."""
+
+    def fit_options(self, state: State, clients: np.ndarray) -> dict[str, Any]:
+        """Extra options of local SGD (``prox_center``, ``prox_mu``); none by default."""
+        return {}
+
+    def round(
+        self, state: State, clients: np.ndarray, rng: np.random.Generator
+    ) -> tuple[State, dict[str, float]]:
+        start = self.configure(state, clients)
+        trained = self.ctx.fit(start, clients, rng, **self.fit_options(state, clients))
+        return self.aggregate(state, clients, trained), {"train_loss": float(trained.loss.mean())}
+
+
+#: Registry: algorithm name -> class. Filled by :func:`register`.
+ALGORITHMS: dict[str, type[Algorithm]] = {}
+
+
+def register(cls: type[Algorithm]) -> type[Algorithm]:
+    """Class decorator: add ``cls`` to :data:`ALGORITHMS` under ``cls.name``."""
+    if cls.name in ALGORITHMS:
+        raise ValueError(f"algorithm {cls.name!r} is registered twice")
+    ALGORITHMS[cls.name] = cls
+    return cls
+
+
+def algorithm_parameters(name: str) -> tuple[str, ...]:
+    """Keyword parameters the algorithm ``name`` takes besides the context."""
+    signature = inspect.signature(ALGORITHMS[name].__init__)
+    return tuple(p for p in signature.parameters if p not in ("self", "ctx"))
+
+
+def check_algorithm(name: str, params: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` for an unknown algorithm or unknown parameters of it."""
+    choice("algorithm", name, tuple(ALGORITHMS))
+    allowed = algorithm_parameters(name)
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"algorithm {name!r} takes {', '.join(allowed) or 'no parameters'}; "
+            f"got unknown {', '.join(unknown)}"
+        )
+
+
+def build_algorithm(name: str, ctx: Context, **params: Any) -> Algorithm:
+    """The algorithm registered as ``name``, built on ``ctx`` with its ``params``."""
+    check_algorithm(name, params)
+    return ALGORITHMS[name](ctx, **params)

@@ -1,0 +1,250 @@
+"""One training run from names: dataset, partition, model, algorithm.
+
+:class:`TrainConfig` holds every choice of a run (the flags of ``collabecon train`` and the
+fields of a sweep grid); :func:`train` validates it before any work, builds the federation,
+the model, the engine and the algorithm, and runs the round loop. The command line and the
+sweeps both call it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from econ.validation import choice, in_interval, positive_int
+from learning.algorithms import Context, LocalTraining, build_algorithm
+from learning.algorithms.base import check_algorithm
+from learning.data import DATASETS
+from learning.device import resolve_device
+from learning.engine import (
+    ENGINES,
+    Engine,
+    Evaluation,
+    Params,
+    SGDConfig,
+    ShardedData,
+    Task,
+    broadcast,
+    parameters_of,
+)
+from learning.federation import Federation, make_federation
+from learning.loop import Checkpointing, RoundRecord, run_rounds
+from learning.models import MODELS, build_model
+from learning.partition import PARTITIONS
+from learning.rng import torch_generator
+
+__all__ = ["TrainConfig", "TrainResult", "build_engine", "train"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainConfig:
+    """Every choice of one training run; checked on construction.
+
+    The defaults train FedAvg with LeNet-5 on 10 iid clients of ``mnist5k`` (SGD with
+    learning rate 0.05 and momentum 0.9, 10 rounds of 10 local steps on minibatches of 32).
+    """
+
+    algorithm: str = "fedavg"
+    dataset: str = "mnist5k"
+    partition: str = "iid"
+    model: str = "lenet5"
+    clients: int = 10
+    rounds: int = 10
+    local_steps: int = 10
+    lr: float = 0.05
+    momentum: float = 0.9
+    weight_decay: float = 0.0
+    batch_size: int = 32
+    clients_per_round: int | None = None
+    test_fraction: float = 0.2
+    target_fraction: float = 0.0
+    eval_every: int = 1
+    engine: str = "batched"
+    seed: int = 0
+    partition_params: Mapping[str, Any] = field(default_factory=dict)
+    algorithm_params: Mapping[str, Any] = field(default_factory=dict)
+    dataset_params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_algorithm(self.algorithm, self.algorithm_params)
+        choice("dataset", self.dataset, tuple(DATASETS))
+        choice("partition", self.partition, tuple(PARTITIONS))
+        choice("model", self.model, tuple(MODELS))
+        choice("engine", self.engine, tuple(ENGINES))
+        for name in ("clients", "rounds", "local_steps", "batch_size", "eval_every"):
+            positive_int(name, getattr(self, name))
+        if self.clients_per_round is not None:
+            positive_int("clients_per_round", self.clients_per_round)
+            if self.clients_per_round > self.clients:
+                raise ValueError(
+                    f"clients_per_round must be at most clients ({self.clients}), "
+                    f"got {self.clients_per_round}"
+                )
+        SGDConfig(self.lr, self.momentum, self.weight_decay)
+        in_interval("test_fraction", self.test_fraction, 0.0, 1.0, low_open=True, high_open=True)
+        in_interval("target_fraction", self.target_fraction, 0.0, 1.0, high_open=True)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready copy (the mappings as plain dicts)."""
+        return {
+            f.name: dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v
+            for f in dataclasses.fields(self)
+        }
+
+    def fingerprint(self, device: torch.device) -> dict[str, Any]:
+        """What a checkpoint must agree on to be resumed: everything but the number of
+        rounds and the evaluation schedule, plus the device."""
+        keep = self.to_dict()
+        for key in ("rounds", "eval_every"):
+            keep.pop(key)
+        return {**keep, "device": str(device)}
+
+
+@dataclass(frozen=True, slots=True)
+class TrainResult:
+    """Outcome of :func:`train`.
+
+    ``accuracy`` and ``loss`` are per client, on the client's own test set (accuracy is
+    None for regression); ``target`` evaluates every client's model on the federation's
+    common target set when it has one. ``models`` are the final client models (stacked,
+    on the device) for :mod:`learning.qualities`.
+    """
+
+    config: TrainConfig
+    device: str
+    accuracy: np.ndarray | None
+    loss: np.ndarray
+    target: Evaluation | None
+    history: tuple[RoundRecord, ...]
+    models: Params
+    engine: Engine
+    seconds: float
+    resumed_from: int
+
+    @property
+    def mean_accuracy(self) -> float | None:
+        return None if self.accuracy is None else float(self.accuracy.mean())
+
+
+def build_engine(name: str, model: torch.nn.Module, n_classes: int, device: torch.device) -> Engine:
+    """The engine registered as ``name`` for ``model`` on ``device``."""
+    choice("engine", name, tuple(ENGINES))
+    return ENGINES[name](model, Task.for_classes(n_classes), device)
+
+
+def _check_federation(federation: Federation) -> None:
+    for k, client in enumerate(federation.clients):
+        if client.n_train < 1 or client.n_test < 1:
+            raise ValueError(
+                f"client {k} has {client.n_train} training and {client.n_test} test examples; "
+                "every client needs at least one of each (use fewer clients)"
+            )
+
+
+def train(
+    config: TrainConfig,
+    *,
+    device: str | torch.device | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    checkpoint_every: int = 1,
+    resume: bool = False,
+    progress: bool = False,
+) -> TrainResult:
+    """Train the run described by ``config`` and evaluate every client's final model.
+
+    Everything random derives from ``config.seed``: the federation, the initial model, and
+    the loop's streams. The same seed on the same device gives the same numbers, and a run
+    resumed from ``checkpoint_dir`` ends where the uninterrupted run ends.
+
+    Raises
+    ------
+    ValueError
+        Before training: unknown names, a bad value in ``config``, more clients than
+        examples, a client left without training or test data, an unusable device, or a
+        checkpoint of another configuration.
+    """
+    if resume and checkpoint_dir is None:
+        raise ValueError("resume needs a checkpoint directory")
+    dev = resolve_device(device)
+    rng = np.random.default_rng(config.seed)
+    data_rng, model_rng, loop_rng = rng.spawn(3)
+    federation = make_federation(
+        config.dataset,
+        config.partition,
+        config.clients,
+        seed=data_rng,
+        test_fraction=config.test_fraction,
+        target_fraction=config.target_fraction,
+        data_dir=data_dir,
+        dataset_params=dict(config.dataset_params) or None,
+        **config.partition_params,
+    )
+    _check_federation(federation)
+    model = build_model(
+        config.model,
+        federation.input_shape,
+        federation.n_classes,
+        generator=torch_generator(model_rng),
+    )
+    engine = build_engine(config.engine, model, federation.n_classes, dev)
+    clients = federation.clients
+    ctx = Context(
+        engine=engine,
+        train=ShardedData.from_arrays(
+            [c.x_train for c in clients], [c.y_train for c in clients], dev
+        ),
+        test=ShardedData.from_arrays([c.x_test for c in clients], [c.y_test for c in clients], dev),
+        local=LocalTraining(
+            config.local_steps,
+            config.batch_size,
+            SGDConfig(config.lr, config.momentum, config.weight_decay),
+        ),
+        clusters=federation.clusters,
+    )
+    algorithm = build_algorithm(config.algorithm, ctx, **config.algorithm_params)
+    initial = broadcast({k: v.to(dev) for k, v in parameters_of(model).items()}, config.clients)
+    checkpoint = (
+        None
+        if checkpoint_dir is None
+        else Checkpointing(Path(checkpoint_dir), every=checkpoint_every, resume=resume)
+    )
+    started = time.perf_counter()
+    outcome = run_rounds(
+        algorithm,
+        initial,
+        config.rounds,
+        loop_rng,
+        clients_per_round=config.clients_per_round,
+        eval_every=config.eval_every,
+        checkpoint=checkpoint,
+        fingerprint=config.fingerprint(dev),
+        progress=progress,
+    )
+    target = (
+        None
+        if federation.target is None
+        else engine.evaluate_on(outcome.models, *federation.target)
+    )
+    return TrainResult(
+        config=config,
+        device=str(dev),
+        accuracy=outcome.evaluation.accuracy,
+        loss=outcome.evaluation.loss,
+        target=target,
+        history=outcome.history,
+        models=outcome.models,
+        engine=engine,
+        seconds=time.perf_counter() - started,
+        resumed_from=outcome.resumed_from,
+    )

@@ -1,0 +1,219 @@
+"""The round loop: one loop drives every registered algorithm.
+
+:func:`run_rounds` initialises the algorithm, runs its rounds (all clients, or a random
+subset per round), evaluates every client's model on its own test data, checkpoints
+every ``k`` rounds with an atomic write (temporary file + :func:`os.replace`), and resumes
+from the last checkpoint to exactly the numbers of an uninterrupted run: ``init``, every
+round and ``finish`` draw from their own stream (:mod:`learning.rng`), rooted in one integer
+that the checkpoint keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from econ.validation import positive_int
+from learning.algorithms.base import Algorithm, State
+from learning.engine import Evaluation, Params
+from learning.rng import draw_entropy, finish_rng, init_rng, round_rng
+
+__all__ = ["CHECKPOINT_FILE", "Checkpointing", "LoopResult", "RoundRecord", "run_rounds"]
+
+CHECKPOINT_FILE = "checkpoint.pt"
+_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """Metrics after one round: mean training loss of the participants, and the mean test
+    loss and accuracy (None for regression) of every client's model on its own test set."""
+
+    round: int
+    train_loss: float
+    test_loss: float
+    test_accuracy: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpointing:
+    """Where and how often to checkpoint, and whether to resume from ``directory``."""
+
+    directory: Path
+    every: int = 1
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        positive_int("checkpoint every", self.every)
+        object.__setattr__(self, "directory", Path(self.directory))
+
+    @property
+    def path(self) -> Path:
+        return self.directory / CHECKPOINT_FILE
+
+
+@dataclass(frozen=True, slots=True)
+class LoopResult:
+    """Final state, per-round history, and the final evaluation of every client's model on
+    its own test set."""
+
+    state: State
+    models: Params
+    history: tuple[RoundRecord, ...]
+    evaluation: Evaluation
+    resumed_from: int
+
+
+def _mean(values: np.ndarray | None) -> float | None:
+    return None if values is None else float(np.mean(values))
+
+
+def _to_device(value: Any, device: torch.device) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: _to_device(v, device) for k, v in value.items()}
+    raise TypeError(f"algorithm state must hold tensors or dicts of them, got {type(value)}")
+
+
+def _save(path: Path, payload: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+
+
+def _load(checkpoint: Checkpointing, fingerprint: str, device: torch.device) -> dict[str, Any]:
+    payload = torch.load(checkpoint.path, map_location="cpu", weights_only=True)
+    if payload.get("format") != _FORMAT:
+        raise ValueError(f"{checkpoint.path} is not a checkpoint of this version")
+    if payload["fingerprint"] != fingerprint:
+        raise ValueError(
+            f"{checkpoint.path} belongs to another configuration: saved "
+            f"{payload['fingerprint']}, now {fingerprint}"
+        )
+    payload["state"] = _to_device(payload["state"], device)
+    return payload
+
+
+def run_rounds(
+    algorithm: Algorithm,
+    models: Params,
+    rounds: int,
+    seed: int | np.random.Generator | None = None,
+    *,
+    clients_per_round: int | None = None,
+    eval_every: int = 1,
+    checkpoint: Checkpointing | None = None,
+    fingerprint: Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> LoopResult:
+    """Run ``rounds`` rounds of ``algorithm`` from the stacked initial ``models``.
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+        Built on a :class:`learning.algorithms.Context`.
+    models : Params
+        Initial parameters, one row per client.
+    rounds : int
+        Total number of rounds (a resumed run continues up to it).
+    seed : int, Generator or None
+        Root of the run's streams (ignored when resuming: the checkpoint has the root).
+    clients_per_round : int, optional
+        Clients sampled (without replacement) each round; all when None.
+    eval_every : int
+        Evaluate every that many rounds (and after the last round).
+    checkpoint : Checkpointing, optional
+        Write a checkpoint every ``checkpoint.every`` rounds; with ``resume`` start from it
+        when it exists.
+    fingerprint : mapping, optional
+        JSON-ready description of the run (configuration); a checkpoint of another
+        fingerprint is refused.
+    progress : bool
+        Show a tqdm progress bar on stderr.
+    """
+    rounds = positive_int("rounds", rounds)
+    eval_every = positive_int("eval_every", eval_every)
+    ctx = algorithm.ctx
+    n_clients = ctx.n_clients
+    if clients_per_round is not None:
+        clients_per_round = positive_int("clients_per_round", clients_per_round)
+        if clients_per_round > n_clients:
+            raise ValueError(
+                f"clients_per_round must be at most the number of clients ({n_clients}), "
+                f"got {clients_per_round}"
+            )
+    stamp = json.dumps(dict(fingerprint or {}), sort_keys=True, default=str)
+
+    history: list[RoundRecord] = []
+    start = 0
+    if checkpoint is not None and checkpoint.resume and checkpoint.path.exists():
+        payload = _load(checkpoint, stamp, ctx.device)
+        entropy, state, start = int(payload["entropy"]), payload["state"], int(payload["round"])
+        history = [RoundRecord(**r) for r in payload["history"]]
+        if start > rounds:
+            raise ValueError(
+                f"the checkpoint is at round {start}, past the requested rounds={rounds}"
+            )
+    else:
+        entropy = draw_entropy(np.random.default_rng(seed))
+        state = algorithm.init(models, init_rng(entropy))
+
+    everyone = np.arange(n_clients)
+    bar = tqdm(
+        range(start, rounds),
+        desc=algorithm.name,
+        file=sys.stderr,
+        disable=not progress,
+        initial=start,
+        total=rounds,
+    )
+    for r in bar:
+        rng = round_rng(entropy, r)
+        clients = (
+            everyone
+            if clients_per_round is None
+            else np.sort(rng.choice(n_clients, size=clients_per_round, replace=False))
+        )
+        state, metrics = algorithm.round(state, clients, rng)
+        done = r + 1
+        if done % eval_every == 0 or done == rounds:
+            ev = ctx.engine.evaluate(algorithm.client_models(state), ctx.test)
+            record = RoundRecord(
+                done, metrics["train_loss"], float(ev.loss.mean()), _mean(ev.accuracy)
+            )
+            history.append(record)
+            bar.set_postfix(loss=f"{record.test_loss:.3f}", acc=f"{record.test_accuracy or 0:.3f}")
+        if checkpoint is not None and (done % checkpoint.every == 0 or done == rounds):
+            _save(
+                checkpoint.path,
+                {
+                    "format": _FORMAT,
+                    "fingerprint": stamp,
+                    "entropy": entropy,
+                    "round": done,
+                    "state": _to_device(state, torch.device("cpu")),
+                    "history": [asdict(h) for h in history],
+                },
+            )
+    bar.close()
+
+    state = algorithm.finish(state, finish_rng(entropy))
+    final_models = algorithm.client_models(state)
+    return LoopResult(
+        state=state,
+        models=final_models,
+        history=tuple(history),
+        evaluation=ctx.engine.evaluate(final_models, ctx.test),
+        resumed_from=start,
+    )
