@@ -62,3 +62,29 @@ def test_notebook_replica_all_columns():
     # section 6.5: personalised wins for small lambda, symmetric for large lambda in the Bayesian panel
     assert np.all(bayes.columns["personalised"][0][:4] > bayes.columns["symmetric"][0][:4])
     assert np.all(bayes.columns["symmetric"][0][5:] > bayes.columns["personalised"][0][5:])
+
+
+@pytest.mark.slow
+def test_paper_scale_columns_and_exact_optimum():
+    """Spec 6.3/6.4 with 1000 draws (seed 179): grid scans, exact family scales and the optimum."""
+    dp, bayes = F.figure1(1000, 179)
+    expected = {
+        "personalised": [0.0031, 0.0426, 0.1714, 0.3413, 0.5152, 0.6831, 0.8083, 0.8881, 0.9424],
+        "personalised_exact": [
+            0.0033,
+            0.0443,
+            0.1744,
+            0.3447,
+            0.5191,
+            0.6873,
+            0.8128,
+            0.8929,
+            0.9475,
+        ],
+        "symmetric_exact": [0.0000, 0.0008, 0.0207, 0.1074, 0.2653, 0.4843, 0.6679, 0.8036, 0.9029],
+        "optimum": [0.0045, 0.0572, 0.2146, 0.4026, 0.5804, 0.7371, 0.8486, 0.9151, 0.9586],
+    }
+    for name, values in expected.items():
+        np.testing.assert_array_equal(np.round(dp.columns[name][0], 4), values)
+    bayes_optimum = [0.1096, 0.3034, 0.5148, 0.7416, 0.8621, 0.9472, 0.9780, 0.9945, 0.9977]
+    np.testing.assert_array_equal(np.round(bayes.columns["optimum"][0], 4), bayes_optimum)
