@@ -4,6 +4,7 @@ Modules:
 
 ``symbolic``       every closed form once, as a sympy expression (β-parametrisation);
 ``conversions``    α <-> β <-> ε, and (ε, δ) through the analytic Gaussian mechanism;
+``accountants``    (ε, δ) through dp-accounting's PLD or RDP accountant (optional extra);
 ``mechanisms``     the privacy constants κ (Gaussian mechanism, shuffled DP-SGD);
 ``sgd``            step sizes, rounds and error bound of Algorithm 1;
 ``models``         DP mean, DP SGD and Bayesian mean estimation for heterogeneous clients;
