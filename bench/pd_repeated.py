@@ -39,6 +39,8 @@ def main() -> None:
     args = parser.parse_args()
 
     game = THESIS_GAME
+    for name in SELLER_NAMES:  # warm-up: first-call imports and allocations
+        simulate(game, SELLERS[name](), 100, 2, seed=0)
     print(f"vectorised: {args.runs} runs x {args.rounds} rounds x {game.n} buyers per seller")
     print(
         f"baseline:   {args.baseline_runs} runs x {args.baseline_rounds} rounds, "

@@ -245,7 +245,7 @@ def simulate(
 
     policy = seller.start(game, runs, rounds)
     estimator = ConsistentEstimator(game, runs, alpha_hat_init, spread)
-    alpha_star = estimator.alpha_star
+    total = estimator.total  # updated in place
     high_types = np.empty((rounds, runs), np.int32)
     would_evade = np.empty((rounds, runs), np.int32)
     logs = {
@@ -253,7 +253,8 @@ def simulate(
         for k in ("low_price_high", "high_price_high", "strategic")
     }
     low_log, high_log, mode_log = logs["low_price_high"], logs["high_price_high"], logs["strategic"]
-    belief_log = np.empty((rounds, runs))
+    total_log = np.empty((rounds, runs))
+    eps_log = np.empty((rounds, runs)) if spread is not None else None
     block_size = max(16, min(1024, 2**19 // runs))
     for start in range(0, rounds, block_size):
         stop = min(rounds, start + block_size)
@@ -261,19 +262,21 @@ def simulate(
         high_types[start:stop] = block.high_types
         would_evade[start:stop] = block.would_evade
         policy.begin(block)
-        informative, noise = block.informative, block.noise
-        step, update = policy.step, estimator.update
+        thresholds, increments, eps_prev = estimator.begin(start, block.informative, block.noise)
+        if eps_log is not None:
+            eps_log[start:stop] = eps_prev
+        truthful_increment, strategic_increment = increments[:, 0], increments[:, 1]
+        step = policy.step
         for j, t in enumerate(range(start, stop)):
-            belief = estimator.belief
-            strategic = belief > alpha_star
-            low_high, high_high = step(j, t, strategic, belief)
-            observed = np.where(strategic, informative[j, 1], informative[j, 0])
-            observed &= low_high != high_high
-            update(t + 1, observed, strategic, noise[j])
+            total_log[t] = total
+            strategic = total > thresholds[j]
+            low_high, high_high = step(j, t, strategic, estimator)
+            total += np.where(strategic, strategic_increment[j], truthful_increment[j]) * (
+                low_high != high_high
+            )
             low_log[t] = low_high
             high_log[t] = high_high
             mode_log[t] = strategic
-            belief_log[t] = belief
         if progress is not None:
             progress(stop - start)
 
@@ -290,9 +293,9 @@ def simulate(
         a=a.T,
         b=b.T,
         alpha=alpha.T,
-        alpha_hat=belief_log.T,
+        alpha_hat=estimator.beliefs(total_log, eps_log).T,
         rho=estimator.rho[strategic_runs.view(np.int8)],
-        final_belief=estimator.belief.copy(),
+        final_belief=estimator.final_belief(rounds),
     )
 
 

@@ -26,6 +26,7 @@ from scipy.special import expit
 
 from econ.validation import choice, in_interval, non_negative, positive, unit_interval
 from games.price_discrimination.buyers import Block
+from games.price_discrimination.estimator import ConsistentEstimator
 from games.price_discrimination.game import PDGame, alpha_of
 
 Bools = NDArray[np.bool_]
@@ -35,7 +36,9 @@ Floats = NDArray[np.float64]
 class Policy(Protocol):
     def begin(self, block: Block) -> None: ...
 
-    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]: ...
+    def step(
+        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
+    ) -> tuple[Bools, Bools]: ...
 
     def marginals(self) -> tuple[Floats, Floats, Floats]: ...
 
@@ -85,16 +88,22 @@ class Exp3Bank:
         """P(arm 1 = the high price) of every learner."""
         return expit(self.logit)
 
-    def update(
-        self, p_high: Floats, played_high: Bools, loss_high: Floats, loss_low: Floats
-    ) -> None:
-        """Charge the played arm its loss (``loss_high`` if arm 1 was played, else ``loss_low``).
+    def signed(self, loss: Floats) -> Floats:
+        r"""Turn losses ``(..., arm, *shape)`` (arm 0, arm 1; ``shape`` that of the bank) into
+        the steps of the logit, :math:`+\eta Y_0` and :math:`-\eta Y_1`, for :meth:`update`."""
+        return loss * np.array([self.eta, -self.eta]).reshape(2, *(1,) * self.logit.ndim)
 
-        A learner whose loss is 0 does not move, which is how an empty signal class is skipped.
+    def update(self, p_high: Floats, played_high: Bools, signed: Floats) -> None:
+        r"""Charge the played arm its loss; ``signed`` is :meth:`signed` of this round's losses.
+
+        :math:`G \mathrel{-}= \eta Y_1/(P_1 + \gamma)` if arm 1 was played, else
+        :math:`G \mathrel{+}= \eta Y_0/(1 - P_1 + \gamma)`. A learner whose loss is 0 does not
+        move, which is how an empty signal class is skipped.
         """
-        g = self.gamma
-        step = np.where(played_high, loss_high * -self.eta, loss_low * self.eta)
-        self.logit += step / np.where(played_high, p_high + g, (1.0 + g) - p_high)
+        played = np.where(played_high, p_high, 1.0 - p_high)
+        if self.gamma:
+            played += self.gamma
+        self.logit += np.where(played_high, signed[1], signed[0]) / played
 
 
 def _loss(game: PDGame, reward: Floats) -> Floats:
@@ -133,22 +142,18 @@ class _BlindExp3Policy:
         self.p_log = np.empty((rounds, *bank.logit.shape))
 
     def begin(self, block: Block) -> None:
-        # losses by buyer mode when everyone pays the low (arm 0) or the high (arm 1) price
+        # logit steps by buyer mode and arm when everyone pays the low or the high price
         loss = _loss(self.game, block.everyone_reward())  # (rounds, mode, arm, runs)
-        self.loss_low = [loss[:, m, 0] for m in (0, 1)]
-        self.loss_high = [loss[:, m, 1] for m in (0, 1)]
+        self.steps = self.bank.signed(loss)
         self.u = block.uniforms[:, 0]
 
-    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
-        bank, (low_t, low_s), (high_t, high_s) = self.bank, self.loss_low, self.loss_high
+    def step(
+        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
+    ) -> tuple[Bools, Bools]:
+        bank, steps = self.bank, self.steps[j]
         p = bank.prob_high()
         high = self.u[j] < p
-        bank.update(
-            p,
-            high,
-            np.where(strategic, high_s[j], high_t[j]),
-            np.where(strategic, low_s[j], low_t[j]),
-        )
+        bank.update(p, high, np.where(strategic, steps[1], steps[0]))
         self.p_log[t] = p
         return high, high
 
@@ -184,24 +189,20 @@ class _ContextualExp3Policy:
         # learner: the block's low-class reward; zero loss where the class is empty
         high_class = [_loss(self.game, np.array([tl, th]))[arm] * block.has_high for arm in (0, 1)]
         low_class = _loss(self.game, block.low_reward()) * block.has_low[:, :, None, :]
-        # per arm and buyer mode: (rounds, 2 learners, runs)
-        self.loss = {
-            (arm, m): np.stack([high_class[arm][:, m], low_class[:, m, arm]], axis=1)
-            for arm in (0, 1)
-            for m in (0, 1)
-        }
+        # (rounds, mode, arm, learner, runs)
+        loss = np.stack(
+            [np.stack([high_class[arm], low_class[:, :, arm]], axis=2) for arm in (0, 1)], axis=2
+        )
+        self.steps = self.bank.signed(loss)
         self.u = block.uniforms
 
-    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
-        p = self.bank.prob_high()
+    def step(
+        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
+    ) -> tuple[Bools, Bools]:
+        bank, steps = self.bank, self.steps[j]
+        p = bank.prob_high()
         high = self.u[j] < p
-        loss = self.loss
-        self.bank.update(
-            p,
-            high,
-            np.where(strategic, loss[1, 1][j], loss[1, 0][j]),
-            np.where(strategic, loss[0, 1][j], loss[0, 0][j]),
-        )
+        bank.update(p, high, np.where(strategic, steps[1], steps[0]))
         self.p_log[t] = p
         return high[1], high[0]
 
@@ -229,7 +230,9 @@ class _FixedPolicy:
     def begin(self, block: Block) -> None:
         self.low_high, self.high_high = self.draw(block.uniforms)
 
-    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
+    def step(
+        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
+    ) -> tuple[Bools, Bools]:
         return self.low_high[j], self.high_high[j]
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
@@ -315,8 +318,10 @@ class _BeliefTrackingPolicy:
     def begin(self, block: Block) -> None:
         return None
 
-    def step(self, j: int, t: int, strategic: Bools, belief: Floats) -> tuple[Bools, Bools]:
-        pd = belief < self.threshold
+    def step(
+        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
+    ) -> tuple[Bools, Bools]:
+        pd = estimator.belief(t) < self.threshold
         self.pd_log[t] = pd
         return ~pd & self.blind, pd | self.blind
 

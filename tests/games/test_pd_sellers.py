@@ -27,7 +27,8 @@ def test_exp3_ix_update_by_hand():
     p = bank.prob_high()
     assert p.tolist() == [0.5, 0.5]
     # learner 0 plays arm 1 (loss 0.4); learner 1 plays arm 0 with loss 0 (an empty class)
-    bank.update(p, np.array([True, False]), np.array([0.4, 0.9]), np.array([0.3, 0.0]))
+    losses = np.array([[0.3, 0.0], [0.4, 0.9]])  # arm 0, arm 1 for each learner
+    bank.update(p, np.array([True, False]), bank.signed(losses))
     assert bank.logit[0] == pytest.approx(-0.1 * 0.4 / 0.55)  # L_1 = 0.4 / 0.55
     assert bank.prob_high()[0] == pytest.approx(1 / (1 + math.exp(0.1 * 0.4 / 0.55)), abs=1e-12)
     assert bank.prob_high()[0] == pytest.approx(0.481826, abs=1e-6)
@@ -50,21 +51,26 @@ def test_presets():
         exp3_parameters("nope", 10)
 
 
-def _first_round(seller, game, runs, belief=None):
+def _second_round(seller, game, runs, belief=None):
+    """Prices of round 2 when the buyers' belief is ``belief`` (0 by default)."""
     from games.price_discrimination.buyers import draw_block
+    from games.price_discrimination.estimator import ConsistentEstimator
 
-    policy = seller.start(game, runs, 1)
-    policy.begin(draw_block(game, np.random.default_rng(0), 1, runs))
-    belief = np.zeros(runs) if belief is None else belief
-    low_high, high_high = policy.step(0, 0, np.zeros(runs, bool), belief)
-    return low_high, high_high, policy.marginals()
+    policy = seller.start(game, runs, 2)
+    block = draw_block(game, np.random.default_rng(0), 2, runs)
+    policy.begin(block)
+    estimator = ConsistentEstimator(game, runs)
+    estimator.begin(0, block.informative, block.noise)
+    estimator.total += 2 * (np.zeros(runs) if belief is None else belief)
+    low_high, high_high = policy.step(1, 1, np.zeros(runs, bool), estimator)
+    return low_high, high_high, [m[1] for m in policy.marginals()]
 
 
 def test_alpha_pd_marginals_in_both_regimes():
     for game, (a, b) in ((P0, (1.0, 0.7)), (P2, (0.3, 0.0))):
-        low_high, high_high, (ma, mb, alpha) = _first_round(AlphaPD(0.3), game, 50_000)
-        assert ma[0, 0] == pytest.approx(a) and mb[0, 0] == pytest.approx(b)
-        assert alpha[0, 0] == pytest.approx(0.3)
+        low_high, high_high, (ma, mb, alpha) = _second_round(AlphaPD(0.3), game, 50_000)
+        assert ma[0] == pytest.approx(a) and mb[0] == pytest.approx(b)
+        assert alpha[0] == pytest.approx(0.3)
         assert (low_high != high_high).mean() == pytest.approx(0.3, abs=0.01)
         assert high_high.mean() == pytest.approx(a, abs=0.01)
         assert low_high.mean() == pytest.approx(b, abs=0.01)
@@ -72,14 +78,14 @@ def test_alpha_pd_marginals_in_both_regimes():
 
 
 def test_fixed_product_and_belief_tracking():
-    low_high, high_high, (_, _, alpha) = _first_round(FixedProduct(0.8, 0.3), P0, 40_000)
+    low_high, high_high, (_, _, alpha) = _second_round(FixedProduct(0.8, 0.3), P0, 40_000)
     assert high_high.mean() == pytest.approx(0.8, abs=0.01)
     assert low_high.mean() == pytest.approx(0.3, abs=0.01)
-    assert alpha[0, 0] == pytest.approx(0.8 * 0.7 + 0.2 * 0.3)
-    low_high, high_high, (_, _, alpha) = _first_round(
+    assert alpha[0] == pytest.approx(0.8 * 0.7 + 0.2 * 0.3)
+    low_high, high_high, (_, _, alpha) = _second_round(
         BeliefTracking(0.01), P0, 2, np.array([0.2, 0.495])
     )
-    assert alpha[0].tolist() == [1.0, 0.0]
+    assert alpha.tolist() == [1.0, 0.0]
     assert low_high.tolist() == [False, True] and high_high.all()
 
 
