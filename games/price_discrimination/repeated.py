@@ -5,11 +5,13 @@ draws the ``n`` buyers' types, CBER buyers signal given their shared belief
 :math:`\\hat\\alpha_t`, the seller draws **one price per signal class**, buyers buy iff the
 price is at most their value, and the seller observes its realised utility.
 
-Vectorisation: runs form the leading axis of every array and the buyers of a round are drawn
-as an ``(rounds, runs, n)`` block and reduced to counts (how many high types, how many of them
-would evade), which is all that prices and utilities depend on. The rounds are the only Python
-loop; everything that does not feed back into play (utilities, action classes, regret) is
-computed after the loop on whole ``(runs, rounds)`` arrays.
+Vectorisation: runs form an axis of every array. Buyers are drawn a block of rounds at a time
+as the counts that prices and utilities depend on (how many high types, how many of them would
+evade), together with everything the sellers and the estimator need in either buyer mode
+(:mod:`.buyers`, :meth:`.estimator.ConsistentEstimator.begin`). The rounds are the only Python
+loop, and a round only selects among precomputed values and updates the learners; everything
+that does not feed back into play (utilities, action classes, regret) is computed after the
+loop on whole ``(runs, rounds)`` arrays.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from econ.validation import in_interval, positive_int
+from econ.validation import choice, in_interval, positive_int
 from games.price_discrimination.buyers import (
     draw_block,
     realised_buyer_utility,
@@ -111,24 +113,31 @@ class RepeatedRun:
         r"""Running mean :math:`\bar\alpha_t = \frac1t\sum_{\tau\le t}\alpha_\tau`."""
         return np.cumsum(self.alpha, axis=1) / np.arange(1, self.rounds + 1)
 
-    def actions(self) -> NDArray[np.int8]:
-        """Class of each round by its realised prices, in the order of :data:`ACTIONS`.
+    def actions(self, convention: str = "realised") -> NDArray[np.int8]:
+        """Class of each round, in the order of :data:`ACTIONS` (spec ch4 section 4.5).
 
-        High (every buyer charged the high price), low, PD (high signal -> high price, low
-        signal -> low price), reversePD; the reference code's if-elif order (spec 4.5).
+        ``"realised"`` (the reference code's, used for Figure 4.4): high if every buyer paid
+        the high price, else low if every buyer paid the low price, else PD (high signal ->
+        high price, low signal -> low price) or reversePD; a round where only one signal was
+        sent is high or low. ``"sampled"`` classifies the seller's drawn pair of prices.
         """
-        has_high = self.high_types > self.evaders
-        has_low = (self.game.n - self.high_types + self.evaders) > 0
-        all_high = (~has_low | self.low_price_high) & (~has_high | self.high_price_high)
-        all_low = (~has_low | ~self.low_price_high) & (~has_high | ~self.high_price_high)
-        out = np.where(self.high_price_high, 2, 3).astype(np.int8)
+        choice("convention", convention, ("realised", "sampled"))
+        low, high = self.low_price_high, self.high_price_high
+        if convention == "sampled":
+            has_high = has_low = np.ones_like(low)
+        else:
+            has_high = self.high_types > self.evaders
+            has_low = (self.game.n - self.high_types + self.evaders) > 0
+        all_high = (~has_low | low) & (~has_high | high)
+        all_low = (~has_low | ~low) & (~has_high | ~high)
+        out = np.where(high, 2, 3).astype(np.int8)
         out[all_low] = 1
         out[all_high] = 0
         return out
 
-    def action_frequencies(self) -> dict[str, float]:
+    def action_frequencies(self, convention: str = "realised") -> dict[str, float]:
         """Share of rounds (over all runs) in each action class."""
-        counts = np.bincount(self.actions().ravel(), minlength=len(ACTIONS))
+        counts = np.bincount(self.actions(convention).ravel(), minlength=len(ACTIONS))
         return {k: float(c) / self.a.size for k, c in zip(ACTIONS, counts, strict=True)}
 
     def vertex_totals(self) -> dict[str, Floats]:

@@ -51,6 +51,7 @@ def test_always_pd_against_strategic_buyers_has_the_predicted_action_shares():
     assert freq["PD"] == pytest.approx(494763 / 524288, abs=0.01)  # rho, spec 4.5
     assert freq["low"] == pytest.approx(0.75**10, abs=0.01)
     assert freq["reversePD"] == 0
+    assert run.action_frequencies("sampled") == {"high": 0, "low": 0, "PD": 1, "reversePD": 0}
     # C-SIM-1 at a short horizon: 6.25 per buyer, buyer 1.25, belief near 1
     assert abs(run.seller_utility().mean() - 6.25) < 0.05
     assert abs(run.buyer_utility().mean() - 1.25) < 0.05
