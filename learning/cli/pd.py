@@ -59,11 +59,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _game_arguments(rep)
     from games.price_discrimination.sellers import SELLERS
 
-    rep.add_argument("--seller", choices=tuple(SELLERS), default="cexp3")
+    rep.add_argument("--seller", choices=tuple(SELLERS), default="cexp3", help="(cexp3)")
     rep.add_argument("--rounds", type=int, default=20_000, help="rounds T (20000)")
     rep.add_argument("--seeds", type=int, default=10, help="independent runs (10)")
     rep.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    rep.add_argument("--bias", type=float, nargs=2, metavar=("LO", "HI"), default=None)
+    rep.add_argument(
+        "--bias",
+        type=float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        default=None,
+        help="add U[LO, HI] to the buyers' belief each round (Figure 4.5)",
+    )
     rep.add_argument(
         "--alpha", type=float, default=None, help="alpha-pd commitment (alpha* - 0.01)"
     )
@@ -117,17 +124,13 @@ def _seller(args: argparse.Namespace) -> Any:
     from games.price_discrimination.sellers import SELLERS
 
     seller = SELLERS[args.seller]()
-    overrides = {
-        k: getattr(args, k)
-        for k in ("eta", "gamma", "alpha")
-        if getattr(args, k) is not None and k in {f.name for f in dataclasses.fields(seller)}
-    }
-    unused = [
-        k for k in ("eta", "gamma", "alpha") if getattr(args, k) is not None and k not in overrides
-    ]
+    # a flag may set what the named seller leaves open (None): Exp3's eta/gamma, alpha-pd's alpha
+    open_fields = {f.name for f in dataclasses.fields(seller) if getattr(seller, f.name) is None}
+    given = {k: getattr(args, k) for k in ("eta", "gamma", "alpha") if getattr(args, k) is not None}
+    unused = sorted(set(given) - open_fields)
     if unused:
         raise ValueError(f"--{unused[0]} does not apply to seller {args.seller!r}")
-    return dataclasses.replace(seller, **overrides)
+    return dataclasses.replace(seller, **given)
 
 
 def _repeated(args: argparse.Namespace) -> dict[str, Any]:

@@ -107,6 +107,27 @@ def test_repeated_bias_and_seller_flags(capsys):
     assert out["alpha_hat_final"] == 0
     assert main(["pd", "repeated", "--seller", "exp3", "--alpha", "0.3", "--rounds", "5"]) == 2
     assert "does not apply" in capsys.readouterr().err
+    assert main(["pd", "repeated", "--seller", "always-pd", "--alpha", "0.3"]) == 2
+    assert "does not apply" in capsys.readouterr().err
+    ix = _json(
+        capsys,
+        [
+            "pd",
+            "repeated",
+            "--seller",
+            "exp3-ix",
+            "--eta",
+            "0.01",
+            "--gamma",
+            "0.005",
+            "--rounds",
+            "100",
+            "--seeds",
+            "2",
+            "--json",
+        ],
+    )
+    assert ix["action_freq"]["PD"] == 0
 
 
 def test_bad_input_exits_2(capsys):
