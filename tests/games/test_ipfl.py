@@ -1,0 +1,352 @@
+"""IP-FL's mechanism: invariants M1-M12 of spec §6.1 and the registered ``ipfl.`` statements."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+import games.ipfl_theory  # noqa: F401  (registers the ipfl.* propositions)
+from econ.propositions import registered, run
+from games.ipfl import (
+    IPFLConfig,
+    Ledger,
+    RefundTracker,
+    TokenQualities,
+    bootstrap_select,
+    collect,
+    importance_weights,
+    literal_reward_total,
+    n_perf_default,
+    n_rand_schedule,
+    net_token_change,
+    net_token_change_expr,
+    opt_outs,
+    personalised_model,
+    pma,
+    preference_bids,
+    rank_rewards,
+    refund,
+    refund_fraction,
+    reward,
+    select_clients,
+    settle_cluster,
+    shapley_first_order,
+)
+
+
+@pytest.mark.parametrize("prop", registered("ipfl."), ids=lambda p: p.id)
+def test_registered_statements_agree(prop):
+    outcome = run(prop)
+    assert outcome.agrees, outcome.to_dict()
+
+
+# ----------------------------------------------------------------------------- M1, M6: ledger
+
+
+def _round(ledger, tracker, config, rng, n_clusters, accs):
+    n = ledger.tokens.size
+    for c in range(n_clusters):
+        chosen = rng.choice(n, int(rng.integers(1, n + 1)), replace=False)
+        start = ledger.total
+        ledger, paid = collect(ledger, c, chosen, config.price, stale_payer=config.rc_bugs)
+        assert abs(ledger.total - start) < 1e-9
+        psi = rng.normal(size=n)
+        omega = rng.integers(0, 5, size=n)
+        ledger, tracker, u = settle_cluster(
+            ledger, tracker, c, paid, float(accs[c]), psi, omega, config, registered=np.arange(n)
+        )
+        assert abs(ledger.total - start) < 1e-9
+        assert 0.0 <= u <= 1.0
+    return ledger, tracker
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 15),
+    k=st.integers(1, 4),
+    rounds=st.integers(1, 12),
+    price=st.floats(0.1, 7.0),
+    tok_init=st.floats(0.0, 30.0),
+    integer=st.booleans(),
+    rc=st.booleans(),
+)
+def test_ledger_conserves_and_never_goes_negative(seed, n, k, rounds, price, tok_init, integer, rc):
+    if integer or rc:
+        price, tok_init = float(math.ceil(price)), float(math.floor(tok_init))
+    config = IPFLConfig(price=price, tok_init=tok_init, integer_tokens=integer, rc_compat=rc)
+    rng = np.random.default_rng(seed)
+    ledger = Ledger.start(n, k, tok_init)
+    tracker = RefundTracker.start(k)
+    for _ in range(rounds):
+        ledger, tracker = _round(ledger, tracker, config, rng, k, rng.uniform(0, 1, k))
+        assert abs(ledger.total - n * tok_init) < 1e-9
+        assert ledger.tokens.min() >= 0 and ledger.pools.min() >= 0
+        if config.integer_tokens:
+            assert np.all(ledger.tokens == np.floor(ledger.tokens))
+            assert ledger.total == n * tok_init  # exact
+
+
+def test_client_that_cannot_pay_is_not_charged_and_pays_per_cluster():
+    ledger = Ledger(np.array([0.5, 3.0, 1.0]), np.zeros(2))
+    ledger, paid = collect(ledger, 0, [0, 1, 2], 1.0)
+    assert paid.tolist() == [1, 2] and ledger.tokens.tolist() == [0.5, 2.0, 0.0]
+    ledger, paid = collect(ledger, 1, [0, 1, 2], 1.0)
+    assert paid.tolist() == [1] and ledger.tokens.tolist() == [0.5, 1.0, 0.0]
+    assert ledger.pools.tolist() == [2.0, 1.0]
+
+
+def test_rc_payment_bug_charges_the_last_party_and_conserves():
+    ledger, _ = collect(
+        Ledger(np.array([1.0, 1.0, 0.0]), np.zeros(1)), 0, [0, 1, 2], 1.0, stale_payer=True
+    )
+    assert ledger.tokens.tolist() == [1.0, 1.0, -3.0] and ledger.total == 2.0
+
+
+# ----------------------------------------------------------------------------- M2: Eq. 11
+
+
+@given(
+    acc_max=st.floats(0.01, 1.0),
+    acc=st.floats(0.0, 1.0),
+    eta=st.floats(0.0, 1.0),
+    gamma=st.floats(0.01, 1.0),
+)
+def test_refund_fraction_is_the_clipped_ramp(acc_max, acc, eta, gamma):
+    u = refund_fraction(acc, acc_max, eta, gamma)
+    delta = (acc - acc_max) / acc_max
+    assert 0.0 <= u <= eta + 1e-15
+    if acc <= acc_max:
+        assert u == pytest.approx(eta)
+    elif delta >= gamma:
+        assert u == 0.0
+    else:
+        assert u == pytest.approx(eta - eta / gamma * delta)
+
+
+def test_acc_max_is_non_decreasing_and_first_round_skips():
+    config = IPFLConfig()
+    tracker = RefundTracker.start(1)
+    assert tracker.fraction(0, 0.7, config, 10.0, 5) == 0.0
+    best = []
+    for acc in (0.5, 0.4, 0.6, 0.55, 0.9):
+        tracker = tracker.update(0, acc, config)
+        best.append(tracker.acc_max[0])
+    assert best == sorted(best) == [0.5, 0.5, 0.6, 0.6, 0.9]
+    bug = RefundTracker((0.6,)).update(0, 0.5, IPFLConfig(rc_compat=True, rc_bugs=True))
+    assert bug.acc_max == (0.0,)
+
+
+def test_refund_goes_to_payers_equally():
+    ledger = refund(Ledger(np.zeros(3), np.array([6.0])), 0, [0, 2], 0.5)
+    assert ledger.tokens.tolist() == [1.5, 0.0, 1.5] and ledger.pools.tolist() == [3.0]
+    floored = refund(Ledger(np.zeros(3), np.array([5.0])), 0, [0, 1, 2], 0.5, integer=True)
+    assert floored.tokens.tolist() == [0.0, 0.0, 0.0] and floored.total == 5.0
+
+
+# ----------------------------------------------------------------------------- M3-M5: Eq. 13
+
+
+def test_rank_rewards_pay_the_pool_monotonically_in_psi_then_omega():
+    psi = np.array([0.3, -1.0, 0.3, 2.0])
+    omega = np.array([1, 5, 4, 0])
+    ledger = reward(Ledger(np.zeros(4), np.array([10.0])), 0, [0, 1, 2, 3], psi, omega)
+    gains = ledger.tokens
+    assert gains.sum() == pytest.approx(10.0) and ledger.pools[0] == 0.0
+    assert gains[1] < gains[0] < gains[2] < gains[3]  # psi, then omega breaks the 0.3 tie
+    assert gains[3] == pytest.approx(2 * 4 / 5 * 10.0 / 4)  # best: 2n/(n+1) pool/n
+
+
+@given(n=st.integers(1, 30), u=st.floats(0.0, 1.0), price=st.floats(0.1, 5.0))
+def test_net_token_change_matches_the_ledger(n, u, price):
+    ledger = Ledger(np.full(n, 10.0), np.zeros(1))
+    ledger, paid = collect(ledger, 0, np.arange(n), price)
+    ledger = refund(ledger, 0, paid, u)
+    psi = np.arange(n, dtype=float)  # client i has rank i + 1
+    ledger = reward(ledger, 0, paid, psi, np.zeros(n))
+    net = ledger.tokens - 10.0
+    alpha = np.arange(1, n + 1)
+    assert np.allclose(net, net_token_change(alpha, n, u, price), atol=1e-9)
+    assert abs(net.sum()) < 1e-9
+    assert np.all((net >= -1e-12) == (alpha >= (n + 1) / 2) | np.isclose(net, 0.0))
+
+
+def test_net_token_change_numeric_twin_equals_the_expression():
+    a, n, u, p = sp.symbols("alpha n u p", positive=True)
+    expr = net_token_change_expr()
+    for point in [(1, 5, 0.2, 1.0), (3, 3, 0.0, 2.0), (7, 9, 0.5, 0.3)]:
+        exact = float(expr.subs(dict(zip((a, n, u, p), point, strict=True))))
+        assert net_token_change(point[0], *point[1:]) == pytest.approx(exact, abs=1e-12)
+
+
+def test_printed_denominator_creates_tokens():
+    assert literal_reward_total(10, 3, 20.0) > 20.0
+    assert literal_reward_total(0, 4, 20.0) == pytest.approx(20.0)
+    assert rank_rewards(13, 20.0).sum() == pytest.approx(20.0)
+
+
+# ----------------------------------------------------------------------------- M7: exploration
+
+
+@given(n=st.integers(1, 300), k=st.integers(1, 13))
+def test_exploration_budget_shrinks_to_its_floor(n, k):
+    totals = [n_rand_schedule(n, k, u)[0] for u in range(n, -1, -1)]
+    assert totals[0] == math.ceil(0.2 * n)
+    assert all(a >= b for a, b in itertools.pairwise(totals))
+    assert min(totals) == math.ceil(0.05 * n)
+    for u in (0, n // 2, n):
+        total, per = n_rand_schedule(n, k, u)
+        assert per == math.ceil(total / k)
+    assert n_perf_default(100, 5) == 4 and n_perf_default(100, 2) == 10
+
+
+# ----------------------------------------------------------------------------- M8: bids
+
+
+def test_bids_hold_the_argmax_and_the_clusters_above_the_threshold():
+    acc = np.array([[0.95, 0.92, 0.1], [0.3, 0.6, 0.5], [0.0, 0.0, 0.0]])
+    bids = preference_bids(acc, np.full(3, 10.0), IPFLConfig(), np.random.default_rng(0))
+    assert bids.tolist() == [[True, True, False], [False, True, False], [True, False, False]]
+    poor = preference_bids(acc, np.array([1.0, 0.5, 3.0]), IPFLConfig(), np.random.default_rng(0))
+    assert poor[0].tolist() == [True, False, False] and not poor[1].any()
+    rc = preference_bids(
+        acc, np.full(3, 10.0), IPFLConfig(rc_compat=True), np.random.default_rng(0)
+    )
+    assert rc.sum(axis=1).tolist() == [1, 1, 1]
+
+
+def test_non_incentivised_bids_are_one_uniform_cluster():
+    k, n = 4, 10_000
+    bids = preference_bids(
+        np.full((n, k), 0.99),
+        np.full(n, 5.0),
+        IPFLConfig(incentive=False),
+        np.random.default_rng(1),
+    )
+    assert np.all(bids.sum(axis=1) == 1)
+    assert stats.chisquare(bids.sum(axis=0)).pvalue > 1e-3
+
+
+# ----------------------------------------------------------------------------- M9: Eq. 8
+
+
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 5))
+def test_personalised_model_is_a_convex_combination(seed, k):
+    rng = np.random.default_rng(seed)
+    acc = rng.uniform(0, 1, (6, k))
+    w = importance_weights(acc)
+    models = rng.normal(size=(k, 20))
+    assert np.allclose(w.sum(axis=1), 1.0)
+    p = personalised_model(w, models)
+    assert np.all(p >= models.min(axis=0) - 1e-12) and np.all(p <= models.max(axis=0) + 1e-12)
+    one_hot = np.eye(k)[rng.integers(0, k)]
+    assert np.array_equal(personalised_model(one_hot, models)[0], models[np.argmax(one_hot)])
+    assert np.allclose(importance_weights(np.zeros((1, k))), 1.0 / k)
+
+
+# ----------------------------------------------------------------------------- M10: psi
+
+
+def test_psi_ranks_do_not_depend_on_loss_scale_and_sum_to_zero():
+    rng = np.random.default_rng(4)
+    updates = rng.normal(size=(7, 30))
+    lam = rng.dirichlet(np.ones(7))
+    model = lam @ updates
+    g = rng.normal(size=30)
+    psi = shapley_first_order(g, updates, model, lam)
+    scaled = shapley_first_order(3.7 * g, updates, model, lam)
+    assert np.array_equal(np.argsort(psi), np.argsort(scaled))
+    assert abs(psi.sum()) < 1e-10 * np.abs(psi).sum()
+    raw = shapley_first_order(g, updates, model, lam, normalized=False)
+    assert raw.sum() == pytest.approx(-g @ model)
+
+
+# ----------------------------------------------------------------------------- M11: Eq. 2
+
+
+def test_opt_outs_are_the_clients_without_positive_pma():
+    values = pma([0.8, 0.7, 0.9], [0.7, 0.7, 0.95])
+    assert values == pytest.approx([10.0, 0.0, -5.0])
+    assert opt_outs(values).tolist() == [False, True, True]
+    assert 0.0 <= opt_outs(values).mean() <= 1.0
+
+
+# ----------------------------------------------------------------------------- M12: scheduler
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 40), k=st.integers(1, 4))
+def test_scheduler_takes_top_bidders_then_explorers(seed, n, k):
+    rng = np.random.default_rng(seed)
+    config = IPFLConfig()
+    bids = preference_bids(rng.uniform(0, 1, (n, k)), np.full(n, 50.0), config, rng)
+    psi, omega = rng.normal(size=(k, n)), rng.integers(0, 4, size=(k, n))
+    n_perf = n_perf_default(n, k)
+    _, n_rand = n_rand_schedule(n, k, n)
+    sel = select_clients(bids, psi, omega, np.full(n, 50.0), config, n_perf, n_rand, rng)
+    for c, chosen in enumerate(sel):
+        assert chosen.size <= n_perf + n_rand and len(set(chosen.tolist())) == chosen.size
+        bidders = np.flatnonzero(bids[:, c])
+        top = sorted(bidders.tolist(), key=lambda i: (-psi[c, i], -omega[c, i], i))[:n_perf]
+        assert chosen[: len(top)].tolist() == top
+
+
+def test_scheduler_skips_clients_that_cannot_pay_for_another_cluster():
+    bids = np.ones((3, 2), dtype=bool)
+    sel = select_clients(
+        bids,
+        np.zeros((2, 3)),
+        np.zeros((2, 3)),
+        np.array([1.0, 2.0, 0.0]),
+        IPFLConfig(),
+        3,
+        0,
+        np.random.default_rng(0),
+    )
+    assert sel[0].tolist() == [0, 1] and sel[1].tolist() == [1]
+
+
+def test_bootstrap_is_disjoint_while_possible_and_seeded():
+    a = bootstrap_select(10, 2, 4, np.random.default_rng(5))
+    b = bootstrap_select(10, 2, 4, np.random.default_rng(5))
+    assert [x.tolist() for x in a] == [x.tolist() for x in b]
+    assert not set(a[0]) & set(a[1]) and all(x.size == 4 for x in a)
+
+
+# ----------------------------------------------------------------------------- economics seam
+
+
+def test_token_qualities_answer_individual_rationality():
+    q = TokenQualities(
+        names=("a", "b"),
+        net_tokens=[-4.0, 4.0],
+        pma=[2.0, -1.0],
+        personalised_accuracy=[0.9, 0.8],
+        n_eval=[50, 40],
+    )
+    assert not q.individually_rational(0.0)
+    assert q.individually_rational(0.5) and not q.individually_rational(0.6)
+    fine = TokenQualities(
+        names=("a", "b"),
+        net_tokens=[-4.0, 4.0],
+        pma=[2.0, 1.0],
+        personalised_accuracy=[0.9, 0.8],
+        n_eval=[50, 40],
+    )
+    assert fine.max_token_price() == pytest.approx(0.5)
+    assert fine.model_qualities()["b"] == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="one entry per name"):
+        TokenQualities(
+            names=("a",), net_tokens=[1.0, 2.0], pma=[0.0], personalised_accuracy=[1.0], n_eval=[1]
+        )
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="price"):
+        IPFLConfig(price=0.0)
+    with pytest.raises(ValueError, match="rc_bugs"):
+        IPFLConfig(rc_bugs=True)
+    assert IPFLConfig(rc_compat=True).integer_tokens
