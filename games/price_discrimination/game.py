@@ -336,8 +336,9 @@ def equilibrium(game: PDGame, alpha: Number, convention: str = "thesis") -> Equi
 def utility_curves(
     game: PDGame, alphas: np.ndarray, convention: str = "thesis"
 ) -> dict[str, np.ndarray]:
-    """Equilibrium utilities per buyer on a grid of ``alpha`` (Figure 4.1)."""
-    eqs = [equilibrium(game, float(x), convention) for x in np.asarray(alphas, dtype=float)]
+    """Equilibrium utilities per buyer on a grid of ``alpha`` (Figure 4.1), in floats."""
+    numeric = game.numeric()
+    eqs = [equilibrium(numeric, float(x), convention) for x in np.asarray(alphas, dtype=float)]
     return {
         "alpha": np.asarray(alphas, dtype=float),
         "seller": np.array([float(e.seller) for e in eqs]),
