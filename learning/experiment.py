@@ -117,10 +117,12 @@ class TrainResult:
     ``accuracy`` and ``loss`` are per client, on the client's own test set (accuracy is
     None for regression); ``target`` evaluates every client's model on the federation's
     common target set when it has one. ``models`` are the final client models (stacked,
-    on the device) for :mod:`learning.qualities`.
+    on the device) and ``federation`` the data they were trained on, for
+    :mod:`learning.qualities`.
     """
 
     config: TrainConfig
+    federation: Federation
     device: str
     accuracy: np.ndarray | None
     loss: np.ndarray
@@ -238,6 +240,7 @@ def train(
     )
     return TrainResult(
         config=config,
+        federation=federation,
         device=str(dev),
         accuracy=outcome.evaluation.accuracy,
         loss=outcome.evaluation.loss,

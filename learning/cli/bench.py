@@ -1,0 +1,65 @@
+"""``collabecon bench NAME``: performance benchmarks, one positional name per benchmark.
+
+``engine``
+    local SGD steps of all clients per second, batched engine vs the per-client loop
+    (:mod:`learning.benchmarks.engine`).
+
+A benchmark is one entry of :data:`BENCHMARKS`: a function declaring its flags and one
+running it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+
+def _engine_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--clients", type=int, default=80, help="number of clients (default 80)")
+    parser.add_argument("--model", default="lenet5", help="model name (default lenet5)")
+    parser.add_argument("--dataset", default="mnist5k", help="dataset name (default mnist5k)")
+    parser.add_argument("--batch-size", type=int, default=10, help="minibatch size (default 10)")
+    parser.add_argument("--steps", type=int, default=5, help="local steps timed (default 5)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats (default 3)")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def _engine(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.benchmarks.engine import measure_engine
+
+    return measure_engine(
+        clients=args.clients,
+        model=args.model,
+        dataset=args.dataset,
+        batch_size=args.batch_size,
+        steps=args.steps,
+        repeats=args.repeats,
+        device=args.device,
+        seed=args.seed,
+    ).to_dict()
+
+
+#: name -> (help, declare flags, run).
+BENCHMARKS: dict[
+    str,
+    tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], dict]],
+] = {
+    "engine": ("batched engine vs per-client loop: local SGD steps/s", _engine_arguments, _engine),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="benchmark", required=True, metavar="NAME")
+    for name, (help_, declare, _) in BENCHMARKS.items():
+        one = sub.add_parser(name, help=help_, description=help_)
+        one.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object"
+        )
+        declare(one)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    _, _, measure = BENCHMARKS[args.benchmark]
+    return {"benchmark": args.benchmark, **measure(args)}

@@ -1,0 +1,178 @@
+"""``collabecon train``, ``sweep`` and ``bench`` from the command line."""
+
+import csv
+import json
+
+import pytest
+
+from learning.cli import main
+
+TINY = [
+    "--dataset",
+    "digits",
+    "--model",
+    "mlp",
+    "--clients",
+    "4",
+    "--rounds",
+    "2",
+    "--local-steps",
+    "2",
+    "--batch-size",
+    "8",
+    "--no-progress",
+]
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_train_json_curve_and_resume(capsys, tmp_path):
+    out = _json(
+        capsys,
+        [
+            "train",
+            "--json",
+            *TINY,
+            "--algorithm",
+            "fedavg",
+            "--out",
+            str(tmp_path),
+            "--target-fraction",
+            "0.1",
+        ],
+    )
+    assert {
+        "algorithm",
+        "device",
+        "clients",
+        "accuracy",
+        "loss",
+        "mean_accuracy",
+        "seconds",
+    } <= set(out)
+    assert out["device"] == "cpu" and len(out["accuracy"]) == 4 and len(out["target_accuracy"]) == 4
+    assert (tmp_path / "learning_curve.png").stat().st_size > 0
+    with (tmp_path / "learning_curve.csv").open() as fh:
+        assert [int(r["round"]) for r in csv.DictReader(fh)] == [1, 2]
+    ck = str(tmp_path / "ck")
+    full = _json(capsys, ["train", "--json", *TINY, "--rounds", "3"])
+    _json(capsys, ["train", "--json", *TINY, "--rounds", "1", "--checkpoint", ck])
+    resumed = _json(
+        capsys, ["train", "--json", *TINY, "--rounds", "3", "--checkpoint", ck, "--resume"]
+    )
+    assert resumed["resumed_from"] == 1 and resumed["loss"] == full["loss"]
+
+
+def test_train_human_output(capsys):
+    assert (
+        main(
+            [
+                "train",
+                *TINY,
+                "--algorithm",
+                "local",
+                "--partition-arg",
+                "alpha=0.5",
+                "--partition",
+                "dirichlet",
+            ]
+        )
+        == 0
+    )
+    assert "local on digits (dirichlet, 4 clients, mlp, cpu)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--algorithm", "nope"], "algorithm must be one of"),
+        (["--dataset", "nope"], "dataset must be one of"),
+        (["--lr", "0"], "lr must lie in"),
+        (["--clients", "100000"], "n_clients must be at most"),
+        (["--resume"], "resume needs a checkpoint"),
+        (["--partition-arg", "bogus=1"], "unknown bogus"),
+    ],
+)
+def test_train_bad_input_exits_2(capsys, argv, message):
+    assert main(["train", *TINY, *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_sweep_runs_a_grid_into_one_csv(capsys, tmp_path):
+    config = tmp_path / "grid.toml"
+    config.write_text(
+        '[train]\ndataset = "digits"\nmodel = "linear"\nclients = 3\nrounds = 1\n'
+        'local_steps = 1\n[grid]\nseed = [0, 1]\nalgorithm = ["local", "fedavg"]\n'
+    )
+    out = _json(capsys, ["sweep", "--json", str(config), "--out", str(tmp_path)])
+    assert out["runs"] == 4 and out["engine"] == "local"
+    with open(out["csv"]) as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["seed"], r["algorithm"]) for r in rows] == [
+        ("0", "local"),
+        ("0", "fedavg"),
+        ("1", "local"),
+        ("1", "fedavg"),
+    ]
+    assert all(0 <= float(r["mean_accuracy"]) <= 1 for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("text", "extra", "message"),
+    [
+        ("[grid]\nlr = [0.1, -1.0]\n", [], "lr must lie in"),
+        ("[grid]\nlearning_rate = [0.1]\n", [], "does not have"),
+        ("[grid]\nseed = 3\n", [], "non-empty list"),
+        ("[other]\nx = 1\n", [], "unknown"),
+        ("[grid]\nseed = [0]\n", ["--engine", "ray"], "needs Ray"),
+    ],
+)
+def test_sweep_bad_input_exits_2_before_running(capsys, tmp_path, text, extra, message):
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    assert main(["sweep", str(config), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bench_engine_reports_both_engines_on_the_same_work(capsys):
+    out = _json(
+        capsys,
+        [
+            "bench",
+            "engine",
+            "--json",
+            "--clients",
+            "3",
+            "--model",
+            "mlp",
+            "--steps",
+            "2",
+            "--repeats",
+            "1",
+            "--device",
+            "cpu",
+        ],
+    )
+    assert out["benchmark"] == "engine" and out["device"] == "cpu" and out["clients"] == 3
+    assert out["ratio"] == pytest.approx(out["batched_steps_per_s"] / out["loop_steps_per_s"])
+    assert out["max_weight_difference"] < 1e-5
+    assert main(["bench", "engine", "--clients", "0"]) == 2
+
+
+@pytest.mark.slow
+def test_sweep_in_a_process_pool(capsys, tmp_path):
+    config = tmp_path / "pool.toml"
+    config.write_text(
+        '[train]\ndataset = "digits"\nmodel = "linear"\nclients = 3\nrounds = 1\n'
+        "[grid]\nseed = [0, 1]\n"
+    )
+    serial = _json(capsys, ["sweep", "--json", str(config), "--out", str(tmp_path)])
+    pooled = _json(
+        capsys, ["sweep", "--json", str(config), "--workers", "2", "--out", str(tmp_path)]
+    )
+    assert [r["mean_loss"] for r in pooled["rows"]] == pytest.approx(
+        [r["mean_loss"] for r in serial["rows"]], rel=1e-5
+    )
