@@ -131,6 +131,49 @@ def _thm6_indifference() -> Verdict:
     )
 
 
+@proposition(
+    "thesis.ch4.thm6.buying",
+    source=f"{SRC}, Theorem 6(e)",
+    statement="buyer i buys iff b_i = 1{theta_i <= p_i} (as printed)",
+    holds=False,
+)
+def _thm6_buying() -> Verdict:
+    game = THESIS_GAME
+    for value in (game.theta_low, game.theta_high):
+        for price in (game.theta_low, game.theta_high):
+            printed_buys = value <= price
+            if printed_buys and value - price < 0:
+                return refuted(
+                    "the printed rule buys at a loss (read b_i = 1{p_i <= theta_i})",
+                    {
+                        "game": "P0",
+                        "value": str(value),
+                        "price": str(price),
+                        "surplus": str(value - price),
+                    },
+                )
+    return checked("printed buying rule is a best response", 4)
+
+
+@proposition(
+    "thesis.ch4.thm6.buying.corrected",
+    source=f"{SRC}, Theorem 6(e); spec ch4 section 6 item 3",
+    statement="b_i = 1{p_i <= theta_i} (buy iff the price is at most the value; ties buy) is a "
+    "best response for both types at both prices",
+)
+def _thm6_buying_corrected() -> Verdict:
+    points = [{"game": g, "alpha": a} for _, g in _games() for a in (F(0), F(1))]
+    return on_points(
+        lambda game, alpha: all(
+            s.gain <= 0
+            for s in certify(game, alpha, equilibrium_profile(game, alpha)).sets
+            if "_at_" in s.player
+        ),
+        points,
+        "no gain from deviating in the purchase decision",
+    )
+
+
 # ---------------------------------------------------------------------- Corollaries 2 and 3
 
 
@@ -186,6 +229,24 @@ def _cor2() -> Verdict:
         return seller and buyer
 
     return on_points(holds, [{"game": g} for _, g in _games()], "orderings of Corollary 2")
+
+
+@proposition(
+    "thesis.ch4.cor2.strict",
+    source=f"{SRC}, Corollary 2(b) at the PBNE of the strict convention (spec ch4 section 1.7)",
+    statement="at the genuine PBNE (strict convention) the seller's orderings are unchanged and, "
+    "in regime B, the high buyer earns 0 for every alpha: u_B(1) = u_B(0) = u_B(alpha*) = 0",
+)
+def _cor2_strict() -> Verdict:
+    def holds(game: PDGame) -> bool:
+        star = game.alpha_star
+        strict = [equilibrium(game, x, "strict") for x in (F(0), star, (1 + star) / 2, F(1))]
+        thesis = [equilibrium(game, x) for x in (F(0), star, (1 + star) / 2, F(1))]
+        same_seller = all(s.seller == t.seller for s, t in zip(strict, thesis, strict=True))
+        buyer_zero = game.regime == "A" or all(s.high_buyer == 0 for s in strict)
+        return same_seller and buyer_zero
+
+    return on_points(holds, [{"game": g} for _, g in _games()], "strict-convention utilities")
 
 
 @proposition(
