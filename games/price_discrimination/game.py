@@ -142,11 +142,6 @@ class PDGame:
         """
         return equilibrium(self, min(1, self.alpha_star)).seller
 
-    def exact(self) -> PDGame:
-        """The same game with every parameter as an exact :class:`fractions.Fraction`."""
-        mu, tl, th, cb, cs = (Fraction(x).limit_denominator(10**9) for x in self._numbers())
-        return PDGame(mu, tl, th, cb, cs, n=self.n)
-
     def numeric(self) -> PDGame:
         """The same game with float parameters (fast with numpy arrays)."""
         mu, tl, th, cb, cs = (float(x) for x in self._numbers())

@@ -17,6 +17,7 @@ from games.price_discrimination.game import (
     Q_H,
     Q_L,
     SYMBOLS,
+    U_H_EXPR,
     U_S_EXPR,
     A,
     AssumptionWarning,
@@ -204,6 +205,8 @@ def test_workhorse_sympy_expression_matches_numeric_twin():
     np.testing.assert_allclose(
         f(q_h, q_l, a, b, *g._numbers()), seller_utility(g, q_h, a, b, q_l), rtol=1e-12
     )
+    h = sp.lambdify((Q_H, A, B, *SYMBOLS._numbers()), U_H_EXPR, "numpy")
+    np.testing.assert_allclose(h(q_h, a, b, *g._numbers()), high_buyer_utility(g, q_h, a, b))
 
 
 def test_validation_and_assumption_warning():
