@@ -39,7 +39,11 @@ def baseline(q_l0: np.ndarray, q_h0: np.ndarray) -> np.ndarray:
         def negative_nash(r: float, a: float = a, h: float = h) -> float:
             return -(r * (1 - r) / (4 - r) ** 2 - a) * (4 * (1 - r) / (4 - r) ** 2 - h)
 
-        out[i] = minimize_scalar(negative_nash, bounds=(lo[i], hi[i]), method="bounded").x if hi[i] > lo[i] else lo[i]
+        out[i] = (
+            minimize_scalar(negative_nash, bounds=(lo[i], hi[i]), method="bounded").x
+            if hi[i] > lo[i]
+            else lo[i]
+        )
     return out
 
 
@@ -59,7 +63,11 @@ def reference(q_l0: np.ndarray, q_h0: np.ndarray) -> np.ndarray:
             return 4 * (1 - r) / (4 - r) ** 2
 
         coeffs = [4 + 7 * h + 4 * a, 32 - 60 * h - 24 * a, 144 * h - 52, 16 - 64 * h + 128 * a]
-        roots = [mp.re(r) for r in mp.polyroots(coeffs, maxsteps=200, extraprec=60) if abs(mp.im(r)) < mp.mpf(10) ** -30]
+        roots = [
+            mp.re(r)
+            for r in mp.polyroots(coeffs, maxsteps=200, extraprec=60)
+            if abs(mp.im(r)) < mp.mpf(10) ** -30
+        ]
         rational = [r for r in roots if 0 <= r <= 1 and u_l(r) >= a and u_h(r) >= h]
         ends = [ql / qh] if qh > 0 else [mp.mpf(0)]
         best = max(rational + ends, key=lambda r: (u_l(r) - a) * (u_h(r) - h))
@@ -78,18 +86,24 @@ def best_of(repeats: int, work):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--baseline-points", type=int, default=5_000)
     parser.add_argument("--reference-points", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeats", type=int, default=5, help="best of this many timings, each side")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="best of this many timings, each side"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     q_l0, q_h0 = starting_points(args.points, rng)
 
     bargaining.duopoly_nash_solution(q_l0[:10], q_h0[:10])  # warm-up
-    ours_s, ours = best_of(args.repeats, lambda: bargaining.duopoly_nash_solution(q_l0, q_h0).rho_star)
+    ours_s, ours = best_of(
+        args.repeats, lambda: bargaining.duopoly_nash_solution(q_l0, q_h0).rho_star
+    )
     nb = min(args.baseline_points, args.points)
     base_s, base = best_of(args.repeats, lambda: baseline(q_l0[:nb], q_h0[:nb]))
 
