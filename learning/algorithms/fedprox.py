@@ -1,0 +1,34 @@
+"""FedProx (Li et al. 2020): FedAvg whose local objective adds a proximal pull to the global
+model,
+
+.. math::  \\min_w F_i(w) + \\frac{\\mu}{2} \\lVert w - w^t \\rVert^2 .
+
+The personalised model is the global model (IP-FL, Khan et al., Tables 4, 5, 10, 11; spec
+§4 with :math:`\\mu = 0.01`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from econ.validation import non_negative
+from learning.algorithms.averaging import FedAvg
+from learning.algorithms.base import Context, State, register
+
+__all__ = ["FedProx"]
+
+
+@register
+class FedProx(FedAvg):
+    """FedAvg with the proximal term of weight ``mu`` around the round's global model."""
+
+    name = "fedprox"
+
+    def __init__(self, ctx: Context, mu: float = 0.01, finetune_steps: int = 0) -> None:
+        super().__init__(ctx, finetune_steps=finetune_steps)
+        self.mu = float(non_negative("mu", mu))
+
+    def fit_options(self, state: State, clients: np.ndarray) -> dict[str, Any]:
+        return {"prox_center": self.configure(state, clients), "prox_mu": self.mu}

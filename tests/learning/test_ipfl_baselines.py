@@ -1,0 +1,77 @@
+"""The baselines of IP-FL's comparison (spec §4) on the shared engine: conformance with the
+algorithm protocol, and what each one promises."""
+
+import numpy as np
+import pytest
+import torch
+
+import learning.algorithms.fedem
+import learning.algorithms.fedprox
+import learning.algorithms.fedsoft
+import learning.algorithms.perfedavg  # noqa: F401  (register the baselines)
+from learning.algorithms import build_algorithm
+from learning.algorithms.fedsoft import argmin_shares
+from learning.algorithms.per_example import per_example_losses, per_example_losses_loop
+from learning.engine import broadcast, parameters_of
+from learning.loop import run_rounds
+from tests.learning import test_algorithms as conformance
+from tests.learning._tiny_problem import initial_models, tiny_context
+
+BASELINES = ["fedprox", "per-fedavg", "fedsoft", "fedem"]
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_baseline_passes_the_conformance_test(name):
+    conformance.test_every_algorithm_follows_the_protocol(name)
+
+
+def test_per_example_losses_match_the_loop_reference():
+    ctx = tiny_context()
+    gen = torch.Generator().manual_seed(3)
+    base = parameters_of(ctx.engine.model)
+    models = {
+        k: torch.stack([v, v + 0.1 * torch.randn(v.shape, generator=gen)]) for k, v in base.items()
+    }
+    clients = np.array([3, 0, 4])
+    fast, owner = per_example_losses(ctx.engine, models, ctx.train, clients)
+    slow, owner_loop = per_example_losses_loop(ctx.engine, models, ctx.train, clients)
+    assert fast.shape == (20 + 7 + 9, 2)
+    assert np.array_equal(owner, owner_loop)
+    assert torch.allclose(fast, slow, atol=1e-5)
+
+
+def test_fedprox_with_zero_mu_is_fedavg():
+    ctx = tiny_context()
+    a = run_rounds(build_algorithm("fedprox", ctx, mu=0.0), initial_models(ctx), 2, 5).models
+    b = run_rounds(build_algorithm("fedavg", ctx), initial_models(ctx), 2, 5).models
+    c = run_rounds(build_algorithm("fedprox", ctx, mu=5.0), initial_models(ctx), 2, 5).models
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert not all(torch.allclose(a[k], c[k], atol=1e-6) for k in a)
+
+
+def test_fedsoft_importance_shares_are_smoothed_and_normalised():
+    losses = torch.tensor([[0.1, 0.5], [0.2, 0.1], [0.3, 0.9], [0.4, 0.8]])
+    u = argmin_shares(losses, np.array([0, 0, 1, 1]), 2, 1e-4)
+    assert np.allclose(u.sum(axis=1), 1.0)
+    assert u[0] == pytest.approx([0.5, 0.5]) and u[1, 1] == pytest.approx(2e-4 / 2.0002)
+
+
+def test_fedem_mixture_weights_stay_on_the_simplex():
+    ctx = tiny_context()
+    algorithm = build_algorithm("fedem", ctx, components=3)
+    result = run_rounds(algorithm, initial_models(ctx), 3, 1)
+    pi = result.state["pi"]
+    assert pi.shape == (5, 3) and torch.allclose(pi.sum(dim=1), torch.ones(5, dtype=pi.dtype))
+    assert torch.all(pi >= 0)
+
+
+def test_per_fedavg_personalises_from_one_global_model():
+    ctx = tiny_context()
+    algorithm = build_algorithm("per-fedavg", ctx, beta=0.01)
+    result = run_rounds(algorithm, initial_models(ctx), 2, 2)
+    glob = result.state["global"]
+    models = result.models
+    first = next(iter(models))
+    assert not torch.equal(models[first][0], models[first][1])
+    one = broadcast({k: v[0] for k, v in glob.items()}, 5)
+    assert all(torch.allclose(models[k], one[k], atol=0.5) for k in models)

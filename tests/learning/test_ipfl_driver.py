@@ -1,0 +1,239 @@
+"""IP-FL's driver: token flows in a real run, seeding, checkpoints, outputs, the command
+line, and the behavioural claims B1-B7 of spec §6.3 (B1, B2, B4 at reduced size here; the
+paper-like sizes are marked slow)."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from games.ipfl import IPFLConfig
+from learning.cli import main
+from learning.engine import select
+from learning.ipfl import IPFLRun, build_setup, personalise, run_ipfl
+
+TINY = IPFLRun(dataset="digits", model="linear", clients=8, rounds=3, local_steps=2, eval_every=1)
+
+
+@pytest.fixture(scope="module")
+def tiny_setup():
+    return build_setup(TINY)
+
+
+@pytest.fixture(scope="module")
+def tiny_result(tiny_setup):
+    return run_ipfl(TINY, setup=tiny_setup)
+
+
+def test_every_round_conserves_tokens_and_round_zero_is_free(tiny_result):
+    n, total = TINY.clients, TINY.clients * TINY.mechanism.tok_init
+    first = tiny_result.history[0]
+    assert not first["paid"] and first["tokens"] == [TINY.mechanism.tok_init] * n
+    for record in tiny_result.history:
+        assert abs(sum(record["tokens"]) + sum(record["pools"]) - total) < 1e-9
+        assert min(record["tokens"]) >= 0
+        assert all(len(set(s)) == len(s) for s in record["selected"])
+    q = tiny_result.qualities()
+    assert abs(q.net_tokens.sum()) < 1e-9  # pools are emptied every paid round
+    assert q.model_qualities().quality.shape == (n,)
+
+
+def test_same_seed_same_run(tiny_setup, tiny_result):
+    again = run_ipfl(TINY, setup=build_setup(TINY))
+    assert again.summary() == tiny_result.summary()
+    assert [h["selected"] for h in again.history] == [h["selected"] for h in tiny_result.history]
+
+
+def test_summary_has_the_promised_fields(tiny_result):
+    s = tiny_result.summary()
+    assert set(s) == {
+        "tokens_start",
+        "tokens_end",
+        "cluster_accuracy",
+        "pma_mean",
+        "pma_positive_share",
+        "opt_out_rate",
+        "personalised_accuracy_mean",
+    }
+    assert np.array(s["cluster_accuracy"]).shape == (TINY.clusters, 2)
+    assert s["opt_out_rate"] == pytest.approx(1.0 - np.mean(tiny_result.pma > 0))
+
+
+def test_personalised_model_is_the_weighted_cluster_models(tiny_result):
+    models = tiny_result.models
+    one_hot = np.zeros((3, TINY.clusters))
+    one_hot[:, 1] = 1.0
+    p = personalise(models, one_hot)
+    ref = select(models, np.ones(3, dtype=np.int64))
+    assert all(torch.equal(p[k], ref[k]) for k in p)
+    mixed = personalise(models, np.full((1, TINY.clusters), 1.0 / TINY.clusters))
+    for k, v in mixed.items():
+        assert torch.all(v[0] <= models[k].max(0).values + 1e-6)
+        assert torch.all(v[0] >= models[k].min(0).values - 1e-6)
+
+
+def test_resume_from_a_checkpoint_ends_like_the_uninterrupted_run(
+    tmp_path, tiny_setup, tiny_result
+):
+    short = dataclasses.replace(TINY, rounds=2)
+    run_ipfl(short, setup=tiny_setup, checkpoint_dir=tmp_path)
+    resumed = run_ipfl(TINY, setup=tiny_setup, checkpoint_dir=tmp_path, resume=True)
+    assert resumed.tokens_end.tolist() == tiny_result.tokens_end.tolist()
+    assert all(torch.equal(resumed.models[k], tiny_result.models[k]) for k in resumed.models)
+    other = dataclasses.replace(TINY, lr=0.5)
+    with pytest.raises(ValueError, match="another run"):
+        run_ipfl(other, setup=tiny_setup, checkpoint_dir=tmp_path, resume=True)
+
+
+def test_reference_code_mode_keeps_integer_tokens(tiny_setup):
+    rc = dataclasses.replace(TINY, mechanism=IPFLConfig(rc_compat=True))
+    result = run_ipfl(rc, setup=tiny_setup)
+    for record in result.history:
+        assert all(float(t).is_integer() for t in record["tokens"])
+        assert sum(record["tokens"]) + sum(record["pools"]) == TINY.clients * 100.0
+
+
+def test_command_line_writes_csv_and_json(tmp_path, capsys):
+    argv = [
+        "ipfl",
+        "--dataset",
+        "digits",
+        "--model",
+        "linear",
+        "--clients",
+        "8",
+        "--rounds",
+        "2",
+        "--local-steps",
+        "2",
+        "--no-incentive",
+        "--json",
+        "--out",
+        str(tmp_path),
+    ]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"tokens_start", "tokens_end", "cluster_accuracy", "pma_mean"} <= set(out)
+    rows = (tmp_path / "ipfl_rounds.csv").read_text().strip().splitlines()
+    assert len(rows) == 3
+    saved = json.loads((tmp_path / "ipfl_result.json").read_text())
+    assert saved["run"]["mechanism"]["incentive"] is False
+
+
+def test_bad_configuration_is_a_clear_error():
+    with pytest.raises(ValueError, match="partition"):
+        IPFLRun(partition="50:50")
+    with pytest.raises(ValueError, match="flip_test_view"):
+        IPFLRun(partition="pathological", flip_test_view=True)
+
+
+# ----------------------------------------------------------------------------- B1-B7 (spec §6.3)
+
+
+def _gap(result):
+    """Mean diagonal minus off-diagonal accuracy (pp), clusters matched to their best source."""
+    acc = result.cluster_accuracy
+    best = acc.argmax(axis=1)
+    diag = acc[np.arange(len(best)), best]
+    off = acc[np.arange(len(best)), 1 - best]
+    return 100 * float(np.mean(diag - off)), best
+
+
+def _late_purity(result):
+    tail = result.history[-max(1, len(result.history) // 5) :]
+    return float(np.nanmean([h["bidder_purity"] for h in tail]))
+
+
+PAPER_LIKE = IPFLRun(
+    dataset="mnist5k",
+    model="mlp",
+    clients=20,
+    rounds=60,
+    local_steps=10,
+    eval_every=10,
+    mechanism=IPFLConfig(perf_share=0.5),
+)
+
+
+@pytest.fixture(scope="module")
+def paper_like_runs():
+    return {p: run_ipfl(dataclasses.replace(PAPER_LIKE, partition=p)) for p in ("10:90", "30:70")}
+
+
+@pytest.mark.slow
+def test_b1_clusters_specialise_at_10_90(paper_like_runs):
+    gap, best = _gap(paper_like_runs["10:90"])
+    assert sorted(best.tolist()) == [0, 1]
+    assert gap >= 15.0
+    assert _late_purity(paper_like_runs["10:90"]) >= 0.9
+
+
+@pytest.mark.slow
+def test_b2_less_specialisation_at_30_70(paper_like_runs):
+    assert _gap(paper_like_runs["30:70"])[0] < _gap(paper_like_runs["10:90"])[0]
+
+
+@pytest.mark.slow
+def test_b3_incentives_beat_random_bids():
+    def best_cell(incentive, seed, partition):
+        run = dataclasses.replace(
+            PAPER_LIKE,
+            rounds=40,
+            seed=seed,
+            partition=partition,
+            mechanism=IPFLConfig(perf_share=0.5, incentive=incentive),
+        )
+        acc = run_ipfl(run).cluster_accuracy
+        return float(acc.max(axis=1).mean()), sorted(acc.argmax(axis=1).tolist()) != [0, 1]
+
+    with_i = [best_cell(True, s, "10:90")[0] for s in range(3)]
+    without = [best_cell(False, s, p) for s in range(3) for p in ("10:90", "30:70")]
+    assert np.mean(with_i) >= np.mean([a for a, _ in without[::2]])
+    assert any(collapsed for _, collapsed in without)
+
+
+@pytest.mark.slow
+def test_b4_most_clients_gain_over_fedavg(paper_like_runs):
+    assert np.mean(paper_like_runs["10:90"].pma > 0) >= 0.8
+
+
+@pytest.mark.slow
+def test_b5_noisy_providers_earn_less():
+    from scipy.stats import mannwhitneyu
+
+    run = dataclasses.replace(PAPER_LIKE, rounds=40, noisy_share=0.2, noise_rate=0.5)
+    setup = build_setup(run)
+    result = run_ipfl(run, setup=setup)
+    noisy = np.zeros(run.clients, dtype=bool)
+    noisy[setup.noisy] = True
+    psi = np.array([np.array(h["psi"]).sum(axis=0) for h in result.history[1:]]).mean(axis=0)
+    net = result.tokens_end - result.tokens_start
+    assert mannwhitneyu(psi[noisy], psi[~noisy], alternative="less").pvalue < 0.05
+    assert mannwhitneyu(net[noisy], net[~noisy], alternative="less").pvalue < 0.05
+
+
+@pytest.mark.slow
+def test_b6_unseen_clients_personalise_as_well():
+    run = dataclasses.replace(PAPER_LIKE, rounds=40, unseen_share=0.1)
+    setup = build_setup(run)
+    result = run_ipfl(run, setup=setup)
+    seen = np.setdiff1d(np.arange(run.clients), setup.unseen)
+    assert set(setup.unseen.tolist()) <= set(result.never_selected.tolist())
+    for u in setup.unseen:
+        peers = seen[setup.majority[seen] == setup.majority[u]]
+        gap = result.personalised_accuracy[peers].mean() - result.personalised_accuracy[u]
+        assert 100 * gap <= 3.0
+
+
+@pytest.mark.slow
+def test_b7_pma_stabilises(paper_like_runs):
+    result = paper_like_runs["10:90"]
+    evals = np.array(
+        [h["personalised_accuracy"] for h in result.history if "personalised_accuracy" in h]
+    )
+    pma_t = 100 * (evals - result.reference_accuracy[None, :])
+    tail = pma_t[-max(2, len(pma_t) // 5) :]
+    oscillation = np.abs(tail - pma_t[-1][None, :]).max(axis=0)
+    assert np.mean(oscillation < 2.0) >= 0.9
