@@ -432,6 +432,9 @@ class CoBo(Algorithm):
         Default ``mixed``: :math:`2/n` for the first ``switch_at`` rounds, then :math:`1/t`.
     domain : {"box", "simplex"}
     inner_solver : {"pgd", "exact"}
+    pair_batch_size : int, optional
+        Minibatch of each client for the midpoint gradients (the theory's :math:`b`);
+        the context's local batch size when None.
     """
 
     name = "cobo"
@@ -447,8 +450,14 @@ class CoBo(Algorithm):
         decay: str = "1/t",
         domain: str = "box",
         inner_solver: str = "pgd",
+        pair_batch_size: int | None = None,
     ) -> None:
         super().__init__(ctx)
+        self.pair_batch_size = (
+            ctx.local.batch_size
+            if pair_batch_size is None
+            else positive_int("pair_batch_size", pair_batch_size)
+        )
         self.rho = float(non_negative("rho", rho))
         self.gamma = float(positive("gamma", gamma))
         self.schedule = PairSchedule(schedule, p_const, int(switch_at), decay)
@@ -467,11 +476,12 @@ class CoBo(Algorithm):
         }
 
     def _batch(
-        self, clients: np.ndarray, rng: np.random.Generator
+        self, clients: np.ndarray, rng: np.random.Generator, size: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One minibatch of ``size`` for each of ``clients``: ``x (K, size, ...)``, ``y``."""
         data = self.ctx.train
         sizes = data.sizes_numpy()[clients]
-        local = sample_batches(sizes, 1, self.ctx.local.batch_size, rng)[:, 0]
+        local = sample_batches(sizes, 1, size, rng)[:, 0]
         rows = torch.from_numpy(local + data.offsets.cpu().numpy()[clients][:, None])
         rows = rows.to(self.ctx.device)
         return data.x[rows], data.y[rows]
@@ -488,7 +498,7 @@ class CoBo(Algorithm):
         models, momentum = state["models"], state["momentum"]
         idx = torch.as_tensor(clients, device=self.ctx.device)
         local_params = select(models, idx)
-        x, y = self._batch(clients, batch_rng)
+        x, y = self._batch(clients, batch_rng, self.pair_batch_size)
         position = {int(c): k for k, c in enumerate(clients)}
         local_pairs = np.array([[position[a], position[b]] for a, b in pairs], dtype=np.int64)
         inner = pairwise_work(
@@ -511,7 +521,7 @@ class CoBo(Algorithm):
         mom = select(momentum, idx)
         losses = []
         for _ in range(self.ctx.local.steps):
-            xb, yb = self._batch(clients, batch_rng)
+            xb, yb = self._batch(clients, batch_rng, self.ctx.local.batch_size)
             grads, loss = engine.gradients(local_params, xb, yb)
             losses.append(loss.detach())
             force = laplacian_penalty(local_params, w_local)
