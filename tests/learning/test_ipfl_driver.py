@@ -146,6 +146,45 @@ def _late_purity(result):
     return float(np.nanmean([h["bidder_purity"] for h in tail]))
 
 
+REDUCED = IPFLRun(
+    dataset="digits",
+    model="mlp",
+    clients=20,
+    rounds=10,
+    local_steps=10,
+    lr=0.1,
+    eval_every=2,
+    mechanism=IPFLConfig(perf_share=0.5),
+)
+
+
+@pytest.fixture(scope="module")
+def reduced_runs():
+    return {p: run_ipfl(dataclasses.replace(REDUCED, partition=p)) for p in ("10:90", "30:70")}
+
+
+def test_b1_reduced_clusters_specialise_at_10_90(reduced_runs):
+    """B1 at reduced size (20 clients of ``digits``, 10 rounds). The bids rest on validation
+    sets of about 6 examples here, so the purity bar is 0.75 instead of the spec's 0.9."""
+    gap, best = _gap(reduced_runs["10:90"])
+    assert sorted(best.tolist()) == [0, 1]
+    assert gap >= 15.0
+    assert _late_purity(reduced_runs["10:90"]) >= 0.75
+
+
+def test_b2_reduced_less_specialisation_at_30_70(reduced_runs):
+    assert _gap(reduced_runs["30:70"])[0] < _gap(reduced_runs["10:90"])[0]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced at reduced size: the accuracy-normalised weights of Eq. 8 mix the "
+    "two cluster models almost evenly, and fewer than 80 % of clients beat FedAvg",
+)
+def test_b4_reduced_most_clients_gain_over_fedavg(reduced_runs):
+    assert np.mean(reduced_runs["10:90"].pma > 0) >= 0.8
+
+
 PAPER_LIKE = IPFLRun(
     dataset="mnist5k",
     model="mlp",
