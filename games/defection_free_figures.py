@@ -1,0 +1,239 @@
+"""Figures 3.1-3.8 of Werner (2024), Chapter 3: the numbers behind them and the plots.
+
+Figures 3.1-3.3 show runs of the collaboration schemes (:class:`games.defection_free.PlayReport`
+of each, from real training or the convex toy); Figures 3.4-3.8 are the chapter's closed
+forms. :func:`write_figures` saves each figure as PNG and its numbers as CSV (spec ch3 §11).
+matplotlib is imported only when plotting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from econ import bargaining, caps, duopoly
+from games.defection_free import PlayReport
+
+#: Which scheme each run figure shows, and its title (spec ch3 §11).
+RUN_FIGURES = {
+    "fig3_1": ("complete", "Complete collaboration"),
+    "fig3_2a": ("one-sided-low", "Only the high-quality firm shares (the low firm benefits)"),
+    "fig3_2b": ("one-sided-high", "Only the low-quality firm shares (the high firm benefits)"),
+    "fig3_3": ("defection-free", "Defection-free collaborative learning"),
+}
+
+
+def _columns(rep: PlayReport) -> dict[str, np.ndarray]:
+    return {k: np.array([r[k] for r in rep.rows]) for k in rep.rows[0]}
+
+
+def fig3_4_data(points: int = 200, curves: int = 25) -> dict[str, np.ndarray]:
+    """U_l and U_h against one quality, one curve per value of the other (Fig. 3.4)."""
+    grid = np.linspace(0.0, 1.0, points)
+    other = np.linspace(0.0, 1.0, curves)
+    qh_fixed = np.maximum(other[:, None], grid[None, :])  # x-axis q_l, curves q_h >= q_l
+    ql_fixed = np.minimum(other[:, None], grid[None, :])  # x-axis q_h, curves q_l <= q_h
+    ul_a, uh_a = duopoly.revenues(np.broadcast_to(grid, qh_fixed.shape), qh_fixed)
+    ul_b, uh_b = duopoly.revenues(ql_fixed, np.broadcast_to(grid, ql_fixed.shape))
+    return {
+        "grid": grid,
+        "other": other,
+        "U_l_vs_ql": ul_a,
+        "U_h_vs_ql": uh_a,
+        "U_l_vs_qh": ul_b,
+        "U_h_vs_qh": uh_b,
+    }
+
+
+def fig3_5_data(points: int = 1000, curves: int = 100) -> dict[str, np.ndarray]:
+    """B(a, b) against a, for b in linspace(1, 100, curves) (Fig. 3.5: B(a, b) >= a)."""
+    a = np.linspace(0.0, 0.99, points)
+    b = np.linspace(1.0, 100.0, curves)
+    return {"a": a, "b": b, "B": caps.B(a[None, :], b[:, None])}
+
+
+def fig3_6_data(points: int = 4000, curves: int = 15) -> dict[str, np.ndarray]:
+    """B(a, b) - a against b on [1, 1.2], the first crossings b_a and b~ (Fig. 3.6)."""
+    b = np.linspace(1.0, 1.2, points)
+    a = np.linspace(0.0, 0.95, curves)
+    b_a = np.array([caps.b_rho(float(x)) for x in a])
+    b_t, a_t = caps.b_tilde()
+    return {
+        "b": b,
+        "a": a,
+        "B_minus_a": caps.B(a[:, None], b[None, :]) - a[:, None],
+        "b_a": b_a,
+        "b_tilde": np.array([b_t, a_t]),
+    }
+
+
+def fig3_7_data(points: int = 25) -> dict[str, np.ndarray]:
+    """q_h0 10^((rho* - rho_0)/(4 - 5 rho*)) against q_h0; <= 1 is Fig. 3.7's inequality."""
+    g = np.linspace(0.0, 0.99, points)
+    ql0, qh0 = (v.ravel() for v in np.meshgrid(g, g, indexing="ij"))
+    keep = qh0 > ql0
+    ql0, qh0 = ql0[keep], qh0[keep]
+    r = bargaining.duopoly_nash_solution(ql0, qh0).rho_star
+    value = qh0 * 10 ** ((r - ql0 / qh0) / (4 - 5 * r))
+    return {"q_l0": ql0, "q_h0": qh0, "value": value}
+
+
+def fig3_8_data(points: int = 400, grid: int = 10) -> dict[str, np.ndarray]:
+    """N(q_l, q_h = 1) against q_l for starts with rho* >= rho_0 (Fig. 3.8)."""
+    g = np.linspace(0.05, 0.95, grid)
+    ql0, qh0 = (v.ravel() for v in np.meshgrid(g, g, indexing="ij"))
+    keep = qh0 > ql0
+    ql0, qh0 = ql0[keep], qh0[keep]
+    sol = bargaining.duopoly_nash_solution(ql0, qh0)
+    keep = sol.rho_star >= ql0 / qh0
+    ql0, qh0 = ql0[keep], qh0[keep]
+    q = np.linspace(0.0, 1.0, points)
+    n = bargaining.nash_product(q[None, :], 1.0, ql0[:, None], qh0[:, None])
+    return {
+        "q_l": q,
+        "q_l0": ql0,
+        "q_h0": qh0,
+        "N": n,
+        "q_l_star": sol.q_l_star[keep],
+        "N_star": sol.nash_product[keep],
+    }
+
+
+def _save_csv(path: Path, columns: Mapping[str, np.ndarray]) -> None:
+    flat = {k: np.ravel(v) for k, v in columns.items()}
+    n = max(v.size for v in flat.values())
+    names = list(flat)
+    rows = [[f"{flat[k][i]:.10g}" if i < flat[k].size else "" for k in names] for i in range(n)]
+    path.write_text(",".join(names) + "\n" + "\n".join(",".join(r) for r in rows) + "\n")
+
+
+def _run_figure(plt: Any, rep: PlayReport, title: str, full: bool) -> Any:
+    c = _columns(rep)
+    t = c["t"] + 1
+    fig, axes = plt.subplots(1, 4 if full else 2, figsize=(16 if full else 9, 3.6))
+    axes[0].plot(t, c["q_l"], label="$q_l$")
+    axes[0].plot(t, c["q_h"], label="$q_h$")
+    if full:
+        axes[0].plot(t, c["rho"], label=r"$\rho_t$")
+        axes[0].axhline(rep.rho_star, ls="--", c="grey", label=r"$\rho^*$")
+    axes[0].set(xlabel="t", ylabel="Quality")
+    for key, name in (("U_l", "$U_l$"), ("U_h", "$U_h$")):
+        (line,) = axes[1].plot(t, c[key], label=name)
+        axes[1].axhline(c[key][-1], ls="--", c=line.get_color(), label=f"final {c[key][-1]:.4f}")
+    axes[1].set(xlabel="t", ylabel="Revenue", ylim=(-0.3, 0.3))
+    if full:
+        axes[2].plot(t, c["U_l"] - c["U_l"][0], label="$U_l - U_{l,0}$")
+        axes[2].plot(t, c["U_h"] - c["U_h"][0], label="$U_h - U_{h,0}$")
+        axes[2].set(xlabel="t", ylabel="Revenue gain")
+        axes[3].plot(t, c["nash_product"], label="$N(q_l, q_h)$")
+        axes[3].axhline(rep.nash_max, ls="--", c="grey", label="max at reached $q_h$")
+        axes[3].set(xlabel="t", ylabel="Nash product")
+    for ax in axes:
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _static_figures(plt: Any) -> dict[str, tuple[Any, dict[str, np.ndarray]]]:
+    out = {}
+    d = fig3_4_data()
+    fig, axes = plt.subplots(2, 2, figsize=(9, 7))
+    colours = plt.cm.viridis(d["other"])
+    for i, (key, xlabel, ylim) in enumerate(
+        (
+            ("U_l_vs_ql", "$q_l$", 0.025),
+            ("U_l_vs_qh", "$q_h$", 0.025),
+            ("U_h_vs_ql", "$q_l$", 0.3),
+            ("U_h_vs_qh", "$q_h$", 0.3),
+        )
+    ):
+        ax = axes.flat[i]
+        for row, colour in zip(d[key], colours, strict=True):
+            ax.plot(d["grid"], row, c=colour, lw=0.8)
+        ax.set(xlabel=xlabel, ylabel=key.split("_vs")[0].replace("_", "_"), ylim=(0, ylim))
+    fig.suptitle("Fig. 3.4: revenues against qualities (colour: the other quality)")
+    fig.tight_layout()
+    out["fig3_4"] = (fig, d)
+
+    d = fig3_5_data()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for row, colour in zip(d["B"], plt.cm.viridis(np.linspace(0, 1, d["b"].size)), strict=True):
+        ax.plot(d["a"], row, c=colour, lw=0.6)
+    ax.plot(d["a"], d["a"], "k--", label="$B = a$")
+    ax.set(xlabel="a", ylabel="B(a, b)", title="Fig. 3.5: B(a, b) >= a for all b >= 1")
+    ax.legend()
+    out["fig3_5"] = (fig, d)
+
+    d = fig3_6_data()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for row, a, b_a in zip(d["B_minus_a"], d["a"], d["b_a"], strict=True):
+        (line,) = ax.plot(d["b"], row, lw=0.8)
+        if np.isfinite(b_a) and b_a <= 1.2:
+            ax.plot(b_a, float(caps.B(a, b_a)) - a, "o", c="green", ms=3)
+        ax.plot(d["b"], (4 - 5 * a) * np.log10(d["b"]), ls=":", c=line.get_color(), lw=0.6)
+    ax.axvline(d["b_tilde"][0], ls="--", c="grey", label=rf"$\tilde b$ = {d['b_tilde'][0]:.4f}")
+    ax.set(xlabel="b", ylabel="B(a, b) - a", xlim=(1, 1.2), ylim=(0, 0.4), title="Fig. 3.6")
+    ax.legend()
+    out["fig3_6"] = (fig, d)
+
+    d = fig3_7_data()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    sc = ax.scatter(d["q_h0"], d["value"], c=d["q_l0"], s=6)
+    fig.colorbar(sc, label="$q_{l,0}$")
+    ax.axhline(1.0, ls="--", c="grey")
+    ax.set(
+        xlabel="$q_{h,0}$",
+        ylabel=r"$q_{h,0} 10^{(\rho^*-\rho_0)/(4-5\rho^*)}$",
+        ylim=(0, 2),
+        title="Fig. 3.7",
+    )
+    out["fig3_7"] = (fig, d)
+
+    d = fig3_8_data()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    rho0 = d["q_l0"] / d["q_h0"]
+    for row, colour in zip(d["N"], plt.cm.viridis(rho0 / rho0.max()), strict=True):
+        ax.plot(d["q_l"], row, c=colour, lw=0.7)
+    ax.plot(d["q_l_star"], d["N_star"], "o", c="green", ms=3)
+    ax.axvline(0.43, ls="--", c="grey")
+    ax.set(xlabel="$q_l$", ylabel="$N(q_l, 1)$", ylim=(-0.004, 0.004), title="Fig. 3.8")
+    out["fig3_8"] = (fig, d)
+    return out
+
+
+def write_figures(reports: Mapping[str, PlayReport], out: str | Path) -> list[str]:
+    """Save Figures 3.1-3.8 (PNG) and their numbers (CSV) under ``out``; return the paths.
+
+    ``reports`` maps scheme names to runs; run figures whose scheme is missing are skipped.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    directory = Path(out)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, (scheme, title) in RUN_FIGURES.items():
+        if scheme not in reports:
+            continue
+        fig = _run_figure(
+            plt,
+            reports[scheme],
+            f"Fig. {name[3:].replace('_', '.')}: {title}",
+            full=scheme == "defection-free",
+        )
+        fig.savefig(directory / f"{name}.png", dpi=110)
+        plt.close(fig)
+        _save_csv(directory / f"{name}.csv", _columns(reports[scheme]))
+        written += [str(directory / f"{name}.png"), str(directory / f"{name}.csv")]
+    for name, (fig, data) in _static_figures(plt).items():
+        fig.savefig(directory / f"{name}.png", dpi=110)
+        plt.close(fig)
+        _save_csv(directory / f"{name}.csv", data)
+        written += [str(directory / f"{name}.png"), str(directory / f"{name}.csv")]
+    return written

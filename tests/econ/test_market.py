@@ -1,0 +1,91 @@
+"""The market a set of qualities creates: closed forms against spec ch3 C2, C26, C27 and sampling."""
+
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from econ.market import market_history, market_round, sampled_market
+from econ.qualities import ModelQualities
+
+
+def _f(x):
+    return float(F(x))
+
+
+def test_two_firms_match_lemma22_and_surplus_spec_c2_c27():
+    m = market_round(ModelQualities.from_mapping({"l": 0.3, "h": 0.8}))
+    assert m.price == pytest.approx([_f("3/58"), _f("8/29")], rel=1e-12)
+    assert m.share == pytest.approx([_f("8/29"), _f("16/29")], rel=1e-12)
+    assert m.revenue == pytest.approx([_f("12/841"), _f("128/841")], rel=1e-12)
+    assert m.consumer_surplus == pytest.approx(_f("752/4205"), rel=1e-12)
+    assert m.welfare == pytest.approx(m.consumer_surplus + m.revenue.sum(), rel=1e-12)
+
+
+def test_order_of_the_firms_does_not_matter():
+    a = market_round([0.3, 0.8])
+    b = market_round([0.8, 0.3])
+    assert b.price == pytest.approx(a.price[::-1])
+    assert b.revenue == pytest.approx(a.revenue[::-1])
+    assert b.names == ("firm0", "firm1")
+
+
+def test_three_firms_spec_c26():
+    m = market_round([0.2, 0.5, 0.9])
+    assert m.price == pytest.approx([_f("2/195"), _f("2/39"), _f("44/195")], rel=1e-12)
+    assert m.revenue == pytest.approx([_f("4/4563"), _f("70/4563"), _f("968/7605")], rel=1e-12)
+    assert m.share == pytest.approx([_f("10/117"), _f("35/117"), _f("22/39")], rel=1e-12)
+
+
+def test_monopoly_and_equal_qualities():
+    m = market_round([0.6])
+    assert (m.price[0], m.share[0], m.revenue[0]) == pytest.approx((0.3, 0.5, 0.15))
+    assert m.consumer_surplus == pytest.approx(0.6 / 8)
+    tied = market_round([0.7, 0.7])  # Lemma 23: complete collaboration
+    assert tied.revenue == pytest.approx([0, 0], abs=1e-15)
+    assert tied.consumer_surplus == pytest.approx(0.35)
+
+
+def test_a_worthless_model_sells_nothing():
+    m = market_round([0.0, 0.4, 0.9])
+    assert m.share[0] == 0 and m.revenue[0] == 0
+    assert m.revenue[1:] == pytest.approx(market_round([0.4, 0.9]).revenue)
+
+
+def test_history_rows_and_names():
+    rounds = [ModelQualities.from_mapping({"low": ql, "high": 0.8}) for ql in (0.1, 0.3)]
+    h = market_history(rounds)
+    assert h.revenue.shape == (2, 2) and h.consumer_surplus.shape == (2,)
+    assert h.rows()[1]["revenue_high"] == pytest.approx(_f("128/841"))
+    with pytest.raises(ValueError, match="names"):
+        market_history([rounds[0], ModelQualities.from_mapping({"a": 0.1, "b": 0.2})])
+    with pytest.raises(ValueError):
+        market_history([])
+
+
+def test_sampled_population_agrees_as_it_grows():
+    exact = market_round([0.2, 0.5, 0.9])
+    errors = []
+    for n in (1_000, 400_000):
+        s = sampled_market([0.2, 0.5, 0.9], n, seed=3)
+        err = max(
+            np.abs(s.share - exact.share).max(), abs(s.consumer_surplus - exact.consumer_surplus)
+        )
+        assert err < 5 / np.sqrt(n)
+        errors.append(err)
+    assert errors[1] < errors[0]
+
+
+def test_sampled_market_same_seed_same_result():
+    a = sampled_market([0.3, 0.8], 5000, seed=11)
+    b = sampled_market([0.3, 0.8], 5000, seed=11)
+    assert np.array_equal(a.share, b.share) and a.consumer_surplus == b.consumer_surplus
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        market_round([1.2, 0.3])
+    with pytest.raises(ValueError):
+        market_round([0.2, 0.5, 0.5])
+    with pytest.raises(ValueError):
+        sampled_market([0.2, 0.5], 0)
