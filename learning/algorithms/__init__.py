@@ -5,6 +5,14 @@ every algorithm module listed here.
 """
 
 from learning.algorithms import averaging
+from learning.algorithms import (  # noqa: F401  (registers the clustering methods)
+    cfl,
+    ditto,
+    federated_clustering,
+    hypcluster,
+    ifca,
+    knn_per,
+)
 from learning.algorithms.base import (
     ALGORITHMS,
     Algorithm,

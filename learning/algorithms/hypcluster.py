@@ -1,0 +1,41 @@
+r"""HypCluster (Mansour et al. 2020): alternate between assigning each client to the
+hypothesis with the lowest loss on its *whole* training set,
+
+.. math::
+
+    \hat j_i = \arg\min_j \frac{1}{m_i} \sum_{b \in D_i} \ell(h_j; b),
+
+and training each hypothesis on its assigned clients' data (local SGD, then the
+data-weighted average per hypothesis). It is the centralised analogue of IFCA's option II
+(spec ch2 §2.5.5) and differs from :class:`~learning.algorithms.ifca.IFCA` only in the
+assignment, which uses the full local loss rather than one minibatch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from learning.algorithms.base import Context, register
+from learning.algorithms.ifca import IFCA
+from learning.engine import Params, select
+
+__all__ = ["HypCluster"]
+
+
+@register
+class HypCluster(IFCA):
+    """HypCluster with ``n_clusters`` hypotheses; see the module docstring."""
+
+    name = "hypcluster"
+
+    def __init__(self, ctx: Context, n_clusters: int | None = None, init: str = "random") -> None:
+        super().__init__(ctx, n_clusters=n_clusters, option="model", init=init)
+
+    def choose(
+        self, clusters: Params, clients: np.ndarray, rng: np.random.Generator
+    ) -> torch.Tensor:
+        k, n = self.n_clusters, clients.size
+        every = select(clusters, np.repeat(np.arange(k), n))
+        loss = self.ctx.engine.evaluate(every, self.ctx.train, np.tile(clients, k)).loss
+        return torch.as_tensor(loss.reshape(k, n).argmin(axis=0), device=self.ctx.device)

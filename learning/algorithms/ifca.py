@@ -1,0 +1,117 @@
+r"""IFCA: the Iterative Federated Clustering Algorithm (Ghosh et al. 2020, Algorithm 1).
+
+The server keeps ``K`` cluster models :math:`\theta_1..\theta_K`. Each round every
+participating client picks the model with the lowest loss on one minibatch of its own data,
+:math:`\hat j_i = \arg\min_j F_i(\theta_j)`, and
+
+- option I (``option="gradient"``) sends its minibatch gradient at :math:`\theta_{\hat j_i}`;
+  the server steps :math:`\theta_j \leftarrow \theta_j - \frac{\gamma}{m}
+  \sum_{i: \hat j_i = j} g_i` (divided by all ``m`` participants, as in the paper);
+- option II (``option="model"``) trains locally from :math:`\theta_{\hat j_i}` and the
+  server averages, per cluster, the models of its clients (unchanged without clients).
+
+``init="random"`` draws ``K`` different initial models (model 0 is the given start; the
+others shuffle the entries of each of its tensors, which keeps PyTorch's iid
+initialisation law); ``init="same"`` starts all ``K`` from the given model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from econ.validation import choice, positive, positive_int
+from learning.algorithms.base import Algorithm, Context, State, register
+from learning.all_pairs import client_batches, flatten, pairwise_losses, unflatten
+from learning.byzantine import submit
+from learning.engine import Params, broadcast, group_mean, select
+from learning.rng import torch_generator
+
+__all__ = ["IFCA", "shuffled_models"]
+
+
+def shuffled_models(model: Params, k: int, rng: np.random.Generator) -> Params:
+    """``k`` models stacked: row 0 is ``model`` (one row), rows ``1..k-1`` permute the
+    entries of each of its tensors at random."""
+    generator = torch_generator(rng)
+    out = {}
+    for name, p in model.items():
+        flat = p[0].reshape(-1)
+        rows = [flat] + [
+            flat[torch.randperm(flat.numel(), generator=generator).to(flat.device)]
+            for _ in range(k - 1)
+        ]
+        out[name] = torch.stack(rows).reshape(k, *p.shape[1:])
+    return out
+
+
+@register
+class IFCA(Algorithm):
+    """IFCA with ``n_clusters`` models (default: the number of ground-truth clusters);
+    see the module docstring.
+
+    State: ``clusters`` (stacked cluster models) and ``assignment`` (last choice of each
+    client, int64).
+    """
+
+    name = "ifca"
+
+    def __init__(
+        self,
+        ctx: Context,
+        n_clusters: int | None = None,
+        option: str = "gradient",
+        init: str = "random",
+        lr: float | None = None,
+    ) -> None:
+        super().__init__(ctx)
+        self.n_clusters = (
+            positive_int("n_clusters", n_clusters)
+            if n_clusters is not None
+            else int(np.unique(ctx.clusters).size)
+        )
+        self.option = choice("option", option, ("gradient", "model"))
+        self.init_rule = choice("init", init, ("random", "same"))
+        self.lr = float(positive("lr", lr)) if lr is not None else ctx.local.sgd.lr
+
+    def init(self, models: Params, rng: np.random.Generator) -> State:
+        first = select(models, np.array([0]))
+        clusters = (
+            shuffled_models(first, self.n_clusters, rng)
+            if self.init_rule == "random"
+            else broadcast({k: v[0] for k, v in first.items()}, self.n_clusters)
+        )
+        zeros = torch.zeros(self.ctx.n_clients, dtype=torch.long, device=self.ctx.device)
+        return {"clusters": clusters, "assignment": zeros}
+
+    def client_models(self, state: State) -> Params:
+        return select(state["clusters"], state["assignment"])
+
+    def choose(
+        self, clusters: Params, clients: np.ndarray, rng: np.random.Generator
+    ) -> torch.Tensor:
+        """Each client's cluster: the lowest loss on one minibatch of its training data."""
+        x, y = client_batches(self.ctx.train, clients, self.ctx.local.batch_size, rng)
+        return pairwise_losses(self.ctx.engine, clusters, x, y).argmin(dim=0)
+
+    def round(
+        self, state: State, clients: np.ndarray, rng: np.random.Generator
+    ) -> tuple[State, dict[str, float]]:
+        clients = np.asarray(clients, dtype=np.int64)
+        clusters = state["clusters"]
+        chosen = self.choose(clusters, clients, rng)
+        start = select(clusters, chosen)
+        if self.option == "gradient":
+            x, y = client_batches(self.ctx.train, clients, self.ctx.local.batch_size, rng)
+            grads, loss = self.ctx.engine.gradients(start, x, y)
+            g = submit(self.ctx, flatten(grads), clients, rng)
+            step = torch.zeros_like(flatten(clusters)).index_add_(0, chosen, g) / clients.size
+            new = unflatten(flatten(clusters) - self.lr * step, clusters)
+            train_loss = float(loss.mean())
+        else:
+            trained = self.ctx.fit(start, clients, rng)
+            new = group_mean(trained.params, self.ctx.train_sizes(clients), chosen, clusters)
+            train_loss = float(trained.loss.mean())
+        assignment = state["assignment"].clone()
+        assignment[torch.as_tensor(clients, device=assignment.device)] = chosen
+        return {"clusters": new, "assignment": assignment}, {"train_loss": train_loss}

@@ -1,0 +1,107 @@
+"""IFCA, HypCluster, CFL, Ditto and kNN-Per: the CFL toy failure (spec ch2 claim U12) and
+what each baseline promises."""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import binomtest
+
+from learning.algorithms import build_algorithm
+from learning.algorithms.cfl import cosine_bipartition
+from learning.algorithms.knn_per import knn_probabilities
+from learning.loop import run_rounds
+from learning.rng import round_rng
+from tests.learning._tiny_problem import CLUSTERS, initial_models, tiny_context
+
+
+@pytest.mark.parametrize("x", [1 / 4, 1 / 3])
+def test_u12_cfl_first_split_separates_clients_2_and_3_half_the_time(x):
+    rng = np.random.default_rng(0)
+    seeds = 1000
+    separated = 0
+    for _ in range(seeds):
+        g3 = x if rng.random() < 0.5 else x - 1.0
+        labels = cosine_bipartition(torch.tensor([[x], [x - 0.5], [g3]]))
+        separated += int(labels[1] != labels[2])
+    assert 0.45 < separated / seeds < 0.55
+    assert binomtest(separated, seeds, 0.5).pvalue > 1e-3
+
+
+def test_cfl_splits_once_thresholds_allow_and_never_merges():
+    ctx = tiny_context()
+    algorithm = build_algorithm("cfl", ctx, eps1=1e6, eps2=1e-9, min_round=1)
+    state = algorithm.init(initial_models(ctx), np.random.default_rng(0))
+    sizes = []
+    for r in range(4):
+        state, _ = algorithm.round(state, np.arange(5), round_rng(0, r))
+        sizes.append(next(iter(state["groups"].values())).shape[0])
+    assert sizes[0] == 1 and sizes[1] == 2
+    assert all(a <= b for a, b in itertools.pairwise(sizes))
+    never = build_algorithm("cfl", ctx)  # reference thresholds, min_round 20
+    result = run_rounds(never, initial_models(ctx), 2, 0)
+    assert next(iter(result.state["groups"].values())).shape[0] == 1
+
+
+def test_ditto_without_pull_is_local_training_and_with_pull_moves_toward_global():
+    ctx = tiny_context()
+    free = run_rounds(build_algorithm("ditto", ctx, lam=0.0), initial_models(ctx), 2, 0)
+    pulled = run_rounds(build_algorithm("ditto", ctx, lam=5.0), initial_models(ctx), 2, 0)
+
+    def spread(models):
+        flat = torch.cat([v.reshape(5, -1) for v in models.values()], 1)
+        return float((flat - flat.mean(0)).norm(dim=1).mean())
+
+    assert spread(pulled.models) < spread(free.models)
+
+
+def test_ifca_gives_members_of_a_cluster_one_model():
+    ctx = tiny_context()
+    result = run_rounds(build_algorithm("ifca", ctx, option="model"), initial_models(ctx), 2, 0)
+    assignment = result.state["assignment"]
+    flat = torch.cat([v.reshape(5, -1) for v in result.models.values()], 1)
+    for a in range(5):
+        for b in range(5):
+            if assignment[a] == assignment[b]:
+                assert torch.equal(flat[a], flat[b])
+    # random initialisation: the cluster models differ
+    clusters = result.state["clusters"]
+    assert not torch.equal(clusters["0.weight"][0], clusters["0.weight"][1])
+
+
+def test_hypcluster_assigns_by_the_full_training_loss():
+    ctx = tiny_context()
+    algorithm = build_algorithm("hypcluster", ctx)
+    state = algorithm.init(initial_models(ctx), np.random.default_rng(0))
+    chosen = algorithm.choose(state["clusters"], np.arange(5), np.random.default_rng(0))
+    k = algorithm.n_clusters
+    for i in range(5):
+        losses = [
+            float(
+                ctx.engine.evaluate(
+                    {n: v[j : j + 1] for n, v in state["clusters"].items()},
+                    ctx.train,
+                    np.array([i]),
+                ).loss[0]
+            )
+            for j in range(k)
+        ]
+        assert int(chosen[i]) == int(np.argmin(losses))
+    assert k == np.unique(CLUSTERS).size
+
+
+def test_knn_probabilities_and_personalised_evaluation():
+    keys = torch.tensor([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0]])
+    labels = torch.tensor([1, 1, 0])
+    p = knn_probabilities(keys, labels, torch.tensor([[0.0, 0.05]]), 2, 2, 1.0)
+    assert torch.allclose(p, torch.tensor([[0.0, 1.0]]))
+    ctx = tiny_context()
+    algorithm = build_algorithm("knn-per", ctx)
+    result = run_rounds(algorithm, initial_models(ctx), 2, 0)
+    evaluation, lam = algorithm.evaluate(result.state, np.random.default_rng(0))
+    assert evaluation.accuracy.shape == (5,) and 0.0 <= lam <= 1.0
+    global_only = build_algorithm("knn-per", ctx, lam=0.0).evaluate(
+        result.state, np.random.default_rng(0)
+    )[0]
+    assert np.allclose(global_only.accuracy, result.evaluation.accuracy)
