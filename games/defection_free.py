@@ -96,11 +96,14 @@ class HighMove:
         :math:`\\tilde b`), or None for an unpaced step.
     undo_if_worse
         Keep the previous model when the step lowers the measured quality (assumption A2).
+    idle
+        Do not train at all this round.
     """
 
     joint: bool
     pace: float | None = None
     undo_if_worse: bool = False
+    idle: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,9 +176,15 @@ class OneSided:
     ``beneficiary="low"``: only the high firm shares (Fig. 3.2a; the low firm may overtake and
     the high firm loses revenue). ``beneficiary="high"``: only the low firm shares (Fig. 3.2b;
     both revenues rise by Proposition 1, but the low firm is stuck with its own data).
+
+    The firm that receives nothing stays where it is, as assumption A3 has it (both firms
+    saturated their own data before collaborating, and "afterwards they update only
+    collaboratively"); ``train_alone=True`` gives it an epoch on its own data each round
+    instead, as the authors' code does (spec ch3 §10).
     """
 
     beneficiary: str
+    train_alone: bool = False
 
     def __post_init__(self) -> None:
         choice("beneficiary", self.beneficiary, FIRM_NAMES)
@@ -185,10 +194,13 @@ class OneSided:
         return f"one-sided-{self.beneficiary}"
 
     def high_move(self, q_l: float, q_h: float) -> HighMove:
-        return HighMove(joint=self.beneficiary == "high")
+        shared = self.beneficiary == "high"
+        return HighMove(joint=shared, idle=not (shared or self.train_alone))
 
     def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
-        return LowMove(joint=self.beneficiary == "low")
+        if self.beneficiary == "low" or self.train_alone:
+            return LowMove(joint=self.beneficiary == "low")
+        return LowMove(joint=False, cap=q_l_prev)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,15 +310,23 @@ class DefectionFree:
 
 
 def build_scheme(
-    name: str, q_l0: float, q_h0: float, config: DefectionFreeConfig | None = None
+    name: str,
+    q_l0: float,
+    q_h0: float,
+    config: DefectionFreeConfig | None = None,
+    *,
+    train_alone: bool = False,
 ) -> Scheme:
-    """The scheme called ``name`` (one of :data:`SCHEMES`) from the start ``(q_l0, q_h0)``."""
+    """The scheme called ``name`` (one of :data:`SCHEMES`) from the start ``(q_l0, q_h0)``.
+
+    ``train_alone`` is :class:`OneSided`'s option for the firm that receives nothing.
+    """
     choice("scheme", name, SCHEMES)
     if name == "defection-free":
         return DefectionFree(q_l0, q_h0, config or DefectionFreeConfig())
     if name == "complete":
         return CompleteCollaboration()
-    return OneSided(beneficiary=name.removeprefix("one-sided-"))
+    return OneSided(beneficiary=name.removeprefix("one-sided-"), train_alone=train_alone)
 
 
 def estimate_q_max(pooled: Sequence[ModelQualities], q_h0: float) -> float:
@@ -391,8 +411,9 @@ def play(scheme: Scheme, firms: Firms, rounds: int, *, inner: str = "gd") -> Pla
     ql, qh, cap, hat, measured = [q_l], [q_h], [np.nan], [np.nan], [first]
     for _ in range(rounds):
         high = scheme.high_move(q_l, q_h)
-        firms.step_high(high)
-        q_h_new = firms.measure()["high"]
+        if not high.idle:
+            firms.step_high(high)
+        q_h_new = firms.measure()["high"] if not high.idle else q_h
         if high.undo_if_worse and q_h_new < q_h:
             firms.undo_high()
             q_h_new = q_h
