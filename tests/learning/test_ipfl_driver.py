@@ -202,6 +202,10 @@ def paper_like_runs():
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced (60 rounds, 20 mnist5k clients, MLP, seed 0): the clusters specialise early and then merge; at round 60 both are best on the rotated digits, diag - off-diag 1.0 pp",
+)
 def test_b1_clusters_specialise_at_10_90(paper_like_runs):
     gap, best = _gap(paper_like_runs["10:90"])
     assert sorted(best.tolist()) == [0, 1]
@@ -210,6 +214,10 @@ def test_b1_clusters_specialise_at_10_90(paper_like_runs):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced (same run): no specialisation at 10:90 either (gap 1.0 pp vs 1.3 pp at 30:70)",
+)
 def test_b2_less_specialisation_at_30_70(paper_like_runs):
     assert _gap(paper_like_runs["30:70"])[0] < _gap(paper_like_runs["10:90"])[0]
 
@@ -234,6 +242,10 @@ def test_b3_incentives_beat_random_bids():
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced (same run): PMA > 0 for 10 % of clients against FedAvg with the same budget",
+)
 def test_b4_most_clients_gain_over_fedavg(paper_like_runs):
     assert np.mean(paper_like_runs["10:90"].pma > 0) >= 0.8
 
@@ -267,6 +279,10 @@ def test_b6_unseen_clients_personalise_as_well():
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced (same run): 45 % of clients; with 40 test examples per client one example is 2.5 pp, above the 2 pp bar",
+)
 def test_b7_pma_stabilises(paper_like_runs):
     result = paper_like_runs["10:90"]
     evals = np.array(
