@@ -1,0 +1,150 @@
+"""``collabecon defection-free``: collaboration between two competing firms on real models.
+
+One scheme (``--scheme``) prints the JSON of the issue: per-round qualities, revenues, ratio
+and Nash product, whether a revenue ever fell, rho*, the Nash maximum at the reached high
+quality and the final gap. ``--figures`` runs all four schemes and writes Figures 3.1-3.8
+(Werner 2024, ch. 3) to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from learning.cli._output import dump_json, table
+
+_SCHEMES = ("defection-free", "complete", "one-sided-low", "one-sided-high")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scheme",
+        choices=_SCHEMES,
+        default="defection-free",
+        help="one-sided-low: only the high firm shares (the low firm benefits); "
+        "one-sided-high: only the low firm shares (default: defection-free)",
+    )
+    parser.add_argument("--rounds", type=int, default=30, help="collaboration rounds (30)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of data split, init, batches")
+    parser.add_argument("--dataset", default="mnist5k", help="mnist5k (embedded) or mnist")
+    parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
+    parser.add_argument("--out", default=None, help="write history CSV/JSON (and figures) here")
+    parser.add_argument(
+        "--figures", action="store_true", help="run all schemes and write Figures 3.1-3.8"
+    )
+    parser.add_argument("--split", choices=("paper", "code"), default="paper")
+    parser.add_argument("--size", type=int, default=1000, help="examples per firm (1000)")
+    parser.add_argument("--target-per-class", type=int, default=200)
+    parser.add_argument("--lr", type=float, default=0.05, help="SGD learning rate (0.05)")
+    parser.add_argument("--batch-size", type=int, default=64, help="per firm and step (64)")
+    parser.add_argument("--init-epochs-high", type=int, default=10)
+    parser.add_argument("--quality", choices=("accuracy", "1-loss"), default="accuracy")
+    parser.add_argument(
+        "--q-max", type=float, default=None, help="Q = max quality; estimated when omitted"
+    )
+    parser.add_argument("--inner", choices=("gd", "oracle", "while"), default="gd")
+    parser.add_argument("--cap-mode", choices=("recommended", "literal"), default="recommended")
+    parser.add_argument("--gating", choices=("none", "line7", "text", "code"), default="none")
+    parser.add_argument("--schedule", choices=("paced", "const"), default="const")
+    parser.add_argument(
+        "--train-alone",
+        action="store_true",
+        help="one-sided schemes: the firm that receives nothing trains on its own data "
+        "(the authors' code) instead of staying put (assumption A3)",
+    )
+    parser.add_argument(
+        "--tolerance", type=float, default=0.0, help="measurement tolerance of a quality"
+    )
+
+
+def _write_history(directory: Path, name: str, run: Any) -> None:
+    from econ.market import market_history
+
+    market = market_history(run.qualities)
+    rows = [
+        {**r, **{k: v for k, v in m.items() if k != "t"}}
+        for r, m in zip(run.report.rows, market.rows(), strict=True)
+    ]
+    with (directory / f"{name}.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    payload = {**run.to_dict(), "history": rows, "q_max": run.report.q_max}
+    (directory / f"{name}.json").write_text(dump_json(payload))
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from games.defection_free import DefectionFreeConfig
+    from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
+
+    setup = DuopolySetup(
+        dataset=args.dataset,
+        data_dir=args.data_dir,
+        split=args.split,
+        size=args.size,
+        target_per_class=args.target_per_class,
+        lr=args.lr,
+        batch_size=args.batch_size,
+        init_epochs=(0, args.init_epochs_high),
+        metric=args.quality,
+    )
+    config = DefectionFreeConfig(
+        cap_mode=args.cap_mode,
+        gating=args.gating,
+        schedule=args.schedule,
+        tolerance=args.tolerance,
+    )
+    if args.figures and not args.out:
+        raise ValueError("--figures needs --out DIR")
+    firms = TorchFirms.prepare(setup, seed=args.seed, device=args.device)
+    schemes = _SCHEMES if args.figures else (args.scheme,)
+    runs = run_schemes(
+        firms,
+        args.rounds,
+        schemes=schemes,
+        q_max=args.q_max,
+        config=config,
+        inner=args.inner,
+        train_alone=args.train_alone,
+        seed=args.seed,
+    )
+    if args.out:
+        directory = Path(args.out)
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, r in runs.items():
+            _write_history(directory, name, r)
+    if args.figures:
+        from games.defection_free_figures import write_figures
+
+        written = write_figures({n: r.report for n, r in runs.items()}, args.out)
+        return {"figures": written, "schemes": {n: r.to_dict() for n, r in runs.items()}}
+    return runs[args.scheme].to_dict()
+
+
+def _summary_rows(result: dict[str, Any]) -> list[list[Any]]:
+    last = result["rounds"][-1]
+    return [
+        [
+            result["scheme"],
+            last["q_l"],
+            last["q_h"],
+            last["U_l"],
+            last["U_h"],
+            last["rho"],
+            result["rho_star"],
+            result["revenue_never_decreased"],
+            result["final_nash_gap"],
+        ]
+    ]
+
+
+def render(result: dict[str, Any]) -> str:
+    header = ("scheme", "q_l", "q_h", "U_l", "U_h", "rho", "rho*", "no fall", "Nash gap")
+    if "figures" in result:
+        rows = [r for res in result["schemes"].values() for r in _summary_rows(res)]
+        return table(rows, header) + "\n" + json.dumps(result["figures"][:2]) + " ..."
+    return table(_summary_rows(result), header)

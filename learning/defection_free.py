@@ -1,0 +1,371 @@
+r"""Two competing firms that really train: the driver of the collaboration schemes.
+
+The thesis's experiment (Werner 2024, ch. 3 §3.5; spec ch3 §10): two firms with LeNet-5 on
+label-skewed MNIST (the low firm's labels have :math:`\hat F(5) = 0.8`, the high firm's
+0.2; :func:`learning.partition.label_cdf`), a common balanced target set held out from both,
+the high firm pre-trained on its own data. A model's quality is its accuracy on the target
+(or one minus its normalised loss), turned into :class:`econ.qualities.ModelQualities` by
+:mod:`learning.qualities`.
+
+:class:`TorchFirms` implements :class:`games.defection_free.Firms`, so the pure decision
+rules of :mod:`games.defection_free` drive real training, round by round:
+
+* a *joint* step is SGD on the averaged loss :math:`(f(x; l) + f(x; h))/2` (eq. 3.1): each
+  minibatch holds ``batch_size`` examples of each firm, and a round is one pass
+  (:math:`\lceil n / B \rceil` steps, as the authors' code);
+* a step *alone* is one epoch of SGD on the firm's own data;
+* the low firm's capped raise (``inner="gd"``, spec ch3 §8.3) takes joint gradient steps
+  and halves a step whenever it would lower the measured quality or pass the cap, so the
+  measured quality reaches the cap without passing it;
+* ``inner="oracle"`` leaves the low model untrained and sets its quality to the cap, the
+  quality-level simulation behind the thesis's Figure 3.3 (spec ch3 typo 26).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from econ.qualities import METRICS, ModelQualities
+from econ.validation import choice, in_interval, non_negative, positive, positive_int
+from games.defection_free import (
+    INNER_MODES,
+    SCHEMES,
+    CompleteCollaboration,
+    DefectionFreeConfig,
+    HighMove,
+    Play,
+    PlayReport,
+    build_scheme,
+    estimate_q_max,
+    paced_step_size,
+    play,
+    report,
+)
+from learning.data import Dataset, load_dataset
+from learning.device import resolve_device
+from learning.engine import BatchedEngine, Params, Task, parameters_of, sample_batches
+from learning.models import build_model
+from learning.partition import label_cdf
+from learning.qualities import qualities_from_evaluation
+from learning.rng import torch_generator
+
+__all__ = ["DuopolyRun", "DuopolySetup", "TorchFirms", "run_schemes"]
+
+_NAMES = ("low", "high")
+
+
+@dataclass(frozen=True, slots=True)
+class DuopolySetup:
+    """The experiment of spec ch3 §10 (defaults: the thesis's, on the embedded ``mnist5k``).
+
+    Attributes
+    ----------
+    dataset, data_dir
+        A dataset of :func:`learning.data.load_dataset` (``mnist`` needs ``data_dir``).
+    split
+        ``"paper"`` (exactly 80/20 and 20/80 below/above label 5) or ``"code"`` (the
+        authors' prefix rule), see :func:`learning.partition.label_cdf`.
+    size
+        Examples per firm (1000 in the thesis).
+    target_per_class
+        The balanced target set: this many held-out examples of each class.
+    model, lr, batch_size
+        LeNet-5, plain SGD at 0.01, minibatches of 256 (per firm in a joint step).
+    init_epochs
+        Epochs each firm trains alone before collaboration: ``(low, high)``.
+    metric
+        ``"accuracy"`` or ``"1-loss"`` on the target.
+    max_inner, max_halvings
+        The low firm's capped raise: at most ``max_inner`` gradient steps per round, each
+        halved at most ``max_halvings`` times.
+    """
+
+    dataset: str = "mnist5k"
+    data_dir: str | None = None
+    split: str = "paper"
+    size: int = 1000
+    target_per_class: int = 200
+    model: str = "lenet5"
+    lr: float = 0.01
+    batch_size: int = 256
+    init_epochs: tuple[int, int] = (0, 10)
+    metric: str = "accuracy"
+    max_inner: int = 40
+    max_halvings: int = 6
+
+    def __post_init__(self) -> None:
+        choice("split", self.split, ("paper", "code"))
+        choice("metric", self.metric, METRICS)
+        for name in ("size", "target_per_class", "batch_size", "max_inner", "max_halvings"):
+            positive_int(name, getattr(self, name))
+        positive("lr", self.lr)
+        if len(self.init_epochs) != 2:
+            raise ValueError(f"init_epochs must be (low, high), got {self.init_epochs!r}")
+        non_negative("init_epochs", self.init_epochs)
+
+
+def _split_data(
+    data: Dataset, setup: DuopolySetup, rng: np.random.Generator
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The two firms' indices (label-CDF shares 0.8 and 0.2) and a balanced held-out target."""
+    firms = label_cdf(data.y, rng, shares=(0.8, 0.2), size=setup.size, split=setup.split)
+    rest = np.setdiff1d(np.arange(len(data)), np.concatenate(firms))
+    target = []
+    for c in range(data.n_classes):
+        pool = rest[data.y[rest] == c]
+        if pool.size < setup.target_per_class:
+            raise ValueError(
+                f"target_per_class must be at most {pool.size} (held-out examples of class "
+                f"{c}), got {setup.target_per_class}"
+            )
+        target.append(rng.choice(pool, setup.target_per_class, replace=False))
+    return firms, np.concatenate(target)
+
+
+def _sq_norm(grads: Params) -> float:
+    return float(sum(g.double().square().sum() for g in grads.values()))
+
+
+@dataclass
+class TorchFirms:
+    """Two firms' models and data; implements :class:`games.defection_free.Firms`.
+
+    Build with :meth:`prepare`. ``params`` holds one single-row stacked parameter dict per
+    firm (``"low"``, ``"high"``), trained with :class:`learning.engine.BatchedEngine`.
+    """
+
+    setup: DuopolySetup
+    engine: BatchedEngine
+    data: dict[str, tuple[torch.Tensor, torch.Tensor]]
+    target: tuple[np.ndarray, np.ndarray]
+    n_classes: int
+    params: dict[str, Params]
+    rng: np.random.Generator
+    _previous_high: Params | None = field(default=None, repr=False)
+
+    @classmethod
+    def prepare(
+        cls,
+        setup: DuopolySetup,
+        seed: int | np.random.Generator | None = None,
+        device: str | torch.device | None = None,
+    ) -> TorchFirms:
+        """Load and split the data, build both models, pre-train them alone (``init_epochs``)."""
+        rng = np.random.default_rng(seed)
+        split_rng, init_rng, train_rng = rng.spawn(3)
+        dev = resolve_device(device)
+        data = load_dataset(setup.dataset, data_dir=setup.data_dir)
+        if data.n_classes < 2:
+            raise ValueError(f"the duopoly needs a classification dataset, got {setup.dataset!r}")
+        firm_idx, target_idx = _split_data(data, setup, split_rng)
+        shape = tuple(data.x.shape[1:])
+        generator = torch_generator(init_rng)
+        models = [
+            build_model(setup.model, shape, data.n_classes, generator=generator) for _ in _NAMES
+        ]
+        engine = BatchedEngine(models[0], Task.for_classes(data.n_classes), dev)
+        firms = cls(
+            setup=setup,
+            engine=engine,
+            data={
+                name: (
+                    torch.from_numpy(data.x[idx]).to(dev),
+                    torch.from_numpy(data.y[idx]).to(dev),
+                )
+                for name, idx in zip(_NAMES, firm_idx, strict=True)
+            },
+            target=(data.x[target_idx], data.y[target_idx]),
+            n_classes=data.n_classes,
+            params={
+                name: {k: v.unsqueeze(0).to(dev) for k, v in parameters_of(m).items()}
+                for name, m in zip(_NAMES, models, strict=True)
+            },
+            rng=train_rng,
+        )
+        for name, epochs in zip(_NAMES, setup.init_epochs, strict=True):
+            for _ in range(int(epochs)):
+                firms._epoch(name, joint=False, pace=None)
+        return firms
+
+    def fork(self, seed: int | np.random.Generator | None = None) -> TorchFirms:
+        """An independent copy of the firms (same models and data), with its own stream."""
+        return replace(
+            self,
+            params={n: {k: v.clone() for k, v in p.items()} for n, p in self.params.items()},
+            rng=np.random.default_rng(seed) if seed is not None else copy.deepcopy(self.rng),
+            _previous_high=None,
+        )
+
+    # -- qualities
+    def _qualities(self, params: Params, names: tuple[str, ...]) -> ModelQualities:
+        x, y = self.target
+        evaluation = self.engine.evaluate_on(params, x, y)
+        return qualities_from_evaluation(
+            evaluation, names, metric=self.setup.metric, baseline_loss=float(np.log(self.n_classes))
+        )
+
+    def _quality(self, params: Params) -> float:
+        return float(self._qualities(params, ("low",)).quality[0])
+
+    def measure(self) -> ModelQualities:
+        """Both firms' qualities, each model evaluated alone (as in :meth:`raise_low`, so
+        that the numbers compared across calls come from the same computation)."""
+        each = [self._qualities(self.params[n], (n,)) for n in _NAMES]
+        return ModelQualities(
+            names=_NAMES,
+            quality=np.concatenate([m.quality for m in each]),
+            metric=each[0].metric,
+            n_eval=np.concatenate([m.n_eval for m in each]),
+        )
+
+    # -- training
+    def _batch(self, name: str, joint: bool, rows: dict[str, np.ndarray]):
+        parts = _NAMES if joint else (name,)
+        xs = [self.data[p][0][torch.from_numpy(rows[p])] for p in parts]
+        ys = [self.data[p][1][torch.from_numpy(rows[p])] for p in parts]
+        return torch.cat(xs).unsqueeze(0), torch.cat(ys).unsqueeze(0)
+
+    def _gradient(self, params: Params, name: str, joint: bool, rows: dict[str, np.ndarray]):
+        x, y = self._batch(name, joint, rows)
+        grads, _ = self.engine.gradients(params, x, y)
+        return grads
+
+    def _rows(self, steps: int) -> dict[str, np.ndarray]:
+        """Minibatch positions ``(steps, batch_size)`` within each firm's data."""
+        sizes = np.array([self.data[n][1].shape[0] for n in _NAMES])
+        picks = sample_batches(sizes, steps, self.setup.batch_size, self.rng)
+        return {n: picks[i] for i, n in enumerate(_NAMES)}
+
+    def _epoch(self, name: str, joint: bool, pace: float | None) -> None:
+        """One pass of SGD for firm ``name``: on the joint objective or on its own data."""
+        steps = -(-self.data[name][1].shape[0] // self.setup.batch_size)
+        rows = self._rows(steps)
+        params = self.params[name]
+        quality = self._quality(params) if pace is not None else 0.0
+        for s in range(steps):
+            grads = self._gradient(params, name, joint, {n: r[s] for n, r in rows.items()})
+            lr = (
+                paced_step_size(pace, quality, _sq_norm(grads), self.setup.lr)
+                if pace is not None
+                else self.setup.lr
+            )
+            with torch.no_grad():
+                params = {k: v - lr * grads[k] for k, v in params.items()}
+        self.params[name] = params
+
+    def step_high(self, move: HighMove) -> None:
+        self._previous_high = self.params["high"]
+        self._epoch("high", move.joint, move.pace)
+
+    def undo_high(self) -> None:
+        if self._previous_high is None:
+            raise ValueError("undo_high needs a step_high before it")
+        self.params["high"] = self._previous_high
+
+    def step_low(self, joint: bool) -> None:
+        self._epoch("low", joint, None)
+
+    def raise_low(self, cap: float, inner: str) -> None:
+        """Joint SGD steps towards ``cap``; the low firm ends at its best model not past it.
+
+        Each step starts at ``lr`` (or the last halved size) and is halved while it would
+        pass the cap; a step that lowers the quality is kept as a waypoint (accuracy is not
+        monotone along SGD), but the firm ends at the best model seen, whose quality lies
+        in ``[q_{l,t-1}, cap]``. ``inner="while"`` is Algorithm 5's printed loop: steps of
+        ``lr`` while ``q <= cap``, which ends past the cap.
+        """
+        choice("inner", inner, ("gd", "while"))
+        setup = self.setup
+        params = best = self.params["low"]
+        q = best_q = self._quality(params)
+        rows = self._rows(setup.max_inner)
+        step = setup.lr
+        for s in range(setup.max_inner):
+            if (best_q >= cap) if inner == "gd" else (q > cap):
+                break
+            grads = self._gradient(params, "low", True, {n: r[s] for n, r in rows.items()})
+            for _ in range(setup.max_halvings if inner == "gd" else 1):
+                with torch.no_grad():
+                    candidate = {k: v - step * grads[k] for k, v in params.items()}
+                q = self._quality(candidate)
+                if inner == "while" or q <= cap:
+                    break
+                step /= 2.0
+            else:
+                break
+            params = candidate
+            if q >= best_q or inner == "while":
+                best, best_q = candidate, q
+        self.params["low"] = best
+
+
+@dataclass(frozen=True, slots=True)
+class DuopolyRun:
+    """One scheme on real models: the per-round qualities and the economics of them."""
+
+    play: Play
+    report: PlayReport
+
+    @property
+    def qualities(self) -> list[ModelQualities]:
+        return self.play.qualities()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.report.to_dict()
+
+
+def run_schemes(
+    firms: TorchFirms,
+    rounds: int,
+    *,
+    schemes: tuple[str, ...] = SCHEMES,
+    q_max: float | None = None,
+    config: DefectionFreeConfig | None = None,
+    inner: str = "gd",
+    train_alone: bool = False,
+    seed: int | np.random.Generator | None = None,
+) -> dict[str, DuopolyRun]:
+    """Run each of ``schemes`` for ``rounds`` rounds on its own fork of ``firms``.
+
+    Parameters
+    ----------
+    q_max
+        :math:`Q` for the Nash bargaining solution. None estimates it from a pooled-training
+        run: complete collaboration for the same rounds from the same start (spec ch3 §8.2
+        item 5); that run is also the result of ``"complete"``.
+    config
+        Options of the defection-free rule (its ``q_max`` is replaced by the ``Q`` used).
+    inner
+        The low firm's capped raise: ``"gd"`` (real training), ``"oracle"`` or ``"while"``.
+    train_alone
+        In the one-sided schemes, the firm that receives nothing trains on its own data
+        each round (the authors' code) instead of staying put (assumption A3).
+    seed
+        Minibatch streams, one child per scheme.
+    """
+    for name in schemes:
+        choice("scheme", name, SCHEMES)
+    choice("inner", inner, INNER_MODES)
+    rounds = positive_int("rounds", rounds)
+    streams = dict(zip(SCHEMES, np.random.default_rng(seed).spawn(len(SCHEMES)), strict=True))
+    start = firms.measure()
+    q_l0, q_h0 = start["low"], start["high"]
+    plays: dict[str, Play] = {}
+    if q_max is None:
+        pooled = play(CompleteCollaboration(), firms.fork(streams["complete"]), rounds)
+        q_max = estimate_q_max(pooled.measured, q_h0)
+        plays["complete"] = pooled
+    q = float(in_interval("q_max", max(q_max, q_h0), 0.0, 1.0, low_open=True))
+    cfg = replace(config or DefectionFreeConfig(), q_max=q)
+    runs = {}
+    for name in schemes:
+        if name not in plays:
+            rule = build_scheme(name, q_l0, q_h0, cfg, train_alone=train_alone)
+            plays[name] = play(rule, firms.fork(streams[name]), rounds, inner=inner)
+        runs[name] = DuopolyRun(plays[name], report(plays[name], q_max=q, tolerance=cfg.tolerance))
+    return runs

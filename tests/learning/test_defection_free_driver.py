@@ -1,0 +1,139 @@
+"""The torch driver: real training under the collaboration schemes (spec ch3 §8.3, §10)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from econ.market import market_history
+from games.defection_free import HighMove, scheme_claims
+from learning.cli import main
+from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
+
+TINY = DuopolySetup(
+    dataset="digits",
+    size=150,
+    target_per_class=20,
+    lr=0.1,
+    batch_size=32,
+    init_epochs=(0, 30),
+    max_inner=5,
+)
+
+
+@pytest.fixture(scope="module")
+def firms():
+    return TorchFirms.prepare(TINY, seed=0, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def df_run(firms):
+    return run_schemes(firms, 3, schemes=("defection-free",), seed=1)["defection-free"]
+
+
+def test_prepare_splits_and_pretrains(firms):
+    q = firms.measure()
+    assert q.names == ("low", "high") and q.metric == "accuracy"
+    assert q["high"] > q["low"]
+    assert q.n_eval.tolist() == [200, 200]
+    y_low = firms.data["low"][1].numpy()
+    assert np.mean(y_low <= 5) == pytest.approx(0.8)  # split="paper": exactly 80/20
+    assert np.mean(firms.data["high"][1].numpy() <= 5) == pytest.approx(0.2)
+    assert np.bincount(firms.target[1]).tolist() == [20] * 10  # balanced target
+
+
+def test_defection_free_on_real_models(df_run):
+    play = df_run.play
+    assert df_run.report.audit.never_decreased
+    assert np.all(np.diff(play.q_h) >= 0) and np.all(np.diff(play.q_l) >= 0)
+    capped = ~np.isnan(play.cap)
+    assert np.all(play.q_l[capped] <= play.cap[capped] + 1e-12)  # never past the cap
+    measured = np.array([m["low"] for m in play.measured])
+    assert np.array_equal(measured, play.q_l)  # gd mode: the qualities are the models'
+    history = market_history(df_run.qualities)
+    assert history.revenue.shape == (4, 2)
+
+
+def test_same_seed_same_run(firms, df_run):
+    again = run_schemes(firms, 3, schemes=("defection-free",), seed=1)["defection-free"]
+    assert np.array_equal(again.play.q_l, df_run.play.q_l)
+    assert np.array_equal(again.play.q_h, df_run.play.q_h)
+
+
+def test_oracle_mode_leaves_the_low_model_untrained(firms):
+    run = run_schemes(firms, 2, schemes=("defection-free",), inner="oracle", q_max=0.9, seed=2)[
+        "defection-free"
+    ]
+    low0 = run.play.measured[0]["low"]
+    assert all(m["low"] == low0 for m in run.play.measured)
+    assert run.report.q_max == 0.9
+
+
+def test_undo_high_restores_the_model(firms):
+    f = firms.fork(5)
+    before = {k: v.clone() for k, v in f.params["high"].items()}
+    f.step_high(HighMove(joint=True))
+    f.undo_high()
+    assert all(np.array_equal(before[k].numpy(), f.params["high"][k].numpy()) for k in before)
+    assert all(np.array_equal(before[k].numpy(), firms.params["high"][k].numpy()) for k in before)
+
+
+def test_cli_prints_the_issue_json(capsys, tmp_path):
+    code = main(
+        [
+            "defection-free",
+            "--json",
+            "--dataset",
+            "digits",
+            "--size",
+            "150",
+            "--target-per-class",
+            "20",
+            "--lr",
+            "0.1",
+            "--batch-size",
+            "32",
+            "--init-epochs-high",
+            "30",
+            "--rounds",
+            "2",
+            "--q-max",
+            "0.9",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {
+        "scheme",
+        "rounds",
+        "revenue_never_decreased",
+        "min_revenue_change",
+        "rho_star",
+        "nash_max",
+        "final_nash_gap",
+    }
+    assert out["scheme"] == "defection-free" and len(out["rounds"]) == 3
+    saved = json.loads((tmp_path / "defection-free.json").read_text())
+    assert "consumer_surplus" in saved["history"][0]
+    assert (tmp_path / "defection-free.csv").read_text().startswith("t,q_l,q_h")
+    code = main(["market", "--json", "--from", str(tmp_path / "defection-free.json")])
+    market = json.loads(capsys.readouterr().out)
+    assert code == 0 and len(market["rounds"]) == 3
+
+
+def test_cli_bad_input_exits_2(capsys):
+    assert main(["defection-free", "--dataset", "nope", "--rounds", "1"]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_schemes_on_mnist5k_several_seeds(seed):
+    setup = DuopolySetup(size=500, target_per_class=50, lr=0.05, batch_size=32)
+    firms = TorchFirms.prepare(setup, seed=seed)
+    runs = run_schemes(firms, 15, seed=seed)
+    claims = {c.claim: c for c in scheme_claims({n: r.report for n, r in runs.items()})}
+    failed = [f"{k}: {c.evidence}" for k, c in claims.items() if not c.holds]
+    assert not failed, failed
