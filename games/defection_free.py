@@ -612,7 +612,7 @@ def _ends(rep: PlayReport, key: str) -> tuple[float, float]:
     return float(rep.rows[0][key]), float(rep.rows[-1][key])
 
 
-def scheme_claims(reports: dict[str, PlayReport], *, nash_gap: float = 0.5) -> list[Claim]:
+def scheme_claims(reports: dict[str, PlayReport], *, nash_gap: float = 0.05) -> list[Claim]:
     """Werner (2024) ch. 3's claims about the schemes, checked on runs from one start.
 
     Defection-free (Prop. 3, 5; Fig. 3.3): no revenue fell, both qualities rose, the ratio

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
@@ -146,5 +145,6 @@ def render(result: dict[str, Any]) -> str:
     header = ("scheme", "q_l", "q_h", "U_l", "U_h", "rho", "rho*", "no fall", "Nash gap")
     if "figures" in result:
         rows = [r for res in result["schemes"].values() for r in _summary_rows(res)]
-        return table(rows, header) + "\n" + json.dumps(result["figures"][:2]) + " ..."
+        where = str(Path(result["figures"][0]).parent) if result["figures"] else "--out"
+        return table(rows, header) + f"\n{len(result['figures'])} figure files written to {where}"
     return table(_summary_rows(result), header)

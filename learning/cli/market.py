@@ -1,7 +1,8 @@
 """``collabecon market``: the market that a set of model qualities creates.
 
 Input: ``--qualities 0.2 0.5 0.9`` (one market), or ``--from FILE`` with one round per row:
-a CSV with a column per firm (an optional ``t`` column is ignored), a JSON list of
+a CSV with a column per firm (an optional ``t`` column is ignored; a history CSV of
+``collabecon defection-free --out`` is read by its ``q_l`` and ``q_h``), a JSON list of
 ``{name: quality}`` objects or of ``ModelQualities`` dicts (``{"names", "quality", ...}``),
 or the JSON that ``collabecon defection-free --out`` writes (its ``rounds`` with ``q_l`` and
 ``q_h``). Output: equilibrium prices, shares, revenues, consumer surplus and welfare each
@@ -62,6 +63,11 @@ def _from_csv(path: Path) -> list[ModelQualities]:
         rows = list(csv.DictReader(fh))
     if not rows:
         raise ValueError(f"{path} has no rows")
+    if {"q_l", "q_h"} <= set(rows[0]):  # a history written by `collabecon defection-free`
+        return [
+            ModelQualities.from_mapping({"low": float(r["q_l"]), "high": float(r["q_h"])})
+            for r in rows
+        ]
     return [
         ModelQualities.from_mapping({k: float(v) for k, v in r.items() if k != "t"}) for r in rows
     ]

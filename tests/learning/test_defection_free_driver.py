@@ -118,9 +118,11 @@ def test_cli_prints_the_issue_json(capsys, tmp_path):
     saved = json.loads((tmp_path / "defection-free.json").read_text())
     assert "consumer_surplus" in saved["history"][0]
     assert (tmp_path / "defection-free.csv").read_text().startswith("t,q_l,q_h")
-    code = main(["market", "--json", "--from", str(tmp_path / "defection-free.json")])
-    market = json.loads(capsys.readouterr().out)
-    assert code == 0 and len(market["rounds"]) == 3
+    for history in ("defection-free.json", "defection-free.csv"):
+        code = main(["market", "--json", "--from", str(tmp_path / history)])
+        market = json.loads(capsys.readouterr().out)
+        assert code == 0 and len(market["rounds"]) == 3
+        assert market["names"] == ["low", "high"]
 
 
 def test_cli_bad_input_exits_2(capsys):
