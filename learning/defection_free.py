@@ -14,9 +14,9 @@ rules of :mod:`games.defection_free` drive real training, round by round:
   minibatch holds ``batch_size`` examples of each firm, and a round is one pass
   (:math:`\lceil n / B \rceil` steps, as the authors' code);
 * a step *alone* is one epoch of SGD on the firm's own data;
-* the low firm's capped raise (``inner="gd"``, spec ch3 §8.3) takes joint gradient steps
-  and halves a step whenever it would lower the measured quality or pass the cap, so the
-  measured quality reaches the cap without passing it;
+* the low firm's capped raise (``inner="gd"``, spec ch3 §8.3) takes joint gradient steps,
+  halving a step while it would pass the cap, and ends at the best model it met, so the
+  measured quality rises towards the cap and never passes it;
 * ``inner="oracle"`` leaves the low model untrained and sets its quality to the cap, the
   quality-level simulation behind the thesis's Figure 3.3 (spec ch3 typo 26).
 """

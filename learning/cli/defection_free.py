@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=int, default=1000, help="examples per firm (1000)")
     parser.add_argument("--target-per-class", type=int, default=200)
     parser.add_argument("--lr", type=float, default=0.05, help="SGD learning rate (0.05)")
-    parser.add_argument("--batch-size", type=int, default=64, help="per firm and step (64)")
+    parser.add_argument("--batch-size", type=int, default=32, help="per firm and step (32)")
     parser.add_argument("--init-epochs-high", type=int, default=10)
     parser.add_argument("--quality", choices=("accuracy", "1-loss"), default="accuracy")
     parser.add_argument(
