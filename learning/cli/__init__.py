@@ -26,6 +26,7 @@ from learning.cli._output import dump_json, key_value_table
 #: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("learning.cli.verify", "check every registered proposition of the source papers"),
+    "table1": ("learning.cli.table1", "Table 1 of the clustering paper: rotation and private-label tasks"),
     "defection-free": ("learning.cli.defection_free", "defection-free collaboration between two firms on real trained models"),
     "market": ("learning.cli.market", "the market that a set of model qualities creates"),
     "demo": ("learning.cli.demo", "end-to-end demo: train two firms, run the schemes, report the market"),

@@ -3,6 +3,9 @@
 ``engine``
     local SGD steps of all clients per second, batched engine vs the per-client loop
     (:mod:`learning.benchmarks.engine`).
+``all-pairs``
+    one round's all-pairs work of Federated-Clustering or CoBo, batched vs the per-pair loop
+    (:mod:`learning.benchmarks.all_pairs`).
 
 A benchmark is one entry of :data:`BENCHMARKS`: a function declaring its flags and one
 running it.
@@ -41,12 +44,43 @@ def _engine(args: argparse.Namespace) -> dict[str, Any]:
     ).to_dict()
 
 
+def _all_pairs_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--method", choices=("fc", "cobo"), default="fc", help="whose all-pairs work"
+    )
+    parser.add_argument("--clients", type=int, default=20, help="number of clients (default 20)")
+    parser.add_argument("--model", default="lenet5", help="model name (default lenet5)")
+    parser.add_argument("--batch-size", type=int, default=32, help="minibatch size (default 32)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats (default 3)")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def _all_pairs(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.benchmarks.all_pairs import measure_all_pairs
+
+    return measure_all_pairs(
+        method=args.method,
+        clients=args.clients,
+        model=args.model,
+        batch_size=args.batch_size,
+        repeats=args.repeats,
+        device=args.device,
+        seed=args.seed,
+    ).to_dict()
+
+
 #: name -> (help, declare flags, run).
 BENCHMARKS: dict[
     str,
     tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], dict]],
 ] = {
     "engine": ("batched engine vs per-client loop: local SGD steps/s", _engine_arguments, _engine),
+    "all-pairs": (
+        "one round's all-pairs work (fc gradient table, cobo midpoints): batched vs loop",
+        _all_pairs_arguments,
+        _all_pairs,
+    ),
 }
 
 

@@ -60,3 +60,15 @@ def test_batches_are_the_clients_own_and_reproducible():
     start, size = int(ctx.train.offsets[3]), int(ctx.train.sizes[3])
     own = ctx.train.x[start : start + size]
     assert all(any(torch.equal(row, o) for o in own) for row in a[0][1])
+
+
+def test_bench_all_pairs_command_does_the_same_work_both_ways(capsys):
+    import json
+
+    from learning.cli import main
+
+    args = ["bench", "all-pairs", "--method", "fc", "--clients", "3", "--repeats", "1"]
+    assert main([*args, "--batch-size", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["benchmark"] == "all-pairs" and out["clients"] == 3
+    assert out["max_difference"] < 1e-4 and out["batched_s"] > 0

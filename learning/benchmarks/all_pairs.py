@@ -1,0 +1,135 @@
+"""One round's all-pairs work, batched vs the per-pair loop, same numbers.
+
+``fc``: Federated-Clustering's table of every model's gradient on every client's minibatch
+(:func:`learning.all_pairs.pairwise_gradients` vs :func:`~learning.all_pairs.pairwise_gradients_loop`).
+``cobo``: CoBo's gradient inner products at the midpoints of all pairs
+(:func:`learning.algorithms.cobo.pairwise_work` with ``batched=True`` vs ``False``).
+Clients hold iid shares of ``mnist5k``; every client's model is the same initial model plus
+its own small perturbation, so all models differ. Each path is timed ``repeats`` times,
+alternating, after one warm-up; the best time of each counts. The largest difference
+between the two outputs is reported.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from econ.validation import choice, positive_int
+from learning.all_pairs import (
+    client_batches,
+    flatten,
+    pairwise_gradients,
+    pairwise_gradients_loop,
+)
+from learning.device import resolve_device
+from learning.engine import BatchedEngine, ShardedData, Task, broadcast, parameters_of
+from learning.federation import make_federation
+from learning.models import build_model
+from learning.rng import torch_generator
+
+__all__ = ["AllPairsBenchmark", "measure_all_pairs"]
+
+
+@dataclass(frozen=True, slots=True)
+class AllPairsBenchmark:
+    """Seconds of one round's all-pairs work on each path, their ratio and difference."""
+
+    method: str
+    device: str
+    clients: int
+    model: str
+    batch_size: int
+    repeats: int
+    threads: int
+    batched_s: float
+    loop_s: float
+    ratio: float
+    max_difference: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def measure_all_pairs(
+    *,
+    method: str = "fc",
+    clients: int = 20,
+    model: str = "lenet5",
+    batch_size: int = 32,
+    repeats: int = 3,
+    device: str | torch.device | None = None,
+    seed: int | np.random.Generator | None = 0,
+) -> AllPairsBenchmark:
+    """Time one round of ``method``'s all-pairs work for ``clients`` clients."""
+    choice("method", method, ("fc", "cobo"))
+    clients = positive_int("clients", clients)
+    batch_size = positive_int("batch_size", batch_size)
+    repeats = positive_int("repeats", repeats)
+    dev = resolve_device(device)
+    rng = np.random.default_rng(seed)
+    data_rng, model_rng, batch_rng = rng.spawn(3)
+    fed = make_federation("mnist5k", "iid", clients, seed=data_rng)
+    net = build_model(model, fed.input_shape, fed.n_classes, generator=torch_generator(model_rng))
+    engine = BatchedEngine(net, Task.for_classes(fed.n_classes), dev)
+    train = ShardedData.from_arrays(
+        [c.x_train for c in fed.clients], [c.y_train for c in fed.clients], dev
+    )
+    noise = torch_generator(model_rng)
+    params = {
+        k: v + 0.01 * torch.randn(v.shape, generator=noise).to(dev)
+        for k, v in broadcast(parameters_of(engine.model), clients).items()
+    }
+    x, y = client_batches(train, np.arange(clients), batch_size, batch_rng)
+
+    if method == "fc":
+
+        def work(batched: bool) -> torch.Tensor:
+            run = pairwise_gradients if batched else pairwise_gradients_loop
+            return flatten(run(engine, params, x, y)[0], lead=2)
+
+    else:
+        from learning.algorithms.cobo import pairwise_work
+
+        pairs = np.array([(i, j) for i in range(clients) for j in range(i + 1, clients)])
+
+        def work(batched: bool) -> torch.Tensor:
+            return pairwise_work(
+                params, (x, y), pairs, batched=batched, model=engine.model, task=engine.task
+            )
+
+    def timed(batched: bool) -> tuple[float, torch.Tensor]:
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        start = time.perf_counter()
+        out = work(batched)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        return time.perf_counter() - start, out
+
+    timed(True)
+    timed(False)
+    best = {True: float("inf"), False: float("inf")}
+    outputs = {}
+    for _ in range(repeats):
+        for batched in (True, False):
+            seconds, outputs[batched] = timed(batched)
+            best[batched] = min(best[batched], seconds)
+    difference = float((outputs[True] - outputs[False]).abs().max())
+    return AllPairsBenchmark(
+        method=method,
+        device=str(dev),
+        clients=clients,
+        model=model,
+        batch_size=batch_size,
+        repeats=repeats,
+        threads=torch.get_num_threads(),
+        batched_s=best[True],
+        loop_s=best[False],
+        ratio=best[False] / best[True],
+        max_difference=difference,
+    )
