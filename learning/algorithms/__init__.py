@@ -4,14 +4,19 @@ See :mod:`learning.algorithms.base` for the protocol. Importing this package reg
 every algorithm module listed here.
 """
 
-from learning.algorithms import averaging
-from learning.algorithms import (  # noqa: F401  (registers the clustering methods)
+from learning.algorithms import (  # noqa: F401  (importing registers each method)
+    averaging,
     cfl,
+    cobo,
     ditto,
+    fedem,
     federated_clustering,
+    fedprox,
+    fedsoft,
     hypcluster,
     ifca,
     knn_per,
+    perfedavg,
 )
 from learning.algorithms.base import (
     ALGORITHMS,

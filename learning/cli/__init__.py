@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "market": ("learning.cli.market", "the market that a set of model qualities creates"),
     "demo": ("learning.cli.demo", "end-to-end demo: train two firms, run the schemes, report the market"),
     "cobo": ("learning.cli.cobo", "CoBo: collaboration weights by bilevel optimisation, against the baselines"),
+    "ipfl": ("learning.cli.ipfl", "IP-FL: incentivised personalised FL with a token economy"),
     "train": ("learning.cli.train", "train clients with a federated algorithm on real data"),
     "sweep": ("learning.cli.sweep", "grid of runs over seeds and parameters (local pool or Ray)"),
     "bench": ("learning.cli.bench", "performance benchmarks: batched engine vs the per-client loop"),
