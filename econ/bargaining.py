@@ -28,6 +28,7 @@ the feasible interval :math:`[\rho_a, \min(\rho_b, \rho_U)]`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -37,7 +38,17 @@ import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize, minimize_scalar
 
-from econ import duopoly
+from econ import caps, duopoly
+from econ.propositions import (
+    Verdict,
+    all_zero,
+    checked,
+    is_zero,
+    on_points,
+    proposition,
+    proved,
+    refuted,
+)
 from econ.validation import in_interval, positive_int
 
 rho = duopoly.rho
@@ -354,19 +365,15 @@ def nash_bargaining(
 # Propositions (Werner 2024, ch. 3, sections 3.4-3.5; spec ch3 sections 6, 8, 9, 12)
 # --------------------------------------------------------------------------------------------
 
-from econ import caps  # noqa: E402  (registration sits beside the model it checks)
-from econ.propositions import (  # noqa: E402
-    Verdict,
-    all_zero,
-    checked,
-    is_zero,
-    on_points,
-    proposition,
-    proved,
-    refuted,
-)
 
 _SRC = "Werner (2024), ch. 3"
+
+
+@functools.cache
+def _grid_solution(n: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Starting grid and its rho*, shared by the checks that sweep it."""
+    ql0, qh0 = _start_grid(n)
+    return ql0, qh0, duopoly_nash_solution(ql0, qh0).rho_star
 
 
 def _start_grid(n: int = 60) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -522,8 +529,7 @@ def _nash_constrained() -> Verdict:
     statement="for all rho_0 with rho_0 <= rho*, rho* <= 0.43",
 )
 def _lemma25() -> Verdict:
-    ql0, qh0 = _start_grid(150)
-    r = duopoly_nash_solution(ql0, qh0).rho_star
+    ql0, qh0, r = _grid_solution(150)
     below = ql0 / qh0 <= r
     top = float(r[below].max())
     if top > 0.43:
@@ -539,8 +545,7 @@ def _lemma25() -> Verdict:
     statement="rho* lies between rho_0 and rho_inf = (sqrt(97)-9)/2 = 0.424429; so rho_0 <= rho* iff rho_0 <= rho_inf, and then rho* < rho_inf",
 )
 def _lemma25_sharp() -> Verdict:
-    ql0, qh0 = _start_grid(150)
-    r = duopoly_nash_solution(ql0, qh0).rho_star
+    ql0, qh0, r = _grid_solution(150)
     rho0 = ql0 / qh0
     between = (np.minimum(rho0, RHO_INF) - 1e-12 <= r) & (r <= np.maximum(rho0, RHO_INF) + 1e-12)
     if not np.all(between):

@@ -25,6 +25,17 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq, minimize_scalar
 
 from econ import duopoly
+from econ.propositions import (
+    Verdict,
+    all_zero,
+    checked,
+    is_zero,
+    on_points,
+    proposition,
+    proved,
+    refuted,
+    sign_on_interval,
+)
 from econ.validation import in_interval
 
 a, b = sp.symbols("a b", positive=True)
@@ -185,17 +196,6 @@ def _round(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike):
 # Propositions (Werner 2024, ch. 3: Algorithm 5, Lemma 24, Proposition 3; spec ch3 sections 7-9)
 # --------------------------------------------------------------------------------------------
 
-from econ.propositions import (  # noqa: E402  (registration sits beside the model it checks)
-    Verdict,
-    all_zero,
-    checked,
-    is_zero,
-    on_points,
-    proposition,
-    proved,
-    refuted,
-    sign_on_interval,
-)
 
 _SRC = "Werner (2024), ch. 3"
 _s = sp.Symbol("s", positive=True)  # s = sqrt(1 - k/b) in (0, 1)

@@ -30,6 +30,16 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
+from econ.propositions import (
+    Verdict,
+    all_zero,
+    is_zero,
+    on_points,
+    proposition,
+    proved,
+    refuted,
+    sign_on_interval,
+)
 from econ.validation import unit_interval
 
 # --------------------------------------------------------------------------------------------
@@ -300,16 +310,6 @@ def demands(
 # Propositions (Werner 2024, ch. 3, sections 3.2-3.3; spec ch3 sections 3-5, 12-14)
 # --------------------------------------------------------------------------------------------
 
-from econ.propositions import (  # noqa: E402  (registration sits beside the model it checks)
-    Verdict,
-    all_zero,
-    is_zero,
-    on_points,
-    proposition,
-    proved,
-    refuted,
-    sign_on_interval,
-)
 
 _SRC = "Werner (2024), ch. 3"
 
