@@ -15,6 +15,7 @@ lambdified from :mod:`econ.privacy.symbolic`.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -57,18 +58,19 @@ def _lambdify(expr: sp.Expr, constants: tuple[sp.Symbol, ...]) -> Callable[..., 
 
 
 @dataclass(frozen=True, eq=False)
-class _Model:
+class _Model(ABC):
     """Shared evaluation of the lambdified formulas; subclasses fix the symbols and constants."""
 
     name: ClassVar[str]
     _exprs: ClassVar[dict[str, Callable[..., Any]]]
 
+    @abstractmethod
     def _values(self, n_clients: int) -> tuple[Array, ...]:
-        raise NotImplementedError
+        """The model's constants, one array per symbol, for ``n_clients`` clients."""
 
+    @abstractmethod
     def rho(self, n_clients: int) -> Array:
         """Informativeness ρ_i of a noiseless message, one per client."""
-        raise NotImplementedError
 
     def _check(self, beta: ArrayLike, lam: ArrayLike) -> tuple[Array, Array]:
         lam_ = client_weights(lam)

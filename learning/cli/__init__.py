@@ -26,16 +26,34 @@ from learning.cli._output import dump_json, key_value_table
 #: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("learning.cli.verify", "check every registered proposition of the source papers"),
-    "table1": ("learning.cli.table1", "Table 1 of the clustering paper: rotation and private-label tasks"),
-    "defection-free": ("learning.cli.defection_free", "defection-free collaboration between two firms on real trained models"),
+    "table1": (
+        "learning.cli.table1",
+        "Table 1 of the clustering paper: rotation and private-label tasks",
+    ),
+    "defection-free": (
+        "learning.cli.defection_free",
+        "defection-free collaboration between two firms on real trained models",
+    ),
     "market": ("learning.cli.market", "the market that a set of model qualities creates"),
-    "demo": ("learning.cli.demo", "end-to-end demo: train two firms, run the schemes, report the market"),
-    "cobo": ("learning.cli.cobo", "CoBo: collaboration weights by bilevel optimisation, against the baselines"),
+    "demo": (
+        "learning.cli.demo",
+        "end-to-end demo: train two firms, run the schemes, report the market",
+    ),
+    "cobo": (
+        "learning.cli.cobo",
+        "CoBo: collaboration weights by bilevel optimisation, against the baselines",
+    ),
     "ipfl": ("learning.cli.ipfl", "IP-FL: incentivised personalised FL with a token economy"),
     "train": ("learning.cli.train", "train clients with a federated algorithm on real data"),
     "sweep": ("learning.cli.sweep", "grid of runs over seeds and parameters (local pool or Ray)"),
-    "bench": ("learning.cli.bench", "performance benchmarks: batched engine vs the per-client loop"),
-    "privacy": ("learning.cli.privacy", "privacy-accuracy utilities: existence and optimal protocols"),
+    "bench": (
+        "learning.cli.bench",
+        "performance benchmarks: batched engine vs the per-client loop",
+    ),
+    "privacy": (
+        "learning.cli.privacy",
+        "privacy-accuracy utilities: existence and optimal protocols",
+    ),
     "pd": ("learning.cli.pd", "price-discrimination game: equilibrium, repeated play, figures"),
     "duopoly": ("learning.cli.duopoly", "Bertrand duopoly equilibrium for two model qualities"),
     "bargain": ("learning.cli.bargain", "Nash bargaining solution of the duopoly"),
