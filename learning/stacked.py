@@ -1,0 +1,132 @@
+"""Every client's forward and backward at once for plain layer stacks, without ``vmap``.
+
+``vmap`` over per-client convolution weights lowers each convolution to a grouped one
+(groups = clients) in the default memory layout, which oneDNN runs on a CPU at about the speed
+of one plain convolution per client. Written by hand, the same grouped convolutions in
+channels-last layout, and ``baddbmm`` for the linear layers, run a LeNet-5 step for 80 clients
+faster (``bench/RESULTS.md``). This module does that for models whose leaf modules, in
+order, are ``Conv2d`` (no groups or dilation), ``Linear``, ``MaxPool2d``, ``Flatten`` and
+element-wise activations: ``lenet5``, ``cnn``, ``mlp`` and ``linear`` of
+:mod:`learning.models`. :class:`learning.engine.BatchedEngine` uses it when
+:func:`supports` says so and falls back to ``vmap`` otherwise; a test holds the two to the
+same gradients.
+
+Layouts: images of K clients travel as ``[B, K*C, H, W]`` (channels-last) so one grouped
+convolution serves all clients; after ``Flatten`` features travel as ``[K, B, F]``. Max-pooling
+switches back to the default layout (see ``_LAYOUT``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+Params = dict[str, torch.Tensor]
+#: Convolutions run channels-last (their fast layout on CPU); max-pooling runs on the default
+#: layout, where it breaks ties between equal values the way the per-client loop does. In
+#: channels-last it picks another, equally valid, subgradient at ties (common on digits with
+#: a constant background), which breaks bitwise-close agreement with the reference engine.
+_LAYOUT = torch.channels_last
+
+_ACTIVATIONS: dict[type[nn.Module], Callable[[torch.Tensor], torch.Tensor]] = {
+    nn.Tanh: torch.tanh,
+    nn.ReLU: torch.relu,
+    nn.Sigmoid: torch.sigmoid,
+}
+
+
+def _leaves(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    return [(name, m) for name, m in model.named_modules() if not list(m.children())]
+
+
+def supports(model: nn.Module) -> bool:
+    """Whether :func:`loss_and_grad` can run ``model`` (a plain stack of supported layers)."""
+    if not isinstance(model, nn.Sequential):
+        return False
+    for _, m in _leaves(model):
+        if isinstance(m, nn.Conv2d):
+            if (
+                m.groups != 1
+                or m.dilation != (1, 1)
+                or m.padding_mode != "zeros"
+                or isinstance(m.padding, str)
+            ):
+                return False
+        elif not isinstance(m, (nn.Linear, nn.MaxPool2d, nn.Flatten, *_ACTIVATIONS)):
+            return False
+        elif isinstance(m, nn.Flatten) and (m.start_dim, m.end_dim) != (1, -1):
+            return False
+    return True
+
+
+def forward(model: nn.Module, params: Params, x: torch.Tensor) -> torch.Tensor:
+    """Outputs ``[K, B, out]`` of K stacked models on their own inputs ``x`` of ``[K, B, ...]``."""
+    k, b = x.shape[:2]
+    h = x
+    grouped = False  # True while h is [B, K*C, H, W]
+    for name, m in _leaves(model):
+        prefix = f"{name}." if name else ""
+        if isinstance(m, nn.Conv2d):
+            if not grouped:
+                h = (
+                    h.transpose(0, 1)
+                    .reshape(b, -1, *h.shape[-2:])
+                    .contiguous(memory_format=_LAYOUT)
+                )
+                grouped = True
+            w = params[prefix + "weight"]
+            bias = params.get(prefix + "bias")
+            h = F.conv2d(
+                h,
+                w.reshape(-1, *w.shape[2:]),
+                None if bias is None else bias.reshape(-1),
+                stride=m.stride,
+                padding=m.padding,
+                groups=k,
+            )
+        elif isinstance(m, nn.MaxPool2d):
+            h = F.max_pool2d(
+                h.contiguous(), m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode
+            )
+        elif isinstance(m, nn.Flatten):
+            h = h.reshape(b, k, -1).transpose(0, 1) if grouped else h.reshape(k, b, -1)
+            grouped = False
+        elif isinstance(m, nn.Linear):
+            w = params[prefix + "weight"]
+            bias = params.get(prefix + "bias")
+            h = (
+                torch.bmm(h, w.transpose(1, 2))
+                if bias is None
+                else torch.baddbmm(bias.unsqueeze(1), h, w.transpose(1, 2))
+            )
+        else:
+            h = _ACTIVATIONS[type(m)](h)
+    return h
+
+
+def loss_and_grad(
+    model: nn.Module,
+    per_example_loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    params: Params,
+    x: torch.Tensor,
+    y: torch.Tensor,
+) -> tuple[Params, torch.Tensor]:
+    """Per-client gradients of the mean loss over each client's batch, and those losses ``[K]``.
+
+    The clients share no parameters, so the gradient of the sum of their losses with respect to
+    the stacked parameters is every client's own gradient.
+    """
+    k, b = x.shape[:2]
+    leaves = {n: p.detach().requires_grad_(True) for n, p in params.items()}
+    with torch.enable_grad():
+        out = forward(model, leaves, x)
+        losses = (
+            per_example_loss(out.reshape(k * b, -1), y.reshape(k * b, *y.shape[2:]))
+            .reshape(k, b)
+            .mean(1)
+        )
+        grads = torch.autograd.grad(losses.sum(), list(leaves.values()))
+    return dict(zip(leaves, grads, strict=True)), losses.detach()

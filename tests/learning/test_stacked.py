@@ -1,0 +1,42 @@
+"""The hand-batched layer stack gives vmap's gradients, and refuses what it cannot run."""
+
+import pytest
+import torch
+from torch import nn
+from torch.func import functional_call, grad_and_value, vmap
+
+from learning import stacked
+from learning.engine import Task
+from learning.models import build_model
+
+
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [("lenet5", (1, 28, 28)), ("lenet5", (1, 8, 8)), ("mlp", (1, 8, 8)), ("linear", (1, 8, 8))],
+)
+def test_gradients_and_losses_equal_vmap(name, shape):
+    gen = torch.Generator().manual_seed(0)
+    model = build_model(name, shape, 10, generator=gen)
+    task = Task.for_classes(10)
+    k, b = 4, 5
+    params = {
+        n: p.detach().expand(k, *p.shape) + 0.01 * torch.randn(k, *p.shape, generator=gen)
+        for n, p in model.named_parameters()
+    }
+    x = torch.randn(k, b, *shape, generator=gen)
+    y = torch.randint(0, 10, (k, b), generator=gen)
+    assert stacked.supports(model)
+    ref_grads, ref_loss = vmap(
+        grad_and_value(lambda p, xb, yb: task.loss(functional_call(model, p, (xb,)), yb))
+    )(params, x, y)
+    grads, loss = stacked.loss_and_grad(model, task.losses, params, x, y)
+    torch.testing.assert_close(loss, ref_loss, rtol=1e-5, atol=1e-6)
+    for n in params:
+        torch.testing.assert_close(grads[n], ref_grads[n], rtol=1e-4, atol=1e-6)
+
+
+def test_unsupported_models_fall_back():
+    assert not stacked.supports(build_model("resnet9", (3, 32, 32), 10))
+    assert not stacked.supports(build_model("cnn", (3, 32, 32), 10))  # adaptive pooling
+    assert not stacked.supports(nn.Sequential(nn.Conv2d(4, 4, 3, groups=2)))
+    assert not stacked.supports(nn.Sequential(nn.Linear(3, 3), nn.Dropout()))
