@@ -42,6 +42,11 @@ def client_weights(lam: ArrayLike, name: str = "lam") -> Array:
     return non_negative(name, arr)
 
 
+def _precision(n: ArrayLike, sigma: ArrayLike) -> Array:
+    r"""Informativeness of a client's data about the mean: :math:`\rho_i = n_i/\sigma_i^2`."""
+    return np.asarray(n, dtype=np.float64) / np.asarray(sigma, dtype=np.float64) ** 2
+
+
 def _per_client(name: str, value: ArrayLike, n_clients: int) -> Array:
     arr = np.asarray(value, dtype=np.float64)
     if arr.ndim == 0:
@@ -180,7 +185,7 @@ class DPMean(_Model):
         object.__setattr__(self, "bound", float(positive("bound", self.bound)))
 
     def rho(self, n_clients: int) -> Array:
-        return _per_client("n", np.asarray(self.n) / np.asarray(self.sigma) ** 2, n_clients)
+        return _per_client("n", _precision(self.n, self.sigma), n_clients)
 
     def kappa(self, n_clients: int) -> Array:
         return _per_client(
@@ -259,12 +264,7 @@ class DPSGD(_Model):
     @property
     def y0(self) -> float:
         r""":math:`y^0_* = L\mu D^2 \sum_i n_i/\sigma_i^2` (Lemma B.4; spec 9.5)."""
-        return float(
-            self.L
-            * self.mu
-            * self.diam**2
-            * np.sum(np.asarray(self.n) / np.asarray(self.sigma) ** 2)
-        )
+        return float(self.L * self.mu * self.diam**2 * np.sum(_precision(self.n, self.sigma)))
 
     @property
     def rounds(self) -> float:
@@ -340,7 +340,7 @@ class Bayes(_Model):
         object.__setattr__(self, "tau", float(positive("tau", self.tau)))
 
     def rho(self, n_clients: int) -> Array:
-        return _per_client("n", np.asarray(self.n) / np.asarray(self.sigma) ** 2, n_clients)
+        return _per_client("n", _precision(self.n, self.sigma), n_clients)
 
     def _values(self, n_clients: int) -> tuple[Array, ...]:
         return self.rho(n_clients), np.float64(self.tau)

@@ -18,15 +18,24 @@ from collections.abc import Callable
 from typing import Any
 
 
-def _engine_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--clients", type=int, default=80, help="number of clients (default 80)")
+def _shared_arguments(parser: argparse.ArgumentParser, *, clients: int, batch_size: int) -> None:
+    """Flags every benchmark takes; the defaults that differ are arguments."""
+    parser.add_argument(
+        "--clients", type=int, default=clients, help=f"number of clients (default {clients})"
+    )
     parser.add_argument("--model", default="lenet5", help="model name (default lenet5)")
-    parser.add_argument("--dataset", default="mnist5k", help="dataset name (default mnist5k)")
-    parser.add_argument("--batch-size", type=int, default=10, help="minibatch size (default 10)")
-    parser.add_argument("--steps", type=int, default=5, help="local steps timed (default 5)")
+    parser.add_argument(
+        "--batch-size", type=int, default=batch_size, help=f"minibatch size (default {batch_size})"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats (default 3)")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def _engine_arguments(parser: argparse.ArgumentParser) -> None:
+    _shared_arguments(parser, clients=80, batch_size=10)
+    parser.add_argument("--dataset", default="mnist5k", help="dataset name (default mnist5k)")
+    parser.add_argument("--steps", type=int, default=5, help="local steps timed (default 5)")
 
 
 def _engine(args: argparse.Namespace) -> dict[str, Any]:
@@ -45,15 +54,10 @@ def _engine(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _all_pairs_arguments(parser: argparse.ArgumentParser) -> None:
+    _shared_arguments(parser, clients=20, batch_size=32)
     parser.add_argument(
         "--method", choices=("fc", "cobo"), default="fc", help="whose all-pairs work"
     )
-    parser.add_argument("--clients", type=int, default=20, help="number of clients (default 20)")
-    parser.add_argument("--model", default="lenet5", help="model name (default lenet5)")
-    parser.add_argument("--batch-size", type=int, default=32, help="minibatch size (default 32)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed repeats (default 3)")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
 
 
 def _all_pairs(args: argparse.Namespace) -> dict[str, Any]:
