@@ -39,6 +39,7 @@ __all__ = [
     "TokenQualities",
     "bootstrap_select",
     "collect",
+    "f1_features",
     "importance_weights",
     "literal_reward_total",
     "n_perf_default",
@@ -51,6 +52,7 @@ __all__ = [
     "preference_bids",
     "rank_rewards",
     "rc_refund_fraction",
+    "rc_slots",
     "rc_split_rewards",
     "refund",
     "refund_fraction",
@@ -97,9 +99,14 @@ class IPFLConfig:
     reward_mode
         ``"rank_lex"`` (Eq. 13 corrected) or ``"rc_split"`` (RC two-pass rewards).
     rc_compat
-        Reference-code behaviours of spec §7.4: step refund with the pool override, split
-        rewards, integer tokens, random extras from bidders, ascending sort after a
-        non-improving round, uniform :math:`\\lambda` in :math:`\\psi`.
+        Reference-code behaviours of spec §7.4: step refund with the pool override, paid to
+        every client ever associated with the tier, split rewards, integer tokens, fixed
+        ``rc_perf`` + ``rc_rand`` slots per tier (one moves from random to performance at
+        round ``rc_shift_round``), random extras from bidders, ascending sort after a
+        non-improving round, uniform :math:`\\lambda` in :math:`\\psi`. (The driver adds the
+        RC's local optimiser, Adadelta.)
+    rc_perf, rc_rand, rc_shift_round
+        The RC slot schedule (``iter_avg`` config: 5 + 2 per tier, shift at round 100).
     rc_bugs
         Also the two RC bugs: the last selected client pays for everyone; ``Acc_max`` reset
         to 0 after a non-improving round. Only with ``rc_compat``.
@@ -119,6 +126,9 @@ class IPFLConfig:
     reward_mode: str = "rank_lex"
     rc_compat: bool = False
     rc_bugs: bool = False
+    rc_perf: int = 5
+    rc_rand: int = 2
+    rc_shift_round: int = 100
 
     def __post_init__(self) -> None:
         non_negative("tok_init", self.tok_init)
@@ -131,6 +141,9 @@ class IPFLConfig:
         in_interval("rand_low", self.rand_low, 0.0, 1.0)
         in_interval("rand_high", self.rand_high, float(self.rand_low), 1.0)
         choice("reward_mode", self.reward_mode, _REWARD_MODES)
+        positive_int("rc_perf", self.rc_perf)
+        non_negative("rc_rand", self.rc_rand)
+        non_negative("rc_shift_round", self.rc_shift_round)
         if self.rc_bugs and not self.rc_compat:
             raise ValueError("rc_bugs needs rc_compat=True")
         if self.rc_compat:
@@ -244,7 +257,8 @@ def rc_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
 def refund(
     ledger: Ledger, cluster: int, payers: ArrayLike, fraction: float, *, integer: bool = False
 ) -> Ledger:
-    """Eq. 12 (corrected): ``fraction`` of ``pool[cluster]`` goes back to the payers equally.
+    """Eq. 12 (corrected): ``fraction`` of ``pool[cluster]`` goes back to the payers equally
+    (under ``rc_compat`` the driver passes every client ever associated with the tier).
 
     .. math::  \\tau_i \\leftarrow \\tau_i + \\frac{u_k\\, \\tau_{a,k}}{|S_k|},\\ i \\in S_k;
                \\qquad \\tau_{a,k} \\leftarrow \\tau_{a,k} - u_k \\tau_{a,k}
@@ -401,23 +415,20 @@ def settle_cluster(
     """Refund then rewards of one cluster in one paid round (Alg. 1 order: payment ->
     training -> aggregation -> profiler -> reimbursement -> rewards).
 
+    ``registered`` lists every client ever associated with the tier (default: the payers);
+    under ``rc_compat`` the refund goes to all of them (RC "Reimburse Token to ALL
+    Consumers", spec §7.4 item 4) and the participation pass of the rewards ranks them.
     Returns the ledger, the updated ``Acc_max`` tracker and the refund fraction used.
     """
     payers = np.asarray(payers, dtype=np.int64).reshape(-1)
-    u = tracker.fraction(cluster, acc, config, float(ledger.pools[cluster]), payers.size)
+    members = payers if registered is None else np.asarray(registered, dtype=np.int64).ravel()
+    consumers = members if config.rc_compat else payers
+    u = tracker.fraction(cluster, acc, config, float(ledger.pools[cluster]), consumers.size)
     best = tracker.acc_max[cluster]
     improved = best is not None and acc > best
-    ledger = refund(ledger, cluster, payers, u, integer=config.integer_tokens)
+    ledger = refund(ledger, cluster, consumers, u, integer=config.integer_tokens)
     if config.reward_mode == "rc_split":
-        ledger = rc_split_rewards(
-            ledger,
-            cluster,
-            payers,
-            psi,
-            payers if registered is None else registered,
-            omega,
-            improved=improved,
-        )
+        ledger = rc_split_rewards(ledger, cluster, payers, psi, members, omega, improved=improved)
     else:
         ledger = reward(ledger, cluster, payers, psi, omega, integer=config.integer_tokens)
     return ledger, tracker.update(cluster, acc, config), u
@@ -505,6 +516,38 @@ def preference_bids(
     return bids
 
 
+def f1_features(
+    predictions: ArrayLike, labels: ArrayLike, n_classes: int, n_top: int = 10
+) -> FloatArray:
+    """Cold-start features of App. B (Eq. 14, RC ``select_clients_on_basis_of_f1_Scores``):
+    the per-class F1 score of each client's model on a common server test set,
+
+    .. math::  F1_{ic} = \\frac{2\\, TP_{ic}}{2\\, TP_{ic} + FP_{ic} + FN_{ic}}
+
+    (0 where a class is neither predicted nor present), restricted to the ``n_top`` classes
+    whose F1 varies most across clients (RC ``df.var(axis=0).nlargest(10)``; ties by class
+    index). ``predictions`` is (N, m), one row of predicted labels per client; ``labels`` (m,).
+    Returns (N, min(n_top, n_classes)); clustering these rows gives the initial clusters.
+    """
+    pred = np.atleast_2d(np.asarray(predictions, dtype=np.int64))
+    y = np.asarray(labels, dtype=np.int64).reshape(-1)
+    n_classes = positive_int("n_classes", n_classes)
+    n_top = positive_int("n_top", n_top)
+    if pred.shape[1] != y.size:
+        raise ValueError(
+            f"predictions must have {y.size} columns (one per label), got {pred.shape}"
+        )
+    classes = np.arange(n_classes)
+    hit_c = (pred[:, :, None] == classes) & (y[None, :, None] == classes)
+    tp = hit_c.sum(axis=1)
+    predicted = (pred[:, :, None] == classes).sum(axis=1)
+    present = (y[:, None] == classes).sum(axis=0)[None, :]
+    denom = predicted + present  # 2TP + FP + FN
+    f1 = np.where(denom > 0, 2.0 * tp / np.maximum(denom, 1), 0.0)
+    order = np.argsort(-f1.var(axis=0), kind="stable")[: min(n_top, n_classes)]
+    return f1[:, np.sort(order)]
+
+
 # --------------------------------------------------------------------------- scheduler
 
 
@@ -528,6 +571,16 @@ def n_rand_schedule(
     n_unexplored = int(non_negative("n_unexplored", n_unexplored))
     total = max(math.ceil(low * n_clients), min(math.ceil(high * n_clients), n_unexplored))
     return total, math.ceil(total / n_clusters)
+
+
+def rc_slots(round_index: int, config: IPFLConfig) -> tuple[int, int]:
+    """The RC's fixed slots per tier (spec §1.7, §7.4 item 6): ``(rc_perf, rc_rand)``
+    performance and random picks, and from round ``rc_shift_round`` on one slot moves from
+    random to performance (5 + 2 -> 6 + 1 in the ``iter_avg`` config)."""
+    round_index = int(non_negative("round_index", round_index))
+    if round_index >= config.rc_shift_round and config.rc_rand > 0:
+        return config.rc_perf + 1, config.rc_rand - 1
+    return config.rc_perf, config.rc_rand
 
 
 def bootstrap_select(

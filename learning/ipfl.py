@@ -14,6 +14,11 @@ module trains and evaluates. One round (Khan et al., Alg. 1; spec §2.2):
 
 At the end every client builds its personalised model :math:`P_i = \\sum_k w_{ik} M_k`
 (Eq. 8) and PMA is measured against FedAvg trained with the same budget (Eq. 1).
+
+Options of spec §2.9 beyond the defaults: FedSoft's importance weights (share of a client's
+validation points on which :math:`M_k` has the smallest loss), the output-mixture
+personalisation :math:`p_i(y|x) = \\sum_k w_{ik} p_k(y|x)` (not IP-FL's Eq. 8; report it
+separately), the per-class-F1 cold start of App. B, and the reference code's Adadelta.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from typing import Any
 
 import numpy as np
 import torch
+from sklearn.cluster import KMeans
+from torch.func import functional_call, vmap
 
 from econ.validation import choice, in_interval, positive_int
 from games.ipfl import (
@@ -40,26 +47,32 @@ from games.ipfl import (
     TokenQualities,
     bootstrap_select,
     collect,
+    f1_features,
     importance_weights,
     n_perf_default,
     n_rand_schedule,
     opt_outs,
     pma,
     preference_bids,
+    rc_slots,
     select_clients,
     settle_cluster,
     shapley_first_order,
 )
 from learning.algorithms import ALGORITHMS, Context, LocalTraining, build_algorithm
 from learning.algorithms.base import algorithm_parameters
+from learning.algorithms.fedsoft import argmin_shares
+from learning.algorithms.per_example import client_rows, per_example_losses
 from learning.engine import (
     Engine,
+    LocalResult,
     Params,
     SGDConfig,
     ShardedData,
     broadcast,
     group_mean,
     parameters_of,
+    sample_batches,
     select,
 )
 from learning.experiment import build_engine
@@ -90,6 +103,15 @@ class IPFLRun:
 
     Defaults are a CPU-sized version of the paper's setting (spec §6.3): 20 clients of
     ``mnist5k`` holding upright and rotated digits 10:90, two clusters, an MLP.
+
+    ``importance`` is ``"accuracy"`` (Eq. 7) or ``"fedsoft"`` (argmin-loss shares);
+    ``personalize`` is ``"param_avg"`` (Eq. 8) or ``"output_mixture"``; ``cold_start`` is
+    ``"random"`` (round-0 bootstrap) or ``"f1_kmeans"`` (App. B: ``pretrain_rounds`` of
+    FedAvg with every client, KMeans on the ``f1_classes`` most varied per-class F1 scores of
+    the clients' local models on a server test set of ``server_test_size`` examples drawn
+    from the source distributions). ``optimizer`` is ``"sgd"`` or ``"adadelta"`` (RC,
+    PyTorch defaults with ``lr``; the RC uses lr 1.0); None picks Adadelta under
+    ``mechanism.rc_compat`` and SGD otherwise.
     """
 
     dataset: str = "mnist5k"
@@ -113,6 +135,13 @@ class IPFLRun:
     noise_rate: float = 0.5
     unseen_share: float = 0.0
     rho: str = "fedavg"
+    importance: str = "accuracy"
+    personalize: str = "param_avg"
+    cold_start: str = "random"
+    pretrain_rounds: int = 5
+    f1_classes: int = 10
+    server_test_size: int = 1000
+    optimizer: str | None = None
     eval_every: int = 5
     engine: str = "batched"
     seed: int = 0
@@ -133,7 +162,26 @@ class IPFLRun:
         )
         if self.flip_test_view and self.partition == "pathological":
             raise ValueError("flip_test_view applies to the mixture partitions only")
+        choice("importance", self.importance, ("accuracy", "fedsoft"))
+        choice("personalize", self.personalize, ("param_avg", "output_mixture"))
+        choice("cold_start", self.cold_start, ("random", "f1_kmeans"))
+        for name in ("pretrain_rounds", "f1_classes", "server_test_size"):
+            positive_int(name, getattr(self, name))
+        if self.cold_start == "f1_kmeans" and self.unseen_share > 0:
+            raise ValueError(
+                "the f1_kmeans cold start pre-trains with every client: unseen_share must be 0"
+            )
+        if self.optimizer is not None:
+            choice("optimizer", self.optimizer, ("sgd", "adadelta"))
         SGDConfig(self.lr, self.momentum)
+
+    @property
+    def local_optimizer(self) -> str:
+        """The optimiser of local training: ``optimizer``, else Adadelta under
+        ``mechanism.rc_compat`` and SGD otherwise."""
+        if self.optimizer is not None:
+            return self.optimizer
+        return "adadelta" if self.mechanism.rc_compat else "sgd"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy."""
@@ -366,15 +414,52 @@ def personalise(models: Params, weights: np.ndarray) -> Params:
     return {name: torch.tensordot(w, p, dims=([1], [0])) for name, p in models.items()}
 
 
-def _personalised_accuracy(
-    engine: Engine, models: Params, setup: Setup, weights: np.ndarray | None = None
+def _importance(engine: Engine, models: Params, val: ShardedData, kind: str) -> np.ndarray:
+    """Importance :math:`\\upsilon_{ik}` (N, K) on the validation data: the accuracy of
+    :math:`M_k` (Eq. 7) or FedSoft's share of points where :math:`M_k` has the smallest loss
+    (zero counts smoothed to :math:`10^{-4} n_i`; rows sum to 1)."""
+    if kind == "accuracy":
+        return _accuracy_matrix(engine, models, val)
+    losses, owner = per_example_losses(engine, models, val, np.arange(val.n_clients))
+    return argmin_shares(losses, owner, val.n_clients, 1e-4)
+
+
+def _forward_common(engine: Engine) -> Any:
+    return vmap(lambda p, x: functional_call(engine.model, p, (x,)), in_dims=(0, None))
+
+
+@torch.no_grad()
+def _mixture_accuracy(
+    engine: Engine, models: Params, weights: np.ndarray, data: ShardedData
 ) -> np.ndarray:
-    """f_i: accuracy of P_i (Eq. 8, weights from the validation accuracies) on D_i^test."""
-    if weights is None:
-        weights = importance_weights(_accuracy_matrix(engine, models, setup.val))
+    """Accuracy of the output mixture :math:`p_i(y|x) = \\sum_k w_{ik}\\, p_k(y|x)` of every
+    client on its own examples of ``data`` (spec §1.3 option, not the paper's Eq. 8)."""
+    rows, owner = client_rows(data, np.arange(data.n_clients))
+    forward = _forward_common(engine)
+    w = torch.as_tensor(weights, dtype=torch.float32, device=data.x.device)
+    hits = np.zeros(data.n_clients)
+    step = 4096
+    for start in range(0, rows.numel(), step):
+        idx = rows[start : start + step]
+        who = torch.as_tensor(owner[start : start + step], device=data.x.device)
+        probs = torch.softmax(forward(models, data.x[idx]), dim=-1)  # (K, m, C)
+        mix = torch.einsum("mk,kmc->mc", w[who], probs)
+        correct = (mix.argmax(dim=-1) == data.y[idx]).double().cpu().numpy()
+        np.add.at(hits, owner[start : start + step], correct)
+    return hits / np.maximum(data.sizes_numpy(), 1)
+
+
+def _personalised_accuracy(
+    engine: Engine, models: Params, setup: Setup, run: IPFLRun
+) -> tuple[np.ndarray, np.ndarray]:
+    """f_i on D_i^test and the weights :math:`w_{ik}` (normalised importance on D_i^val):
+    Eq. 8's :math:`P_i = \\sum_k w_{ik} M_k`, or the output mixture."""
+    weights = importance_weights(_importance(engine, models, setup.val, run.importance))
+    if run.personalize == "output_mixture":
+        return _mixture_accuracy(engine, models, weights, setup.ctx.test), weights
     accuracy = engine.evaluate(personalise(models, weights), setup.ctx.test).accuracy
     assert accuracy is not None
-    return accuracy
+    return accuracy, weights
 
 
 def _cluster_accuracy(
@@ -409,6 +494,109 @@ def _holdout_gradient(
 # --------------------------------------------------------------------------- the run
 
 
+def _adadelta(
+    engine: Engine,
+    start: Params,
+    data: ShardedData,
+    clients: np.ndarray,
+    local: LocalTraining,
+    rng: np.random.Generator,
+    rho: float = 0.9,
+    eps: float = 1e-6,
+) -> LocalResult:
+    """Adadelta (Zeiler 2012, PyTorch's defaults), the reference code's local optimiser,
+    with fresh state every round and the minibatches of :func:`sample_batches`:
+
+    .. math::
+
+        s \\leftarrow \\rho s + (1-\\rho) g^2, \\quad
+        d = \\frac{\\sqrt{a + \\epsilon}}{\\sqrt{s + \\epsilon}}\\, g, \\quad
+        a \\leftarrow \\rho a + (1-\\rho) d^2, \\quad w \\leftarrow w - \\mathrm{lr}\\, d.
+    """
+    sizes = data.sizes_numpy()[clients]
+    batches = sample_batches(sizes, local.steps, local.batch_size, rng)
+    starts = data.offsets.cpu().numpy()[clients]
+    rows = torch.from_numpy(batches + starts[:, None, None]).to(data.x.device)
+    params = {k: v.detach().clone() for k, v in start.items()}
+    square = {k: torch.zeros_like(v) for k, v in params.items()}
+    delta = {k: torch.zeros_like(v) for k, v in params.items()}
+    losses = torch.zeros(len(clients), device=data.x.device)
+    for t in range(local.steps):
+        grads, loss = engine.gradients(params, data.x[rows[:, t]], data.y[rows[:, t]])
+        with torch.no_grad():
+            for name, g in grads.items():
+                square[name] = rho * square[name] + (1 - rho) * g * g
+                step = torch.sqrt(delta[name] + eps) / torch.sqrt(square[name] + eps) * g
+                delta[name] = rho * delta[name] + (1 - rho) * step * step
+                params[name] = params[name] - local.sgd.lr * step
+            losses += loss.detach()
+    return LocalResult(params, None, (losses / local.steps).double().cpu().numpy())
+
+
+def _local_train(
+    run: IPFLRun, ctx: Context, start: Params, clients: np.ndarray, rng: np.random.Generator
+) -> LocalResult:
+    """LocalTrain of spec §2.5: SGD on the engine, or the reference code's Adadelta."""
+    if run.local_optimizer == "adadelta":
+        return _adadelta(ctx.engine, start, ctx.train, clients, ctx.local, rng)
+    return ctx.fit(start, clients, rng)
+
+
+@torch.no_grad()
+def _predictions_on(engine: Engine, models: Params, x: np.ndarray) -> np.ndarray:
+    """(K, m) predicted labels of every stacked model on the common inputs ``x``."""
+    xt = torch.as_tensor(x, device=next(iter(models.values())).device)
+    forward = _forward_common(engine)
+    return (
+        torch.cat(
+            [forward(models, xt[s : s + 2048]).argmax(dim=-1) for s in range(0, len(xt), 2048)], 1
+        )
+        .cpu()
+        .numpy()
+    )
+
+
+def _cold_start(
+    run: IPFLRun, setup: Setup, rng: np.random.Generator
+) -> tuple[Params, Params, list[np.ndarray]]:
+    """Initial clusters from per-class F1 (App. B; RC ``select_clients_on_basis_of_f1_Scores``).
+
+    ``pretrain_rounds`` of FedAvg with every client; each client trains the result on its
+    data; the per-class F1 scores of these local models on a server test set (drawn from the
+    source distributions) go through :func:`games.ipfl.f1_features` and KMeans(K,
+    random_state=0). Returns the pre-trained global model (one row), the K tier models (the
+    data-weighted mean of their members' local models; the RC's first-member copy is a bug)
+    and the members of each cluster, which train in round 0.
+    """
+    ctx, n, k = setup.ctx, setup.ctx.n_clients, run.clusters
+    pre = run_rounds(
+        build_algorithm("fedavg", ctx),
+        broadcast(setup.initial, n),
+        run.pretrain_rounds,
+        rng,
+        eval_every=run.pretrain_rounds,
+    )
+    base = {name: v[0] for name, v in pre.models.items()}
+    local = _local_train(run, ctx, broadcast(base, n), np.arange(n), rng)
+    x = np.concatenate([src[0] for src in setup.sources])
+    y = np.concatenate([src[1] for src in setup.sources])
+    pick = rng.choice(len(y), min(run.server_test_size, len(y)), replace=False)
+    features = f1_features(
+        _predictions_on(ctx.engine, local.params, x[pick]),
+        y[pick],
+        setup.federation.n_classes,
+        run.f1_classes,
+    )
+    labels = KMeans(k, random_state=0, n_init=10).fit_predict(features).astype(np.int64)
+    models = group_mean(
+        local.params,
+        ctx.train.sizes.double(),
+        torch.as_tensor(labels, device=ctx.device),
+        broadcast(base, k),
+    )
+    return base, models, [np.flatnonzero(labels == c) for c in range(k)]
+
+
 def _purity(bids: np.ndarray, majority: np.ndarray, best: np.ndarray) -> float:
     """Share of bids placed by clients whose majority distribution is the one the cluster
     model is best on (spec §2.8)."""
@@ -428,14 +616,15 @@ def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _reference(run: IPFLRun, setup: Setup, updates_per_round: int) -> np.ndarray:
-    """ρ_i: FedAvg with the same budget of client updates per round, or local training."""
+def _reference(run: IPFLRun, setup: Setup, updates_per_round: int, start: Params) -> np.ndarray:
+    """ρ_i: FedAvg with the same budget of client updates per round, or local training, from
+    the model IP-FL's clusters started from (the pre-trained one after a cold start)."""
     ctx = setup.ctx
     name = "fedavg" if run.rho == "fedavg" else "local"
     per_round = min(ctx.n_clients, max(1, updates_per_round)) if name == "fedavg" else None
     outcome = run_rounds(
         build_algorithm(name, ctx),
-        broadcast(setup.initial, ctx.n_clients),
+        broadcast(start, ctx.n_clients),
         run.rounds,
         np.random.default_rng([run.seed, 1]),
         clients_per_round=per_round,
@@ -462,12 +651,18 @@ def run_ipfl(
     setup = build_setup(run, device=device, data_dir=data_dir) if setup is None else setup
     ctx, engine, mech = setup.ctx, setup.ctx.engine, run.mechanism
     n, k = ctx.n_clients, run.clusters
-    n_perf = n_perf_default(n, k, mech.perf_share)
     sizes = ctx.train.sizes_numpy().astype(np.float64)
+    ckpt = None if checkpoint_dir is None else Path(checkpoint_dir) / _CHECKPOINT
+    resuming = resume and ckpt is not None and ckpt.exists()
+    start, models, groups = setup.initial, broadcast(setup.initial, k), None
+    if run.cold_start == "f1_kmeans" and not resuming:
+        start, models, groups = _cold_start(run, setup, np.random.default_rng([run.seed, 3]))
     state: dict[str, Any] = {
         "round": 0,
         "entropy": draw_entropy(np.random.default_rng(run.seed)),
-        "models": broadcast(setup.initial, k),
+        "start": start,
+        "groups": groups,
+        "models": models,
         "ledger": Ledger.start(n, k, mech.tok_init),
         "tracker": RefundTracker.start(k),
         "psi": np.zeros((k, n)),
@@ -477,13 +672,14 @@ def run_ipfl(
         "best": np.zeros(k, dtype=np.int64),
         "history": [],
     }
-    ckpt = None if checkpoint_dir is None else Path(checkpoint_dir) / _CHECKPOINT
-    if resume and ckpt is not None and ckpt.exists():
+    if resuming:
+        assert ckpt is not None
         saved = torch.load(ckpt, map_location="cpu", weights_only=False)
         if saved["run"] != run.fingerprint():
             raise ValueError(f"{ckpt} belongs to another run configuration")
         state = saved["state"]
-        state["models"] = {key: v.to(ctx.device) for key, v in state["models"].items()}
+        for key in ("models", "start"):
+            state[key] = {name: v.to(ctx.device) for name, v in state[key].items()}
     tokens_start = np.full(n, float(mech.tok_init))
     available = np.ones(n, dtype=bool)
     available[setup.unseen] = False
@@ -492,18 +688,25 @@ def run_ipfl(
         rng = round_rng(state["entropy"], r)
         models: Params = state["models"]
         ledger: Ledger = state["ledger"]
-        acc_val = _accuracy_matrix(engine, models, setup.val)
-        _, n_rand = n_rand_schedule(
-            n, k, int((~state["explored"]).sum()), mech.rand_high, mech.rand_low
-        )
+        if mech.rc_compat:
+            n_perf, n_rand = rc_slots(r, mech)
+        else:
+            n_perf = n_perf_default(n, k, mech.perf_share)
+            _, n_rand = n_rand_schedule(
+                n, k, int((~state["explored"]).sum()), mech.rand_high, mech.rand_low
+            )
         paid_round = r > 0
         if not paid_round:
-            seen = np.setdiff1d(np.arange(n), setup.unseen)
-            boot = bootstrap_select(seen.size, k, n_perf + n_rand, rng)
-            selected = [seen[b] for b in boot]
             bids = np.zeros((n, k), dtype=bool)
+            if state["groups"] is not None:
+                selected = list(state["groups"])
+            else:
+                seen = np.setdiff1d(np.arange(n), setup.unseen)
+                boot = bootstrap_select(seen.size, k, n_perf + n_rand, rng)
+                selected = [seen[b] for b in boot]
         else:
-            bids = preference_bids(acc_val, ledger.tokens, mech, rng)
+            score = _importance(engine, models, setup.val, run.importance)
+            bids = preference_bids(score, ledger.tokens, mech, rng)
             selected = select_clients(
                 bids,
                 state["psi"],
@@ -527,7 +730,7 @@ def run_ipfl(
         cs = np.concatenate(payers).astype(np.int64)
         refunds = np.zeros(k)
         if cs.size:
-            trained = ctx.fit(select(models, ks), cs, rng)
+            trained = _local_train(run, ctx, select(models, ks), cs, rng)
             weights = torch.as_tensor(sizes[cs], device=ctx.device)
             new = group_mean(
                 trained.params, weights, torch.as_tensor(ks, device=ctx.device), models
@@ -586,7 +789,8 @@ def run_ipfl(
             acc = _cluster_accuracy(engine, models, setup.sources)
             state["best"] = np.argmax(acc, axis=1)
             record["cluster_accuracy"] = acc.tolist()
-            record["personalised_accuracy"] = _personalised_accuracy(engine, models, setup).tolist()
+            personal_r, _ = _personalised_accuracy(engine, models, setup, run)
+            record["personalised_accuracy"] = personal_r.tolist()
         state["history"].append(record)
         state["models"], state["ledger"], state["round"] = models, ledger, r + 1
         if ckpt is not None:
@@ -594,9 +798,8 @@ def run_ipfl(
             _save_checkpoint(ckpt, {"run": run.fingerprint(), "state": cpu_state})
 
     models = state["models"]
-    weights = importance_weights(_accuracy_matrix(engine, models, setup.val))
-    personal = _personalised_accuracy(engine, models, setup, weights)
-    rho = _reference(run, setup, _updates_per_round(state["history"]))
+    personal, weights = _personalised_accuracy(engine, models, setup, run)
+    rho = _reference(run, setup, _updates_per_round(state["history"]), state["start"])
     explored = state["explored"]
     return IPFLResult(
         run=run,

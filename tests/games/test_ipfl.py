@@ -19,6 +19,7 @@ from games.ipfl import (
     TokenQualities,
     bootstrap_select,
     collect,
+    f1_features,
     importance_weights,
     literal_reward_total,
     n_perf_default,
@@ -30,6 +31,7 @@ from games.ipfl import (
     pma,
     preference_bids,
     rank_rewards,
+    rc_slots,
     refund,
     refund_fraction,
     reward,
@@ -139,6 +141,51 @@ def test_acc_max_is_non_decreasing_and_first_round_skips():
     assert best == sorted(best) == [0.5, 0.5, 0.6, 0.6, 0.9]
     bug = RefundTracker((0.6,)).update(0, 0.5, IPFLConfig(rc_compat=True, rc_bugs=True))
     assert bug.acc_max == (0.0,)
+
+
+def test_rc_refund_goes_to_every_tier_member():
+    """Spec §7.4 item 4: under rc_compat the refund is split (integer floor) over every client
+    ever associated with the tier, not only this round's payers; a pool larger than the
+    number of members refunds exactly one token each."""
+    config = IPFLConfig(rc_compat=True)
+    ledger, paid = collect(Ledger.start(6, 1, 10.0), 0, [0, 1, 2, 3, 4], 2.0)
+    tracker = RefundTracker((0.5,))
+    members = np.array([0, 1, 2, 3, 4, 5])  # client 5 joined in an earlier round
+    psi, omega = np.zeros(6), np.ones(6)
+    after, _, u = settle_cluster(
+        ledger, tracker, 0, paid, 0.4, psi, omega, config, registered=members
+    )
+    assert u == pytest.approx(len(members) / 10.0)
+    refunded = after.tokens - ledger.tokens
+    assert refunded[5] >= 1.0  # a member that did not pay this round is refunded too
+    assert after.total == ledger.total == 60.0
+    default, _, _ = settle_cluster(
+        ledger, tracker, 0, paid, 0.4, psi, omega, IPFLConfig(), registered=members
+    )
+    assert default.tokens[5] == ledger.tokens[5]  # the corrected reading refunds payers only
+
+
+def test_rc_slot_schedule_moves_one_slot_at_round_100():
+    config = IPFLConfig(rc_compat=True)
+    assert rc_slots(0, config) == rc_slots(99, config) == (5, 2)
+    assert rc_slots(100, config) == rc_slots(500, config) == (6, 1)
+    assert rc_slots(100, IPFLConfig(rc_compat=True, rc_rand=0)) == (5, 0)
+    with pytest.raises(ValueError, match="rc_perf"):
+        IPFLConfig(rc_perf=0)
+
+
+def test_f1_features_pick_the_most_varied_classes():
+    y = np.array([0, 0, 1, 1, 2, 2])
+    perfect = y.copy()
+    swap = np.array([1, 1, 0, 0, 2, 2])  # classes 0 and 1 confused, class 2 right
+    f = f1_features(np.stack([perfect, swap, perfect]), y, n_classes=3, n_top=2)
+    assert f.shape == (3, 2)
+    assert f.tolist() == [[1.0, 1.0], [0.0, 0.0], [1.0, 1.0]]  # class 2 (F1 always 1) dropped
+    full = f1_features(np.array([[0, 1, 1, 1, 2, 0]]), y, n_classes=4, n_top=10)
+    # class 0: TP 1, FP 1, FN 1 -> 0.5; class 1: TP 2, FP 1 -> 0.8; class 2: 2/3; class 3: 0
+    assert full[0] == pytest.approx([0.5, 0.8, 2 / 3, 0.0])
+    with pytest.raises(ValueError, match="columns"):
+        f1_features(np.zeros((2, 3)), y, n_classes=3)
 
 
 def test_refund_goes_to_payers_equally():

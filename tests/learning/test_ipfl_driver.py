@@ -4,6 +4,7 @@ paper-like sizes are marked slow)."""
 
 import dataclasses
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -11,8 +12,16 @@ import torch
 
 from games.ipfl import IPFLConfig
 from learning.cli import main
-from learning.engine import select
-from learning.ipfl import IPFLRun, build_setup, personalise, run_ipfl
+from learning.engine import parameters_of, sample_batches, select
+from learning.ipfl import (
+    IPFLRun,
+    _accuracy_matrix,
+    _adadelta,
+    _mixture_accuracy,
+    build_setup,
+    personalise,
+    run_ipfl,
+)
 
 TINY = IPFLRun(dataset="digits", model="linear", clients=8, rounds=3, local_steps=2, eval_every=1)
 
@@ -88,11 +97,95 @@ def test_resume_from_a_checkpoint_ends_like_the_uninterrupted_run(
 
 
 def test_reference_code_mode_keeps_integer_tokens(tiny_setup):
-    rc = dataclasses.replace(TINY, mechanism=IPFLConfig(rc_compat=True))
+    rc = dataclasses.replace(TINY, lr=1.0, mechanism=IPFLConfig(rc_compat=True, rc_shift_round=2))
+    assert rc.local_optimizer == "adadelta"
     result = run_ipfl(rc, setup=tiny_setup)
     for record in result.history:
         assert all(float(t).is_integer() for t in record["tokens"])
         assert sum(record["tokens"]) + sum(record["pools"]) == TINY.clients * 100.0
+        assert all(len(s) <= 5 + 2 for s in record["selected"])
+    assert np.all(np.isfinite(result.personalised_accuracy))
+
+
+def test_adadelta_matches_torch(tiny_setup):
+    """The RC's local optimiser on the engine equals ``torch.optim.Adadelta`` on the same
+    minibatches (fresh state per round)."""
+    ctx = tiny_setup.ctx
+    start = {k: v[None] for k, v in tiny_setup.initial.items()}
+    local = dataclasses.replace(ctx.local, sgd=dataclasses.replace(ctx.local.sgd, lr=1.0))
+    ours = _adadelta(ctx.engine, start, ctx.train, np.array([3]), local, np.random.default_rng(5))
+    rows = sample_batches(
+        ctx.train.sizes_numpy()[[3]], local.steps, local.batch_size, np.random.default_rng(5)
+    )
+    rows = rows[0] + int(ctx.train.offsets[3])
+    model = ctx.engine.model
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(tiny_setup.initial[name])
+    opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    for batch in rows:
+        opt.zero_grad()
+        ctx.engine.task.loss(model(ctx.train.x[batch]), ctx.train.y[batch]).backward()
+        opt.step()
+    reference = parameters_of(model)
+    for name, value in reference.items():
+        assert torch.allclose(ours.params[name][0], value, atol=1e-5)
+
+
+def test_fedsoft_importance_and_output_mixture(tiny_setup, tiny_result):
+    """Options of spec §1.3: FedSoft's argmin-loss shares as weights, and the output mixture
+    (which equals the cluster model when the weights are one-hot)."""
+    engine, models = tiny_setup.ctx.engine, tiny_result.models
+    one_hot = np.zeros((TINY.clients, TINY.clusters))
+    one_hot[:, 1] = 1.0
+    mixture = _mixture_accuracy(engine, models, one_hot, tiny_setup.ctx.test)
+    direct = _accuracy_matrix(engine, models, tiny_setup.ctx.test)[:, 1]
+    assert mixture == pytest.approx(direct)
+    run = dataclasses.replace(TINY, importance="fedsoft", personalize="output_mixture")
+    result = run_ipfl(run, setup=tiny_setup)
+    assert result.weights.sum(axis=1) == pytest.approx(np.ones(TINY.clients))
+    assert np.all((result.personalised_accuracy >= 0) & (result.personalised_accuracy <= 1))
+    with pytest.raises(ValueError, match="personalize"):
+        IPFLRun(personalize="ensemble")
+
+
+def test_f1_cold_start_trains_the_kmeans_groups_first():
+    run = dataclasses.replace(TINY, cold_start="f1_kmeans", pretrain_rounds=1, f1_classes=4)
+    result = run_ipfl(run)
+    first = [set(s) for s in result.history[0]["selected"]]
+    assert set().union(*first) == set(range(TINY.clients))  # every client in one group
+    assert sum(len(s) for s in first) == TINY.clients
+    assert not result.history[0]["paid"]
+    with pytest.raises(ValueError, match="unseen_share"):
+        dataclasses.replace(run, unseen_share=0.2)
+
+
+def _fake_cifar(root, n_per_batch=40, seed=0):
+    """CIFAR-10's python batches (``data`` uint8 (n, 3072), ``labels``) with random images."""
+    rng = np.random.default_rng(seed)
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir()
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {
+            b"data": rng.integers(0, 256, size=(n_per_batch, 3072), dtype=np.uint8),
+            b"labels": (np.arange(n_per_batch) % 10).tolist(),
+        }
+        with open(folder / name, "wb") as fh:
+            pickle.dump(batch, fh)
+
+
+def test_cifar_path_runs_end_to_end(tmp_path):
+    """CIFAR-10 vs rotated CIFAR-10 (spec §5.1) through the whole driver, on a tiny file in
+    the CIFAR python format."""
+    _fake_cifar(tmp_path)
+    run = dataclasses.replace(TINY, dataset="cifar10", model="cnn", clients=6, rounds=2)
+    setup = build_setup(run, data_dir=str(tmp_path))
+    upright, rotated = setup.sources
+    assert upright[0].shape[1:] == (3, 32, 32)
+    assert np.array_equal(rotated[0], np.rot90(upright[0], k=1, axes=(-2, -1)))
+    result = run_ipfl(run, setup=setup)
+    assert result.cluster_accuracy.shape == (2, 2)
+    assert abs(result.tokens_end.sum() - 6 * 100.0) < 1e-9
 
 
 def test_command_line_writes_csv_and_json(tmp_path, capsys):
