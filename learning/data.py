@@ -45,6 +45,7 @@ __all__ = [
     "DATA_ENV",
     "Dataset",
     "MissingDataError",
+    "clipping_blobs",
     "clustered_regression",
     "gaussian_mixture",
     "load_dataset",
@@ -400,6 +401,43 @@ def gaussian_mixture(
         n_components,
         cluster=labels.copy(),
         truth=means,
+    )
+
+
+#: ``make_blobs`` seeds of the clipping study per cluster spread (the authors' notebook).
+_CLIPPING_SEEDS = {0.5: 2, 1.0: 0, 2.0: 1, 4.0: 2}
+
+
+def clipping_blobs(std: float) -> Dataset:
+    """The clipping-iteration study's points (Werner et al. 2023, §4.3 / Fig. 4; Werner 2024,
+    Fig. 2.7; the authors' ``synthetic/ExploreL.ipynb``): 90 points in :math:`\\mathbb R^{10}`,
+    10 clusters of 9, the same centres (uniform in :math:`(-10, 10)^{10}`, drawn by
+    ``make_blobs(random_state=0)`` with spread 1) for every per-coordinate spread ``std`` in
+    ``{0.5, 1, 2, 4}``, each spread drawn with the notebook's ``random_state``.
+
+    Returns
+    -------
+    Dataset
+        ``x`` ``(90, 10)``, ``y = cluster`` the true cluster, ``n_classes = 10``, ``truth``
+        the ``(10, 10)`` centres.
+    """
+    from sklearn.datasets import make_blobs
+
+    std = float(choice("std", float(std), tuple(_CLIPPING_SEEDS)))
+    common = {"n_samples": 90, "n_features": 10}
+    _, _, centers = make_blobs(
+        centers=10, cluster_std=1.0, random_state=0, return_centers=True, **common
+    )
+    x, labels = make_blobs(
+        centers=centers, cluster_std=std, random_state=_CLIPPING_SEEDS[std], **common
+    )
+    return Dataset(
+        "clipping-blobs",
+        x.astype(np.float32),
+        labels.astype(np.int64),
+        10,
+        cluster=labels.astype(np.int64),
+        truth=np.asarray(centers, dtype=np.float64),
     )
 
 

@@ -55,7 +55,10 @@ __all__ = [
     "fc_directions",
     "kmeans",
     "kmeans_plus_plus",
+    "momentum_update",
     "myopic_directions",
+    "reseed_collapsed",
+    "separation_diagnostics",
 ]
 
 
@@ -110,6 +113,57 @@ def myopic_directions(
     one_hot = torch.nn.functional.one_hot(labels).to(grads.dtype)
     means = (one_hot.T @ grads) / one_hot.sum(0).clamp_min(1)[:, None]
     return labels, means[labels]
+
+
+def momentum_update(momenta: torch.Tensor, grads: torch.Tensor, alpha: float) -> torch.Tensor:
+    r"""Momentum-Clustering's client momentum (Werner et al. 2023, eq. (6)):
+    :math:`m_{i,t} = \alpha\, g_i(x_{i,t-1}) + (1 - \alpha)\, m_{i,t-1}`. Of iid gradients
+    of variance :math:`\sigma^2` it has stationary variance :math:`\alpha\sigma^2/(2-\alpha)
+    \le \alpha\sigma^2` (Lemma 14; :func:`games.clustering_theory.ema_variance`)."""
+    return alpha * grads + (1 - alpha) * momenta
+
+
+def reseed_collapsed(
+    centers: torch.Tensor, taus: torch.Tensor, points: torch.Tensor
+) -> tuple[torch.Tensor, list[int]]:
+    """Re-seed collapsed centres (spec ch2 §2.4): while some centre ``k'`` lies within the
+    radius ``taus[k]`` of an earlier kept centre ``k``, move ``k'`` to the point farthest from
+    all current centres. Returns the centres ``(K, P)`` and the re-seeded indices."""
+    centers = centers.clone()
+    moved: list[int] = []
+    for later in range(1, centers.shape[0]):
+        gaps = (centers[:later] - centers[later]).norm(dim=1)
+        if bool((gaps <= taus[:later]).any()):
+            farthest = torch.cdist(points, centers).min(dim=1).values.argmax()
+            centers[later] = points[farthest]
+            moved.append(later)
+    return centers, moved
+
+
+def separation_diagnostics(
+    grads: torch.Tensor, clusters: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The empirical check of Assumptions 4 and 5 (Werner et al. 2023, Fig. 2, eq. (7)-(8)):
+    from every client's gradient at one model, ``grads`` ``(N, P)``, and the true
+    ``clusters`` ``(N,)``,
+
+    .. math::
+
+        A_i^2 = \frac{\lVert \nabla f_i - \nabla \bar f_{c(i)} \rVert^2}
+        {\lVert \nabla \bar f_{c(i)} \rVert^2}, \qquad
+        \Delta_i^2 = \min_{j \not\sim i} \lVert \nabla f_i - \nabla f_j \rVert^2
+
+    (:math:`\bar f_c` the mean of cluster ``c``'s gradients; A5 with :math:`D = 0`).
+    Returns ``(A2, Delta2)``, both ``(N,)``.
+    """
+    labels = clusters.to(device=grads.device, dtype=torch.int64)
+    one_hot = torch.nn.functional.one_hot(labels).to(grads.dtype)
+    means = (one_hot.T @ grads) / one_hot.sum(0).clamp_min(1)[:, None]
+    g_bar = means[labels]
+    a2 = (grads - g_bar).square().sum(1) / g_bar.square().sum(1)
+    d2 = torch.cdist(grads, grads, compute_mode="donot_use_mm_for_euclid_dist").square()
+    same = labels[:, None] == labels[None]
+    return a2, d2.masked_fill(same, math.inf).min(dim=1).values
 
 
 class _GradientMethod(Algorithm):
@@ -273,7 +327,10 @@ class MomentumClustering(_GradientMethod):
     clients' momenta (weight ``alpha`` on the new gradient), nearest-centre steps.
 
     The radius is the quantile rule with ``quantile`` (default ``1/(2K)``, the spec's
-    conservative choice) unless a fixed ``radius`` is given.
+    conservative choice) unless a fixed ``radius`` is given. The centres start at k-means++
+    seeds over the first momenta; with ``reseed`` a centre that ends a round within the
+    radius of another is moved to the momentum farthest from all centres
+    (:func:`reseed_collapsed`; spec ch2 §2.4).
     """
 
     name = "momentum-clustering"
@@ -286,6 +343,7 @@ class MomentumClustering(_GradientMethod):
         iters: int = 10,
         quantile: float | None = None,
         radius: float | None = None,
+        reseed: bool = True,
         lr: float | None = None,
         batch_size: int | None = None,
     ) -> None:
@@ -295,6 +353,7 @@ class MomentumClustering(_GradientMethod):
             if n_clusters is not None
             else int(np.unique(ctx.clusters).size)
         )
+        self.reseed = bool(reseed)
         self.alpha = float(in_interval("alpha", alpha, 0.0, 1.0, low_open=True))
         self.iters = positive_int("iters", iters)
         q = 1.0 / (2 * self.n_clusters) if quantile is None else quantile
@@ -315,15 +374,18 @@ class MomentumClustering(_GradientMethod):
         grads, loss = self._own_gradients(state["models"], clients, rng)
         momenta = state["momenta"].clone()
         idx = torch.as_tensor(clients, device=momenta.device)
-        momenta[idx] = self.alpha * grads + (1 - self.alpha) * momenta[idx]
+        momenta[idx] = momentum_update(momenta[idx], grads, self.alpha)
         points = momenta[idx]
         centers = state["centers"]
         if centers.shape[0] == 0:
             k = min(self.n_clusters, clients.size)
             centers = points[kmeans_plus_plus(points, k, rng)]
-        centers = threshold_clustering(
+        result = threshold_clustering(
             points, centers, self.iters, self.rule, inclusive=self.inclusive
-        ).centers
+        )
+        centers = result.centers
+        if self.reseed:
+            centers, _ = reseed_collapsed(centers, result.taus[-1], points)
         nearest = torch.cdist(points, centers).argmin(dim=1)
         models = self._step(state["models"], clients, centers[nearest])
         state = {"models": models, "momenta": momenta, "centers": centers}

@@ -27,15 +27,20 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-from econ.validation import in_interval, positive, positive_int
+from econ.validation import in_interval, non_negative, positive, positive_int
 
 __all__ = [
     "FixedRadius",
     "QuantileRadius",
     "RadiusRule",
     "TCResult",
+    "clipping_study",
+    "distance_curves",
+    "elbow",
+    "excess_contraction",
     "iterations_bound",
     "threshold_clustering",
 ]
@@ -155,3 +160,116 @@ def iterations_bound(sigma: float, gap: float, cluster_fraction: float) -> int:
     in_interval("cluster_fraction", cluster_fraction, 0.0, 1.0, low_open=True)
     ratio = math.log(sigma / gap) / math.log(1.0 - cluster_fraction / 2.0)
     return max(1, math.ceil(ratio))
+
+
+# --------------------------------------------------------------------------- clipping study
+
+
+def distance_curves(
+    points: torch.Tensor,
+    labels: torch.Tensor,
+    init: torch.Tensor,
+    iters: int,
+    radius: RadiusRule,
+    *,
+    inclusive: bool = False,
+) -> torch.Tensor:
+    r"""The clipping-iteration study's curves (Werner et al. 2023, §4.3 and Fig. 4; Werner
+    2024, Fig. 2.7): run Threshold-Clustering from ``init`` ``(..., K, P)``, centre ``k``
+    belonging to true cluster ``k``, and after each iteration record the RMS distance of the
+    centre to that cluster's members,
+
+    .. math::
+
+        f_k(l) = \sqrt{\frac{1}{|C_k|} \sum_{j \in C_k} \lVert z_j - v_{k,l} \rVert^2},
+
+    whose floor is about the within-cluster spread :math:`\sigma\sqrt d`, not 0.
+
+    Parameters
+    ----------
+    points : Tensor (..., N, P)
+    labels : Tensor (N,) of int64
+        True cluster ``0 .. K-1`` of every point.
+    init, iters, radius, inclusive
+        As in :func:`threshold_clustering` (the study uses the strict ``<``).
+
+    Returns
+    -------
+    Tensor (..., K, iters)
+    """
+    iters = positive_int("iters", iters)
+    k = init.shape[-2]
+    members = torch.nn.functional.one_hot(labels.to(torch.int64), k).T.to(points.dtype)
+    if members.shape[-1] != points.shape[-2]:
+        raise ValueError(f"need one label per point, got {labels.shape} for {points.shape}")
+    counts = members.sum(-1)
+    v, curve = init, []
+    for _ in range(iters):
+        v = threshold_clustering(points, v, 1, radius, inclusive=inclusive).centers
+        d2 = torch.cdist(v, points, compute_mode="donot_use_mm_for_euclid_dist").square()
+        curve.append(((d2 * members).sum(-1) / counts).sqrt())
+    return torch.stack(curve, dim=-1)
+
+
+def clipping_study(
+    points: torch.Tensor,
+    labels: torch.Tensor,
+    iters: int = 50,
+    quantile: float = 0.1,
+    seeds: int = 10,
+    *,
+    seed: int | np.random.Generator | None = 0,
+) -> torch.Tensor:
+    """The mean curve of the clipping study ``(iters,)``: for each of ``seeds`` repetitions
+    every true cluster's centre starts at one of its members drawn at random, and
+    :func:`distance_curves` runs with the strict quantile radius ``quantile`` (0.1 with 10
+    clusters: exactly one cluster's worth of points inside); the curves are averaged over
+    clusters and repetitions."""
+    seeds = positive_int("seeds", seeds)
+    rng = np.random.default_rng(seed)
+    labels_np = labels.cpu().numpy()
+    n_clusters = int(labels_np.max()) + 1
+    starts = np.array(
+        [
+            [rng.choice(np.flatnonzero(labels_np == k)) for k in range(n_clusters)]
+            for _ in range(seeds)
+        ]
+    )
+    init = points[torch.as_tensor(starts, device=points.device)]  # (seeds, K, P)
+    batched = points.expand(seeds, *points.shape)
+    curves = distance_curves(batched, labels, init, iters, QuantileRadius(quantile))
+    return curves.mean(dim=(0, 1))
+
+
+def elbow(curve: torch.Tensor | np.ndarray, level: float = -0.19, offset: float = 1e-3) -> float:
+    r"""The "elbow" of a decreasing curve :math:`f(l)` as the authors' notebook estimates it
+    (Werner et al. 2023, §4.3): the relative decrease
+
+    .. math::
+
+        z(l) = \frac{f(l) - f(l-1)}{f(l-1) - \min_l f(l) + \text{offset}}, \qquad l \ge 1,
+
+    then a least-squares cubic :math:`l(z)` evaluated at ``level``. A heuristic: when the
+    excess decays geometrically, :math:`z` is nearly constant and the fit is driven by the
+    tail where the curve reaches its floor (spec ch2 §6).
+    """
+    f = np.asarray(curve, dtype=np.float64)
+    if f.ndim != 1 or f.size < 5:
+        raise ValueError(f"curve must be 1-D with at least 5 values, got shape {f.shape}")
+    non_negative("offset", offset)
+    z = (f[1:] - f[:-1]) / (f[:-1] - f.min() + offset)
+    coefficients = np.polyfit(z, np.arange(1, f.size, dtype=np.float64), 3)
+    return float(np.polyval(coefficients, level))
+
+
+def excess_contraction(curve: torch.Tensor | np.ndarray, span: int = 10) -> float:
+    r"""Mean contraction per iteration of the excess over the floor in the first ``span``
+    iterations, :math:`\big((f(\text{span}) - \min f)/(f(0) - \min f)\big)^{1/\text{span}}`
+    (Theorem 1's bound allows :math:`1 - \delta/2`; exactly :math:`1 - |I|/N` while the
+    inside set is fixed)."""
+    f = np.asarray(curve, dtype=np.float64)
+    span = positive_int("span", span)
+    if f.ndim != 1 or f.size <= span:
+        raise ValueError(f"curve must be 1-D and longer than span={span}, got shape {f.shape}")
+    excess = f - f.min()
+    return float((excess[span] / excess[0]) ** (1.0 / span))

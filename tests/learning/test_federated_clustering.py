@@ -1,17 +1,23 @@
 """Federated-, Myopic- and Momentum-Clustering: the toy failure modes (spec ch2 §3,
-claims U9-U11), the synthetic clustered regression (S1, S3, S5, S6) and the variants."""
+claims U9-U11), the synthetic clustered regression (S1-S3, S5, S6) and the variants."""
+
+import functools
 
 import numpy as np
 import pytest
 import torch
 
 from learning.algorithms import Context, LocalTraining, build_algorithm
-from learning.algorithms.federated_clustering import fc_directions, myopic_directions
+from learning.algorithms.federated_clustering import (
+    fc_directions,
+    myopic_directions,
+    reseed_collapsed,
+)
 from learning.algorithms.threshold_clustering import FixedRadius
 from learning.data import clustered_regression
 from learning.engine import BatchedEngine, SGDConfig, ShardedData, Task, broadcast
 from learning.loop import run_rounds
-from learning.rng import round_rng
+from learning.rng import draw_entropy, init_rng, round_rng
 
 F64 = torch.float64
 
@@ -128,7 +134,9 @@ def _regression(n_clusters, per_cluster, seed=0):
     return data.truth, start, clusters, train
 
 
-def _run(name, truth, start, clusters, train, lr, rounds, oracle_start=True, **params):
+def _setup(name, truth, start, clusters, train, lr, oracle_start=True, **params):
+    """The algorithm ``name`` on the regression clients (full-batch GD, step ``lr`` on the
+    paper's loss) and its stacked initial models."""
     n, dim = clusters.size, truth.shape[1]
     model = torch.nn.Linear(dim, 1, bias=False)
     # the data loss ||Ax - y||^2 / n is twice the paper's ||Ax - y||^2 / (2n): halve the lr
@@ -141,12 +149,35 @@ def _run(name, truth, start, clusters, train, lr, rounds, oracle_start=True, **p
     )
     rows = start[clusters] if oracle_start else np.zeros((n, dim))
     models = {"weight": torch.tensor(rows, dtype=torch.float32)[:, None, :]}
-    if name in ("local", "fedavg", "oracle"):
+    if name == "fedavg":
         models = broadcast({"weight": models["weight"][0]}, n)
-        if name != "fedavg":
-            models = {"weight": torch.tensor(rows, dtype=torch.float32)[:, None, :]}
-    out = run_rounds(build_algorithm(name, ctx, **params), models, rounds, 0).models["weight"]
-    return float(np.linalg.norm(out[:, 0].double().numpy() - truth[clusters], axis=1).mean())
+    return build_algorithm(name, ctx, **params), models
+
+
+def _trajectory(name, truth, start, clusters, train, lr, rounds, log, oracle_start=True, **params):
+    """Mean parameter error (1/N) sum_i ||x_i - theta*_c(i)|| after each round in ``log``
+    (0 for the start), with the streams of :func:`learning.loop.run_rounds` at seed 0."""
+    n = clusters.size
+    algorithm, models = _setup(name, truth, start, clusters, train, lr, oracle_start, **params)
+    entropy = draw_entropy(np.random.default_rng(0))
+    state = algorithm.init(models, init_rng(entropy))
+
+    def error():
+        w = algorithm.client_models(state)["weight"][:, 0].double().numpy()
+        return float(np.linalg.norm(w - truth[clusters], axis=1).mean())
+
+    errors = {0: error()} if 0 in log else {}
+    for r in range(rounds):
+        state, _ = algorithm.round(state, np.arange(n), round_rng(entropy, r))
+        if r + 1 in log:
+            errors[r + 1] = error()
+    return errors
+
+
+def _run(name, truth, start, clusters, train, lr, rounds, oracle_start=True, **params):
+    return _trajectory(
+        name, truth, start, clusters, train, lr, rounds, {rounds}, oracle_start, **params
+    )[rounds]
 
 
 def test_s1_s5_fc_tracks_the_oracle_at_4x4():
@@ -159,6 +190,54 @@ def test_s1_s5_fc_tracks_the_oracle_at_4x4():
     assert fc <= 2 * oracle
     assert fc < local and fc < fedavg
     assert fedavg > 10
+
+
+def test_s2_fc_matches_the_oracle_at_4x16_reduced():
+    problem = _regression(4, 16)
+    fc = _trajectory("federated-clustering", *problem, 0.01, 60, {30, 60}, quantile=0.25)
+    oracle = _trajectory("oracle", *problem, 0.01, 60, {30, 60})
+    for epoch in (30, 60):
+        assert 0.8 <= fc[epoch] / oracle[epoch] <= 1.25
+    assert fc[60] < _run("local", *problem, 0.01, 60)
+    assert _run("fedavg", *problem, 0.01, 60) > 100  # spec: Global plateaus at ~133
+
+
+S2_LOG = {100, 200, 400, 800}
+
+
+@functools.cache
+def _s2_full():
+    """FC, GT (oracle), Local and Global at (4,16), 800 plain GD epochs at lr 0.01."""
+    problem = _regression(4, 16)
+    fc = _trajectory("federated-clustering", *problem, 0.01, 800, S2_LOG, quantile=0.25)
+    return {
+        "fc": fc,
+        "oracle": _trajectory("oracle", *problem, 0.01, 800, S2_LOG),
+        "local": _trajectory("local", *problem, 0.01, 800, {800}),
+        "fedavg": _trajectory("fedavg", *problem, 0.01, 800, {800}),
+    }
+
+
+@pytest.mark.slow
+def test_s2_fc_matches_the_oracle_at_4x16_to_epoch_400():
+    runs = _s2_full()
+    for epoch in (100, 200, 400):
+        assert 0.8 <= runs["fc"][epoch] / runs["oracle"][epoch] <= 1.25
+    assert runs["fc"][800] < runs["local"][800]
+    assert 120 < runs["fedavg"][800] < 150
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="S2 at epoch 800: FC 9.0e-4 vs GT 3.3e-3 (ratio 0.27, outside [0.8, 1.25]). Plain "
+    "GD at lr 0.01 in float32 with weights ~100: the oracle's averaged per-client steps stall "
+    "(a float64 GD reference of GT reaches 4.5e-4); the paper's EMA momentum runs reach the "
+    "float32 floor ~1e-5 first. Measured on the shared CPU.",
+)
+def test_s2_fc_matches_the_oracle_at_4x16_epoch_800():
+    runs = _s2_full()
+    assert 0.8 <= runs["fc"][800] / runs["oracle"][800] <= 1.25
 
 
 @pytest.mark.slow
@@ -205,3 +284,28 @@ def test_myopic_and_momentum_clustering_learn_the_regression():
     start = _run("local", *problem, 0.01, 1)
     for name in ("myopic-clustering", "momentum-clustering"):
         assert _run(name, *problem, 0.01, 60) < start
+
+
+def test_reseed_moves_a_collapsed_centre_to_the_farthest_point():
+    points = torch.tensor([[0.0, 0.0], [0.1, 0.0], [10.0, 0.0], [10.1, 0.0], [50.0, 0.0]])
+    centers = torch.tensor([[0.05, 0.0], [0.06, 0.0], [10.05, 0.0]])
+    new, moved = reseed_collapsed(centers, torch.ones(3), points)
+    assert moved == [1]
+    assert torch.equal(new[1], points[4])
+    assert torch.equal(new[[0, 2]], centers[[0, 2]])
+    same, none = reseed_collapsed(centers, torch.full((3,), 0.001), points)
+    assert none == [] and torch.equal(same, centers)
+
+
+@pytest.mark.parametrize("reseed", [True, False])
+def test_momentum_clustering_reseeds_collapsed_centres(reseed):
+    truth, start, clusters, train = _regression(4, 4)
+    algorithm, models = _setup(
+        "momentum-clustering", truth, start, clusters, train, 0.01, reseed=reseed
+    )
+    state = algorithm.init(models, np.random.default_rng(0))
+    state, _ = algorithm.round(state, np.arange(16), np.random.default_rng(1))
+    state["centers"] = state["centers"][[0, 0, 0, 0]]  # all four on one cluster
+    state, _ = algorithm.round(state, np.arange(16), np.random.default_rng(2))
+    distinct = torch.unique(state["centers"], dim=0).shape[0]
+    assert distinct == (4 if reseed else 1)
