@@ -10,6 +10,11 @@ participating client picks the model with the lowest loss on one minibatch of it
 - option II (``option="model"``) trains locally from :math:`\theta_{\hat j_i}` and the
   server averages, per cluster, the models of its clients (unchanged without clients).
 
+With ``momentum`` :math:`\beta > 0` (option I only) each client keeps a heavy-ball buffer
+:math:`u_i \leftarrow \beta u_i + g_i` that persists when it switches cluster, and sends
+:math:`u_i` instead of :math:`g_i`: the authors' MNIST ``ifca-grad`` run (:math:`\beta = 0.9`;
+spec ch2 §2.5.4).
+
 ``init="random"`` draws ``K`` different initial models (model 0 is the given start; the
 others shuffle the entries of each of its tensors, which keeps PyTorch's iid
 initialisation law); ``init="same"`` starts all ``K`` from the given model.
@@ -20,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from econ.validation import choice, positive, positive_int
+from econ.validation import choice, in_interval, positive, positive_int
 from learning.algorithms.base import Algorithm, Context, State, register
 from learning.all_pairs import client_batches, flatten, pairwise_losses, unflatten
 from learning.byzantine import submit
@@ -63,6 +68,7 @@ class IFCA(Algorithm):
         option: str = "gradient",
         init: str = "random",
         lr: float | None = None,
+        momentum: float = 0.0,
     ) -> None:
         super().__init__(ctx)
         self.n_clusters = (
@@ -73,6 +79,9 @@ class IFCA(Algorithm):
         self.option = choice("option", option, ("gradient", "model"))
         self.init_rule = choice("init", init, ("random", "same"))
         self.lr = float(positive("lr", lr)) if lr is not None else ctx.local.sgd.lr
+        self.momentum = float(in_interval("momentum", momentum, 0.0, 1.0, high_open=True))
+        if self.momentum > 0 and self.option != "gradient":
+            raise ValueError(f"momentum={momentum} needs option='gradient', got {option!r}")
 
     def init(self, models: Params, rng: np.random.Generator) -> State:
         first = select(models, np.array([0]))
@@ -82,7 +91,10 @@ class IFCA(Algorithm):
             else broadcast({k: v[0] for k, v in first.items()}, self.n_clusters)
         )
         zeros = torch.zeros(self.ctx.n_clients, dtype=torch.long, device=self.ctx.device)
-        return {"clusters": clusters, "assignment": zeros}
+        state = {"clusters": clusters, "assignment": zeros}
+        if self.momentum > 0:
+            state["momentum"] = torch.zeros_like(flatten(models))
+        return state
 
     def client_models(self, state: State) -> Params:
         return select(state["clusters"], state["assignment"])
@@ -101,10 +113,17 @@ class IFCA(Algorithm):
         clusters = state["clusters"]
         chosen = self.choose(clusters, clients, rng)
         start = select(clusters, chosen)
+        extra: State = {}
         if self.option == "gradient":
             x, y = client_batches(self.ctx.train, clients, self.ctx.local.batch_size, rng)
             grads, loss = self.ctx.engine.gradients(start, x, y)
-            g = submit(self.ctx, flatten(grads), clients, rng)
+            g = flatten(grads)
+            if self.momentum > 0:
+                buffer = state["momentum"].clone()
+                idx = torch.as_tensor(clients, device=buffer.device)
+                buffer[idx] = self.momentum * buffer[idx] + g
+                g, extra = buffer[idx], {"momentum": buffer}
+            g = submit(self.ctx, g, clients, rng)
             step = torch.zeros_like(flatten(clusters)).index_add_(0, chosen, g) / clients.size
             new = unflatten(flatten(clusters) - self.lr * step, clusters)
             train_loss = float(loss.mean())
@@ -114,4 +133,6 @@ class IFCA(Algorithm):
             train_loss = float(trained.loss.mean())
         assignment = state["assignment"].clone()
         assignment[torch.as_tensor(clients, device=assignment.device)] = chosen
-        return {"clusters": new, "assignment": assignment}, {"train_loss": train_loss}
+        return {**state, **extra, "clusters": new, "assignment": assignment}, {
+            "train_loss": train_loss
+        }

@@ -14,6 +14,7 @@ from learning.algorithms.knn_per import knn_probabilities
 from learning.loop import run_rounds
 from learning.rng import round_rng
 from tests.learning._tiny_problem import CLUSTERS, initial_models, tiny_context
+from tests.learning.test_federated_clustering import _toy_context
 
 
 @pytest.mark.parametrize("x", [1 / 4, 1 / 3])
@@ -105,3 +106,42 @@ def test_knn_probabilities_and_personalised_evaluation():
         result.state, np.random.default_rng(0)
     )[0]
     assert np.allclose(global_only.accuracy, result.evaluation.accuracy)
+
+
+def test_ifca_momentum_buffer_persists_across_a_cluster_switch():
+    # one client, loss (w - 0)^2, gradient 2w; lr 0.1; server step divided by N = 1
+    def two_rounds(momentum):
+        algorithm = build_algorithm("ifca", _toy_context([0.0]), momentum=momentum)
+        state = algorithm.init({"weight": torch.zeros(1, 1, 1)}, np.random.default_rng(0))
+        state["clusters"] = {"weight": torch.tensor([[[1.0]], [[3.0]]])}  # picks model 0
+        state, _ = algorithm.round(state, np.arange(1), round_rng(0, 0))
+        assert state["assignment"].tolist() == [0]
+        assert float(state["clusters"]["weight"][0]) == pytest.approx(0.8)
+        state["clusters"] = {"weight": torch.tensor([[[5.0]], [[0.5]]])}  # switches to 1
+        state, _ = algorithm.round(state, np.arange(1), round_rng(0, 1))
+        assert state["assignment"].tolist() == [1]
+        return state["clusters"]["weight"].flatten().tolist()
+
+    assert two_rounds(0.9) == pytest.approx([5.0, 0.5 - 0.1 * (0.9 * 2.0 + 1.0)])
+    assert two_rounds(0.0) == pytest.approx([5.0, 0.5 - 0.1 * 1.0])
+    with pytest.raises(ValueError, match="option='gradient'"):
+        build_algorithm("ifca", _toy_context([0.0]), option="model", momentum=0.9)
+
+
+def test_ditto_as_run_drives_the_global_model_with_personal_gradients():
+    # losses (w - 0)^2 and (w - 2)^2, lr 0.1, lam 1; personal models at 1 and 3, global at 0
+    algorithm = build_algorithm("ditto", _toy_context([0.0, 2.0]), variant="as-run")
+    state = algorithm.init({"weight": torch.zeros(2, 1, 1)}, np.random.default_rng(0))
+    state["personal"] = {"weight": torch.tensor([[[1.0]], [[3.0]]])}
+    state, _ = algorithm.round(state, np.arange(2), round_rng(0, 0))
+    # gradients at the personal models are (2, 2), at the global model (0, -4)
+    assert float(state["global"]["weight"]) == pytest.approx(0.0 - 0.1 * 2.0)
+    assert state["personal"]["weight"].flatten().tolist() == pytest.approx(
+        [1.0 - 0.1 * (2.0 + 1.0), 3.0 - 0.1 * (2.0 + 3.0)]
+    )
+    assert state["momentum"].flatten().tolist() == pytest.approx([2.0, 2.0])
+    state, _ = algorithm.round(state, np.arange(2), round_rng(0, 1))
+    # heavy ball: u = 0.9 u + g(v) with v = (0.7, 2.5)
+    assert state["momentum"].flatten().tolist() == pytest.approx([1.8 + 1.4, 1.8 + 1.0])
+    with pytest.raises(ValueError, match="as-run"):
+        build_algorithm("ditto", _toy_context([0.0]), momentum=0.5)
