@@ -1,6 +1,6 @@
-"""Spec ch2 claims checked end to end: U15 through Momentum-Clustering's momentum, S4 (the
-A^2 / Delta^2 diagnostics of Fig. 2 on DX4,75,9,10) and S7 (the clipping-iteration study of
-§6 / Fig. 4)."""
+"""Spec ch2 claims checked end to end: U15 through Momentum-Clustering's momentum and the
+engine's minibatches, S4 (the A^2 / Delta^2 diagnostics of Fig. 2 on DX4,75,9,10) and S7
+(the clipping-iteration study of §6 / Fig. 4)."""
 
 import functools
 import itertools
@@ -37,6 +37,29 @@ def test_u15_momentum_variance_of_iid_gradients(alpha, steps):
     measured = float(m.square().sum(1).mean())
     assert measured == pytest.approx(ema_variance(alpha, sigma2, steps), rel=0.03)
     assert measured <= 1.03 * alpha * sigma2
+
+
+@pytest.mark.parametrize("batch", [1, 3, 9])
+def test_u15_minibatch_gradient_variance(batch):
+    """Lemma 7 bounds the variance of a minibatch gradient by sigma^2/|B|; the engine's
+    batches are drawn without replacement within a client, which gives exactly the finite
+    population value sigma^2/|B| (m - |B|)/(m - 1) <= sigma^2/|B| (m = 9 examples)."""
+    truth, start, clusters, train = _regression(4, 4)
+    algorithm, models = _setup("local", truth, start, clusters, train, 0.01)
+    engine, draws = algorithm.ctx.engine, 4000
+    at = select(models, np.zeros(draws, dtype=np.int64))  # client 0's start, every draw
+    x0, y0 = train.x[:9], train.y[:9]  # client 0's examples, one per model
+    per_sample, _ = engine.gradients(
+        select(models, np.zeros(9, dtype=np.int64)), x0[:, None], y0[:, None]
+    )
+    per_sample = flatten(per_sample).double()
+    sigma2 = float((per_sample - per_sample.mean(0)).square().sum(1).mean())
+    x, y = client_batches(train, np.zeros(draws, dtype=np.int64), batch, np.random.default_rng(9))
+    grads = flatten(engine.gradients(at, x, y)[0]).double()
+    measured = float((grads - per_sample.mean(0)).square().sum(1).mean())
+    expected = sigma2 / batch * (9 - batch) / 8
+    assert measured == pytest.approx(expected, rel=0.08, abs=1e-6 * sigma2)
+    assert measured <= 1.08 * sigma2 / batch
 
 
 # ------------------------------------------------------------------ S4 (Fig. 2)

@@ -13,7 +13,8 @@ from learning.algorithms.federated_clustering import (
     myopic_directions,
     reseed_collapsed,
 )
-from learning.algorithms.threshold_clustering import FixedRadius
+from learning.algorithms.threshold_clustering import FixedRadius, QuantileRadius
+from learning.all_pairs import client_batches, flatten, pairwise_gradients, unflatten
 from learning.data import clustered_regression
 from learning.engine import BatchedEngine, SGDConfig, ShardedData, Task, broadcast
 from learning.loop import run_rounds
@@ -277,6 +278,31 @@ def test_as_run_variant_uses_momentum_and_groups():
     assert paper != as_run and np.isfinite(as_run)
     with pytest.raises(ValueError, match="variant"):
         build_algorithm("federated-clustering", _toy_context([0.0]), variant="other")
+
+
+def test_as_run_variant_is_heavy_ball_on_the_cluster_estimate():
+    truth, start, clusters, train = _regression(4, 4)
+    algorithm, models = _setup(
+        "federated-clustering", truth, start, clusters, train, 0.01, variant="as-run", iters=3
+    )
+    engine, lr, everyone = algorithm.ctx.engine, algorithm.lr, np.arange(16)
+    x, y = client_batches(train, everyone, 9, np.random.default_rng(0))  # full batches
+
+    def direction(params):
+        grads, _ = pairwise_gradients(engine, params, x, y)
+        rule = QuantileRadius(0.25, scale=0.99)
+        return fc_directions(flatten(grads, lead=2), 3, rule, inclusive=True)
+
+    state = algorithm.init(models, np.random.default_rng(0))
+    flat0 = flatten(models)
+    v1 = direction(models)
+    flat1 = flat0 - lr * v1
+    v2 = direction(unflatten(flat1, models))
+    expected = flat1 - lr * (0.9 * v1 + v2)
+    for r in range(2):
+        state, _ = algorithm.round(state, everyone, round_rng(0, r))
+    assert torch.allclose(flatten(state["models"]), expected, atol=1e-4)
+    assert torch.allclose(state["momentum"], 0.9 * v1 + v2, atol=1e-3)
 
 
 def test_myopic_and_momentum_clustering_learn_the_regression():
