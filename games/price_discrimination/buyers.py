@@ -5,12 +5,13 @@ Werner (2024), Definition 5: in round ``t`` every buyer plays Theorem 6 for the 
 :math:`q_t = q^*\\,\\mathbb 1\\{\\hat\\alpha_t > \\alpha^*\\}` (truthful at the tie). Buyers buy iff
 the price is at most their value (Theorem 6(e), read as :math:`b = \\mathbb 1\\{p \\le \\theta\\}`).
 
-The buyers of a round never depend on the past except through :math:`q_t \\in \\{0, q^*\\}`, so
-they are drawn for a whole block of rounds and runs at once, in both modes (truthful,
-strategic), as what prices and payoffs depend on: how many high types there are and how many
-of them evade in strategic mode. A :class:`Block` also holds,
-for both modes and every price pair, the seller's average reward per buyer that the learning
-sellers need, so that a round of play only selects among precomputed values.
+The buyers of a round never depend on the past except through :math:`q_t \\in \\{0, q^*\\}`, and
+they are exchangeable, so a round's buyers are summed up by one of the few pairs (how many are
+high types, how many of those evade in strategic mode): :class:`RoundTypes` tabulates, per
+pair and buyer mode, everything prices and payoffs depend on, and a :class:`Block` of rounds
+and runs is one pair index per round and run, drawn exactly from the pairs' law. Sellers and
+the estimator gather what they need from the tables, so a round of play only selects among
+precomputed values.
 """
 
 from __future__ import annotations
@@ -66,100 +67,157 @@ def realised_buyer_utility(
     return np.asarray(total / game.n, dtype=np.float64)
 
 
-def _counts_table(n: int, mu: float, q: float) -> tuple[Floats, Ints, Ints]:
-    """The joint law of (high types, evaders among them) in one round, as an inverse-CDF table.
+@dataclass(frozen=True, slots=True)
+class RoundTypes:
+    r"""The pairs ``(k, e)``, ``0 <= e <= k <= n``, that sum up a round's buyers, and their law.
 
-    Returns the cumulative probabilities over all pairs ``(k, e)``, ``0 <= e <= k <= n``, with
-    ``P(k, e) = Binomial(n, mu)(k) * Binomial(k, q)(e)``, and the ``k`` and ``e`` of each pair.
+    ``k`` high types among the ``n`` buyers (Binomial(n, mu)), ``e`` of them evading when
+    strategic (Binomial(k, q*)). Per-pair arrays have the pairs on their last axis; mode axes
+    are 0 for truthful, 1 for strategic buyers (who then evade: ``e`` in mode 1, none in 0).
+
+    Attributes
+    ----------
+    high_types, would_evade
+        ``k`` and ``e`` of each pair.
+    cdf
+        Cumulative probabilities of the pairs in order,
+        :math:`P(k, e) = \binom nk\mu^k(1-\mu)^{n-k}\binom ke q^e(1-q)^{k-e}`.
+    guide
+        Chen and Asau's (1974) guide table for the inverse CDF: entry ``i`` is the first pair
+        whose cumulative probability exceeds ``i / len(guide)``.
     """
-    pairs = [(k, e) for k in range(n + 1) for e in range(k + 1)]
-    prob = [
-        math.comb(n, k) * mu**k * (1 - mu) ** (n - k) * math.comb(k, e) * q**e * (1 - q) ** (k - e)
-        for k, e in pairs
-    ]
-    cdf = np.cumsum(prob)
-    cdf[-1] = 1.0
-    ks, es = np.array(pairs, dtype=np.int32).T
-    return cdf, ks, es
+
+    game: PDGame
+    high_types: Ints
+    would_evade: Ints
+    cdf: Floats
+    guide: NDArray[np.intp]
+
+    @classmethod
+    def of(cls, game: PDGame, guide_size: int = 1 << 12) -> RoundTypes:
+        n, mu, q = game.n, float(game.mu), float(game.q_star)
+        pairs = [(k, e) for k in range(n + 1) for e in range(k + 1)]
+        prob = [
+            math.comb(n, k)
+            * mu**k
+            * (1 - mu) ** (n - k)
+            * math.comb(k, e)
+            * q**e
+            * (1 - q) ** (k - e)
+            for k, e in pairs
+        ]
+        cdf = np.cumsum(prob)
+        cdf[-1] = 1.0
+        ks, es = np.array(pairs, dtype=np.int32).T
+        guide = np.searchsorted(cdf, np.arange(guide_size) / guide_size, side="right")
+        return cls(game, ks, es, cdf, guide)
+
+    def draw(self, uniforms: Floats) -> NDArray[np.intp]:
+        """Pair indices by inverse CDF: the first pair whose cumulative probability exceeds the
+        uniform, as ``np.searchsorted(cdf, u, side="right")``, started from the guide table."""
+        index = self.guide[(uniforms * self.guide.size).astype(np.intp)]
+        while True:  # a guide cell holds at most a few pair boundaries
+            behind = self.cdf[index] <= uniforms
+            if not behind.any():
+                return index
+            index += behind
+
+    def evaders(self) -> Ints:
+        """``(mode, pairs)``: evaders in each mode."""
+        return np.stack([np.zeros_like(self.would_evade), self.would_evade])
+
+    def senders_high(self) -> Ints:
+        """``(mode, pairs)``: buyers sending the high signal."""
+        return self.high_types - self.evaders()
+
+    def has_high(self) -> Bools:
+        return self.senders_high() > 0
+
+    def has_low(self) -> Bools:
+        return self.senders_high() < self.game.n
+
+    def informative(self) -> Bools:
+        """``(mode, pairs)``: both signals are sent (:math:`I_\\tau`)."""
+        return self.has_high() & self.has_low()
+
+    def low_reward(self) -> Floats:
+        """``(mode, price, pairs)``: average seller utility per low-signal buyer when the low
+        class pays the low (price 0) or the high (price 1) price; 0 if nobody signals low."""
+        g = self.game
+        th, tl, cs = float(g.theta_high), float(g.theta_low), float(g.c_s)
+        evaders = self.evaders()
+        senders = np.maximum(g.n - self.high_types + evaders, 1)
+        low_types = g.n - self.high_types
+        at_low = (low_types * tl + evaders * (tl - cs)) / senders
+        at_high = evaders * (th - cs) / senders
+        return np.stack([at_low, at_high], axis=1) * self.has_low()[:, None, :]
+
+    def everyone_reward(self) -> Floats:
+        """``(mode, price, pairs)``: average seller utility per buyer when everyone pays the low
+        (price 0) or the high (price 1) price."""
+        evaders = self.evaders()
+        return np.stack(
+            [
+                realised_seller_utility(self.game, self.high_types, evaders, p, p)
+                for p in (False, True)
+            ],
+            axis=1,
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class Block:
     """Buyers of ``rounds`` rounds in ``runs`` runs and the seller's randomness of those rounds.
 
-    Mode axes are 0 for truthful, 1 for strategic buyers.
-
     Attributes
     ----------
-    high_types, would_evade
-        ``(rounds, runs)``: high types, and how many of them evade in strategic mode.
+    types
+        The table of pairs.
+    pair
+        ``(rounds, runs)``: the index of each round's pair in ``types``.
     uniforms
-        ``(rounds, 2, runs)`` uniforms for the seller: row 0 prices the high-signal class (or
+        ``(rounds, k, runs)`` uniforms for the seller: row 0 prices the high-signal class (or
         everyone), row 1 the low-signal class.
     noise
-        ``(rounds, runs)`` uniforms for the belief's bias.
-    has_low, has_high, informative
-        ``(rounds, mode, runs)``: someone signals low / high / both.
+        ``(rounds, runs)`` uniforms for the belief's bias, or ``None`` without bias.
     """
 
-    game: PDGame
-    high_types: Ints
-    would_evade: Ints
+    types: RoundTypes
+    pair: NDArray[np.intp]
     uniforms: Floats
-    noise: Floats
-    has_low: Bools
-    has_high: Bools
-    informative: Bools
+    noise: Floats | None
 
-    def evaders(self) -> Ints:
-        """``(rounds, mode, runs)``: evaders in each mode (none when truthful)."""
-        return np.stack([np.zeros_like(self.would_evade), self.would_evade], axis=1)
+    @property
+    def high_types(self) -> Ints:
+        return self.types.high_types[self.pair]
 
-    def low_reward(self) -> Floats:
-        """``(rounds, mode, price, runs)``: average seller utility per low-signal buyer when the
-        low class pays the low (price 0) or the high (price 1) price; 0 if nobody signals low."""
-        g = self.game
-        th, tl, cs = float(g.theta_high), float(g.theta_low), float(g.c_s)
-        evaders = self.evaders()
-        senders = np.maximum(g.n - self.high_types[:, None, :] + evaders, 1)
-        low_types = g.n - self.high_types[:, None, :]
-        at_low = (low_types * tl + evaders * (tl - cs)) / senders
-        at_high = evaders * (th - cs) / senders
-        return np.stack([at_low, at_high], axis=2) * self.has_low[:, :, None, :]
+    @property
+    def would_evade(self) -> Ints:
+        return self.types.would_evade[self.pair]
 
-    def everyone_reward(self) -> Floats:
-        """``(rounds, mode, price, runs)``: average seller utility per buyer when everyone pays
-        the low (price 0) or the high (price 1) price."""
-        evaders, high_types = self.evaders(), self.high_types[:, None, :]
-        return np.stack(
-            [realised_seller_utility(self.game, high_types, evaders, p, p) for p in (False, True)],
-            axis=2,
-        )
+    def gather(self, table: NDArray[Any]) -> NDArray[Any]:
+        """A per-pair table ``(..., pairs)`` at each round and run: ``(..., rounds, runs)``."""
+        return np.take(table, self.pair, axis=-1)
 
 
-def draw_block(game: PDGame, rng: np.random.Generator, rounds: int, runs: int) -> Block:
-    """Draw the buyers of a block of rounds, and the seller's uniforms.
+def draw_block(
+    types: RoundTypes,
+    rng: np.random.Generator,
+    rounds: int,
+    runs: int,
+    seller_uniforms: int = 2,
+    noise: bool = False,
+) -> Block:
+    """Draw the buyers of a block of rounds, and the seller's (and the bias's) uniforms.
 
     The ``n`` buyers of a round are i.i.d. and exchangeable, and a round depends on them only
-    through how many are high types (Binomial(n, mu)) and how many of those evade when
-    strategic (Binomial(high types, q*)). The pair is drawn from its joint law by inverse CDF
-    (one uniform per round and run), the same distribution as drawing every buyer's type and
-    coin.
+    through its pair (:class:`RoundTypes`), drawn from its joint law by inverse CDF (one
+    uniform per round and run): the same distribution as drawing every buyer's type and coin.
     """
-    n = game.n
-    u = rng.random((rounds, 4, runs))
-    cdf, ks, es = _counts_table(n, float(game.mu), float(game.q_star))
-    pair = np.minimum(np.searchsorted(cdf, u[:, 0], side="right"), cdf.size - 1)
-    high_types, would_evade = ks[pair], es[pair]
-    senders_high = high_types[:, None, :] - np.stack([np.zeros_like(would_evade), would_evade], 1)
-    has_high, has_low = senders_high > 0, senders_high < n
+    u = rng.random((rounds, 1 + seller_uniforms + noise, runs))
     return Block(
-        game=game,
-        high_types=high_types,
-        would_evade=would_evade,
-        uniforms=u[:, 1:3],
-        noise=u[:, 3],
-        has_low=has_low,
-        has_high=has_high,
-        informative=has_low & has_high,
+        types=types,
+        pair=types.draw(u[:, 0]),
+        uniforms=u[:, 1 : 1 + seller_uniforms],
+        noise=u[:, -1] if noise else None,
     )

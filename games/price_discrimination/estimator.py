@@ -47,15 +47,17 @@ class ConsistentEstimator:
     :math:`\mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)` with a fresh
     :math:`\varepsilon_t \sim U[\mathrm{lo}, \mathrm{hi}]`; the bias does not compound.
 
-    The simulator keeps the sum :math:`S` in :attr:`total` and, per block of rounds, asks for
-    the thresholds that decide the buyers' mode (:meth:`begin`); beliefs are recovered from
-    the logged sums afterwards (:meth:`beliefs`).
+    The estimator keeps every partial sum: :attr:`sums` has :math:`S_t` in row ``t``
+    (:math:`S_0 = 0`), written by the simulator round by round; per block of rounds it gives the
+    thresholds that decide the buyers' mode (:meth:`begin`), and beliefs are recovered from the
+    sums afterwards (:meth:`beliefs`).
     """
 
     def __init__(
         self,
         game: PDGame,
         runs: int,
+        rounds: int,
         alpha_hat_init: float = 0.0,
         bias: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
     ) -> None:
@@ -66,59 +68,57 @@ class ConsistentEstimator:
         self.rho = rho
         self.init = float(alpha_hat_init)
         self.bias = bias
-        self.total = np.zeros(runs)
-        self._eps_last = np.zeros(runs)  # the bias drawn after the previous round
-        self._eps_prev = np.zeros((0, runs))
-        self._start = 0
+        #: ``(rounds + 1, runs)``: :math:`S_t` of every run in row ``t``.
+        self.sums = np.zeros((rounds + 1, runs))
+        self._eps = np.zeros((rounds + 1, runs))  # row t: the bias drawn after round t
+
+    def increments(self, informative: NDArray[np.bool_]) -> NDArray[np.float64]:
+        r""":math:`I_t/\rho_t` in each buyer mode, to be multiplied by :math:`X_t`, from whether a
+        round is informative ``(mode, ...)``."""
+        return informative * self.inv_rho.reshape(2, *(1,) * (informative.ndim - 1))
 
     def begin(
-        self, start: int, informative: NDArray[np.bool_], noise: NDArray[np.float64]
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        r"""Prepare rounds ``start + 1 ..`` (1-based) of a block.
+        self, start: int, rounds: int, noise: NDArray[np.float64] | None
+    ) -> NDArray[np.float64]:
+        r"""Prepare rounds ``start + 1 .. start + rounds`` (1-based) of a block.
 
         Returns ``thresholds`` ``(rounds, runs)``, with round ``t`` strategic iff
-        :math:`S_{t-1} >` threshold (:math:`\hat\alpha_t > \alpha^*`, the tie truthful), and
-        ``increments`` ``(rounds, mode, runs)``: :math:`I_t/\rho_t` in each buyer mode, to be
-        multiplied by :math:`X_t`, and the bias drawn after each previous round (0 without
-        bias). ``noise`` holds the block's uniforms for the bias.
+        :math:`S_{t-1} >` threshold (:math:`\hat\alpha_t > \alpha^*`, the tie truthful).
+        ``noise`` holds the block's uniforms for the bias drawn after each of its rounds
+        (``None`` without bias).
         """
-        eps = self._bias(noise)
-        eps_prev = np.concatenate([self._eps_last[None], eps[:-1]])
-        self._eps_last, self._eps_prev, self._start = eps[-1], eps_prev, start
-        t = np.arange(start + 1, start + 1 + eps.shape[0])[:, None]
+        stop = start + rounds
+        if self.bias is not None:
+            if noise is None:
+                raise ValueError("an estimator with a bias needs the block's noise")
+            lo, hi = self.bias
+            self._eps[start + 1 : stop + 1] = lo + (hi - lo) * noise
+        eps_prev = self._eps[start:stop]
+        t = np.arange(start + 1, stop + 1, dtype=np.float64)[:, None]
         if self.alpha_star >= 1:
-            thresholds = np.full(eps.shape, np.inf)
+            thresholds = np.full(eps_prev.shape, np.inf)
         else:
             thresholds = t * (self.alpha_star - eps_prev)  # clip(x) > alpha* iff x > alpha*
         if start == 0:
             thresholds[0] = -np.inf if self.init > self.alpha_star else np.inf
-        return thresholds, informative * self.inv_rho[None, :, None], eps_prev
+        return thresholds
 
     def belief(self, t: int) -> NDArray[np.float64]:
-        """The current belief :math:`\\hat\\alpha_{t+1}` before round ``t + 1`` (``t`` 0-based)."""
+        r"""The belief :math:`\hat\alpha_{t+1}` before round ``t + 1`` (``t`` 0-based)."""
         if t == 0:
-            return np.full(self.total.shape, self.init)
-        return self._belief(self.total, t + 1, self._eps_prev[t - self._start])
+            return np.full(self.sums.shape[1], self.init)
+        return self._belief(self.sums[t], t + 1, self._eps[t])
 
-    def beliefs(
-        self, totals_before: NDArray[np.float64], eps_prev: NDArray[np.float64] | None
-    ) -> NDArray[np.float64]:
-        r"""Beliefs :math:`\hat\alpha_t` of rounds ``1..T`` from the sums before each round
-        ``(T, runs)`` and the bias drawn after the previous round."""
-        t = np.arange(1, totals_before.shape[0] + 1)[:, None]
-        out = self._belief(totals_before, t, eps_prev)
+    def beliefs(self) -> NDArray[np.float64]:
+        r"""``(T, runs)``: the beliefs :math:`\hat\alpha_t` of rounds ``1..T``."""
+        t = np.arange(1, self.sums.shape[0], dtype=np.float64)[:, None]
+        out = self._belief(self.sums[:-1], t, self._eps[:-1])
         out[0] = self.init
         return out
 
-    def final_belief(self, rounds: int) -> NDArray[np.float64]:
+    def final_belief(self) -> NDArray[np.float64]:
         """The belief after the last round."""
-        return self._belief(self.total, rounds + 1, self._eps_last)
-
-    def _bias(self, noise: NDArray[np.float64]) -> NDArray[np.float64]:
-        if self.bias is None:
-            return np.zeros_like(noise)
-        lo, hi = self.bias
-        return lo + (hi - lo) * noise
+        return self._belief(self.sums[-1], self.sums.shape[0], self._eps[-1])
 
     def _belief(self, total: NDArray[np.float64], t: Any, eps: Any) -> NDArray[np.float64]:
         belief = total / t

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from econ.validation import choice, in_interval, positive_int
 from games.price_discrimination.buyers import (
+    RoundTypes,
     draw_block,
     realised_buyer_utility,
     realised_seller_utility,
@@ -253,58 +254,58 @@ def simulate(
         spread = (lo, hi)
 
     policy = seller.start(game, runs, rounds)
-    estimator = ConsistentEstimator(game, runs, alpha_hat_init, spread)
-    total = estimator.total  # updated in place
+    estimator = ConsistentEstimator(game, runs, rounds, alpha_hat_init, spread)
+    sums = estimator.sums  # row t + 1 is written in round t (0-based)
+    types = RoundTypes.of(game)
+    increment_table = estimator.increments(types.informative())  # (mode, pairs)
     high_types = np.empty((rounds, runs), np.int32)
     would_evade = np.empty((rounds, runs), np.int32)
-    logs = {
-        k: np.empty((rounds, runs), bool)
-        for k in ("low_price_high", "high_price_high", "strategic")
-    }
-    low_log, high_log, mode_log = logs["low_price_high"], logs["high_price_high"], logs["strategic"]
-    total_log = np.empty((rounds, runs))
-    eps_log = np.empty((rounds, runs)) if spread is not None else None
+    mode_log = np.empty((rounds, runs), bool)
+    increment = np.empty(runs)
     block_size = max(16, min(1024, 2**19 // runs))
     for start in range(0, rounds, block_size):
         stop = min(rounds, start + block_size)
-        block = draw_block(game, rng, stop - start, runs)
+        block = draw_block(types, rng, stop - start, runs, noise=spread is not None)
         high_types[start:stop] = block.high_types
         would_evade[start:stop] = block.would_evade
-        policy.begin(block)
-        thresholds, increments, eps_prev = estimator.begin(start, block.informative, block.noise)
-        if eps_log is not None:
-            eps_log[start:stop] = eps_prev
-        truthful_increment, strategic_increment = increments[:, 0], increments[:, 1]
+        thresholds = estimator.begin(start, stop - start, block.noise)
         step = policy.step
-        for j, t in enumerate(range(start, stop)):
-            total_log[t] = total
-            strategic = total > thresholds[j]
-            low_high, high_high = step(j, t, strategic, estimator)
-            total += np.where(strategic, strategic_increment[j], truthful_increment[j]) * (
-                low_high != high_high
-            )
-            low_log[t] = low_high
-            high_log[t] = high_high
-            mode_log[t] = strategic
+        if policy.discriminates:
+            policy.begin(block, None)
+            truthful_increment, strategic_increment = block.gather(increment_table)
+            for j, t in enumerate(range(start, stop)):
+                strategic = np.greater(sums[t], thresholds[j], out=mode_log[t])
+                differ = step(j, t, strategic, estimator)
+                np.copyto(increment, truthful_increment[j])  # masked copies: see Exp3Bank.play
+                np.copyto(increment, strategic_increment[j], where=strategic)
+                np.multiply(increment, differ, out=increment)
+                np.add(sums[t], increment, out=sums[t + 1])
+        else:  # the belief cannot move: the block's modes are known before it is played
+            sums[start + 1 : stop + 1] = sums[start]
+            np.greater(sums[start], thresholds, out=mode_log[start:stop])
+            policy.begin(block, mode_log[start:stop])
+            for j, t in enumerate(range(start, stop)):
+                step(j, t, mode_log[t], estimator)
         if progress is not None:
             progress(stop - start)
 
     a, b, alpha = policy.marginals()
+    low_price_high, high_price_high = policy.prices()
     strategic_runs = mode_log.T
     return RepeatedRun(
         game=game,
         seller=seller.name,
         high_types=high_types.T,
         evaders=(would_evade * mode_log).T,
-        low_price_high=low_log.T,
-        high_price_high=high_log.T,
+        low_price_high=low_price_high.T,
+        high_price_high=high_price_high.T,
         strategic=strategic_runs,
         a=a.T,
         b=b.T,
         alpha=alpha.T,
-        alpha_hat=estimator.beliefs(total_log, eps_log).T,
+        alpha_hat=estimator.beliefs().T,
         rho=estimator.rho[strategic_runs.view(np.int8)],
-        final_belief=estimator.final_belief(rounds),
+        final_belief=estimator.final_belief(),
     )
 
 

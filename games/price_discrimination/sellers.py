@@ -3,9 +3,12 @@
 A seller is a frozen configuration; ``start(game, runs, rounds)`` returns a policy that holds
 the state of every run. The simulator hands the policy each block of buyer draws
 (:class:`~games.price_discrimination.buyers.Block`) and then, round by round, the buyers' mode
-(strategic or not) and belief; the policy answers whether the low-signal and the high-signal
-class pay the high price :math:`\\bar\\theta`, and learns from the block's precomputed rewards.
-At the end ``marginals()`` gives, per round, ``a`` = P(:math:`\\bar\\theta` | high signal),
+(strategic or not); the policy draws whether the low-signal and the high-signal class pay the
+high price :math:`\\bar\\theta`, logs them, learns from the block's precomputed rewards, and
+answers whether the two prices differ (:math:`X_t`, what the buyers' estimator counts). A policy
+that never discriminates says so (``discriminates = False``): the buyers' belief then never
+moves, and the simulator gives it the block's modes up front. At the end ``prices()`` gives the
+logged prices and ``marginals()``, per round, ``a`` = P(:math:`\\bar\\theta` | high signal),
 ``b`` = P(:math:`\\bar\\theta` | low signal) and :math:`\\alpha_t` = P(the two prices differ)
 under the seller's joint distribution.
 
@@ -25,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from econ.validation import choice, in_interval, non_negative, positive, unit_interval
-from games.price_discrimination.buyers import Block
+from games.price_discrimination.buyers import Block, RoundTypes
 from games.price_discrimination.estimator import ConsistentEstimator
 from games.price_discrimination.game import PDGame, alpha_of
 
@@ -34,11 +37,14 @@ Floats = NDArray[np.float64]
 
 
 class Policy(Protocol):
-    def begin(self, block: Block) -> None: ...
+    #: Whether the two signal classes can ever pay different prices.
+    discriminates: bool
 
-    def step(
-        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
-    ) -> tuple[Bools, Bools]: ...
+    def begin(self, block: Block, strategic: Bools | None) -> None: ...
+
+    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools: ...
+
+    def prices(self) -> tuple[Bools, Bools]: ...
 
     def marginals(self) -> tuple[Floats, Floats, Floats]: ...
 
@@ -83,6 +89,9 @@ class Exp3Bank:
         self.logit = np.zeros(shape)
         self.eta = eta
         self.gamma = gamma
+        self._one_plus_gamma = np.full(shape, 1.0 + gamma)
+        self._played = np.empty(shape)  # work buffers of play()
+        self._step = np.empty(shape)
 
     def prob_high(self) -> Floats:
         """P(arm 1 = the high price) of every learner."""
@@ -90,20 +99,30 @@ class Exp3Bank:
 
     def signed(self, loss: Floats) -> Floats:
         r"""Turn losses ``(..., arm, *shape)`` (arm 0, arm 1; ``shape`` that of the bank) into
-        the steps of the logit, :math:`+\eta Y_0` and :math:`-\eta Y_1`, for :meth:`update`."""
+        the steps of the logit, :math:`+\eta Y_0` and :math:`-\eta Y_1`, for :meth:`play`."""
         return loss * np.array([self.eta, -self.eta]).reshape(2, *(1,) * self.logit.ndim)
 
-    def update(self, p_high: Floats, played_high: Bools, signed: Floats) -> None:
-        r"""Charge the played arm its loss; ``signed`` is :meth:`signed` of this round's losses.
+    def play(self, uniforms: Floats, signed: Floats, p_out: Floats, high_out: Bools) -> Bools:
+        r"""One round of every learner: draw the arms, then charge the played arm its loss.
 
-        :math:`G \mathrel{-}= \eta Y_1/(P_1 + \gamma)` if arm 1 was played, else
-        :math:`G \mathrel{+}= \eta Y_0/(1 - P_1 + \gamma)`. A learner whose loss is 0 does not
-        move, which is how an empty signal class is skipped.
+        Arm 1 is played iff ``uniforms`` :math:`< P_1`; then
+        :math:`G \mathrel{-}= \eta Y_1/(P_1 + \gamma)`, else
+        :math:`G \mathrel{+}= \eta Y_0/(1 - P_1 + \gamma)`, with ``signed`` the round's
+        :meth:`signed` losses ``(arm, *shape)``. A learner whose loss is 0 does not move, which
+        is how an empty signal class is skipped. :math:`P_1` and the arms are written into
+        ``p_out`` and ``high_out`` (the caller's logs); the arms are returned.
         """
-        played = np.where(played_high, p_high, 1.0 - p_high)
-        if self.gamma:
-            played += self.gamma
-        self.logit += np.where(played_high, signed[1], signed[0]) / played
+        p = expit(self.logit, out=p_out)
+        high = np.less(uniforms, p, out=high_out)
+        # the played arm's probability (+ gamma) and signed loss, by masked copies, which are
+        # cheaper than np.where on arrays this small; the played probability is never 0
+        played = np.subtract(self._one_plus_gamma, p, out=self._played)
+        np.add(p, self.gamma, out=played, where=high)
+        step = self._step
+        np.copyto(step, signed[0])
+        np.copyto(step, signed[1], where=high)
+        self.logit += np.divide(step, played, out=step)
+        return high
 
 
 def _loss(game: PDGame, reward: Floats) -> Floats:
@@ -137,25 +156,26 @@ class Exp3:
 
 
 class _BlindExp3Policy:
-    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
-        self.game, self.bank = game, bank
-        self.p_log = np.empty((rounds, *bank.logit.shape))
+    discriminates = False
 
-    def begin(self, block: Block) -> None:
-        # logit steps by buyer mode and arm when everyone pays the low or the high price
-        loss = _loss(self.game, block.everyone_reward())  # (rounds, mode, arm, runs)
-        self.steps = self.bank.signed(loss)
+    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
+        self.bank = bank
+        self.p_log = np.empty((rounds, *bank.logit.shape))
+        self.high_log = np.empty((rounds, *bank.logit.shape), dtype=bool)
+        # logit steps (arm, mode * pairs) when everyone pays the low or the high price
+        loss = _loss(game, RoundTypes.of(game).everyone_reward())  # (mode, arm, pairs)
+        self.pairs = loss.shape[-1]
+        self.table = bank.signed(loss.transpose(1, 0, 2).reshape(2, -1))
+
+    def begin(self, block: Block, strategic: Bools | None) -> None:
+        self.steps = self.table.take(block.pair + self.pairs * strategic, axis=1)
         self.u = block.uniforms[:, 0]
 
-    def step(
-        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
-    ) -> tuple[Bools, Bools]:
-        bank, steps = self.bank, self.steps[j]
-        p = bank.prob_high()
-        high = self.u[j] < p
-        bank.update(p, high, np.where(strategic, steps[1], steps[0]))
-        self.p_log[t] = p
-        return high, high
+    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools:
+        return self.bank.play(self.u[j], self.steps[:, j], self.p_log[t], self.high_log[t])
+
+    def prices(self) -> tuple[Bools, Bools]:
+        return self.high_log, self.high_log
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
         return self.p_log, self.p_log, np.zeros_like(self.p_log)
@@ -179,32 +199,34 @@ class ContextualExp3(Exp3):
 class _ContextualExp3Policy:
     """Row 0 of the bank prices the high-signal class, row 1 the low-signal class."""
 
-    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
-        self.game, self.bank = game, bank
-        self.p_log = np.empty((rounds, *bank.logit.shape))
+    discriminates = True
 
-    def begin(self, block: Block) -> None:
-        th, tl = float(self.game.theta_high), float(self.game.theta_low)
+    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
+        self.bank = bank
+        self.p_log = np.empty((rounds, *bank.logit.shape))
+        self.high_log = np.empty(self.p_log.shape, dtype=bool)
+        types = RoundTypes.of(game)
+        th, tl = float(game.theta_high), float(game.theta_low)
         # high-signal learner: reward = the price (truthful high types always buy); low-signal
-        # learner: the block's low-class reward; zero loss where the class is empty
-        high_class = [_loss(self.game, np.array([tl, th]))[arm] * block.has_high for arm in (0, 1)]
-        low_class = _loss(self.game, block.low_reward()) * block.has_low[:, :, None, :]
-        # (rounds, mode, arm, learner, runs)
-        loss = np.stack(
-            [np.stack([high_class[arm], low_class[:, :, arm]], axis=2) for arm in (0, 1)], axis=2
-        )
-        self.steps = self.bank.signed(loss)
+        # learner: the low class's reward; zero loss where the class is empty
+        high_class = _loss(game, np.array([tl, th]))[None, :, None] * types.has_high()[:, None]
+        low_class = _loss(game, types.low_reward()) * types.has_low()[:, None]
+        loss = np.stack([high_class, low_class], axis=2)  # (mode, arm, learner, pairs)
+        self.pairs = loss.shape[-1]
+        # logit steps (arm, learner, mode * pairs)
+        self.table = bank.signed(loss.transpose(1, 2, 0, 3).reshape(2, 2, -1))
+
+    def begin(self, block: Block, strategic: Bools | None) -> None:
+        self.pair = block.pair
         self.u = block.uniforms
 
-    def step(
-        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
-    ) -> tuple[Bools, Bools]:
-        bank, steps = self.bank, self.steps[j]
-        p = bank.prob_high()
-        high = self.u[j] < p
-        bank.update(p, high, np.where(strategic, steps[1], steps[0]))
-        self.p_log[t] = p
-        return high[1], high[0]
+    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools:
+        steps = self.table.take(self.pair[j] + self.pairs * strategic, axis=-1)
+        high = self.bank.play(self.u[j], steps, self.p_log[t], self.high_log[t])
+        return np.not_equal(high[0], high[1])
+
+    def prices(self) -> tuple[Bools, Bools]:
+        return self.high_log[:, 1], self.high_log[:, 0]
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
         a, b = self.p_log[:, 0], self.p_log[:, 1]
@@ -215,25 +237,36 @@ class _ContextualExp3Policy:
 
 
 class _FixedPolicy:
-    """Prices drawn from fixed per-run probabilities; nothing to learn."""
+    """Prices drawn from fixed per-run probabilities, a block at a time; nothing to learn."""
+
+    discriminates = True
 
     def __init__(
         self,
         draw: Callable[[Floats], tuple[Bools, Bools]],
         marginals: tuple[Floats, Floats, Floats],
+        runs: int,
         rounds: int,
     ) -> None:
         self.draw = draw
         self.rounds = rounds
         self._marginals = marginals
+        self.low_log = np.empty((rounds, runs), dtype=bool)
+        self.high_log = np.empty((rounds, runs), dtype=bool)
+        self._start = 0
 
-    def begin(self, block: Block) -> None:
-        self.low_high, self.high_high = self.draw(block.uniforms)
+    def begin(self, block: Block, strategic: Bools | None) -> None:
+        start, stop = self._start, self._start + block.uniforms.shape[0]
+        low, high = self.draw(block.uniforms)
+        self.low_log[start:stop], self.high_log[start:stop] = low, high
+        self.differ = low != high
+        self._start = stop
 
-    def step(
-        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
-    ) -> tuple[Bools, Bools]:
-        return self.low_high[j], self.high_high[j]
+    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools:
+        return self.differ[j]
+
+    def prices(self) -> tuple[Bools, Bools]:
+        return self.low_log, self.high_log
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
         runs = self._marginals[0].shape[0]
@@ -274,7 +307,7 @@ class AlphaPD:
             full * ((1 - alpha) * blind),
             full * alpha,
         )
-        return _FixedPolicy(draw, marginals, rounds)
+        return _FixedPolicy(draw, marginals, runs, rounds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +327,7 @@ class FixedProduct:
         def draw(uniforms: Floats) -> tuple[Bools, Bools]:
             return uniforms[:, 1] < b, uniforms[:, 0] < a
 
-        return _FixedPolicy(draw, (a, b, alpha_of(a, b)), rounds)
+        return _FixedPolicy(draw, (a, b, alpha_of(a, b)), runs, rounds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,19 +344,21 @@ class BeliefTracking:
 
 
 class _BeliefTrackingPolicy:
+    discriminates = True
+
     def __init__(self, blind: bool, threshold: float, runs: int, rounds: int) -> None:
         self.blind, self.threshold = blind, threshold
         self.pd_log = np.empty((rounds, runs), dtype=bool)
 
-    def begin(self, block: Block) -> None:
+    def begin(self, block: Block, strategic: Bools | None) -> None:
         return None
 
-    def step(
-        self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator
-    ) -> tuple[Bools, Bools]:
-        pd = estimator.belief(t) < self.threshold
-        self.pd_log[t] = pd
-        return ~pd & self.blind, pd | self.blind
+    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools:
+        pd = np.less(estimator.belief(t), self.threshold, out=self.pd_log[t])
+        return pd
+
+    def prices(self) -> tuple[Bools, Bools]:
+        return ~self.pd_log & self.blind, self.pd_log | self.blind
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
         pd = self.pd_log

@@ -20,37 +20,35 @@ def test_rho_for_p0():
 
 def test_estimator_starts_at_zero_and_divides_by_t():
     # C-EST-2: alpha_hat_1 = 0, then alpha_hat_t = S_{t-1} / t
-    est = ConsistentEstimator(P0, runs=2)
-    informative = np.ones((3, 2, 2), bool)
-    thresholds, increments, _ = est.begin(0, informative, np.zeros((3, 2)))
+    est = ConsistentEstimator(P0, runs=2, rounds=3)
+    thresholds = est.begin(0, 3, None)
     assert np.all(thresholds[0] == np.inf)  # round 1 truthful: belief 0 <= alpha*
     np.testing.assert_allclose(thresholds[1:, 0], [2 * 0.5, 3 * 0.5])  # S > t alpha*
-    np.testing.assert_allclose(increments[0, :, 0], [512 / 511, 524288 / 494763])
+    increments = est.increments(np.ones((2, 2), bool))  # (mode, runs)
+    np.testing.assert_allclose(increments[:, 0], [512 / 511, 524288 / 494763])
     assert np.all(est.belief(0) == 0)
-    est.total += increments[0, 0] * np.array([1, 0])  # round 1: discrimination seen in run 0
+    est.sums[1:] = increments[0] * np.array([1, 0])  # round 1: discrimination seen in run 0
     np.testing.assert_allclose(est.belief(1), [512 / 511 / 2, 0])
-    totals = np.array([[0.0, 0.0], [512 / 511, 0.0]])
-    np.testing.assert_allclose(est.beliefs(totals, None), [[0, 0], [512 / 511 / 2, 0]])
-    np.testing.assert_allclose(est.final_belief(1), [512 / 511 / 2, 0])
+    np.testing.assert_allclose(est.beliefs()[:, 0], [0, 512 / 511 / 2, 512 / 511 / 3])
+    np.testing.assert_allclose(est.final_belief(), [512 / 511 / 4, 0])
 
 
 def test_initial_belief_above_alpha_star_makes_round_one_strategic():
-    est = ConsistentEstimator(P0, runs=1, alpha_hat_init=0.6)
-    thresholds, _, _ = est.begin(0, np.ones((2, 2, 1), bool), np.zeros((2, 1)))
+    est = ConsistentEstimator(P0, runs=1, rounds=2, alpha_hat_init=0.6)
+    thresholds = est.begin(0, 2, None)
     assert thresholds[0, 0] == -np.inf and est.belief(0)[0] == 0.6
 
 
 def test_bias_is_added_each_round_without_compounding_and_clipped():
     lo, hi = np.array([-1.0, 0.2]), np.array([-0.9, 0.3])
-    est = ConsistentEstimator(P0, runs=2, bias=(lo, hi))
-    noise = np.full((2, 2), 0.5)
-    thresholds, _, eps_prev = est.begin(0, np.ones((2, 2, 2), bool), noise)
-    np.testing.assert_allclose(eps_prev[1], [-0.95, 0.25])
-    np.testing.assert_allclose(thresholds[1], 2 * (0.5 - eps_prev[1]))
-    est.total += 512 / 511
+    est = ConsistentEstimator(P0, runs=2, rounds=2, bias=(lo, hi))
+    thresholds = est.begin(0, 2, np.full((2, 2), 0.5))
+    np.testing.assert_allclose(thresholds[1], 2 * (0.5 - np.array([-0.95, 0.25])))
+    est.sums[1] = 512 / 511
     unbiased = 512 / 511 / 2
     np.testing.assert_allclose(est.belief(1), [0.0, unbiased + 0.25])
-    np.testing.assert_allclose(est.total, [512 / 511, 512 / 511])  # the sum stays unbiased
+    np.testing.assert_allclose(est.sums[1], [512 / 511, 512 / 511])  # the sum stays unbiased
+    np.testing.assert_allclose(est.beliefs()[1], [0.0, unbiased + 0.25])
 
 
 def test_blind_seller_gives_a_zero_belief():
