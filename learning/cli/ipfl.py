@@ -25,12 +25,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clusters", type=int, default=2, help="number of cluster models K")
     parser.add_argument("--rounds", type=int, default=30, help="communication rounds R")
     parser.add_argument("--local-steps", type=int, default=10, help="local SGD steps per round")
-    parser.add_argument("--lr", type=float, default=0.05, help="learning rate")
+    parser.add_argument(
+        "--lr", type=float, default=None, help="learning rate (0.05; 1.0 with --rc-compat)"
+    )
     parser.add_argument("--tok-init", type=float, default=100.0, help="starting tokens")
     parser.add_argument("--price", type=float, default=1.0, help="price per cluster per round")
     parser.add_argument("--perf-share", type=float, default=0.2, help="N_p as a share of N")
     parser.add_argument("--no-incentive", action="store_true", help="random bids (NI ablation)")
-    parser.add_argument("--rc-compat", action="store_true", help="reference-code behaviours")
+    parser.add_argument(
+        "--rc-compat",
+        action="store_true",
+        help="reference-code behaviours (Adadelta, 5+2 slots, step refunds to all members)",
+    )
+    parser.add_argument(
+        "--importance",
+        choices=("accuracy", "fedsoft"),
+        default="accuracy",
+        help="importance weights: accuracy (Eq. 7) or FedSoft's argmin-loss shares",
+    )
+    parser.add_argument(
+        "--personalize",
+        choices=("param_avg", "output_mixture"),
+        default="param_avg",
+        help="personalised model: Eq. 8 parameter average, or the output mixture (not IP-FL)",
+    )
+    parser.add_argument(
+        "--cold-start",
+        choices=("random", "f1_kmeans"),
+        default="random",
+        help="initial clusters: random bootstrap, or KMeans on per-class F1 (App. B)",
+    )
+    parser.add_argument("--th-bid", type=float, default=0.9, help="bid threshold Th (raw)")
     parser.add_argument("--synthetic", action="store_true", help="flip each client's test mix")
     parser.add_argument("--compare", action="store_true", help="IP-FL against the baselines")
     parser.add_argument("--seed", type=int, default=0, help="seed of everything random")
@@ -49,6 +74,7 @@ def _run_config(args: argparse.Namespace) -> Any:
         tok_init=args.tok_init,
         price=args.price,
         perf_share=args.perf_share,
+        th_bid=args.th_bid,
         incentive=not args.no_incentive,
         rc_compat=args.rc_compat,
     )
@@ -60,7 +86,10 @@ def _run_config(args: argparse.Namespace) -> Any:
         rounds=args.rounds,
         model=args.model,
         local_steps=args.local_steps,
-        lr=args.lr,
+        lr=args.lr if args.lr is not None else (1.0 if args.rc_compat else 0.05),
+        importance=args.importance,
+        personalize=args.personalize,
+        cold_start=args.cold_start,
         flip_test_view=args.synthetic,
         seed=args.seed,
         mechanism=mechanism,
