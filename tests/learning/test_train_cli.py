@@ -1,6 +1,7 @@
 """``collabecon train``, ``sweep`` and ``bench`` from the command line."""
 
 import csv
+import importlib.util
 import json
 
 import pytest
@@ -127,7 +128,6 @@ def test_sweep_runs_a_grid_into_one_csv(capsys, tmp_path):
         ("[grid]\nlearning_rate = [0.1]\n", [], "does not have"),
         ("[grid]\nseed = 3\n", [], "non-empty list"),
         ("[other]\nx = 1\n", [], "unknown"),
-        ("[grid]\nseed = [0]\n", ["--engine", "ray"], "needs Ray"),
     ],
 )
 def test_sweep_bad_input_exits_2_before_running(capsys, tmp_path, text, extra, message):
@@ -160,6 +160,46 @@ def test_bench_engine_reports_both_engines_on_the_same_work(capsys):
     assert out["ratio"] == pytest.approx(out["batched_steps_per_s"] / out["loop_steps_per_s"])
     assert out["max_weight_difference"] < 1e-5
     assert main(["bench", "engine", "--clients", "0"]) == 2
+
+
+def test_sweep_on_ray_without_ray_is_a_clear_error(capsys, tmp_path, monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "ray" else real_find_spec(name, *a),
+    )
+    config = tmp_path / "grid.toml"
+    config.write_text("[grid]\nseed = [0]\n")
+    assert main(["sweep", str(config), "--engine", "ray"]) == 2
+    assert "needs Ray" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_sweep_on_ray_gives_the_serial_numbers(capsys, tmp_path):
+    pytest.importorskip("ray")
+    config = tmp_path / "ray.toml"
+    config.write_text(
+        '[train]\ndataset = "digits"\nmodel = "linear"\nclients = 3\nrounds = 1\n'
+        "[grid]\nseed = [0, 1]\n"
+    )
+    serial = _json(capsys, ["sweep", "--json", str(config), "--out", str(tmp_path)])
+    on_ray = _json(
+        capsys,
+        [
+            "sweep",
+            "--json",
+            str(config),
+            "--engine",
+            "ray",
+            "--workers",
+            "2",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert on_ray["engine"] == "ray"
+    assert [r["mean_loss"] for r in on_ray["rows"]] == [r["mean_loss"] for r in serial["rows"]]
 
 
 @pytest.mark.slow
