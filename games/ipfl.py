@@ -142,8 +142,10 @@ class IPFLConfig:
         in_interval("rand_high", self.rand_high, float(self.rand_low), 1.0)
         choice("reward_mode", self.reward_mode, _REWARD_MODES)
         positive_int("rc_perf", self.rc_perf)
-        non_negative("rc_rand", self.rc_rand)
-        non_negative("rc_shift_round", self.rc_shift_round)
+        for name in ("rc_rand", "rc_shift_round"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
         if self.rc_bugs and not self.rc_compat:
             raise ValueError("rc_bugs needs rc_compat=True")
         if self.rc_compat:

@@ -172,6 +172,8 @@ def test_rc_slot_schedule_moves_one_slot_at_round_100():
     assert rc_slots(100, IPFLConfig(rc_compat=True, rc_rand=0)) == (5, 0)
     with pytest.raises(ValueError, match="rc_perf"):
         IPFLConfig(rc_perf=0)
+    with pytest.raises(ValueError, match="rc_rand must be an integer"):
+        IPFLConfig(rc_rand=1.5)
 
 
 def test_f1_features_pick_the_most_varied_classes():
