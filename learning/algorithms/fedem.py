@@ -11,7 +11,8 @@ normalised weighted gradient), and the server averages component :math:`k` with 
 FedEM predicts with the output mixture :math:`\\sum_k \\pi_{ik} p_{\\theta_k}(y|x)`; the round
 loop needs one parameter set per client, so the client's model here is its most likely
 component :math:`\\theta_{\\arg\\max_k \\pi_{ik}}` (equal to the mixture when :math:`\\pi_i` is
-one-hot).
+one-hot). :meth:`FedEM.mixture` hands out the components and :math:`\\pi` for evaluating the
+mixture itself (IP-FL's comparison does).
 """
 
 from __future__ import annotations
@@ -101,3 +102,8 @@ class FedEM(Algorithm):
     def cluster_models(self, state: State) -> Params:
         """The ``K`` component models (for cluster-level evaluation)."""
         return state["components"]
+
+    def mixture(self, state: State) -> tuple[Params, np.ndarray]:
+        """The components and the mixture weights :math:`\\pi` (N, K) of the prediction
+        :math:`\\sum_k \\pi_{ik} p_{\\theta_k}(y|x)`."""
+        return state["components"], state["pi"].double().cpu().numpy()

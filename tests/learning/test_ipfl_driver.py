@@ -234,6 +234,17 @@ def test_command_line_options_reach_the_run(tmp_path, capsys):
     assert _variant_name(IPFLRun()) == "ip-fl"
 
 
+def test_compare_runs_every_baseline_on_one_budget(capsys):
+    argv = ["ipfl", "--compare", "--dataset", "digits", "--model", "linear", "--clients", "8"]
+    assert main([*argv, "--rounds", "2", "--local-steps", "2", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    names = [r["method"] for r in rows]
+    assert names[0] == "ip-fl" and {"fedavg", "fedsoft", "fedem", "per-fedavg"} <= set(names)
+    fedavg = rows[names.index("fedavg")]
+    assert fedavg["pma_mean"] == 0.0 and fedavg["opt_out_rate"] == 1.0  # PMA = 0 is an opt-out
+    assert all(0.0 <= r["personalised_accuracy_mean"] <= 1.0 for r in rows)
+
+
 def test_bad_configuration_is_a_clear_error():
     with pytest.raises(ValueError, match="partition"):
         IPFLRun(partition="50:50")
