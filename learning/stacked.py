@@ -11,9 +11,9 @@ element-wise activations: ``lenet5``, ``cnn``, ``mlp`` and ``linear`` of
 :func:`supports` says so and falls back to ``vmap`` otherwise; a test holds the two to the
 same gradients.
 
-Layouts: images of K clients travel as ``[B, K*C, H, W]`` (channels-last) so one grouped
-convolution serves all clients; after ``Flatten`` features travel as ``[K, B, F]``. Max-pooling
-switches back to the default layout (see ``_LAYOUT``).
+Layouts: images of K clients travel as ``[B, K*C, H, W]`` in channels-last memory format
+(``_LAYOUT``) so one grouped convolution serves all clients, and stay in it through
+activations and max-pooling; after ``Flatten`` features travel as ``[K, B, F]``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import torch.nn.functional as F
 from torch import nn
 
 Params = dict[str, torch.Tensor]
-#: Convolutions run channels-last (their fast layout on CPU); max-pooling runs on the default
-#: layout, where it breaks ties between equal values the way the per-client loop does. In
-#: channels-last it picks another, equally valid, subgradient at ties (common on digits with
-#: a constant background), which breaks bitwise-close agreement with the reference engine.
+#: Memory format of the image stages: channels-last, the fast layout of oneDNN's grouped
+#: convolutions on CPU. Max-pooling in it picks the same element of a window with equal
+#: values as the default layout does (the first; ``tests/learning/test_stacked.py``), so the
+#: gradients equal the per-client loop's.
 _LAYOUT = torch.channels_last
 
 _ACTIVATIONS: dict[type[nn.Module], Callable[[torch.Tensor], torch.Tensor]] = {
@@ -88,9 +88,7 @@ def forward(model: nn.Module, params: Params, x: torch.Tensor) -> torch.Tensor:
                 groups=k,
             )
         elif isinstance(m, nn.MaxPool2d):
-            h = F.max_pool2d(
-                h.contiguous(), m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode
-            )
+            h = F.max_pool2d(h, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode)
         elif isinstance(m, nn.Flatten):
             h = h.reshape(b, k, -1).transpose(0, 1) if grouped else h.reshape(k, b, -1)
             grouped = False

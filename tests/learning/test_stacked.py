@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
@@ -40,3 +41,20 @@ def test_unsupported_models_fall_back():
     assert not stacked.supports(build_model("cnn", (3, 32, 32), 10))  # adaptive pooling
     assert not stacked.supports(nn.Sequential(nn.Conv2d(4, 4, 3, groups=2)))
     assert not stacked.supports(nn.Sequential(nn.Linear(3, 3), nn.Dropout()))
+
+
+def test_channels_last_max_pool_breaks_ties_like_the_default_layout():
+    """The premise of running max-pooling in channels-last: on windows full of equal values
+    (binary images, like the constant background of digits) it routes the gradient to the
+    same element as the default layout, so the stacked gradients equal the per-client loop's."""
+    gen = torch.Generator().manual_seed(0)
+    for shape in [(10, 480, 28, 28), (10, 1280, 10, 10), (3, 5, 9, 9)]:
+        x = torch.randint(0, 2, shape, generator=gen).float()
+        g = torch.randn(x.shape[0], x.shape[1], x.shape[2] // 2, x.shape[3] // 2, generator=gen)
+        grads = []
+        for fmt in (torch.contiguous_format, torch.channels_last):
+            leaf = x.contiguous(memory_format=fmt).requires_grad_(True)
+            out = F.max_pool2d(leaf, 2)
+            (grad,) = torch.autograd.grad(out, leaf, g)
+            grads.append((out, grad))
+        assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1])
