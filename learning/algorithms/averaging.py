@@ -19,6 +19,28 @@ The three algorithms differ only in the assignment:
 With ``finetune_steps > 0`` each client finally takes that many local steps from its group
 model and keeps the result as its personal model (FedAvg + fine-tuning).
 
+**Momentum across rounds.** Local training is the context's SGD; with heavy-ball momentum
+:math:`\\beta` (``ctx.local.sgd.momentum``) its buffer :math:`u` starts at zero every round by
+default (FedAvg with a fresh local optimiser). ``keep_momentum`` carries it over instead:
+
+- ``"client"``: each client keeps its own buffer, :math:`u_k \\leftarrow \\beta u_k + g_k`
+  at every local step of every round it takes part in. With one local step per round this is
+  the authors' MNIST Global/GT (FedSGD, spec ch2 §2.5.2-2.5.3):
+  :math:`w_g \\leftarrow w_g - \\eta \\sum_{k \\in S_g} n_k u_k / \\sum_{k \\in S_g} n_k`.
+- ``"group"``: one buffer per group, handed to its clients at the start of the round and
+  replaced by the same data-weighted mean as the models,
+  :math:`U_g \\leftarrow \\sum_{k \\in S_g} n_k u_k / \\sum_{k \\in S_g} n_k`. With one
+  full-batch step per round this is gradient descent with momentum on the group's pooled data,
+  :math:`U_g \\leftarrow \\beta U_g + \\bar g_g`, :math:`w_g \\leftarrow w_g - \\eta U_g`: the
+  synthetic code's Groundtruth (one buffer per cluster) and Centralized (spec ch2 §2.5.3,
+  §5.1.3).
+
+The two agree when every client takes part in every round with one local step (the mean is
+linear); they differ with partial participation or several local steps. The synthetic code's
+EMA :math:`u \\leftarrow 0.9u + 0.1g` at step :math:`\\eta` is the heavy ball at step
+:math:`0.1\\eta` for a buffer started at zero (spec ch2 §8 item 5); PyTorch's dampened SGD
+starts it at the first gradient instead, a transient this form does not reproduce.
+
 Personalised methods that move clients between groups (IFCA, clustering) subclass
 :class:`GroupAveraging` and override :meth:`GroupAveraging.configure` or the assignment.
 """
@@ -26,27 +48,42 @@ Personalised methods that move clients between groups (IFCA, clustering) subclas
 from __future__ import annotations
 
 from abc import abstractmethod
+from typing import Any
 
 import numpy as np
 import torch
 
-from econ.validation import non_negative
+from econ.validation import choice, non_negative
 from learning.algorithms.base import Context, FederatedAlgorithm, State, register
 from learning.engine import LocalResult, Params, group_mean, select
 
-__all__ = ["FedAvg", "GroupAveraging", "Local", "Oracle"]
+__all__ = ["KEEP_MOMENTUM", "FedAvg", "GroupAveraging", "Local", "Oracle"]
+
+#: Who owns a momentum buffer that persists across rounds (module docstring).
+KEEP_MOMENTUM = ("client", "group")
 
 
 class GroupAveraging(FederatedAlgorithm):
     """FedAvg within fixed groups of clients (see the module docstring).
 
     State: ``groups`` (stacked group models), ``assignment`` (group of each client, int64
-    tensor) and, after fine-tuning, ``personal`` (stacked client models).
+    tensor), with ``keep_momentum`` the buffers ``momentum`` (stacked, one row per client or
+    per group) and, after fine-tuning, ``personal`` (stacked client models).
     """
 
-    def __init__(self, ctx: Context, finetune_steps: int = 0) -> None:
+    def __init__(
+        self, ctx: Context, finetune_steps: int = 0, keep_momentum: str | None = None
+    ) -> None:
         super().__init__(ctx)
         self.finetune_steps = int(non_negative("finetune_steps", finetune_steps))
+        self.keep_momentum = (
+            None if keep_momentum is None else choice("keep_momentum", keep_momentum, KEEP_MOMENTUM)
+        )
+        if self.keep_momentum is not None and ctx.local.sgd.momentum == 0:
+            raise ValueError(
+                f"keep_momentum={keep_momentum!r} needs local SGD with momentum > 0; "
+                f"ctx.local.sgd.momentum is {ctx.local.sgd.momentum}"
+            )
 
     @abstractmethod
     def assignment(self) -> np.ndarray:
@@ -55,21 +92,40 @@ class GroupAveraging(FederatedAlgorithm):
     def init(self, models: Params, rng: np.random.Generator) -> State:
         assignment = np.asarray(self.assignment(), dtype=np.int64)
         first = [int(np.flatnonzero(assignment == g)[0]) for g in range(assignment.max() + 1)]
-        return {
+        state: State = {
             "groups": select(models, np.array(first)),
             "assignment": torch.as_tensor(assignment, device=self.ctx.device),
         }
+        if self.keep_momentum is not None:
+            owners = models if self.keep_momentum == "client" else state["groups"]
+            state["momentum"] = {k: torch.zeros_like(v) for k, v in owners.items()}
+        return state
 
     def configure(self, state: State, clients: np.ndarray) -> Params:
         return select(state["groups"], state["assignment"][self._index(clients)])
 
+    def _owners(self, state: State, clients: np.ndarray) -> torch.Tensor:
+        """Row of ``state["momentum"]`` that each of ``clients`` reads and writes."""
+        index = self._index(clients)
+        return index if self.keep_momentum == "client" else state["assignment"][index]
+
+    def fit_options(self, state: State, clients: np.ndarray) -> dict[str, Any]:
+        if self.keep_momentum is None:
+            return {}
+        return {"momentum": select(state["momentum"], self._owners(state, clients))}
+
     def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
         groups = state["assignment"][self._index(clients)]
         weights = self.ctx.train_sizes(clients)
-        return {
-            **state,
-            "groups": group_mean(trained.params, weights, groups, state["groups"]),
-        }
+        new = {**state, "groups": group_mean(trained.params, weights, groups, state["groups"])}
+        if self.keep_momentum == "group":
+            new["momentum"] = group_mean(trained.momentum, weights, groups, state["momentum"])
+        elif self.keep_momentum == "client":
+            index = self._index(clients)
+            new["momentum"] = {
+                k: v.index_copy(0, index, trained.momentum[k]) for k, v in state["momentum"].items()
+            }
+        return new
 
     def _index(self, clients: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(np.asarray(clients), dtype=torch.long, device=self.ctx.device)

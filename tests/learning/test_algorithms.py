@@ -1,5 +1,7 @@
 """Conformance of every registered algorithm, and what each of the basic ones promises."""
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -77,3 +79,106 @@ def test_unknown_algorithm_and_parameters_are_clear_errors():
         build_algorithm("fedavg", ctx, bogus=1)
     with pytest.raises(ValueError, match="finetune_steps"):
         build_algorithm("fedavg", ctx, finetune_steps=-1)
+
+
+# ------------------------------------------------------------------ momentum across rounds
+
+
+def _line_context(targets, clusters):
+    """Client i has one example x = 1 with target targets[i]: loss (w - t_i)^2, gradient
+    2 (w - t_i); one local step of heavy ball at lr 0.25, beta 0.5."""
+    from learning.algorithms import Context, LocalTraining
+    from learning.engine import BatchedEngine, SGDConfig, ShardedData, Task
+
+    xs = [np.ones((1, 1), np.float32) for _ in targets]
+    ys = [np.array([t], np.float32) for t in targets]
+    data = ShardedData.from_arrays(xs, ys, "cpu")
+    model = torch.nn.Linear(1, 1, bias=False)
+    return Context(
+        engine=BatchedEngine(model, Task(classification=False), torch.device("cpu")),
+        train=data,
+        test=data,
+        local=LocalTraining(1, 1, SGDConfig(0.25, momentum=0.5)),
+        clusters=np.asarray(clusters),
+    )
+
+
+def _two_rounds(name, targets, clusters, second, **params):
+    ctx = _line_context(targets, clusters)
+    algorithm = build_algorithm(name, ctx, **params)
+    state = algorithm.init({"weight": torch.zeros(len(targets), 1, 1)}, np.random.default_rng(0))
+    for r, clients in enumerate([np.arange(len(targets)), np.asarray(second)]):
+        state, _ = algorithm.round(state, clients, round_rng(0, r))
+    weights = algorithm.client_models(state)["weight"].flatten().tolist()
+    buffers = state["momentum"]["weight"].flatten().tolist() if "momentum" in state else None
+    return weights, buffers
+
+
+def test_local_keeps_each_clients_momentum_by_hand():
+    # round 1: g = 2(0 - t) = (-2, -6) = u, w = (0.5, 1.5); round 2: g = (-1, -3),
+    # kept u = 0.5 (-2, -6) + g = (-2, -6), w = (1, 3); reset u = g, w = (0.75, 2.25)
+    assert _two_rounds("local", [1, 3], [0, 1], [0, 1], keep_momentum="client") == (
+        [1.0, 3.0],
+        [-2.0, -6.0],
+    )
+    assert _two_rounds("local", [1, 3], [0, 1], [0, 1]) == ([0.75, 2.25], None)
+
+
+@pytest.mark.parametrize(
+    ("keep", "second", "weights", "buffers"),
+    [
+        # round 1: u_k = (-2, -6), w = mean(0.5, 1.5) = 1 (group buffer: mean -4);
+        # round 2 at w = 1: g = (0, -4); client u = (-1 + 0, -3 - 4) = (-1, -7),
+        # w = 1 + 0.25 mean(1, 7) = 2; group u = -2 + g = (-2, -6), w = 2, buffer -4
+        ("client", [0, 1], 2.0, [-1.0, -7.0]),
+        ("group", [0, 1], 2.0, [-4.0]),
+        # only client 0 in round 2: client u_0 = -1, w = 1.25; group u_0 = -2, w = 1.5
+        ("client", [0], 1.25, [-1.0, -6.0]),
+        ("group", [0], 1.5, [-2.0]),
+    ],
+)
+def test_fedavg_keeps_client_or_group_momentum_by_hand(keep, second, weights, buffers):
+    got = _two_rounds("fedavg", [1, 3], [0, 0], second, keep_momentum=keep)
+    assert got == ([weights] * 2, buffers)
+
+
+def test_oracle_keeps_one_momentum_per_cluster_by_hand():
+    # cluster 0 = clients (t = 1, 3) as FedAvg above; cluster 1 (t = 5): round 1 g = -10,
+    # w = 2.5; round 2 g = -5, u = -5 - 5 = -10, w = 5
+    got = _two_rounds("oracle", [1, 3, 5], [0, 0, 1], [0, 1, 2], keep_momentum="group")
+    assert got == ([2.0, 2.0, 5.0], [-4.0, -10.0])
+    # without memory: cluster 0 w = 1 + 0.25 mean(0, 4) = 1.5; cluster 1 w = 2.5 + 1.25
+    assert _two_rounds("oracle", [1, 3, 5], [0, 0, 1], [0, 1, 2]) == ([1.5, 1.5, 3.75], None)
+
+
+def test_kept_momentum_continues_local_sgd_across_rounds():
+    """Two rounds of Local with kept buffers are two chained calls of the engine's local SGD,
+    the second started from the first's momentum (3 steps each, beta 0.5)."""
+    ctx = tiny_context()
+    algorithm = build_algorithm("local", ctx, keep_momentum="client")
+    start, everyone = initial_models(ctx), np.arange(5)
+    state = algorithm.init(start, np.random.default_rng(0))
+    for r in range(2):
+        state, _ = algorithm.round(state, everyone, round_rng(0, r))
+    first = ctx.fit(start, everyone, round_rng(0, 0))
+    second = ctx.fit(first.params, everyone, round_rng(0, 1), momentum=first.momentum)
+    models = algorithm.client_models(state)
+    assert all(torch.allclose(models[k], second.params[k]) for k in models)
+    assert all(torch.allclose(state["momentum"][k], second.momentum[k]) for k in models)
+
+
+@pytest.mark.parametrize("keep", ["client", "group"])
+@pytest.mark.parametrize("name", ["local", "fedavg", "oracle"])
+def test_kept_momentum_follows_the_protocol(name, keep, monkeypatch):
+    monkeypatch.setitem(
+        globals(), "build_algorithm", functools.partial(build_algorithm, keep_momentum=keep)
+    )
+    test_every_algorithm_follows_the_protocol(name)
+
+
+def test_kept_momentum_needs_a_momentum_optimiser():
+    ctx = tiny_context(momentum=0.0)
+    with pytest.raises(ValueError, match="keep_momentum='client' needs local SGD with momentum"):
+        build_algorithm("fedavg", ctx, keep_momentum="client")
+    with pytest.raises(ValueError, match="keep_momentum must be one of"):
+        build_algorithm("oracle", tiny_context(), keep_momentum="server")
