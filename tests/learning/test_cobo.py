@@ -220,6 +220,51 @@ def test_noisy_gradients_find_the_clusters_then_flicker():
         assert 0.0 < run.weight_error[800:].mean() < 0.15
 
 
+def _late_weight_error(schedule: PairSchedule, rounds: int, seeds: range) -> np.ndarray:
+    """Mean off-diagonal |W - W*| over the last third of noisy (sigma = 1) toy runs."""
+    noisy = QuadraticToy(sigma=1.0)
+    return np.array(
+        [
+            simulate_quadratic(noisy, rounds, schedule=schedule, seed=s)
+            .weight_error[2 * rounds // 3 :]
+            .mean()
+            for s in seeds
+        ]
+    )
+
+
+def test_time_decaying_sampling_lowers_the_late_weight_noise():
+    # spec §7.2 A, sigma = 1: decaying the pair sampling freezes W and so damps the late
+    # flicker. Reduced size (6 seeds, 1500 rounds); measured: constant 0.070, 1/t 0.050
+    constant = _late_weight_error(PairSchedule("constant"), 1500, range(6))
+    decaying = _late_weight_error(PairSchedule("time"), 1500, range(6))
+    assert decaying.mean() < 0.85 * constant.mean()
+
+
+@pytest.mark.slow
+def test_time_decaying_sampling_lowers_the_late_weight_noise_full_size():
+    # 10 seeds, 3000 rounds (the spec's run length); measured: constant 0.070 (seeds within
+    # 0.066-0.074), 1/t 0.043 (0.002-0.076 across seeds)
+    constant = _late_weight_error(PairSchedule("constant"), 3000, range(10))
+    decaying = _late_weight_error(PairSchedule("time"), 3000, range(10))
+    assert decaying.mean() < 0.75 * constant.mean()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="spec §7.2 A [S] says decaying or mixed sampling cuts the late error from about "
+    "0.07 to about 0.015; measured over 10 seeds x 3000 rounds: constant 0.070, 1/t 0.043, "
+    "mixed (2/n for the first 0.2%, then 1/t) 0.064. Noise still zeroes in-cluster weights "
+    "late in the run (final in-cluster deficit 0.27 under 1/t against 0.40 under constant): "
+    "the few late samples a pair gets under 1/t fall in the noise-dominated phase",
+)
+def test_decaying_or_mixed_sampling_cuts_the_late_error_to_about_0_015():
+    rounds = 3000
+    for schedule in (PairSchedule("time"), PairSchedule("mixed", switch_at=rounds // 500)):
+        assert _late_weight_error(schedule, rounds, range(10)).mean() < 0.025
+
+
 def test_simplex_toy_puts_the_most_weight_on_the_cluster_mate():
     run = simulate_quadratic(TOY, 800, domain="simplex", gamma=0.01, seed=0)
     assert np.allclose(run.weights.sum(1), 1) and np.all(run.weights >= 0)
