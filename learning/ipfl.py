@@ -569,14 +569,8 @@ def _cold_start(
     and the members of each cluster, which train in round 0.
     """
     ctx, n, k = setup.ctx, setup.ctx.n_clients, run.clusters
-    pre = run_rounds(
-        build_algorithm("fedavg", ctx),
-        broadcast(setup.initial, n),
-        run.pretrain_rounds,
-        rng,
-        eval_every=run.pretrain_rounds,
-    )
-    base = {name: v[0] for name, v in pre.models.items()}
+    pre = _group_training(run, setup, setup.initial, run.pretrain_rounds, None, rng, "fedavg")
+    base = {name: v[0] for name, v in pre.items()}
     local = _local_train(run, ctx, broadcast(base, n), np.arange(n), rng)
     x = np.concatenate([src[0] for src in setup.sources])
     y = np.concatenate([src[1] for src in setup.sources])
@@ -616,22 +610,57 @@ def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _group_training(
+    run: IPFLRun,
+    setup: Setup,
+    start: Params,
+    rounds: int,
+    per_round: int | None,
+    rng: np.random.Generator,
+    name: str,
+) -> Params:
+    """Every client's model after ``rounds`` rounds of FedAvg (``name="fedavg"``) or local
+    training (``"local"``) from ``start``, ``per_round`` clients a round (all when None),
+    with the run's local optimiser. SGD runs the registered algorithm on the engine; the
+    engine has no Adadelta, so under it the same group averaging (one group of everyone, or
+    one per client; FedAvg's weighted mean) runs here with :func:`_local_train`."""
+    ctx, n = setup.ctx, setup.ctx.n_clients
+    if run.local_optimizer == "sgd":
+        outcome = run_rounds(
+            build_algorithm(name, ctx),
+            broadcast(start, n),
+            rounds,
+            rng,
+            clients_per_round=per_round,
+            eval_every=rounds,
+        )
+        return outcome.models
+    groups = np.zeros(n, dtype=np.int64) if name == "fedavg" else np.arange(n)
+    models = broadcast(start, int(groups.max()) + 1)
+    for _ in range(rounds):
+        clients = np.sort(rng.choice(n, n if per_round is None else per_round, replace=False))
+        trained = _local_train(run, ctx, select(models, groups[clients]), clients, rng)
+        models = group_mean(
+            trained.params,
+            ctx.train.sizes[torch.as_tensor(clients, device=ctx.device)].double(),
+            torch.as_tensor(groups[clients], device=ctx.device),
+            models,
+        )
+    return select(models, groups)
+
+
 def _reference(run: IPFLRun, setup: Setup, updates_per_round: int, start: Params) -> np.ndarray:
-    """ρ_i: FedAvg with the same budget of client updates per round, or local training, from
-    the model IP-FL's clusters started from (the pre-trained one after a cold start)."""
+    """ρ_i: FedAvg with the same budget of client updates per round and the same local
+    optimiser, or local training, from the model IP-FL's clusters started from (the
+    pre-trained one after a cold start)."""
     ctx = setup.ctx
+    per_round = min(ctx.n_clients, max(1, updates_per_round)) if run.rho == "fedavg" else None
     name = "fedavg" if run.rho == "fedavg" else "local"
-    per_round = min(ctx.n_clients, max(1, updates_per_round)) if name == "fedavg" else None
-    outcome = run_rounds(
-        build_algorithm(name, ctx),
-        broadcast(start, ctx.n_clients),
-        run.rounds,
-        np.random.default_rng([run.seed, 1]),
-        clients_per_round=per_round,
-        eval_every=run.rounds,
-    )
-    assert outcome.evaluation.accuracy is not None
-    return outcome.evaluation.accuracy
+    rng = np.random.default_rng([run.seed, 1])
+    models = _group_training(run, setup, start, run.rounds, per_round, rng, name)
+    accuracy = ctx.engine.evaluate(models, ctx.test).accuracy
+    assert accuracy is not None
+    return accuracy
 
 
 def run_ipfl(

@@ -17,6 +17,7 @@ from learning.ipfl import (
     IPFLRun,
     _accuracy_matrix,
     _adadelta,
+    _group_training,
     _mixture_accuracy,
     _variant_name,
     build_setup,
@@ -98,7 +99,7 @@ def test_resume_from_a_checkpoint_ends_like_the_uninterrupted_run(
 
 
 def test_reference_code_mode_keeps_integer_tokens(tiny_setup):
-    rc = dataclasses.replace(TINY, lr=1.0, mechanism=IPFLConfig(rc_compat=True, rc_shift_round=2))
+    rc = dataclasses.replace(TINY, mechanism=IPFLConfig(rc_compat=True, rc_shift_round=2))
     assert rc.local_optimizer == "adadelta"
     result = run_ipfl(rc, setup=tiny_setup)
     for record in result.history:
@@ -131,6 +132,22 @@ def test_adadelta_matches_torch(tiny_setup):
     reference = parameters_of(model)
     for name, value in reference.items():
         assert torch.allclose(ours.params[name][0], value, atol=1e-5)
+
+
+def test_reference_runs_train_with_the_run_optimiser(tiny_setup):
+    """Under Adadelta the FedAvg/local reference (and the cold start's pre-training) use it
+    too: one round of local training is Adadelta from the start for every client."""
+    run = dataclasses.replace(TINY, optimizer="adadelta")  # the setup carries the lr
+    ctx, n = tiny_setup.ctx, TINY.clients
+    got = _group_training(
+        run, tiny_setup, tiny_setup.initial, 1, None, np.random.default_rng(0), "local"
+    )
+    rng = np.random.default_rng(0)
+    clients = np.sort(rng.choice(n, n, replace=False))
+    start = {k: v[None].repeat(n, *([1] * v.ndim)) for k, v in tiny_setup.initial.items()}
+    want = _adadelta(ctx.engine, start, ctx.train, clients, ctx.local, rng)
+    for name, value in want.params.items():
+        assert torch.allclose(got[name], value, atol=1e-6)
 
 
 def test_fedsoft_importance_and_output_mixture(tiny_setup, tiny_result):
