@@ -871,7 +871,15 @@ def compare(
     run: IPFLRun, *, device: torch.device | str = "cpu", data_dir: str | None = None
 ) -> list[dict[str, Any]]:
     """IP-FL and every registered baseline on the same federation and budget: personalised
-    accuracy (mean, std over clients), PMA against FedAvg (pp) and the opt-out rate."""
+    accuracy (mean, std over clients), PMA against FedAvg (pp) and the opt-out rate.
+
+    The baselines train with the engine's SGD, so ``run`` must use SGD too (not the
+    reference code's Adadelta)."""
+    if run.local_optimizer != "sgd":
+        raise ValueError(
+            "compare trains the baselines with SGD; give optimizer='sgd' (with --rc-compat, "
+            "the reference code's Adadelta is used for IP-FL alone)"
+        )
     _load_baselines()
     setup = build_setup(run, device=device, data_dir=data_dir)
     result = run_ipfl(run, setup=setup)

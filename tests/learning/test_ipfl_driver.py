@@ -21,6 +21,7 @@ from learning.ipfl import (
     _mixture_accuracy,
     _variant_name,
     build_setup,
+    compare,
     personalise,
     run_ipfl,
 )
@@ -260,6 +261,8 @@ def test_compare_runs_every_baseline_on_one_budget(capsys):
     fedavg = rows[names.index("fedavg")]
     assert fedavg["pma_mean"] == 0.0 and fedavg["opt_out_rate"] == 1.0  # PMA = 0 is an opt-out
     assert all(0.0 <= r["personalised_accuracy_mean"] <= 1.0 for r in rows)
+    with pytest.raises(ValueError, match="SGD"):
+        compare(dataclasses.replace(TINY, optimizer="adadelta"))
 
 
 def test_bad_configuration_is_a_clear_error():
