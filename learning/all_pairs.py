@@ -18,13 +18,17 @@ from collections.abc import Mapping
 
 import numpy as np
 import torch
+from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
-from learning.engine import Engine, Params, ShardedData, sample_batches
+from learning import stacked
+from learning.engine import Engine, Params, ShardedData, Task, sample_batches
 
 __all__ = [
     "client_batches",
     "flatten",
+    "gradients_on",
+    "midpoint_gradient_products",
     "pairwise_gradients",
     "pairwise_gradients_loop",
     "pairwise_losses",
@@ -68,9 +72,82 @@ def client_batches(
     return data.x[rows], data.y[rows]
 
 
-def _loss_fn(engine: Engine):  # type: ignore[no-untyped-def]
+#: Examples (summed over the stacked models) per call of the batched kernels: bounds memory.
+_EXAMPLES = 16384
+
+
+def gradients_on(
+    model: nn.Module,
+    task: Task,
+    params: Mapping[str, torch.Tensor],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    batches: torch.Tensor,
+) -> tuple[Params, torch.Tensor]:
+    r"""Gradient and mean loss of stacked model ``v`` on batch ``batches[v]``, for every ``v``.
+
+    .. math::
+
+        g_v = \nabla_w \frac1B \sum_{b=1}^{B} \ell\big(f(x_{\beta_v, b}; w_v), y_{\beta_v, b}\big),
+        \qquad \beta_v = \texttt{batches}[v],
+
+    the building block of the all-pairs work. Models that :func:`learning.stacked.supports`
+    runs go through its hand-stacked forward and backward, every model a client of its own:
+    the models are ordered by batch, and when every batch feeds equally many of them the
+    first convolution reads each batch once (``shared``); other models go through
+    ``vmap(grad_and_value(functional_call))``. At most :data:`_EXAMPLES` examples per call.
+
+    Parameters
+    ----------
+    model, task : nn.Module, Task
+        Architecture (its own weights unused) and loss.
+    params : Params
+        ``V`` stacked models.
+    x, y : Tensor
+        ``N`` batches: ``(N, B, ...)``.
+    batches : Tensor of int64, shape (V,)
+        The batch of each model.
+
+    Returns
+    -------
+    grads : Params
+        ``(V, ...)`` per tensor.
+    losses : Tensor (V,)
+    """
+    batches = batches.to(device=x.device, dtype=torch.long)
+    order = torch.argsort(batches, stable=True)
+    ordered = {k: v.detach().index_select(0, order) for k, v in params.items()}
+    sorted_batches = batches.index_select(0, order)
+    used, counts = torch.unique_consecutive(sorted_batches, return_counts=True)
+    shared = int(counts[0]) if bool((counts == counts[0]).all()) else 1
+    per_call = max(1, _EXAMPLES // (x.shape[1] * shared)) * shared  # whole groups per call
+    use_stacked = stacked.supports(model)
+    vmapped = vmap(grad_and_value(_loss_fn(model, task)))
+    parts: list[tuple[Params, torch.Tensor]] = []
+    for start in range(0, order.shape[0], per_call):
+        chunk = {k: v[start : start + per_call] for k, v in ordered.items()}
+        if use_stacked and shared > 1:
+            rows = used[start // shared : (start + per_call) // shared]
+            xs, ys = x.index_select(0, rows), y.index_select(0, rows)
+            parts.append(stacked.loss_and_grad(model, task.losses, chunk, xs, ys, shared=shared))
+        else:
+            rows = sorted_batches[start : start + per_call]
+            xs, ys = x.index_select(0, rows), y.index_select(0, rows)
+            parts.append(
+                stacked.loss_and_grad(model, task.losses, chunk, xs, ys)
+                if use_stacked
+                else vmapped(chunk, xs, ys)
+            )
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.shape[0], device=order.device)
+    grads = {k: torch.cat([g[k] for g, _ in parts]).index_select(0, inverse) for k in params}
+    losses = torch.cat([loss for _, loss in parts]).index_select(0, inverse)
+    return grads, losses.detach()
+
+
+def _loss_fn(model: nn.Module, task: Task):  # type: ignore[no-untyped-def]
     def loss(params: Params, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return engine.task.loss(functional_call(engine.model, params, (x,)), y)
+        return task.loss(functional_call(model, params, (x,)), y)
 
     return loss
 
@@ -78,7 +155,8 @@ def _loss_fn(engine: Engine):  # type: ignore[no-untyped-def]
 def pairwise_gradients(
     engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor
 ) -> tuple[Params, torch.Tensor]:
-    """Gradient and loss of model ``i`` on batch ``j`` for all pairs, in one batched call.
+    """Gradient and loss of model ``i`` on batch ``j`` for all pairs, batched
+    (:func:`gradients_on` with the ``M`` models repeated for each of the ``N`` batches).
 
     Parameters
     ----------
@@ -95,10 +173,70 @@ def pairwise_gradients(
         Each tensor of shape ``(M, N, ...)``: entry ``[i, j]`` is :math:`\\nabla \\ell(x_i; B_j)`.
     losses : Tensor (M, N)
     """
-    per_batch = vmap(grad_and_value(_loss_fn(engine)), in_dims=(None, 0, 0))
-    table = vmap(per_batch, in_dims=(0, None, None))
-    grads, losses = table({k: v.detach() for k, v in params.items()}, x, y)
-    return grads, losses
+    n_models, n_batches = next(iter(params.values())).shape[0], x.shape[0]
+    every = {k: v.repeat(n_batches, *([1] * (v.ndim - 1))) for k, v in params.items()}
+    batches = torch.arange(n_batches, device=x.device).repeat_interleave(n_models)
+    grads, losses = gradients_on(engine.model, engine.task, every, x, y, batches)
+    table = {
+        k: g.reshape(n_batches, n_models, *g.shape[1:]).transpose(0, 1) for k, g in grads.items()
+    }
+    return table, losses.reshape(n_batches, n_models).T
+
+
+def midpoint_gradient_products(
+    model: nn.Module,
+    task: Task,
+    params: Mapping[str, torch.Tensor],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    pairs: np.ndarray,
+) -> torch.Tensor:
+    r"""CoBo's pairwise work, batched: for each pair :math:`(i, j)` of ``pairs``,
+
+    .. math::
+
+        s_{ij} = \big\langle \nabla f_i(z_{ij}; \xi_i),\ \nabla f_j(z_{ij}; \xi_j) \big\rangle,
+        \qquad z_{ij} = \tfrac12 (x_i + x_j)
+
+    (Hashemi et al. 2024, Algorithm 1, eq. (w)): the :math:`2P` midpoint gradients in
+    :func:`gradients_on`, model ``z_ij`` once on batch ``i`` and once on batch ``j``. The same
+    numbers as :func:`learning.algorithms.cobo.pairwise_work` (both paths) up to
+    floating-point summation order.
+
+    Parameters
+    ----------
+    model, task : nn.Module, Task
+        Architecture and loss.
+    params : Params
+        ``n`` stacked client models.
+    x, y : Tensor
+        One minibatch per client, ``(n, B, ...)``: row ``i`` is :math:`\xi_i`.
+    pairs : ndarray of int, shape (P, 2)
+        Client pairs ``(i, j)``, ``i != j``.
+
+    Returns
+    -------
+    Tensor of shape (P,)
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    first = next(iter(params.values()))
+    if pairs.shape[0] == 0:
+        return torch.zeros(0, dtype=first.dtype, device=first.device)
+    if np.any(pairs[:, 0] == pairs[:, 1]):
+        raise ValueError("pairs must join two different clients")
+    n = min(first.shape[0], x.shape[0])
+    if pairs.min() < 0 or pairs.max() >= n:
+        raise ValueError(f"pairs must index the {n} clients (models and batches), got {pairs}")
+    block = torch.as_tensor(pairs, device=first.device)
+    i, j = block[:, 0], block[:, 1]
+    z = {k: 0.5 * (v.index_select(0, i) + v.index_select(0, j)) for k, v in params.items()}
+    grads, _ = gradients_on(
+        model, task, {k: torch.cat([v, v]) for k, v in z.items()}, x, y, torch.cat([i, j])
+    )
+    half = pairs.shape[0]
+    return sum(  # type: ignore[return-value]
+        (g[:half] * g[half:]).reshape(half, -1).sum(1) for g in grads.values()
+    )
 
 
 def pairwise_gradients_loop(
@@ -133,8 +271,6 @@ def pairwise_losses(
 ) -> torch.Tensor:
     """Mean loss of model ``i`` on batch ``j``: ``(M, N)``, forward passes only."""
 
-    def loss(p: Params, xb: torch.Tensor, yb: torch.Tensor) -> torch.Tensor:
-        return engine.task.loss(functional_call(engine.model, p, (xb,)), yb)
-
+    loss = _loss_fn(engine.model, engine.task)
     table = vmap(vmap(loss, in_dims=(None, 0, 0)), in_dims=(0, None, None))
     return table(params, x, y)

@@ -42,6 +42,10 @@ def _leaves(model: nn.Module) -> list[tuple[str, nn.Module]]:
     return [(name, m) for name, m in model.named_modules() if not list(m.children())]
 
 
+def _has_weight(m: nn.Module) -> bool:
+    return isinstance(m, (nn.Conv2d, nn.Linear))
+
+
 def supports(model: nn.Module) -> bool:
     """Whether :func:`loss_and_grad` can run ``model`` (a plain stack of supported layers)."""
     if not isinstance(model, nn.Sequential):
@@ -62,12 +66,23 @@ def supports(model: nn.Module) -> bool:
     return True
 
 
-def forward(model: nn.Module, params: Params, x: torch.Tensor) -> torch.Tensor:
-    """Outputs ``[K, B, out]`` of K stacked models on their own inputs ``x`` of ``[K, B, ...]``."""
-    k, b = x.shape[:2]
+def forward(model: nn.Module, params: Params, x: torch.Tensor, *, shared: int = 1) -> torch.Tensor:
+    """Outputs ``[K, B, out]`` of K stacked models: model ``k`` on input ``x[k // shared]``.
+
+    ``x`` has shape ``[K / shared, B, ...]``: with ``shared > 1`` each input feeds ``shared``
+    consecutive models, and a first ``Conv2d`` reads it once (a grouped convolution with
+    ``K / shared`` groups of ``shared`` models' filters) instead of ``shared`` copies.
+    """
+    b = x.shape[1]
+    k = next(iter(params.values())).shape[0]
+    if k != x.shape[0] * shared:
+        raise ValueError(f"{k} models cannot share {x.shape[0]} inputs {shared} by {shared}")
+    leaves = _leaves(model)
+    if shared > 1 and not isinstance(next(m for _, m in leaves if _has_weight(m)), nn.Conv2d):
+        x, shared = x.repeat_interleave(shared, 0), 1
     h = x
     grouped = False  # True while h is [B, K*C, H, W]
-    for name, m in _leaves(model):
+    for name, m in leaves:
         prefix = f"{name}." if name else ""
         if isinstance(m, nn.Conv2d):
             if not grouped:
@@ -85,8 +100,9 @@ def forward(model: nn.Module, params: Params, x: torch.Tensor) -> torch.Tensor:
                 None if bias is None else bias.reshape(-1),
                 stride=m.stride,
                 padding=m.padding,
-                groups=k,
+                groups=k // shared,
             )
+            shared = 1
         elif isinstance(m, nn.MaxPool2d):
             h = F.max_pool2d(h, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode)
         elif isinstance(m, nn.Flatten):
@@ -111,16 +127,21 @@ def loss_and_grad(
     params: Params,
     x: torch.Tensor,
     y: torch.Tensor,
+    *,
+    shared: int = 1,
 ) -> tuple[Params, torch.Tensor]:
     """Per-client gradients of the mean loss over each client's batch, and those losses ``[K]``.
 
-    The clients share no parameters, so the gradient of the sum of their losses with respect to
+    Model ``k`` sees the batch ``x[k // shared], y[k // shared]`` (see :func:`forward`). The
+    clients share no parameters, so the gradient of the sum of their losses with respect to
     the stacked parameters is every client's own gradient.
     """
-    k, b = x.shape[:2]
+    if shared > 1:
+        y = y.repeat_interleave(shared, 0)
+    k, b = y.shape[:2]
     leaves = {n: p.detach().requires_grad_(True) for n, p in params.items()}
     with torch.enable_grad():
-        out = forward(model, leaves, x)
+        out = forward(model, leaves, x, shared=shared)
         losses = (
             per_example_loss(out.reshape(k * b, -1), y.reshape(k * b, *y.shape[2:]))
             .reshape(k, b)

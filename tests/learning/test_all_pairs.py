@@ -1,17 +1,23 @@
 """The batched all-pairs table equals the per-pair loop."""
 
 import numpy as np
+import pytest
 import torch
+from torch import nn
 
+from learning import all_pairs
+from learning.algorithms.cobo import pairwise_work
 from learning.all_pairs import (
     client_batches,
     flatten,
+    midpoint_gradient_products,
     pairwise_gradients,
     pairwise_gradients_loop,
     pairwise_losses,
     unflatten,
 )
-from tests.learning._tiny_problem import initial_models, tiny_context
+from learning.engine import BatchedEngine, Task, broadcast, parameters_of
+from tests.learning._tiny_problem import CPU, N_CLASSES, initial_models, tiny_context
 
 
 def _setup():
@@ -23,7 +29,23 @@ def _setup():
     return ctx, {k: v[:3] for k, v in models.items()}, x, y
 
 
-def test_batched_table_matches_the_loop():
+def _unsupported_engine():
+    """A model :mod:`learning.stacked` refuses (Softplus), so the kernels fall back to vmap."""
+    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 8), nn.Softplus(), nn.Linear(8, N_CLASSES))
+    return BatchedEngine(model, Task.for_classes(N_CLASSES), CPU)
+
+
+def _perturbed(engine, n):
+    g = torch.Generator().manual_seed(1)
+    return {
+        k: v + 0.1 * torch.randn(v.shape, generator=g)
+        for k, v in broadcast(parameters_of(engine.model), n).items()
+    }
+
+
+@pytest.mark.parametrize("examples", [16384, 40])  # one call; several calls of whole groups
+def test_batched_table_matches_the_loop(monkeypatch, examples):
+    monkeypatch.setattr(all_pairs, "_EXAMPLES", examples)
     ctx, models, x, y = _setup()
     grads, losses = pairwise_gradients(ctx.engine, models, x, y)
     ref_grads, ref_losses = pairwise_gradients_loop(ctx.engine, models, x, y)
@@ -33,6 +55,45 @@ def test_batched_table_matches_the_loop():
         assert grads[name].shape == (3, 4, *models[name].shape[1:])
         assert torch.allclose(grads[name], ref_grads[name], atol=1e-5)
     assert torch.allclose(pairwise_losses(ctx.engine, models, x, y), ref_losses, atol=1e-6)
+
+
+def test_table_of_a_model_stacked_refuses_matches_the_loop():
+    engine = _unsupported_engine()
+    _, _, x, y = _setup()
+    models = _perturbed(engine, 3)
+    grads, losses = pairwise_gradients(engine, models, x, y)
+    ref_grads, ref_losses = pairwise_gradients_loop(engine, models, x, y)
+    assert torch.allclose(losses, ref_losses, atol=1e-6)
+    assert all(torch.allclose(grads[k], ref_grads[k], atol=1e-6) for k in grads)
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        np.array([(i, j) for i in range(5) for j in range(i + 1, 5)]),  # all: shared batches
+        np.array([(3, 0), (1, 4), (3, 1)]),  # sampled: batches used unequally often
+    ],
+)
+@pytest.mark.parametrize("unsupported", [False, True])
+def test_midpoint_products_match_the_cobo_loop(pairs, unsupported):
+    ctx = tiny_context()
+    x, y = client_batches(ctx.train, np.arange(5), 6, np.random.default_rng(0))
+    engine = _unsupported_engine() if unsupported else ctx.engine
+    models = _perturbed(engine, 5)
+    ours = midpoint_gradient_products(engine.model, engine.task, models, x, y, pairs)
+    loop = pairwise_work(models, (x, y), pairs, batched=False, model=engine.model, task=engine.task)
+    assert ours.shape == (len(pairs),) and bool((loop.abs() > 1e-3).all())
+    torch.testing.assert_close(ours, loop, rtol=1e-4, atol=1e-6)
+
+
+def test_midpoint_products_reject_bad_pairs():
+    ctx, models, x, y = _setup()
+    kw = dict(model=ctx.engine.model, task=ctx.engine.task, params=models, x=x, y=y)
+    assert midpoint_gradient_products(**kw, pairs=np.zeros((0, 2))).shape == (0,)
+    with pytest.raises(ValueError, match="different"):
+        midpoint_gradient_products(**kw, pairs=np.array([[1, 1]]))
+    with pytest.raises(ValueError, match="index"):
+        midpoint_gradient_products(**kw, pairs=np.array([[0, 3]]))
 
 
 def test_diagonal_is_the_engine_gradient():
@@ -67,8 +128,9 @@ def test_bench_all_pairs_command_does_the_same_work_both_ways(capsys):
 
     from learning.cli import main
 
-    args = ["bench", "all-pairs", "--method", "fc", "--clients", "3", "--repeats", "1"]
-    assert main([*args, "--batch-size", "4", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["benchmark"] == "all-pairs" and out["clients"] == 3
-    assert out["max_difference"] < 1e-4 and out["batched_s"] > 0
+    for method in ("fc", "cobo"):
+        args = ["bench", "all-pairs", "--method", method, "--clients", "3", "--repeats", "1"]
+        assert main([*args, "--batch-size", "4", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["benchmark"] == "all-pairs" and out["clients"] == 3
+        assert out["max_difference"] < 1e-4 and out["batched_s"] > 0

@@ -58,3 +58,26 @@ def test_channels_last_max_pool_breaks_ties_like_the_default_layout():
             (grad,) = torch.autograd.grad(out, leaf, g)
             grads.append((out, grad))
         assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1])
+
+
+@pytest.mark.parametrize("name", ["lenet5", "mlp"])
+def test_shared_inputs_equal_repeated_inputs(name):
+    gen = torch.Generator().manual_seed(2)
+    model = build_model(name, (1, 8, 8), 10, generator=gen)
+    k, shared, b = 6, 3, 4
+    params = {
+        n: p.detach().expand(k, *p.shape) + 0.01 * torch.randn(k, *p.shape, generator=gen)
+        for n, p in model.named_parameters()
+    }
+    x = torch.randn(k // shared, b, 1, 8, 8, generator=gen)
+    y = torch.randint(0, 10, (k // shared, b), generator=gen)
+    task = Task.for_classes(10)
+    grads, loss = stacked.loss_and_grad(model, task.losses, params, x, y, shared=shared)
+    ref_grads, ref_loss = stacked.loss_and_grad(
+        model, task.losses, params, x.repeat_interleave(shared, 0), y.repeat_interleave(shared, 0)
+    )
+    torch.testing.assert_close(loss, ref_loss)
+    for n in params:
+        torch.testing.assert_close(grads[n], ref_grads[n], rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="share"):
+        stacked.forward(model, params, x, shared=2)
