@@ -108,8 +108,10 @@ class IPFLConfig:
     rc_perf, rc_rand, rc_shift_round
         The RC slot schedule (``iter_avg`` config: 5 + 2 per tier, shift at round 100).
     rc_bugs
-        Also the two RC bugs: the last selected client pays for everyone; ``Acc_max`` reset
-        to 0 after a non-improving round. Only with ``rc_compat``.
+        Also the RC's bugs (spec §7.4 items 1, 3, 4): the last selected client pays for
+        everyone; ``Acc_max`` reset to 0 after a non-improving round; the reward passes of a
+        round stop at the first tier whose pool is empty, skipping every later tier (see
+        :func:`settle_cluster`). Only with ``rc_compat``.
     """
 
     tok_init: float = 100.0
@@ -413,14 +415,19 @@ def settle_cluster(
     config: IPFLConfig,
     *,
     registered: ArrayLike | None = None,
-) -> tuple[Ledger, RefundTracker, float]:
+    rewards: bool = True,
+) -> tuple[Ledger, RefundTracker, float, bool]:
     """Refund then rewards of one cluster in one paid round (Alg. 1 order: payment ->
     training -> aggregation -> profiler -> reimbursement -> rewards).
 
     ``registered`` lists every client ever associated with the tier (default: the payers);
     under ``rc_compat`` the refund goes to all of them (RC "Reimburse Token to ALL
     Consumers", spec §7.4 item 4) and the participation pass of the rewards ranks them.
-    Returns the ledger, the updated ``Acc_max`` tracker and the refund fraction used.
+    ``rewards=False`` skips the rewards: the RC's reward functions ``return`` at the first
+    tier whose pool is empty, so with ``rc_bugs`` the driver stops rewarding the later
+    clusters of the round once this function reports an empty pool.
+    Returns the ledger, the updated ``Acc_max`` tracker, the refund fraction used, and
+    whether the pool was empty when the rewards came due.
     """
     payers = np.asarray(payers, dtype=np.int64).reshape(-1)
     members = payers if registered is None else np.asarray(registered, dtype=np.int64).ravel()
@@ -429,11 +436,15 @@ def settle_cluster(
     best = tracker.acc_max[cluster]
     improved = best is not None and acc > best
     ledger = refund(ledger, cluster, consumers, u, integer=config.integer_tokens)
-    if config.reward_mode == "rc_split":
-        ledger = rc_split_rewards(ledger, cluster, payers, psi, members, omega, improved=improved)
-    else:
-        ledger = reward(ledger, cluster, payers, psi, omega, integer=config.integer_tokens)
-    return ledger, tracker.update(cluster, acc, config), u
+    empty = bool(ledger.pools[cluster] <= 0)
+    if rewards and not empty:
+        if config.reward_mode == "rc_split":
+            ledger = rc_split_rewards(
+                ledger, cluster, payers, psi, members, omega, improved=improved
+            )
+        else:
+            ledger = reward(ledger, cluster, payers, psi, omega, integer=config.integer_tokens)
+    return ledger, tracker.update(cluster, acc, config), u, empty
 
 
 @cache

@@ -766,6 +766,7 @@ def run_ipfl(
             )
             cluster_val = engine.evaluate(select(new, ks), setup.val, cs).accuracy
             assert cluster_val is not None
+            rewards_halted = False  # the RC's reward passes stop at an empty pool (rc_bugs)
             for c in range(k):
                 rows = np.flatnonzero(ks == c)
                 if rows.size == 0:
@@ -786,7 +787,7 @@ def run_ipfl(
                 best = state["tracker"].acc_max[c]
                 state["improved"][c] = best is None or acc_c > best
                 if paid_round:
-                    ledger, state["tracker"], refunds[c] = settle_cluster(
+                    ledger, state["tracker"], refunds[c], empty = settle_cluster(
                         ledger,
                         state["tracker"],
                         c,
@@ -796,7 +797,9 @@ def run_ipfl(
                         state["omega"][c],
                         mech,
                         registered=np.flatnonzero(state["omega"][c] > 0),
+                        rewards=not rewards_halted,
                     )
+                    rewards_halted |= mech.rc_bugs and empty
                 else:
                     state["tracker"] = state["tracker"].update(c, acc_c, mech)
             models = new

@@ -38,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="reference-code behaviours (Adadelta, 5+2 slots, step refunds to all members)",
     )
     parser.add_argument(
+        "--rc-bugs",
+        action="store_true",
+        help="with --rc-compat, also the reference code's bugs (the last selected client pays "
+        "for everyone, Acc_max reset, reward passes stop at an empty pool)",
+    )
+    parser.add_argument(
         "--importance",
         choices=("accuracy", "fedsoft"),
         default="accuracy",
@@ -77,6 +83,7 @@ def _run_config(args: argparse.Namespace) -> Any:
         th_bid=args.th_bid,
         incentive=not args.no_incentive,
         rc_compat=args.rc_compat,
+        rc_bugs=args.rc_bugs,
     )
     return IPFLRun(
         dataset=args.dataset,

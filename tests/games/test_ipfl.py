@@ -59,7 +59,7 @@ def _round(ledger, tracker, config, rng, n_clusters, accs):
         assert abs(ledger.total - start) < 1e-9
         psi = rng.normal(size=n)
         omega = rng.integers(0, 5, size=n)
-        ledger, tracker, u = settle_cluster(
+        ledger, tracker, u, _ = settle_cluster(
             ledger, tracker, c, paid, float(accs[c]), psi, omega, config, registered=np.arange(n)
         )
         assert abs(ledger.total - start) < 1e-9
@@ -152,17 +152,36 @@ def test_rc_refund_goes_to_every_tier_member():
     tracker = RefundTracker((0.5,))
     members = np.array([0, 1, 2, 3, 4, 5])  # client 5 joined in an earlier round
     psi, omega = np.zeros(6), np.ones(6)
-    after, _, u = settle_cluster(
+    after, _, u, _ = settle_cluster(
         ledger, tracker, 0, paid, 0.4, psi, omega, config, registered=members
     )
     assert u == pytest.approx(len(members) / 10.0)
     refunded = after.tokens - ledger.tokens
     assert refunded[5] >= 1.0  # a member that did not pay this round is refunded too
     assert after.total == ledger.total == 60.0
-    default, _, _ = settle_cluster(
+    default, _, _, _ = settle_cluster(
         ledger, tracker, 0, paid, 0.4, psi, omega, IPFLConfig(), registered=members
     )
     assert default.tokens[5] == ledger.tokens[5]  # the corrected reading refunds payers only
+
+
+def test_settlement_reports_an_empty_pool_and_can_skip_the_rewards():
+    """Spec §7.4 item 4 (RC bug): the reward passes stop at the first tier whose pool is empty;
+    settle_cluster reports the empty pool so the driver can skip the later tiers' rewards."""
+    config = IPFLConfig(rc_compat=True, rc_bugs=True)
+    ledger, paid = collect(Ledger.start(4, 1, 10.0), 0, [0, 1, 2, 3], 1.0)
+    psi, omega = np.array([0.4, 0.3, 0.2, 0.1]), np.ones(4)
+    tracker = RefundTracker((0.5,))
+    # no improvement: the RC refunds the whole pool (ratio 1), which leaves it empty
+    after, _, u, empty = settle_cluster(ledger, tracker, 0, paid, 0.4, psi, omega, config)
+    assert u == 1.0 and empty and after.pools[0] == 0 and after.total == ledger.total
+    # an improvement: nothing refunded, the pool stays, and rewards=False leaves it untouched
+    kept, _, u, empty = settle_cluster(
+        ledger, tracker, 0, paid, 0.9, psi, omega, config, rewards=False
+    )
+    assert u == 0.0 and not empty and kept.pools[0] == ledger.pools[0] == 4.0
+    paid_out, _, _, _ = settle_cluster(ledger, tracker, 0, paid, 0.9, psi, omega, config)
+    assert paid_out.pools[0] < 4.0 and paid_out.total == ledger.total
 
 
 def test_rc_slot_schedule_moves_one_slot_at_round_100():

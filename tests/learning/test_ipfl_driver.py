@@ -242,7 +242,14 @@ def test_command_line_options_reach_the_run(tmp_path, capsys):
     assert main([*tiny, "--rc-compat", "--out", str(tmp_path / "rc")]) == 0
     saved = json.loads((tmp_path / "rc" / "ipfl_result.json").read_text())
     assert saved["run"]["lr"] == 1.0 and saved["run"]["mechanism"]["rc_compat"] is True
+    assert saved["run"]["mechanism"]["rc_bugs"] is False
     capsys.readouterr()
+    assert main([*tiny, "--rc-compat", "--rc-bugs", "--out", str(tmp_path / "bugs")]) == 0
+    bugs = json.loads((tmp_path / "bugs" / "ipfl_result.json").read_text())
+    assert bugs["run"]["mechanism"]["rc_bugs"] is True
+    capsys.readouterr()
+    assert main([*tiny, "--rc-bugs"]) == 2  # the bugs only come with the reference code
+    assert "rc_bugs needs rc_compat" in capsys.readouterr().err
     options = ["--importance", "fedsoft", "--personalize", "output_mixture", "--th-bid", "1.0"]
     assert main([*tiny, *options, "--out", str(tmp_path / "mix")]) == 0
     saved = json.loads((tmp_path / "mix" / "ipfl_result.json").read_text())
