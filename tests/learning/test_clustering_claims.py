@@ -67,9 +67,12 @@ def test_u15_minibatch_gradient_variance(batch):
 
 def _fig2_diagnostics(epochs):
     """A^2_i and Delta^2_i (paper's loss scale) of all 300 clients at client 0's model before
-    each of ``epochs`` GT epochs (lr 1e-4, oracle start)."""
+    each of ``epochs`` GT epochs (lr 1e-4 with the EMA momentum 0.9: the heavy ball at 1e-5
+    with one buffer per cluster kept across rounds; oracle start)."""
     truth, start, clusters, train = _regression(4, 75)
-    algorithm, models = _setup("oracle", truth, start, clusters, train, 1e-4)
+    algorithm, models = _setup(
+        "oracle", truth, start, clusters, train, 1e-5, sgd_momentum=0.9, keep_momentum="group"
+    )
     engine, n = algorithm.ctx.engine, clusters.size
     x, y = client_batches(train, np.arange(n), 9, np.random.default_rng(0))  # full batches
     labels = torch.as_tensor(clusters)
