@@ -40,9 +40,9 @@ client trusts everyone until the midpoint gradients disagree) and :func:`leave_c
 deletes them; in the federated algorithm, clients absent from a round neither train nor
 update their weights.
 
-The all-pairs work (gradients at pairwise midpoints) is :func:`pairwise_work`: one
-``torch.vmap`` of ``torch.func.grad`` over the stacked midpoints, or a plain per-pair loop
-with the same numbers. :func:`simulate_quadratic` runs the algorithm on Example 2 of the
+The all-pairs work (gradients at pairwise midpoints) is :func:`pairwise_work`: all
+midpoints at once on the hand-stacked layers of :mod:`learning.all_pairs`, or a plain per-pair
+loop with the same numbers. :func:`simulate_quadratic` runs the algorithm on Example 2 of the
 paper (clustered quadratics) with exact gradients, for the checks of spec §7.2 A.
 """
 
@@ -55,10 +55,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
-from torch.func import functional_call, grad, vmap
+from torch.func import functional_call
 
 from econ.validation import choice, non_negative, positive, positive_int, unit_interval
 from learning.algorithms.base import Algorithm, Context, State, register
+from learning.all_pairs import midpoint_gradient_products
 from learning.engine import Params, Task, sample_batches, select
 
 __all__ = [
@@ -87,8 +88,6 @@ SCHEDULES = ("all", "constant", "time", "mixed")
 DECAYS = ("1/t", "1/sqrt(t)")
 DOMAINS = ("box", "simplex")
 INNER_SOLVERS = ("pgd", "exact")
-
-_PAIR_CHUNK = 256  # midpoint pairs per vmap call
 
 
 # --------------------------------------------------------------------------- weights
@@ -266,14 +265,6 @@ def _loss_fn(model: nn.Module, task: Task) -> Callable[..., torch.Tensor]:
     return loss
 
 
-def _midpoints(params: Mapping[str, torch.Tensor], i: torch.Tensor, j: torch.Tensor) -> Params:
-    return {name: 0.5 * (p.index_select(0, i) + p.index_select(0, j)) for name, p in params.items()}
-
-
-def _inner(ga: Mapping[str, torch.Tensor], gb: Mapping[str, torch.Tensor]) -> torch.Tensor:
-    return sum((ga[n] * gb[n]).reshape(ga[n].shape[0], -1).sum(1) for n in ga)  # type: ignore[return-value]
-
-
 def pairwise_work(
     params: Mapping[str, torch.Tensor],
     data: tuple[torch.Tensor, torch.Tensor],
@@ -282,7 +273,6 @@ def pairwise_work(
     batched: bool,
     model: nn.Module,
     task: Task,
-    chunk: int = _PAIR_CHUNK,
 ) -> torch.Tensor:
     r"""One round of CoBo's pairwise work: the inner product of the two clients' gradients
     at the midpoint of each pair,
@@ -305,24 +295,21 @@ def pairwise_work(
     pairs : ndarray of int, shape (P, 2)
         Client pairs ``(i, j)`` (rows of ``params`` and ``data``), ``i != j``.
     batched : bool
-        True: the :math:`2P` midpoint gradients in one ``torch.vmap(torch.func.grad(...))``
-        call per ``chunk`` pairs. False: a plain Python loop over the pairs, one
-        ``torch.autograd.grad`` per client and pair. Both give the same numbers (up to
-        floating-point summation order).
+        True: the :math:`2P` midpoint gradients together
+        (:func:`learning.all_pairs.midpoint_gradient_products`). False: a plain Python loop
+        over the pairs, one ``torch.autograd.grad`` per client and pair. Both give the same
+        numbers (up to floating-point summation order).
     model : nn.Module
         The architecture, called with :func:`torch.func.functional_call`; its own weights
         are not used.
     task : Task
         The loss (cross-entropy or squared error).
-    chunk : int
-        Pairs per vmap call (bounds the memory of the batched path).
 
     Returns
     -------
     Tensor of shape (P,)
         :math:`s_{ij}` for each pair, on the parameters' device.
     """
-    chunk = positive_int("chunk", chunk)
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     first = next(iter(params.values()))
     if pairs.shape[0] == 0:
@@ -330,33 +317,9 @@ def pairwise_work(
     if np.any(pairs[:, 0] == pairs[:, 1]):
         raise ValueError("pairs must join two different clients")
     x, y = data
-    loss = _loss_fn(model, task)
     if batched:
-        return _pairwise_batched(params, x, y, pairs, loss, chunk)
-    return _pairwise_loop(params, x, y, pairs, loss)
-
-
-def _pairwise_batched(
-    params: Mapping[str, torch.Tensor],
-    x: torch.Tensor,
-    y: torch.Tensor,
-    pairs: np.ndarray,
-    loss: Callable[..., torch.Tensor],
-    chunk: int,
-) -> torch.Tensor:
-    per_model = vmap(grad(loss))
-    device = next(iter(params.values())).device
-    out = []
-    for start in range(0, pairs.shape[0], chunk):
-        block = torch.as_tensor(pairs[start : start + chunk], device=device)
-        i, j = block[:, 0], block[:, 1]
-        z = _midpoints(params, i, j)
-        both = {name: torch.cat([p, p]) for name, p in z.items()}
-        owners = torch.cat([i, j])
-        g = per_model(both, x.index_select(0, owners), y.index_select(0, owners))
-        half = block.shape[0]
-        out.append(_inner({n: v[:half] for n, v in g.items()}, {n: v[half:] for n, v in g.items()}))
-    return torch.cat(out).detach()
+        return midpoint_gradient_products(model, task, params, x, y, pairs)
+    return _pairwise_loop(params, x, y, pairs, _loss_fn(model, task))
 
 
 def _pairwise_loop(

@@ -3,8 +3,8 @@
 ``fc``: Federated-Clustering's table of every model's gradient on every client's minibatch
 (:func:`learning.all_pairs.pairwise_gradients` vs :func:`~learning.all_pairs.pairwise_gradients_loop`).
 ``cobo``: CoBo's gradient inner products at the midpoints of all pairs
-(:func:`learning.all_pairs.midpoint_gradient_products` vs the per-pair loop of
-:func:`learning.algorithms.cobo.pairwise_work` with ``batched=False``).
+(:func:`learning.algorithms.cobo.pairwise_work`, batched through
+:func:`learning.all_pairs.midpoint_gradient_products`, vs its per-pair loop).
 Clients hold iid shares of ``mnist5k``; every client's model is the same initial model plus
 its own small perturbation, so all models differ. Each path is timed ``repeats`` times,
 alternating, after one warm-up; the best time of each counts. The largest difference
@@ -24,7 +24,6 @@ from econ.validation import choice, positive_int
 from learning.all_pairs import (
     client_batches,
     flatten,
-    midpoint_gradient_products,
     pairwise_gradients,
     pairwise_gradients_loop,
 )
@@ -100,10 +99,8 @@ def measure_all_pairs(
         pairs = np.array([(i, j) for i in range(clients) for j in range(i + 1, clients)])
 
         def work(batched: bool) -> torch.Tensor:
-            if batched:
-                return midpoint_gradient_products(engine.model, engine.task, params, x, y, pairs)
             return pairwise_work(
-                params, (x, y), pairs, batched=False, model=engine.model, task=engine.task
+                params, (x, y), pairs, batched=batched, model=engine.model, task=engine.task
             )
 
     def timed(batched: bool) -> tuple[float, torch.Tensor]:
