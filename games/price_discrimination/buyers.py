@@ -74,6 +74,8 @@ class RoundTypes:
     ``k`` high types among the ``n`` buyers (Binomial(n, mu)), ``e`` of them evading when
     strategic (Binomial(k, q*)). Per-pair arrays have the pairs on their last axis; mode axes
     are 0 for truthful, 1 for strategic buyers (who then evade: ``e`` in mode 1, none in 0).
+    A table over (mode, pair) flattened mode-major is read at *columns*
+    ``pair + size * strategic`` (:meth:`columns`).
 
     Attributes
     ----------
@@ -111,6 +113,15 @@ class RoundTypes:
         ks, es = np.array(pairs, dtype=np.int32).T
         guide = np.searchsorted(cdf, np.arange(guide_size) / guide_size, side="right")
         return cls(game, ks, es, cdf, guide)
+
+    @property
+    def size(self) -> int:
+        """The number of pairs."""
+        return int(self.cdf.size)
+
+    def columns(self, pair: NDArray[np.intp], strategic: Any) -> NDArray[np.intp]:
+        """Columns of (mode, pair) in tables flattened mode-major."""
+        return pair + self.size * np.asarray(strategic, dtype=np.intp)
 
     def draw(self, uniforms: Floats) -> NDArray[np.intp]:
         """Pair indices by inverse CDF: the first pair whose cumulative probability exceeds the

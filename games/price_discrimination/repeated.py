@@ -257,7 +257,8 @@ def simulate(
     estimator = ConsistentEstimator(game, runs, rounds, alpha_hat_init, spread)
     sums = estimator.sums  # row t + 1 is written in round t (0-based)
     types = RoundTypes.of(game)
-    increment_table = estimator.increments(types.informative())  # (mode, pairs)
+    increment_table = estimator.increments(types.informative()).reshape(-1)  # by column
+    column = np.empty(runs, dtype=np.intp)
     high_types = np.empty((rounds, runs), np.int32)
     would_evade = np.empty((rounds, runs), np.int32)
     mode_log = np.empty((rounds, runs), bool)
@@ -272,12 +273,13 @@ def simulate(
         step = policy.step
         if policy.discriminates:
             policy.begin(block, None)
-            truthful_increment, strategic_increment = block.gather(increment_table)
+            pair, pair_strategic = block.pair, types.columns(block.pair, True)
             for j, t in enumerate(range(start, stop)):
                 strategic = np.greater(sums[t], thresholds[j], out=mode_log[t])
-                differ = step(j, t, strategic, estimator)
-                np.copyto(increment, truthful_increment[j])  # masked copies: see Exp3Bank.play
-                np.copyto(increment, strategic_increment[j], where=strategic)
+                np.copyto(column, pair[j])  # masked copies: see Exp3Bank.play
+                np.copyto(column, pair_strategic[j], where=strategic)
+                differ = step(j, t, column, estimator)
+                increment_table.take(column, out=increment)
                 np.multiply(increment, differ, out=increment)
                 np.add(sums[t], increment, out=sums[t + 1])
         else:  # the belief cannot move: the block's modes are known before it is played
@@ -285,7 +287,7 @@ def simulate(
             np.greater(sums[start], thresholds, out=mode_log[start:stop])
             policy.begin(block, mode_log[start:stop])
             for j, t in enumerate(range(start, stop)):
-                step(j, t, mode_log[t], estimator)
+                step(j, t, None, estimator)
         if progress is not None:
             progress(stop - start)
 

@@ -3,7 +3,9 @@
 A seller is a frozen configuration; ``start(game, runs, rounds)`` returns a policy that holds
 the state of every run. The simulator hands the policy each block of buyer draws
 (:class:`~games.price_discrimination.buyers.Block`) and then, round by round, the buyers' mode
-(strategic or not); the policy draws whether the low-signal and the high-signal class pay the
+(strategic or not, as the round's column in per-(mode, pair) tables, see
+:class:`~games.price_discrimination.buyers.RoundTypes`); the policy draws whether the
+low-signal and the high-signal class pay the
 high price :math:`\\bar\\theta`, logs them, learns from the block's precomputed rewards, and
 answers whether the two prices differ (:math:`X_t`, what the buyers' estimator counts). A policy
 that never discriminates says so (``discriminates = False``): the buyers' belief then never
@@ -34,6 +36,7 @@ from games.price_discrimination.game import PDGame, alpha_of
 
 Bools = NDArray[np.bool_]
 Floats = NDArray[np.float64]
+Ints = NDArray[np.intp]
 
 
 class Policy(Protocol):
@@ -42,7 +45,9 @@ class Policy(Protocol):
 
     def begin(self, block: Block, strategic: Bools | None) -> None: ...
 
-    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools: ...
+    def step(
+        self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator
+    ) -> Bools: ...
 
     def prices(self) -> tuple[Bools, Bools]: ...
 
@@ -117,7 +122,7 @@ class Exp3Bank:
         # the played arm's probability (+ gamma) and signed loss, by masked copies, which are
         # cheaper than np.where on arrays this small; the played probability is never 0
         played = np.subtract(self._one_plus_gamma, p, out=self._played)
-        np.add(p, self.gamma, out=played, where=high)
+        np.copyto(played, p + self.gamma if self.gamma else p, where=high)
         step = self._step
         np.copyto(step, signed[0])
         np.copyto(step, signed[1], where=high)
@@ -164,14 +169,13 @@ class _BlindExp3Policy:
         self.high_log = np.empty((rounds, *bank.logit.shape), dtype=bool)
         # logit steps (arm, mode * pairs) when everyone pays the low or the high price
         loss = _loss(game, RoundTypes.of(game).everyone_reward())  # (mode, arm, pairs)
-        self.pairs = loss.shape[-1]
         self.table = bank.signed(loss.transpose(1, 0, 2).reshape(2, -1))
 
     def begin(self, block: Block, strategic: Bools | None) -> None:
-        self.steps = self.table.take(block.pair + self.pairs * strategic, axis=1)
+        self.steps = self.table.take(block.types.columns(block.pair, strategic), axis=1)
         self.u = block.uniforms[:, 0]
 
-    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools:
+    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
         return self.bank.play(self.u[j], self.steps[:, j], self.p_log[t], self.high_log[t])
 
     def prices(self) -> tuple[Bools, Bools]:
@@ -212,16 +216,15 @@ class _ContextualExp3Policy:
         high_class = _loss(game, np.array([tl, th]))[None, :, None] * types.has_high()[:, None]
         low_class = _loss(game, types.low_reward()) * types.has_low()[:, None]
         loss = np.stack([high_class, low_class], axis=2)  # (mode, arm, learner, pairs)
-        self.pairs = loss.shape[-1]
         # logit steps (arm, learner, mode * pairs)
         self.table = bank.signed(loss.transpose(1, 2, 0, 3).reshape(2, 2, -1))
 
     def begin(self, block: Block, strategic: Bools | None) -> None:
-        self.pair = block.pair
         self.u = block.uniforms
 
-    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools:
-        steps = self.table.take(self.pair[j] + self.pairs * strategic, axis=-1)
+    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
+        assert column is not None  # a discriminating policy is always given the column
+        steps = self.table.take(column, axis=-1)
         high = self.bank.play(self.u[j], steps, self.p_log[t], self.high_log[t])
         return np.not_equal(high[0], high[1])
 
@@ -262,7 +265,7 @@ class _FixedPolicy:
         self.differ = low != high
         self._start = stop
 
-    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools:
+    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
         return self.differ[j]
 
     def prices(self) -> tuple[Bools, Bools]:
@@ -353,7 +356,7 @@ class _BeliefTrackingPolicy:
     def begin(self, block: Block, strategic: Bools | None) -> None:
         return None
 
-    def step(self, j: int, t: int, strategic: Bools, estimator: ConsistentEstimator) -> Bools:
+    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
         pd = np.less(estimator.belief(t), self.threshold, out=self.pd_log[t])
         return pd
 

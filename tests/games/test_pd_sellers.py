@@ -75,7 +75,7 @@ def _second_round(seller, game, runs, belief=None):
     estimator = ConsistentEstimator(game, runs, 2)
     estimator.begin(0, 2, None)
     estimator.sums[1] = 2 * (np.zeros(runs) if belief is None else belief)
-    policy.step(1, 1, np.zeros(runs, bool), estimator)
+    policy.step(1, 1, None, estimator)
     low_high, high_high = (x[1] for x in policy.prices())
     return low_high, high_high, [m[1] for m in policy.marginals()]
 
