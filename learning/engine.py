@@ -357,16 +357,18 @@ def _sgd_step(
 ) -> tuple[Params, Params | None]:
     new_params: Params = {}
     new_momentum: Params | None = {} if sgd.momentum > 0 else None
+    # torch.add(a, b, alpha=c) is a + c b in one pass over memory (these updates are
+    # memory-bound: with many clients they are a seventh of a LeNet-5 step done in two passes)
     for name, p in params.items():
         g = grads[name]
         if sgd.weight_decay:
-            g = g + sgd.weight_decay * p
+            g = torch.add(g, p, alpha=sgd.weight_decay)
         if prox_center is not None and prox_mu:
-            g = g + prox_mu * (p - prox_center[name])
+            g = torch.add(g, p - prox_center[name], alpha=prox_mu)
         if new_momentum is not None:
-            g = g if momentum is None else sgd.momentum * momentum[name] + g
+            g = g if momentum is None else torch.add(g, momentum[name], alpha=sgd.momentum)
             new_momentum[name] = g
-        new_params[name] = p - sgd.lr * g
+        new_params[name] = torch.add(p, g, alpha=-sgd.lr)
     return new_params, new_momentum
 
 

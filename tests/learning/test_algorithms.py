@@ -153,7 +153,10 @@ def test_oracle_keeps_one_momentum_per_cluster_by_hand():
 
 def test_kept_momentum_continues_local_sgd_across_rounds():
     """Two rounds of Local with kept buffers are two chained calls of the engine's local SGD,
-    the second started from the first's momentum (3 steps each, beta 0.5)."""
+    the second started from the first's momentum (3 steps each, beta 0.5). Equal to float
+    rounding: the two paths hold their buffers in differently laid-out tensors, and the
+    fused update (``torch.add(a, b, alpha=c)``) rounds one ulp differently in the vectorised
+    body of the kernel and in its tail."""
     ctx = tiny_context()
     algorithm = build_algorithm("local", ctx, keep_momentum="client")
     start, everyone = initial_models(ctx), np.arange(5)
@@ -163,8 +166,9 @@ def test_kept_momentum_continues_local_sgd_across_rounds():
     first = ctx.fit(start, everyone, round_rng(0, 0))
     second = ctx.fit(first.params, everyone, round_rng(0, 1), momentum=first.momentum)
     models = algorithm.client_models(state)
-    assert all(torch.allclose(models[k], second.params[k]) for k in models)
-    assert all(torch.allclose(state["momentum"][k], second.momentum[k]) for k in models)
+    for k in models:
+        torch.testing.assert_close(models[k], second.params[k], rtol=1e-5, atol=1e-7)
+        torch.testing.assert_close(state["momentum"][k], second.momentum[k], rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("keep", ["client", "group"])
