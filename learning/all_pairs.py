@@ -183,6 +183,26 @@ def pairwise_gradients(
     return table, losses.reshape(n_batches, n_models).T
 
 
+def checked_pairs(
+    pairs: np.ndarray, params: Mapping[str, torch.Tensor], x: torch.Tensor
+) -> np.ndarray:
+    """``pairs`` as a ``(P, 2)`` integer array of pairs of different clients that index both the
+    stacked models ``params`` and the batches ``x``.
+
+    Raises
+    ------
+    ValueError
+        A pair of one client with itself, or an index out of range.
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if np.any(pairs[:, 0] == pairs[:, 1]):
+        raise ValueError("pairs must join two different clients")
+    n = min(next(iter(params.values())).shape[0], x.shape[0])
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= n):
+        raise ValueError(f"pairs must index the {n} clients (models and batches), got {pairs}")
+    return pairs
+
+
 def midpoint_gradient_products(
     model: nn.Module,
     task: Task,
@@ -218,15 +238,10 @@ def midpoint_gradient_products(
     -------
     Tensor of shape (P,)
     """
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    pairs = checked_pairs(pairs, params, x)
     first = next(iter(params.values()))
     if pairs.shape[0] == 0:
         return torch.zeros(0, dtype=first.dtype, device=first.device)
-    if np.any(pairs[:, 0] == pairs[:, 1]):
-        raise ValueError("pairs must join two different clients")
-    n = min(first.shape[0], x.shape[0])
-    if pairs.min() < 0 or pairs.max() >= n:
-        raise ValueError(f"pairs must index the {n} clients (models and batches), got {pairs}")
     block = torch.as_tensor(pairs, device=first.device)
     i, j = block[:, 0], block[:, 1]
     z = {k: 0.5 * (v.index_select(0, i) + v.index_select(0, j)) for k, v in params.items()}

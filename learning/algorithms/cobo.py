@@ -59,7 +59,7 @@ from torch.func import functional_call
 
 from econ.validation import choice, non_negative, positive, positive_int, unit_interval
 from learning.algorithms.base import Algorithm, Context, State, register
-from learning.all_pairs import midpoint_gradient_products
+from learning.all_pairs import checked_pairs, midpoint_gradient_products
 from learning.engine import Params, Task, sample_batches, select
 
 __all__ = [
@@ -310,15 +310,13 @@ def pairwise_work(
     Tensor of shape (P,)
         :math:`s_{ij}` for each pair, on the parameters' device.
     """
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    first = next(iter(params.values()))
-    if pairs.shape[0] == 0:
-        return torch.zeros(0, dtype=first.dtype, device=first.device)
-    if np.any(pairs[:, 0] == pairs[:, 1]):
-        raise ValueError("pairs must join two different clients")
     x, y = data
     if batched:
         return midpoint_gradient_products(model, task, params, x, y, pairs)
+    pairs = checked_pairs(pairs, params, x)
+    if pairs.shape[0] == 0:
+        first = next(iter(params.values()))
+        return torch.zeros(0, dtype=first.dtype, device=first.device)
     return _pairwise_loop(params, x, y, pairs, _loss_fn(model, task))
 
 
