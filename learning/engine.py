@@ -101,10 +101,15 @@ def group_mean(
 
     .. math::
 
-        \bar w_g = \frac{\sum_{k: g_k = g} n_k w_k}{\sum_{k: g_k = g} n_k},
+        \bar w_g = \frac{\sum_{k: g_k = g} n_k w_k}{\sum_{k: g_k = g} n_k}
+                  = w^{\mathrm{prev}}_g
+                    + \frac{\sum_{k: g_k = g} n_k (w_k - w^{\mathrm{prev}}_g)}{\sum_{k: g_k = g} n_k},
 
-    the FedAvg aggregate (McMahan et al. 2017, Algorithm 1) taken per group. Groups whose
-    clients carry no weight keep their ``previous`` value (stacked, one row per group).
+    the FedAvg aggregate (McMahan et al. 2017, Algorithm 1) taken per group. The second form
+    is the one computed: clients start a round from their group's model, so the differences
+    are small, while in float32 a running sum of the ``n_k w_k`` rounds at the scale of the
+    weights times the data and can swamp small steps. Groups whose clients carry no weight
+    keep their ``previous`` value (stacked, one row per group).
     """
     n_groups = next(iter(previous.values())).shape[0]
     weights = weights.to(next(iter(params.values())).dtype)
@@ -113,9 +118,11 @@ def group_mean(
     out = {}
     for name, p in params.items():
         w = weights.reshape(-1, *([1] * (p.ndim - 1)))
-        acc = torch.zeros_like(previous[name]).index_add_(0, groups, p * w)
+        base = previous[name]
+        step = (p - base.index_select(0, groups)) * w
+        acc = torch.zeros_like(base).index_add_(0, groups, step)
         t = total.reshape(-1, *([1] * (p.ndim - 1)))
-        out[name] = torch.where(t > 0, acc / t.clamp_min(1e-30), previous[name])
+        out[name] = base + torch.where(t > 0, acc / t.clamp_min(1e-30), 0.0)
     return out
 
 

@@ -10,11 +10,12 @@ becomes the data-weighted mean of its clients' results (FedAvg's aggregate, McMa
     w_g \\leftarrow \\frac{\\sum_{k \\in S_g} n_k w_k}{\\sum_{k \\in S_g} n_k}
         = w_g + \\frac{\\sum_{k \\in S_g} n_k (w_k - w_g)}{\\sum_{k \\in S_g} n_k}.
 
-The second form is the one computed: in float32 the running sum of the ``n_k w_k`` rounds
-at the scale of the weights times the data, which can swamp small steps (the oracle of the
-synthetic regression, weights ~100 and 16 clients of 9 examples, stalls at a mean parameter
-error of 1.45e-4 that way and reaches 2.5e-5 with the differences), while ``w_k - w_g`` is
-small (and exact while ``w_k`` is within a factor 2 of ``w_g``).
+:func:`learning.engine.group_mean` computes the second form: in float32 the running sum of
+the ``n_k w_k`` rounds at the scale of the weights times the data, which can swamp small
+steps (the oracle of the synthetic regression, weights ~100 and 16 clients of 9 examples,
+stalls at a mean parameter error of 1.45e-4 that way and reaches 2.5e-5 with the
+differences), while ``w_k - w_g`` is small (and exact while ``w_k`` is within a factor 2 of
+``w_g``).
 
 The three algorithms differ only in the assignment:
 
@@ -124,11 +125,7 @@ class GroupAveraging(FederatedAlgorithm):
     def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
         groups = state["assignment"][self._index(clients)]
         weights = self.ctx.train_sizes(clients)
-        start = self.configure(state, clients)
-        steps = {k: trained.params[k] - start[k] for k in start}
-        zero = {k: torch.zeros_like(v) for k, v in state["groups"].items()}
-        mean_step = group_mean(steps, weights, groups, zero)
-        new = {**state, "groups": {k: v + mean_step[k] for k, v in state["groups"].items()}}
+        new = {**state, "groups": group_mean(trained.params, weights, groups, state["groups"])}
         if self.keep_momentum == "group":
             new["momentum"] = group_mean(trained.momentum, weights, groups, state["momentum"])
         elif self.keep_momentum == "client":
