@@ -187,7 +187,7 @@ class Block:
     pair
         ``(rounds, runs)``: the index of each round's pair in ``types``.
     uniforms
-        ``(rounds, k, runs)`` uniforms for the seller: row 0 prices the high-signal class (or
+        ``(rounds, 2, runs)`` uniforms for the seller: row 0 prices the high-signal class (or
         everyone), row 1 the low-signal class.
     noise
         ``(rounds, runs)`` uniforms for the belief's bias, or ``None`` without bias.
@@ -206,17 +206,12 @@ class Block:
     def would_evade(self) -> Ints:
         return self.types.would_evade[self.pair]
 
-    def gather(self, table: NDArray[Any]) -> NDArray[Any]:
-        """A per-pair table ``(..., pairs)`` at each round and run: ``(..., rounds, runs)``."""
-        return np.take(table, self.pair, axis=-1)
-
 
 def draw_block(
     types: RoundTypes,
     rng: np.random.Generator,
     rounds: int,
     runs: int,
-    seller_uniforms: int = 2,
     noise: bool = False,
 ) -> Block:
     """Draw the buyers of a block of rounds, and the seller's (and the bias's) uniforms.
@@ -225,10 +220,10 @@ def draw_block(
     through its pair (:class:`RoundTypes`), drawn from its joint law by inverse CDF (one
     uniform per round and run): the same distribution as drawing every buyer's type and coin.
     """
-    u = rng.random((rounds, 1 + seller_uniforms + noise, runs))
+    u = rng.random((rounds, 3 + noise, runs))
     return Block(
         types=types,
         pair=types.draw(u[:, 0]),
-        uniforms=u[:, 1 : 1 + seller_uniforms],
+        uniforms=u[:, 1:3],
         noise=u[:, -1] if noise else None,
     )

@@ -3,16 +3,16 @@
 A seller is a frozen configuration; ``start(game, runs, rounds)`` returns a policy that holds
 the state of every run. The simulator hands the policy each block of buyer draws
 (:class:`~games.price_discrimination.buyers.Block`) and then, round by round, the buyers' mode
-(strategic or not, as the round's column in per-(mode, pair) tables, see
-:class:`~games.price_discrimination.buyers.RoundTypes`); the policy draws whether the
-low-signal and the high-signal class pay the
-high price :math:`\\bar\\theta`, logs them, learns from the block's precomputed rewards, and
-answers whether the two prices differ (:math:`X_t`, what the buyers' estimator counts). A policy
-that never discriminates says so (``discriminates = False``): the buyers' belief then never
-moves, and the simulator gives it the block's modes up front. At the end ``prices()`` gives the
-logged prices and ``marginals()``, per round, ``a`` = P(:math:`\\bar\\theta` | high signal),
-``b`` = P(:math:`\\bar\\theta` | low signal) and :math:`\\alpha_t` = P(the two prices differ)
-under the seller's joint distribution.
+as the round's column in per-(mode, pair) tables
+(:class:`~games.price_discrimination.buyers.RoundTypes`). The policy draws whether the
+low-signal and the high-signal class pay the high price :math:`\\bar\\theta`, logs them,
+learns from precomputed rewards, and answers whether the two prices differ (:math:`X_t`, what
+the buyers' estimator counts). A policy that never discriminates says so
+(``discriminates = False``): the buyers' belief then never moves, and the simulator gives it
+the block's modes up front. At the end ``prices()`` gives the logged prices and
+``marginals()``, per round, ``a`` = P(:math:`\\bar\\theta` | high signal), ``b`` =
+P(:math:`\\bar\\theta` | low signal) and :math:`\\alpha_t` = P(the two prices differ) under the
+seller's joint distribution.
 
 Werner (2024), section 4.4 (Exp3, contextual Exp3, the Stackelberg seller) and spec ch4
 section 3 (the reference code's settings).
@@ -357,8 +357,7 @@ class _BeliefTrackingPolicy:
         return None
 
     def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
-        pd = np.less(estimator.belief(t), self.threshold, out=self.pd_log[t])
-        return pd
+        return np.less(estimator.belief(t), self.threshold, out=self.pd_log[t])
 
     def prices(self) -> tuple[Bools, Bools]:
         return ~self.pd_log & self.blind, self.pd_log | self.blind

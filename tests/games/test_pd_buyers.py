@@ -37,12 +37,12 @@ def test_guide_table_draw_is_exactly_the_inverse_cdf():
 
 def test_block_shapes_and_optional_noise():
     types = RoundTypes.of(P0)
-    block = draw_block(types, np.random.default_rng(1), 7, 3, seller_uniforms=1, noise=True)
-    assert block.pair.shape == (7, 3) and block.uniforms.shape == (7, 1, 3)
+    block = draw_block(types, np.random.default_rng(1), 7, 3, noise=True)
+    assert block.pair.shape == (7, 3) and block.uniforms.shape == (7, 2, 3)
     assert block.noise is not None and block.noise.shape == (7, 3)
     assert draw_block(types, np.random.default_rng(1), 7, 3).noise is None
-    table = np.arange(types.cdf.size)[None] * np.array([[1], [-1]])  # (2, pairs)
-    np.testing.assert_array_equal(block.gather(table), np.stack([block.pair, -block.pair]))
+    np.testing.assert_array_equal(block.high_types, types.high_types[block.pair])
+    np.testing.assert_array_equal(types.columns(block.pair, True), block.pair + types.size)
 
 
 def test_pair_tables_agree_with_the_realised_utility():
