@@ -3,10 +3,10 @@ r"""Every model on every client's batch: the all-pairs work of Federated-Cluster
 Federated-Clustering needs, each round, the gradient of every client's loss at every
 client's model, :math:`g_j(x_i)` for all pairs (Werner et al. 2023, Algorithm 2): client
 ``j`` draws one minibatch and evaluates every model on it (spec ch2 §2.3.2, item 1).
-:func:`pairwise_gradients` does the whole ``M x N`` table in one call,
-``vmap`` over the models of ``vmap`` over the batches of ``grad_and_value`` of a
-``functional_call``; :func:`pairwise_gradients_loop` is the reference, one pair at a time
-with an ``nn.Module`` and autograd. :func:`pairwise_losses` is the forward-only table
+:func:`pairwise_gradients` does the whole ``M x N`` table batched (:func:`gradients_on`:
+all models on one batch per call, through :mod:`learning.stacked` where it can);
+:func:`pairwise_gradients_loop` is the reference, one pair at a time with an ``nn.Module``
+and autograd. :func:`pairwise_losses` is the forward-only table
 (IFCA's and HypCluster's cluster choice). :func:`flatten` and :func:`unflatten` turn stacked
 parameters into the vectors that Threshold-Clustering and the attacks work on.
 """
@@ -14,6 +14,7 @@ parameters into the vectors that Threshold-Clustering and the attacks work on.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Mapping
 
 import numpy as np
@@ -72,8 +73,12 @@ def client_batches(
     return data.x[rows], data.y[rows]
 
 
-#: Examples (summed over the stacked models) per call of the batched kernels: bounds memory.
-_EXAMPLES = 16384
+#: Examples (summed over the stacked models) per call of the batched kernels. On a CPU a
+#: call's activations should stay in cache: with LeNet-5 on the 2-core machine of
+#: ``bench/RESULTS.md``, 1,280 examples per call ran the 20-client table 1.5x faster than
+#: 16,384. A GPU wants large calls; :data:`_CUDA_EXAMPLES` only bounds memory.
+_EXAMPLES = 1280
+_CUDA_EXAMPLES = 16384
 
 
 def gradients_on(
@@ -83,66 +88,108 @@ def gradients_on(
     x: torch.Tensor,
     y: torch.Tensor,
     batches: torch.Tensor,
+    models: torch.Tensor | None = None,
 ) -> tuple[Params, torch.Tensor]:
-    r"""Gradient and mean loss of stacked model ``v`` on batch ``batches[v]``, for every ``v``.
+    r"""Gradient and mean loss of model ``models[v]`` on batch ``batches[v]``, for every slot ``v``.
 
     .. math::
 
-        g_v = \nabla_w \frac1B \sum_{b=1}^{B} \ell\big(f(x_{\beta_v, b}; w_v), y_{\beta_v, b}\big),
-        \qquad \beta_v = \texttt{batches}[v],
+        g_v = \nabla_w \frac1B \sum_{b=1}^{B}
+        \ell\big(f(x_{\beta_v, b}; w_{\mu_v}), y_{\beta_v, b}\big),
+        \qquad \beta_v = \texttt{batches}[v],\ \mu_v = \texttt{models}[v],
 
-    the building block of the all-pairs work. Models that :func:`learning.stacked.supports`
-    runs go through its hand-stacked forward and backward, every model a client of its own:
-    the models are ordered by batch, and when every batch feeds equally many of them the
-    first convolution reads each batch once (``shared``); other models go through
-    ``vmap(grad_and_value(functional_call))``. At most :data:`_EXAMPLES` examples per call.
+    the building block of the all-pairs work. The slots are run in order of their batch, a
+    few batches per call (:data:`_EXAMPLES`), and each call gathers only its own models.
+    Models that :func:`learning.stacked.supports` runs go through its hand-stacked forward
+    and backward, every slot a client of its own; when every batch feeds equally many slots,
+    the first convolution reads each batch once (``shared``). Other models go through
+    ``vmap(grad_and_value(functional_call))``.
 
     Parameters
     ----------
     model, task : nn.Module, Task
         Architecture (its own weights unused) and loss.
     params : Params
-        ``V`` stacked models.
+        ``M`` stacked models.
     x, y : Tensor
         ``N`` batches: ``(N, B, ...)``.
     batches : Tensor of int64, shape (V,)
-        The batch of each model.
+        The batch of each slot.
+    models : Tensor of int64, shape (V,), optional
+        The model of each slot (rows of ``params``); by default slot ``v`` runs model ``v``.
 
     Returns
     -------
     grads : Params
-        ``(V, ...)`` per tensor.
+        ``(V, ...)`` per tensor, in slot order.
     losses : Tensor (V,)
     """
-    batches = batches.to(device=x.device, dtype=torch.long)
+    device = x.device
+    batches = batches.to(device=device, dtype=torch.long)
+    slots = batches.shape[0]
+    models = (
+        torch.arange(slots, device=device)
+        if models is None
+        else models.to(device=device, dtype=torch.long)
+    )
     order = torch.argsort(batches, stable=True)
-    ordered = {k: v.detach().index_select(0, order) for k, v in params.items()}
     sorted_batches = batches.index_select(0, order)
-    used, counts = torch.unique_consecutive(sorted_batches, return_counts=True)
-    shared = int(counts[0]) if bool((counts == counts[0]).all()) else 1
-    per_call = max(1, _EXAMPLES // (x.shape[1] * shared)) * shared  # whole groups per call
+    budget = _CUDA_EXAMPLES if device.type == "cuda" else _EXAMPLES
     use_stacked = stacked.supports(model)
     vmapped = vmap(grad_and_value(_loss_fn(model, task)))
-    parts: list[tuple[Params, torch.Tensor]] = []
-    for start in range(0, order.shape[0], per_call):
-        chunk = {k: v[start : start + per_call] for k, v in ordered.items()}
-        if use_stacked and shared > 1:
-            rows = used[start // shared : (start + per_call) // shared]
-            xs, ys = x.index_select(0, rows), y.index_select(0, rows)
-            parts.append(stacked.loss_and_grad(model, task.losses, chunk, xs, ys, shared=shared))
+    grads = {k: v.new_empty((slots, *v.shape[1:])) for k, v in params.items()}
+    losses = x.new_empty(slots, dtype=next(iter(params.values())).dtype)
+    for start, stop, inputs, shared in _calls(sorted_batches, x.shape[1], budget, use_stacked):
+        rows = order[start:stop]
+        chunk = {
+            k: v.detach().index_select(0, models.index_select(0, rows)) for k, v in params.items()
+        }
+        xs, ys = x.index_select(0, inputs), y.index_select(0, inputs)
+        if use_stacked:
+            g, loss = stacked.loss_and_grad(model, task.losses, chunk, xs, ys, shared=shared)
         else:
-            rows = sorted_batches[start : start + per_call]
-            xs, ys = x.index_select(0, rows), y.index_select(0, rows)
-            parts.append(
-                stacked.loss_and_grad(model, task.losses, chunk, xs, ys)
-                if use_stacked
-                else vmapped(chunk, xs, ys)
-            )
-    inverse = torch.empty_like(order)
-    inverse[order] = torch.arange(order.shape[0], device=order.device)
-    grads = {k: torch.cat([g[k] for g, _ in parts]).index_select(0, inverse) for k in params}
-    losses = torch.cat([loss for _, loss in parts]).index_select(0, inverse)
-    return grads, losses.detach()
+            g, loss = vmapped(chunk, xs, ys)
+        for k in grads:
+            grads[k].index_copy_(0, rows, g[k])
+        losses.index_copy_(0, rows, loss.detach())
+    return grads, losses
+
+
+def _calls(
+    sorted_batches: torch.Tensor, batch_size: int, budget: int, by_batch: bool
+) -> list[tuple[int, int, torch.Tensor, int]]:
+    """How :func:`gradients_on` splits its slots (sorted by batch) into calls of about
+    ``budget`` examples: ``(start, stop, batches, shared)`` per call, where slot ``v`` of
+    ``start:stop`` runs on ``batches[(v - start) // shared]``.
+
+    ``by_batch``: the slots of one batch share it (:func:`learning.stacked.forward`'s
+    ``shared``). Whole batches go together while they fit and are equally shared; a batch
+    with more slots than fit is split into near-equal pieces. Otherwise every slot gets its
+    own copy of its batch (``shared = 1``).
+    """
+    slots = sorted_batches.shape[0]
+    fit = max(1, budget // batch_size)  # slots per call
+    if not by_batch:
+        return [
+            (start, min(start + fit, slots), sorted_batches[start : start + fit], 1)
+            for start in range(0, slots, fit)
+        ]
+    used, counts = torch.unique_consecutive(sorted_batches, return_counts=True)
+    sizes = counts.tolist()
+    if len(set(sizes)) == 1 and sizes[0] <= fit // 2:  # several whole batches per call
+        shared, per_call = sizes[0], fit // sizes[0]
+        return [
+            (g * shared, min(g + per_call, len(sizes)) * shared, used[g : g + per_call], shared)
+            for g in range(0, len(sizes), per_call)
+        ]
+    calls = []
+    start = 0
+    for batch, size in zip(used.split(1), sizes, strict=True):
+        pieces = -(-size // fit)
+        bounds = [start + (size * p) // pieces for p in range(pieces + 1)]
+        calls += [(a, b, batch, b - a) for a, b in itertools.pairwise(bounds)]
+        start += size
+    return calls
 
 
 def _loss_fn(model: nn.Module, task: Task):  # type: ignore[no-untyped-def]
@@ -156,7 +203,7 @@ def pairwise_gradients(
     engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor
 ) -> tuple[Params, torch.Tensor]:
     """Gradient and loss of model ``i`` on batch ``j`` for all pairs, batched
-    (:func:`gradients_on` with the ``M`` models repeated for each of the ``N`` batches).
+    (:func:`gradients_on` with a slot for every model and batch).
 
     Parameters
     ----------
@@ -174,13 +221,12 @@ def pairwise_gradients(
     losses : Tensor (M, N)
     """
     n_models, n_batches = next(iter(params.values())).shape[0], x.shape[0]
-    every = {k: v.repeat(n_batches, *([1] * (v.ndim - 1))) for k, v in params.items()}
-    batches = torch.arange(n_batches, device=x.device).repeat_interleave(n_models)
-    grads, losses = gradients_on(engine.model, engine.task, every, x, y, batches)
-    table = {
-        k: g.reshape(n_batches, n_models, *g.shape[1:]).transpose(0, 1) for k, g in grads.items()
-    }
-    return table, losses.reshape(n_batches, n_models).T
+    slots = torch.arange(n_models * n_batches, device=x.device)
+    grads, losses = gradients_on(
+        engine.model, engine.task, params, x, y, slots % n_batches, slots // n_batches
+    )
+    table = {k: g.reshape(n_models, n_batches, *g.shape[1:]) for k, g in grads.items()}
+    return table, losses.reshape(n_models, n_batches)
 
 
 def checked_pairs(
@@ -245,10 +291,9 @@ def midpoint_gradient_products(
     block = torch.as_tensor(pairs, device=first.device)
     i, j = block[:, 0], block[:, 1]
     z = {k: 0.5 * (v.index_select(0, i) + v.index_select(0, j)) for k, v in params.items()}
-    grads, _ = gradients_on(
-        model, task, {k: torch.cat([v, v]) for k, v in z.items()}, x, y, torch.cat([i, j])
-    )
     half = pairs.shape[0]
+    both = torch.arange(half, device=first.device).repeat(2)
+    grads, _ = gradients_on(model, task, z, x, y, torch.cat([i, j]), both)
     return sum(  # type: ignore[return-value]
         (g[:half] * g[half:]).reshape(half, -1).sum(1) for g in grads.values()
     )

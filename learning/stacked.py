@@ -1,4 +1,4 @@
-"""Every client's forward and backward at once for plain layer stacks, without ``vmap``.
+r"""Every client's forward and backward at once for plain layer stacks, without ``vmap``.
 
 ``vmap`` over per-client convolution weights lowers each convolution to a grouped one
 (groups = clients) in the default memory layout, which oneDNN runs on a CPU at about the speed
@@ -6,14 +6,24 @@ of one plain convolution per client. Written by hand, the same grouped convoluti
 channels-last layout, and ``baddbmm`` for the linear layers, run a LeNet-5 step for 80 clients
 faster (``bench/RESULTS.md``). This module does that for models whose leaf modules, in
 order, are ``Conv2d`` (no groups or dilation), ``Linear``, ``MaxPool2d``, ``Flatten`` and
-element-wise activations: ``lenet5``, ``cnn``, ``mlp`` and ``linear`` of
-:mod:`learning.models`. :class:`learning.engine.BatchedEngine` uses it when
+element-wise activations: ``lenet5``, ``mlp`` and ``linear`` of :mod:`learning.models`. :class:`learning.engine.BatchedEngine` uses it when
 :func:`supports` says so and falls back to ``vmap`` otherwise; a test holds the two to the
 same gradients.
 
 Layouts: images of K clients travel as ``[B, K*C, H, W]`` in channels-last memory format
 (``_LAYOUT``) so one grouped convolution serves all clients, and stay in it through
 activations and max-pooling; after ``Flatten`` features travel as ``[K, B, F]``.
+
+Two exact rewrites save time. A monotone activation followed by max-pooling is run as
+pooling first (:func:`_pool_first`): :math:`\max_i \sigma(h_i) = \sigma(\max_i h_i)`, on a
+quarter of the elements for 2x2 pooling; so is the bias of a shared first convolution
+(:func:`_shared_conv`), as :math:`\max_i (h_i + \beta) = \max_i h_i + \beta`. Both hold
+exactly in floating point too, rounding being monotone. Only the gradient's route can
+differ: where the activation (or the bias) rounds two different inputs of one window to the
+same value, ``nn.MaxPool2d`` after it sends the gradient to the first of them, while pooling
+first sends it to the larger, which is the exact derivative. That happens for near-ties and
+for saturated activations, whose derivative is nearly zero; the largest difference seen in
+the 20-client LeNet-5 table was 5e-6 against gradients of size 3e-2.
 """
 
 from __future__ import annotations
@@ -46,6 +56,16 @@ def _has_weight(m: nn.Module) -> bool:
     return isinstance(m, (nn.Conv2d, nn.Linear))
 
 
+def _pool_first(leaves: list[tuple[str, nn.Module]]) -> list[tuple[str, nn.Module]]:
+    """``leaves`` with every activation that is directly followed by a max-pooling moved
+    after it (all activations of :data:`_ACTIVATIONS` are non-decreasing)."""
+    out = list(leaves)
+    for i in range(len(out) - 1):
+        if type(out[i][1]) in _ACTIVATIONS and isinstance(out[i + 1][1], nn.MaxPool2d):
+            out[i], out[i + 1] = out[i + 1], out[i]
+    return out
+
+
 def supports(model: nn.Module) -> bool:
     """Whether :func:`loss_and_grad` can run ``model`` (a plain stack of supported layers)."""
     if not isinstance(model, nn.Sequential):
@@ -66,45 +86,80 @@ def supports(model: nn.Module) -> bool:
     return True
 
 
+def _shared_conv(m: nn.Conv2d, w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    r"""A first convolution, without its bias, whose ``G`` inputs ``x [G, B, C, H, W]`` each
+    feed ``S`` models (``w [G*S, O, C, kh, kw]``), as matrix products on the unfolded patches:
+
+    .. math:: y_{b,l,(s,o)} = \sum_{c,i,j} \mathrm{unfold}(x_b)_{(c,i,j),l}\; w_{s,o,c,i,j}.
+
+    The result comes out ``[B, G*S*O, H', W']`` in channels-last memory, the layout of the
+    grouped layers after it, and its weight gradient is again a matrix product. oneDNN's
+    convolution with few input channels and many filters was slower here in one direction
+    or the other: the forward when grouped, the weight gradient when not.
+    """
+    g, b, c = x.shape[:3]
+    cols = F.unfold(
+        x.reshape(g * b, c, *x.shape[-2:]), m.kernel_size, padding=m.padding, stride=m.stride
+    )
+    out_h, out_w = (
+        (size + 2 * p - k) // s + 1
+        for size, p, k, s in zip(x.shape[-2:], m.padding, m.kernel_size, m.stride, strict=True)
+    )
+    patches = cols.reshape(g, b, cols.shape[1], -1).transpose(2, 3)  # [G, B, L, C*kh*kw]
+    filters = w.reshape(g, -1, cols.shape[1]).transpose(1, 2).contiguous()  # [G, C*kh*kw, S*O]
+    parts = [torch.bmm(patches[i], filters[i].expand(b, -1, -1)) for i in range(g)]
+    y = parts[0] if g == 1 else torch.cat(parts, dim=-1)  # [B, L, G*S*O]
+    return y.reshape(b, out_h, out_w, -1).permute(0, 3, 1, 2)
+
+
 def forward(model: nn.Module, params: Params, x: torch.Tensor, *, shared: int = 1) -> torch.Tensor:
     """Outputs ``[K, B, out]`` of K stacked models: model ``k`` on input ``x[k // shared]``.
 
     ``x`` has shape ``[K / shared, B, ...]``: with ``shared > 1`` each input feeds ``shared``
-    consecutive models, and a first ``Conv2d`` reads it once (a grouped convolution with
-    ``K / shared`` groups of ``shared`` models' filters) instead of ``shared`` copies.
+    consecutive models, and a first ``Conv2d`` reads it once (:func:`_shared_conv`) instead
+    of ``shared`` copies.
     """
     b = x.shape[1]
     k = next(iter(params.values())).shape[0]
     if k != x.shape[0] * shared:
         raise ValueError(f"{k} models cannot share {x.shape[0]} inputs {shared} by {shared}")
-    leaves = _leaves(model)
+    leaves = _pool_first(_leaves(model))
     if shared > 1 and not isinstance(next(m for _, m in leaves if _has_weight(m)), nn.Conv2d):
         x, shared = x.repeat_interleave(shared, 0), 1
     h = x
     grouped = False  # True while h is [B, K*C, H, W]
-    for name, m in leaves:
+    pending: torch.Tensor | None = None  # a bias to add after the next max-pooling
+    for at, (name, m) in enumerate(leaves):
         prefix = f"{name}." if name else ""
         if isinstance(m, nn.Conv2d):
-            if not grouped:
-                h = (
-                    h.transpose(0, 1)
-                    .reshape(b, -1, *h.shape[-2:])
-                    .contiguous(memory_format=_LAYOUT)
-                )
-                grouped = True
             w = params[prefix + "weight"]
             bias = params.get(prefix + "bias")
-            h = F.conv2d(
-                h,
-                w.reshape(-1, *w.shape[2:]),
-                None if bias is None else bias.reshape(-1),
-                stride=m.stride,
-                padding=m.padding,
-                groups=k // shared,
-            )
-            shared = 1
+            if shared > 1:
+                h = _shared_conv(m, w, h)
+                if bias is not None:
+                    pending = bias.reshape(1, -1, 1, 1)
+                    if not (at + 1 < len(leaves) and isinstance(leaves[at + 1][1], nn.MaxPool2d)):
+                        h, pending = h + pending, None
+            else:
+                if not grouped:
+                    h = (
+                        h.transpose(0, 1)
+                        .reshape(b, -1, *h.shape[-2:])
+                        .contiguous(memory_format=_LAYOUT)
+                    )
+                h = F.conv2d(
+                    h,
+                    w.reshape(-1, *w.shape[2:]),
+                    None if bias is None else bias.reshape(-1),
+                    stride=m.stride,
+                    padding=m.padding,
+                    groups=k,
+                )
+            grouped, shared = True, 1
         elif isinstance(m, nn.MaxPool2d):
             h = F.max_pool2d(h, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode)
+            if pending is not None:
+                h, pending = h + pending, None
         elif isinstance(m, nn.Flatten):
             h = h.reshape(b, k, -1).transpose(0, 1) if grouped else h.reshape(k, b, -1)
             grouped = False

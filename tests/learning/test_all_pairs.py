@@ -43,7 +43,8 @@ def _perturbed(engine, n):
     }
 
 
-@pytest.mark.parametrize("examples", [16384, 40])  # one call; several calls of whole groups
+# one call; calls of two whole batches; one batch per call; a batch split 1 + 2; 1 + 1 + 1
+@pytest.mark.parametrize("examples", [16384, 40, 18, 12, 6])
 def test_batched_table_matches_the_loop(monkeypatch, examples):
     monkeypatch.setattr(all_pairs, "_EXAMPLES", examples)
     ctx, models, x, y = _setup()
@@ -55,6 +56,26 @@ def test_batched_table_matches_the_loop(monkeypatch, examples):
         assert grads[name].shape == (3, 4, *models[name].shape[1:])
         assert torch.allclose(grads[name], ref_grads[name], atol=1e-5)
     assert torch.allclose(pairwise_losses(ctx.engine, models, x, y), ref_losses, atol=1e-6)
+
+
+def test_calls_keep_batches_together_and_split_the_large_ones():
+    batches = torch.tensor([0, 0, 0, 2, 2, 2])
+    plan = all_pairs._calls(batches, 6, 36, True)  # 6 slots fit: two whole batches
+    assert [(a, b, c.tolist(), s) for a, b, c, s in plan] == [(0, 6, [0, 2], 3)]
+    plan = all_pairs._calls(batches, 6, 12, True)  # 2 slots fit: pieces of 1 and 2
+    assert [(a, b, c.tolist(), s) for a, b, c, s in plan] == [
+        (0, 1, [0], 1),
+        (1, 3, [0], 2),
+        (3, 4, [2], 1),
+        (4, 6, [2], 2),
+    ]
+    uneven = all_pairs._calls(torch.tensor([1, 1, 3]), 6, 36, True)  # one batch per call
+    assert [(a, b, c.tolist(), s) for a, b, c, s in uneven] == [(0, 2, [1], 2), (2, 3, [3], 1)]
+    own = all_pairs._calls(batches, 6, 24, False)  # every slot its own copy of its batch
+    assert [(a, b, c.tolist(), s) for a, b, c, s in own] == [
+        (0, 4, [0, 0, 0, 2], 1),
+        (4, 6, [2, 2], 1),
+    ]
 
 
 def test_table_of_a_model_stacked_refuses_matches_the_loop():

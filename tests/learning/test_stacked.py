@@ -60,16 +60,29 @@ def test_channels_last_max_pool_breaks_ties_like_the_default_layout():
         assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1])
 
 
-@pytest.mark.parametrize("name", ["lenet5", "mlp"])
+def _strided() -> nn.Module:
+    """A first convolution with several channels, stride and padding, and no pooling after it."""
+    return nn.Sequential(
+        nn.Conv2d(3, 4, 3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(4, 5, 3),
+        nn.Tanh(),
+        nn.Flatten(),
+        nn.Linear(20, 10),
+    )
+
+
+@pytest.mark.parametrize("name", ["lenet5", "mlp", "strided"])
 def test_shared_inputs_equal_repeated_inputs(name):
     gen = torch.Generator().manual_seed(2)
-    model = build_model(name, (1, 8, 8), 10, generator=gen)
+    shape = (3, 8, 8) if name == "strided" else (1, 8, 8)
+    model = _strided() if name == "strided" else build_model(name, shape, 10, generator=gen)
     k, shared, b = 6, 3, 4
     params = {
         n: p.detach().expand(k, *p.shape) + 0.01 * torch.randn(k, *p.shape, generator=gen)
         for n, p in model.named_parameters()
     }
-    x = torch.randn(k // shared, b, 1, 8, 8, generator=gen)
+    x = torch.randn(k // shared, b, *shape, generator=gen)
     y = torch.randint(0, 10, (k // shared, b), generator=gen)
     task = Task.for_classes(10)
     grads, loss = stacked.loss_and_grad(model, task.losses, params, x, y, shared=shared)
