@@ -1,8 +1,9 @@
 """The many-client training engine: every client's local SGD at once.
 
 Parameters of ``K`` copies of one architecture are *stacked*: a :data:`Params` dict maps each
-parameter name to a tensor whose leading axis is the client. :class:`BatchedEngine` runs one
-``torch.func.functional_call`` under ``torch.vmap`` of ``torch.func.grad_and_value``, so a
+parameter name to a tensor whose leading axis is the client. :class:`BatchedEngine` runs the
+hand-stacked layers of :mod:`learning.stacked` (``torch.vmap`` of
+``torch.func.grad_and_value`` of a ``functional_call`` for other architectures), so a
 single call does the forward and backward pass of all ``K`` clients, each on its own weights
 and its own minibatch, and then a functional SGD step (momentum, weight decay, optional
 proximal pull) for all of them. :class:`LoopEngine` does the same work one client at a time
@@ -19,9 +20,11 @@ The local update of client :math:`k` at step :math:`t` is PyTorch's SGD:
 .. math::
 
     g &= \\nabla \\ell_k(w_t; B_{k,t}) + \\lambda w_t + \\mu (w_t - c_k), \\\\
-    m_{t+1} &= \\beta m_t + g, \\qquad w_{t+1} = w_t - \\eta\\, m_{t+1},
+    m_{t+1} &= \\beta m_t + (1 - d)\\, g \\ (m_1 = g), \\qquad w_{t+1} = w_t - \\eta\\, m_{t+1},
 
-with learning rate :math:`\\eta`, momentum :math:`\\beta` (:math:`m_0 = 0`), weight decay
+with learning rate :math:`\\eta`, momentum :math:`\\beta`, dampening :math:`d`
+(:func:`momentum_buffer`; ``d = 0.1`` with :math:`\\beta = 0.9` is the exponential moving
+average of CoBo's code), weight decay
 :math:`\\lambda`, and an optional proximal centre :math:`c_k` with weight :math:`\\mu`
 (FedProx, Li et al. 2020; Ditto's personal objective, Li et al. 2021).
 """
@@ -56,6 +59,7 @@ __all__ = [
     "Task",
     "broadcast",
     "group_mean",
+    "momentum_buffer",
     "parameters_of",
     "sample_batches",
     "select",
@@ -227,16 +231,47 @@ class Task:
 
 @dataclass(frozen=True, slots=True)
 class SGDConfig:
-    """Local optimiser of every client: PyTorch's SGD (no dampening, no Nesterov)."""
+    """Local optimiser of every client: PyTorch's SGD (no Nesterov)."""
 
     lr: float
     momentum: float = 0.0
     weight_decay: float = 0.0
+    dampening: float = 0.0
 
     def __post_init__(self) -> None:
         positive("lr", self.lr)
         in_interval("momentum", self.momentum, 0.0, 1.0, high_open=True)
         non_negative("weight_decay", self.weight_decay)
+        in_interval("dampening", self.dampening, 0.0, 1.0, high_open=True)
+
+
+def momentum_buffer(
+    previous: torch.Tensor | None,
+    g: torch.Tensor,
+    momentum: float,
+    dampening: float = 0.0,
+    *,
+    fresh: torch.Tensor | None = None,
+) -> torch.Tensor:
+    r"""PyTorch's SGD momentum buffer, row by row (one row per client):
+
+    .. math:: m \leftarrow g \ \text{at a client's first step}, \qquad
+              m \leftarrow \beta m + (1 - d)\, g \ \text{after}.
+
+    ``previous`` None: every row is at its first step. ``fresh`` (bool, one per row): the
+    rows at their first step, for buffers kept as zeros until a client first trains. The one
+    place of this formula for the engines, CoBo, Ditto and IFCA.
+    """
+    if previous is None:
+        return g
+    buffer = (
+        torch.add(previous * momentum, g, alpha=1.0 - dampening)
+        if dampening
+        else torch.add(g, previous, alpha=momentum)
+    )
+    if fresh is not None:
+        buffer = torch.where(fresh.reshape(-1, *([1] * (g.ndim - 1))), g, buffer)
+    return buffer
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,7 +408,9 @@ def _sgd_step(
         if prox_center is not None and prox_mu:
             g = torch.add(g, p - prox_center[name], alpha=prox_mu)
         if new_momentum is not None:
-            g = g if momentum is None else torch.add(g, momentum[name], alpha=sgd.momentum)
+            g = momentum_buffer(
+                None if momentum is None else momentum[name], g, sgd.momentum, sgd.dampening
+            )
             new_momentum[name] = g
         new_params[name] = torch.add(p, g, alpha=-sgd.lr)
     return new_params, new_momentum
@@ -512,7 +549,11 @@ class LoopEngine(Engine):
             model = self._client_model(params, i)
             named = dict(model.named_parameters())
             opt = torch.optim.SGD(
-                model.parameters(), lr=sgd.lr, momentum=sgd.momentum, weight_decay=sgd.weight_decay
+                model.parameters(),
+                lr=sgd.lr,
+                momentum=sgd.momentum,
+                weight_decay=sgd.weight_decay,
+                dampening=sgd.dampening,
             )
             if momentum is not None:
                 for name, p in named.items():

@@ -60,7 +60,7 @@ from torch.func import functional_call
 from econ.validation import choice, non_negative, positive, positive_int, unit_interval
 from learning.algorithms.base import Algorithm, Context, State, register
 from learning.all_pairs import checked_pairs, midpoint_gradient_products
-from learning.engine import Params, Task, sample_batches, select
+from learning.engine import Params, Task, momentum_buffer, sample_batches, select
 
 __all__ = [
     "DOMAINS",
@@ -376,11 +376,12 @@ class CoBo(Algorithm):
 
     .. math::
 
-        m \leftarrow \beta m + g + \lambda x, \qquad
+        m \leftarrow \beta m + (1 - d)(g + \lambda x), \qquad
         x_i \leftarrow x_i - \eta \Big(m_i + \rho \sum_k w_{ik} (x_i - x_k)\Big)
 
-    with the context's optimiser (learning rate :math:`\eta`, momentum :math:`\beta`, weight
-    decay :math:`\lambda`) on the gradient part only (the penalty has no momentum, as in the
+    with the context's optimiser (learning rate :math:`\eta`, momentum :math:`\beta`,
+    dampening :math:`d`, weight decay :math:`\lambda`; a client's first step sets
+    :math:`m = g + \lambda x`, :func:`learning.engine.momentum_buffer`) on the gradient part only (the penalty has no momentum, as in the
     official code, spec §2.6), the sum running over the participating clients.
 
     Parameters
@@ -432,6 +433,7 @@ class CoBo(Algorithm):
         return {
             "models": {k: v.clone() for k, v in models.items()},
             "momentum": {k: torch.zeros_like(v) for k, v in models.items()},
+            "started": torch.zeros(n, dtype=torch.bool, device=self.ctx.device),
             "weights": initial_weights(n, self.domain).to(self.ctx.device),
             "round": torch.zeros((), dtype=torch.int64),
         }
@@ -480,6 +482,7 @@ class CoBo(Algorithm):
         )
         w_local = weights.index_select(0, idx).index_select(1, idx)
         mom = select(momentum, idx)
+        fresh: torch.Tensor | None = ~state["started"].index_select(0, idx)
         losses = []
         for _ in range(self.ctx.local.steps):
             xb, yb = self._batch(clients, batch_rng, self.ctx.local.batch_size)
@@ -489,16 +492,24 @@ class CoBo(Algorithm):
             with torch.no_grad():
                 for name, p in local_params.items():
                     g = grads[name].detach() + sgd.weight_decay * p
-                    mom[name] = sgd.momentum * mom[name] + g if sgd.momentum else g
+                    mom[name] = (
+                        momentum_buffer(mom[name], g, sgd.momentum, sgd.dampening, fresh=fresh)
+                        if sgd.momentum
+                        else g
+                    )
                     local_params[name] = p - sgd.lr * (mom[name] + self.rho * force[name])
+            fresh = None
         new_models = {k: v.clone() for k, v in models.items()}
         new_momentum = {k: v.clone() for k, v in momentum.items()}
         for name in new_models:
             new_models[name][idx] = local_params[name].detach()
             new_momentum[name][idx] = mom[name].detach()
+        started = state["started"].clone()
+        started[idx] = True
         new_state = {
             "models": new_models,
             "momentum": new_momentum,
+            "started": started,
             "weights": weights,
             "round": torch.tensor(t + 1, dtype=torch.int64),
         }

@@ -15,8 +15,9 @@ with the global model :math:`w^t` of the start of the round. Clients deploy :mat
 
 ``variant="as-run"``: the authors' MNIST/CIFAR code (spec ch2 §2.5.7 and §8 item 15), one
 step per round. Client :math:`i` takes its minibatch gradient *at its personal model* into a
-heavy-ball buffer, :math:`u_i \leftarrow \beta u_i + \nabla F_i(v_i)` (``momentum``
-:math:`\beta = 0.9`), and
+heavy-ball buffer, :math:`u_i \leftarrow \beta u_i + (1 - d) \nabla F_i(v_i)` (``momentum``
+:math:`\beta = 0.9`, ``dampening`` :math:`d = 0`; CoBo's code uses :math:`d = 0.1`; a
+client's first step sets :math:`u_i = \nabla F_i(v_i)`), and
 
 .. math::
 
@@ -35,7 +36,7 @@ from econ.validation import choice, in_interval, non_negative
 from learning.algorithms.base import Algorithm, Context, State, register
 from learning.all_pairs import client_batches, flatten, unflatten
 from learning.byzantine import submit
-from learning.engine import Params, group_mean, select
+from learning.engine import Params, group_mean, momentum_buffer, select
 
 __all__ = ["Ditto"]
 
@@ -43,8 +44,9 @@ __all__ = ["Ditto"]
 @register
 class Ditto(Algorithm):
     """Ditto with proximal weight ``lam``; state ``global`` (one row) and ``personal``, and
-    for ``variant="as-run"`` the clients' ``momentum`` buffers. ``momentum`` (default 0.9)
-    belongs to the as-run variant; the standard one trains with the context's optimiser."""
+    for ``variant="as-run"`` the clients' ``momentum`` buffers and which clients have
+    ``started``. ``momentum`` (default 0.9) and ``dampening`` (default 0) belong to the
+    as-run variant; the standard one trains with the context's optimiser."""
 
     name = "ditto"
 
@@ -54,14 +56,18 @@ class Ditto(Algorithm):
         lam: float = 1.0,
         variant: str = "standard",
         momentum: float | None = None,
+        dampening: float = 0.0,
     ) -> None:
         super().__init__(ctx)
         self.lam = float(non_negative("lam", lam))
         self.variant = choice("variant", variant, ("standard", "as-run"))
-        if momentum is not None and self.variant == "standard":
-            raise ValueError("momentum belongs to variant='as-run'; standard Ditto uses ctx.local")
+        if (momentum is not None or dampening) and self.variant == "standard":
+            raise ValueError(
+                "momentum and dampening belong to variant='as-run'; standard Ditto uses ctx.local"
+            )
         beta = 0.9 if momentum is None else momentum
         self.momentum = float(in_interval("momentum", beta, 0.0, 1.0, high_open=True))
+        self.dampening = float(in_interval("dampening", dampening, 0.0, 1.0, high_open=True))
 
     def init(self, models: Params, rng: np.random.Generator) -> State:
         state = {
@@ -70,6 +76,9 @@ class Ditto(Algorithm):
         }
         if self.variant == "as-run":
             state["momentum"] = torch.zeros_like(flatten(models))
+            state["started"] = torch.zeros(
+                flatten(models).shape[0], dtype=torch.bool, device=self.ctx.device
+            )
         return state
 
     def client_models(self, state: State) -> Params:
@@ -113,8 +122,11 @@ class Ditto(Algorithm):
         x, y = client_batches(self.ctx.train, clients, self.ctx.local.batch_size, rng)
         personal = {k: v.index_select(0, idx) for k, v in state["personal"].items()}
         grads, loss = self.ctx.engine.gradients(personal, x, y)
-        buffer = state["momentum"].clone()
-        buffer[idx] = self.momentum * buffer[idx] + flatten(grads)
+        buffer, started = state["momentum"].clone(), state["started"].clone()
+        buffer[idx] = momentum_buffer(
+            buffer[idx], flatten(grads), self.momentum, self.dampening, fresh=~started[idx]
+        )
+        started[idx] = True
         sent = submit(self.ctx, buffer[idx], clients, rng)
         w = flatten(state["global"])
         v = flatten(state["personal"]).clone()
@@ -124,4 +136,5 @@ class Ditto(Algorithm):
             "global": new_global,
             "personal": unflatten(v, state["personal"]),
             "momentum": buffer,
+            "started": started,
         }, {"train_loss": float(loss.mean())}

@@ -11,9 +11,10 @@ participating client picks the model with the lowest loss on one minibatch of it
   server averages, per cluster, the models of its clients (unchanged without clients).
 
 With ``momentum`` :math:`\beta > 0` (option I only) each client keeps a heavy-ball buffer
-:math:`u_i \leftarrow \beta u_i + g_i` that persists when it switches cluster, and sends
-:math:`u_i` instead of :math:`g_i`: the authors' MNIST ``ifca-grad`` run (:math:`\beta = 0.9`;
-spec ch2 §2.5.4).
+:math:`u_i \leftarrow \beta u_i + (1 - d) g_i` (``dampening`` :math:`d`, default 0; a
+client's first step sets :math:`u_i = g_i`) that persists when it switches cluster, and
+sends :math:`u_i` instead of :math:`g_i`: the authors' MNIST ``ifca-grad`` run
+(:math:`\beta = 0.9`; spec ch2 §2.5.4); CoBo's code uses :math:`d = 0.1`.
 
 ``init="random"`` draws ``K`` different initial models (model 0 is the given start; the
 others shuffle the entries of each of its tensors, which keeps PyTorch's iid
@@ -29,7 +30,7 @@ from econ.validation import choice, in_interval, positive, positive_int
 from learning.algorithms.base import Algorithm, Context, State, register
 from learning.all_pairs import client_batches, flatten, pairwise_losses, unflatten
 from learning.byzantine import submit
-from learning.engine import Params, broadcast, group_mean, select
+from learning.engine import Params, broadcast, group_mean, momentum_buffer, select
 from learning.rng import torch_generator
 
 __all__ = ["IFCA", "shuffled_models"]
@@ -69,6 +70,7 @@ class IFCA(Algorithm):
         init: str = "random",
         lr: float | None = None,
         momentum: float = 0.0,
+        dampening: float = 0.0,
     ) -> None:
         super().__init__(ctx)
         self.n_clusters = (
@@ -82,6 +84,7 @@ class IFCA(Algorithm):
         self.momentum = float(in_interval("momentum", momentum, 0.0, 1.0, high_open=True))
         if self.momentum > 0 and self.option != "gradient":
             raise ValueError(f"momentum={momentum} needs option='gradient', got {option!r}")
+        self.dampening = float(in_interval("dampening", dampening, 0.0, 1.0, high_open=True))
 
     def init(self, models: Params, rng: np.random.Generator) -> State:
         first = select(models, np.array([0]))
@@ -94,6 +97,9 @@ class IFCA(Algorithm):
         state = {"clusters": clusters, "assignment": zeros}
         if self.momentum > 0:
             state["momentum"] = torch.zeros_like(flatten(models))
+            state["started"] = torch.zeros(
+                self.ctx.n_clients, dtype=torch.bool, device=self.ctx.device
+            )
         return state
 
     def client_models(self, state: State) -> Params:
@@ -119,10 +125,13 @@ class IFCA(Algorithm):
             grads, loss = self.ctx.engine.gradients(start, x, y)
             g = flatten(grads)
             if self.momentum > 0:
-                buffer = state["momentum"].clone()
+                buffer, started = state["momentum"].clone(), state["started"].clone()
                 idx = torch.as_tensor(clients, device=buffer.device)
-                buffer[idx] = self.momentum * buffer[idx] + g
-                g, extra = buffer[idx], {"momentum": buffer}
+                buffer[idx] = momentum_buffer(
+                    buffer[idx], g, self.momentum, self.dampening, fresh=~started[idx]
+                )
+                started[idx] = True
+                g, extra = buffer[idx], {"momentum": buffer, "started": started}
             g = submit(self.ctx, g, clients, rng)
             step = torch.zeros_like(flatten(clusters)).index_add_(0, chosen, g) / clients.size
             new = unflatten(flatten(clusters) - self.lr * step, clusters)

@@ -110,8 +110,10 @@ def test_knn_probabilities_and_personalised_evaluation():
 
 def test_ifca_momentum_buffer_persists_across_a_cluster_switch():
     # one client, loss (w - 0)^2, gradient 2w; lr 0.1; server step divided by N = 1
-    def two_rounds(momentum):
-        algorithm = build_algorithm("ifca", _toy_context([0.0]), momentum=momentum)
+    def two_rounds(momentum, dampening=0.0):
+        algorithm = build_algorithm(
+            "ifca", _toy_context([0.0]), momentum=momentum, dampening=dampening
+        )
         state = algorithm.init({"weight": torch.zeros(1, 1, 1)}, np.random.default_rng(0))
         state["clusters"] = {"weight": torch.tensor([[[1.0]], [[3.0]]])}  # picks model 0
         state, _ = algorithm.round(state, np.arange(1), round_rng(0, 0))
@@ -123,14 +125,19 @@ def test_ifca_momentum_buffer_persists_across_a_cluster_switch():
         return state["clusters"]["weight"].flatten().tolist()
 
     assert two_rounds(0.9) == pytest.approx([5.0, 0.5 - 0.1 * (0.9 * 2.0 + 1.0)])
+    # dampened (CoBo's code): the first buffer is g itself, later ones add (1 - 0.1) g
+    assert two_rounds(0.9, 0.1) == pytest.approx([5.0, 0.5 - 0.1 * (0.9 * 2.0 + 0.9 * 1.0)])
     assert two_rounds(0.0) == pytest.approx([5.0, 0.5 - 0.1 * 1.0])
     with pytest.raises(ValueError, match="option='gradient'"):
         build_algorithm("ifca", _toy_context([0.0]), option="model", momentum=0.9)
 
 
-def test_ditto_as_run_drives_the_global_model_with_personal_gradients():
+@pytest.mark.parametrize("dampening", [0.0, 0.1])
+def test_ditto_as_run_drives_the_global_model_with_personal_gradients(dampening):
     # losses (w - 0)^2 and (w - 2)^2, lr 0.1, lam 1; personal models at 1 and 3, global at 0
-    algorithm = build_algorithm("ditto", _toy_context([0.0, 2.0]), variant="as-run")
+    algorithm = build_algorithm(
+        "ditto", _toy_context([0.0, 2.0]), variant="as-run", dampening=dampening
+    )
     state = algorithm.init({"weight": torch.zeros(2, 1, 1)}, np.random.default_rng(0))
     state["personal"] = {"weight": torch.tensor([[[1.0]], [[3.0]]])}
     state, _ = algorithm.round(state, np.arange(2), round_rng(0, 0))
@@ -141,7 +148,12 @@ def test_ditto_as_run_drives_the_global_model_with_personal_gradients():
     )
     assert state["momentum"].flatten().tolist() == pytest.approx([2.0, 2.0])
     state, _ = algorithm.round(state, np.arange(2), round_rng(0, 1))
-    # heavy ball: u = 0.9 u + g(v) with v = (0.7, 2.5)
-    assert state["momentum"].flatten().tolist() == pytest.approx([1.8 + 1.4, 1.8 + 1.0])
+    # heavy ball: u = 0.9 u + (1 - dampening) g(v) with v = (0.7, 2.5)
+    keep = 1.0 - dampening
+    assert state["momentum"].flatten().tolist() == pytest.approx(
+        [1.8 + keep * 1.4, 1.8 + keep * 1.0]
+    )
     with pytest.raises(ValueError, match="as-run"):
         build_algorithm("ditto", _toy_context([0.0]), momentum=0.5)
+    with pytest.raises(ValueError, match="as-run"):
+        build_algorithm("ditto", _toy_context([0.0]), dampening=0.1)

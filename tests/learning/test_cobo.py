@@ -1,6 +1,7 @@
 """CoBo (Hashemi, He and Jaggi 2024): the quadratic-toy claims of spec cobo §7.2 A, the
 pairwise work batched against the loop, the weight domains, and protocol conformance."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -317,6 +318,29 @@ def test_cobo_absent_clients_neither_train_nor_change_weights():
         )
     assert torch.all(new["weights"][[1, 4]] == 1) and torch.all(new["weights"][:, [1, 4]] == 1)
     assert weight_error(new["weights"], CLUSTERS) >= 0
+
+
+def test_cobo_momentum_starts_at_each_clients_first_gradient():
+    """m = g at a client's first step, then m = 0.9 m + (1 - d) g (CoBo's code: d = 0.1)."""
+    plain = tiny_context(steps=1, momentum=0.9)
+    sgd = dataclasses.replace(plain.local.sgd, dampening=0.1)
+    damped = dataclasses.replace(plain, local=dataclasses.replace(plain.local, sgd=sgd))
+    runs = {}
+    for name, ctx in (("plain", plain), ("damped", damped)):
+        algorithm = build_algorithm("cobo", ctx, gamma=0.5, schedule="all")
+        state = algorithm.init(initial_models(ctx), np.random.default_rng(0))
+        first, _ = algorithm.round(state, np.array([0, 2, 3]), np.random.default_rng(1))
+        second, _ = algorithm.round(first, np.arange(5), np.random.default_rng(2))
+        runs[name] = first, second
+    assert runs["damped"][0]["started"].tolist() == [True, False, True, True, False]
+    assert bool(runs["damped"][1]["started"].all())
+    old = [0, 2, 3]  # clients 1 and 4 start in the second round
+    for k, m1 in runs["plain"][0]["momentum"].items():
+        torch.testing.assert_close(runs["damped"][0]["momentum"][k], m1)  # m = g either way
+        plain2, damped2 = runs["plain"][1]["momentum"][k], runs["damped"][1]["momentum"][k]
+        g = plain2[old] - 0.9 * m1[old]
+        torch.testing.assert_close(damped2[old], 0.9 * m1[old] + 0.9 * g)
+        torch.testing.assert_close(damped2[[1, 4]], plain2[[1, 4]])
 
 
 def test_cobo_rejects_bad_parameters():

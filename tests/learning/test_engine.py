@@ -13,6 +13,7 @@ from learning.engine import (
     Task,
     broadcast,
     group_mean,
+    momentum_buffer,
     parameters_of,
     sample_batches,
     select,
@@ -21,9 +22,10 @@ from tests.learning._tiny_problem import CPU, TRAIN_SIZES, tiny_data, tiny_engin
 
 CLIENTS = np.arange(len(TRAIN_SIZES))
 SGD = SGDConfig(0.1, momentum=0.9, weight_decay=1e-3)
+EMA = SGDConfig(0.1, momentum=0.9, weight_decay=1e-3, dampening=0.1)  # CoBo's code
 
 
-def _lockstep(batched, loop, params, data, seed, **options):
+def _lockstep(batched, loop, params, data, seed, sgd=SGD, **options):
     """Four calls of two steps each (8 in all, momentum carried), both engines starting every
     call from the loop engine's parameters and momentum; yields both results of each call.
 
@@ -36,7 +38,7 @@ def _lockstep(batched, loop, params, data, seed, **options):
     """
     momentum = None
     for call in range(4):
-        kw = dict(steps=2, batch_size=5, sgd=SGD, momentum=momentum)
+        kw = dict(steps=2, batch_size=5, sgd=sgd, momentum=momentum)
         a, b = (
             e.local_sgd(
                 params, data, CLIENTS, **kw, rng=np.random.default_rng([seed, call]), **options
@@ -59,13 +61,15 @@ def _close(a, b, atol=1e-5):
     return all(torch.allclose(a[k], b[k], atol=atol, rtol=1e-4) for k in a)
 
 
+@pytest.mark.parametrize("sgd", [SGD, EMA], ids=["heavy-ball", "dampened"])
 @pytest.mark.parametrize("model", ["lenet5", "mlp"])
-def test_batched_engine_matches_the_loop(model):
+def test_batched_engine_matches_the_loop(model, sgd):
     train, test = tiny_data()
     batched, loop = tiny_engine("batched", model), tiny_engine("loop", model)
     params = broadcast(parameters_of(batched.model), len(CLIENTS))
     centre = {k: v + 0.01 for k, v in params.items()}
-    for a, b in _lockstep(batched, loop, params, train, 3, prox_center=centre, prox_mu=0.5):
+    steps = _lockstep(batched, loop, params, train, 3, sgd, prox_center=centre, prox_mu=0.5)
+    for a, b in steps:
         assert _close(a.params, b.params) and _close(a.momentum, b.momentum)
         np.testing.assert_allclose(a.loss, b.loss, rtol=1e-5)
     assert not _close(a.params, params, atol=1e-3)  # training moved the weights
@@ -149,9 +153,32 @@ def test_regression_task_matches_and_has_no_accuracy():
     assert ev.accuracy is None and np.all(ev.loss > 0)
 
 
+def test_momentum_buffer_is_torch_sgd_row_by_row():
+    """Rows marked fresh start their buffer at g, as a new ``torch.optim.SGD`` does."""
+    gen = torch.Generator().manual_seed(0)
+    grads = torch.randn(3, 4, 5, generator=gen)  # steps x rows x entries
+    fresh_from = [0, 0, 1, 2]  # the step at which each row first trains
+    buffer = torch.zeros(4, 5)
+    for t in range(3):
+        started = torch.tensor([t > f for f in fresh_from])
+        new = momentum_buffer(buffer, grads[t], 0.9, 0.1, fresh=~started)
+        trains = torch.tensor([t >= f for f in fresh_from])
+        buffer = torch.where(trains[:, None], new, buffer)
+    for row, first in enumerate(fresh_from):
+        w = torch.zeros(5, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=1.0, momentum=0.9, dampening=0.1)
+        for t in range(first, 3):
+            w.grad = grads[t, row].clone()
+            opt.step()
+        torch.testing.assert_close(buffer[row], opt.state[w]["momentum_buffer"])
+    assert torch.equal(momentum_buffer(None, grads[0], 0.9, 0.1), grads[0])
+
+
 def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="lr"):
         SGDConfig(0.0)
+    with pytest.raises(ValueError, match="dampening"):
+        SGDConfig(0.1, momentum=0.9, dampening=1.0)
     with pytest.raises(ValueError, match="momentum"):
         SGDConfig(0.1, momentum=1.0)
     with pytest.raises(ValueError, match="buffers"):
