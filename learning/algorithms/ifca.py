@@ -18,7 +18,16 @@ sends :math:`u_i` instead of :math:`g_i`: the authors' MNIST ``ifca-grad`` run
 
 ``init="random"`` draws ``K`` different initial models (model 0 is the given start; the
 others shuffle the entries of each of its tensors, which keeps PyTorch's iid
-initialisation law); ``init="same"`` starts all ``K`` from the given model.
+initialisation law); ``init="same"`` starts all ``K`` from the given model;
+``init="oracle"`` starts cluster model ``k`` from the initial model of the first client of
+true cluster ``k``, every client assigned to its own cluster (the synthetic experiments'
+oracle initialisation, spec ch2 §2.5.4 and §5.1.1; ``K`` must be the number of true
+clusters).
+
+Two quirks of CoBo's code (spec cobo §4 item 5, §8 item 18), off by default:
+``aggregate="sum"`` steps each cluster model by the *sum* of its clients' gradients instead
+of dividing by ``m``, and ``fresh_batches=True`` scores each candidate model on a minibatch
+of its own.
 """
 
 from __future__ import annotations
@@ -56,8 +65,9 @@ class IFCA(Algorithm):
     """IFCA with ``n_clusters`` models (default: the number of ground-truth clusters);
     see the module docstring.
 
-    State: ``clusters`` (stacked cluster models) and ``assignment`` (last choice of each
-    client, int64).
+    State: ``clusters`` (stacked cluster models), ``assignment`` (last choice of each
+    client, int64) and, with ``momentum``, the clients' buffers ``momentum`` and which
+    clients have ``started``.
     """
 
     name = "ifca"
@@ -71,6 +81,8 @@ class IFCA(Algorithm):
         lr: float | None = None,
         momentum: float = 0.0,
         dampening: float = 0.0,
+        aggregate: str = "mean",
+        fresh_batches: bool = False,
     ) -> None:
         super().__init__(ctx)
         self.n_clusters = (
@@ -79,7 +91,17 @@ class IFCA(Algorithm):
             else int(np.unique(ctx.clusters).size)
         )
         self.option = choice("option", option, ("gradient", "model"))
-        self.init_rule = choice("init", init, ("random", "same"))
+        self.init_rule = choice("init", init, ("random", "same", "oracle"))
+        truth = np.unique(ctx.clusters)
+        if self.init_rule == "oracle" and truth.size != self.n_clusters:
+            raise ValueError(
+                f"init='oracle' needs n_clusters = the {truth.size} true clusters, "
+                f"got {self.n_clusters}"
+            )
+        self.aggregate = choice("aggregate", aggregate, ("mean", "sum"))
+        if self.aggregate == "sum" and self.option != "gradient":
+            raise ValueError("aggregate='sum' needs option='gradient'")
+        self.fresh_batches = bool(fresh_batches)
         self.lr = float(positive("lr", lr)) if lr is not None else ctx.local.sgd.lr
         self.momentum = float(in_interval("momentum", momentum, 0.0, 1.0, high_open=True))
         if self.momentum > 0 and self.option != "gradient":
@@ -88,13 +110,17 @@ class IFCA(Algorithm):
 
     def init(self, models: Params, rng: np.random.Generator) -> State:
         first = select(models, np.array([0]))
-        clusters = (
-            shuffled_models(first, self.n_clusters, rng)
-            if self.init_rule == "random"
-            else broadcast({k: v[0] for k, v in first.items()}, self.n_clusters)
-        )
-        zeros = torch.zeros(self.ctx.n_clients, dtype=torch.long, device=self.ctx.device)
-        state = {"clusters": clusters, "assignment": zeros}
+        assignment = torch.zeros(self.ctx.n_clients, dtype=torch.long, device=self.ctx.device)
+        if self.init_rule == "random":
+            clusters = shuffled_models(first, self.n_clusters, rng)
+        elif self.init_rule == "same":
+            clusters = broadcast({k: v[0] for k, v in first.items()}, self.n_clusters)
+        else:
+            truth, owner = np.unique(np.asarray(self.ctx.clusters), return_inverse=True)
+            leaders = np.array([np.flatnonzero(owner == c)[0] for c in range(truth.size)])
+            clusters = select(models, leaders)
+            assignment = torch.as_tensor(owner, dtype=torch.long, device=self.ctx.device)
+        state = {"clusters": clusters, "assignment": assignment}
         if self.momentum > 0:
             state["momentum"] = torch.zeros_like(flatten(models))
             state["started"] = torch.zeros(
@@ -108,9 +134,18 @@ class IFCA(Algorithm):
     def choose(
         self, clusters: Params, clients: np.ndarray, rng: np.random.Generator
     ) -> torch.Tensor:
-        """Each client's cluster: the lowest loss on one minibatch of its training data."""
-        x, y = client_batches(self.ctx.train, clients, self.ctx.local.batch_size, rng)
-        return pairwise_losses(self.ctx.engine, clusters, x, y).argmin(dim=0)
+        """Each client's cluster: the lowest loss on one minibatch of its training data (on
+        a minibatch per candidate with ``fresh_batches``)."""
+        size = self.ctx.local.batch_size
+        if not self.fresh_batches:
+            x, y = client_batches(self.ctx.train, clients, size, rng)
+            return pairwise_losses(self.ctx.engine, clusters, x, y).argmin(dim=0)
+        losses = []
+        for k in range(self.n_clusters):
+            x, y = client_batches(self.ctx.train, clients, size, rng)
+            one = select(clusters, np.array([k]))
+            losses.append(pairwise_losses(self.ctx.engine, one, x, y)[0])
+        return torch.stack(losses).argmin(dim=0)
 
     def round(
         self, state: State, clients: np.ndarray, rng: np.random.Generator
@@ -133,7 +168,9 @@ class IFCA(Algorithm):
                 started[idx] = True
                 g, extra = buffer[idx], {"momentum": buffer, "started": started}
             g = submit(self.ctx, g, clients, rng)
-            step = torch.zeros_like(flatten(clusters)).index_add_(0, chosen, g) / clients.size
+            step = torch.zeros_like(flatten(clusters)).index_add_(0, chosen, g)
+            if self.aggregate == "mean":
+                step /= clients.size
             new = unflatten(flatten(clusters) - self.lr * step, clusters)
             train_loss = float(loss.mean())
         else:

@@ -1,6 +1,7 @@
 """IFCA, HypCluster, CFL, Ditto and kNN-Per: the CFL toy failure (spec ch2 claim U12) and
 what each baseline promises."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -11,6 +12,7 @@ from scipy.stats import binomtest
 from learning.algorithms import build_algorithm
 from learning.algorithms.cfl import cosine_bipartition
 from learning.algorithms.knn_per import knn_probabilities
+from learning.engine import ShardedData
 from learning.loop import run_rounds
 from learning.rng import round_rng
 from tests.learning._tiny_problem import CLUSTERS, initial_models, tiny_context
@@ -130,6 +132,54 @@ def test_ifca_momentum_buffer_persists_across_a_cluster_switch():
     assert two_rounds(0.0) == pytest.approx([5.0, 0.5 - 0.1 * 1.0])
     with pytest.raises(ValueError, match="option='gradient'"):
         build_algorithm("ifca", _toy_context([0.0]), option="model", momentum=0.9)
+
+
+@pytest.mark.parametrize(("aggregate", "expected"), [("mean", 0.8), ("sum", 0.6)])
+def test_ifca_sums_gradients_as_cobos_code_does_when_asked(aggregate, expected):
+    # two clients with loss (w - 0)^2 both pick the model at 1 (gradient 2 each), lr 0.1
+    algorithm = build_algorithm("ifca", _toy_context([0.0, 0.0]), aggregate=aggregate)
+    state = algorithm.init({"weight": torch.zeros(2, 1, 1)}, np.random.default_rng(0))
+    state["clusters"] = {"weight": torch.tensor([[[1.0]], [[3.0]]])}
+    state, _ = algorithm.round(state, np.arange(2), round_rng(0, 0))
+    assert state["clusters"]["weight"].flatten().tolist() == pytest.approx([expected, 3.0])
+    with pytest.raises(ValueError, match="gradient"):
+        build_algorithm("ifca", _toy_context([0.0]), option="model", aggregate="sum")
+
+
+def test_ifca_fresh_batches_score_each_candidate_on_its_own_minibatch():
+    # one client holding the targets 0 and 2, minibatches of one, models at 0 and 2. On a
+    # common minibatch the client picks the model of the example drawn (model 1 half the
+    # time); with a minibatch per candidate it picks model 1 only when both draws are 2.
+    ctx = _toy_context([0.0])
+    data = ShardedData.from_arrays([np.ones((2, 1), np.float32)], [np.array([0.0, 2.0])], "cpu")
+    ctx = dataclasses.replace(ctx, train=data, local=dataclasses.replace(ctx.local, batch_size=1))
+    clusters = {"weight": torch.tensor([[[0.0]], [[2.0]]])}
+    draws = 400
+    shares = {}
+    for fresh in (False, True):
+        algorithm = build_algorithm("ifca", ctx, n_clusters=2, fresh_batches=fresh)
+        rng = np.random.default_rng(0)
+        picks = [int(algorithm.choose(clusters, np.arange(1), rng)[0]) for _ in range(draws)]
+        shares[fresh] = sum(picks)
+    assert binomtest(shares[False], draws, 0.5).pvalue > 1e-3
+    assert binomtest(shares[True], draws, 0.25).pvalue > 1e-3
+
+
+def test_ifca_oracle_initialisation_starts_every_cluster_from_its_own_clients():
+    ctx = tiny_context()
+    models = initial_models(ctx)
+    models = {
+        k: v + torch.arange(ctx.n_clients).reshape(-1, *[1] * (v.ndim - 1))
+        for k, v in models.items()
+    }
+    state = build_algorithm("ifca", ctx, init="oracle").init(models, np.random.default_rng(0))
+    truth, owner = np.unique(CLUSTERS, return_inverse=True)
+    assert state["assignment"].tolist() == owner.tolist()
+    leaders = [int(np.flatnonzero(owner == c)[0]) for c in range(truth.size)]
+    for k, v in state["clusters"].items():
+        assert torch.equal(v, models[k][leaders])
+    with pytest.raises(ValueError, match="true clusters"):
+        build_algorithm("ifca", ctx, init="oracle", n_clusters=truth.size + 1)
 
 
 @pytest.mark.parametrize("dampening", [0.0, 0.1])
