@@ -1,4 +1,4 @@
-"""``collabecon cobo``: CoBo's collaboration weights against the baselines (spec cobo §7.2 B).
+r"""``collabecon cobo``: CoBo's collaboration weights against the baselines (spec cobo §7.2 B).
 
 Small CPU analogues of the paper's vision experiments (Hashemi, He and Jaggi 2024, §4.1-4.2,
 Table 2), on the embedded ``mnist5k`` digits with an MLP (784-200-10):
@@ -22,11 +22,14 @@ vision value; 0.1 is the LLM experiment's, spec §8.21); ``fedavg-ft`` fine-tune
 number of clusters, IFCA with separately initialised models and all clients in
 ``cross-silo``, 10% of them per round in ``cross-device`` (spec §4.5). Departures:
 
-- every method runs plain SGD (no momentum). The official code gives every method the same
-  EMA momentum (beta 0.9, dampening 0.1, so the effective step stays the learning rate);
-  here the baselines restart local SGD each round (one step, no momentum carried), so a
-  momentum would reach CoBo alone, whose state keeps the buffer, and act as a tenfold
-  learning rate for it.
+- by default every method runs plain SGD (no momentum). ``--momentum code`` gives them the
+  official code's optimiser instead (spec §4, §5.1): every method but Federated-Clustering
+  (raw gradients in the code) keeps a per-client exponential moving average of its
+  gradients across rounds, :math:`m \leftarrow 0.9 m + 0.1 g` (PyTorch's momentum 0.9 with
+  dampening 0.1, so the effective step stays the learning rate; :math:`m = g` at a client's
+  first step); the Oracle keeps one per cluster, and Ditto runs the code's variant
+  (``variant="as-run"``: gradients at the personal models drive the global one) on
+  ``ditto_k = 2`` sampled clients per round.
 - ``--rounds`` (300 by default) instead of 40,000 / 20,000 iterations.
 - CoBo: rho = 0.05 (the code's), the code's mixed pair sampling (2/n per pair for the first
   2% of the rounds, the code's 800 of 40,000 iterations, then 1/sqrt(t)), midpoint
@@ -75,6 +78,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from econ.validation import choice
 from learning.algorithms import ALGORITHMS, Algorithm, Context, LocalTraining, build_algorithm
 from learning.algorithms.base import State
 from learning.algorithms.cobo import SCHEDULES, oracle_weights, weight_error
@@ -87,8 +91,10 @@ from learning.models import build_model
 from learning.rng import torch_generator
 
 __all__ = [
+    "CODE_MOMENTUM",
     "LEARNING_RATES",
     "METHODS",
+    "MOMENTUM_MODES",
     "PAPER",
     "SETTINGS",
     "add_arguments",
@@ -120,6 +126,22 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "ifca": ("ifca", {}),
     "fc": ("federated-clustering", {}),
 }
+
+MOMENTUM_MODES = ("none", "code")
+
+#: ``--momentum code``: the official code's EMA momentum (spec §5.1), and what each method
+#: needs to keep it across rounds (``fc`` keeps raw gradients, as in the code).
+CODE_MOMENTUM = SGDConfig(1.0, momentum=0.9, dampening=0.1)  # lr replaced per method
+_CODE_PARAMETERS: dict[str, dict[str, Any]] = {
+    "cobo": {},
+    "oracle": {"keep_momentum": "group"},
+    "ditto": {"variant": "as-run", "momentum": 0.9, "dampening": 0.1},
+    "local": {"keep_momentum": "client"},
+    "fedavg": {"keep_momentum": "client"},
+    "fedavg-ft": {"keep_momentum": "client"},
+    "ifca": {"momentum": 0.9, "dampening": 0.1},
+}
+_DITTO_K = 2  # clients per round of the code's Ditto (spec §4, item 4)
 
 #: The paper's learning rates, tuned per method (Appendix, "Experimental Details"; spec §5.1).
 LEARNING_RATES: dict[str, float] = {
@@ -209,6 +231,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=SCHEDULES,
         default="mixed",
         help="CoBo's pair sampling (default mixed: 2/n for 2%% of the rounds, then 1/sqrt(t))",
+    )
+    parser.add_argument(
+        "--momentum",
+        choices=MOMENTUM_MODES,
+        default="none",
+        help="none: plain SGD for every method (default); code: the official code's EMA "
+        "momentum (0.9, dampening 0.1) kept across rounds, and its Ditto variant",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="write heatmaps (PNG, CSV) here")
@@ -351,9 +380,11 @@ def orderings(accuracy: dict[str, float]) -> dict[str, bool]:
     }
 
 
-def _parameters(key: str, rounds: int, schedule: str) -> dict[str, Any]:
+def _parameters(key: str, rounds: int, schedule: str, momentum: str) -> dict[str, Any]:
     """The parameters of method ``key`` for a run of ``rounds`` rounds."""
     params = dict(METHODS[key][1])
+    if momentum == "code":
+        params.update(_CODE_PARAMETERS.get(key, {}))
     if key == "fedavg-ft":
         params["finetune_steps"] = max(1, round(_FINETUNE_SHARE * rounds))
     if key == "cobo":
@@ -368,24 +399,34 @@ def run_setting(
     rounds: int,
     seed: int,
     schedule: str = "mixed",
+    momentum: str = "none",
     out: Path | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Train every method of ``methods`` on the setting ``setting_name`` from one initial
     model (each with its learning rate of :data:`LEARNING_RATES`) and report mean test
-    accuracies and CoBo's weight recovery; ``schedule`` is CoBo's pair sampling."""
+    accuracies and CoBo's weight recovery; ``schedule`` is CoBo's pair sampling,
+    ``momentum`` one of :data:`MOMENTUM_MODES` (module docstring)."""
+    momentum = choice("momentum", momentum, MOMENTUM_MODES)
     setting = SETTINGS[setting_name]
     base, initial = _context(setting, seed)
     accuracy: dict[str, float] = {}
     history: list[np.ndarray] = []
     for key in methods:
-        local = LocalTraining(1, _BATCH, SGDConfig(LEARNING_RATES[key]))
+        code = momentum == "code" and key in _CODE_PARAMETERS
+        sgd = CODE_MOMENTUM if code else SGDConfig(1.0)
+        local = LocalTraining(1, _BATCH, dataclasses.replace(sgd, lr=LEARNING_RATES[key]))
         ctx = dataclasses.replace(base, local=local)
-        algorithm = build_algorithm(METHODS[key][0], ctx, **_parameters(key, rounds, schedule))
+        algorithm = build_algorithm(
+            METHODS[key][0], ctx, **_parameters(key, rounds, schedule, momentum)
+        )
         if key == "cobo":
             algorithm = _WeightRecorder(algorithm)
-        partial = key == "ifca" and setting.ifca_share < 1.0
-        per_round = max(1, round(setting.ifca_share * ctx.n_clients)) if partial else None
+        per_round = None
+        if key == "ifca" and setting.ifca_share < 1.0:
+            per_round = max(1, round(setting.ifca_share * ctx.n_clients))
+        elif key == "ditto" and code:
+            per_round = _DITTO_K
         result = run_rounds(
             algorithm,
             initial,
@@ -407,6 +448,7 @@ def run_setting(
         "clients": base.n_clients,
         "rounds": rounds,
         "schedule": schedule,
+        "momentum": momentum,
         "accuracy": accuracy,
         "paper": {k: v for k, v in PAPER[setting_name].items() if k in accuracy},
         "orderings": orderings(accuracy),
@@ -432,6 +474,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         rounds=args.rounds,
         seed=args.seed,
         schedule=args.schedule,
+        momentum=args.momentum,
         out=args.out,
         progress=args.progress,
     )
@@ -446,7 +489,7 @@ def render(result: dict[str, Any]) -> str:
     failed = [name for name, holds in result["orderings"].items() if not holds]
     lines = [
         f"CoBo, {result['setting']} ({result['clients']} clients, {result['rounds']} rounds, "
-        f"{result['schedule']} pair sampling)",
+        f"{result['schedule']} pair sampling, momentum {result['momentum']})",
         table(rows, ["method", "mean test accuracy", "paper (CIFAR-100)"]),
         f"CoBo weights match the oracle: {fmt(result['weights_match_oracle'])} "
         f"(from round {result['weights_match_round']}); final mean off-diagonal "
