@@ -75,9 +75,10 @@ def client_batches(
 
 #: Examples (summed over the stacked models) per call of the batched kernels. On a CPU a
 #: call's activations should stay in cache: with LeNet-5 on the 2-core machine of
-#: ``bench/RESULTS.md``, 1,280 examples per call ran the 20-client table 1.5x faster than
-#: 16,384. A GPU wants large calls; :data:`_CUDA_EXAMPLES` only bounds memory.
-_EXAMPLES = 1280
+#: ``bench/RESULTS.md`` the 20-client table ran 2.1x the per-pair loop at 640 examples per
+#: call (one batch with its 20 models), 1.8x at 1,280 and 1.1x at 16,384. A GPU wants large
+#: calls; :data:`_CUDA_EXAMPLES` only bounds memory.
+_EXAMPLES = 640
 _CUDA_EXAMPLES = 16384
 
 
