@@ -9,6 +9,10 @@ Clients hold iid shares of ``mnist5k``; every client's model is the same initial
 its own small perturbation, so all models differ. Each path is timed ``repeats`` times,
 alternating, after one warm-up; the best time of each counts. The largest difference
 between the two outputs is reported.
+
+:func:`single_model_reference` times the same arithmetic without the pairs: one
+``nn.Module`` forward and backward over as many examples as the table holds, at several
+batch sizes, which tells how fast plain PyTorch runs this model on this machine at best.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from learning.federation import make_federation
 from learning.models import build_model
 from learning.rng import torch_generator
 
-__all__ = ["AllPairsBenchmark", "measure_all_pairs"]
+__all__ = ["AllPairsBenchmark", "measure_all_pairs", "single_model_reference"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,3 +138,36 @@ def measure_all_pairs(
         ratio=best[False] / best[True],
         max_difference=difference,
     )
+
+
+def single_model_reference(
+    *,
+    clients: int = 20,
+    model: str = "lenet5",
+    batch_sizes: tuple[int, ...] = (32, 640, 12800),
+    repeats: int = 3,
+    seed: int = 0,
+) -> dict[int, float]:
+    """Best seconds of one ``nn.Module`` forward and backward over ``clients**2 * 32``
+    examples (the FC table's arithmetic, one model instead of ``clients``), in minibatches
+    of each of ``batch_sizes``; random images of ``mnist5k``'s shape, on the CPU."""
+    repeats = positive_int("repeats", repeats)
+    gen = torch.Generator().manual_seed(seed)
+    net = build_model(model, (1, 28, 28), 10, generator=gen)
+    n = clients * clients * 32
+    x = torch.randn(n, 1, 28, 28, generator=gen)
+    y = torch.randint(0, 10, (n,), generator=gen)
+    loss = torch.nn.CrossEntropyLoss()
+
+    def run(size: int) -> float:
+        start = time.perf_counter()
+        for first in range(0, n, size):
+            net.zero_grad()
+            loss(net(x[first : first + size]), y[first : first + size]).backward()
+        return time.perf_counter() - start
+
+    best = {}
+    for size in batch_sizes:
+        run(positive_int("batch size", size))
+        best[size] = min(run(size) for _ in range(repeats))
+    return best

@@ -155,3 +155,12 @@ def test_bench_all_pairs_command_does_the_same_work_both_ways(capsys):
         out = json.loads(capsys.readouterr().out)
         assert out["benchmark"] == "all-pairs" and out["clients"] == 3
         assert out["max_difference"] < 1e-4 and out["batched_s"] > 0
+
+
+def test_single_model_reference_times_each_batch_size():
+    from learning.benchmarks.all_pairs import single_model_reference
+
+    best = single_model_reference(clients=2, batch_sizes=(32, 128), repeats=1)
+    assert list(best) == [32, 128] and all(s > 0 for s in best.values())
+    with pytest.raises(ValueError, match="batch size"):
+        single_model_reference(clients=2, batch_sizes=(0,), repeats=1)
