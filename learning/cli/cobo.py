@@ -138,14 +138,15 @@ MOMENTUM_MODES = ("none", "code")
 #: ``--momentum code``: the official code's EMA momentum (spec §5.1), and what each method
 #: needs to keep it across rounds (``fc`` keeps raw gradients, as in the code).
 CODE_MOMENTUM = SGDConfig(1.0, momentum=0.9, dampening=0.1)  # lr replaced per method
+_OWN_BUFFER = {"momentum": CODE_MOMENTUM.momentum, "dampening": CODE_MOMENTUM.dampening}
 _CODE_PARAMETERS: dict[str, dict[str, Any]] = {
     "cobo": {},
     "oracle": {"keep_momentum": "group"},
-    "ditto": {"variant": "as-run", "momentum": 0.9, "dampening": 0.1},
+    "ditto": {"variant": "as-run", **_OWN_BUFFER},
     "local": {"keep_momentum": "client"},
     "fedavg": {"keep_momentum": "client"},
     "fedavg-ft": {"keep_momentum": "client"},
-    "ifca": {"momentum": 0.9, "dampening": 0.1},
+    "ifca": _OWN_BUFFER,
 }
 _DITTO_K = 2  # clients per round of the code's Ditto (spec §4, item 4)
 
