@@ -13,7 +13,15 @@ the :func:`proposition` decorator around a ``check()`` function that returns a
     beside it with the id suffix ``.corrected``.
 
 Each entry also declares whether it is expected to hold (``holds``); ``collabecon verify``
-fails only when a verdict disagrees with that expectation.
+fails only when a verdict disagrees with that expectation. Each entry has a :class:`Kind`
+that says whose statement it is: the paper's as printed, the authors' code's, a reading we
+chose where the text is ambiguous, or a result the toolkit derives itself. An error of the
+paper and an error of the authors' code are reported apart.
+
+A verdict is earned, not asserted: every check takes the printed pieces of its statement (a
+formula, a constant, a hypothesis) as keyword arguments whose defaults are the printed ones,
+and every entry names a ``perturb`` mapping under which its verdict flips. The test suite
+runs each check both ways, so a check that cannot fail is caught.
 """
 
 from __future__ import annotations
@@ -29,6 +37,15 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
+
+
+class Kind(str, Enum):
+    """Whose statement an entry is."""
+
+    PAPER = "paper"  # printed in one of the papers
+    CODE = "code"  # what the authors' published code does
+    READING = "reading"  # a reading we chose where the printed text is ambiguous
+    DERIVED = "derived"  # a result the toolkit derives; the papers do not state it
 
 
 class Status(str, Enum):
@@ -47,6 +64,8 @@ class Verdict:
     status: Status
     evidence: str
     counterexample: Mapping[str, Any] | None = None
+    n_points: int | None = None
+    drawn: str | None = None
 
     @property
     def holds(self) -> bool:
@@ -58,9 +77,22 @@ def proved(evidence: str | sp.Basic) -> Verdict:
     return Verdict(Status.PROVED, str(evidence))
 
 
-def checked(evidence: str, n_points: int) -> Verdict:
-    """A numeric check that held on ``n_points`` points."""
-    return Verdict(Status.CHECKED, f"holds on {n_points} points: {evidence}")
+def checked(evidence: str, n_points: int, *, drawn: str) -> Verdict:
+    """A numeric check that held on ``n_points`` points, drawn as ``drawn`` says.
+
+    ``drawn`` tells a reader how the points were chosen (a seeded uniform sample of a box,
+    a grid, the edges and the knife-edge ratios, ...), so that the count means something.
+    """
+    if n_points < 1:
+        raise ValueError(f"a numeric check needs at least one point, got n_points={n_points}")
+    if not drawn.strip():
+        raise ValueError("say how the points of a numeric check were drawn")
+    return Verdict(
+        Status.CHECKED,
+        f"holds on {n_points} points ({drawn}): {evidence}",
+        n_points=n_points,
+        drawn=drawn,
+    )
 
 
 def refuted(evidence: str, counterexample: Mapping[str, Any]) -> Verdict:
@@ -72,16 +104,29 @@ def on_points(
     predicate: Callable[..., bool],
     points: Iterable[Mapping[str, Any]],
     what: str,
+    *,
+    drawn: str,
+    hypothesis: Callable[..., bool] | None = None,
 ) -> Verdict:
-    """``checked`` if ``predicate(**point)`` holds at every point, else ``refuted`` at the first miss."""
-    n = 0
+    """``checked`` if ``predicate(**point)`` holds at every point, else ``refuted`` at the first miss.
+
+    Points at which ``hypothesis(**point)`` is false lie outside the statement: they are
+    skipped and counted apart (a point that satisfies a statement vacuously is no evidence),
+    and a counterexample is only ever taken among the points that satisfy it.
+    """
+    n = vacuous = 0
     for point in points:
+        if hypothesis is not None and not hypothesis(**point):
+            vacuous += 1
+            continue
         n += 1
         if not predicate(**point):
             return refuted(f"fails: {what}", {k: _plain(v) for k, v in point.items()})
     if n == 0:
-        raise ValueError("on_points needs at least one point")
-    return checked(what, n)
+        raise ValueError(f"no point satisfies the hypothesis of {what!r} ({vacuous} drawn)")
+    if vacuous:
+        drawn = f"{drawn}; {vacuous} further points outside the hypothesis skipped"
+    return checked(what, n, drawn=drawn)
 
 
 def is_zero(expr: sp.Expr, what: str) -> Verdict:
@@ -150,17 +195,29 @@ class Proposition:
     statement
         One line in words and symbols.
     check
-        Returns a :class:`Verdict`; must be deterministic.
+        Returns a :class:`Verdict`; must be deterministic. Called without arguments it
+        checks the statement as printed; its keyword arguments are the printed pieces.
     holds
         Whether the statement is expected to hold (``False`` for a printed statement that
         the toolkit refutes).
+    kind
+        Whose statement it is (:class:`Kind`).
+    perturb
+        Keyword arguments for ``check`` under which its verdict must flip: a changed
+        constant, formula or hypothesis for an entry that holds, the correction for one
+        that fails. The test suite runs every entry so.
     """
 
     id: str
     source: str
     statement: str
-    check: Callable[[], Verdict] = field(repr=False)
+    check: Callable[..., Verdict] = field(repr=False)
     holds: bool = True
+    kind: Kind = Kind.PAPER
+    perturb: Mapping[str, Any] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", Kind(self.kind))
 
 
 _REGISTRY: dict[str, Proposition] = {}
@@ -176,12 +233,28 @@ def register(prop: Proposition) -> Proposition:
 
 
 def proposition(
-    id: str, *, source: str, statement: str, holds: bool = True
-) -> Callable[[Callable[[], Verdict]], Callable[[], Verdict]]:
+    id: str,
+    *,
+    source: str,
+    statement: str,
+    holds: bool = True,
+    kind: Kind | str = Kind.PAPER,
+    perturb: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Verdict]], Callable[..., Verdict]]:
     """Decorator: register the decorated ``check()`` as proposition ``id``."""
 
-    def decorate(check: Callable[[], Verdict]) -> Callable[[], Verdict]:
-        register(Proposition(id=id, source=source, statement=statement, check=check, holds=holds))
+    def decorate(check: Callable[..., Verdict]) -> Callable[..., Verdict]:
+        register(
+            Proposition(
+                id=id,
+                source=source,
+                statement=statement,
+                check=check,
+                holds=holds,
+                kind=Kind(kind),
+                perturb=perturb,
+            )
+        )
         return check
 
     return decorate
@@ -218,6 +291,7 @@ class Outcome:
         p, v = self.proposition, self.verdict
         out: dict[str, Any] = {
             "id": p.id,
+            "kind": p.kind.value,
             "source": p.source,
             "statement": p.statement,
             "status": v.status.value,
@@ -225,6 +299,9 @@ class Outcome:
             "agrees": self.agrees,
             "evidence": v.evidence,
         }
+        if v.n_points is not None:
+            out["n_points"] = v.n_points
+            out["drawn"] = v.drawn
         if v.counterexample is not None:
             out["counterexample"] = {k: _plain(x) for k, x in v.counterexample.items()}
         return out
@@ -250,9 +327,114 @@ def verify(prefix: str = "") -> Iterator[Outcome]:
 
 
 def summary(outcomes: Iterable[Outcome]) -> dict[str, int]:
-    """Counts by status plus how many verdicts disagree with their expectation."""
-    counts = {"proved": 0, "checked": 0, "refuted": 0, "error": 0, "disagreeing": 0}
+    """Counts by status, the refuted entries by kind, and the verdicts that disagree.
+
+    ``errors_in_papers`` counts the refuted statements the papers print, ``errors_in_code``
+    those of the authors' code and ``errors_in_readings`` the readings of ambiguous text
+    that the toolkit refutes (and so does not adopt).
+    """
+    counts = {
+        "proved": 0,
+        "checked": 0,
+        "refuted": 0,
+        "error": 0,
+        "disagreeing": 0,
+        "errors_in_papers": 0,
+        "errors_in_code": 0,
+        "errors_in_readings": 0,
+    }
     for o in outcomes:
         counts[o.verdict.status.value] += 1
         counts["disagreeing"] += not o.agrees
+        if o.verdict.status is Status.REFUTED and o.proposition.kind is not Kind.DERIVED:
+            counts[_ERROR_COUNT[o.proposition.kind]] += 1
     return counts
+
+
+_ERROR_COUNT = {
+    Kind.PAPER: "errors_in_papers",
+    Kind.CODE: "errors_in_code",
+    Kind.READING: "errors_in_readings",
+}
+
+CORRECTED = ".corrected"
+
+
+def twin_problems(props: Iterable[Proposition]) -> list[str]:
+    """What breaks the rule that failing entries and ``.corrected`` twins come in pairs.
+
+    Every entry expected to fail has a ``.corrected`` twin expected to hold, and every
+    ``.corrected`` entry has a parent expected to fail.
+    """
+    by_id = {p.id: p for p in props}
+    problems = []
+    for p in by_id.values():
+        if not p.holds:
+            twin = by_id.get(p.id + CORRECTED)
+            if twin is None or not twin.holds:
+                problems.append(f"{p.id} is expected to fail but has no holding {CORRECTED} twin")
+        if p.id.endswith(CORRECTED):
+            parent = by_id.get(p.id.removesuffix(CORRECTED))
+            if parent is None or parent.holds:
+                problems.append(f"{p.id} has no parent expected to fail")
+    return sorted(problems)
+
+
+_ERRATA_HEADINGS = {
+    Kind.PAPER: "Errors in the papers as printed",
+    Kind.CODE: "Errors in the authors' code",
+    Kind.READING: "Readings of ambiguous text that do not hold",
+}
+
+
+def errata_markdown(outcomes: Iterable[Outcome]) -> str:
+    """``docs/errata.md``: one entry per refuted statement, with its counterexample and fix.
+
+    Generated from the registry (``collabecon verify --markdown``) so that it cannot drift;
+    a test compares the shipped file with this output.
+    """
+    outcomes = list(outcomes)
+    by_id = {o.proposition.id: o for o in outcomes}
+    lines = [
+        "# Errata",
+        "",
+        "Generated by `collabecon verify --markdown` from the proposition registry; do not",
+        "edit by hand. Each entry is a statement as printed that the registry refutes: the",
+        "printed statement, the counterexample its check found, and the corrected statement",
+        "registered beside it (`.corrected`) with that entry's verdict.",
+    ]
+    for kind, heading in _ERRATA_HEADINGS.items():
+        errors = [
+            o for o in outcomes if o.proposition.kind is kind and o.verdict.status is Status.REFUTED
+        ]
+        lines += ["", f"## {heading}", ""]
+        if not errors:
+            lines.append("None registered.")
+            continue
+        for o in errors:
+            p, v = o.proposition, o.verdict
+            lines += [
+                f"### `{p.id}`",
+                "",
+                f"- **Source:** {p.source}",
+                f"- **As printed:** {p.statement}",
+                f"- **Why it fails:** {_one_line(v.evidence)}",
+            ]
+            if v.counterexample:
+                example = ", ".join(f"{k} = {_plain(x)}" for k, x in v.counterexample.items())
+                lines.append(f"- **Counterexample:** {example}")
+            twin = by_id.get(p.id + CORRECTED)
+            if twin is not None:
+                tp, tv = twin.proposition, twin.verdict
+                lines += [
+                    f"- **Corrected** (`{tp.id}`, {tv.status.value}): {tp.statement}",
+                    f"- **Evidence for the correction:** {_one_line(tv.evidence)}",
+                ]
+            lines.append("")
+        if lines[-1] == "":
+            lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,7 +1,9 @@
 """``collabecon verify``: check every registered proposition.
 
-Imports ``econ`` and ``games`` only (never torch). Exits 1 when a verdict disagrees with
-what its entry expects, 0 otherwise.
+Imports ``econ``, ``games`` and the torch-free theory modules of ``learning`` only (never
+torch). Exits 1 when a verdict disagrees with what its entry expects, 0 otherwise.
+``--markdown`` prints ``docs/errata.md`` (every refuted statement, by kind, with its
+counterexample and its correction) instead of the table.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from econ import propositions
 from learning.cli._output import table
 
+#: The packages whose modules register propositions; none of them imports torch.
 PACKAGES = ("econ", "games")
 
 
@@ -19,24 +22,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--only", default="", metavar="PREFIX", help="only ids starting with PREFIX"
     )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the errata page (docs/errata.md) generated from the registry",
+    )
+
+
+def outcomes(prefix: str = "") -> list[propositions.Outcome]:
+    """Load every registering module and check the entries whose id starts with ``prefix``."""
+    propositions.load(PACKAGES)
+    found = list(propositions.verify(prefix))
+    if not found:
+        raise ValueError(f"--only {prefix!r} matches no registered proposition")
+    return found
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    propositions.load(PACKAGES)
-    outcomes = list(propositions.verify(args.only))
-    if not outcomes:
-        raise ValueError(f"--only {args.only!r} matches no registered proposition")
-    return {
-        "propositions": [o.to_dict() for o in outcomes],
-        "summary": propositions.summary(outcomes),
+    checked = outcomes(args.only)
+    result: dict[str, Any] = {
+        "propositions": [o.to_dict() for o in checked],
+        "summary": propositions.summary(checked),
     }
+    if args.markdown:
+        result["markdown"] = propositions.errata_markdown(checked)
+    return result
 
 
 def render(result: dict[str, Any]) -> str:
+    if "markdown" in result:
+        return str(result["markdown"]).rstrip("\n")
     rows = [
         (
             p["id"],
-            p["source"],
+            p["kind"],
             p["status"] + ("" if p["agrees"] else "  <-- expected " + p["expected"]),
             _clip(p["evidence"], 70),
         )
@@ -46,8 +65,11 @@ def render(result: dict[str, Any]) -> str:
     foot = (
         f"\n{s['proved']} proved, {s['checked']} checked, {s['refuted']} refuted"
         f" (errors {s['error']}); {s['disagreeing']} disagree with expectation"
+        f"\nrefuted: {s['errors_in_papers']} errors in the papers,"
+        f" {s['errors_in_code']} in the authors' code,"
+        f" {s['errors_in_readings']} readings we do not adopt"
     )
-    return table(rows, ("id", "source", "status", "evidence")) + foot
+    return table(rows, ("id", "kind", "status", "evidence")) + foot
 
 
 def exit_status(result: dict[str, Any]) -> int:

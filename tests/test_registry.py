@@ -1,0 +1,50 @@
+"""The proposition registry as a whole: every verdict agrees, is earned, and can fail.
+
+Each entry's check runs twice: as printed (its verdict must agree with what the entry
+expects) and under its ``perturb`` arguments (its verdict must flip), so a check that
+returns a fixed verdict, or compares nothing, fails here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from econ import propositions as P
+from learning.cli import verify
+
+P.load(verify.PACKAGES)
+ENTRIES = P.registered()
+ERRATA = Path(__file__).resolve().parents[1] / "docs" / "errata.md"
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, P.Outcome]:
+    return {o.proposition.id: o for o in P.verify()}
+
+
+@pytest.mark.parametrize("prop", ENTRIES, ids=[p.id for p in ENTRIES])
+def test_verdict_as_printed_agrees(prop: P.Proposition, outcomes: dict[str, P.Outcome]) -> None:
+    outcome = outcomes[prop.id]
+    assert outcome.agrees, outcome.to_dict()
+    if outcome.verdict.status is P.Status.CHECKED:
+        assert outcome.verdict.n_points and outcome.verdict.drawn
+
+
+@pytest.mark.parametrize("prop", ENTRIES, ids=[p.id for p in ENTRIES])
+def test_verdict_flips_under_its_perturbation(prop: P.Proposition) -> None:
+    assert prop.perturb, f"{prop.id} names no perturbation under which its check could fail"
+    verdict = prop.check(**prop.perturb)
+    assert verdict.status is not P.Status.ERROR
+    assert verdict.holds is not prop.holds, (prop.perturb, verdict)
+
+
+def test_failing_entries_and_corrections_come_in_pairs() -> None:
+    assert P.twin_problems(ENTRIES) == []
+
+
+def test_errata_page_is_generated_from_the_registry(outcomes: dict[str, P.Outcome]) -> None:
+    assert ERRATA.read_text() == P.errata_markdown(outcomes.values()), (
+        "docs/errata.md is stale: regenerate it with `collabecon verify --markdown > docs/errata.md`"
+    )
