@@ -33,7 +33,9 @@ def test_econ_does_not_import_games():
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("argv", [["verify", "--only", "thesis.ch3", "--json"]])
+@pytest.mark.parametrize(
+    "argv", [["verify", "--only", "thesis.ch3", "--json"], ["verify", "--markdown"]]
+)
 def test_verify_does_not_import_torch(argv):
     probe = (
         "import sys, contextlib, io\n"

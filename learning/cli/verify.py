@@ -15,7 +15,7 @@ from econ import propositions
 from learning.cli._output import table
 
 #: The packages whose modules register propositions; none of them imports torch.
-PACKAGES = ("econ", "games")
+PACKAGES = ("econ", "games", "learning.theory")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
