@@ -1,12 +1,16 @@
-r"""The market that a set of model qualities creates (Werner 2024, ch. 3, D1-D7 and §14.1).
+r"""The market that a set of model qualities creates (Werner 2024, ch. 3, §3.2).
 
 Consumers of type :math:`\theta \sim U[0, 1]` buy the model that maximises
-:math:`\theta q_i - p_i` (or nothing); firms set Bertrand prices. Given the qualities of any
-set of trained models -- two firms of the duopoly, or the personalised models of many
-clients -- :func:`market_round` gives the equilibrium prices, market shares, revenues,
-consumer surplus and welfare, and :func:`market_history` does so for every round of a
-training run. Two firms use the closed forms of :mod:`econ.duopoly` (Lemma 22, the surplus
-of spec ch3 C27); more use the n-firm equilibrium of :mod:`econ.oligopoly`.
+:math:`\theta q_i - p_i` (or nothing); firms set Bertrand prices (§3.2: prices in
+:math:`[0, \infty)`, demands are masses of consumers). Given the qualities of any set of trained models -- two firms of the
+duopoly, or the personalised models of many clients -- :func:`market_round` gives the
+equilibrium prices, market shares, revenues, consumer surplus and welfare, and
+:func:`market_history` does so for every round of a training run. Roles follow the current
+qualities: whichever model is better is the high firm of that round, so revenues are never
+negative and welfare is consumer surplus plus revenues in every round. Any qualities in
+[0, 1] are a market: tied firms price at 0, firms below a tie or of quality 0 are priced
+out (:mod:`econ.oligopoly` derives the rules; for two distinct positive qualities the
+prices are Lemma 22's).
 
 :func:`sampled_market` checks the closed forms by brute force: it draws a finite population
 of consumer types, lets each buy its best option at the equilibrium prices, and measures
@@ -23,7 +27,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from econ import duopoly
 from econ.oligopoly import oligopoly_equilibrium
 from econ.qualities import ModelQualities
 from econ.validation import positive_int, unit_interval
@@ -36,7 +39,8 @@ class MarketRound:
     """Equilibrium of one market, one entry per firm in the order the qualities were given.
 
     ``share`` is the mass of consumers buying each model (demand); the rest buy nothing.
-    ``welfare`` is consumer surplus plus the firms' revenues (no costs).
+    ``priced_out`` marks the firms that sell nothing at any price. ``welfare`` is consumer
+    surplus plus the firms' revenues (no costs).
     """
 
     names: tuple[str, ...]
@@ -44,6 +48,7 @@ class MarketRound:
     price: NDArray[np.float64]
     share: NDArray[np.float64]
     revenue: NDArray[np.float64]
+    priced_out: NDArray[np.bool_]
     consumer_surplus: float
     welfare: float
 
@@ -54,28 +59,10 @@ class MarketRound:
             "price": self.price.tolist(),
             "share": self.share.tolist(),
             "revenue": self.revenue.tolist(),
+            "priced_out": self.priced_out.tolist(),
             "consumer_surplus": self.consumer_surplus,
             "welfare": self.welfare,
         }
-
-
-def _duopoly(q: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray, float]:
-    low, high = (0, 1) if q[0] <= q[1] else (1, 0)
-    eq = duopoly.equilibrium(q[low], q[high])
-    price, share = np.empty(2), np.empty(2)
-    price[[low, high]] = float(eq.p_l), float(eq.p_h)
-    share[[low, high]] = float(eq.D_l), float(eq.D_h)
-    return price, share, price * share, float(eq.consumer_surplus)
-
-
-def _oligopoly(q: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray, float]:
-    price, share = np.zeros(q.size), np.zeros(q.size)
-    selling = q > 0  # a model of quality 0 is worth nothing to anyone
-    if not np.any(selling):
-        return price, share, price, 0.0
-    eq = oligopoly_equilibrium(q[selling])
-    price[selling], share[selling] = eq.price, eq.demand
-    return price, share, price * share, eq.consumer_surplus
 
 
 def market_round(qualities: ModelQualities | ArrayLike) -> MarketRound:
@@ -86,15 +73,29 @@ def market_round(qualities: ModelQualities | ArrayLike) -> MarketRound:
     qualities
         A :class:`econ.qualities.ModelQualities`, or plain qualities in [0, 1].
 
+    Returns
+    -------
+    MarketRound
+        Prices, shares and revenues (all >= 0) in the order given, which firms are priced
+        out, consumer surplus and welfare.
+
     Notes
     -----
-    Two firms: Lemma 22 with the better model as the high firm (equal qualities: Lemma 23,
-    zero prices). One or more than two: the linear first-order system of
-    :func:`econ.oligopoly.oligopoly_equilibrium` (one firm: the monopoly price
-    :math:`q/2`); qualities must then be distinct, and firms of quality 0 sell nothing.
-    Consumer surplus for two firms (spec ch3 C27):
+    :func:`econ.oligopoly.oligopoly_equilibrium` for any number of firms: two firms of
+    distinct positive qualities get Lemma 22 with the better model as the high firm (the
+    consumer surplus is then :math:`q_h^2 (4 q_h + 5 q_l) / (2 (4 q_h - q_l)^2)`); one firm
+    the monopoly price :math:`q/2`; equal qualities compete to a zero price and share their
+    buyers equally (Lemma 23 for two firms), and firms below them sell nothing.
 
-    .. math:: CS^* = \frac{q_h^2 (4 q_h + 5 q_l)}{2 (4 q_h - q_l)^2}
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Definitions 2-3, Lemmas 21-23, pp. 59-61.
+
+    Examples
+    --------
+    >>> m = market_round([0.711, 0.778, 0.711])
+    >>> m.price.round(4).tolist(), m.share.round(4).tolist()
+    ([0.0, 0.0335, 0.0], [0.25, 0.5, 0.25])
     """
     if isinstance(qualities, ModelQualities):
         names, q = qualities.names, qualities.quality.astype(np.float64)
@@ -103,15 +104,16 @@ def market_round(qualities: ModelQualities | ArrayLike) -> MarketRound:
         names = tuple(f"firm{i}" for i in range(q.size))
     if q.size == 0:
         raise ValueError("qualities must name at least one firm, got []")
-    price, share, revenue, surplus = (_duopoly if q.size == 2 else _oligopoly)(q)
+    eq = oligopoly_equilibrium(q)
     return MarketRound(
         names=tuple(names),
         quality=q,
-        price=price,
-        share=share,
-        revenue=revenue,
-        consumer_surplus=surplus,
-        welfare=surplus + float(revenue.sum()),
+        price=eq.price,
+        share=eq.demand,
+        revenue=eq.revenue,
+        priced_out=eq.priced_out,
+        consumer_surplus=eq.consumer_surplus,
+        welfare=eq.welfare,
     )
 
 
@@ -181,8 +183,9 @@ def sampled_market(
     exact = market_round(qualities)
     theta = rng.random(n)
     utility = theta[:, None] * exact.quality[None, :] - exact.price[None, :]
-    choice = np.argmax(utility, axis=1)
-    best = utility[np.arange(n), choice]
+    best = utility.max(axis=1)
+    # a consumer indifferent between equal offers (tied firms) picks one at random
+    choice = np.argmax((utility == best[:, None]) * rng.random(utility.shape), axis=1)
     buys = best > 0
     share = np.bincount(choice[buys], minlength=exact.quality.size) / n
     revenue = exact.price * share
@@ -193,6 +196,7 @@ def sampled_market(
         price=exact.price,
         share=share,
         revenue=revenue,
+        priced_out=exact.priced_out,
         consumer_surplus=surplus,
         welfare=surplus + float(revenue.sum()),
     )

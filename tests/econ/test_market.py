@@ -1,4 +1,4 @@
-"""The market a set of qualities creates: closed forms against spec ch3 C2, C26, C27 and sampling."""
+"""The market a set of qualities creates: exact rationals, ties and exits, brute-force best responses."""
 
 from fractions import Fraction as F
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from econ.market import market_history, market_round, sampled_market
+from econ.oligopoly import deviation_gains
 from econ.qualities import ModelQualities
 
 
@@ -13,7 +14,7 @@ def _f(x):
     return float(F(x))
 
 
-def test_two_firms_match_lemma22_and_surplus_spec_c2_c27():
+def test_two_firms_match_lemma22_and_its_consumer_surplus():
     m = market_round(ModelQualities.from_mapping({"l": 0.3, "h": 0.8}))
     assert m.price == pytest.approx([_f("3/58"), _f("8/29")], rel=1e-12)
     assert m.share == pytest.approx([_f("8/29"), _f("16/29")], rel=1e-12)
@@ -30,7 +31,7 @@ def test_order_of_the_firms_does_not_matter():
     assert b.names == ("firm0", "firm1")
 
 
-def test_three_firms_spec_c26():
+def test_three_firms_exact_rationals():
     m = market_round([0.2, 0.5, 0.9])
     assert m.price == pytest.approx([_f("2/195"), _f("2/39"), _f("44/195")], rel=1e-12)
     assert m.revenue == pytest.approx([_f("4/4563"), _f("70/4563"), _f("968/7605")], rel=1e-12)
@@ -42,7 +43,8 @@ def test_monopoly_and_equal_qualities():
     assert (m.price[0], m.share[0], m.revenue[0]) == pytest.approx((0.3, 0.5, 0.15))
     assert m.consumer_surplus == pytest.approx(0.6 / 8)
     tied = market_round([0.7, 0.7])  # Lemma 23: complete collaboration
-    assert tied.revenue == pytest.approx([0, 0], abs=1e-15)
+    assert tied.price.tolist() == [0, 0] and tied.revenue.tolist() == [0, 0]
+    assert tied.share.tolist() == [0.5, 0.5]
     assert tied.consumer_surplus == pytest.approx(0.35)
 
 
@@ -86,6 +88,47 @@ def test_bad_input():
     with pytest.raises(ValueError):
         market_round([1.2, 0.3])
     with pytest.raises(ValueError):
-        market_round([0.2, 0.5, 0.5])
+        market_round([])
     with pytest.raises(ValueError):
         sampled_market([0.2, 0.5], 0)
+
+
+def _assert_economic(m):
+    assert np.all(m.price >= 0) and np.all(m.share >= 0) and np.all(m.revenue >= 0)
+    assert m.share.sum() <= 1 + 1e-12
+    assert m.welfare == pytest.approx(m.consumer_surplus + m.revenue.sum(), rel=1e-12)
+
+
+def test_measured_accuracies_with_ties_are_a_market():
+    # eight IFCA clients of one small run: three tie at 0.711, two at 0.689
+    q = [0.711, 0.778, 0.711, 0.711, 0.644, 0.689, 0.578, 0.689]
+    m = market_round(q)
+    _assert_economic(m)
+    # the tie at 0.711 prices at 0 and shares equally; every model below it sells nothing
+    assert m.price[[0, 2, 3]].tolist() == [0, 0, 0]
+    assert m.share[0] == m.share[2] == m.share[3] > 0
+    assert m.priced_out.tolist() == [False, False, False, False, True, True, True, True]
+    assert m.revenue[[4, 5, 6, 7]].tolist() == [0, 0, 0, 0]
+    # the best model is a monopolist over a free product of quality 0.711
+    d = 0.778 - 0.711
+    assert m.price[1] == pytest.approx(d / 2) and m.share[1] == pytest.approx(0.5)
+    assert deviation_gains(q, m.price).max() <= 1e-12
+
+
+def test_a_thousand_random_qualities_are_a_market():
+    rng = np.random.default_rng(0)
+    q = rng.random(1000)
+    m = market_round(q)
+    _assert_economic(m)
+    assert not m.priced_out.any()  # distinct qualities: every firm sells, if only a little
+    top = np.argsort(q)[::-1]
+    # brute-force best responses of the 25 best firms (the others' revenues underflow)
+    gains = deviation_gains(q, m.price, grid=401, firms=top[:25])
+    assert np.nanmax(gains) <= 1e-12
+    assert m.share.sum() == pytest.approx(1 - 0.0, abs=1e-9)  # every type buys something
+
+
+def test_sampled_population_splits_ties_at_random():
+    s = sampled_market([0.5, 0.5, 0.9], 200_000, seed=1)
+    exact = market_round([0.5, 0.5, 0.9])
+    assert s.share == pytest.approx(exact.share, abs=5 / np.sqrt(200_000))

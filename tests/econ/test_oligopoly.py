@@ -4,11 +4,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from econ import duopoly
-from econ.oligopoly import oligopoly_equilibrium
+from econ.oligopoly import demands, deviation_gains, oligopoly_equilibrium
 
 
 def test_three_firms_exact_values():
-    # spec ch3 C26
+    # the first-order system solved by hand in rationals
     eq = oligopoly_equilibrium([0.2, 0.5, 0.9])
     np.testing.assert_allclose(eq.price, [2 / 195, 2 / 39, 44 / 195], rtol=1e-12)
     np.testing.assert_allclose(eq.revenue, [4 / 4563, 70 / 4563, 968 / 7605], rtol=1e-12)
@@ -28,12 +28,35 @@ def test_monopoly():
 
 
 @pytest.mark.parametrize(
-    ("q", "match"),
-    [([0.3, 0.3], "distinct"), ([0.0, 0.5], "> 0"), ([], "at least one"), ([1.5], r"\[0, 1\]")],
+    ("q", "match"), [([], "at least one"), ([1.5], r"\[0, 1\]"), ([float("nan")], "qualities")]
 )
 def test_bad_input(q, match):
     with pytest.raises(ValueError, match=match):
         oligopoly_equilibrium(q)
+
+
+def test_ties_price_at_zero_and_firms_below_exit():
+    eq = oligopoly_equilibrium([0.2, 0.5, 0.5, 0.9])
+    # above the tie: a monopolist over a free product of quality 0.5
+    assert eq.price.tolist() == [0, 0, 0, pytest.approx(0.2)]
+    assert eq.demand.tolist() == [0, 0.25, 0.25, pytest.approx(0.5)]
+    assert eq.priced_out.tolist() == [True, False, False, False]
+    assert eq.consumer_surplus == pytest.approx(0.5 * 0.5**2 / 2 + 0.9 * (1 - 0.25) / 2 - 0.1)
+    assert np.all(deviation_gains([0.2, 0.5, 0.5, 0.9], eq.price) <= 1e-12)
+
+
+def test_zero_quality_sells_nothing_and_changes_nothing():
+    eq = oligopoly_equilibrium([0.0, 0.5])
+    assert eq.priced_out.tolist() == [True, False]
+    assert eq.price.tolist() == [0, 0.25] and eq.demand.tolist() == [0, 0.5]
+    assert oligopoly_equilibrium([0.0]).revenue.tolist() == [0]
+
+
+def test_demands_at_any_prices_cover_at_most_the_market():
+    q = np.array([0.3, 0.6, 0.6, 0.9])
+    d = demands(q, [0.1, 0.2, 0.2, 0.5])  # the tied pair splits its buyers
+    assert d[1] == d[2] and d.sum() <= 1
+    assert demands(q, [0.1, 0.2, 0.3, 0.5])[2] == 0  # the dearer twin sells nothing
 
 
 @given(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=8, unique=True))
