@@ -63,6 +63,7 @@ __all__ = [
     "parameters_of",
     "sample_batches",
     "select",
+    "sgd_step",
 ]
 
 #: Stacked parameters: name -> tensor with a leading client axis.
@@ -389,14 +390,15 @@ class Engine(ABC):
         )
 
 
-def _sgd_step(
+def sgd_step(
     params: Params,
     grads: Params,
     momentum: Params | None,
     sgd: SGDConfig,
-    prox_center: Params | None,
-    prox_mu: float,
+    prox_center: Params | None = None,
+    prox_mu: float = 0.0,
 ) -> tuple[Params, Params | None]:
+    """One SGD update of stacked ``params`` from ``grads`` (the module docstring's formula)."""
     new_params: Params = {}
     new_momentum: Params | None = {} if sgd.momentum > 0 else None
     # torch.add(a, b, alpha=c) is a + c b in one pass over memory (these updates are
@@ -459,7 +461,7 @@ class BatchedEngine(Engine):
             batch = rows[:, t]
             grads, loss = self._grad_and_loss(params, data.x[batch], data.y[batch])
             with torch.no_grad():
-                params, momentum = _sgd_step(params, grads, momentum, sgd, prox_center, prox_mu)
+                params, momentum = sgd_step(params, grads, momentum, sgd, prox_center, prox_mu)
                 losses += loss.detach()
         return LocalResult(params, momentum, (losses / rows.shape[1]).double().cpu().numpy())
 

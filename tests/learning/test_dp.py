@@ -1,0 +1,143 @@
+"""DP-SGD on the batched engine: one client's step equals Opacus's, every client's the loop's."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from learning.dp import (
+    DPSGD,
+    _per_example_vmap,
+    dp_local_sgd,
+    per_example_gradients,
+    private_gradients,
+    sample_subsets,
+)
+from learning.engine import SGDConfig, broadcast, parameters_of, sgd_step
+from tests.learning._tiny_problem import CPU, TRAIN_SIZES, tiny_data, tiny_engine
+
+
+def _one_client_batch(n: int = 6):
+    train, _ = tiny_data()
+    return train.x[:n], train.y[:n]
+
+
+@pytest.mark.parametrize("model", ["lenet5", "mlp"])
+@pytest.mark.parametrize("noise", [0.0, 1.3])
+def test_one_clients_step_equals_opacus(model, noise):
+    opacus = pytest.importorskip("opacus")
+    from opacus.optimizers import DPOptimizer
+
+    engine = tiny_engine(model=model)
+    x, y = _one_client_batch()
+    dp = DPSGD(max_grad_norm=0.5, noise_multiplier=noise)
+    sgd = SGDConfig(0.1, momentum=0.9, weight_decay=1e-3)
+
+    reference = copy.deepcopy(engine.model)
+    module = opacus.GradSampleModule(reference)
+    optimiser = DPOptimizer(
+        torch.optim.SGD(module.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-3),
+        noise_multiplier=noise,
+        max_grad_norm=0.5,
+        expected_batch_size=x.shape[0],
+        loss_reduction="mean",
+        generator=torch.Generator().manual_seed(7),
+    )
+    loss = engine.task.loss(module(x), y)
+    loss.backward()
+    optimiser.step()
+
+    params = broadcast(parameters_of(engine.model), 1)
+    per_example, _ = per_example_gradients(engine, params, x[None], y[None])
+    grads, norms = private_gradients(per_example, dp, torch.Generator().manual_seed(7))
+    ours, _ = sgd_step(params, grads, None, sgd)
+    for name, p in reference.named_parameters():
+        torch.testing.assert_close(ours[name][0], p.detach(), rtol=1e-5, atol=1e-6)
+    assert norms.shape == (1, x.shape[0]) and torch.all(norms > 0)
+
+
+def test_clipping_bounds_each_examples_influence():
+    engine = tiny_engine(model="mlp")
+    x, y = _one_client_batch(8)
+    params = broadcast(parameters_of(engine.model), 1)
+    per_example, _ = per_example_gradients(engine, params, x[None], y[None])
+    tiny = DPSGD(max_grad_norm=1e-3, noise_multiplier=0.0)
+    grads, norms = private_gradients(per_example, tiny, None)
+    total = torch.sqrt(sum(g.square().sum() for g in grads.values()))
+    assert float(total) <= 1e-3 + 1e-9  # a mean of vectors of norm <= C
+    assert torch.all(norms > 1e-3)  # every example was clipped
+    loose = DPSGD(max_grad_norm=1e6, noise_multiplier=0.0)  # nothing clipped: the plain gradient
+    plain, _ = private_gradients(per_example, loose, None)
+    full = engine.gradients(params, x[None], y[None])[0]
+    for name in plain:
+        torch.testing.assert_close(plain[name], full[name], rtol=1e-4, atol=1e-6)
+
+
+def test_batched_clients_equal_each_client_alone():
+    engine = tiny_engine(model="lenet5")
+    train, _ = tiny_data()
+    k = len(TRAIN_SIZES)
+    x = torch.stack([train.x[train.offsets[c] + torch.arange(3)] for c in range(k)])
+    y = torch.stack([train.y[train.offsets[c] + torch.arange(3)] for c in range(k)])
+    params = broadcast(parameters_of(engine.model), k)
+    per_example, losses = per_example_gradients(engine, params, x, y)
+    dp = DPSGD(max_grad_norm=0.3, noise_multiplier=0.0)
+    together, _ = private_gradients(per_example, dp, None)
+    for c in range(k):
+        alone, _ = per_example_gradients(
+            engine, {n: p[c : c + 1] for n, p in params.items()}, x[c : c + 1], y[c : c + 1]
+        )
+        each, _ = private_gradients(alone, dp, None)
+        for name in each:
+            torch.testing.assert_close(together[name][c], each[name][0], rtol=1e-5, atol=1e-7)
+    assert losses.shape == (k, 3)
+
+
+@pytest.mark.parametrize("model", ["lenet5", "mlp"])
+def test_stacked_and_vmap_per_example_gradients_agree(model):
+    engine = tiny_engine(model=model)
+    train, _ = tiny_data()
+    k = len(TRAIN_SIZES)
+    x = torch.stack([train.x[train.offsets[c] + torch.arange(3)] for c in range(k)])
+    y = torch.stack([train.y[train.offsets[c] + torch.arange(3)] for c in range(k)])
+    params = broadcast(parameters_of(engine.model), k)
+    fast, fast_loss = per_example_gradients(engine, params, x, y)
+    slow, slow_loss = _per_example_vmap(engine, params, x, y)
+    torch.testing.assert_close(fast_loss, slow_loss, rtol=1e-5, atol=1e-6)
+    for name in slow:
+        torch.testing.assert_close(fast[name], slow[name], rtol=1e-4, atol=1e-6)
+
+
+def test_subsets_are_distinct_uniform_and_fresh_each_step():
+    sizes = np.array([5, 9])
+    picks = sample_subsets(sizes, 4000, 3, np.random.default_rng(0))
+    assert picks.shape == (2, 4000, 3)
+    assert all(len(set(row)) == 3 for row in picks.reshape(-1, 3))
+    assert picks[0].max() < 5 and picks[1].max() < 9
+    freq = np.bincount(picks[0].ravel(), minlength=5) / picks[0].size
+    assert np.abs(freq - 0.2).max() < 0.02  # each example drawn with probability b/n
+    with pytest.raises(ValueError, match="too small"):
+        sample_subsets(np.array([2, 9]), 1, 3, np.random.default_rng(0))
+
+
+def test_dp_training_is_seeded_and_noise_changes_it():
+    engine = tiny_engine(model="mlp")
+    train, _ = tiny_data()
+    params = broadcast(parameters_of(engine.model), len(TRAIN_SIZES))
+    clients = np.arange(len(TRAIN_SIZES))
+    kw = dict(steps=3, batch_size=3, sgd=SGDConfig(0.1), dp=DPSGD(1.0, 1.0))
+    a = dp_local_sgd(engine, params, train, clients, rng=np.random.default_rng(1), **kw)
+    b = dp_local_sgd(engine, params, train, clients, rng=np.random.default_rng(1), **kw)
+    c = dp_local_sgd(engine, params, train, clients, rng=np.random.default_rng(2), **kw)
+    for name in a.params:
+        assert torch.equal(a.params[name], b.params[name])
+    assert any(not torch.equal(a.params[n], c.params[n]) for n in a.params)
+    assert a.loss.shape == (len(TRAIN_SIZES),) and np.all(np.isfinite(a.loss))
+    with pytest.raises(ValueError, match="max_grad_norm"):
+        DPSGD(0.0, 1.0)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        DPSGD(1.0, -1.0)
+    assert CPU.type == "cpu"
