@@ -6,6 +6,9 @@
 ``all-pairs``
     one round's all-pairs work of Federated-Clustering or CoBo, batched vs the per-pair loop
     (:mod:`learning.benchmarks.all_pairs`).
+``dp``
+    DP-SGD steps of all clients per second, batched vs a per-client Opacus loop
+    (:mod:`learning.benchmarks.dp`).
 
 A benchmark is one entry of :data:`BENCHMARKS`: a function declaring its flags and one
 running it.
@@ -74,6 +77,31 @@ def _all_pairs(args: argparse.Namespace) -> dict[str, Any]:
     ).to_dict()
 
 
+def _dp_arguments(parser: argparse.ArgumentParser) -> None:
+    _engine_arguments(parser)
+    parser.add_argument("--noise", type=float, default=1.0, help="noise multiplier z (default 1.0)")
+    parser.add_argument(
+        "--max-grad-norm", type=float, default=1.0, help="clipping norm C (default 1.0)"
+    )
+
+
+def _dp(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.benchmarks.dp import measure_dp
+
+    return measure_dp(
+        clients=args.clients,
+        model=args.model,
+        dataset=args.dataset,
+        batch_size=args.batch_size,
+        steps=args.steps,
+        repeats=args.repeats,
+        noise_multiplier=args.noise,
+        max_grad_norm=args.max_grad_norm,
+        device=args.device,
+        seed=args.seed,
+    ).to_dict()
+
+
 #: name -> (help, declare flags, run).
 BENCHMARKS: dict[
     str,
@@ -84,6 +112,11 @@ BENCHMARKS: dict[
         "one round's all-pairs work (fc gradient table, cobo midpoints): batched vs loop",
         _all_pairs_arguments,
         _all_pairs,
+    ),
+    "dp": (
+        "DP-SGD: batched clients vs a per-client Opacus loop: private steps/s",
+        _dp_arguments,
+        _dp,
     ),
 }
 
