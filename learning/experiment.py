@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from econ.qualities import ModelQualities
 from econ.validation import choice, in_interval, positive_int
-from learning.algorithms import Context, LocalTraining, build_algorithm
+from learning.algorithms import Context, LocalTraining, State, build_algorithm
 from learning.algorithms.base import check_algorithm
 from learning.data import DATASETS
 from learning.device import resolve_device
@@ -37,6 +38,7 @@ from learning.engine import (
 )
 from learning.federation import Federation, make_federation
 from learning.loop import Checkpointing, RoundRecord, run_rounds
+from learning.qualities import model_qualities
 from learning.models import MODELS, build_model
 from learning.partition import PARTITIONS
 from learning.rng import torch_generator
@@ -117,8 +119,10 @@ class TrainResult:
     ``accuracy`` and ``loss`` are per client, on the client's own test set (accuracy is
     None for regression); ``target`` evaluates every client's model on the federation's
     common target set when it has one. ``models`` are the final client models (stacked,
-    on the device) and ``federation`` the data they were trained on, for
-    :mod:`learning.qualities`.
+    on the device), ``state`` the algorithm's final state (IFCA's cluster models and
+    assignments, CoBo's collaboration weights, ...: the algorithm's own dict), and
+    ``federation`` the data they were trained on. :meth:`qualities` turns the run into the
+    parties of a market in one call.
     """
 
     config: TrainConfig
@@ -129,6 +133,7 @@ class TrainResult:
     target: Evaluation | None
     history: tuple[RoundRecord, ...]
     models: Params
+    state: State
     engine: Engine
     seconds: float
     resumed_from: int
@@ -136,6 +141,42 @@ class TrainResult:
     @property
     def mean_accuracy(self) -> float | None:
         return None if self.accuracy is None else float(self.accuracy.mean())
+
+    def qualities(
+        self,
+        target: tuple[np.ndarray, np.ndarray] | None = None,
+        *,
+        metric: str = "accuracy",
+    ) -> ModelQualities:
+        """Every client's final model as a party of a market: its quality on ``target``.
+
+        Parameters
+        ----------
+        target : (x, y), optional
+            The common target set the consumers care about; by default the federation's
+            (train with ``target_fraction > 0``).
+        metric : {"accuracy", "1-loss"}
+            See :mod:`learning.qualities`.
+
+        Examples
+        --------
+        ``econ.market.market_round(result.qualities())`` is the market the run creates.
+        """
+        if target is None:
+            if self.federation.target is None:
+                raise ValueError(
+                    "this run's federation has no common target set: pass target=(x, y), "
+                    "or train with target_fraction > 0"
+                )
+            target = self.federation.target
+        return model_qualities(
+            self.engine,
+            self.models,
+            target,
+            n_classes=self.federation.n_classes,
+            names=[f"client{k}" for k in range(self.config.clients)],
+            metric=metric,
+        )
 
 
 def build_engine(name: str, model: torch.nn.Module, n_classes: int, device: torch.device) -> Engine:
@@ -247,6 +288,7 @@ def train(
         target=target,
         history=outcome.history,
         models=outcome.models,
+        state=outcome.state,
         engine=engine,
         seconds=time.perf_counter() - started,
         resumed_from=outcome.resumed_from,
