@@ -38,9 +38,9 @@ from learning.engine import (
 )
 from learning.federation import Federation, make_federation
 from learning.loop import Checkpointing, RoundRecord, run_rounds
-from learning.qualities import model_qualities
 from learning.models import MODELS, build_model
 from learning.partition import PARTITIONS
+from learning.qualities import model_qualities
 from learning.rng import torch_generator
 
 __all__ = ["TrainConfig", "TrainResult", "build_engine", "train"]
