@@ -20,6 +20,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
 from learning.cli._output import dump_json, key_value_table
 
@@ -60,9 +61,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr and exit code 2 (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def _top_parser() -> argparse.ArgumentParser:
     lines = "\n".join(f"  {name:<16}{help_}" for name, (_, help_) in COMMANDS.items())
-    return argparse.ArgumentParser(
+    return _Parser(
         prog="collabecon",
         description="The economics of collaborative learning.",
         epilog=f"subcommands:\n{lines}\n\nRun `collabecon SUBCOMMAND --help` for its flags.",
@@ -86,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         top.error(f"unknown subcommand {name!r}; choose from {', '.join(COMMANDS)}")
     module = _load(name)
-    parser = argparse.ArgumentParser(prog=f"collabecon {name}", description=COMMANDS[name][1])
+    parser = _Parser(prog=f"collabecon {name}", description=COMMANDS[name][1])
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     module.add_arguments(parser)
     args = parser.parse_args(argv[1:])

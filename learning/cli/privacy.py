@@ -21,11 +21,12 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from learning.cli._lists import float_list
 from learning.cli._output import fmt, table
 
 _MODEL_FLAGS = {
     # flag: (model keyword, help)
-    "n": ("n", "samples per client (scalar or one per client, comma-separated)"),
+    "n": ("n", "samples per client (one, or one per client)"),
     "sigma": ("sigma", "per-sample standard deviation (scalar or one per client)"),
     "bound": ("bound", "support width B (sensitivity B/n)"),
     "tau": ("tau", "prior precision (bayes)"),
@@ -37,24 +38,16 @@ _MODEL_FLAGS = {
 _LISTS = {"n", "sigma"}
 
 
-def _floats(text: str) -> list[float]:
-    parts = [p for p in text.replace(" ", "").split(",") if p]
-    if not parts:
-        raise argparse.ArgumentTypeError("expected a comma-separated list of numbers")
-    try:
-        return [float(p) for p in parts]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from exc
-
-
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, choices=("dp-mean", "dp-sgd", "bayes"))
-    parser.add_argument(
-        "--lam", required=True, type=_floats, help="accuracy weights lambda_i, comma-separated"
-    )
+    float_list(parser, "--lam", required=True, help="accuracy weights lambda_i, one per client")
     for flag, (_, help_) in _MODEL_FLAGS.items():
-        kind = _floats if flag in _LISTS else (int if flag == "dim" else float)
-        parser.add_argument(f"--{flag}", type=kind, default=None, help=help_)
+        if flag in _LISTS:
+            float_list(parser, f"--{flag}", default=None, help=help_)
+        else:
+            parser.add_argument(
+                f"--{flag}", type=int if flag == "dim" else float, default=None, help=help_
+            )
     parser.add_argument(
         "--integer-rounds",
         action="store_true",
@@ -69,9 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     optimal = sub.add_parser("optimal", help="the optimal mutually beneficial protocol")
     _model_arguments(optimal)
     optimal.add_argument("--objective", choices=("welfare", "accuracy"), default="welfare")
-    optimal.add_argument(
-        "--nu", type=_floats, default=None, help="server weights nu_i of the welfare objective"
-    )
+    float_list(optimal, "--nu", default=None, help="server weights nu_i of the welfare objective")
     optimal.add_argument("--method", choices=("auto", "cvxpy"), default="auto")
     fig = sub.add_parser("figure1", help="reproduce Figure 1 with the exact optimum")
     fig.add_argument(
