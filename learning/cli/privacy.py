@@ -7,7 +7,11 @@ Sub-commands:
 ``optimal``  the optimal protocol for ``--objective welfare`` (sum of utilities) or
              ``accuracy`` (Γ), every client gaining -> per-client ``alpha``, ``beta``,
              ``epsilon``, ``utility``, ``utility_alone`` and the total ``gamma``;
-``figure1``  Figure 1 (both panels) with the exact optimum, as PNG and CSV under ``--out``.
+``figure1``  Figure 1 (both panels) with the exact optimum, as PNG and CSV under ``--out``;
+``account``  ε of DP-SGD-style training (``--steps`` Gaussian releases with noise multiplier
+             ``--noise``, each on a subsample at ``--sampling-rate``) at ``--delta``, or with
+             ``--epsilon`` instead of ``--noise`` the noise multiplier that reaches it
+             (:mod:`econ.privacy.accountants`, through dp-accounting).
 
 Model constants not given on the command line take the model's defaults: the paper's section 6
 setting for ``dp-mean`` and ``bayes`` (n = 100, σ = 10, B = 20, τ = 1) and the setting of spec
@@ -77,10 +81,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fig.add_argument(
         "--seed", type=int, default=179, help="random seed (the authors' notebook uses 179)"
     )
+    account = sub.add_parser("account", help="epsilon of subsampled Gaussian steps (or the noise)")
+    target = account.add_mutually_exclusive_group(required=True)
+    target.add_argument(
+        "--noise", type=float, help="noise multiplier z (noise std / clipping norm)"
+    )
+    target.add_argument(
+        "--epsilon", type=float, help="target epsilon: print the noise that reaches it"
+    )
+    account.add_argument("--steps", type=int, required=True, help="number of noisy steps")
+    account.add_argument(
+        "--sampling-rate",
+        type=float,
+        default=1.0,
+        help="probability an example joins a step (default 1)",
+    )
+    account.add_argument("--delta", type=float, required=True, help="target delta")
+    account.add_argument("--accountant", choices=("pld", "rdp"), default="pld")
+    account.add_argument(
+        "--sampling",
+        choices=("poisson", "fixed"),
+        default="poisson",
+        help="Poisson sampling, or fixed-size batches without replacement (needs --dataset-size, rdp)",
+    )
+    account.add_argument(
+        "--dataset-size", type=int, default=None, help="examples sampled from (fixed)"
+    )
     for p in (
         exists,
         optimal,
         fig,
+        account,
     ):  # also accepted after the action; SUPPRESS keeps an earlier --json
         p.add_argument(
             "--json",
@@ -112,9 +143,48 @@ def _model(args: argparse.Namespace) -> Any:
     return MODELS[args.model](**kwargs)
 
 
+def _account(args: argparse.Namespace) -> dict[str, Any]:
+    from econ.privacy.accountants import accountant_epsilon, accountant_sigma
+
+    for flag, value in (("--noise", args.noise), ("--epsilon", args.epsilon)):
+        if value is not None and not 0 < value < float("inf"):
+            raise ValueError(f"{flag} must be a positive number, got {value}")
+    if args.steps < 1:
+        raise ValueError(f"--steps must be an integer >= 1, got {args.steps}")
+    if not 0 < args.sampling_rate <= 1:
+        raise ValueError(f"--sampling-rate must lie in (0, 1], got {args.sampling_rate}")
+    if not 0 < args.delta < 1:
+        raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
+    options = dict(
+        compositions=args.steps,
+        accountant=args.accountant,
+        sampling_rate=args.sampling_rate,
+        sampling=args.sampling,
+        dataset_size=args.dataset_size,
+    )
+    if args.noise is not None:
+        noise = args.noise
+        epsilon = accountant_epsilon(noise, args.delta, 1.0, **options)
+    else:
+        epsilon = args.epsilon
+        noise = accountant_sigma(epsilon, args.delta, 1.0, **options)
+    return {
+        "noise_multiplier": noise,
+        "epsilon": epsilon,
+        "delta": args.delta,
+        "steps": args.steps,
+        "sampling_rate": args.sampling_rate,
+        "sampling": args.sampling,
+        "accountant": args.accountant,
+        "solved_for": "epsilon" if args.noise is not None else "noise_multiplier",
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.action == "figure1":
         return _figure1(args)
+    if args.action == "account":
+        return _account(args)
     model = _model(args)
     if args.action == "exists":
         from econ.privacy.existence import exists

@@ -1,0 +1,7 @@
+"""``python -m learning.cli``: the ``collabecon`` command line."""
+
+import sys
+
+from learning.cli import main
+
+sys.exit(main())

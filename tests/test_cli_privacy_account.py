@@ -1,0 +1,93 @@
+"""``collabecon privacy account``: epsilon with subsampling, and its inverse, in-process."""
+
+import json
+
+import pytest
+
+from learning.cli import main
+
+pytest.importorskip("dp_accounting")
+
+
+def _json(argv, capsys):
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_epsilon_and_the_noise_that_reaches_it(capsys):
+    base = ["privacy", "account", "--steps", "500", "--sampling-rate", "0.01", "--delta", "1e-5"]
+    out = _json([*base, "--noise", "1.1", "--accountant", "rdp"], capsys)
+    assert out["solved_for"] == "epsilon" and 0 < out["epsilon"] < 5
+    back = _json([*base, "--epsilon", str(out["epsilon"]), "--accountant", "rdp"], capsys)
+    assert back["noise_multiplier"] == pytest.approx(1.1, rel=1e-6)
+
+
+def test_fixed_size_batches(capsys):
+    out = _json(
+        [
+            "privacy",
+            "account",
+            "--noise",
+            "1",
+            "--steps",
+            "100",
+            "--sampling-rate",
+            "0.01",
+            "--delta",
+            "1e-5",
+            "--sampling",
+            "fixed",
+            "--dataset-size",
+            "5000",
+            "--accountant",
+            "rdp",
+        ],
+        capsys,
+    )
+    assert out["sampling"] == "fixed" and out["epsilon"] > 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--noise", "-1", "--steps", "10", "--delta", "1e-5"], "--noise must be a positive"),
+        (["--noise", "1", "--steps", "0", "--delta", "1e-5"], "--steps must be"),
+        (["--noise", "1", "--steps", "10", "--delta", "2"], "--delta must lie"),
+        (
+            ["--noise", "1", "--steps", "10", "--delta", "1e-5", "--sampling-rate", "0"],
+            "--sampling-rate",
+        ),
+        (
+            ["--noise", "1", "--epsilon", "1", "--steps", "10", "--delta", "1e-5"],
+            "not allowed with",
+        ),
+        (
+            ["--steps", "10", "--delta", "1e-5"],
+            "one of the arguments --noise --epsilon is required",
+        ),
+        (
+            [
+                "--noise",
+                "1",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+                "--sampling-rate",
+                "0.1",
+                "--sampling",
+                "fixed",
+                "--dataset-size",
+                "100",
+            ],
+            "no fixed-size sampling",
+        ),
+    ],
+)
+def test_bad_input_is_one_line(extra, message, capsys):
+    try:
+        code = main(["privacy", "account", *extra])
+    except SystemExit as stop:
+        code = stop.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
