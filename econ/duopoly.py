@@ -385,6 +385,10 @@ _PRINTED_U_L = q_l * q_h * (q_h - q_l) / (4 * q_h - q_l) ** 2
 _PRINTED_U_H = 4 * q_h**2 * (q_h - q_l) / (4 * q_h - q_l) ** 2
 _PRINTED_BR_L = q_l * p_h / (2 * q_h)  # (3.9)
 _PRINTED_BR_H = (p_l + (q_h - q_l)) / 2  # (3.11)
+_DU_L_DP_L = sp.diff(REVENUE_L, p_l)
+_DU_H_DP_H = sp.diff(REVENUE_H, p_h)
+_ZERO = sp.Integer(0)
+_FOUR_SEVENTHS = sp.Rational(4, 7)
 
 
 @proposition(
@@ -453,9 +457,7 @@ def _argmax_price(maximand: sp.Expr, price: sp.Symbol, rival: dict[sp.Symbol, sp
     holds=False,
     perturb={"maximand_l": REVENUE_L, "maximand_h": REVENUE_H},
 )
-def _lemma22_argmax(
-    maximand_l: sp.Expr = sp.diff(REVENUE_L, p_l), maximand_h: sp.Expr = sp.diff(REVENUE_H, p_h)
-) -> Verdict:
+def _lemma22_argmax(maximand_l: sp.Expr = _DU_L_DP_L, maximand_h: sp.Expr = _DU_H_DP_H) -> Verdict:
     for maximand, price, rival, star, name in (
         (maximand_l, p_l, {p_h: PRICE_H}, PRICE_L, "p_l*"),
         (maximand_h, p_h, {p_l: PRICE_L}, PRICE_H, "p_h*"),
@@ -475,7 +477,7 @@ proposition(
     "thesis.ch3.lemma22.argmax.corrected",
     source=f"{_S37}, proof of Lemma 22, eqs. (3.9) and (3.11), with argmax of U instead of dU/dp",
     statement="p_l* = argmax_{p_l} U_l and p_h* = argmax_{p_h} U_h: the roots of dU/dp = 0, each U concave in its own price",
-    perturb={"maximand_l": sp.diff(REVENUE_L, p_l), "maximand_h": sp.diff(REVENUE_H, p_h)},
+    perturb={"maximand_l": _DU_L_DP_L, "maximand_h": _DU_H_DP_H},
 )(lambda maximand_l=REVENUE_L, maximand_h=REVENUE_H: _lemma22_argmax(maximand_l, maximand_h))
 
 
@@ -564,7 +566,7 @@ def _best_deviation(q: float, rival: NDArray) -> NDArray:
     statement="under complete collaboration (both firms sell the same quality q) the equilibrium revenues are U_l = U_h = 0",
     perturb={"revenue": q_h / 9},
 )
-def _lemma23(revenue: sp.Expr = sp.Integer(0)) -> Verdict:
+def _lemma23(revenue: sp.Expr = _ZERO) -> Verdict:
     # A price profile is an equilibrium iff neither firm's supremal deviation revenue exceeds
     # what it earns. The grid holds every profile p_1, p_2 in {0, q/200, ..., q}; a deviation is
     # not restricted to the grid (the supremum is exact), so grid equilibria are true ones.
@@ -662,7 +664,7 @@ for _item, (_name, _words) in enumerate(
     perturb={"threshold": sp.Rational(3, 5)},
 )
 def _prop1_4(
-    threshold: sp.Expr = sp.Rational(4, 7), derivative: sp.Expr = _PRINTED_PARTIALS["dU_l/dq_l"][2]
+    threshold: sp.Expr = _FOUR_SEVENTHS, derivative: sp.Expr = _PRINTED_PARTIALS["dU_l/dq_l"][2]
 ) -> Verdict:
     as_printed = same_expression(sp.diff(U_L, q_l), derivative, "printed dU_l/dq_l")
     if not as_printed.holds:
