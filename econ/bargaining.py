@@ -250,7 +250,7 @@ def duopoly_nash_solution(
         lo,
         hi,
     )
-    return DuopolyNashSolution(*(np.array(v, dtype=np.float64) for v in arrays))
+    return DuopolyNashSolution(*(np.array(v, dtype=np.float64) + 0.0 for v in arrays))
 
 
 def _disagreement(q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike):

@@ -1,4 +1,7 @@
-r"""Vertical Bertrand competition among n firms (extension of Werner 2024, ch. 3, section 14.1).
+r"""Vertical Bertrand competition among n firms.
+
+Werner (2024, ch. 3, section 3.2) states its duopoly results "can be extended to an oligopoly of
+more than two firms"; this module is that extension, derived here.
 
 Firms sorted by quality :math:`0 < q_1 < \dots < q_n` set prices simultaneously. With
 :math:`q_0 = p_0 = 0`, the type indifferent between firms :math:`i-1` and :math:`i` is

@@ -8,7 +8,7 @@ from econ.oligopoly import oligopoly_equilibrium
 
 
 def test_three_firms_exact_values():
-    # spec ch3 C26
+    # exact: the three first-order conditions solved in rationals for q = (1/5, 1/2, 9/10)
     eq = oligopoly_equilibrium([0.2, 0.5, 0.9])
     np.testing.assert_allclose(eq.price, [2 / 195, 2 / 39, 44 / 195], rtol=1e-12)
     np.testing.assert_allclose(eq.revenue, [4 / 4563, 70 / 4563, 968 / 7605], rtol=1e-12)
