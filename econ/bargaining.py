@@ -1240,3 +1240,52 @@ def _cor1(rounds_scale: float = 1.0) -> Verdict:
         drawn="every fourth start with q_l0 <= q_l* of the convex-toy sample (400 seeded starts, seed 0), "
         "each with eps = 1e-2 and 1e-3, paced high schedule",
     )
+
+
+def _case1_points(rate: float) -> list[dict[str, float]]:
+    """Case-1 starts of the toy (rho_0 > rho*, q_l0 <= q_l*) and rho_T after log(rho_0/rho*)/log(rate) rounds."""
+    rng = np.random.default_rng(1)
+    qh0 = rng.uniform(0.02, _TOY_Q, 2000)
+    ql0 = rng.uniform(0.0, 1.0, 2000) * qh0
+    sol = duopoly_nash_solution(ql0, qh0, _TOY_Q)
+    keep = (ql0 / qh0 > sol.rho_star + 1e-9) & (ql0 <= sol.q_l_star)
+    ql0, qh0, r = ql0[keep], qh0[keep], sol.rho_star[keep]
+    rounds = np.maximum(np.ceil(np.log(ql0 / qh0 / r) / np.log(rate)).astype(int), 1)
+    q_h, _ = _toy_high_path(qh0, None, int(rounds.max()))
+    q_l = _simulate(ql0, qh0, q_h, _TOY_Q)
+    at = rounds - 1, np.arange(rounds.size)
+    return [
+        {"q_l0": float(a), "q_h0": float(b), "rho_star": float(c), "T": int(t), "rho_T": float(d)}
+        for a, b, c, t, d in zip(ql0, qh0, r, rounds, q_l[at] / q_h[at], strict=True)
+    ]
+
+
+@proposition(
+    "thesis.ch3.cor1.case1",
+    source=f"{_S37}, proof of Corollary 1, Case 1",
+    statement="as printed: if rho_0 >= rho*, then since q_h,t/q_h,t-1 <= b~ (the paced schedule of Proposition 5's "
+    "proof), rho_T = rho* after log(rho_0/rho*)/log(b~) rounds",
+    holds=False,
+    perturb={"rate": "(b~+1)/2"},
+)
+def _cor1_case1(rate: str = "b~") -> Verdict:
+    b_t = _b_tilde()
+    value = {"b~": b_t, "(b~+1)/2": (b_t + 1) / 2}[rate]
+    return on_points(
+        lambda q_l0, q_h0, rho_star, T, rho_T: abs(rho_T - rho_star) <= 1e-9,
+        _case1_points(value),
+        f"after ceil(log(rho_0/rho*)/log({rate})) paced rounds rho_T = rho* (to 1e-9): growth per round is at most "
+        "b~, so this many rounds is a lower bound on the wait, not an upper one",
+        drawn="the Case-1 starts (rho_0 > rho*, q_l0 <= q_l*) among 2000 seeded starts of the convex toy "
+        "f(x) = (||x||^2+1)/64 (q_h0 uniform in [0.02, 63/64], q_l0 = u q_h0, seed 1); paced high schedule "
+        "min{(b~-1)q/||g||^2, 1/L}; the low firm idles until q_l0/q_h,t <= rho*, then holds rho*",
+    )
+
+
+proposition(
+    "thesis.ch3.cor1.case1.corrected",
+    source=f"{_S37}, proof of Corollary 1, Case 1, with the per-round growth (b~+1)/2 of Proposition 5's proof",
+    statement="if rho_0 >= rho*, the paced schedule grows q_h by at least (b~+1)/2 per round while paced (and a 1/L step "
+    "reaches Q on the toy), so rho_T = rho* after log(rho_0/rho*)/log((b~+1)/2) rounds",
+    perturb={"rate": "b~"},
+)(lambda rate="(b~+1)/2": _cor1_case1(rate))
