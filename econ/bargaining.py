@@ -1,6 +1,6 @@
 r"""Nash bargaining: a general two-player solver and the duopoly's closed form.
 
-The Nash bargaining solution (Nash 1950; Werner 2024, ch. 3, section 3.4, p. 65) maximises the
+The Nash bargaining solution (Nash 1950; Werner 2024, ch. 3, section 3.4) maximises the
 Nash product over the *individually rational* part of the feasible set,
 
 .. math::
@@ -124,7 +124,7 @@ def firm_revenues(
 def nash_product(
     q_l: ArrayLike, q_h: ArrayLike, q_l0: ArrayLike, q_h0: ArrayLike
 ) -> NDArray[np.float64]:
-    r""":math:`N = (U_l(q_l, q_h) - U_{l,0})(U_h(q_l, q_h) - U_{h,0})` (section 3.4, p. 65).
+    r""":math:`N = (U_l(q_l, q_h) - U_{l,0})(U_h(q_l, q_h) - U_{h,0})` (section 3.4).
 
     The firms keep their names (``l`` started low); revenues follow :func:`firm_revenues`.
     The product alone does not say whether the point is individually rational (it is also
@@ -212,7 +212,7 @@ def duopoly_nash_solution(
     q_max
         :math:`Q = \max_x q(x)`, the best quality collaboration can reach (``q_h0 <= Q <= 1``).
     allow_lower
-        The feasible set. ``True`` (the thesis's program, section 3.4, p. 65): every
+        The feasible set. ``True`` (the thesis's program, section 3.4): every
         :math:`q_l \le q_h \le Q` whose revenues are individually rational, so :math:`q_l^*`
         may lie below :math:`q_{l,0}` (the starts of Proposition 4). ``False``: only qualities
         reachable when models never degrade (section 3.3, assumption 4),
@@ -491,7 +491,7 @@ def _dn_dqh_signs() -> tuple[sp.Expr, sp.Expr, int | None, int | None]:
 
 @proposition(
     "thesis.ch3.prop2",
-    source=f"{_S34}, Proposition 2 (p. 65) and its proof",
+    source=f"{_S34}, Proposition 2 and its proof",
     statement="the Nash bargaining solution has q_h* = max_x q(x) = Q",
     perturb={"q_h_star": "start"},
 )
@@ -524,7 +524,7 @@ def _prop2(q_h_star: str = "max") -> Verdict:
 
 @proposition(
     "thesis.ch3.prop2.step",
-    source=f"{_S34}, proof of Proposition 2 (p. 65)",
+    source=f"{_S34}, proof of Proposition 2",
     statement="as printed in the proof: dN(q_l, q_h)/dq_h >= 0 for all q_l <= q_h",
     holds=False,
     perturb={"domain": "rational"},
@@ -578,7 +578,7 @@ def _prop2_step(domain: str = "all") -> Verdict:
 
 proposition(
     "thesis.ch3.prop2.step.corrected",
-    source=f"{_S34}, proof of Proposition 2 (p. 65), restricted to the individually rational set",
+    source=f"{_S34}, proof of Proposition 2, restricted to the individually rational set",
     statement="dN(q_l, q_h)/dq_h >= 0 wherever q_l <= q_h and both revenue gains U - U_0 are >= 0",
     perturb={"domain": "all"},
 )(lambda domain="rational": _prop2_step(domain))
@@ -679,7 +679,7 @@ def _program_check(quality_floor: bool, allow_lower: bool) -> Verdict:
 
 @proposition(
     "thesis.ch3.nash.program",
-    source=f"{_S34}, the Nash bargaining program (p. 65) and Proposition 4 (p. 67)",
+    source=f"{_S34}, the Nash bargaining program and Proposition 4",
     statement="(q_l*, q_h*) = argmax N(q_l, q_h) s.t. U_l >= U_l0 and U_h >= U_h0: the feasible set bounds the "
     "revenues, not the qualities, so q_l* < q_l0 is allowed (Proposition 4 is about such starts); "
     "duopoly_nash_solution (allow_lower=True) returns a maximiser in it",
@@ -691,7 +691,7 @@ def _nash_program(quality_floor: bool = False) -> Verdict:
 
 @proposition(
     "thesis.ch3.nash.reachable",
-    source=f"derived from {_S34} (Nash program, p. 65) and section 3.3's assumption that qualities never degrade (p. 62)",
+    source=f"derived from {_S34} (the Nash bargaining program) and section 3.3 (pp. 62-64), the assumption that model qualities never degrade",
     statement="over the qualities reachable without degrading (q_l >= q_l0, q_h >= q_h0, q_l <= q_h <= Q) the Nash "
     "bargaining solution is (max(q_l0, q_l*), Q); duopoly_nash_solution(allow_lower=False) returns it",
     kind="derived",
@@ -1021,7 +1021,7 @@ def _toy_points(keys: Sequence[str]) -> list[dict[str, float]]:
 
 @proposition(
     "thesis.ch3.prop4",
-    source=f"{_S34}, Proposition 4 (p. 67)",
+    source=f"{_S34}, Proposition 4",
     statement="if q_l0 > q_l*, Algorithm 5 cannot converge to (q_l*, q_h*)",
     perturb={"start_above": False},
 )
@@ -1041,7 +1041,7 @@ def _prop4(start_above: bool = True) -> Verdict:
 
 @proposition(
     "thesis.ch3.prop5",
-    source=f"{_S34}, Proposition 5 (p. 67); proof in section 3.7",
+    source=f"{_S34}, Proposition 5; proof in section 3.7",
     statement="if q_l0 <= q_l*, there exist learning-rate schedules {alpha_l,t}, {alpha_h,t} such that after T rounds "
     "Algorithm 5 converges to (q_l*, q_h*)",
     perturb={"start_above": True},
@@ -1091,7 +1091,7 @@ def _printed_threshold(u_h0: NDArray, rho_star: NDArray) -> NDArray:
 
 @proposition(
     "thesis.ch3.prop5.catchup",
-    source=f"derived from {_S34}, Algorithm 5 line 8 (the cap B) and {_S37}, Lemma 24",
+    source=f"derived from {_SRC}, Algorithm 5 line 8 (the cap B, section 3.4) and Lemma 24 (section 3.7)",
     statement="from a start with rho_0 < rho*, a low firm that steps to the cap hat q reaches rho* exactly when q_h "
     "reaches U_h0/u_h(rho*), and this threshold is <= Q",
     kind="derived",
@@ -1161,7 +1161,7 @@ proposition(
 
 @proposition(
     "thesis.ch3.thm5",
-    source=f"{_S34}, Theorem 5, eq. (3.5) (p. 68); proof in section 3.7",
+    source=f"{_S34}, Theorem 5, eq. (3.5); proof in section 3.7",
     statement="if q_l0 <= q_l*, N* - N_T <~ ||x_h0 - x_h*||^2/sum_t alpha_h,t + |rho* - rho_T|; instantiated as "
     "N* - N_T <= c((1 + rho*)||x_h0 - x*||^2/(2 sum alpha) + |rho* - rho_T|) with c = 1/27",
     perturb={"constant": 1 / 2700},
@@ -1192,7 +1192,7 @@ def _thm5(constant: float = 1 / 27) -> Verdict:
 
 @proposition(
     "thesis.ch3.cor1",
-    source=f"{_S34}, Corollary 1 (p. 68); proof in section 3.7 (log read as log10, as in the proof of Proposition 5)",
+    source=f"{_S34}, Corollary 1; proof in section 3.7 (log read as log10, as in the proof of Proposition 5)",
     statement="if q_l0 <= q_l*, after T >= max{log(rho_0/rho*)/log b~, log(q_h*/q_h0)/log((b~+1)/2) + "
     "L||x_h0 - x*||^2/(2 eps)} rounds with the paced schedule, q_h* - q_h,T <= eps and "
     "|rho* - rho_T| <= (4 - 5 rho*) log10(q_h*/(q_h* - eps))",

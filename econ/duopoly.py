@@ -519,7 +519,7 @@ def _lemma22_points() -> list[dict[str, float]]:
 
 @proposition(
     "thesis.ch3.lemma22.global",
-    source=f"{_S32}, Lemma 22 (optimal prices, p. 60)",
+    source=f"{_S32}, Lemma 22",
     statement="p_l*, p_h* are global best responses to each other: no price in [0, infinity) earns either firm more, "
     "with the demands of Lemma 21 extended piecewise where a model is priced out",
     perturb={"price_h": 3 * q_h * (q_h - q_l) / (2 * (4 * q_h - q_l))},
@@ -562,7 +562,7 @@ def _best_deviation(q: float, rival: NDArray) -> NDArray:
 
 @proposition(
     "thesis.ch3.lemma23",
-    source=f"{_SRC}, section 3.3 (p. 63), Lemma 23",
+    source=f"{_SRC}, section 3.3 (pp. 62-64), Lemma 23",
     statement="under complete collaboration (both firms sell the same quality q) the equilibrium revenues are U_l = U_h = 0",
     perturb={"revenue": q_h / 9},
 )
@@ -651,7 +651,7 @@ for _item, (_name, _words) in enumerate(
 ):
     proposition(
         f"thesis.ch3.prop1.{_item}",
-        source=f"{_S32}, Proposition 1.{_item} (p. 61); derivative printed in its proof, section 3.7",
+        source=f"{_S32}, Proposition 1.{_item}; derivative printed in its proof, section 3.7",
         statement=f"for q_l <= q_h, {_words}; {_name} = {_PRINTED_PARTIALS[_name][2]}",
         perturb={"increasing": _name == "dU_h/dq_l"},
     )(_monotone(_name))
@@ -659,7 +659,7 @@ for _item, (_name, _words) in enumerate(
 
 @proposition(
     "thesis.ch3.prop1.4",
-    source=f"{_S32}, Proposition 1.4 (p. 61); derivative printed in its proof, section 3.7",
+    source=f"{_S32}, Proposition 1.4; derivative printed in its proof, section 3.7",
     statement="U_l is increasing in q_l for q_l <= 4q_h/7 and decreasing otherwise; dU_l/dq_l = q_h^2(4q_h - 7q_l)/(4q_h - q_l)^3",
     perturb={"threshold": sp.Rational(3, 5)},
 )
@@ -789,7 +789,7 @@ def _cournot(
 
 @proposition(
     "thesis.ch3.oligopoly.n2",
-    source=f"derived; the thesis says its duopoly results extend to more firms ({_S32}, p. 59)",
+    source=f"derived; the thesis says its duopoly results extend to more firms ({_SRC}, section 3.2, p. 59)",
     statement="the n-firm vertical Bertrand equilibrium of econ.oligopoly with n = 2 has Lemma 22's prices and revenues",
     kind="derived",
     perturb={"price_h": 2 * q_h * (q_h - q_l) / (4 * q_h - 2 * q_l)},
