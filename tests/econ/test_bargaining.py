@@ -217,3 +217,17 @@ def test_cli_feasible_set_flag(flag, q_l_star):
     assert (
         parser.parse_args(["--ql0", "0.6", "--qh0", "0.9", "--no-allow-lower"]).allow_lower is False
     )
+
+
+@given(starts)
+def test_reachable_solution_is_feasible_and_beats_the_grid(t):
+    qh0 = t[1]
+    ql0 = t[0] * qh0
+    q = qh0 + t[2] * (1 - qh0)
+    sol = bargaining.duopoly_nash_solution(ql0, qh0, q, allow_lower=False)
+    assert float(sol.q_l_star) >= ql0 and float(sol.q_h_star) == q
+    ul0, uh0 = duopoly.revenues(ql0, qh0)
+    grid_q = np.linspace(ql0, q, 801)
+    gl, gh = duopoly.revenues(grid_q, q)
+    rational = (gl >= ul0) & (gh >= uh0)
+    assert sol.nash_product >= np.max(np.where(rational, (gl - ul0) * (gh - uh0), -np.inf)) - 1e-15
