@@ -1,4 +1,7 @@
-"""Nash bargaining: spec ch3 C11-C17 and the general solver."""
+"""Nash bargaining (Werner 2024, ch. 3, section 3.4): the duopoly's closed form and the general solver."""
+
+import argparse
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -7,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from econ import bargaining, duopoly
+from learning.cli import bargain as bargain_cli
 
 TABLE = [
-    # q_l0, q_h0, Q, rho*, N*, U_l*, U_h*  (spec ch3 C14)
+    # q_l0, q_h0, Q, rho*, N*, U_l*, U_h*: reference values of the cubic's rational root
     (0.2, 0.6, 1.0, 0.396832139254, 5.69305841e-4, 0.0184363965, 0.1858357196),
     (0.3, 0.8, 1.0, 0.398367730829, 1.40202428e-4, 0.0184763651, 0.1855207006),
     (0.1, 0.5, 0.9, 0.357945174419, 6.37874026e-4, 0.0155933051, 0.1742535590),
@@ -39,7 +43,7 @@ def test_vectorised_table_matches_scalar():
 
 
 def test_exact_start_zero_half():
-    # spec C12: start (0, 1/2), Q = 1: the cubic factors and rho* = 4/13, N* = 5/4096
+    # start (0, 1/2), Q = 1: the cubic factors and rho* = 4/13, N* = 5/4096
     a_, h_ = sp.Integer(0), sp.Rational(1, 8)
     cubic = bargaining.CUBIC.as_expr().subs({bargaining.A: a_, bargaining.H: h_})
     r = bargaining.rho
@@ -122,3 +126,108 @@ def test_general_solver_rejects_irrational_sets():
 def test_general_solver_symmetric_split():
     sol = bargaining.nash_bargaining(lambda x: x[0], lambda x: 1 - x[0], [(0.0, 1.0)], (0.0, 0.2))
     assert sol.x[0] == pytest.approx(0.4, abs=1e-6)
+
+
+def _u(ql: Fraction, qh: Fraction) -> tuple[Fraction, Fraction]:
+    """Eq. (3.4) in exact rationals, independent of the module's sympy forms."""
+    return ql * qh * (qh - ql) / (4 * qh - ql) ** 2, 4 * qh**2 * (qh - ql) / (4 * qh - ql) ** 2
+
+
+def test_thesis_program_may_lower_the_low_quality():
+    # Proposition 4's starts: q_l* < q_l0 under the printed program (revenue constraints only)
+    sol = bargaining.duopoly_nash_solution(0.6, 0.9, 1.0)
+    assert float(sol.q_l_star) == pytest.approx(0.505759581115, abs=1e-9)
+    # equal qualities earn nothing, so every point is rational and rho* is the limit root
+    tied = bargaining.duopoly_nash_solution(0.6, 0.6, 0.6)
+    r = (sp.sqrt(97) - 9) / 2
+    exact = (
+        sp.Rational(9, 25)
+        * duopoly.u_l_rho.subs(duopoly.rho, r)
+        * duopoly.u_h_rho.subs(duopoly.rho, r)
+    )
+    assert float(tied.rho_star) == pytest.approx(float(r), abs=1e-12)
+    assert float(tied.q_l_star) == pytest.approx(0.6 * float(r), abs=1e-12)
+    assert float(tied.nash_product) == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_reachable_program_keeps_the_starting_quality():
+    sol = bargaining.duopoly_nash_solution(0.6, 0.9, 1.0, allow_lower=False)
+    assert float(sol.q_l_star) == 0.6 and float(sol.q_h_star) == 1.0
+    (ul, uh), (ul0, uh0) = _u(Fraction(3, 5), Fraction(1)), _u(Fraction(3, 5), Fraction(9, 10))
+    assert float(sol.nash_product) == pytest.approx(float((ul - ul0) * (uh - uh0)), rel=1e-12)
+    tied = bargaining.duopoly_nash_solution(0.6, 0.6, 0.6, allow_lower=False)
+    assert (float(tied.q_l_star), float(tied.q_h_star), float(tied.nash_product)) == (0.6, 0.6, 0.0)
+    lo, hi = bargaining.feasible_interval(0.6, 0.9, 1.0, allow_lower=False)
+    assert float(lo) == pytest.approx(0.6) and float(hi) >= 0.6
+
+
+def test_reachable_program_matches_the_general_solver_on_the_reachable_box():
+    ql0, qh0 = 0.6, 0.9
+    d = tuple(float(v) for v in duopoly.revenues(ql0, qh0))
+    general = bargaining.nash_bargaining(
+        lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[0]),
+        lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[1]),
+        bounds=[(ql0, 1.0), (qh0, 1.0)],
+        disagreement=d,
+        grid=81,
+    )
+    closed = bargaining.duopoly_nash_solution(ql0, qh0, allow_lower=False)
+    assert general.nash_product == pytest.approx(float(closed.nash_product), rel=1e-6)
+    assert general.x == pytest.approx([0.6, 1.0], abs=1e-6)
+
+
+def test_both_readings_agree_when_the_solution_is_above_the_start():
+    for ql0, qh0, q in [(0.2, 0.6, 1.0), (0.0, 0.5, 1.0), (0.1, 0.5, 0.9)]:
+        free = bargaining.duopoly_nash_solution(ql0, qh0, q)
+        floored = bargaining.duopoly_nash_solution(ql0, qh0, q, allow_lower=False)
+        assert float(floored.rho_star) == float(free.rho_star)
+        assert float(floored.nash_product) == float(free.nash_product)
+
+
+def test_nash_report_flags_points_where_both_firms_lose():
+    # start (3/10, 4/5); at (7/10, 4/5) both revenues fall, yet the product is positive
+    report = bargaining.nash_report(0.7, 0.8, 0.3, 0.8)
+    (ul, uh), (ul0, uh0) = _u(Fraction(7, 10), Fraction(4, 5)), _u(Fraction(3, 10), Fraction(4, 5))
+    assert float(report.product) == pytest.approx(float((ul - ul0) * (uh - uh0)), rel=1e-12)
+    assert float(report.product) > 0 and not bool(report.rational) and np.isnan(report.nash_value)
+    assert float(report.gain_l) < 0 and float(report.gain_h) < 0
+    good = bargaining.nash_report(0.3, 1.0, 0.3, 0.8)
+    assert bool(good.rational) and float(good.nash_value) == float(good.product) > 0
+
+
+def test_revenues_follow_current_quality():
+    # the firm that started low overtakes: it earns the high firm's revenue, and none is negative
+    a, b = bargaining.firm_revenues(0.9, 0.5)
+    low, high = _u(Fraction(1, 2), Fraction(9, 10))
+    assert (float(a), float(b)) == pytest.approx((float(high), float(low)), rel=1e-12)
+    report = bargaining.nash_report(0.9, 0.5, 0.3, 0.8)
+    (ul0, uh0) = _u(Fraction(3, 10), Fraction(4, 5))
+    assert float(report.gain_l) == pytest.approx(float(high - ul0), rel=1e-12)
+    assert float(report.gain_h) == pytest.approx(float(low - uh0), rel=1e-12)
+
+
+@pytest.mark.parametrize(("flag", "q_l_star"), [(True, 0.505759581115), (False, 0.6)])
+def test_cli_feasible_set_flag(flag, q_l_star):
+    args = argparse.Namespace(ql0=0.6, qh0=0.9, qmax=1.0, allow_lower=flag)
+    out = bargain_cli.run(args)
+    assert out["allow_lower"] is flag and out["q_l_star"] == pytest.approx(q_l_star, abs=1e-9)
+    parser = argparse.ArgumentParser()
+    bargain_cli.add_arguments(parser)
+    assert parser.parse_args(["--ql0", "0.6", "--qh0", "0.9"]).allow_lower is True
+    assert (
+        parser.parse_args(["--ql0", "0.6", "--qh0", "0.9", "--no-allow-lower"]).allow_lower is False
+    )
+
+
+@given(starts)
+def test_reachable_solution_is_feasible_and_beats_the_grid(t):
+    qh0 = t[1]
+    ql0 = t[0] * qh0
+    q = qh0 + t[2] * (1 - qh0)
+    sol = bargaining.duopoly_nash_solution(ql0, qh0, q, allow_lower=False)
+    assert float(sol.q_l_star) >= ql0 and float(sol.q_h_star) == q
+    ul0, uh0 = duopoly.revenues(ql0, qh0)
+    grid_q = np.linspace(ql0, q, 801)
+    gl, gh = duopoly.revenues(grid_q, q)
+    rational = (gl >= ul0) & (gh >= uh0)
+    assert sol.nash_product >= np.max(np.where(rational, (gl - ul0) * (gh - uh0), -np.inf)) - 1e-15

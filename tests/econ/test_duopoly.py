@@ -1,4 +1,4 @@
-"""Duopoly closed forms: spec ch3 section 12, C1-C10 and C27, exact where the spec is exact."""
+"""Duopoly closed forms (Werner 2024, ch. 3, Lemmas 21-23, eq. 3.4), checked at exact rationals."""
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from econ.duopoly import q_h, q_l
 R = sp.Rational
 
 EXACT = [
-    # (q_l, q_h), expected exact values (spec ch3 C2-C8)
+    # (q_l, q_h), exact values of Lemma 22's closed forms and the integrated consumer surplus
     (
         (R(3, 10), R(4, 5)),
         {
@@ -87,7 +87,7 @@ def test_monopoly_and_complete_collaboration_limits():
 
 def test_literal_labels_give_negative_high_revenue():
     _, u_h = duopoly.revenues(0.8, 0.7, literal=True)
-    assert u_h < 0  # spec C9 / Fig. 3.2a
+    assert u_h < 0  # fixed labels, as plotted in Fig. 3.2a
     with pytest.raises(ValueError, match="q_l must not exceed q_h"):
         duopoly.revenues(0.8, 0.7)
 
