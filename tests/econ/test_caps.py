@@ -1,4 +1,4 @@
-"""Caps of Algorithm 5: spec ch3 C18-C22."""
+"""The cap factor B of Algorithm 5 and the caps of the proof of Proposition 3 (Werner 2024, ch. 3)."""
 
 import numpy as np
 import pytest
@@ -57,7 +57,7 @@ def test_cap_high_keeps_high_revenue(state, q_hat, u_h_prev):
 
 
 def test_cap_low_corrected_root():
-    # spec C20: rho = 0.25, h = 0.6, c = 0.66
+    # rho = 0.25, h = 0.6, c = 0.66: U_l at the root equals U_l(0.15, 0.6) = 0.008
     x = float(caps.cap_low(0.15, 0.6, 0.66))
     assert x == pytest.approx(0.568510000615, abs=1e-11)
     assert float(duopoly.revenues(x, 0.66)[0]) == pytest.approx(0.008, abs=1e-12)
@@ -115,7 +115,7 @@ def test_b_rho_limits_and_b_tilde():
 
 
 def test_next_low_quality_rules():
-    # toy T1 (spec C23): literal cap with a jump of q_h to Q overshoots q_l*
+    # the toy from (13/64, 55/64): the literal cap with a jump of q_h to Q overshoots q_l*
     q_max, ql0, qh0 = 63 / 64, 13 / 64, 55 / 64
     jump = caps.next_low_quality(
         ql0, qh0, q_max, rho_star=0.290568582235, q_l_star=0.286028448138, cap_mode="literal"
@@ -125,7 +125,7 @@ def test_next_low_quality_rules():
         ql0, qh0, q_max, rho_star=0.290568582235, q_l_star=0.286028448138
     )
     assert float(capped) == pytest.approx(0.286028448138, abs=1e-11)
-    # the high firm fell back: the low firm stays put (spec typo 10 guard)
+    # the high firm fell back (b < 1): the low firm stays put
     assert float(caps.next_low_quality(0.2, 0.6, 0.58, rho_star=0.4, q_l_star=0.4)) == 0.2
 
 
