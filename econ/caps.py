@@ -22,6 +22,9 @@ Proposition 5.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any
+
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
@@ -30,10 +33,7 @@ from scipy.optimize import brentq, minimize_scalar
 from econ import duopoly
 from econ.propositions import (
     Verdict,
-    all_zero,
     checked,
-    is_zero,
-    on_points,
     proposition,
     proved,
     refuted,
@@ -217,6 +217,7 @@ _z = sp.Symbol("z", nonnegative=True)  # a quality ratio
 _U_H = duopoly.u_h_rho.subs(duopoly.rho, _z)  # u_h(z) = 4(1-z)/(4-z)^2
 _U_L = duopoly.u_l_rho.subs(duopoly.rho, _z)  # u_l(z) = z(1-z)/(4-z)^2
 #: (a, b) points at which a formula that sympy does not reduce to the printed one is compared.
+_ONE = sp.Integer(1)
 _AB_POINTS = [(0.3, 1.05), (0.5, 1.5), (0.05, 1.01), (0.9, 3.0), (0.0, 1.2), (0.7, 20.0)]
 
 
@@ -295,7 +296,7 @@ def _lemma24_chain(cap: sp.Expr) -> Verdict:
     statement="B(a, b) >= a for all b >= 1 (a in [0, 1))",
     perturb={"b_min": sp.Rational(9, 10)},
 )
-def _lemma24(cap: sp.Expr = B_PAPER, b_min: sp.Expr = sp.Integer(1)) -> Verdict:
+def _lemma24(cap: sp.Expr = B_PAPER, b_min: sp.Expr = _ONE) -> Verdict:
     """Proved for ``b_min >= 1``; below 1 the first ``a`` with ``B(a, b_min) < a`` refutes it."""
     k_one = _zero_in_s(_k / (1 - _S0**2) - 1, "s0 is b = 1")
     if k_one is None or not k_one.holds:
@@ -311,7 +312,8 @@ def _lemma24(cap: sp.Expr = B_PAPER, b_min: sp.Expr = sp.Integer(1)) -> Verdict:
             gap = float(value(pa, float(b_min)))
             if gap < 0:
                 return refuted(
-                    f"B(a, b) < a at b = {b_min} < 1", {"a": float(pa), "b": float(b_min), "B_minus_a": gap}
+                    f"B(a, b) < a at b = {b_min} < 1",
+                    {"a": float(pa), "b": float(b_min), "B_minus_a": gap},
                 )
     raise ValueError(f"no a in [0, 0.99] with B(a, {b_min}) < a")
 
@@ -325,9 +327,7 @@ def _lemma24(cap: sp.Expr = B_PAPER, b_min: sp.Expr = sp.Integer(1)) -> Verdict:
     kind="derived",
     perturb={"slope": (1 - a) * (4 - a) / (3 + a)},
 )
-def _b_properties(
-    slope: sp.Expr = (1 - a) * (4 - a) / (2 + a), limit: sp.Expr = sp.Integer(1)
-) -> Verdict:
+def _b_properties(slope: sp.Expr = (1 - a) * (4 - a) / (2 + a), limit: sp.Expr = _ONE) -> Verdict:
     in_s = 4 - 6 / (1 + _s)  # B_STABLE in s
     b_of_s = _k / (1 - _s**2)
     if sp.cancel(sp.together(_in_s(B_STABLE) - in_s)) != 0:
@@ -417,8 +417,13 @@ def _minus_quadratic(change: sp.Expr, quad: sp.Expr, label: str) -> Verdict:
         if value != 0:
             return refuted(
                 f"{label}: the printed quadratic is not minus the revenue change times a positive factor",
-                {"q_l_prev": str(ql), "q_h_prev": str(h), "q_h_new": str(c), "q_l_new": str(x),
-                 "difference": float(value)},
+                {
+                    "q_l_prev": str(ql),
+                    "q_h_prev": str(h),
+                    "q_h_new": str(c),
+                    "q_l_new": str(x),
+                    "difference": float(value),
+                },
             )
     raise ValueError(f"sympy could not decide {label}")
 
@@ -530,6 +535,7 @@ def _cap_low_printed(with_c: bool = False) -> tuple[sp.Expr, sp.Expr]:
 
 CAP_HIGH_PRINTED, _CAP_HIGH_RADICAND = _cap_high_printed()
 CAP_LOW_PRINTED, _CAP_LOW_RADICAND = _cap_low_printed()
+CAP_LOW_CORRECTED = _cap_low_printed(with_c=True)[0]
 #: (rho_{t-1}, q_{h,t-1}, q_{h,t}) points inside the hypotheses.
 _RHC_POINTS = [
     (sp.Rational(1, 4), sp.Rational(3, 5), sp.Rational(33, 50)),
@@ -538,9 +544,7 @@ _RHC_POINTS = [
 ]
 
 
-def _right_root(
-    quad: sp.Expr, root: sp.Expr, radicand: sp.Expr, label: str, extra: str
-) -> Verdict:
+def _right_root(quad: sp.Expr, root: sp.Expr, radicand: sp.Expr, label: str, extra: str) -> Verdict:
     """``proved`` if ``root`` (the + sign of sqrt) solves ``quad``; else ``refuted`` at a point."""
     residual = _root_residual(quad, root, radicand)
     if sp.cancel(residual) == 0:
@@ -558,9 +562,14 @@ def _right_root(
             right = max(np.roots([float(v) for v in coefficients]).real)
             return refuted(
                 f"{label}: the printed expression is not a root of the quadratic",
-                {"rho": str(rho), "q_h_prev": str(h), "q_h_new": str(c),
-                 "printed_root": float(value), "quadratic_there": float(at),
-                 "right_root": float(right)},
+                {
+                    "rho": str(rho),
+                    "q_h_prev": str(h),
+                    "q_h_new": str(c),
+                    "printed_root": float(value),
+                    "quadratic_there": float(at),
+                    "right_root": float(right),
+                },
             )
     raise ValueError(f"sympy could not decide {label}")
 
@@ -589,7 +598,7 @@ def _prop3_cap_high(root: sp.Expr = CAP_HIGH_PRINTED) -> Verdict:
     "- 48 rho(1-rho) h c)] / [2((1-rho)rho h + (4-rho)^2 c)] is the right-most root of the "
     "(3.15) quadratic",
     holds=False,
-    perturb={"root": _cap_low_printed(with_c=True)[0]},
+    perturb={"root": CAP_LOW_CORRECTED},
 )
 def _prop3_cap_low(root: sp.Expr = CAP_LOW_PRINTED) -> Verdict:
     return _right_root(QUAD_315, root, _CAP_LOW_RADICAND, "q^l_{l,t}", _CAP_LOW_REAL)
@@ -607,7 +616,7 @@ _CAP_LOW_REAL = (
     "(3.15) quadratic",
     perturb={"root": CAP_LOW_PRINTED},
 )
-def _prop3_cap_low_corrected(root: sp.Expr = _cap_low_printed(with_c=True)[0]) -> Verdict:
+def _prop3_cap_low_corrected(root: sp.Expr = CAP_LOW_CORRECTED) -> Verdict:
     real = sp.expand(
         _CAP_LOW_RADICAND - _c * ((4 - _rho) ** 2 * (_c - _h) + _h * (7 * _rho - 4) ** 2)
     )
@@ -630,8 +639,14 @@ def _revenue_fall(cap: sp.Expr) -> Verdict | None:
         if uh1 < uh0 or ul1 < ul0:
             return refuted(
                 "at q_{l,t} = the cap a revenue falls",
-                {"q_l_prev": ql, "q_h_prev": h, "q_h_new": c, "q_l_new": x,
-                 "U_h_change": float(uh1 - uh0), "U_l_change": float(ul1 - ul0)},
+                {
+                    "q_l_prev": ql,
+                    "q_h_prev": h,
+                    "q_h_new": c,
+                    "q_l_new": x,
+                    "U_h_change": float(uh1 - uh0),
+                    "U_l_change": float(ul1 - ul0),
+                },
             )
     return None
 
@@ -686,36 +701,56 @@ def _one_over_l(L: float) -> float:
 
 #: The round of the in-domain counterexample: f(x; l) = f(x; h) = f(x) = 1/50 + 2 x_1^2 +
 #: x_2^2/20, convex and 4-smooth; x_{h,0} = (2/5, 0), x_{l,0} = (1/9, 39/10).
-_STEP_ROUND = {"L": 4.0, "mu": 0.1, "f_min": 0.02, "x_h0": (0.4, 0.0), "x_l0": (1 / 9, 3.9)}
+_STEP_CURVATURE = np.array([4.0, 0.1])
+_STEP_F_MIN = 0.02
+_STEP_X_H0 = np.array([0.4, 0.0])
+_STEP_X_L0 = np.array([1 / 9, 3.9])
+
+_Loss = tuple[Callable[[NDArray[np.float64]], float], Callable[[NDArray[np.float64]], Any]]
 
 
-def _step_instances(seed: int, n: int):
-    """The round of ``_STEP_ROUND``, then ``n`` random convex L-smooth losses in [0, 1].
+def _quadratic(curvature: NDArray[np.float64], centre: NDArray[np.float64], fmin: float) -> _Loss:
+    """f(x) = fmin + (x - centre)' H (x - centre)/2 (H a matrix, or a vector for diagonal H)."""
+    hess = np.diag(curvature) if curvature.ndim == 1 else curvature
 
-    Each instance is (loss, gradient, L, x, gap, round) with ``round`` the duopoly round
-    where there is one. Random ones: quadratics f* + (x-x*)' H (x-x*)/2 in 2-5 dimensions
-    with eigenvalues spread over up to 4 decades, and softplus losses c mean(log(1 + e^{Ax}));
-    each scaled so that f(x) <= 1, with a gap of 1e-6, 1/2, 1, 2 or 50 times ||g||^2/L.
+    def loss(y: NDArray[np.float64]) -> float:
+        return float(fmin + 0.5 * (y - centre) @ hess @ (y - centre))
+
+    return loss, lambda y: hess @ (y - centre)
+
+
+def _softplus(mat: NDArray[np.float64], coef: float) -> _Loss:
+    """f(x) = coef mean(log(1 + exp(A x)))."""
+
+    def loss(y: NDArray[np.float64]) -> float:
+        return float(coef * np.mean(np.logaddexp(0, mat @ y)))
+
+    return loss, lambda y: coef * mat.T @ (1 / (1 + np.exp(-(mat @ y)))) / mat.shape[0]
+
+
+def _step_instances(seed: int, n: int) -> Iterator[tuple[_Loss, float, Any, float, Any]]:
+    """The round of the in-domain counterexample, then ``n`` random convex L-smooth losses.
+
+    Each instance is ((loss, gradient), L, x, gap, round) with ``round`` the duopoly round
+    where there is one (None otherwise). Random ones: quadratics f* + (x-x*)' H (x-x*)/2 in
+    2-5 dimensions with eigenvalues spread over up to 4 decades, and softplus losses
+    c mean(log(1 + e^{Ax})); each scaled so that f(x) <= 1, with a gap of 1e-6, 1/2, 1, 2
+    or 50 times ||g||^2/L.
     """
-    r = _STEP_ROUND
-    lip, mu, fmin = r["L"], r["mu"], r["f_min"]
-    curv = np.array([lip, mu])
-
-    def joint(y):
-        return float(fmin + 0.5 * np.sum(curv * np.asarray(y) ** 2))
-
-    def grad(y):
-        return curv * np.asarray(y)
-
-    x_h0, x_l0 = np.array(r["x_h0"]), np.array(r["x_l0"])
-    x_h1 = x_h0 - grad(x_h0) / lip  # Algorithm 5, lines 3-4 with alpha_h = 1/L
-    q_h0, q_h1, q_l0 = 1 - joint(x_h0), 1 - joint(x_h1), 1 - joint(x_l0)
+    joint, grad = _quadratic(_STEP_CURVATURE, np.zeros(2), _STEP_F_MIN)
+    lip = float(_STEP_CURVATURE.max())
+    x_h1 = _STEP_X_H0 - grad(_STEP_X_H0) / lip  # Algorithm 5, lines 3-4 with alpha_h = 1/L
+    q_h0, q_h1, q_l0 = (1 - joint(x) for x in (_STEP_X_H0, x_h1, _STEP_X_L0))
     hat_q = float(B(q_l0 / q_h0, q_h1 / q_h0)) * q_h1
-    points = [x_h0, x_h1, x_l0]
-    yield joint, grad, lip, x_l0, hat_q - q_l0, {
-        "q_l_prev": q_l0, "q_h_prev": q_h0, "q_h_new": q_h1, "hat_q": hat_q, "points": points,
-        "q_max": 1 - fmin,
+    duopoly_round = {
+        "q_l_prev": q_l0,
+        "q_h_prev": q_h0,
+        "q_h_new": q_h1,
+        "hat_q": hat_q,
+        "points": [_STEP_X_H0, x_h1, _STEP_X_L0],
+        "q_max": 1 - _STEP_F_MIN,
     }
+    yield (joint, grad), lip, _STEP_X_L0, hat_q - q_l0, duopoly_round
     rng = np.random.default_rng(seed)
     for i in range(n):
         d = int(rng.integers(2, 6))
@@ -725,38 +760,24 @@ def _step_instances(seed: int, n: int):
             hess = basis @ np.diag(10.0 ** rng.uniform(-4, 0, d)) @ basis.T
             centre, fstar = rng.normal(size=d), float(rng.uniform(0, 0.3))
             scale = (1 - fstar) / max(0.5 * (x - centre) @ hess @ (x - centre), 1e-12)
-            scale *= float(rng.uniform(0.2, 1.0))
-            hess = hess * scale
-
-            def loss(y, hess=hess, centre=centre, fstar=fstar):
-                return float(fstar + 0.5 * (y - centre) @ hess @ (y - centre))
-
-            def gradient(y, hess=hess, centre=centre):
-                return hess @ (y - centre)
-
+            hess = hess * scale * float(rng.uniform(0.2, 1.0))
+            pair = _quadratic(hess, centre, fstar)
             lip_i = float(np.linalg.eigvalsh(hess).max())
         else:
             mat = rng.normal(size=(8, d))
-            raw = float(np.mean(np.logaddexp(0, mat @ x)))
-            coef = float(rng.uniform(0.2, 1.0)) / raw
-
-            def loss(y, mat=mat, coef=coef):
-                return float(coef * np.mean(np.logaddexp(0, mat @ y)))
-
-            def gradient(y, mat=mat, coef=coef):
-                return coef * mat.T @ (1 / (1 + np.exp(-(mat @ y)))) / mat.shape[0]
-
+            coef = float(rng.uniform(0.2, 1.0)) / float(np.mean(np.logaddexp(0, mat @ x)))
+            pair = _softplus(mat, coef)
             lip_i = coef * float(np.linalg.eigvalsh(mat.T @ mat).max()) / (4 * mat.shape[0])
-        g = gradient(x)
+        g = pair[1](x)
         gap = float((1e-6, 0.5, 1.0, 2.0, 50.0)[i % 5] * (g @ g) / lip_i)
-        yield loss, gradient, lip_i, x, gap, None
+        yield pair, lip_i, x, gap, None
 
 
-def _prop3_step(step_cap) -> Verdict:
+def _prop3_step(step_cap: Callable[[float], float]) -> Verdict:
     from econ import bargaining  # bargaining imports this module
 
     n = 0
-    for loss, grad, lip, x, gap, rnd in _step_instances(seed=5, n=400):
+    for (loss, grad), lip, x, gap, rnd in _step_instances(seed=5, n=400):
         g = grad(x)
         alpha = min(gap / float(g @ g), step_cap(lip))
         after = x - alpha * g
@@ -780,10 +801,20 @@ def _prop3_step(step_cap) -> Verdict:
                     "f(x;l) = f(x;h) = 1/50 + 2x_1^2 + x_2^2/20 is convex and 4-smooth, its values at "
                     "x_{l,0}, x_{l,1}, x_{h,0}, x_{h,1} lie in [0, 1], alpha_h = 1/L, and line 7's gate "
                     "passes (q_{l,0} < q_l*, q_{l,0}/q_{h,1} <= rho*)",
-                    {"x_l0": "(1/9, 39/10)", "x_h0": "(2/5, 0)", "L": lip, "alpha_l": alpha,
-                     "q_l_prev": q0, "q_l_new": q1, "q_h_prev": rnd["q_h_prev"],
-                     "q_h_new": rnd["q_h_new"], "hat_q": rnd["hat_q"],
-                     "U_l_prev": float(ul0), "U_l_new": float(ul1), "rho_star": float(sol.rho_star)},
+                    {
+                        "x_l0": "(1/9, 39/10)",
+                        "x_h0": "(2/5, 0)",
+                        "L": lip,
+                        "alpha_l": alpha,
+                        "q_l_prev": q0,
+                        "q_l_new": q1,
+                        "q_h_prev": rnd["q_h_prev"],
+                        "q_h_new": rnd["q_h_new"],
+                        "hat_q": rnd["hat_q"],
+                        "U_l_prev": float(ul0),
+                        "U_l_new": float(ul1),
+                        "rho_star": float(sol.rho_star),
+                    },
                 )
         n += 1
         if not (q0 - 1e-14 <= q1 <= q0 + gap + 1e-14):
@@ -810,7 +841,7 @@ def _prop3_step(step_cap) -> Verdict:
     holds=False,
     perturb={"step_cap": _one_over_l},
 )
-def _prop3_step_printed(step_cap=_one) -> Verdict:
+def _prop3_step_printed(step_cap: Callable[[float], float] = _one) -> Verdict:
     return _prop3_step(step_cap)
 
 
@@ -821,7 +852,7 @@ def _prop3_step_printed(step_cap=_one) -> Verdict:
     "q_{l,t-1} <= q_{l,t} <= hat q_{l,t} for convex L-smooth losses",
     perturb={"step_cap": _one},
 )
-def _prop3_step_corrected(step_cap=_one_over_l) -> Verdict:
+def _prop3_step_corrected(step_cap: Callable[[float], float] = _one_over_l) -> Verdict:
     return _prop3_step(step_cap)
 
 

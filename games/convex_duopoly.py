@@ -28,10 +28,8 @@ from games.defection_free import (
     DefectionFree,
     DefectionFreeConfig,
     HighMove,
-    Play,
     paced_step_size,
     play,
-    revenue_audit,
 )
 
 __all__ = ["QuadraticFirms", "random_firms", "thesis_toy"]
@@ -232,6 +230,7 @@ def random_firms(
 # --------------------------------------------------------------------------------------------
 
 from collections.abc import Callable, Iterator  # noqa: E402
+from typing import Any  # noqa: E402
 
 from econ import caps  # noqa: E402
 from econ.propositions import Verdict, checked, proposition, refuted  # noqa: E402
@@ -253,7 +252,7 @@ class _Recapped:
     """
 
     rule: DefectionFree
-    b_formula: Callable[[float, float], float]
+    b_formula: Callable[..., Any]
 
     @property
     def name(self) -> str:
@@ -307,7 +306,7 @@ def _starts(seed: int, n_toy: int, n_random: int) -> Iterator[tuple[str, Quadrat
             yield f"random firms {i}", firms
 
 
-def _rule(firms: QuadraticFirms, **config: str) -> DefectionFree:
+def _rule(firms: QuadraticFirms, **config: Any) -> DefectionFree:
     start = firms.measure()
     return DefectionFree(
         start["low"], start["high"], DefectionFreeConfig(q_max=firms.q_max, **config)
@@ -323,7 +322,7 @@ def _rule(firms: QuadraticFirms, **config: str) -> DefectionFree:
     "rho* q_{h,t}, q_l*), neither revenue falls in any round",
     perturb={"b_formula": _b_with_eleven},
 )
-def _prop3_gd(b_formula: Callable[[float, float], float] = caps.B) -> Verdict:
+def _prop3_gd(b_formula: Callable[..., Any] = caps.B) -> Verdict:
     worst, n, outside = np.inf, 0, 0
     for i, (label, firms) in enumerate(_starts(2024, n_toy=20, n_random=30)):
         schedule = ("paced", "const")[i % 2]
@@ -338,8 +337,13 @@ def _prop3_gd(b_formula: Callable[[float, float], float] = caps.B) -> Verdict:
             t = int(np.argmin(np.minimum(np.diff(run.q_l), 0.0))) + 1
             return refuted(
                 "a revenue falls",
-                {"start": label, "schedule": schedule, "worst_revenue_step": step,
-                 "q_l": run.q_l[: t + 2].tolist(), "q_h": run.q_h[: t + 2].tolist()},
+                {
+                    "start": label,
+                    "schedule": schedule,
+                    "worst_revenue_step": step,
+                    "q_l": run.q_l[: t + 2].tolist(),
+                    "q_h": run.q_h[: t + 2].tolist(),
+                },
             )
         worst = min(worst, step)
     return checked(
@@ -363,13 +367,13 @@ def _copy(firms: QuadraticFirms) -> QuadraticFirms:
     )
 
 
-def _runs(side: str, rounds: int, n_starts: int) -> tuple[list[dict[str, object]], int]:
+def _runs(side: str, rounds: int, n_starts: int) -> tuple[list[dict[str, Any]], int]:
     """Runs of Algorithm 5 from the first ``n_starts`` starts with q_l0 above/below q_l*.
 
     Each start runs twice, the high firm paced and at a constant step. Returns one record
     per run and the number of starts on the other side plus runs whose losses left [0, 1].
     """
-    records: list[dict[str, object]] = []
+    records: list[dict[str, Any]] = []
     skipped = used = 0
     for label, firms in _starts(7, n_toy=60, n_random=60):
         if (_rule(firms).q_l0 > _rule(firms).q_l_star) != (side == "above"):
@@ -419,9 +423,9 @@ _DRAWN_RUNS = (
 def _prop4_gd(side: str = "above") -> Verdict:
     records, skipped = _runs(side, rounds=60, n_starts=20)
     for r in records:
-        if r["low_moved"] or not float(r["gap_low"]) > 1e-6:  # type: ignore[arg-type]
+        if r["low_moved"] or not float(r["gap_low"]) > 1e-6:
             return refuted("the low firm moved, or q_l,T came within 1e-6 of q_l*", r)
-    least = min(float(r["q_l0_minus_q_l_star"]) for r in records)  # type: ignore[arg-type]
+    least = min(float(r["q_l0_minus_q_l_star"]) for r in records)
     return checked(
         f"x_l never changed in 60 rounds and q_l,T - q_l* = q_l0 - q_l* >= {least:.3f}",
         len(records),
@@ -442,10 +446,10 @@ def _prop4_gd(side: str = "above") -> Verdict:
 def _prop5_gd(side: str = "below") -> Verdict:
     records, skipped = _runs(side, rounds=150, n_starts=20)
     for r in records:
-        if float(r["gap"]) > 1e-9 or float(r["revenue_step"]) < -1e-12:  # type: ignore[arg-type]
+        if float(r["gap"]) > 1e-9 or float(r["revenue_step"]) < -1e-12:
             return refuted("no convergence to (q_l*, Q), or a revenue fell", r)
-    gap = max(float(r["gap"]) for r in records)  # type: ignore[arg-type]
-    drop = min(float(r["revenue_step"]) for r in records)  # type: ignore[arg-type]
+    gap = max(float(r["gap"]) for r in records)
+    drop = min(float(r["revenue_step"]) for r in records)
     return checked(
         f"|(q_l,T, q_h,T) - (q_l*, Q)| <= {gap:.1e}; worst revenue step {drop:.1e}",
         len(records),
@@ -455,7 +459,7 @@ def _prop5_gd(side: str = "below") -> Verdict:
     )
 
 
-def _printed_rounds(inner: str, n_random: int) -> tuple[list[dict[str, float | str]], int]:
+def _printed_rounds(inner: str, n_random: int) -> tuple[list[dict[str, Any]], int]:
     """One round of Algorithm 5 as printed (line 7's gate, hat q of step 8) from each start.
 
     The high firm steps as Algorithm 5's line 3 allows (paced, or a constant step <= 1/L);
@@ -535,8 +539,7 @@ def _alg5_while(inner: str = "while") -> Verdict:
 
 @proposition(
     "thesis.ch3.alg5.while.corrected",
-    source=f"{_PROPS}, Algorithm 5, lines 9-11, with the step of {_PROOFS}, proof of "
-    "Proposition 3",
+    source=f"{_PROPS}, Algorithm 5, lines 9-11, with the step of {_PROOFS}, proof of Proposition 3",
     statement="lines 9-11 as a guarded loop: steps min{(hat q_{l,t} - q_{l,t})/||g||^2, 1/L}, "
     "halved when the result would pass hat q_{l,t} or lower q_{l,t}, end at most 1e-9 below "
     "hat q_{l,t} and never above it, and no revenue falls",
