@@ -216,8 +216,8 @@ _e, _w = sp.symbols("e w", positive=True)  # a = 1 - e (a < 1) and s = 1/(1 + w)
 _z = sp.Symbol("z", nonnegative=True)  # a quality ratio
 _U_H = duopoly.u_h_rho.subs(duopoly.rho, _z)  # u_h(z) = 4(1-z)/(4-z)^2
 _U_L = duopoly.u_l_rho.subs(duopoly.rho, _z)  # u_l(z) = z(1-z)/(4-z)^2
-#: (a, b) points at which a formula that sympy does not reduce to the printed one is compared.
 _ONE = sp.Integer(1)
+#: (a, b) points at which a formula that sympy does not reduce to the printed one is compared.
 _AB_POINTS = [(0.3, 1.05), (0.5, 1.5), (0.05, 1.01), (0.9, 3.0), (0.0, 1.2), (0.7, 20.0)]
 
 

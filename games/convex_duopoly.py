@@ -334,15 +334,17 @@ def _prop3_gd(b_formula: Callable[..., Any] = caps.B) -> Verdict:
         step = _worst_revenue_step(run.q_l, run.q_h)
         n += 1
         if step < -1e-12 or np.any(np.diff(run.q_l) < 0):
-            t = int(np.argmin(np.minimum(np.diff(run.q_l), 0.0))) + 1
+            u_l, u_h = duopoly.revenues(run.q_l, run.q_h, literal=True)
+            t = int(np.argmin(np.minimum(np.diff(u_l), np.diff(u_h))))
             return refuted(
                 "a revenue falls",
                 {
                     "start": label,
                     "schedule": schedule,
                     "worst_revenue_step": step,
-                    "q_l": run.q_l[: t + 2].tolist(),
-                    "q_h": run.q_h[: t + 2].tolist(),
+                    "round": t + 1,
+                    "q_l": run.q_l[t : t + 2].tolist(),
+                    "q_h": run.q_h[t : t + 2].tolist(),
                 },
             )
         worst = min(worst, step)
@@ -367,16 +369,18 @@ def _copy(firms: QuadraticFirms) -> QuadraticFirms:
     )
 
 
-def _runs(side: str, rounds: int, n_starts: int) -> tuple[list[dict[str, Any]], int]:
+def _runs(side: str, rounds: int, n_starts: int) -> tuple[list[dict[str, Any]], int, int]:
     """Runs of Algorithm 5 from the first ``n_starts`` starts with q_l0 above/below q_l*.
 
     Each start runs twice, the high firm paced and at a constant step. Returns one record
-    per run and the number of starts on the other side plus runs whose losses left [0, 1].
+    per run, the number of starts used, and the number of starts on the other side plus
+    runs whose losses left [0, 1].
     """
     records: list[dict[str, Any]] = []
     skipped = used = 0
     for label, firms in _starts(7, n_toy=60, n_random=60):
-        if (_rule(firms).q_l0 > _rule(firms).q_l_star) != (side == "above"):
+        probe = _rule(firms)
+        if (probe.q_l0 > probe.q_l_star) != (side == "above"):
             skipped += 1
             continue
         used += 1
@@ -402,7 +406,7 @@ def _runs(side: str, rounds: int, n_starts: int) -> tuple[list[dict[str, Any]], 
             )
         if used == n_starts:
             break
-    return records, skipped
+    return records, used, skipped
 
 
 _DRAWN_RUNS = (
@@ -421,7 +425,7 @@ _DRAWN_RUNS = (
     perturb={"side": "below"},
 )
 def _prop4_gd(side: str = "above") -> Verdict:
-    records, skipped = _runs(side, rounds=60, n_starts=20)
+    records, used, skipped = _runs(side, rounds=60, n_starts=20)
     for r in records:
         if r["low_moved"] or not float(r["gap_low"]) > 1e-6:
             return refuted("the low firm moved, or q_l,T came within 1e-6 of q_l*", r)
@@ -429,9 +433,7 @@ def _prop4_gd(side: str = "above") -> Verdict:
     return checked(
         f"x_l never changed in 60 rounds and q_l,T - q_l* = q_l0 - q_l* >= {least:.3f}",
         len(records),
-        drawn=_DRAWN_RUNS.format(
-            n=len(records), starts=len(records) // 2, side=">", skipped=skipped
-        ),
+        drawn=_DRAWN_RUNS.format(n=len(records), starts=used, side=">", skipped=skipped),
     )
 
 
@@ -444,7 +446,7 @@ def _prop4_gd(side: str = "above") -> Verdict:
     perturb={"side": "above"},
 )
 def _prop5_gd(side: str = "below") -> Verdict:
-    records, skipped = _runs(side, rounds=150, n_starts=20)
+    records, used, skipped = _runs(side, rounds=150, n_starts=20)
     for r in records:
         if float(r["gap"]) > 1e-9 or float(r["revenue_step"]) < -1e-12:
             return refuted("no convergence to (q_l*, Q), or a revenue fell", r)
@@ -453,9 +455,7 @@ def _prop5_gd(side: str = "below") -> Verdict:
     return checked(
         f"|(q_l,T, q_h,T) - (q_l*, Q)| <= {gap:.1e}; worst revenue step {drop:.1e}",
         len(records),
-        drawn=_DRAWN_RUNS.format(
-            n=len(records), starts=len(records) // 2, side="<=", skipped=skipped
-        ),
+        drawn=_DRAWN_RUNS.format(n=len(records), starts=used, side="<=", skipped=skipped),
     )
 
 
