@@ -699,8 +699,9 @@ def _one_over_l(L: float) -> float:
     return 1.0 / L
 
 
-#: The round of the in-domain counterexample: f(x; l) = f(x; h) = f(x) = 1/50 + 2 x_1^2 +
-#: x_2^2/20, convex and 4-smooth; x_{h,0} = (2/5, 0), x_{l,0} = (1/9, 39/10).
+#: The round of the in-domain counterexample: the joint loss f(x) = 1/50 + 2 x_1^2 + x_2^2/20
+#: of f(x; l) = f(x) + x_2/50 and f(x; h) = f(x) - x_2/50, each convex and 4-smooth;
+#: x_{h,0} = (2/5, 0), x_{l,0} = (1/9, 39/10).
 _STEP_CURVATURE = np.array([4.0, 0.1])
 _STEP_F_MIN = 0.02
 _STEP_X_H0 = np.array([0.4, 0.0])
@@ -783,7 +784,9 @@ def _prop3_step(step_cap: Callable[[float], float]) -> Verdict:
         after = x - alpha * g
         q0, q1 = 1 - loss(x), 1 - loss(after)
         if rnd is not None:
-            values = [loss(p) for p in (*rnd["points"], after)]
+            values = [
+                loss(p) + sign * p[1] / 50 for p in (*rnd["points"], after) for sign in (1, -1)
+            ]
             sol = bargaining.duopoly_nash_solution(rnd["q_l_prev"], rnd["q_h_prev"], rnd["q_max"])
             inside = (
                 all(0 <= v <= 1 for v in values)
@@ -798,7 +801,8 @@ def _prop3_step(step_cap: Callable[[float], float]) -> Verdict:
                 return refuted(
                     "the step alpha_l = min{(hat q - q_{l,t-1})/||g||^2, 1} = 1 exceeds 2/L = 1/2 and "
                     "raises the loss: q_{l,t} and U_l fall. Inside the hypotheses, checked in code: "
-                    "f(x;l) = f(x;h) = 1/50 + 2x_1^2 + x_2^2/20 is convex and 4-smooth, its values at "
+                    "f(x;l), f(x;h) = 1/50 + 2x_1^2 + x_2^2/20 +- x_2/50 are convex and 4-smooth with "
+                    "the joint loss f = 1/50 + 2x_1^2 + x_2^2/20, their values at "
                     "x_{l,0}, x_{l,1}, x_{h,0}, x_{h,1} lie in [0, 1], alpha_h = 1/L, and line 7's gate "
                     "passes (q_{l,0} < q_l*, q_{l,0}/q_{h,1} <= rho*)",
                     {
