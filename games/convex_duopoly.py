@@ -494,7 +494,7 @@ def _printed_rounds(inner: str, n_random: int) -> tuple[list[dict[str, Any]], in
 
 def _alg5_loop(inner: str, reach: float | None) -> Verdict:
     """Rounds of Algorithm 5 with the loop ``inner``; ``reach``: how close below hat q it ends."""
-    records, gated = _printed_rounds(inner, n_random=30)
+    records, gated = _printed_rounds(inner, n_random=80)
     failing = [
         r
         for r in records
@@ -519,7 +519,7 @@ def _alg5_loop(inner: str, reach: float | None) -> Verdict:
         f"q_{{l,t-1}} <= q_{{l,t}} <= hat q_{{l,t}}, at most {short:.1e} below it, and neither "
         "revenue falls",
         len(records),
-        drawn=f"one round from each of toys T1, T2, 30 uniform toy starts and 30 random convex "
+        drawn=f"one round from each of toys T1, T2, 80 uniform toy starts and 80 random convex "
         f"quadratic firm pairs (seed 11), high firm paced or at a constant step in turn; "
         f"{gated} starts where line 7's gate closes or a loss leaves [0, 1] skipped",
     )
