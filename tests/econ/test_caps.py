@@ -1,7 +1,8 @@
-"""Caps of Algorithm 5: spec ch3 C18-C22."""
+"""The cap factor B of Algorithm 5 and the caps of the proof of Proposition 3 (Werner 2024, ch. 3)."""
 
 import numpy as np
 import pytest
+import sympy as sp
 
 from econ import caps, duopoly
 
@@ -57,7 +58,7 @@ def test_cap_high_keeps_high_revenue(state, q_hat, u_h_prev):
 
 
 def test_cap_low_corrected_root():
-    # spec C20: rho = 0.25, h = 0.6, c = 0.66
+    # rho = 0.25, h = 0.6, c = 0.66: U_l at the root equals U_l(0.15, 0.6) = 0.008
     x = float(caps.cap_low(0.15, 0.6, 0.66))
     assert x == pytest.approx(0.568510000615, abs=1e-11)
     assert float(duopoly.revenues(x, 0.66)[0]) == pytest.approx(0.008, abs=1e-12)
@@ -107,7 +108,7 @@ def test_b_rho_table(rho, value):
 
 def test_b_rho_limits_and_b_tilde():
     assert caps.b_rho(0.8) == float("inf")
-    assert caps.b_rho(0.0, base=np.e) == 1.0  # the natural-log reading is degenerate
+    assert caps.b_rho(0.0, base=np.e) == 1.0  # with the natural log, b_rho(0) = 1
     tilde, at = caps.b_tilde()
     assert tilde == pytest.approx(1.0297284244, abs=1e-8) and at == pytest.approx(
         0.340994, abs=1e-4
@@ -115,7 +116,7 @@ def test_b_rho_limits_and_b_tilde():
 
 
 def test_next_low_quality_rules():
-    # toy T1 (spec C23): literal cap with a jump of q_h to Q overshoots q_l*
+    # the toy from (13/64, 55/64): the literal cap with a jump of q_h to Q overshoots q_l*
     q_max, ql0, qh0 = 63 / 64, 13 / 64, 55 / 64
     jump = caps.next_low_quality(
         ql0, qh0, q_max, rho_star=0.290568582235, q_l_star=0.286028448138, cap_mode="literal"
@@ -125,7 +126,7 @@ def test_next_low_quality_rules():
         ql0, qh0, q_max, rho_star=0.290568582235, q_l_star=0.286028448138
     )
     assert float(capped) == pytest.approx(0.286028448138, abs=1e-11)
-    # the high firm fell back: the low firm stays put (spec typo 10 guard)
+    # the high firm fell back (b < 1): the low firm stays put
     assert float(caps.next_low_quality(0.2, 0.6, 0.58, rho_star=0.4, q_l_star=0.4)) == 0.2
 
 
@@ -136,3 +137,29 @@ def test_next_low_quality_rules():
 def test_b_rejects_bad_input(a, b, match):
     with pytest.raises(ValueError, match=match):
         caps.B(a, b)
+
+
+def _at(expr, rho, h, c):
+    return float(expr.subs({caps._rho: rho, caps._h: h, caps._c: c}))
+
+
+def test_printed_roots_of_the_proof_of_proposition_3():
+    rho, h, c = 0.25, 0.6, 0.66
+    # q^h as printed is the cap of Algorithm 5's step 8
+    assert _at(caps.CAP_HIGH_PRINTED, rho, h, c) == pytest.approx(
+        float(caps.cap_high(rho * h, h, c)), abs=1e-12
+    )
+    # q^l as printed lacks the factor q_{h,t}: 0.8614 is no root; times c it is cap_low
+    printed = _at(caps.CAP_LOW_PRINTED, rho, h, c)
+    assert printed == pytest.approx(0.861378788810, abs=1e-9)
+    assert printed * c == pytest.approx(float(caps.cap_low(rho * h, h, c)), abs=1e-12)
+    quad = caps.QUAD_315.subs({caps._ql: rho * h, caps._h: h, caps._c: c})
+    assert abs(float(quad.subs(caps._x, printed))) > 0.1
+    assert abs(float(quad.subs(caps._x, printed * c))) < 1e-12
+
+
+def test_quadratic_314_vanishes_at_the_exact_cap():
+    # rho = 1/3, b = 24/19: s = 8/11 and B = 10/19, so the cap 144/361 is rational
+    point = {caps._ql: sp.Rational(1, 5), caps._h: sp.Rational(3, 5), caps._c: sp.Rational(72, 95)}
+    assert caps.QUAD_314.subs(point).subs(caps._x, sp.Rational(144, 361)) == 0
+    assert float(caps.cap_high(0.2, 0.6, 72 / 95)) == pytest.approx(144 / 361, abs=1e-14)
