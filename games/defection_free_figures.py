@@ -108,7 +108,12 @@ def fig3_7_data(points: int = 25) -> dict[str, np.ndarray]:
 
 
 def fig3_8_data(points: int = 400, grid: int = 10) -> dict[str, np.ndarray]:
-    """N(q_l, q_h = 1) against q_l for starts with rho* >= rho_0 (Fig. 3.8)."""
+    """N(q_l, q_h = 1) against q_l for starts with rho* >= rho_0 (Fig. 3.8).
+
+    ``N`` is drawn over all of [0, 1], as plotted in the thesis; ``individually_rational``
+    marks the points where neither firm is below its starting revenue. Near :math:`q_l = 1`
+    both revenues are below their starts, so ``N`` is positive there without being a gain.
+    """
     g = np.linspace(0.05, 0.95, grid)
     ql0, qh0 = (v.ravel() for v in np.meshgrid(g, g, indexing="ij"))
     keep = qh0 > ql0
@@ -118,11 +123,14 @@ def fig3_8_data(points: int = 400, grid: int = 10) -> dict[str, np.ndarray]:
     ql0, qh0 = ql0[keep], qh0[keep]
     q = np.linspace(0.0, 1.0, points)
     n = bargaining.nash_product(q[None, :], 1.0, ql0[:, None], qh0[:, None])
+    ul, uh = duopoly.revenues(q[None, :], 1.0)
+    ul0, uh0 = duopoly.revenues(ql0[:, None], qh0[:, None])
     return {
         "q_l": q,
         "q_l0": ql0,
         "q_h0": qh0,
         "N": n,
+        "individually_rational": (ul >= ul0) & (uh >= uh0),
         "q_l_star": sol.q_l_star[keep],
         "N_star": sol.nash_product[keep],
     }

@@ -275,7 +275,7 @@ def test_random_firms_same_seed_same_problem():
     assert a.measure()["low"] < a.measure()["high"]
 
 
-def test_report_has_the_issue_json_and_claims_on_the_toy():
+def test_report_json_and_claims_on_the_toy():
     reports = {}
     for name in SCHEMES:
         firms = thesis_toy(*T1)

@@ -80,7 +80,7 @@ def test_undo_high_restores_the_model(firms):
     assert all(np.array_equal(before[k].numpy(), firms.params["high"][k].numpy()) for k in before)
 
 
-def test_cli_prints_the_issue_json(capsys, tmp_path):
+def test_cli_json_and_history_files(capsys, tmp_path):
     code = main(
         [
             "defection-free",
