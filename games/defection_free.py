@@ -23,9 +23,9 @@ convex toy of :mod:`games.convex_duopoly`, or the torch driver in
 :func:`revenue_audit` checks that neither revenue fell.
 
 Revenues are the market's (:func:`econ.market.market_round`): each round the better model
-sells as the high firm of Lemma 22 (eq. 3.4, §3.2, pp. 59-62), whichever firm owns it. A revenue
-is a price times a demand (Definition 3, eq. 3.3), both non-negative, so no revenue is
-negative, and welfare is consumer surplus plus both revenues in every round. The firms keep
+sells as the high firm of Lemma 22 (eq. 3.4, §3.2, pp. 59-62), whichever firm owns it. A
+revenue is a price times a demand (Definition 3, eq. 3.3), both non-negative, so no revenue
+is negative, and welfare is consumer surplus plus both revenues in every round. The firms keep
 their names: ``U_l`` is the revenue of the firm that started with the lower quality, ``U_h``
 that of the other. Evaluating (3.4) with fixed labels after the low firm overtakes gives a
 negative ``U_h``; only the run figures draw those numbers, labelled as plotted in the thesis
@@ -522,7 +522,7 @@ def _individually_rational(
     allowed: NDArray[np.float64] | float = 0.0,
 ) -> NDArray[np.bool_]:
     """Whether neither firm is worse off than at round 0 (the constraints of the Nash
-    bargaining problem of §3.4, p. 65), up to ``allowed``."""
+    bargaining problem of §3.4, p. 64 ff.), up to ``allowed``."""
     return (u_l - u_l[0] >= -allowed) & (u_h - u_h[0] >= -allowed)
 
 

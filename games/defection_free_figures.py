@@ -1,6 +1,6 @@
 """Figures 3.1-3.8 of Werner (2024), Chapter 3: the numbers behind them and the plots.
 
-Figures 3.1-3.3 (§3.3-3.4, pp. 62-68) show runs of the collaboration schemes
+Figures 3.1-3.3 (§3.3-3.4, pp. 62-69) show runs of the collaboration schemes
 (:class:`games.defection_free.PlayReport` of each, from real training or the convex toy);
 Figures 3.4-3.8 (§3.7, pp. 70-79) are the chapter's closed forms. :func:`write_figures`
 saves each figure as PNG and its numbers as CSV. matplotlib is imported only when plotting.
@@ -178,7 +178,10 @@ def _run_figure(plt: Any, rep: PlayReport, title: str, full: bool) -> Any:
                 label="outside the individually rational set",
             )
         axes[3].axhline(rep.nash_star, ls="--", c="grey", label="$N(q_l^*, q_h^*)$")
-        axes[3].set(xlabel="t", ylabel="Nash product")
+        low = min(0.0, float(c["nash_product"].min()))
+        high = max(rep.nash_star, float(c["nash_product"].max()))
+        pad = 0.05 * (high - low) or 1e-6
+        axes[3].set(xlabel="t", ylabel="Nash product", ylim=(low - pad, high + pad))
     for ax in axes:
         ax.legend(fontsize=7)
     fig.suptitle(title)

@@ -407,7 +407,8 @@ def test_fig3_3_reference_is_the_nash_product_at_the_solution():
     assert rep.nash_star == pytest.approx(star, abs=1e-15) and rep.nash_star > rep.nash_max
     fig = _run_figure(plt, rep, "Fig. 3.3", full=True)
     levels = [line.get_ydata()[0] for line in fig.axes[3].lines if line.get_linestyle() == "--"]
+    bottom, top = fig.axes[3].get_ylim()
     plt.close(fig)
-    assert levels == [pytest.approx(star, abs=1e-15)]
+    assert levels == [pytest.approx(star, abs=1e-15)] and bottom < star < top
     columns = run_figure_data(report(_play([0.3, 0.7], [0.6, 0.6]), q_max=0.9))
     assert columns["U_h_as_plotted_in_the_thesis"][1] < 0 <= columns["U_h"][1]
