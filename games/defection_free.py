@@ -13,9 +13,8 @@ qualities alone:
    *start* of an update, so when :math:`q_h` jumps the printed cap lets the low firm pass
    :math:`q_l^*`, and qualities never fall (assumption 4 of §3.3), so it cannot come back;
    the default rule therefore caps it at :math:`\min(\hat q_{l,t}, \rho^* q_{h,t}, q_l^*)`,
-   which also makes the gating of step 7 redundant. The printed cap and the four gating
-   conditions (step 7, the text before Algorithm 5, the case analysis of Proposition 5's
-   proof, the authors' code) sit behind flags.
+   which also makes the gating of step 7 redundant. The printed cap and three gating
+   conditions (step 7, the text before Algorithm 5, the authors' code) sit behind flags.
 
 :func:`play` runs a rule against any pair of firms that can train (:class:`Firms`: the
 convex toy of :mod:`games.convex_duopoly`, or the torch driver in
@@ -116,7 +115,8 @@ class HighMove:
         Largest growth factor :math:`q_{h,t}/q_{h,t-1}` the step aims at (Proposition 5's
         :math:`\\tilde b`), or None for an unpaced step.
     undo_if_worse
-        Keep the previous model when the step lowers the measured quality (assumption A2).
+        Keep the previous model when the step lowers the measured quality (qualities
+        never degrade: assumption 4 of §3.3).
     idle
         Do not train at all this round.
     """
@@ -199,9 +199,9 @@ class OneSided:
     the high firm loses revenue). ``beneficiary="high"``: only the low firm shares (Fig. 3.2b;
     both revenues rise by Proposition 1, but the low firm is stuck with its own data).
 
-    The firm that receives nothing stays where it is, as assumption A3 has it (both firms
-    saturated their own data before collaborating, and "afterwards they update only
-    collaboratively"); ``train_alone=True`` gives it an epoch on its own data each round
+    The firm that receives nothing stays where it is, as the thesis assumes before
+    Algorithm 5 (§3.4: both firms "have saturated training on their own datasets and will
+    only update their models collaboratively going forward"); ``train_alone=True`` gives it an epoch on its own data each round
     instead, as the authors' code does for the experiments of §3.5.
     """
 
@@ -254,7 +254,7 @@ class DefectionFreeConfig:
         and the audit allows the revenue change a quality error of this size can cause.
     undo_if_worse
         Ask the driver to keep the high firm's previous model when a step lowers its
-        measured quality (A2; needed with stochastic training).
+        measured quality (assumption 4 of §3.3; needed with stochastic training).
     """
 
     cap_mode: str = "recommended"

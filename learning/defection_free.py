@@ -348,7 +348,8 @@ def run_schemes(
         The low firm's capped raise: ``"gd"`` (real training), ``"oracle"`` or ``"while"``.
     train_alone
         In the one-sided schemes, the firm that receives nothing trains on its own data
-        each round (the authors' code) instead of staying put (assumption A3).
+        each round (the authors' code) instead of staying put (the thesis's assumption
+        before Algorithm 5, §3.4).
     seed
         Minibatch streams, one child per scheme.
     """

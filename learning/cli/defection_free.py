@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--train-alone",
         action="store_true",
         help="one-sided schemes: the firm that receives nothing trains on its own data "
-        "(the authors' code) instead of staying put (assumption A3)",
+        "(the authors' code) instead of staying put (the thesis's assumption, §3.4)",
     )
     parser.add_argument(
         "--tolerance", type=float, default=0.0, help="measurement tolerance of a quality"
