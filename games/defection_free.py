@@ -1,30 +1,45 @@
 r"""Collaboration between two competing firms as decision rules over model qualities.
 
-Werner (2024), ch. 3 §3.3 and Algorithm 5 ("Defection-Free Collaborative Learning"); the
-reconciled form of spec ch3 §8.3 is the default, the printed behaviours sit behind flags.
-Every rule answers two questions each round, from qualities alone:
+Werner (2024), ch. 3: the schemes of §3.3 (p. 62) and Algorithm 5, "Defection-Free
+Collaborative Learning" (§3.4, p. 64). Every rule answers two questions each round, from
+qualities alone:
 
 1. :meth:`Scheme.high_move` -- does the high firm take a *joint* step (on the averaged loss
    :math:`f = (f(\cdot;l) + f(\cdot;h))/2`, eq. 3.1) or one on its own data, and at what
    pace (the largest growth factor :math:`b = q_{h,t}/q_{h,t-1}` it aims at);
 2. :meth:`Scheme.low_move` -- after the high firm moved, does the low firm train jointly,
    and up to which quality may it go. Algorithm 5 caps it at
-   :math:`\hat q_{l,t} = B(\rho_{t-1}, b)\,q_{h,t}` (step 8) and the reconciled rule at
-   :math:`\min(\hat q_{l,t}, \rho^* q_{h,t}, q_l^*)` (spec ch3 §8.3, typo 7-8).
+   :math:`\hat q_{l,t} = B(\rho_{t-1}, b)\,q_{h,t}` (step 8). Steps 7-11 only gate the
+   *start* of an update, so when :math:`q_h` jumps the printed cap lets the low firm pass
+   :math:`q_l^*`, and qualities never fall (assumption 4 of §3.3), so it cannot come back;
+   the default rule therefore caps it at :math:`\min(\hat q_{l,t}, \rho^* q_{h,t}, q_l^*)`,
+   which also makes the gating of step 7 redundant. The printed cap and three gating
+   conditions (step 7, the text before Algorithm 5, the authors' code) sit behind flags.
 
 :func:`play` runs a rule against any pair of firms that can train (:class:`Firms`: the
-convex toy of :mod:`games.quadratic_firms`, or the torch driver in
-:mod:`learning.defection_free`) and :func:`revenue_audit` checks that neither revenue fell.
+convex toy of :mod:`games.convex_duopoly`, or the torch driver in
+:mod:`learning.defection_free`); :func:`report` turns a run into the economics and
+:func:`revenue_audit` checks that neither revenue fell.
 
-Guards the thesis lacks: the high firm's measured quality falling (:math:`b \le 1`, spec
-typo 10: the low firm then waits, and a driver may undo the high step), an unknown
-:math:`Q = \max_x q(x)` (``q_max``, supplied or estimated from a pooled run, typo 9), and
-noisy measurements (``tolerance``: a rise of :math:`q_h` within it does not count, and the
-audit allows the revenue change that a quality error of that size can cause).
+Revenues are the market's (:func:`econ.market.market_round`): each round the better model
+sells as the high firm of Lemma 22 (eq. 3.4, §3.2, pp. 59-62), whichever firm owns it. A
+revenue is a price times a demand (Definition 3, eq. 3.3), both non-negative, so no revenue
+is negative, and welfare is consumer surplus plus both revenues in every round. The firms keep
+their names: ``U_l`` is the revenue of the firm that started with the lower quality, ``U_h``
+that of the other. Evaluating (3.4) with fixed labels after the low firm overtakes gives a
+negative ``U_h``; only the run figures draw those numbers, labelled as plotted in the thesis
+(Fig. 3.2a, :mod:`games.defection_free_figures`).
 
-The schemes' names are unambiguous (spec ch3 §5, typo 27): ``one-sided-low`` means the low
-firm is the *beneficiary* (only the high firm shares its data, Fig. 3.2a), ``one-sided-high``
-that the high firm is (only the low firm shares, Fig. 3.2b).
+Guards the thesis lacks: the high firm's measured quality falling (:math:`b \le 1`, where
+:math:`B(a, b) < a` and the square root of step 8 can be imaginary: the low firm then
+waits, and a driver may undo the high step), an unknown :math:`Q = \max_x q(x)` (``q_max``,
+supplied or estimated from a pooled run; Proposition 2 makes :math:`q_h^* = Q`), and noisy
+measurements (``tolerance``: a rise of :math:`q_h` within it does not count, and the audit
+allows the revenue change that a quality error of that size can cause).
+
+The schemes are named by the firm that benefits: ``one-sided-low`` means the low firm is
+the *beneficiary* (only the high firm shares its data, Fig. 3.2a), ``one-sided-high`` that
+the high firm is (only the low firm shares, Fig. 3.2b).
 """
 
 from __future__ import annotations
@@ -38,14 +53,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from econ import bargaining, caps, duopoly
+from econ.market import market_round
 from econ.qualities import ModelQualities
-from econ.validation import choice, in_interval, non_negative, positive_int
+from econ.validation import choice, in_interval, non_negative, positive_int, unit_interval
 
 __all__ = [
     "B_TILDE",
     "CAP_MODES",
     "GATINGS",
     "INNER_MODES",
+    "REVENUE_CONVENTION",
     "SCHEDULES",
     "SCHEMES",
     "Claim",
@@ -55,6 +72,7 @@ __all__ = [
     "Firms",
     "HighMove",
     "LowMove",
+    "MarketPath",
     "OneSided",
     "Play",
     "PlayReport",
@@ -62,6 +80,8 @@ __all__ = [
     "Scheme",
     "build_scheme",
     "estimate_q_max",
+    "fixed_label_revenues",
+    "market_path",
     "paced_step_size",
     "play",
     "report",
@@ -95,7 +115,8 @@ class HighMove:
         Largest growth factor :math:`q_{h,t}/q_{h,t-1}` the step aims at (Proposition 5's
         :math:`\\tilde b`), or None for an unpaced step.
     undo_if_worse
-        Keep the previous model when the step lowers the measured quality (assumption A2).
+        Keep the previous model when the step lowers the measured quality (qualities
+        never degrade: assumption 4 of §3.3).
     idle
         Do not train at all this round.
     """
@@ -157,8 +178,9 @@ class Scheme(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class CompleteCollaboration:
-    """Both firms train on the joint objective, unrestricted (thesis §3.3; Lemma 23: both
-    revenues tend to 0). The code-faithful mode: separate models, high first (spec ch3 §5)."""
+    """Both firms train on the joint objective, unrestricted (§3.3, p. 62; Lemma 23: both
+    revenues tend to 0). Each firm keeps its own model and the high firm moves first, as
+    in the authors' code, rather than one shared FedAvg model."""
 
     name: str = "complete"
 
@@ -177,10 +199,10 @@ class OneSided:
     the high firm loses revenue). ``beneficiary="high"``: only the low firm shares (Fig. 3.2b;
     both revenues rise by Proposition 1, but the low firm is stuck with its own data).
 
-    The firm that receives nothing stays where it is, as assumption A3 has it (both firms
-    saturated their own data before collaborating, and "afterwards they update only
-    collaboratively"); ``train_alone=True`` gives it an epoch on its own data each round
-    instead, as the authors' code does (spec ch3 §10).
+    The firm that receives nothing stays where it is, as the thesis assumes before
+    Algorithm 5 (§3.4: both firms "have saturated training on their own datasets and will
+    only update their models collaboratively going forward"); ``train_alone=True`` gives it an epoch on its own data each round
+    instead, as the authors' code does for the experiments of §3.5.
     """
 
     beneficiary: str
@@ -205,7 +227,7 @@ class OneSided:
 
 @dataclass(frozen=True, slots=True)
 class DefectionFreeConfig:
-    """Options of Algorithm 5 (spec ch3 §8.3; the defaults are the reconciled algorithm).
+    """Options of Algorithm 5 (the defaults: the caps of the module docstring, no gating).
 
     Attributes
     ----------
@@ -214,8 +236,10 @@ class DefectionFreeConfig:
         :math:`\\hat q` only, as printed (overshoots the Nash ratio when :math:`q_h` jumps).
     gating
         When the low firm may start an update: ``"none"`` (the caps make gating redundant),
-        ``"line7"`` (:math:`q_{l,t-1} < q_l^*` and :math:`q_{l,t-1}/q_{h,t} \\le \\rho^*`),
-        ``"text"`` (:math:`q_{l,t-1} < q_l^*` and :math:`\\rho_{t-1} \\le \\rho^*`),
+        ``"line7"`` (step 7 as printed, read after step 6:
+        :math:`q_{l,t-1} < q_l^*` and :math:`q_{l,t-1}/q_{h,t} \\le \\rho^*`),
+        ``"text"`` (the text before Algorithm 5: :math:`q_{l,t-1} < q_l^*` and
+        :math:`\\rho_{t-1} \\le \\rho^*`),
         ``"code"`` (:math:`\\rho_{t-1} \\le \\rho^*` and :math:`q_{l,t-1} \\le \\rho^*`, the
         authors' code with ``max_qh = 1``).
     schedule
@@ -230,7 +254,7 @@ class DefectionFreeConfig:
         and the audit allows the revenue change a quality error of this size can cause.
     undo_if_worse
         Ask the driver to keep the high firm's previous model when a step lowers its
-        measured quality (A2; needed with stochastic training).
+        measured quality (assumption 4 of §3.3; needed with stochastic training).
     """
 
     cap_mode: str = "recommended"
@@ -364,8 +388,10 @@ class Firms(Protocol):
 
     def raise_low(self, cap: float, inner: str) -> None:
         """Gradient steps on the joint objective towards ``cap`` without passing it
-        (``inner="gd"``, spec ch3 §8.3), or Algorithm 5's literal ``while q <= cap`` loop
-        (``inner="while"``, typo 6)."""
+        (``inner="gd"``: each step at most the gap over the squared gradient norm and at
+        most the smooth step, halved while it would pass the cap), or Algorithm 5's
+        steps 9-11 as printed, ``while q <= cap`` (``inner="while"``), which stop only once
+        the quality has passed the cap."""
         ...
 
 
@@ -374,9 +400,10 @@ class Play:
     """The qualities of every round of a scheme, round 0 being the start.
 
     ``cap`` is the quality the low firm was allowed this round (NaN: uncapped), ``hat_q``
-    Algorithm 5's :math:`\\hat q` (NaN where not computed). ``measured`` are the qualities the firms' models have; in the ``oracle`` inner mode the
-    low firm's quality is set by the rule instead (``q_l`` then differs from
-    ``measured``), as in the thesis's experiments (spec ch3 typo 26).
+    Algorithm 5's :math:`\\hat q` (NaN where not computed). ``measured`` are the qualities
+    the firms' models have; in the ``oracle`` inner mode the low firm's quality is set by the
+    rule instead (``q_l`` then differs from ``measured``), as the authors' code does for the
+    experiments of §3.5 (Fig. 3.3): it never trains the low model.
     """
 
     scheme: str
@@ -440,6 +467,65 @@ def play(scheme: Scheme, firms: Firms, rounds: int, *, inner: str = "gd") -> Pla
     )
 
 
+# --------------------------------------------------------------------------- market
+
+
+@dataclass(frozen=True, slots=True)
+class MarketPath:
+    """The market of every round of a run, the firms named by their starting quality.
+
+    ``U_l`` is the revenue of the firm that started low, ``U_h`` that of the firm that
+    started high, each priced by its role in that round (:func:`econ.market.market_round`:
+    the better model sells as the high firm of Lemma 22). ``welfare`` is
+    ``consumer_surplus + U_l + U_h``; ``swapped`` marks the rounds where the low firm's model
+    is the better one.
+    """
+
+    U_l: NDArray[np.float64]
+    U_h: NDArray[np.float64]
+    consumer_surplus: NDArray[np.float64]
+    welfare: NDArray[np.float64]
+    swapped: NDArray[np.bool_]
+
+
+def market_path(q_l: ArrayLike, q_h: ArrayLike) -> MarketPath:
+    """:func:`econ.market.market_round` for each round ``(q_l[t], q_h[t])`` of a run."""
+    ql, qh = np.broadcast_arrays(
+        unit_interval("q_l", q_l).reshape(-1), unit_interval("q_h", q_h).reshape(-1)
+    )
+    rounds = [market_round(np.array([a, b])) for a, b in zip(ql, qh, strict=True)]
+    revenue = np.array([m.revenue for m in rounds]).reshape(-1, 2)
+    return MarketPath(
+        U_l=revenue[:, 0],
+        U_h=revenue[:, 1],
+        consumer_surplus=np.array([m.consumer_surplus for m in rounds]),
+        welfare=np.array([m.welfare for m in rounds]),
+        swapped=ql > qh,
+    )
+
+
+def fixed_label_revenues(
+    q_l: ArrayLike, q_h: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(3.4) evaluated with fixed firm labels, as the thesis plots Figs. 3.1-3.3.
+
+    Equal to :class:`MarketPath`'s revenues while the low firm's quality is at most the high
+    firm's; after it overtakes, the high firm's number is negative (Fig. 3.2a), which no
+    price and demand of Definition 3 can give. Only the run figures use these numbers.
+    """
+    return duopoly.revenues(q_l, q_h, literal=True)
+
+
+def _individually_rational(
+    u_l: NDArray[np.float64],
+    u_h: NDArray[np.float64],
+    allowed: NDArray[np.float64] | float = 0.0,
+) -> NDArray[np.bool_]:
+    """Whether neither firm is worse off than at round 0 (the constraints of the Nash
+    bargaining problem of §3.4, p. 64 ff.), up to ``allowed``."""
+    return (u_l - u_l[0] >= -allowed) & (u_h - u_h[0] >= -allowed)
+
+
 # --------------------------------------------------------------------------- audit
 
 
@@ -447,18 +533,19 @@ def revenue_slack(q_l: ArrayLike, q_h: ArrayLike, tolerance: float) -> NDArray[n
     """Largest change of either revenue when each quality is off by at most ``tolerance``.
 
     The four corners :math:`(q_l \\pm \\epsilon, q_h \\pm \\epsilon)` (clipped to [0, 1]) of the
-    literal revenues (3.4); 0 when ``tolerance`` is 0.
+    market's revenues (:func:`market_path`); 0 when ``tolerance`` is 0.
     """
     eps = float(non_negative("tolerance", tolerance))
     ql, qh = np.broadcast_arrays(np.asarray(q_l, float), np.asarray(q_h, float))
-    ul, uh = duopoly.revenues(ql, qh, literal=True)
     worst = np.zeros(ql.shape)
     if eps == 0.0:
         return worst
+    base = market_path(ql, qh)
     for dl in (-eps, eps):
         for dh in (-eps, eps):
-            vl, vh = duopoly.revenues(np.clip(ql + dl, 0, 1), np.clip(qh + dh, 0, 1), literal=True)
-            worst = np.maximum(worst, np.maximum(np.abs(vl - ul), np.abs(vh - uh)))
+            moved = market_path(np.clip(ql + dl, 0, 1), np.clip(qh + dh, 0, 1))
+            change = np.maximum(np.abs(moved.U_l - base.U_l), np.abs(moved.U_h - base.U_h))
+            worst = np.maximum(worst, change.reshape(worst.shape))
     return worst
 
 
@@ -489,16 +576,17 @@ def revenue_audit(
     """Did either firm's revenue fall from one round to the next (Proposition 3)?
 
     A fall counts when :math:`U_t - U_{t-1} < -(s_{t-1} + s_t + \\text{atol})`, with
-    :math:`s` the :func:`revenue_slack` of the measurement ``tolerance``. Revenues use the
-    literal labels of (3.4).
+    :math:`s` the :func:`revenue_slack` of the measurement ``tolerance``. Revenues are the
+    market's (:func:`market_path`); they equal (3.4) while the low firm's quality is at
+    most the high firm's, as in Proposition 3.
     """
     ql, qh = np.asarray(q_l, float), np.asarray(q_h, float)
     if ql.shape != qh.shape or ql.ndim != 1 or ql.size < 2:
         raise ValueError("q_l and q_h must be 1-d sequences of equal length >= 2")
-    ul, uh = duopoly.revenues(ql, qh, literal=True)
+    market = market_path(ql, qh)
     s = revenue_slack(ql, qh, tolerance)
     allowed = s[:-1] + s[1:] + atol
-    dl, dh = np.diff(ul), np.diff(uh)
+    dl, dh = np.diff(market.U_l), np.diff(market.U_h)
     bad = np.flatnonzero((dl < -allowed) | (dh < -allowed)) + 1
     return RevenueAudit(
         change_low=dl,
@@ -513,6 +601,13 @@ def revenue_audit(
 
 # --------------------------------------------------------------------------- report
 
+#: What ``U_l`` and ``U_h`` mean in every report, table and file of a run.
+REVENUE_CONVENTION = (
+    "market: each round the better model sells as the high firm of Lemma 22 (eq. 3.4); "
+    "U_l is the revenue of the firm that started low, U_h of the firm that started high; "
+    "revenues >= 0 and welfare = consumer surplus + U_l + U_h"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class PlayReport:
@@ -521,32 +616,48 @@ class PlayReport:
     Attributes
     ----------
     rows
-        Per round: ``t, q_l, q_h, U_l, U_h, rho, nash_product`` (revenues with the literal
-        labels of (3.4), as the thesis's figures; the Nash product
-        :math:`(U_l - U_{l,0})(U_h - U_{h,0})` of D9 from them).
+        Per round: ``t, q_l, q_h, U_l, U_h, consumer_surplus, welfare, rho, swapped,
+        nash_product, individually_rational``. Revenues, surplus and welfare are the
+        market's (:data:`REVENUE_CONVENTION`); ``swapped`` marks rounds where the low firm's
+        model is the better one. ``nash_product`` is
+        :math:`(U_l - U_{l,0})(U_h - U_{h,0})` of §3.4 with those revenues, and
+        ``individually_rational`` whether neither factor is negative: a positive product
+        of two losses is not a gain.
     audit
         :func:`revenue_audit` of the run.
     rho_star
         :math:`\\rho^*` of the Nash bargaining solution from the start, with ``q_max``.
+    nash_star
+        :math:`N(q_l^*, q_h^*)` with :math:`q_h^* = Q` = ``q_max`` (Proposition 2): the
+        reference of Fig. 3.3's last panel.
     nash_max
-        :math:`\\max_{q_l} N(q_l, q_{h,T})`: the Nash product's maximum at the high quality
-        reached (Proposition 2 with :math:`Q := q_{h,T}`).
+        :math:`\\max_{q_l} N(q_l, \\bar q)` over the individually rational set, with
+        :math:`\\bar q` the best quality either firm reached (Proposition 2 with
+        :math:`Q := \\bar q`).
     final_nash_gap
-        ``nash_max`` minus the final Nash product.
+        ``nash_max`` minus the final Nash product counted as progress: the product where the
+        final round is individually rational, else the product capped at 0 (the
+        disagreement point's value), so a product of two losses is never progress.
     """
 
     scheme: str
-    rows: tuple[dict[str, float], ...]
+    rows: tuple[dict[str, Any], ...]
     audit: RevenueAudit
     rho_star: float
     q_max: float
+    nash_star: float
     nash_max: float
     final_nash_gap: float
 
+    @property
+    def final_individually_rational(self) -> bool:
+        return bool(self.rows[-1]["individually_rational"])
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON of the issue: scheme, rounds, the audit, rho*, the Nash maximum and gap."""
+        """The run: scheme, rounds, the audit, rho*, the Nash references and the gap."""
         return {
             "scheme": self.scheme,
+            "revenue_convention": REVENUE_CONVENTION,
             "rounds": list(self.rows),
             "revenue_never_decreased": self.audit.never_decreased,
             "min_revenue_change": {
@@ -554,17 +665,28 @@ class PlayReport:
                 "high": self.audit.min_change_high,
             },
             "rho_star": self.rho_star,
+            "nash_star": self.nash_star,
             "nash_max": self.nash_max,
+            "final_individually_rational": self.final_individually_rational,
             "final_nash_gap": self.final_nash_gap,
         }
 
 
-def report(run: Play, *, q_max: float = 1.0, tolerance: float = 0.0) -> PlayReport:
-    """Revenues, ratio, Nash product, audit and Nash gap of a :class:`Play`."""
-    ql, qh = run.q_l, run.q_h
-    q_l0, q_h0 = float(ql[0]), float(qh[0])
-    ul, uh = duopoly.revenues(ql, qh, literal=True)
+def report(
+    run: Play, *, q_max: float = 1.0, tolerance: float = 0.0, atol: float = 1e-12
+) -> PlayReport:
+    """Market, ratio, Nash product, audit and Nash gap of a :class:`Play`.
+
+    ``tolerance`` and ``atol`` are :func:`revenue_audit`'s; a firm's revenue counts as
+    below its start (outside the individually rational set) when it is lower by more than
+    the same slack.
+    """
+    ql, qh = np.asarray(run.q_l, float), np.asarray(run.q_h, float)
+    market = market_path(ql, qh)
+    ul, uh = market.U_l, market.U_h
     nash = (ul - ul[0]) * (uh - uh[0])
+    slack = revenue_slack(ql, qh, tolerance)
+    rational = _individually_rational(ul, uh, slack[0] + slack + atol)
     rho = np.divide(ql, qh, out=np.zeros_like(ql), where=qh > 0)
     rows = tuple(
         {
@@ -573,23 +695,31 @@ def report(run: Play, *, q_max: float = 1.0, tolerance: float = 0.0) -> PlayRepo
             "q_h": float(qh[t]),
             "U_l": float(ul[t]),
             "U_h": float(uh[t]),
+            "consumer_surplus": float(market.consumer_surplus[t]),
+            "welfare": float(market.welfare[t]),
             "rho": float(rho[t]),
+            "swapped": bool(market.swapped[t]),
             "nash_product": float(nash[t]),
+            "individually_rational": bool(rational[t]),
         }
         for t in range(ql.size)
     )
-    start = min(q_l0, q_h0), max(q_l0, q_h0)
-    reference = bargaining.duopoly_nash_solution(*start, max(start[1], q_max))
-    reached = bargaining.duopoly_nash_solution(*start, max(start[1], float(qh[-1])))
+    start = min(ql[0], qh[0]), max(ql[0], qh[0])
+    q = max(start[1], float(q_max))
+    reference = bargaining.duopoly_nash_solution(*start, q)
+    best = max(start[1], float(ql[-1]), float(qh[-1]))
+    reached = bargaining.duopoly_nash_solution(*start, best)
     nash_max = float(reached.nash_product)
+    progress = float(nash[-1]) if rational[-1] else min(float(nash[-1]), 0.0)
     return PlayReport(
         scheme=run.scheme,
         rows=rows,
-        audit=revenue_audit(ql, qh, tolerance=tolerance),
+        audit=revenue_audit(ql, qh, tolerance=tolerance, atol=atol),
         rho_star=float(reference.rho_star),
-        q_max=float(q_max),
+        q_max=q,
+        nash_star=float(reference.nash_product),
         nash_max=nash_max,
-        final_nash_gap=nash_max - float(nash[-1]),
+        final_nash_gap=nash_max - progress,
     )
 
 
@@ -616,12 +746,13 @@ def scheme_claims(reports: dict[str, PlayReport], *, nash_gap: float = 0.05) -> 
     """Werner (2024) ch. 3's claims about the schemes, checked on runs from one start.
 
     Defection-free (Prop. 3, 5; Fig. 3.3): no revenue fell, both qualities rose, the ratio
-    moved towards :math:`\\rho^*`, and the Nash product ends within ``nash_gap`` (relative)
-    of its maximum at the reached :math:`q_h`. Complete collaboration (Lemma 23): the
-    quality gap and the high firm's revenue shrink. Only the high firm shares (Fig. 3.2a):
-    the high firm loses revenue. Only the low firm shares (Fig. 3.2b): both revenues rise,
-    and the low firm ends below its defection-free revenue. Claims about schemes missing
-    from ``reports`` are skipped.
+    moved towards :math:`\\rho^*`, and the Nash product ends individually rational and
+    within ``nash_gap`` (relative) of its maximum at the best quality reached. Complete
+    collaboration (Lemma 23): the quality gap and the high firm's revenue shrink. Only the
+    high firm shares (Fig. 3.2a): the high firm loses revenue. Only the low firm shares
+    (Fig. 3.2b): both revenues rise, and the low firm ends below its defection-free
+    revenue. Revenues are the market's (:data:`REVENUE_CONVENTION`). Claims about schemes
+    missing from ``reports`` are skipped.
     """
     out = []
     df = reports.get("defection-free")
@@ -651,11 +782,14 @@ def scheme_claims(reports: dict[str, PlayReport], *, nash_gap: float = 0.05) -> 
             )
         )
         rel = df.final_nash_gap / df.nash_max if df.nash_max > 0 else 0.0
+        rational = df.final_individually_rational
         out.append(
             Claim(
                 f"defection-free: Nash product within {nash_gap:.0%} of its maximum",
-                rel <= nash_gap,
-                f"N_T {df.rows[-1]['nash_product']:.3g}, max {df.nash_max:.3g}, gap {rel:.1%}",
+                rational and rel <= nash_gap,
+                f"N_T {df.rows[-1]['nash_product']:.3g}"
+                f"{'' if rational else ' (outside the individually rational set)'}, "
+                f"max {df.nash_max:.3g}, gap {rel:.1%}",
             )
         )
     full = reports.get("complete")

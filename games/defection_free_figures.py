@@ -1,9 +1,18 @@
 """Figures 3.1-3.8 of Werner (2024), Chapter 3: the numbers behind them and the plots.
 
-Figures 3.1-3.3 show runs of the collaboration schemes (:class:`games.defection_free.PlayReport`
-of each, from real training or the convex toy); Figures 3.4-3.8 are the chapter's closed
-forms. :func:`write_figures` saves each figure as PNG and its numbers as CSV (spec ch3 §11).
-matplotlib is imported only when plotting.
+Figures 3.1-3.3 (§3.3-3.4, pp. 62-69) show runs of the collaboration schemes
+(:class:`games.defection_free.PlayReport` of each, from real training or the convex toy);
+Figures 3.4-3.8 (§3.7, pp. 70-79) are the chapter's closed forms. :func:`write_figures`
+saves each figure as PNG and its numbers as CSV. matplotlib is imported only when plotting.
+
+The run figures draw the market's revenues
+(:data:`games.defection_free.REVENUE_CONVENTION`: roles by current quality, never negative).
+The thesis evaluates (3.4) with fixed firm labels, so after the low firm overtakes (Fig.
+3.2a) its high firm's revenue is negative; those numbers are drawn too wherever they differ,
+and written to the CSV as ``U_l_as_plotted_in_the_thesis`` and
+``U_h_as_plotted_in_the_thesis``, labelled as plotted in the thesis. Fig. 3.3's last panel
+draws its reference at :math:`N(q_l^*, q_h^*)`, as the thesis does, and marks the rounds
+outside the individually rational set.
 """
 
 from __future__ import annotations
@@ -15,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from econ import bargaining, caps, duopoly
-from games.defection_free import PlayReport
+from games.defection_free import PlayReport, fixed_label_revenues
 
-#: Which scheme each run figure shows, and its title (spec ch3 §11).
+#: Which scheme each run figure shows, and its title (the captions of Figs. 3.1-3.3).
 RUN_FIGURES = {
     "fig3_1": ("complete", "Complete collaboration"),
     "fig3_2a": ("one-sided-low", "Only the high-quality firm shares (the low firm benefits)"),
@@ -28,6 +37,23 @@ RUN_FIGURES = {
 
 def _columns(rep: PlayReport) -> dict[str, np.ndarray]:
     return {k: np.array([r[k] for r in rep.rows]) for k in rep.rows[0]}
+
+
+def run_figure_data(rep: PlayReport) -> dict[str, np.ndarray]:
+    """The columns of a run figure: the report's rows, then (3.4) with fixed firm labels.
+
+    ``U_l_as_plotted_in_the_thesis`` and ``U_h_as_plotted_in_the_thesis`` are what the
+    thesis's Figs. 3.1-3.3 plot; they equal ``U_l`` and ``U_h`` except in rounds where the
+    low firm's model is the better one (``swapped``), where the thesis's high firm has a
+    negative revenue.
+    """
+    c = _columns(rep)
+    fixed_l, fixed_h = fixed_label_revenues(c["q_l"], c["q_h"])
+    return {
+        **c,
+        "U_l_as_plotted_in_the_thesis": fixed_l,
+        "U_h_as_plotted_in_the_thesis": fixed_h,
+    }
 
 
 def fig3_4_data(points: int = 200, curves: int = 25) -> dict[str, np.ndarray]:
@@ -82,7 +108,12 @@ def fig3_7_data(points: int = 25) -> dict[str, np.ndarray]:
 
 
 def fig3_8_data(points: int = 400, grid: int = 10) -> dict[str, np.ndarray]:
-    """N(q_l, q_h = 1) against q_l for starts with rho* >= rho_0 (Fig. 3.8)."""
+    """N(q_l, q_h = 1) against q_l for starts with rho* >= rho_0 (Fig. 3.8).
+
+    ``N`` is drawn over all of [0, 1], as plotted in the thesis; ``individually_rational``
+    marks the points where neither firm is below its starting revenue. Near :math:`q_l = 1`
+    both revenues are below their starts, so ``N`` is positive there without being a gain.
+    """
     g = np.linspace(0.05, 0.95, grid)
     ql0, qh0 = (v.ravel() for v in np.meshgrid(g, g, indexing="ij"))
     keep = qh0 > ql0
@@ -92,11 +123,14 @@ def fig3_8_data(points: int = 400, grid: int = 10) -> dict[str, np.ndarray]:
     ql0, qh0 = ql0[keep], qh0[keep]
     q = np.linspace(0.0, 1.0, points)
     n = bargaining.nash_product(q[None, :], 1.0, ql0[:, None], qh0[:, None])
+    ul, uh = duopoly.revenues(q[None, :], 1.0)
+    ul0, uh0 = duopoly.revenues(ql0[:, None], qh0[:, None])
     return {
         "q_l": q,
         "q_l0": ql0,
         "q_h0": qh0,
         "N": n,
+        "individually_rational": (ul >= ul0) & (uh >= uh0),
         "q_l_star": sol.q_l_star[keep],
         "N_star": sol.nash_product[keep],
     }
@@ -111,7 +145,7 @@ def _save_csv(path: Path, columns: Mapping[str, np.ndarray]) -> None:
 
 
 def _run_figure(plt: Any, rep: PlayReport, title: str, full: bool) -> Any:
-    c = _columns(rep)
+    c = run_figure_data(rep)
     t = c["t"] + 1
     fig, axes = plt.subplots(1, 4 if full else 2, figsize=(16 if full else 9, 3.6))
     axes[0].plot(t, c["q_l"], label="$q_l$")
@@ -123,14 +157,31 @@ def _run_figure(plt: Any, rep: PlayReport, title: str, full: bool) -> Any:
     for key, name in (("U_l", "$U_l$"), ("U_h", "$U_h$")):
         (line,) = axes[1].plot(t, c[key], label=name)
         axes[1].axhline(c[key][-1], ls="--", c=line.get_color(), label=f"final {c[key][-1]:.4f}")
+        fixed = c[f"{key}_as_plotted_in_the_thesis"]
+        if not np.allclose(fixed, c[key], rtol=0.0, atol=1e-15):
+            axes[1].plot(
+                t, fixed, ls=":", c=line.get_color(), label=f"{name}, as plotted in the thesis"
+            )
     axes[1].set(xlabel="t", ylabel="Revenue", ylim=(-0.3, 0.3))
     if full:
         axes[2].plot(t, c["U_l"] - c["U_l"][0], label="$U_l - U_{l,0}$")
         axes[2].plot(t, c["U_h"] - c["U_h"][0], label="$U_h - U_{h,0}$")
         axes[2].set(xlabel="t", ylabel="Revenue gain")
         axes[3].plot(t, c["nash_product"], label="$N(q_l, q_h)$")
-        axes[3].axhline(rep.nash_max, ls="--", c="grey", label="max at reached $q_h$")
-        axes[3].set(xlabel="t", ylabel="Nash product")
+        outside = ~c["individually_rational"].astype(bool)
+        if outside.any():
+            axes[3].plot(
+                t[outside],
+                c["nash_product"][outside],
+                "x",
+                c="red",
+                label="outside the individually rational set",
+            )
+        axes[3].axhline(rep.nash_star, ls="--", c="grey", label="$N(q_l^*, q_h^*)$")
+        low = min(0.0, float(c["nash_product"].min()))
+        high = max(rep.nash_star, float(c["nash_product"].max()))
+        pad = 0.05 * (high - low) or 1e-6
+        axes[3].set(xlabel="t", ylabel="Nash product", ylim=(low - pad, high + pad))
     for ax in axes:
         ax.legend(fontsize=7)
     fig.suptitle(title)
@@ -229,7 +280,7 @@ def write_figures(reports: Mapping[str, PlayReport], out: str | Path) -> list[st
         )
         fig.savefig(directory / f"{name}.png", dpi=110)
         plt.close(fig)
-        _save_csv(directory / f"{name}.csv", _columns(reports[scheme]))
+        _save_csv(directory / f"{name}.csv", run_figure_data(reports[scheme]))
         written += [str(directory / f"{name}.png"), str(directory / f"{name}.csv")]
     for name, (fig, data) in _static_figures(plt).items():
         fig.savefig(directory / f"{name}.png", dpi=110)

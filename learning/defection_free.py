@@ -1,6 +1,6 @@
 r"""Two competing firms that really train: the driver of the collaboration schemes.
 
-The thesis's experiment (Werner 2024, ch. 3 §3.5; spec ch3 §10): two firms with LeNet-5 on
+The thesis's experiment (Werner 2024, ch. 3, §3.5, p. 69): two firms with LeNet-5 on
 label-skewed MNIST (the low firm's labels have :math:`\hat F(5) = 0.8`, the high firm's
 0.2; :func:`learning.partition.label_cdf`), a common balanced target set held out from both,
 the high firm pre-trained on its own data. A model's quality is its accuracy on the target
@@ -14,11 +14,14 @@ rules of :mod:`games.defection_free` drive real training, round by round:
   minibatch holds ``batch_size`` examples of each firm, and a round is one pass
   (:math:`\lceil n / B \rceil` steps, as the authors' code);
 * a step *alone* is one epoch of SGD on the firm's own data;
-* the low firm's capped raise (``inner="gd"``, spec ch3 §8.3) takes joint gradient steps,
+* the low firm's capped raise (``inner="gd"``) takes joint gradient steps,
   halving a step while it would pass the cap, and ends at the best model it met, so the
   measured quality rises towards the cap and never passes it;
 * ``inner="oracle"`` leaves the low model untrained and sets its quality to the cap, the
-  quality-level simulation behind the thesis's Figure 3.3 (spec ch3 typo 26).
+  quality-level simulation of the authors' code behind the thesis's Figure 3.3.
+
+Each run is reported by :func:`games.defection_free.report`: revenues, consumer surplus and
+welfare of the market (:data:`games.defection_free.REVENUE_CONVENTION`).
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ _NAMES = ("low", "high")
 
 @dataclass(frozen=True, slots=True)
 class DuopolySetup:
-    """The experiment of spec ch3 §10 (defaults: the thesis's, on the embedded ``mnist5k``).
+    """The experiment of §3.5 (defaults: the thesis's, on the embedded ``mnist5k``).
 
     Attributes
     ----------
@@ -336,15 +339,17 @@ def run_schemes(
     ----------
     q_max
         :math:`Q` for the Nash bargaining solution. None estimates it from a pooled-training
-        run: complete collaboration for the same rounds from the same start (spec ch3 §8.2
-        item 5); that run is also the result of ``"complete"``.
+        run: complete collaboration for the same rounds from the same start (Algorithm 5
+        needs :math:`q_l^* = \\rho^* Q` with :math:`Q = \\max_x q(x)` unknown); that run is
+        also the result of ``"complete"``.
     config
         Options of the defection-free rule (its ``q_max`` is replaced by the ``Q`` used).
     inner
         The low firm's capped raise: ``"gd"`` (real training), ``"oracle"`` or ``"while"``.
     train_alone
         In the one-sided schemes, the firm that receives nothing trains on its own data
-        each round (the authors' code) instead of staying put (assumption A3).
+        each round (the authors' code) instead of staying put (the thesis's assumption
+        before Algorithm 5, §3.4).
     seed
         Minibatch streams, one child per scheme.
     """

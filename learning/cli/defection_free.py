@@ -1,9 +1,17 @@
 """``collabecon defection-free``: collaboration between two competing firms on real models.
 
-One scheme (``--scheme``) prints the JSON of the issue: per-round qualities, revenues, ratio
-and Nash product, whether a revenue ever fell, rho*, the Nash maximum at the reached high
-quality and the final gap. ``--figures`` runs all four schemes and writes Figures 3.1-3.8
+One scheme (``--scheme``) prints per-round qualities, revenues, consumer surplus, welfare,
+ratio and Nash product (with whether the round is individually rational), whether a revenue
+ever fell, rho*, N(q_l*, q_h*), the Nash maximum at the best quality reached and the final
+gap. ``--out`` also writes each scheme's history (the same rows plus the market's prices and
+shares) as CSV and JSON; ``--figures`` runs all four schemes and writes Figures 3.1-3.8
 (Werner 2024, ch. 3) to ``--out``.
+
+Revenues, surplus and welfare follow one convention everywhere
+(:data:`games.defection_free.REVENUE_CONVENTION`): the better model sells as the high firm
+of Lemma 22, so no revenue is negative and welfare = consumer surplus + U_l + U_h in every
+row. The thesis's fixed-label numbers appear only in the run figures' CSVs, named
+``*_as_plotted_in_the_thesis``.
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--train-alone",
         action="store_true",
         help="one-sided schemes: the firm that receives nothing trains on its own data "
-        "(the authors' code) instead of staying put (assumption A3)",
+        "(the authors' code) instead of staying put (the thesis's assumption, §3.4)",
     )
     parser.add_argument(
         "--tolerance", type=float, default=0.0, help="measurement tolerance of a quality"
@@ -64,8 +72,9 @@ def _write_history(directory: Path, name: str, run: Any) -> None:
     from econ.market import market_history
 
     market = market_history(run.qualities)
+    extra = ("price_", "share_")  # revenues, surplus and welfare are in the report's rows
     rows = [
-        {**r, **{k: v for k, v in m.items() if k != "t"}}
+        {**r, **{k: v for k, v in m.items() if k.startswith(extra)}}
         for r, m in zip(run.report.rows, market.rows(), strict=True)
     ]
     with (directory / f"{name}.csv").open("w", newline="") as fh:
@@ -133,16 +142,32 @@ def _summary_rows(result: dict[str, Any]) -> list[list[Any]]:
             last["q_h"],
             last["U_l"],
             last["U_h"],
+            last["consumer_surplus"],
+            last["welfare"],
             last["rho"],
             result["rho_star"],
             result["revenue_never_decreased"],
             result["final_nash_gap"],
+            last["individually_rational"],
         ]
     ]
 
 
 def render(result: dict[str, Any]) -> str:
-    header = ("scheme", "q_l", "q_h", "U_l", "U_h", "rho", "rho*", "no fall", "Nash gap")
+    header = (
+        "scheme",
+        "q_l",
+        "q_h",
+        "U_l",
+        "U_h",
+        "CS",
+        "welfare",
+        "rho",
+        "rho*",
+        "no fall",
+        "Nash gap",
+        "IR",
+    )
     if "figures" in result:
         rows = [r for res in result["schemes"].values() for r in _summary_rows(res)]
         where = str(Path(result["figures"][0]).parent) if result["figures"] else "--out"

@@ -6,12 +6,19 @@ Two competing firms train LeNet-5 on the embedded ``mnist5k`` digits (label-skew
 collaborative learning (Algorithm 5, reconciled). The qualities of every round go into the
 market (equilibrium prices, revenues, consumer surplus); the chapter's claims and the
 defection-free propositions are checked; a Markdown report with Figures 3.1-3.8 and a table
-of final revenues, consumer surplus and Nash gaps is written to ``--out``.
+of final revenues, consumer surplus, welfare and Nash gaps is written to ``--out``.
+
+Every number of the table is the market's
+(:data:`games.defection_free.REVENUE_CONVENTION`): the better model sells as the high firm
+of Lemma 22, so no revenue is negative and welfare is consumer surplus plus both revenues in
+every row. The Nash gap counts a final Nash product as progress only inside the individually
+rational set (neither firm below its starting revenue).
 """
 
 from __future__ import annotations
 
 import argparse
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +32,19 @@ DEMO_PROPOSITIONS = (
     "thesis.ch3.alg5.while",
     "thesis.ch3.alg5.while.corrected",
 )
-_HEADER = ("scheme", "q_l", "q_h", "U_l", "U_h", "consumer surplus", "welfare", "Nash gap")
+_HEADER = (
+    "scheme",
+    "q_l",
+    "q_h",
+    "U_l",
+    "U_h",
+    "consumer surplus",
+    "welfare",
+    "Nash gap",
+    "individually rational",
+)
+#: Decimals of the money columns of report.md (revenues, consumer surplus, welfare).
+_DECIMALS = 6
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,11 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _market_rows(runs: dict[str, Any]) -> list[list[Any]]:
-    from econ.market import market_history
-
+    """The final round of each scheme: qualities, the market's revenues, surplus, welfare."""
     rows = []
     for name, r in runs.items():
-        m = market_history(r.qualities)
         last = r.report.rows[-1]
         rows.append(
             [
@@ -51,12 +68,36 @@ def _market_rows(runs: dict[str, Any]) -> list[list[Any]]:
                 last["q_h"],
                 last["U_l"],
                 last["U_h"],
-                float(m.consumer_surplus[-1]),
-                float(m.welfare[-1]),
+                last["consumer_surplus"],
+                last["welfare"],
                 r.report.final_nash_gap,
+                last["individually_rational"],
             ]
         )
     return rows
+
+
+def _money(row: list[Any]) -> list[str]:
+    """Revenues, surplus and welfare at :data:`_DECIMALS` decimals, welfare as the sum of the
+    three printed parts (within ``1.5 * 10**-_DECIMALS`` of the exact welfare)."""
+    step = Decimal(1).scaleb(-_DECIMALS)
+    parts = [Decimal(repr(float(v))).quantize(step, ROUND_HALF_EVEN) for v in row[3:6]]
+    return [str(p) for p in parts] + [str(sum(parts, Decimal(0)))]
+
+
+def _display_rows(result: dict[str, Any]) -> list[list[str]]:
+    """The table as printed, in report.md and on the terminal."""
+    return [
+        [
+            fmt(row[0]),
+            fmt(row[1], 4),
+            fmt(row[2], 4),
+            *_money(row),
+            fmt(row[7], 4),
+            "yes" if row[8] else "no",
+        ]
+        for row in result["table"]
+    ]
 
 
 def _markdown(result: dict[str, Any], figures: list[str]) -> str:
@@ -71,10 +112,17 @@ def _markdown(result: dict[str, Any], figures: list[str]) -> str:
         "",
         "## Final round",
         "",
+        "Revenues are the market's: the better model sells as the high firm of Lemma 22",
+        "(Werner 2024, eq. 3.4), whichever firm owns it; U_l is the revenue of the firm that",
+        "started low, U_h of the firm that started high. Welfare = consumer surplus + U_l +",
+        f"U_h in every row (money columns at {_DECIMALS} decimals, welfare the sum of the",
+        "printed parts). The Nash gap counts the final Nash product as progress only where",
+        "neither firm ends below its starting revenue (individually rational).",
+        "",
         "| " + " | ".join(_HEADER) + " |",
         "|" + "---|" * len(_HEADER),
     ]
-    lines += ["| " + " | ".join(fmt(c, 4) for c in row) + " |" for row in result["table"]]
+    lines += ["| " + " | ".join(cells) + " |" for cells in _display_rows(result)]
     lines += ["", "## The chapter's claims on these runs", ""]
     lines += [
         f"- [{'x' if c['holds'] else ' '}] {c['claim']} ({c['evidence']})" for c in result["claims"]
@@ -93,7 +141,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import games.convex_duopoly  # noqa: F401  (registers the propositions)
     from econ.propositions import registered
     from econ.propositions import run as check
-    from games.defection_free import scheme_claims
+    from games.defection_free import REVENUE_CONVENTION, scheme_claims
     from games.defection_free_figures import write_figures
     from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
 
@@ -121,6 +169,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "start": [df.rows[0]["q_l"], df.rows[0]["q_h"]],
         "q_max": df.q_max,
         "rho_star": df.rho_star,
+        "revenue_convention": REVENUE_CONVENTION,
         "table": _market_rows(runs),
         "claims": [c.to_dict() for c in scheme_claims(reports)],
         "propositions": props,
@@ -139,7 +188,7 @@ def render(result: dict[str, Any]) -> str:
     )
     props = "\n".join(f"  {p['id']}: {p['status']}" for p in result["propositions"])
     return (
-        table(result["table"], _HEADER)
+        table(_display_rows(result), _HEADER)
         + "\n\nclaims:\n"
         + claims
         + "\n\npropositions:\n"

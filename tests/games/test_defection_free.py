@@ -1,4 +1,5 @@
-"""Decision rules of the collaboration schemes, the play loop and the audit (spec ch3 §5, 8, 9, 12)."""
+"""Decision rules of the collaboration schemes, the play loop, the audit and the report
+(Werner 2024, ch. 3, §3.3-3.4 and Algorithm 5)."""
 
 import math
 
@@ -7,20 +8,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econ import caps, duopoly
-from econ.propositions import registered
-from econ.propositions import run as check
+from econ import bargaining, caps, duopoly
+from econ.market import market_round
 from econ.qualities import ModelQualities
 from games.convex_duopoly import random_firms, thesis_toy
 from games.defection_free import (
     B_TILDE,
+    REVENUE_CONVENTION,
     SCHEMES,
     CompleteCollaboration,
     DefectionFree,
     DefectionFreeConfig,
     OneSided,
+    Play,
+    PlayReport,
     build_scheme,
     estimate_q_max,
+    fixed_label_revenues,
+    market_path,
     paced_step_size,
     play,
     report,
@@ -29,9 +34,53 @@ from games.defection_free import (
     scheme_claims,
 )
 
+REPORT_KEYS = {
+    "scheme",
+    "revenue_convention",
+    "rounds",
+    "revenue_never_decreased",
+    "min_revenue_change",
+    "rho_star",
+    "nash_star",
+    "nash_max",
+    "final_individually_rational",
+    "final_nash_gap",
+}
+ROW_KEYS = {
+    "t",
+    "q_l",
+    "q_h",
+    "U_l",
+    "U_h",
+    "consumer_surplus",
+    "welfare",
+    "rho",
+    "swapped",
+    "nash_product",
+    "individually_rational",
+}
 T1 = ((-5.0, 5.0), (2.0, 2.0))
 T2 = ((-5.0, 5.0), (math.sqrt(37.4), 0.0))
 Q = 63 / 64
+
+
+def _play(q_l, q_h, scheme="one-sided-low"):
+    """A :class:`Play` with the given qualities, as a scheme's run would record them."""
+    q_l, q_h = np.asarray(q_l, float), np.asarray(q_h, float)
+    nan = np.full(q_l.size, np.nan)
+    measured = tuple(
+        ModelQualities.from_mapping({"low": float(a), "high": float(b)})
+        for a, b in zip(q_l, q_h, strict=True)
+    )
+    return Play(scheme=scheme, q_l=q_l, q_h=q_h, cap=nan, hat_q=nan, measured=measured)
+
+
+def _assert_rows_add_up(rep: PlayReport) -> None:
+    for row in rep.rows:
+        assert row["U_l"] >= 0 and row["U_h"] >= 0, row
+        parts = row["consumer_surplus"] + row["U_l"] + row["U_h"]
+        assert row["welfare"] == pytest.approx(parts, rel=0, abs=1e-12), row
+        assert row["swapped"] == (row["q_l"] > row["q_h"])
 
 
 def _rule(firms, **config):
@@ -62,7 +111,7 @@ def test_b_tilde_constant_matches_econ_caps():
     assert B_TILDE == pytest.approx(caps.b_tilde()[0], abs=1e-8)
 
 
-def test_rule_reuses_the_nash_solution_spec_c23():
+def test_rule_reuses_the_nash_solution():
     rule = DefectionFree(13 / 64, 55 / 64, DefectionFreeConfig(q_max=Q))
     assert rule.rho_star == pytest.approx(0.290568582235, abs=1e-9)
     assert rule.q_l_star == pytest.approx(0.286028448138, abs=1e-9)
@@ -70,7 +119,7 @@ def test_rule_reuses_the_nash_solution_spec_c23():
         DefectionFree(0.6, 0.5)
 
 
-def test_caps_literal_and_recommended_spec_c19():
+def test_caps_literal_and_recommended():
     literal = DefectionFree(0.2, 0.6, DefectionFreeConfig(cap_mode="literal"))
     move = literal.low_move(0.2, 0.6, 0.66)
     assert move.cap == pytest.approx(0.279393169212, abs=1e-9)
@@ -94,7 +143,7 @@ def test_guards_b_at_most_one_and_tolerance():
 
 
 def test_gating_variants():
-    # rho* = 0.3968 from (0.2, 0.6), Q = 1 (spec C14)
+    # rho* = 0.3968 from (0.2, 0.6), Q = 1
     start = dict(q_l0=0.2, q_h0=0.6)
     at = (0.25, 0.6, 0.62)  # q_l/q_h,t-1 = 0.4167 > rho*, q_l/q_h,t = 0.403 > rho*
     for gating in ("line7", "text", "code"):
@@ -140,7 +189,7 @@ def test_estimate_q_max():
 
 
 @pytest.mark.parametrize("schedule", ["paced", "const"])
-def test_toy_t1_converges_to_nash_spec_c23(schedule):
+def test_toy_t1_converges_to_nash(schedule):
     firms = thesis_toy(*T1)
     run = play(_rule(firms, schedule=schedule), firms, 300)
     assert run.q_l[-1] == pytest.approx(0.286028448, abs=1e-8)
@@ -154,7 +203,7 @@ def test_toy_t1_converges_to_nash_spec_c23(schedule):
     assert np.all(run.q_l[1:] <= np.nan_to_num(run.cap[1:], nan=1.0) + 1e-15)
 
 
-def test_toy_t2_case1_converges_spec_c24():
+def test_toy_t2_case1_converges():
     firms = thesis_toy(*T2)
     run = play(_rule(firms), firms, 300)
     assert run.q_l[-1] == pytest.approx(0.428150659, abs=1e-8)
@@ -171,14 +220,14 @@ def test_oracle_mode_sets_the_quality_and_leaves_the_model():
 
 
 @pytest.mark.parametrize(("start", "expected"), [(T1, 0.378910594796), (T2, 0.822744948668)])
-def test_literal_cap_with_a_jump_overshoots_spec_c23_c24(start, expected):
+def test_literal_cap_with_a_jump_overshoots(start, expected):
     firms = thesis_toy(*start, const_step=1.0)  # alpha_h = 1/L: q_h jumps to Q
     run = play(_rule(firms, cap_mode="literal"), firms, 20)
     assert run.q_l[-1] == pytest.approx(expected, abs=1e-9)
     assert revenue_audit(run.q_l, run.q_h).never_decreased
 
 
-def test_pacing_effect_with_one_inner_step_spec_c23():
+def test_pacing_effect_with_one_inner_step():
     firms = thesis_toy(*T1, const_step=1.0, max_inner=1)
     run = play(_rule(firms), firms, 50)
     assert run.q_l[-1] == pytest.approx(0.283829094, abs=1e-8)
@@ -226,7 +275,7 @@ def test_random_firms_same_seed_same_problem():
     assert a.measure()["low"] < a.measure()["high"]
 
 
-def test_report_has_the_issue_json_and_claims_on_the_toy():
+def test_report_json_and_claims_on_the_toy():
     reports = {}
     for name in SCHEMES:
         firms = thesis_toy(*T1)
@@ -234,38 +283,132 @@ def test_report_has_the_issue_json_and_claims_on_the_toy():
         scheme = build_scheme(name, start["low"], start["high"], DefectionFreeConfig(q_max=Q))
         reports[name] = report(play(scheme, firms, 200), q_max=Q)
     out = reports["defection-free"].to_dict()
-    assert set(out) == {
-        "scheme",
-        "rounds",
-        "revenue_never_decreased",
-        "min_revenue_change",
-        "rho_star",
-        "nash_max",
-        "final_nash_gap",
-    }
-    assert set(out["rounds"][0]) == {"t", "q_l", "q_h", "U_l", "U_h", "rho", "nash_product"}
+    assert set(out) == REPORT_KEYS
+    assert out["revenue_convention"] == REVENUE_CONVENTION
+    assert set(out["rounds"][0]) == ROW_KEYS
     assert set(out["min_revenue_change"]) == {"low", "high"}
     assert out["final_nash_gap"] == pytest.approx(0.0, abs=1e-12)
+    assert out["final_individually_rational"]
     assert out["nash_max"] == pytest.approx(6.71719492e-5, rel=1e-6)
+    assert out["nash_star"] == pytest.approx(out["nash_max"], rel=1e-12)  # q_h reached Q
+    for rep in reports.values():
+        _assert_rows_add_up(rep)
     complete = reports["complete"].rows[-1]
     assert complete["U_l"] == pytest.approx(0, abs=1e-9)
     assert complete["U_h"] == pytest.approx(0, abs=1e-9)
+    # complete collaboration ends with both firms below their starting revenues: the
+    # positive product of two losses is flagged, and the gap counts no progress
+    assert complete["nash_product"] > 0 and not complete["individually_rational"]
+    assert reports["complete"].final_nash_gap == pytest.approx(reports["complete"].nash_max)
+    overtaken = reports["one-sided-low"].rows[-1]
+    assert overtaken["swapped"] and overtaken["U_h"] > 0  # (3.4) with fixed labels: < 0
     claims = {c.claim: c.holds for c in scheme_claims(reports)}
     assert all(v for k, v in claims.items() if k.startswith("defection-free"))
     assert claims["only the high firm shares: the high firm loses revenue"]
     assert claims["complete: the qualities converge and the high firm's revenue falls"]
 
 
-def test_registered_propositions_agree():
-    ids = [
-        "thesis.ch3.prop3.gd",
-        "thesis.ch3.prop4.gd",
-        "thesis.ch3.prop5.gd",
-        "thesis.ch3.alg5.while",
-        "thesis.ch3.alg5.while.corrected",
-    ]
-    found = {p.id: p for p in registered("thesis.ch3")}
-    for i in ids:
-        outcome = check(found[i])
-        assert outcome.agrees, outcome.to_dict()
-    assert not found["thesis.ch3.alg5.while"].holds
+def test_market_path_is_the_market_of_each_round():
+    q_l, q_h = [0.2, 0.5, 0.7, 0.6], [0.6, 0.5, 0.6, 0.6]
+    path = market_path(q_l, q_h)
+    for t, (a, b) in enumerate(zip(q_l, q_h, strict=True)):
+        m = market_round(np.array([a, b]))
+        assert (path.U_l[t], path.U_h[t]) == (m.revenue[0], m.revenue[1])
+        assert path.welfare[t] == m.welfare
+    assert path.swapped.tolist() == [False, False, True, False]
+    # after the low firm overtakes, it sells as the high firm of Lemma 22
+    eq = duopoly.equilibrium(0.6, 0.7)
+    assert path.U_l[2] == pytest.approx(float(eq.U_h), abs=1e-15)
+    assert path.U_h[2] == pytest.approx(float(eq.U_l), abs=1e-15)
+    fixed_l, fixed_h = fixed_label_revenues(q_l, q_h)
+    assert fixed_h[2] < 0  # the thesis's fixed labels (Fig. 3.2a)
+    assert fixed_l[:2] == pytest.approx(path.U_l[:2], abs=1e-15)
+    assert fixed_h[:2] == pytest.approx(path.U_h[:2], abs=1e-15)
+
+
+def test_report_when_the_low_firm_overtakes():
+    # only the high firm shares: the low firm passes it (Fig. 3.2a), then both converge
+    q_l = [0.3, 0.45, 0.62, 0.7, 0.8, 0.8]
+    q_h = [0.6, 0.6, 0.6, 0.62, 0.62, 0.8]
+    rep = report(_play(q_l, q_h), q_max=0.9)
+    _assert_rows_add_up(rep)
+    assert [r["swapped"] for r in rep.rows] == [False, False, True, True, True, False]
+    # fixed labels would give the high firm a negative revenue in every swapped round
+    _, fixed_h = fixed_label_revenues(q_l, q_h)
+    assert np.all(fixed_h[2:5] < 0)
+    # the audit and the Nash product use the same revenues as the rows
+    u_l = np.array([r["U_l"] for r in rep.rows])
+    u_h = np.array([r["U_h"] for r in rep.rows])
+    assert np.array_equal(rep.audit.change_low, np.diff(u_l))
+    assert np.array_equal(rep.audit.change_high, np.diff(u_h))
+    assert not rep.audit.never_decreased and rep.audit.min_change_high < 0
+    nash = [r["nash_product"] for r in rep.rows]
+    assert nash == pytest.approx((u_l - u_l[0]) * (u_h - u_h[0]), abs=0)
+    # the high firm ends below its start: not individually rational, no progress counted
+    assert not rep.final_individually_rational
+    assert rep.final_nash_gap >= rep.nash_max > 0
+    assert rep.nash_star == pytest.approx(
+        float(bargaining.duopoly_nash_solution(0.3, 0.6, 0.9).nash_product), abs=1e-15
+    )
+
+
+#: A measured quality: an accuracy on at most a million target examples (ties included).
+_ACCURACY = st.integers(0, 10**6).map(lambda k: k / 10**6)
+
+
+@given(
+    q_l=st.lists(_ACCURACY, min_size=2, max_size=8),
+    q_h=st.lists(_ACCURACY, min_size=2, max_size=8),
+)
+def test_property_rows_add_up_on_any_path(q_l, q_h):
+    n = min(len(q_l), len(q_h))
+    q_l, q_h = q_l[:n], q_h[:n]
+    if q_h[0] <= q_l[0] or q_h[0] == 0:
+        q_l[0], q_h[0] = 0.25, 0.5  # a start where the low firm is the low firm
+    rep = report(_play(q_l, q_h), q_max=1.0)
+    _assert_rows_add_up(rep)
+    for row in rep.rows:
+        both_lose = (
+            row["U_l"] < rep.rows[0]["U_l"] - 1e-12 and row["U_h"] < rep.rows[0]["U_h"] - 1e-12
+        )
+        if both_lose:
+            assert row["nash_product"] > 0 and not row["individually_rational"]
+    if not rep.final_individually_rational:
+        assert rep.final_nash_gap >= rep.nash_max
+
+
+def test_both_lose_nash_product_is_flagged_not_progress():
+    # both firms' revenues fall (the qualities converge): N > 0, but it is not a gain
+    rep = report(_play([0.3, 0.5, 0.6], [0.6, 0.6, 0.6], scheme="complete"), q_max=0.6)
+    last = rep.rows[-1]
+    assert last["U_l"] < rep.rows[0]["U_l"] and last["U_h"] < rep.rows[0]["U_h"]
+    assert last["nash_product"] > 0
+    assert not last["individually_rational"] and not rep.final_individually_rational
+    assert rep.final_nash_gap == pytest.approx(rep.nash_max, abs=0)
+    assert rep.to_dict()["final_individually_rational"] is False
+    claims = {c.claim: c for c in scheme_claims({"defection-free": rep})}
+    nash = next(c for k, c in claims.items() if "Nash product" in k)
+    assert not nash.holds and "outside the individually rational set" in nash.evidence
+
+
+def test_fig3_3_reference_is_the_nash_product_at_the_solution():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from games.defection_free_figures import _run_figure, run_figure_data
+
+    firms = thesis_toy(*T1)
+    start = firms.measure()
+    rule = DefectionFree(start["low"], start["high"], DefectionFreeConfig(q_max=0.99))
+    rep = report(play(rule, firms, 30), q_max=0.99)  # q_h stops short of Q = 0.99
+    star = float(bargaining.duopoly_nash_solution(start["low"], start["high"], 0.99).nash_product)
+    assert rep.nash_star == pytest.approx(star, abs=1e-15) and rep.nash_star > rep.nash_max
+    fig = _run_figure(plt, rep, "Fig. 3.3", full=True)
+    levels = [line.get_ydata()[0] for line in fig.axes[3].lines if line.get_linestyle() == "--"]
+    bottom, top = fig.axes[3].get_ylim()
+    plt.close(fig)
+    assert levels == [pytest.approx(star, abs=1e-15)] and bottom < star < top
+    columns = run_figure_data(report(_play([0.3, 0.7], [0.6, 0.6]), q_max=0.9))
+    assert columns["U_h_as_plotted_in_the_thesis"][1] < 0 <= columns["U_h"][1]

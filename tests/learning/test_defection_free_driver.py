@@ -1,5 +1,7 @@
-"""The torch driver: real training under the collaboration schemes (spec ch3 §8.3, §10)."""
+"""The torch driver: real training under the collaboration schemes (Werner 2024, ch. 3,
+Algorithm 5 and the experiments of §3.5)."""
 
+import csv
 import json
 
 import numpy as np
@@ -78,7 +80,7 @@ def test_undo_high_restores_the_model(firms):
     assert all(np.array_equal(before[k].numpy(), firms.params["high"][k].numpy()) for k in before)
 
 
-def test_cli_prints_the_issue_json(capsys, tmp_path):
+def test_cli_json_and_history_files(capsys, tmp_path):
     code = main(
         [
             "defection-free",
@@ -107,17 +109,32 @@ def test_cli_prints_the_issue_json(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {
         "scheme",
+        "revenue_convention",
         "rounds",
         "revenue_never_decreased",
         "min_revenue_change",
         "rho_star",
+        "nash_star",
         "nash_max",
+        "final_individually_rational",
         "final_nash_gap",
     }
     assert out["scheme"] == "defection-free" and len(out["rounds"]) == 3
     saved = json.loads((tmp_path / "defection-free.json").read_text())
-    assert "consumer_surplus" in saved["history"][0]
-    assert (tmp_path / "defection-free.csv").read_text().startswith("t,q_l,q_h")
+    with (tmp_path / "defection-free.csv").open(newline="") as fh:
+        written = list(csv.DictReader(fh))
+    assert list(written[0])[:3] == ["t", "q_l", "q_h"]
+    # JSON rounds, JSON history and CSV history: one convention, adding up in every row
+    for rows in (out["rounds"], saved["history"], written):
+        assert len(rows) == 3
+        for row in rows:
+            u_l, u_h = float(row["U_l"]), float(row["U_h"])
+            cs, welfare = float(row["consumer_surplus"]), float(row["welfare"])
+            assert u_l >= 0 and u_h >= 0
+            assert welfare == pytest.approx(cs + u_l + u_h, rel=0, abs=1e-12)
+    for row in saved["history"]:  # the market's prices and shares give the same revenues
+        assert row["price_low"] * row["share_low"] == pytest.approx(row["U_l"], abs=1e-15)
+        assert row["price_high"] * row["share_high"] == pytest.approx(row["U_h"], abs=1e-15)
     for history in ("defection-free.json", "defection-free.csv"):
         code = main(["market", "--json", "--from", str(tmp_path / history)])
         market = json.loads(capsys.readouterr().out)
