@@ -121,7 +121,8 @@ def two_point_construction(sigma: float, gap: float) -> TwoPointConstruction:
     "eq. (10)-(13)",
     statement="p = 1/2 - Delta/(2 sqrt(4 sigma^2 + Delta^2)) (2.12) lies in (0, 1/2) and solves "
     "(4 sigma^2 + Delta^2)(p^2 - p) + sigma^2 = 0; with d = Delta/(1-2p) (2.10) it gives "
-    "sigma^2 = d^2 p(1-p) (2.11) and d^2 p^2/4 = sigma^2 p/(4(1-p)) (2.13), for all sigma, Delta > 0",
+    "sigma^2 = d^2 p(1-p) (2.11) and d^2 p^2/4 = sigma^2 p/(4(1-p)) (2.13), for all "
+    "sigma, Delta > 0",
     perturb={"p": lambda s, g: sp.Rational(1, 2) - g / (2 * sp.sqrt(2 * s**2 + g**2))},
 )
 def _thm2_construction(p: SymbolicPair = _printed_p) -> Verdict:
@@ -639,10 +640,10 @@ def _stationary_points() -> Iterator[dict[str, Any]]:
 
 _STATIONARY_DRAWN = (
     "equal-curvature 1-D pairs with optima 0.5 and 0.25 apart and D = 0, the pair with "
-    "curvatures 1 and 10, optima 1 apart, D = 3; then seeded (seed 5) 60 pairs of quadratic clients in different clusters (30 in R^1, 30 in "
-    "R^2; Hessian spectra uniform in [1, 10]; optima 0.1, 0.5, 1 or 3 apart; D in {0, 0.5, 1, "
-    "3}); Delta is the largest for which A5 holds both "
-    "ways (a5_largest_gap), and both orders (i, j) are checked"
+    "curvatures 1 and 10, optima 1 apart, D = 3; then seeded (seed 5) 60 pairs of quadratic "
+    "clients in different clusters (30 in R^1, 30 in R^2; Hessian spectra uniform in "
+    "[1, 10]; optima 0.1, 0.5, 1 or 3 apart; D in {0, 0.5, 1, 3}); Delta is the largest for "
+    "which A5 holds both ways (a5_largest_gap), and both orders (i, j) are checked"
 )
 
 
@@ -672,7 +673,9 @@ def _stationary_check(at: str, rhs: Callable[[float, float], float]) -> Verdict:
     return on_points(
         holds,
         _stationary_points(),
-        f"||grad f_i(x_{'j' if at == 'other' else 'i'}*)||^2 >= rhs(Delta, D) for both orders",
+        f"||grad f_i(x_{'j' if at == 'other' else 'i'}*)||^2 >= the stated right side "
+        "(Delta as printed, Delta^2 corrected) for both orders (i, j), Delta the largest "
+        "separation for which the pair satisfies A5 with its D",
         drawn=_STATIONARY_DRAWN,
         hypothesis=separated,
     )
@@ -811,7 +814,8 @@ def _lemma14(bound: SymbolicPair = _printed_momentum_bound) -> Verdict:
             )
     return proved(
         "the recursion V_t <= alpha^2 sigma^2 + (1-alpha)^2 V_{t-1} from V_0 = 0 stays below its "
-        "fixed point S = alpha sigma^2/(2-alpha) (induction), which iid noise attains in the limit; "
+        "fixed point S = alpha sigma^2/(2-alpha) (induction), which iid noise attains in the "
+        "limit; "
         f"(bound - S)/sigma^2 = {sp.factor(gap)} >= 0 on (0, 1] (sign between the real roots)"
     )
 
