@@ -879,3 +879,120 @@ def _lemma7(bound: Callable[[float, int], float] = _printed_batch_bound) -> Verd
         "laws on 2 or 3 random atoms in R^1..R^3 (identical laws in two of three, different "
         "laws otherwise), then a batch of three point masses (sigma^2 = 0)",
     )
+
+
+# --------------------------------------------------------------------------- Lemma 4
+
+
+def clipped_moments(
+    atoms: FloatArray, probs: FloatArray, centre: FloatArray, radius: float
+) -> dict[str, float]:
+    r"""Moments of one Threshold-Clustering step on a discrete point law (Werner 2024,
+    eq. (2.4)): :math:`y = z\,1(\lVert z - v\rVert \le \tau) + v\,1(\lVert z - v\rVert > \tau)`
+    for :math:`z` on ``atoms`` with ``probs``, the current centre :math:`v` = ``centre`` and
+    radius :math:`\tau` = ``radius``.
+
+    Returns ``var_z`` (:math:`\sigma^2`), ``var_y``, and ``c2`` :math:`= \lVert v - \mathbb E
+    z\rVert^2`.
+    """
+    atoms = np.atleast_2d(np.asarray(atoms, dtype=np.float64))
+    probs = np.asarray(probs, dtype=np.float64)
+    centre = np.asarray(centre, dtype=np.float64).reshape(-1)
+    mean = probs @ atoms
+    inside = np.linalg.norm(atoms - centre, axis=1) <= float(radius)
+    y = np.where(inside[:, None], atoms, centre)
+    mean_y = probs @ y
+    return {
+        "var_z": float(probs @ ((atoms - mean) ** 2).sum(1)),
+        "var_y": float(probs @ ((y - mean_y) ** 2).sum(1)),
+        "c2": float(((centre - mean) ** 2).sum()),
+    }
+
+
+def _lemma4_points() -> Iterator[dict[str, Any]]:
+    # z = 0 w.p. 0.9 and -0.1 w.p. 0.1 (sigma = 0.03), centre v = 1, and the proof's radius
+    # tau^2 = c^2 + delta_i sigma Delta with delta_i = 1/2 and Delta = 20 sigma/delta_i: the
+    # mass at 0 stays, the atom at -0.1 is moved to v
+    atoms, probs, centre = np.array([[0.0], [-0.1]]), np.array([0.9, 0.1]), np.array([1.0])
+    sigma = 0.03
+    c2 = (1.0 + 0.01) ** 2
+    yield {
+        "atoms": atoms,
+        "probs": probs,
+        "centre": centre,
+        "radius": math.sqrt(c2 + 0.5 * sigma * (20 * sigma / 0.5)),
+    }
+    # half the mass at 0 (inside), half at -0.01 (outside): y = 0 or v, Var y = 1/4
+    yield {
+        "atoms": np.array([[0.0], [-0.01]]),
+        "probs": np.array([0.5, 0.5]),
+        "centre": np.array([1.0]),
+        "radius": 1.005,
+    }
+    rng = np.random.default_rng(4)
+    for k in range(298):
+        dim, size = 1 + k % 3, 2 + k % 4
+        scale = float((0.1, 1.0, 3.0)[k % 3])
+        yield {
+            "atoms": scale * rng.normal(size=(size, dim)),
+            "probs": rng.dirichlet(np.ones(size)),
+            "centre": float(rng.choice([0.1, 1.0, 3.0])) * rng.normal(size=dim),
+            "radius": float(rng.uniform(0.05, 5.0)),
+        }
+
+
+def _printed_clip_bound(var_z: float, c2: float) -> float:
+    """Lemma 4's proof: E||y - Ey||^2 <= E||z - Ez||^2 ('contractivity')."""
+    return var_z
+
+
+def _corrected_clip_bound(var_z: float, c2: float) -> float:
+    """E||y - Ey||^2 <= E||y - Ez||^2 <= sigma^2 + ||v - Ez||^2."""
+    return var_z + c2
+
+
+def _lemma4_check(bound: Callable[[float, float], float]) -> Verdict:
+    def holds(atoms: FloatArray, probs: FloatArray, centre: FloatArray, radius: float) -> bool:
+        m = clipped_moments(atoms, probs, centre, radius)
+        return m["var_y"] <= bound(m["var_z"], m["c2"]) * (1 + 1e-9) + 1e-15
+
+    return on_points(
+        holds,
+        _lemma4_points(),
+        "the variance of a clipped point E||y - Ey||^2 is at most the stated bound, so that "
+        "for n_i independent in-cluster points Lemma 4's sum is at most n_i bound/|G_i|^2",
+        drawn="the point law z = 0 (0.9), -0.1 (0.1) with centre 1 and the proof's radius "
+        "tau^2 = c^2 + delta_i sigma Delta (delta_i = 1/2, Delta = 20 sigma/delta_i); the law "
+        "z = 0, -0.01 (1/2 each) with centre 1 and radius 1.005; then seeded (seed 4) 298 "
+        "discrete laws on 2-5 atoms in R^1..R^3 of scale 0.1, 1 or 3, "
+        "centres of scale 0.1, 1 or 3, radii uniform in [0.05, 5]",
+    )
+
+
+@proposition(
+    "thesis.ch2.lemma4",
+    source=f"{THESIS}, §2.6 Lemma 4 and its proof ('contractivity of the thresholding "
+    f"procedure'); = {PAPER}, App. A.1, Lemma 3; the same step closes thesis Lemmas 11 and 18 "
+    "(paper Lemmas 10 and 17)",
+    statement="with the in-cluster points independent (the proof's resampling assumption), "
+    "E||(1/|G_i|) sum_{j ~ i} (y_j - E y_j)||^2 <= (n_i/|G_i|^2) sigma^2, because the "
+    "thresholding is contractive: E||y_j - E y_j||^2 <= E||z_j - E z_j||^2 <= sigma^2",
+    holds=False,
+    perturb={"bound": _corrected_clip_bound},
+)
+def _lemma4_printed(bound: Callable[[float, float], float] = _printed_clip_bound) -> Verdict:
+    return _lemma4_check(bound)
+
+
+@proposition(
+    "thesis.ch2.lemma4.corrected",
+    source=f"{THESIS}, §2.6 Lemma 4, corrected; = {PAPER}, App. A.1, Lemma 3",
+    statement="E||y_j - E y_j||^2 <= E||y_j - E z_j||^2 <= sigma^2 + c^2 with "
+    "c^2 = ||v - E z_i||^2 (y lies at z inside the ball and at v outside), so the sum is at "
+    "most (n_i/|G_i|^2)(sigma^2 + c^2), at most 2 sigma^2 while c^2 <= sigma^2 (Theorem 1's "
+    "starting condition (v)); the c^2 term cannot be dropped (Var y reaches c^2/4 as "
+    "sigma -> 0)",
+    perturb={"bound": lambda var_z, c2: var_z + c2 / 8},
+)
+def _lemma4_corrected(bound: Callable[[float, float], float] = _corrected_clip_bound) -> Verdict:
+    return _lemma4_check(bound)

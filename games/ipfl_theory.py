@@ -225,6 +225,114 @@ def _simulate(
     return out
 
 
+def _model3_mse(
+    sizes: FloatArray, m1: int, sigma: float, tau_w: float, beta_gap: float, estimator: str
+) -> float:
+    """MSE of client 0's estimate under Eq. 3 from the estimator's coefficients a_j on the
+    client means: bias sum_{T_2} a_j (beta_2 - beta_1), tau^2 ||a - e_0||^2 from the mu_j
+    (independent N(beta, tau^2)), sum a_j^2 sigma^2/n_j from the sampling noise."""
+    a = np.zeros(sizes.size)
+    members = slice(None) if estimator == "fl" else slice(0, m1)
+    a[members] = sizes[members] / sizes[members].sum()
+    shifted = a - np.eye(sizes.size)[0]
+    bias = float(a[m1:].sum()) * beta_gap
+    return bias**2 + tau_w**2 * float(shifted @ shifted) + float(np.sum(a**2 * sigma**2 / sizes))
+
+
+def _mse_settings() -> Iterator[dict[str, Any]]:
+    yield {"sizes": np.full(10, 20.0), "m1": 10, "sigma": 1.0, "tau_w": 0.3, "gap": 0.0}
+    yield {"sizes": np.array([20.0, 20.0, 30.0]), "m1": 2, "sigma": 1.0, "tau_w": 0.3, "gap": 1.0}
+    rng = np.random.default_rng(5)
+    for _ in range(58):
+        m = int(rng.integers(2, 12))
+        yield {
+            "sizes": rng.integers(1, 60, m).astype(np.float64),
+            "m1": int(rng.integers(1, m + 1)),
+            "sigma": float(rng.uniform(0.1, 3.0)),
+            "tau_w": float(rng.choice([0.0, rng.uniform(0.01, 2.0)])),
+            "gap": float(rng.choice([0.0, rng.uniform(-3, 3)])),
+        }
+
+
+def _mse_check(estimator: str, formula: Callable[..., dict[str, float]]) -> Verdict:
+    key = "fl" if estimator == "fl" else "cluster"
+
+    def holds(sizes: FloatArray, m1: int, sigma: float, tau_w: float, gap: float) -> bool:
+        stated = formula(sizes, m1, sigma, tau_w, gap)[key]
+        exact = _model3_mse(sizes, m1, sigma, tau_w, gap, estimator)
+        return math.isclose(stated, exact, rel_tol=1e-9, abs_tol=1e-15)
+
+    def two_means(sizes: FloatArray, m1: int, sigma: float, tau_w: float, gap: float) -> bool:
+        return (sizes.size if estimator == "fl" else m1) >= 2  # else the estimator is local
+
+    verdict = on_points(
+        holds,
+        _mse_settings(),
+        f"the stated {key} MSE = its value under Eq. 3 from the estimator's coefficients",
+        drawn="10 equal clients of 20 samples (sigma 1, tau 0.3), three clients of 20, 20, 30 "
+        "with two in T_1 (gap 1); then seeded (seed 5) 58 settings: 2-11 clients of 1-59 "
+        "samples, 1..m in T_1, sigma in [0.1, 3], tau 0 or in [0.01, 2], gap 0 or in [-3, 3]",
+        hypothesis=two_means,
+    )
+    if verdict.holds or verdict.counterexample is None:
+        return verdict
+    point = dict(verdict.counterexample)
+    args = (np.asarray(point["sizes"]), point["m1"], point["sigma"], point["tau_w"], point["gap"])
+    point["stated_mse"] = formula(*args)[key]
+    point["mse_under_eq3"] = _model3_mse(*args, estimator)
+    point["local_mse"] = float(point["sigma"] ** 2 / args[0][0])
+    return refuted(verdict.evidence, point)
+
+
+@proposition(
+    "ipfl.eq5",
+    source=f"{PAPER}, §3 'Theoretical foundation', Eq. 3 and Eq. 5",
+    statement="under Eq. 3, client i in T_1 using mu_hat_T1 = sum_{j in T_1} (n_j/n_T1) "
+    "mu_hat_j has e(mu_hat_T1) = sum_{j in T_1, j != i} (n_j/n_T1)^2 (sigma^2/n_j + 2 tau^2) + "
+    "(n_i/n_T1)^2 sigma^2/n_i",
+    holds=False,
+    perturb={"formula": exact_errors},
+)
+def _eq5_printed(formula: Callable[..., dict[str, float]] = working_errors) -> Verdict:
+    return _mse_check("cluster", formula)
+
+
+@proposition(
+    "ipfl.eq5.corrected",
+    source=f"{PAPER}, §3, Eq. 5 recomputed under Eq. 3: the mu_j - mu_i share mu_i",
+    statement="under Eq. 3, e(mu_hat_T1) = sum_{j in T_1} w_j^2 sigma^2/n_j + "
+    "tau^2 (sum_{j != i} w_j^2 + (1 - w_i)^2), w_j = n_j/n_T1 (exact_errors)",
+    perturb={"formula": working_errors},
+)
+def _eq5_corrected(formula: Callable[..., dict[str, float]] = exact_errors) -> Verdict:
+    return _mse_check("cluster", formula)
+
+
+@proposition(
+    "ipfl.fl_error",
+    source=f"{PAPER}, §3, the FL error between Eq. 4 and Eq. 5 (unnumbered), under Eq. 3",
+    statement="under Eq. 3, FedAvg's mu_hat_FL = sum_j (n_j/n) mu_hat_j has e(mu_hat_FL) = "
+    "(sum_{j in T_2} (n_j/n)(beta_2 - beta_1))^2 + sum_{j != i} (n_j/n)^2 (sigma^2/n_j + "
+    "2 tau^2) + (n_i/n)^2 sigma^2/n_i",
+    holds=False,
+    perturb={"formula": exact_errors},
+)
+def _fl_error_printed(formula: Callable[..., dict[str, float]] = working_errors) -> Verdict:
+    return _mse_check("fl", formula)
+
+
+@proposition(
+    "ipfl.fl_error.corrected",
+    source=f"{PAPER}, §3, the FL error recomputed under Eq. 3",
+    statement="under Eq. 3, e(mu_hat_FL) = (sum_{j in T_2} w_j)^2 (beta_2 - beta_1)^2 + "
+    "sum_j w_j^2 sigma^2/n_j + tau^2 (sum_{j != i} w_j^2 + (1 - w_i)^2), w_j = n_j/n "
+    "(exact_errors); the bias term stays as n_j -> oo, as §3 says",
+    perturb={"formula": working_errors},
+)
+def _fl_error_corrected(formula: Callable[..., dict[str, float]] = exact_errors) -> Verdict:
+    return _mse_check("fl", formula)
+
+
 @cache
 def cluster_error_equal() -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """Equal sizes :math:`n_0`: the cluster MSE under the working model (Eq. 6), under the

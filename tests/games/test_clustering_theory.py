@@ -21,7 +21,7 @@ from games.clustering_theory import (
 
 def test_registry_verdicts_agree_with_expectations():
     props = registered("thesis.ch2.") + registered("clustering.")
-    assert len(props) == 12
+    assert len(props) == 14
     for prop in props:
         verdict = prop.check()
         assert verdict.holds == prop.holds, (prop.id, verdict.evidence)
