@@ -1,6 +1,6 @@
 r"""Federated-Clustering's theory, checkable: Theorem 2's two-point construction, Lemma 1's
-constants for strongly convex losses, what Assumption 5 implies at the optima, and the
-variance Lemmas 7 and 14.
+constants for strongly convex losses, what Assumption 5 implies at the optima, the variance
+of a thresholded point (Lemma 4), and the variance Lemmas 7 and 14.
 
 Sources: M. Werner, *Collaborative Learning: Aligning Goals and Outcomes* (PhD thesis, UC
 Berkeley, 2024), ch. 2 "Personalized Collaborative Learning", §2.3 and §2.6 (ids
@@ -26,6 +26,11 @@ carry ``holds=False``, with their fixes as ``.corrected``:
   \ge \Delta` (the thesis writes :math:`x_i^*`); A5 at :math:`x = x_j^*` gives
   :math:`\lVert\nabla f_i(x_j^*)\rVert^2 \ge \Delta^2` (``clustering.a5.stationary``,
   ``thesis.ch2.a5.stationary``).
+- Lemma 4's proof calls the thresholding contractive, :math:`\mathbb E\lVert y -
+  \mathbb E y\rVert^2 \le \mathbb E\lVert z - \mathbb E z\rVert^2`; a point law whose
+  mass splits at the ball's edge has a clipped variance far above :math:`\sigma^2`. The
+  bound that holds is :math:`\sigma^2 + \lVert v - \mathbb E z\rVert^2`
+  (``thesis.ch2.lemma4``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""IP-FL's theory, checkable: the Gaussian model of §3, Proposition 1's Lloyd process, the
+r"""IP-FL's theory, checkable: the Gaussian model of §3, Proposition 1's Lloyd process, the
 Shapley approximation of App. H, and the token economy of §4.2 (Eq. 9-13) against the ledger
 of :mod:`games.ipfl`.
 
@@ -7,6 +7,20 @@ Source: Khan et al., "IP-FL: Incentivized and Personalized Federated Learning" (
 printed statement that fails carries ``holds=False`` and its fix the suffix ``.corrected``.
 Where the printed text is ambiguous the reading the toolkit adopts is stated in the entry's
 source as "reading: ...", or registered with ``kind="reading"``.
+
+The printed statements that fail:
+
+- Eq. 2 counts the clients with positive PMA, not those that opt out (``ipfl.eq2``).
+- The FL error, Eq. 5 and Eq. 6 of §3 treat the differences :math:`\mu_j - \mu_i` as
+  independent :math:`N(0, 2\tau^2)`; under the model Eq. 3 they share :math:`\mu_i`, the
+  errors are larger, and clustering beats local training iff :math:`\tau^2 < \sigma^2/n_0`,
+  not :math:`\tau^2 < m_1\sigma^2/(2n_0)` (``ipfl.fl_error``, ``ipfl.eq5``, ``ipfl.eq6``;
+  the formulas are exact under that independence, ``ipfl.eq6.working``).
+- Eq. 12 takes :math:`\tau_{ar} \cdot Util` from every client instead of refunding the
+  consumers out of the pool, and gives Util the range :math:`[0, \gamma]` where Eq. 11 gives
+  :math:`[0, \eta]` (``ipfl.eq12``).
+- Eq. 13's denominator :math:`N_r(N_r+1)/2` pays out more than the pool whenever
+  :math:`N_p > 0` (``ipfl.eq13``).
 """
 
 from __future__ import annotations
