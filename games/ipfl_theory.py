@@ -48,8 +48,10 @@ from econ.validation import positive_int
 from games.ipfl import (
     Ledger,
     collect,
+    importance_weights,
     net_token_change_expr,
     opt_outs,
+    personalised_model,
     rank_rewards,
     refund,
     refund_fraction,
@@ -142,6 +144,54 @@ def _eq2_corrected(
     heaviside: Callable[[FloatArray], NDArray[np.bool_]] = _opt_out_heaviside,
 ) -> Verdict:
     return _eq2_check(heaviside)
+
+
+# --------------------------------------------------------------------------- Eq. 7-8
+
+
+def _weight_points() -> Iterator[dict[str, Any]]:
+    rng = np.random.default_rng(8)
+    yield {"accuracy": np.array([[0.9, 0.8]]), "models": np.array([[1.0, -2.0], [1.0, -2.0]])}
+    yield {"accuracy": np.zeros((2, 3)), "models": np.ones((3, 4))}
+    for _ in range(58):
+        n, k, d = int(rng.integers(1, 8)), int(rng.integers(1, 6)), int(rng.integers(1, 30))
+        accuracy = np.round(rng.uniform(0, 1, (n, k)), int(rng.integers(1, 4)))
+        accuracy[rng.random((n, k)) < 0.1] = 0.0
+        yield {"accuracy": accuracy, "models": np.repeat(rng.normal(size=(1, d)), k, axis=0)}
+
+
+@proposition(
+    "ipfl.eq8",
+    source=f"{PAPER}, §4.1 'Profiler', Eq. 7-8; reading: the 'normalized' importance weights "
+    "of Eq. 7 are normalised over the clusters, w_ik = upsilon_ik/sum_k' upsilon_ik' "
+    "(uniform where every accuracy is 0)",
+    statement="the personalised model P_i = sum_k w_ik M_k is a convex combination of the "
+    "cluster models: K identical cluster models give that model back "
+    "(games.ipfl.importance_weights, games.ipfl.personalised_model)",
+    kind=Kind.READING,
+    perturb={"weights": lambda accuracy: np.asarray(accuracy, dtype=np.float64)},
+)
+def _eq8(weights: Callable[[FloatArray], FloatArray] = importance_weights) -> Verdict:
+    def holds(accuracy: FloatArray, models: FloatArray) -> bool:
+        w = weights(accuracy)
+        personal = personalised_model(w, models)
+        return bool(
+            np.all(w >= 0)
+            and np.allclose(w.sum(axis=1), 1.0)
+            and np.allclose(personal, models[0][None, :], atol=1e-12)
+            and np.allclose(importance_weights(accuracy), w)
+        )
+
+    return on_points(
+        holds,
+        _weight_points(),
+        "weights >= 0 summing to 1 per client, equal to games.ipfl.importance_weights, and "
+        "P_i = M when every M_k = M",
+        drawn="accuracies (0.9, 0.8) with two equal models, an all-zero accuracy matrix, then "
+        "seeded (seed 8) 58 matrices of 1-7 clients x 1-5 clusters with accuracies uniform in "
+        "[0, 1] rounded to 1-3 decimals (a tenth set to 0) and K copies of a random model in "
+        "R^1..R^29",
+    )
 
 
 # --------------------------------------------------------------------------- §3 Gaussian model
