@@ -3,8 +3,9 @@
 Pure numpy (no torch): the learning driver (:mod:`learning.ipfl`) trains the cluster models
 and hands this module accuracies, selections and flattened parameter vectors. Everything
 follows Khan et al., "IP-FL: Incentivized and Personalized Federated Learning" (arXiv
-2304.07514 v4), with the readings of ``spec/ipfl.md`` §7, which make the ledger conserve
-tokens exactly:
+2304.07514 v4), with readings of §4.2 where the printed equations are ambiguous or wrong,
+which make the ledger conserve tokens exactly (registered in :mod:`games.ipfl_theory`; see
+``docs/errata.md``, ``ipfl.eq2``, ``ipfl.eq12`` and ``ipfl.eq13``):
 
 - one pool per cluster, filled by the clients *selected* for it (Eq. 9-10);
 - the refund fraction of Eq. 11 goes back to that round's payers, equally (Eq. 12 corrected);
@@ -14,8 +15,11 @@ tokens exactly:
 - a client that cannot pay the price is not charged and not selected;
 - opt-outs count clients with :math:`PMA_i \\le 0` (Eq. 2 corrected).
 
-The behaviours of the authors' reference code (spec §7.4) are available with
-``rc_compat=True``; its two outright bugs only with ``rc_bugs=True``.
+The behaviours of the authors' reference code (repository
+``AFKD98/PI-FL-Personalized-and-Incentivized-Federated-Learning``, files
+``aggregator/fusion/tier_fedavg_fusion_handler.py`` and
+``party/training/tier_fedavg_local_training_handler.py``; "RC" below) are available with
+``rc_compat=True``; its outright bugs only with ``rc_bugs=True``.
 """
 
 from __future__ import annotations
@@ -75,7 +79,8 @@ _TH_MODES = ("raw", "normalized")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IPFLConfig:
-    """Knobs of the mechanism (spec §2.1; defaults marked [D] there are ours).
+    """Knobs of the mechanism (§4.2-4.3 and App. C give no values; the defaults are ours
+    unless marked RC).
 
     Parameters
     ----------
@@ -99,7 +104,7 @@ class IPFLConfig:
     reward_mode
         ``"rank_lex"`` (Eq. 13 corrected) or ``"rc_split"`` (RC two-pass rewards).
     rc_compat
-        Reference-code behaviours of spec §7.4: step refund with the pool override, paid to
+        Reference-code behaviours: step refund with the pool override, paid to
         every client ever associated with the tier, split rewards, integer tokens, fixed
         ``rc_perf`` + ``rc_rand`` slots per tier (one moves from random to performance at
         round ``rc_shift_round``), random extras from bidders, ascending sort after a
@@ -108,7 +113,7 @@ class IPFLConfig:
     rc_perf, rc_rand, rc_shift_round
         The RC slot schedule (``iter_avg`` config: 5 + 2 per tier, shift at round 100).
     rc_bugs
-        Also the RC's bugs (spec §7.4 items 1, 3, 4): the last selected client pays for
+        Also the RC's bugs: the last selected client pays for
         everyone; ``Acc_max`` reset to 0 after a non-improving round; the reward passes of a
         round stop at the first tier whose pool is empty, skipping every later tier (see
         :func:`settle_cluster`). Only with ``rc_compat``.
@@ -166,8 +171,9 @@ class IPFLConfig:
 class Ledger:
     """Token balances of the clients and the pools of the clusters (immutable).
 
-    Invariant (M1): :math:`\\sum_i tok_i + \\sum_k pool_k` is the same after every
-    operation, and no balance or pool is ever negative (unless the RC payment bug is on).
+    Invariant (``ipfl.ledger.conservation``): :math:`\\sum_i tok_i + \\sum_k pool_k` is
+    the same after every operation, and no balance or pool is ever negative (unless the RC
+    payment bug is on).
     """
 
     tokens: FloatArray
@@ -211,9 +217,9 @@ def collect(
     .. math::  \\tau_i \\leftarrow \\tau_i - \\tau_p, \\qquad
                \\tau_{a,k} \\leftarrow \\tau_{a,k} + \\tau_p
 
-    A client with fewer than ``price`` tokens is not charged (M6). Returns the new ledger
-    and the clients that paid. ``stale_payer`` reproduces RC bug 7.4.1: the last listed
-    client pays for everyone (its balance may go negative).
+    A client with fewer than ``price`` tokens is not charged. Returns the new ledger
+    and the clients that paid. ``stale_payer`` reproduces an RC bug: the last listed
+    client pays for everyone (its balance may go negative), as the RC's payment loop does.
     """
     clients = np.asarray(clients, dtype=np.int64).reshape(-1)
     price = float(positive("price", price))
@@ -240,8 +246,9 @@ def refund_fraction(acc: float, acc_max: float, eta_tok: float, gamma_acc: float
         \\qquad \\delta_k = \\frac{Acc_{k,r} - Acc_{k,\\max}}{Acc_{k,\\max}}.
 
     :math:`u_k = \\eta` when the cluster model did not improve on its best, 0 when it
-    improved by at least :math:`\\gamma` (relative), linear in between (M2). The paper's
-    range "[0, γ]" of Eq. 12 is a typo for [0, η] (spec §7 #11).
+    improved by at least :math:`\\gamma` (relative), linear in between. Its range is
+    :math:`[0, \\eta]`, not the "[0, γ]" printed with Eq. 12 (``docs/errata.md``,
+    ``ipfl.eq12``).
     """
     acc_max = float(positive("acc_max", acc_max))
     eta_tok = float(in_interval("eta_tok", eta_tok, 0.0, 1.0))
@@ -251,7 +258,7 @@ def refund_fraction(acc: float, acc_max: float, eta_tok: float, gamma_acc: float
 
 
 def rc_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
-    """RC refund (spec §7.4 item 4): 1 without improvement, else 0; overwritten to
+    """RC refund: 1 without improvement, else 0; overwritten to
     ``n_parties / pool`` whenever the pool holds more than ``n_parties`` tokens."""
     if pool > n_parties:
         return n_parties / pool
@@ -294,7 +301,8 @@ def rank_rewards(n: int, pool: float) -> FloatArray:
 
 def literal_reward_total(n_perf: int, n_rand: int, pool: float) -> float:
     """What the printed Eq. 13 pays out: ranks :math:`1..N_p+N_r` over the denominator
-    :math:`N_r(N_r+1)/2`. Differs from ``pool`` whenever :math:`N_p > 0` (M5)."""
+    :math:`N_r(N_r+1)/2`. Differs from ``pool`` whenever :math:`N_p > 0` (``docs/errata.md``,
+    ``ipfl.eq13``)."""
     n = positive_int("n_perf + n_rand", n_perf + n_rand)
     n_rand = positive_int("n_rand", n_rand)
     return float(np.arange(1, n + 1).sum() * pool / (n_rand * (n_rand + 1) / 2))
@@ -345,7 +353,7 @@ def rc_split_rewards(
     *,
     improved: bool,
 ) -> Ledger:
-    """RC rewards (spec §7.4 item 5): half the pool by :math:`\\psi` rank among the providers,
+    """RC rewards: half the pool by :math:`\\psi` rank among the providers,
     then the rest by participation rank over every registered client (descending after an
     improvement, ascending otherwise); integer floors, leftovers stay in the pool."""
     providers = np.asarray(providers, dtype=np.int64).reshape(-1)
@@ -394,7 +402,7 @@ class RefundTracker:
         return refund_fraction(acc, best, config.eta_tok, config.gamma_acc)
 
     def update(self, cluster: int, acc: float, config: IPFLConfig) -> RefundTracker:
-        """``Acc_max <- max(Acc_max, acc)`` (RC bug 7.4.3: reset to 0 after no improvement)."""
+        """``Acc_max <- max(Acc_max, acc)`` (an RC bug resets it to 0 after no improvement)."""
         best = self.acc_max[cluster]
         values = list(self.acc_max)
         if config.rc_bugs and best is not None and best != 0 and acc <= best:
@@ -422,7 +430,7 @@ def settle_cluster(
 
     ``registered`` lists every client ever associated with the tier (default: the payers);
     under ``rc_compat`` the refund goes to all of them (RC "Reimburse Token to ALL
-    Consumers", spec §7.4 item 4) and the participation pass of the rewards ranks them.
+    Consumers") and the participation pass of the rewards ranks them.
     ``rewards=False`` skips the rewards: the RC's reward functions ``return`` at the first
     tier whose pool is empty, so with ``rc_bugs`` the driver stops rewarding the later
     clusters of the round once this function reports an empty pool.
@@ -449,7 +457,8 @@ def settle_cluster(
 
 @cache
 def net_token_change_expr() -> sp.Expr:
-    """Net tokens of the provider of rank :math:`\\alpha` in one cluster-round (spec §1.9):
+    """Net tokens of the provider of rank :math:`\\alpha` in one cluster-round
+    (``ipfl.ledger.net_change``):
 
     .. math::  \\mathrm{net}(\\alpha) = (1 - u)\\, p \\left(\\frac{2\\alpha}{n + 1} - 1\\right),
 
@@ -565,7 +574,8 @@ def f1_features(
 
 
 def n_perf_default(n_clients: int, n_clusters: int, share: float = 0.20) -> int:
-    """:math:`N_p = \\lceil share \\cdot N / K \\rceil` per cluster (spec §1.7 [D])."""
+    """:math:`N_p = \\lceil share \\cdot N / K \\rceil` per cluster (the paper gives no value;
+    ``share`` is ours)."""
     return math.ceil(
         share * positive_int("n_clients", n_clients) / positive_int("n_clusters", n_clusters)
     )
@@ -587,7 +597,7 @@ def n_rand_schedule(
 
 
 def rc_slots(round_index: int, config: IPFLConfig) -> tuple[int, int]:
-    """The RC's fixed slots per tier (spec §1.7, §7.4 item 6): ``(rc_perf, rc_rand)``
+    """The RC's fixed slots per tier: ``(rc_perf, rc_rand)``
     performance and random picks, and from round ``rc_shift_round`` on one slot moves from
     random to performance (5 + 2 -> 6 + 1 in the ``iter_avg`` config)."""
     round_index = int(non_negative("round_index", round_index))
@@ -621,7 +631,7 @@ def select_clients(
     available: ArrayLike | None = None,
     ascending: ArrayLike | None = None,
 ) -> list[IntArray]:
-    """Alg. 1 ``SelectClients`` (spec §2.3): per cluster, the top ``n_perf`` bidders by
+    """Alg. 1 ``SelectClients``: per cluster, the top ``n_perf`` bidders by
     :math:`(\\psi_{ki}, \\Omega_{ki})` descending (then id), plus ``n_rand`` random explorers
     drawn from the available clients not yet chosen for the cluster; only clients that can
     still pay are eligible, and a client pays once per cluster it joins.
@@ -682,7 +692,7 @@ def shapley_first_order(
     :math:`W_i` the participants' trained parameters (rows of ``updates``) and
     :math:`\\lambda_i` the aggregation weights. Under FedAvg
     (:math:`W_M = \\sum \\lambda_i W_i`, :math:`\\sum\\lambda_i = 1`) the normalised values sum
-    to 0 (T-S1). Computed in float64.
+    to 0 (``ipfl.shapley.zero_sum``). Computed in float64.
     """
     g = as_vector("gradient", gradient)
     upd = np.atleast_2d(np.asarray(updates, dtype=np.float64))
@@ -713,7 +723,7 @@ def pma(personalised: ArrayLike, reference: ArrayLike) -> FloatArray:
 
 def opt_outs(pma_pp: ArrayLike) -> BoolArray:
     """Eq. 2 corrected: client :math:`i` opts out iff :math:`PMA_i \\le 0` (the printed
-    :math:`H(x) = 1[x > 0]` counts the satisfied clients; spec §7 #1)."""
+    :math:`H(x) = 1[x > 0]` counts the satisfied clients; ``docs/errata.md``, ``ipfl.eq2``)."""
     return np.asarray(pma_pp, dtype=np.float64) <= 0.0
 
 

@@ -1,5 +1,6 @@
-"""Federated-Clustering's theory (spec ch2 §4, claims U13-U15): Theorem 2's construction,
-Lemma 1's constants, the variance lemmas, and their registry verdicts."""
+"""Federated-Clustering's theory (Werner 2024, ch. 2; Werner et al. 2023): Theorem 2's
+construction, Lemma 1's constants, Assumption 5 at the optima, the variance lemmas, and their
+registry verdicts."""
 
 import itertools
 import math
@@ -9,6 +10,7 @@ import pytest
 
 from econ.propositions import Status, registered
 from games.clustering_theory import (
+    a5_largest_gap,
     ema_variance,
     lemma1_constants,
     lemma1_slacks,
@@ -18,8 +20,8 @@ from games.clustering_theory import (
 
 
 def test_registry_verdicts_agree_with_expectations():
-    props = registered("thesis.ch2.")
-    assert len(props) == 8
+    props = registered("thesis.ch2.") + registered("clustering.")
+    assert len(props) == 14
     for prop in props:
         verdict = prop.check()
         assert verdict.holds == prop.holds, (prop.id, verdict.evidence)
@@ -28,7 +30,7 @@ def test_registry_verdicts_agree_with_expectations():
             assert any(p.id == f"{prop.id}.corrected" for p in props)
 
 
-def test_u13_worked_numbers():
+def test_theorem2_worked_numbers():
     c = two_point_construction(1.0, 2.0)
     assert c.p == pytest.approx(0.14645, abs=1e-5)
     assert c.atom == pytest.approx(2.8284, abs=1e-4)
@@ -41,7 +43,7 @@ def test_u13_worked_numbers():
 
 
 @pytest.mark.parametrize("ratio", [math.sqrt(2), 2.0, 5.0, 30.0, 1e3])
-def test_u13_bound_for_separated_mixtures(ratio):
+def test_theorem2_bound_for_separated_mixtures(ratio):
     sigma = 0.7
     gap = ratio * sigma
     error = two_point_construction(sigma, gap).error
@@ -49,7 +51,7 @@ def test_u13_bound_for_separated_mixtures(ratio):
     assert error <= 0.25 * sigma**4 / gap**2
 
 
-def test_u14_lemma1_at_1000_random_points():
+def test_lemma1_at_1000_random_points():
     rng = np.random.default_rng(14)
     mu, smoothness = 0.5, 4.0
     problem = random_quadratic_clusters(rng, 3, 4, 5, mu, smoothness)
@@ -65,11 +67,11 @@ def test_u14_lemma1_at_1000_random_points():
         assert slacks["a4"].min() >= -1e-9
         assert slacks["a5_pair"].min() >= -1e-9
         printed_fails += int(slacks["a5_printed"].min() < 0)
-    # the printed max-form of A5 fails near the optima (a finding, spec U14 reads it as printed)
+    # the printed max-form of A5 fails near the optima (thesis.ch2.lemma1.a5)
     assert printed_fails > 0
 
 
-def test_u15_ema_variance_closed_form():
+def test_lemma14_ema_variance_closed_form():
     assert ema_variance(0.1, 1.0) == pytest.approx(1 / 19)  # 0.0526
     assert ema_variance(0.1, 1.0) <= 0.1
     assert ema_variance(0.3, 2.0, 0) == 0.0
@@ -78,3 +80,18 @@ def test_u15_ema_variance_closed_form():
     assert all(a <= b <= 0.2 for a, b in itertools.pairwise(values))
     with pytest.raises(ValueError, match="alpha"):
         ema_variance(0.0, 1.0)
+
+
+def test_a5_largest_gap_of_two_quadratics():
+    one = np.ones((1, 1))
+    # equal curvature: grad f_i - grad f_j is the constant c, so Delta = c for every D
+    for d in (0.0, 1.0, 5.0):
+        assert a5_largest_gap((one, one), (np.zeros(1), np.full(1, 0.5)), d) == pytest.approx(0.5)
+    # curvatures 1 and 10: the difference vanishes at x = 10/9, where |grad f_i| = 10/9,
+    # so Delta^2 = min over both orders of the quadratic's minimum
+    gap = a5_largest_gap((one, 10 * one), (np.zeros(1), np.ones(1)), 3.0)
+    x = np.linspace(-3, 3, 600001)
+    fi, fj = x, 10 * (x - 1)
+    brute = min(np.min((fi - fj) ** 2 + 9 * fi**2), np.min((fi - fj) ** 2 + 9 * fj**2))
+    assert gap**2 == pytest.approx(brute, rel=1e-6)
+    assert gap**2 <= 1.0  # <= ||grad f_i(x_j*)||^2 = 1, as A5 at x_j* requires

@@ -1,4 +1,5 @@
-"""IP-FL's mechanism: invariants M1-M12 of spec §6.1 and the registered ``ipfl.`` statements."""
+"""IP-FL's mechanism (Khan et al., arXiv 2304.07514 v4, §4 and App. H): the ledger's
+invariants, the scheduler, bids and contributions, and the registered ``ipfl.`` statements."""
 
 import itertools
 import math
@@ -10,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-import games.ipfl_theory  # noqa: F401  (registers the ipfl.* propositions)
 from econ.propositions import registered, run
 from games.ipfl import (
     IPFLConfig,
@@ -39,15 +39,43 @@ from games.ipfl import (
     settle_cluster,
     shapley_first_order,
 )
+from games.ipfl_theory import exact_errors, working_errors
 
 
 @pytest.mark.parametrize("prop", registered("ipfl."), ids=lambda p: p.id)
 def test_registered_statements_agree(prop):
     outcome = run(prop)
     assert outcome.agrees, outcome.to_dict()
+    flipped = prop.check(**prop.perturb)
+    assert flipped.holds is not prop.holds, (prop.perturb, flipped)
 
 
-# ----------------------------------------------------------------------------- M1, M6: ledger
+def test_registered_ledger_equations():
+    ids = {p.id for p in registered("ipfl.")}
+    for eq in ("eq9", "eq10", "eq11", "eq12", "eq13"):
+        assert f"ipfl.{eq}" in ids
+    for failing in ("eq2", "eq6", "eq12", "eq13"):
+        assert f"ipfl.{failing}.corrected" in ids
+
+
+def test_printed_eq12_destroys_tokens_and_leaves_its_range():
+    verdict = registered("ipfl.eq12")[0].check()
+    assert not verdict.holds
+    assert verdict.counterexample["util"] == pytest.approx(0.5)  # eta, outside [0, gamma = 0.05]
+    assert "change by -4.5" in verdict.evidence  # 3 clients x 3 tokens x 0.5 leave circulation
+
+
+def test_eq6_under_model_3_worked_numbers():
+    # m1 = 10 clients of n0 = 20 samples, sigma = 1, tau = 0.3: Eq. 6's condition holds
+    # (0.09 < 0.25) but under model (3) the cluster estimate is worse than local training
+    printed = working_errors([20] * 10, 10, 1.0, 0.3, 0.0)["cluster"]
+    exact = exact_errors([20] * 10, 10, 1.0, 0.3, 0.0)["cluster"]
+    assert printed == pytest.approx(0.005 + 2 * 0.09 * 9 / 100)
+    assert exact == pytest.approx(0.005 + 0.09 * (9 / 100 + 81 / 100))
+    assert printed < 1 / 20 < exact
+
+
+# ----------------------------------------------------------------------------- ledger: Eq. 9-10
 
 
 def _round(ledger, tracker, config, rng, n_clusters, accs):
@@ -109,7 +137,7 @@ def test_rc_payment_bug_charges_the_last_party_and_conserves():
     assert ledger.tokens.tolist() == [1.0, 1.0, -3.0] and ledger.total == 2.0
 
 
-# ----------------------------------------------------------------------------- M2: Eq. 11
+# ----------------------------------------------------------------------------- refunds: Eq. 11-12
 
 
 @given(
@@ -144,7 +172,7 @@ def test_acc_max_is_non_decreasing_and_first_round_skips():
 
 
 def test_rc_refund_goes_to_every_tier_member():
-    """Spec §7.4 item 4: under rc_compat the refund is split (integer floor) over every client
+    """The authors' reference code: under rc_compat the refund is split (integer floor) over every client
     ever associated with the tier, not only this round's payers; a pool larger than the
     number of members refunds exactly one token each."""
     config = IPFLConfig(rc_compat=True)
@@ -166,7 +194,7 @@ def test_rc_refund_goes_to_every_tier_member():
 
 
 def test_settlement_reports_an_empty_pool_and_can_skip_the_rewards():
-    """Spec §7.4 item 4 (RC bug): the reward passes stop at the first tier whose pool is empty;
+    """A reference-code bug: the reward passes stop at the first tier whose pool is empty;
     settle_cluster reports the empty pool so the driver can skip the later tiers' rewards."""
     config = IPFLConfig(rc_compat=True, rc_bugs=True)
     ledger, paid = collect(Ledger.start(4, 1, 10.0), 0, [0, 1, 2, 3], 1.0)
@@ -216,7 +244,7 @@ def test_refund_goes_to_payers_equally():
     assert floored.tokens.tolist() == [0.0, 0.0, 0.0] and floored.total == 5.0
 
 
-# ----------------------------------------------------------------------------- M3-M5: Eq. 13
+# ----------------------------------------------------------------------------- rewards: Eq. 13
 
 
 def test_rank_rewards_pay_the_pool_monotonically_in_psi_then_omega():
@@ -257,7 +285,7 @@ def test_printed_denominator_creates_tokens():
     assert rank_rewards(13, 20.0).sum() == pytest.approx(20.0)
 
 
-# ----------------------------------------------------------------------------- M7: exploration
+# ----------------------------------------------------------------------------- exploration (§4.3)
 
 
 @given(n=st.integers(1, 300), k=st.integers(1, 13))
@@ -272,7 +300,7 @@ def test_exploration_budget_shrinks_to_its_floor(n, k):
     assert n_perf_default(100, 5) == 4 and n_perf_default(100, 2) == 10
 
 
-# ----------------------------------------------------------------------------- M8: bids
+# ----------------------------------------------------------------------------- bids (Alg. 2)
 
 
 def test_bids_hold_the_argmax_and_the_clusters_above_the_threshold():
@@ -299,7 +327,7 @@ def test_non_incentivised_bids_are_one_uniform_cluster():
     assert stats.chisquare(bids.sum(axis=0)).pvalue > 1e-3
 
 
-# ----------------------------------------------------------------------------- M9: Eq. 8
+# ----------------------------------------------------------------------------- Eq. 8
 
 
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 5))
@@ -316,7 +344,7 @@ def test_personalised_model_is_a_convex_combination(seed, k):
     assert np.allclose(importance_weights(np.zeros((1, k))), 1.0 / k)
 
 
-# ----------------------------------------------------------------------------- M10: psi
+# ----------------------------------------------------------------------------- psi (App. H)
 
 
 def test_psi_ranks_do_not_depend_on_loss_scale_and_sum_to_zero():
@@ -333,7 +361,7 @@ def test_psi_ranks_do_not_depend_on_loss_scale_and_sum_to_zero():
     assert raw.sum() == pytest.approx(-g @ model)
 
 
-# ----------------------------------------------------------------------------- M11: Eq. 2
+# ----------------------------------------------------------------------------- Eq. 2
 
 
 def test_opt_outs_are_the_clients_without_positive_pma():
@@ -343,7 +371,7 @@ def test_opt_outs_are_the_clients_without_positive_pma():
     assert 0.0 <= opt_outs(values).mean() <= 1.0
 
 
-# ----------------------------------------------------------------------------- M12: scheduler
+# ----------------------------------------------------------------------------- scheduler (Alg. 1)
 
 
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 40), k=st.integers(1, 4))
