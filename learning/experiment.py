@@ -25,6 +25,7 @@ from learning.algorithms import Context, LocalTraining, State, build_algorithm
 from learning.algorithms.base import check_algorithm
 from learning.data import DATASETS
 from learning.device import resolve_device
+from learning.dp import DPSGD
 from learning.engine import (
     ENGINES,
     Engine,
@@ -43,7 +44,11 @@ from learning.partition import PARTITIONS
 from learning.qualities import model_qualities
 from learning.rng import torch_generator
 
-__all__ = ["TrainConfig", "TrainResult", "build_engine", "train"]
+__all__ = ["DP_ALGORITHMS", "TrainConfig", "TrainResult", "build_engine", "train"]
+
+#: Algorithms whose only use of a client's training examples is its local training, so that
+#: DP-SGD's guarantee covers the whole run.
+DP_ALGORITHMS = ("local", "fedavg")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +57,12 @@ class TrainConfig:
 
     The defaults train FedAvg with LeNet-5 on 10 iid clients of ``mnist5k`` (SGD with
     learning rate 0.05 and momentum 0.9, 10 rounds of 10 local steps on minibatches of 32).
+
+    ``dp_noise_multiplier`` turns local training into DP-SGD (:mod:`learning.dp`) with
+    clipping norm ``dp_max_grad_norm``, for the algorithms whose only use of a client's
+    training data is local training (:data:`DP_ALGORITHMS`), every client in every round;
+    :attr:`TrainResult.epsilon` is then each client's (ε, ``dp_delta``) guarantee with
+    respect to its own training examples.
     """
 
     algorithm: str = "fedavg"
@@ -74,6 +85,9 @@ class TrainConfig:
     partition_params: Mapping[str, Any] = field(default_factory=dict)
     algorithm_params: Mapping[str, Any] = field(default_factory=dict)
     dataset_params: Mapping[str, Any] = field(default_factory=dict)
+    dp_noise_multiplier: float | None = None
+    dp_max_grad_norm: float = 1.0
+    dp_delta: float = 1e-5
 
     def __post_init__(self) -> None:
         check_algorithm(self.algorithm, self.algorithm_params)
@@ -95,6 +109,22 @@ class TrainConfig:
         in_interval("target_fraction", self.target_fraction, 0.0, 1.0, high_open=True)
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        if self.dp is not None:
+            in_interval("dp_delta", self.dp_delta, 0.0, 1.0, low_open=True, high_open=True)
+            if self.algorithm not in DP_ALGORITHMS:
+                raise ValueError(
+                    f"DP-SGD training is accounted for algorithms {', '.join(DP_ALGORITHMS)}; "
+                    f"{self.algorithm!r} reads the clients' data outside local training"
+                )
+            if self.clients_per_round is not None:
+                raise ValueError("DP-SGD accounting needs every client in every round")
+
+    @property
+    def dp(self) -> DPSGD | None:
+        """The DP-SGD settings of local training, or None."""
+        if self.dp_noise_multiplier is None:
+            return None
+        return DPSGD(self.dp_max_grad_norm, self.dp_noise_multiplier)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (the mappings as plain dicts)."""
@@ -141,6 +171,39 @@ class TrainResult:
     @property
     def mean_accuracy(self) -> float | None:
         return None if self.accuracy is None else float(self.accuracy.mean())
+
+    @property
+    def epsilon(self) -> np.ndarray | None:
+        """Each client's ε at ``config.dp_delta`` under DP-SGD (None without it).
+
+        Client :math:`k` takes ``rounds * local_steps`` (plus fine-tuning) noisy steps, each
+        on :math:`b` of its :math:`n_k` examples drawn without replacement: RDP accounting
+        of the subsampled Gaussian mechanism (:mod:`econ.privacy.accountants`). What the
+        server does with the clients' updates is post-processing.
+        """
+        dp = self.config.dp
+        if dp is None:
+            return None
+        from econ.privacy.accountants import accountant_epsilon
+
+        steps = self.config.rounds * self.config.local_steps
+        steps += int(self.config.algorithm_params.get("finetune_steps", 0))
+        b = self.config.batch_size
+        return np.array(
+            [
+                accountant_epsilon(
+                    dp.noise_multiplier,
+                    self.config.dp_delta,
+                    1.0,
+                    compositions=steps,
+                    accountant="rdp",
+                    sampling_rate=b / c.n_train,
+                    sampling="fixed",
+                    dataset_size=c.n_train,
+                )
+                for c in self.federation.clients
+            ]
+        )
 
     def qualities(
         self,
@@ -252,6 +315,7 @@ def train(
             config.local_steps,
             config.batch_size,
             SGDConfig(config.lr, config.momentum, config.weight_decay),
+            dp=config.dp,
         ),
         clusters=federation.clusters,
     )

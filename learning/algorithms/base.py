@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from econ.validation import choice, positive_int
+from learning.dp import DPSGD, dp_local_sgd
 from learning.engine import Engine, LocalResult, Params, SGDConfig, ShardedData
 
 __all__ = [
@@ -55,11 +56,13 @@ State = dict[str, Any]
 @dataclass(frozen=True, slots=True)
 class LocalTraining:
     """Local work of one client per round: ``steps`` SGD steps on minibatches of
-    ``batch_size`` with the optimiser ``sgd``."""
+    ``batch_size`` with the optimiser ``sgd``; with ``dp``, DP-SGD steps
+    (:mod:`learning.dp`: per-example clipping and Gaussian noise, fresh fixed-size batches)."""
 
     steps: int
     batch_size: int
     sgd: SGDConfig
+    dp: DPSGD | None = None
 
     def __post_init__(self) -> None:
         positive_int("steps", self.steps)
@@ -113,7 +116,23 @@ class Context:
         """Local SGD of ``clients`` from ``start`` (one row each) on their training data;
         ``steps`` defaults to ``local.steps``, ``options`` go to
         :meth:`learning.engine.Engine.local_sgd` (``momentum``, ``prox_center``,
-        ``prox_mu``)."""
+        ``prox_mu``); under DP-SGD only ``momentum`` applies."""
+        if self.local.dp is not None:
+            extra = sorted(set(options) - {"momentum"})
+            if extra:
+                raise ValueError(f"DP-SGD local training takes no {', '.join(extra)}")
+            return dp_local_sgd(
+                self.engine,
+                start,
+                self.train,
+                clients,
+                steps=self.local.steps if steps is None else steps,
+                batch_size=self.local.batch_size,
+                sgd=self.local.sgd,
+                dp=self.local.dp,
+                rng=rng,
+                momentum=options.get("momentum"),
+            )
         return self.engine.local_sgd(
             start,
             self.train,
