@@ -1149,19 +1149,20 @@ def _case2(claim: Callable[..., bool], what: str) -> Verdict:
             for w in (1.0, 0.5):
                 for zz, s in zip(z, gi * gk, strict=True):
                     n += 1
+                    s = float(s)
                     w_next = min(max(w + gamma * s, 0.0), 1.0)  # eq. (w)
-                    if not claim(w=w, gamma=gamma, s=float(s), w_next=w_next):
+                    if not claim(w=w, gamma=gamma, s=s, w_next=w_next):
                         return refuted(
                             f"fails: {what}; at z = {zz:g}, zeta = {zeta:g}, gamma = {gamma:g}, "
                             f"w^t = {w:g} the inner product is {s:.6g} and eq. (w) gives "
-                            f"w^(t+1) = {w_next!r}",
+                            f"w^(t+1) = {w_next:.6g}",
                             {
                                 "zeta": zeta,
                                 "gamma": gamma,
                                 "w_t": w,
                                 "z": float(zz),
                                 "inner_product": float(s),
-                                "w_next": float(w_next),
+                                "w_next": w_next,
                             },
                         )
     return checked(what, n, drawn=CASE2_DRAWN)
