@@ -148,7 +148,7 @@ def _cluster(
     for _ in range(c):
         e = rng.normal(size=(d, d))
         e = (e + e.T) / 2
-        e /= 2 * max(np.linalg.norm(e, 2), 1e-12)
+        e /= 2 * max(float(np.linalg.norm(e, 2)), 1e-12)
         ai = rng.uniform(1 - spread, 1 + spread) * base + spread * e
         vals, vecs = np.linalg.eigh((ai + ai.T) / 2)
         a.append(vecs @ np.diag(np.maximum(vals, 0.05)) @ vecs.T)
