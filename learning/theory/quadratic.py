@@ -26,6 +26,7 @@ the models exactly: expectations over the noise are computed, not sampled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -58,9 +59,9 @@ def cobo_round(
     a: np.ndarray,
     c: np.ndarray,
     *,
-    eta: float,
-    rho: float,
-    gamma: float,
+    eta: float | Fraction,
+    rho: float | Fraction,
+    gamma: float | Fraction,
     noise: np.ndarray | None = None,
     inner: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -74,7 +75,7 @@ def cobo_round(
         Weights :math:`W^t` (symmetric, in [0, 1]).
     a, c : ndarray (n, d, d), (n, d)
         Curvatures :math:`A_i` and minimisers :math:`c_i` of the client losses.
-    eta, rho, gamma : float
+    eta, rho, gamma : float or Fraction
         Step sizes :math:`\eta`, :math:`\gamma` and penalty :math:`\rho`.
     noise : ndarray (n, d), optional
         Added to the model gradients: :math:`g_i^t = \nabla f_i(x_i^t) + \text{noise}_i`.

@@ -200,7 +200,8 @@ def test_stochastic_theorem_counterexample_in_exact_rationals():
     assert run.moments.midpoint_gradient == pytest.approx(float(gradient))
     assert run.moments.consensus == pytest.approx(float(consensus))
     verdict = cobo.check_sto_gradient()
-    assert not verdict.holds and verdict.counterexample["point"] == run.label
+    assert not verdict.holds and verdict.counterexample is not None
+    assert verdict.counterexample["point"] == run.label
 
 
 def test_deterministic_gradient_counterexample_needs_no_step_size_condition():
