@@ -41,8 +41,8 @@ along the appendix's own steps with their constants repaired:
   + \frac{13}{6} c^2\rho^2 D_t + N`, :math:`N = L\eta\sigma^2 c(c+1)/2` (the :math:`c` diagonal
   pairs carry twice the noise of the others);
 * summing both over :math:`t` and closing the loop needs :math:`52 M^2 \le \frac12`, i.e.
-  :math:`M^2 \le 1/104` (the printed :math:`M \le 1/5` does not close it once the factor 4 is
-  restored).
+  :math:`M^2 \le 1/104` (at the printed :math:`M \le 1/5` the appendix's chain does not close
+  once the factor 4 is restored).
 """
 
 from __future__ import annotations
@@ -498,7 +498,16 @@ def check_det_consensus(
     """The deterministic consensus bound on exact trajectories. It is not invariant under
     (f, rho, eta) -> (kappa f, kappa rho, eta/kappa), which keeps the trajectory and the
     hypotheses: it scales as 1/kappa."""
-    return _theorem(False, _consensus, bound, hypothesis, "the consensus bound " + DET_CONSENSUS)
+    return _theorem(
+        False,
+        _consensus,
+        bound,
+        hypothesis,
+        "the consensus bound "
+        + DET_CONSENSUS
+        + " (losses, rho and eta scaled by kappa, kappa and 1/kappa leave the trajectory and "
+        "the hypotheses unchanged; the bound scales as 1/kappa)",
+    )
 
 
 @proposition(
@@ -531,7 +540,14 @@ def check_det_gradient(
     """The deterministic gradient bound on exact trajectories: independent of the step size,
     it fails for small ones (the iterates barely move while the bound decays as 1/T)."""
     return _theorem(
-        False, _midpoint_gradient, bound, hypothesis, "the gradient bound " + DET_GRADIENT
+        False,
+        _midpoint_gradient,
+        bound,
+        hypothesis,
+        "the gradient bound "
+        + DET_GRADIENT
+        + " (no step-size condition: at a small eta the iterates barely move while the bound "
+        "decays as 1/T)",
     )
 
 
@@ -587,7 +603,16 @@ def check_sto_consensus(
     """The stochastic consensus bound: proportional to sigma while the step size stays
     capped at 1/(2 sqrt(3) L), and proportional to M^2 although the gradient noise alone
     keeps clients apart."""
-    return _theorem(True, _consensus, bound, hypothesis, "the consensus bound " + STO_CONSENSUS)
+    return _theorem(
+        True,
+        _consensus,
+        bound,
+        hypothesis,
+        "the consensus bound "
+        + STO_CONSENSUS
+        + " (the bound is proportional to sigma M^2, the first step alone gives "
+        "eta^2 (||grad f_i(x0) - grad f_j(x0)||^2 + 2 sigma^2) per pair)",
+    )
 
 
 @proposition(
@@ -620,7 +645,14 @@ def check_sto_gradient(
     capped at 1/(2 sqrt(3) L), and it does not depend on eta although eta may be as small as
     one likes ("eta <= ..."); the t = 0 term alone exceeds it."""
     return _theorem(
-        True, _midpoint_gradient, bound, hypothesis, "the gradient bound " + STO_GRADIENT
+        True,
+        _midpoint_gradient,
+        bound,
+        hypothesis,
+        "the gradient bound "
+        + STO_GRADIENT
+        + " (the bound is proportional to sigma while eta stays capped at 1/(2 sqrt(3) L); "
+        "the t = 0 term alone, (1/(c^2 T)) sum ||grad f~_ij(x0)||^2, does not depend on sigma)",
     )
 
 
@@ -656,7 +688,8 @@ def check_cor2(bound: Formula = cor2_gradient, hypothesis: Hypothesis = sto_hypo
         _client_gradient,
         bound,
         hypothesis,
-        "Corollary 2, (1/(c^2 T)) sum_t sum_{i,j} E||grad f_i(x_i^t)||^2 <= 4 sqrt(L sigma^2 S/(c^2 T))",
+        "Corollary 2, (1/(c^2 T)) sum_t sum_{i,j} E||grad f_i(x_i^t)||^2 <= 4 sqrt(L sigma^2 S/(c^2 T))"
+        " (proportional to sigma while eta stays capped; the t = 0 term does not depend on sigma)",
     )
 
 
