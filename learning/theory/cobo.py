@@ -1444,3 +1444,120 @@ def check_example2_zeta(zeta2: Callable[[Any, Any], Any] = _zeta2_printed) -> Ve
 )
 def check_example2_zeta_corrected(zeta2: Callable[[Any, Any], Any] = _zeta2_corrected) -> Verdict:
     return check_example2_zeta(zeta2)
+
+
+# --------------------------------------------------------------------------- the weight's variance
+
+
+def _weight_variance_printed(*, sigma: Fraction, b: int, **_: Fraction) -> Fraction:
+    r"""As printed: :math:`4\sigma^2/b`."""
+    return 4 * sigma**2 / b
+
+
+def _weight_variance_corrected(
+    *, sigma: Fraction, b: int, gamma: Fraction, gi: Fraction, gj: Fraction, **_: Fraction
+) -> Fraction:
+    r""":math:`\gamma^2 \big(\frac{\sigma^2}{b} (\|\nabla f_i(z)\|^2 + \|\nabla f_j(z)\|^2)
+    + \frac{\sigma^4}{b^2}\big)`: the variance of :math:`\gamma \langle h_i, h_j \rangle` for
+    independent unbiased :math:`h_i, h_j` of variance :math:`\sigma^2/b`, which the projection
+    (1-Lipschitz) can only shrink."""
+    return gamma**2 * (sigma**2 / b * (gi**2 + gj**2) + sigma**4 / b**2)
+
+
+def _weight_variance_no_product(**q: Any) -> Fraction:
+    """The corrected bound without the noise-times-noise term sigma^4/b^2."""
+    return _weight_variance_corrected(**q) - q["gamma"] ** 2 * q["sigma"] ** 4 / q["b"] ** 2
+
+
+def _mean_of_signs(b: int) -> list[tuple[Fraction, Fraction]]:
+    """The law of the mean of ``b`` independent signs (+-1 with probability 1/2 each)."""
+    return [(Fraction(2 * k - b, b), Fraction(math.comb(b, k), 2**b)) for k in range(b + 1)]
+
+
+WEIGHT_DRAWN = (
+    "exact rationals, d = 1: midpoint gradients (g_i, g_j) in {(0, 0), (1/2, -1/3), (2, 3)}, "
+    "per-sample noise +-sigma with probability 1/2 (variance sigma^2, A2 with equality), "
+    "mini-batch b in {1, 4} (the mean's law enumerated exactly), sigma in {1/10, 1, 3}, "
+    "gamma in {1/100, 1, 50}, w^t in {1/2, 1}; the weight's variance computed exactly"
+)
+
+
+@proposition(
+    "cobo.lemma3.proof.weight_variance",
+    source=f"{PAPER}, Appendix A (Theory), proof of Lemma 3, the bound on "
+    "E_h|w_ij^{t+1} - E_h[w_ij^{t+1}]|^2",
+    statement="With independent unbiased midpoint gradients h_i, h_j of variance sigma^2/b "
+    "(mini-batch b, A2), the weight after eq. (w) has E_h|w_ij^{t+1} - E_h[w_ij^{t+1}]|^2 <= "
+    "4 sigma^2/b",
+    holds=False,
+    perturb={"bound": _weight_variance_corrected},
+)
+def check_weight_variance(bound: Formula = _weight_variance_printed) -> Verdict:
+    """w_ij^{t+1} = Proj_[0,1](w_ij^t + gamma <h_i, h_j>) is dimensionless while sigma^2/b has
+    the units of a squared gradient: multiplying the losses by kappa and gamma by 1/kappa^2
+    leaves the weight's law unchanged and scales 4 sigma^2/b by kappa^2. At the minimiser
+    (both gradients 0) with b = 1 the weight moves by +-gamma sigma^2, variance
+    gamma^2 sigma^4, which exceeds 4 sigma^2 as soon as gamma sigma > 2."""
+    n = 0
+    for gi, gj in (
+        (Fraction(0), Fraction(0)),
+        (Fraction(1, 2), Fraction(-1, 3)),
+        (Fraction(2), Fraction(3)),
+    ):
+        for b in (1, 4):
+            law = _mean_of_signs(b)
+            for sigma in (Fraction(1, 10), Fraction(1), Fraction(3)):
+                for gamma in (Fraction(50), Fraction(1, 100), Fraction(1)):
+                    for w in (Fraction(1, 2), Fraction(1)):
+                        n += 1
+                        values = [
+                            (
+                                min(
+                                    max(
+                                        w + gamma * (gi + sigma * u) * (gj + sigma * v), Fraction(0)
+                                    ),
+                                    Fraction(1),
+                                ),
+                                pu * pv,
+                            )
+                            for u, pu in law
+                            for v, pv in law
+                        ]
+                        mean = sum(x * p for x, p in values)
+                        variance = sum((x - mean) ** 2 * p for x, p in values)
+                        q = {"sigma": sigma, "b": b, "gamma": gamma, "gi": gi, "gj": gj}
+                        limit = bound(**q)
+                        if variance > limit:
+                            return refuted(
+                                f"fails: the weight's variance is {variance} > the bound {limit} "
+                                f"(gradients ({gi}, {gj}) at the midpoint, b = {b}, sigma = {sigma}, "
+                                f"gamma = {gamma}, w^t = {w}, per-sample noise +-sigma)",
+                                {
+                                    k: str(x)
+                                    for k, x in {
+                                        **q,
+                                        "w_t": w,
+                                        "variance": variance,
+                                        "bound": limit,
+                                    }.items()
+                                },
+                            )
+    return checked(
+        "the variance of Proj_[0,1](w + gamma <h_i, h_j>) is at most "
+        "gamma^2 (sigma^2/b (||g_i||^2 + ||g_j||^2) + sigma^4/b^2)",
+        n,
+        drawn=WEIGHT_DRAWN,
+    )
+
+
+@proposition(
+    "cobo.lemma3.proof.weight_variance.corrected",
+    source=f"{PAPER}, Appendix A (Theory), proof of Lemma 3, with the units of eq. (w)",
+    statement="E_h|w_ij^{t+1} - E_h[w_ij^{t+1}]|^2 <= gamma^2 (sigma^2/b (||grad f_i(z_ij^t)||^2 + "
+    "||grad f_j(z_ij^t)||^2) + sigma^4/b^2): the projection is 1-Lipschitz, and the cross terms "
+    "of <g_i + n_i, g_j + n_j> vanish for independent zero-mean noise",
+    kind="derived",
+    perturb={"bound": _weight_variance_no_product},
+)
+def check_weight_variance_corrected(bound: Formula = _weight_variance_corrected) -> Verdict:
+    return check_weight_variance(bound)

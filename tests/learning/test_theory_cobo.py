@@ -272,3 +272,24 @@ def test_case2_pair_satisfies_the_hypotheses_and_keeps_a_positive_weight():
 def test_corrected_checks_count_their_points(check):
     verdict = check()
     assert verdict.holds and verdict.n_points >= 30
+
+
+def test_weight_variance_counterexample_by_hand():
+    # at the minimiser both midpoint gradients are 0; with b = 1 and noise +-sigma the step
+    # moves w = 1/2 by gamma * (+-sigma)(+-sigma) = +-gamma sigma^2 = +-1/2 (sigma = 1/10, gamma = 50)
+    sigma, gamma = F(1, 10), F(50)
+    outcomes = [
+        min(max(F(1, 2) + gamma * u * v, F(0)), F(1))
+        for u in (sigma, -sigma)
+        for v in (sigma, -sigma)
+    ]
+    mean = sum(outcomes) / 4
+    variance = sum((x - mean) ** 2 for x in outcomes) / 4
+    assert variance == F(1, 4) > 4 * sigma**2  # the printed 4 sigma^2/b = 1/25
+    # the law of a mean of b signs has variance 1/b
+    for b in (1, 4, 7):
+        law = cobo._mean_of_signs(b)
+        assert sum(p for _, p in law) == 1 and sum(x * x * p for x, p in law) == F(1, b)
+    verdict = cobo.check_weight_variance()
+    assert not verdict.holds and verdict.counterexample is not None
+    assert verdict.counterexample["variance"] == "1/4"
