@@ -43,6 +43,13 @@ along the appendix's own steps with their constants repaired:
 * summing both over :math:`t` and closing the loop needs :math:`52 M^2 \le \frac12`, i.e.
   :math:`M^2 \le 1/104` (at the printed :math:`M \le 1/5` the appendix's chain does not close
   once the factor 4 is restored).
+
+The weight step has its own entries: Cases 1 and 2 of the proof of Theorem 1 (the in-cluster
+weights stay at 1; the cross-cluster ones reach 0 only if :math:`\gamma |s| \ge w`), the vertex
+solution of the inner problem, and the variance of a weight after eq. (w), which the proof of
+Lemma 3 bounds by :math:`4\sigma^2/b`, a squared gradient, although the weight is
+dimensionless (the batch condition :math:`b \ge \frac{2}{c^2} 2L\eta(c-2)\sigma^2` of the
+second Theorem 1 inherits those units).
 """
 
 from __future__ import annotations
