@@ -1499,7 +1499,7 @@ WEIGHT_DRAWN = (
     holds=False,
     perturb={"bound": _weight_variance_corrected},
 )
-def check_weight_variance(bound: Formula = _weight_variance_printed) -> Verdict:
+def check_weight_variance(bound: Callable[..., Fraction] = _weight_variance_printed) -> Verdict:
     """w_ij^{t+1} = Proj_[0,1](w_ij^t + gamma <h_i, h_j>) is dimensionless while sigma^2/b has
     the units of a squared gradient: multiplying the losses by kappa and gamma by 1/kappa^2
     leaves the weight's law unchanged and scales 4 sigma^2/b by kappa^2. At the minimiser
@@ -1566,5 +1566,7 @@ def check_weight_variance(bound: Formula = _weight_variance_printed) -> Verdict:
     kind="derived",
     perturb={"bound": _weight_variance_no_product},
 )
-def check_weight_variance_corrected(bound: Formula = _weight_variance_corrected) -> Verdict:
+def check_weight_variance_corrected(
+    bound: Callable[..., Fraction] = _weight_variance_corrected,
+) -> Verdict:
     return check_weight_variance(bound)
