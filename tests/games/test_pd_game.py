@@ -152,7 +152,9 @@ def test_p0_numbers():
     assert strict.seller == equilibrium(P3, 1, "thesis").seller == 7
     assert strict.high_buyer == 0 and 1 - strict.profile.aware_b == F(3, 8)
     assert equilibrium(P3, 1, "thesis").high_buyer == F(5, 3)
-    assert high_buyer_deviation_gain(P3, 1, "thesis") == F(2, 3) * (8 - 3)  # (1 - q*)(alpha Delta - c_B)
+    assert high_buyer_deviation_gain(P3, 1, "thesis") == F(2, 3) * (
+        8 - 3
+    )  # (1 - q*)(alpha Delta - c_B)
     assert high_buyer_deviation_gain(P3, 1) == 0
 
 
