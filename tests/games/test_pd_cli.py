@@ -166,5 +166,5 @@ def test_figures_at_a_short_horizon(capsys, tmp_path):
     columns = fig41[0].split(",")
     # the equilibrium's buyer curve, and the thesis profile's where it differs (regime B)
     assert {"high_buyer_B", "high_buyer_thesis_B"} <= set(columns)
-    last = dict(zip(columns, map(float, fig41[-1].split(","))))
+    last = dict(zip(columns, map(float, fig41[-1].split(",")), strict=True))
     assert last["high_buyer_B"] == 0 and last["high_buyer_thesis_B"] == 2.5
