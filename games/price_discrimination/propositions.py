@@ -55,7 +55,6 @@ from games.price_discrimination.sellers import (
     BeliefTracking,
     ContextualExp3,
     FixedProduct,
-    Seller,
 )
 
 F = Fraction
@@ -624,7 +623,7 @@ def _cor3(alpha_commit: Callable[[PDGame], Any] = _alpha_star_printed) -> Verdic
 
 
 @cache
-def _run(name: str, seller: Seller, rounds: int, runs: int, seed: int, n: int = 10) -> RepeatedRun:
+def _run(name: str, seller: Any, rounds: int, runs: int, seed: int, n: int = 10) -> RepeatedRun:
     game = dataclasses.replace(GAMES[name], n=n) if n != GAMES[name].n else GAMES[name]
     return simulate(game, seller, rounds, runs, seed)
 
@@ -641,7 +640,7 @@ def _rho_min(game: PDGame) -> float:
 
 
 #: Sellers against which the estimator (4.7) is run: fixed, alternating and adaptive ones.
-_TRACKED: tuple[tuple[str, Seller], ...] = (
+_TRACKED: tuple[tuple[str, Any], ...] = (
     ("P0", AlphaPD(0.3)),
     ("P0", AlphaPD(1.0)),
     ("P0", FixedProduct(0.8, 0.3)),
@@ -652,7 +651,7 @@ _TRACKED: tuple[tuple[str, Seller], ...] = (
     ("P3", BeliefTracking(0.0)),
 )
 #: Regime A, where strategic high types all send s_L: (4.7) never sees both signals.
-_UNINFORMATIVE: tuple[tuple[str, Seller], ...] = (("P2", AlphaPD(1.0)),)
+_UNINFORMATIVE: tuple[tuple[str, Any], ...] = (("P2", AlphaPD(1.0)),)
 
 
 # ----------------------------------------------------------------- Lemma 26, Proposition 6
@@ -686,7 +685,7 @@ def _coin_belief_counterexample(eps: float, delta: float) -> Verdict | None:
 
 
 def _estimator_deviations(
-    eps: float, settings: tuple[tuple[str, Seller], ...], rounds: int = 3000
+    eps: float, settings: tuple[tuple[str, Any], ...], rounds: int = 3000
 ) -> list[dict[str, Any]]:
     points = []
     for k, (name, seller) in enumerate(settings):
@@ -1201,7 +1200,7 @@ def _lemma29_corrected(beliefs: str = "estimator (4.7)") -> Verdict:
     return _lemma29(beliefs)
 
 
-def _bound_runs(sellers: tuple[tuple[str, Seller], ...], seed: int) -> list[dict[str, Any]]:
+def _bound_runs(sellers: tuple[tuple[str, Any], ...], seed: int) -> list[dict[str, Any]]:
     points = []
     for k, (name, seller) in enumerate(sellers):
         run = _run(name, seller, 4000, 4, seed + k)

@@ -161,7 +161,7 @@ def _seller(args: argparse.Namespace) -> Any:
 
     from games.price_discrimination.sellers import SELLERS
 
-    seller = SELLERS[args.seller]()
+    seller: Any = SELLERS[args.seller]()
     # a flag may set what the named seller leaves open (None): Exp3's eta/gamma, alpha-pd's alpha
     open_fields = {f.name for f in dataclasses.fields(seller) if getattr(seller, f.name) is None}
     given = {k: getattr(args, k) for k in ("eta", "gamma", "alpha") if getattr(args, k) is not None}
