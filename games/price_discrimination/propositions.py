@@ -26,6 +26,7 @@ import sympy as sp
 from econ.propositions import (
     Kind,
     Verdict,
+    checked,
     on_points,
     proposition,
     proved,
@@ -314,6 +315,121 @@ def _thm6_indifference(r_star: Callable[[Any, Any], Any] = _r_star) -> Verdict:
             **{str(k): str(v) for k, v in point.items()},
             "U_H(s_L) - U_H(s_H)": str(sp.nsimplify(buyer_gap.subs(point))),
         },
+    )
+
+
+def _other_equilibria(name: str, alpha: Fraction) -> list[dict[str, float]]:
+    """Profiles other than the equilibrium of :func:`equilibrium_profile` that the certificate
+    accepts: the high type's evasion rate q on a grid of 11 plus q*, the aware seller's
+    P(theta_H | s_L) on a grid of 11 plus 1 - alpha*/alpha, the blind seller's P(theta_H) in
+    {0, 1/2, 1}; the low type is truthful and the aware seller charges theta_H after s_H (both
+    strictly dominant on path; off path the proof's belief that s_H comes from a high type)."""
+    g = GAMES[name].numeric()
+    a = float(alpha)
+    eq = equilibrium_profile(g, a)
+    grid = [i / 10 for i in range(11)]
+    qs = sorted(set(grid) | {float(g.q_star)})
+    bs = sorted(set(grid) | {float(eq.aware_b)})
+    found = []
+    for q in qs:
+        for b in bs:
+            for blind in (0.0, 0.5, 1.0):
+                candidate = Profile(q, 0, 1, b, blind)
+                same = (q, b, blind) == (float(eq.q_high), float(eq.aware_b), float(eq.blind_high))
+                if not same and certify(g, a, candidate, tol=1e-9).is_equilibrium:
+                    found.append({"q": q, "aware_b": b, "blind_high": blind})
+    return found
+
+
+def _uniqueness(exclude_ties: bool) -> Verdict:
+    names = ["P0", "P1", "P2", "P3", *[f"random{i}" for i in range(4)]]
+    points = [{"game": n, "alpha": str(a)} for n in names for a in alpha_grid(GAMES[n])]
+
+    def tie(game: str, alpha: str) -> bool:
+        g = GAMES[game]
+        return F(alpha) == g.alpha_star or g.theta_low == g.mu * g.theta_high
+
+    verdict = on_points(
+        lambda game, alpha: not _other_equilibria(game, F(alpha)),
+        points,
+        "no other profile of the searched family is an equilibrium",
+        drawn=f"P0-P3 (P1 on the boundary theta_L = mu theta_H) and 4 seeded random games, each "
+        f"at {ALPHAS_DRAWN}; per point 432 candidate profiles (q and the aware seller's "
+        "P(theta_H | s_L) on grids of 11 plus q* and 1 - alpha*/alpha, blind P(theta_H) in "
+        "{0, 1/2, 1})",
+        hypothesis=lambda game, alpha: (
+            _assumption1(game) and not (exclude_ties and tie(game, alpha))
+        ),
+    )
+    if verdict.holds or verdict.counterexample is None:
+        return verdict
+    name, alpha = verdict.counterexample["game"], F(verdict.counterexample["alpha"])
+    other = _other_equilibria(name, alpha)
+    return refuted(
+        f"another equilibrium exists at alpha = {alpha} (alpha* = {GAMES[name].alpha_star}): at "
+        "alpha = alpha* the high buyer is indifferent between s_L and s_H, and on the boundary "
+        "theta_L = mu theta_H the blind seller is indifferent between its prices; Assumption 1 "
+        "holds",
+        {**verdict.counterexample, "other_equilibria": other[:3], "count": len(other)},
+    )
+
+
+@proposition(
+    "thesis.ch4.thm6.unique",
+    source=f"{S42}, Theorem 6 ('the following unique perfect Bayes Nash equilibrium')",
+    statement="the PD game has a unique perfect Bayes Nash equilibrium (for every alpha and "
+    "every parameter set)",
+    holds=False,
+    perturb={"exclude_ties": True},
+)
+def _thm6_unique(exclude_ties: bool = False) -> Verdict:
+    return _uniqueness(exclude_ties)
+
+
+@proposition(
+    "thesis.ch4.thm6.unique.corrected",
+    source=f"{S42}, Theorem 6; docs/errata.md, thesis.ch4.thm6.unique",
+    statement="for alpha != alpha* and theta_L != mu theta_H the equilibrium (docs/errata.md, "
+    "thesis.ch4.thm6.corrected) is unique, with the off-path belief that s_H comes from a high "
+    "type; at alpha = alpha* every evasion rate q in [0, q*] is an equilibrium, at theta_L = "
+    "mu theta_H every blind price mix",
+    perturb={"exclude_ties": False},
+)
+def _thm6_unique_corrected(exclude_ties: bool = True) -> Verdict:
+    verdict = _uniqueness(exclude_ties)
+    if not verdict.holds:
+        return verdict
+    ties = []
+    for name in ("P0", "P1", "P2", "P3"):
+        g = GAMES[name].numeric()
+        star, rule = float(g.alpha_star), float(g.blind_price_high)
+        for i in range(11):
+            q = float(g.q_star) * i / 10
+            ties.append({"game": name, "alpha": star, "q": q, "blind": rule})
+        if g.theta_low == g.mu * g.theta_high:
+            for a in (0.0, star / 2, 1.0):
+                eq = equilibrium_profile(g, a)
+                ties += [
+                    {"game": name, "alpha": a, "q": float(eq.q_high), "blind": x}
+                    for x in (0.0, 0.5, 1.0)
+                ]
+    tie_verdict = on_points(
+        lambda game, alpha, q, blind: (
+            certify(
+                GAMES[game].numeric(), alpha, Profile(q, 0, 1, 0, blind), tol=1e-9
+            ).is_equilibrium
+        ),
+        ties,
+        "at alpha = alpha* each q in [0, q*] and on the boundary each blind mix is an equilibrium",
+        drawn="P0-P3 at alpha*, q = q* i/10 for i = 0..10; P1 (boundary) at alpha in {0, "
+        "alpha*/2, 1} with blind P(theta_H) in {0, 1/2, 1}",
+    )
+    if not tie_verdict.holds:
+        return tie_verdict
+    return checked(
+        f"{verdict.evidence}; and {tie_verdict.evidence}",
+        (verdict.n_points or 0) + (tie_verdict.n_points or 0),
+        drawn=f"{verdict.drawn}; {tie_verdict.drawn}",
     )
 
 
