@@ -180,7 +180,9 @@ def write_figures(
         jump = np.where(c["alpha"] > star, np.nan, c["seller"])
         ax.plot(c["alpha"], jump, color="C0", label="seller $u_S$")
         ax.plot(c["alpha"], np.where(c["alpha"] > star, c["seller"], np.nan), color="C0")
-        ax.plot(c["alpha"], c["high_buyer"], color="C1", label=r"$\bar\theta$-buyer $u_H$")
+        ax.plot(
+            c["alpha"], c["high_buyer"], color="C1", label=r"$\bar\theta$-buyer $u_H$ (equilibrium)"
+        )
         if np.any(c["high_buyer_thesis"] != c["high_buyer"]):
             differ = np.where(
                 c["high_buyer_thesis"] != c["high_buyer"], c["high_buyer_thesis"], np.nan
