@@ -433,6 +433,70 @@ def _thm6_unique_corrected(exclude_ties: bool = True) -> Verdict:
     )
 
 
+def _proof_blind_low(theta_low: Any, mu_theta_high: Any) -> bool:
+    """The proof of Theorem 6: p_blind = theta_L if theta_L <= mu theta_H (as printed)."""
+    return bool(theta_low <= mu_theta_high)
+
+
+def _statement_blind_low(theta_low: Any, mu_theta_high: Any) -> bool:
+    """Theorem 6(d): p_blind = theta_L if theta_L >= mu theta_H."""
+    return bool(theta_low >= mu_theta_high)
+
+
+def _blind_rule(low_if: Callable[[Any, Any], bool]) -> Verdict:
+    def best(game: str) -> bool:
+        g = GAMES[game]
+        revenue_low, revenue_high = g.theta_low, g.mu * g.theta_high  # everyone / high types buy
+        chosen = revenue_low if low_if(g.theta_low, g.mu * g.theta_high) else revenue_high
+        return bool(chosen == max(revenue_low, revenue_high))
+
+    return on_points(
+        best,
+        [{"game": name} for name in GAMES],
+        "the rule's price maximises the blind seller's expected revenue (theta_L vs mu theta_H)",
+        drawn=GAMES_DRAWN,
+    )
+
+
+@proposition(
+    "thesis.ch4.thm6.proof_blind",
+    source=f"{S47}, proof of Theorem 6 (the display of p_blind)",
+    statement="the signal-blind seller's best price is theta_L if theta_L <= mu theta_H and "
+    "theta_H if theta_L > mu theta_H (the proof's display; Theorem 6(d) states the reverse)",
+    holds=False,
+    perturb={"low_if": _statement_blind_low},
+)
+def _thm6_proof_blind(low_if: Callable[[Any, Any], bool] = _proof_blind_low) -> Verdict:
+    verdict = _blind_rule(low_if)
+    if verdict.holds or verdict.counterexample is None:
+        return verdict
+    g = GAMES[verdict.counterexample["game"]]
+    return refuted(
+        "the displayed rule charges theta_L when theta_L < mu theta_H, where theta_H earns more "
+        "(theta_L from every buyer against mu theta_H from the high types)",
+        {
+            **verdict.counterexample,
+            "theta_L": str(g.theta_low),
+            "mu theta_H": str(g.mu * g.theta_high),
+            "rule's price": "theta_L" if low_if(g.theta_low, g.mu * g.theta_high) else "theta_H",
+        },
+    )
+
+
+@proposition(
+    "thesis.ch4.thm6.proof_blind.corrected",
+    source=f"{S47}, proof of Theorem 6; {S42}, Theorem 6(d); docs/errata.md, "
+    "thesis.ch4.thm6.proof_blind",
+    statement="the signal-blind seller's best price is theta_L if theta_L >= mu theta_H, else "
+    "theta_H (revenue theta_L from everyone against mu theta_H from the high types)",
+    perturb={"low_if": _proof_blind_low},
+)
+def _thm6_proof_blind_corrected(
+    low_if: Callable[[Any, Any], bool] = _statement_blind_low,
+) -> Verdict:
+    return _blind_rule(low_if)
+
+
 def _printed_buys(value: Any, price: Any) -> bool:
     return bool(value <= price)  # Theorem 6(e) as printed: b_i = 1{theta_i <= p_i}
 
