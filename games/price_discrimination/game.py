@@ -257,6 +257,9 @@ class Equilibrium:
 
     Attributes
     ----------
+    convention
+        ``"strict"``: the equilibrium; ``"thesis"``: the profile Theorem 6 states, which is not
+        an equilibrium where :func:`profiles_differ`.
     seller, high_buyer, low_buyer
         Expected utility per buyer of the seller, of a high-value and of a low-value buyer.
     buyer_avg
