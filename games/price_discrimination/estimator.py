@@ -19,7 +19,7 @@ from games.price_discrimination.game import PDGame
 def informative_probability(game: PDGame, q_high: Any, q_low: Any = 0) -> Any:
     r"""Probability :math:`\rho = E[I_\tau | H_\tau]` that a round shows both signals.
 
-    Proof of Proposition 6 (Werner 2024), spec ch4 section 2.5: with
+    Proof of Proposition 6 (Werner 2024, section 4.7, eq. (4.7)): with
     :math:`\pi_L = (1-\mu)(1-q_L) + \mu q_H` the chance one buyer sends the low signal,
 
     .. math:: \rho = 1 - \pi_L^n - (1-\pi_L)^n

@@ -30,12 +30,21 @@ BIAS_LEVELS = np.round(np.arange(-1.0, 1.0, 0.1), 10)
 
 
 def fig4_1_data(points: int = 10_000) -> dict[str, dict[str, np.ndarray]]:
-    """Equilibrium utilities against alpha: regime A (P1, theta_L = mu theta_H) and B (P0)."""
+    """Utilities against alpha: regime A (P1, theta_L = mu theta_H) and B (P0).
+
+    ``seller``, ``high_buyer`` and ``buyer_avg`` are the equilibrium's; ``high_buyer_thesis`` and
+    ``buyer_avg_thesis`` those of the profile Theorem 6 states, which Figure 4.1 plots and which
+    for alpha > alpha* in regime B is not an equilibrium (the seller's utility is the same).
+    """
     alphas = np.linspace(0.0, 1.0, points)
-    return {
-        "A": utility_curves(PARAMETER_SETS["P1"], alphas),
-        "B": utility_curves(PARAMETER_SETS["P0"], alphas),
-    }
+    out = {}
+    for regime, game in (("A", PARAMETER_SETS["P1"]), ("B", PARAMETER_SETS["P0"])):
+        curves = utility_curves(game, alphas)
+        thesis = utility_curves(game, alphas, "thesis")
+        curves["high_buyer_thesis"] = thesis["high_buyer"]
+        curves["buyer_avg_thesis"] = thesis["buyer_avg"]
+        out[regime] = curves
+    return out
 
 
 def run_sellers(
@@ -109,9 +118,23 @@ def fig4_5_data(
     return out
 
 
-def _reference_lines(game: PDGame) -> dict[str, float]:
+def _reference_lines(game: PDGame, who: str = "seller") -> dict[str, float]:
+    """Dashed lines of Figures 4.2 and 4.5: the one-shot utilities at alpha in {0, 1, alpha*}.
+
+    For the buyer (average over all buyers) the equilibrium's values come first; where the
+    thesis's profile gives another value (regime B, alpha > alpha*) it is added, labelled.
+    """
     star = float(game.alpha_star)
-    return {f"alpha={a:g}": float(equilibrium(game, min(a, 1.0)).seller) for a in (0.0, 1.0, star)}
+    lines = {}
+    for a in (0.0, 1.0, star):
+        eq = equilibrium(game, min(a, 1.0))
+        lines[f"alpha={a:g}"] = float(eq.seller if who == "seller" else eq.buyer_avg)
+    if who == "buyer":
+        for a in (0.0, 1.0, star):
+            thesis = float(equilibrium(game, min(a, 1.0), "thesis").buyer_avg)
+            if thesis != lines[f"alpha={a:g}"]:
+                lines[f"alpha={a:g}, thesis profile (not an equilibrium)"] = thesis
+    return lines
 
 
 def _save_csv(
@@ -157,7 +180,20 @@ def write_figures(
         jump = np.where(c["alpha"] > star, np.nan, c["seller"])
         ax.plot(c["alpha"], jump, color="C0", label="seller $u_S$")
         ax.plot(c["alpha"], np.where(c["alpha"] > star, c["seller"], np.nan), color="C0")
-        ax.plot(c["alpha"], c["high_buyer"], color="C1", label=r"$\bar\theta$-buyer $u_H$")
+        ax.plot(
+            c["alpha"], c["high_buyer"], color="C1", label=r"$\bar\theta$-buyer $u_H$ (equilibrium)"
+        )
+        if np.any(c["high_buyer_thesis"] != c["high_buyer"]):
+            differ = np.where(
+                c["high_buyer_thesis"] != c["high_buyer"], c["high_buyer_thesis"], np.nan
+            )
+            ax.plot(
+                c["alpha"],
+                differ,
+                color="C1",
+                ls="--",
+                label=r"$\bar\theta$-buyer, thesis profile (not an equilibrium)",
+            )
         ax.set_xticks([0, star, 1], ["0", r"$\alpha^*$", "1"])
         ax.set_title(
             r"regime A: $\theta_L \geq \mu\theta_H$"
@@ -178,10 +214,7 @@ def write_figures(
     utilities = fig4_2_data(runs)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     lines = _reference_lines(game)
-    buyer_lines = {
-        f"alpha={a:g}": float(equilibrium(game, a).buyer_avg)
-        for a in (0.0, 1.0, float(game.alpha_star))
-    }
+    buyer_lines = _reference_lines(game, "buyer")
     for ax, who, refs in zip(axes, ("seller", "buyer"), (lines, buyer_lines), strict=True):
         for name in FIGURE_SELLERS:
             ax.plot(t, utilities[f"{who}_{name}"], label=name)

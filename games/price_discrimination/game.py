@@ -28,7 +28,7 @@ from econ.validation import choice, in_interval, non_negative, positive_int, uni
 
 Number = Any  # float, Fraction, numpy array or sympy expression: the formulas accept all four
 Convention = Literal["thesis", "strict"]
-CONVENTIONS: tuple[str, ...] = ("thesis", "strict")
+CONVENTIONS: tuple[str, ...] = ("strict", "thesis")
 
 
 class AssumptionWarning(UserWarning):
@@ -124,7 +124,8 @@ class PDGame:
     @property
     def kappa(self) -> Number:
         r""":math:`\kappa = \min\{\mu\Delta\theta, (1-\mu)\underline\theta\}`, the constant of the
-        finite-horizon forms of Lemma 28 and Proposition 10 (spec section 2.8)."""
+        finite-horizon forms of Lemma 28 and Proposition 10 (Werner 2024, section 4.7 (p. 98ff.),
+        proof of Lemma 28)."""
         return min(self.mu * self.delta, (1 - self.mu) * self.theta_low)
 
     @property
@@ -152,10 +153,11 @@ class PDGame:
 
 
 _F = Fraction
-#: The experiments' parameters (thesis section 4.4; spec P0): regime B, alpha* = q* = 1/2.
+#: The experiments' parameters (thesis section 4.4, p. 94): regime B, alpha* = q* = 1/2.
 THESIS_GAME = PDGame(_F(1, 2), _F(5), _F(15), _F(5), _F(5), n=10)
-#: The exact parameter sets of spec ch4 section 1.9: P0 (experiments, regime B), P1 (Figure 4.1
-#: left, boundary theta_L = mu theta_H, regime A), P2 (strict regime A), P3 (regime B, c_B != c_S).
+#: Exact parameter sets: P0 (the experiments of section 4.4, regime B), P1 (Figure 4.1 left as the
+#: authors' code draws it, boundary theta_L = mu theta_H, regime A), P2 (strict regime A), P3
+#: (regime B, c_B != c_S).
 PARAMETER_SETS: dict[str, PDGame] = {
     "P0": THESIS_GAME,
     "P1": PDGame(_F(1, 2), _F(5), _F(10), _F(5, 2), _F(5, 2)),
@@ -255,6 +257,9 @@ class Equilibrium:
 
     Attributes
     ----------
+    convention
+        ``"strict"``: the equilibrium; ``"thesis"``: the profile Theorem 6 states, which is not
+        an equilibrium where :func:`profiles_differ`.
     seller, high_buyer, low_buyer
         Expected utility per buyer of the seller, of a high-value and of a low-value buyer.
     buyer_avg
@@ -276,19 +281,22 @@ class Equilibrium:
         return self.game.n * self.seller
 
 
-def equilibrium_profile(game: PDGame, alpha: Number, convention: str = "thesis") -> Profile:
-    r"""The equilibrium strategies of Theorem 6, in the thesis or the ``strict`` convention.
+def equilibrium_profile(game: PDGame, alpha: Number, convention: str = "strict") -> Profile:
+    r"""The strategies of Theorem 6: the equilibrium (``"strict"``) or the thesis's profile.
 
-    Thesis (Werner 2024, Theorem 6): low types are truthful; high types evade with probability
-    :math:`q^*\,\mathbb 1\{\alpha > \alpha^*\}` (truthful at the tie); the aware seller prices
-    :math:`\underline s \mapsto \underline\theta`, :math:`\bar s \mapsto \bar\theta`; the blind
-    seller charges :math:`\underline\theta` iff :math:`\underline\theta \ge \mu\bar\theta`.
+    Thesis (Werner 2024, Theorem 6, section 4.2): low types are truthful; high types evade with
+    probability :math:`q^*\,\mathbb 1\{\alpha > \alpha^*\}` (truthful at the tie); the aware
+    seller prices :math:`\underline s \mapsto \underline\theta`,
+    :math:`\bar s \mapsto \bar\theta`; the blind seller charges :math:`\underline\theta` iff
+    :math:`\underline\theta \ge \mu\bar\theta`.
 
-    In regime B with :math:`\alpha > \alpha^*` that profile is not an equilibrium: the high
-    buyer strictly prefers to evade always (spec ch4 section 6, item 8). The ``strict``
-    convention keeps :math:`q^*` and lets the aware seller, indifferent after a low signal,
-    charge :math:`\underline\theta` with probability :math:`r^* = \alpha^*/\alpha`; seller
-    utilities are unchanged and the high buyer's drops to 0.
+    In regime B with :math:`\alpha > \alpha^*` the thesis's profile is not an equilibrium:
+    against it the high buyer gains :math:`(1-q^*)(\alpha\Delta\theta - c_B)` by always evading
+    (docs/errata.md, ``thesis.ch4.thm6``). The equilibrium (``"strict"``, the default) keeps
+    :math:`q^*` and lets the aware seller, indifferent after a low signal, charge
+    :math:`\underline\theta` with probability :math:`r^* = \alpha^*/\alpha`, which makes the high
+    buyer indifferent; seller utilities are the same and the high buyer's is 0. Everywhere
+    else the two profiles coincide.
     """
     choice("convention", convention, CONVENTIONS)
     unit_interval("alpha", alpha)
@@ -300,16 +308,22 @@ def equilibrium_profile(game: PDGame, alpha: Number, convention: str = "thesis")
     return Profile(q_high=q, q_low=0, aware_a=1, aware_b=b, blind_high=int(game.blind_price_high))
 
 
-def equilibrium(game: PDGame, alpha: Number, convention: str = "thesis") -> Equilibrium:
+def profiles_differ(game: PDGame, alpha: Number) -> bool:
+    """Whether the thesis's profile differs from the equilibrium (regime B, alpha > alpha*)."""
+    return game.regime == "B" and alpha > game.alpha_star
+
+
+def equilibrium(game: PDGame, alpha: Number, convention: str = "strict") -> Equilibrium:
     r"""The equilibrium of the PD game with awareness probability ``alpha`` and its utilities.
 
-    Utilities mix the blind and the aware seller (proof of Corollary 2, eqs. (4.5)-(4.6)):
+    ``convention="thesis"`` evaluates the thesis's profile instead (not an equilibrium where
+    :func:`profiles_differ`). Utilities mix the blind and the aware seller (proof of
+    Corollary 2, eqs. (4.5)-(4.6), section 4.7):
 
     .. math:: u_X(\alpha) = (1-\alpha)\,U_X(q; \text{blind}) + \alpha\,U_X(q; \text{aware})
 
-    which gives the closed forms of spec ch4 section 1.6, e.g. in regime B
-    :math:`u_S = \mu\bar\theta + \alpha(1-\mu)\underline\theta` for :math:`\alpha\le\alpha^*`
-    and :math:`\mu(\bar\theta - c_S q^*)` above.
+    e.g. in regime B :math:`u_S = \mu\bar\theta + \alpha(1-\mu)\underline\theta` for
+    :math:`\alpha\le\alpha^*` and :math:`\mu(\bar\theta - c_S q^*)` above, in both conventions.
     """
     profile = equilibrium_profile(game, alpha, convention)
     a, b = profile.marginals(alpha)
@@ -328,8 +342,16 @@ def equilibrium(game: PDGame, alpha: Number, convention: str = "thesis") -> Equi
     )
 
 
+def high_buyer_deviation_gain(game: PDGame, alpha: Number, convention: str = "strict") -> Number:
+    """What the high buyer gains by her best pure signal over the profile's mix (0 in equilibrium)."""
+    profile = equilibrium_profile(game, alpha, convention)
+    a, b = profile.marginals(alpha)
+    best = max(high_buyer_utility(game, 0, a, b), high_buyer_utility(game, 1, a, b))
+    return best - high_buyer_utility(game, profile.q_high, a, b)
+
+
 def utility_curves(
-    game: PDGame, alphas: np.ndarray, convention: str = "thesis"
+    game: PDGame, alphas: np.ndarray, convention: str = "strict"
 ) -> dict[str, np.ndarray]:
     """Equilibrium utilities per buyer on a grid of ``alpha`` (Figure 4.1), in floats."""
     numeric = game.numeric()
@@ -360,6 +382,6 @@ def symbolic_game() -> PDGame:
 
 
 SYMBOLS = symbolic_game()
-#: The workhorse utilities as sympy expressions (spec ch4 section 1.4).
+#: The per-buyer utilities of eqs. (4.1)-(4.3) as sympy expressions.
 U_S_EXPR: sp.Expr = sp.expand(seller_utility(SYMBOLS, Q_H, A, B, Q_L))
 U_H_EXPR: sp.Expr = sp.expand(high_buyer_utility(SYMBOLS, Q_H, A, B))

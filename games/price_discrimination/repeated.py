@@ -1,6 +1,7 @@
 """The repeated PD game (Algorithm 6), simulated for many independent runs at once.
 
-Werner (2024), section 4.3, Algorithm 6, read as in spec ch4 section 2.1: each round nature
+Werner (2024), section 4.3 and Algorithm 6 (section 4.6), read with Definition 4 step 3 and
+the experiments of section 4.4 ("samples once from each distribution"): each round nature
 draws the ``n`` buyers' types, CBER buyers signal given their shared belief
 :math:`\\hat\\alpha_t`, the seller draws **one price per signal class**, buyers buy iff the
 price is at most their value, and the seller observes its realised utility.
@@ -107,7 +108,7 @@ class RepeatedRun:
         )
 
     def expected_seller_utility(self) -> Floats:
-        """:math:`U_S(q_t; a_t, b_t)`, the expected per-buyer utility of each round (spec 1.4)."""
+        """:math:`U_S(q_t; a_t, b_t)`, the expected per-buyer utility of each round (eqs. (4.2)-(4.3))."""
         return seller_utility(self.game, self.q, self.a, self.b)
 
     def alpha_bar(self) -> Floats:
@@ -115,7 +116,7 @@ class RepeatedRun:
         return np.cumsum(self.alpha, axis=1) / np.arange(1, self.rounds + 1)
 
     def actions(self, convention: str = "realised") -> NDArray[np.int8]:
-        """Class of each round, in the order of :data:`ACTIONS` (spec ch4 section 4.5).
+        """Class of each round, in the order of :data:`ACTIONS` (Figure 4.4, section 4.4).
 
         ``"realised"`` (the reference code's, used for Figure 4.4): high if every buyer paid
         the high price, else low if every buyer paid the low price, else PD (high signal ->

@@ -14,8 +14,8 @@ the block's modes up front. At the end ``prices()`` gives the logged prices and
 P(:math:`\\bar\\theta` | low signal) and :math:`\\alpha_t` = P(the two prices differ) under the
 seller's joint distribution.
 
-Werner (2024), section 4.4 (Exp3, contextual Exp3, the Stackelberg seller) and spec ch4
-section 3 (the reference code's settings).
+Werner (2024), section 4.4 (Exp3, contextual Exp3, the Stackelberg seller); learning rates
+and reward normalisation as in the authors' experiment code linked from section 4.4.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ class Exp3Bank:
 
 
 def _loss(game: PDGame, reward: Floats) -> Floats:
-    r"""Normalised loss of a per-buyer reward :math:`r \in [-c_S, \bar\theta]` (spec 3.1):
+    r"""Normalised loss of a per-buyer reward :math:`r \in [-c_S, \bar\theta]` (the authors' experiment code):
     :math:`Y = (\bar\theta - r)/(\bar\theta + c_S)`."""
     th = float(game.theta_high)
     return (th - reward) / (th + float(game.c_s))
@@ -336,7 +336,7 @@ class FixedProduct:
 @dataclass(frozen=True, slots=True)
 class BeliefTracking:
     r"""An adversary for Proposition 10: price-discriminate iff the buyers' public belief is
-    below :math:`\alpha^* - m`, else charge the blind price (spec ch4 section 3.5)."""
+    below :math:`\alpha^* - m`, else charge the blind price"""
 
     margin: float = 0.01
     name: str = "belief-tracking"

@@ -3,7 +3,9 @@
 Three actions:
 
 ``equilibrium``
-    the one-shot equilibrium (Theorem 6) for one awareness level ``--alpha``;
+    the one-shot equilibrium for one awareness level ``--alpha``; ``--convention thesis``
+    prints the profile Theorem 6 states instead, which for ``alpha > alpha*`` in regime B is not
+    an equilibrium (docs/errata.md, ``thesis.ch4.thm6``) and is labelled so;
 ``repeated``
     repeated play of a learning seller against CBER buyers (Algorithm 6), many runs at once;
 ``figures``
@@ -52,7 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     eq.add_argument("--json", **json_flag)
     _game_arguments(eq)
     eq.add_argument("--alpha", type=Fraction, required=True, help="P(seller is signal aware)")
-    eq.add_argument("--convention", choices=("thesis", "strict"), default="thesis")
+    eq.add_argument(
+        "--convention",
+        choices=("strict", "thesis"),
+        default="strict",
+        help="strict: the equilibrium (default); thesis: the profile Theorem 6 states",
+    )
 
     rep = actions.add_parser("repeated", help="repeated play against CBER buyers (Algorithm 6)")
     rep.add_argument("--json", **json_flag)
@@ -103,19 +110,50 @@ def _progress(total: int) -> Any:
 
 
 def _equilibrium(args: argparse.Namespace) -> dict[str, Any]:
-    from games.price_discrimination.game import equilibrium
+    from games.price_discrimination.game import (
+        equilibrium,
+        high_buyer_deviation_gain,
+        profiles_differ,
+    )
 
     game = _game(args)
     eq = equilibrium(game, args.alpha, args.convention)
-    return {
-        "regime": game.regime,
-        "alpha_star": float(game.alpha_star),
-        "q_star": float(game.q_star),
-        "seller": float(eq.seller),
-        "high_buyer": float(eq.high_buyer),
-        "low_buyer": float(eq.low_buyer),
-        "U1_star": float(game.U1_star),
-    }
+    gain = high_buyer_deviation_gain(game, args.alpha, args.convention)
+    profile = eq.profile
+    out: dict[str, Any] = {"convention": args.convention, "is_equilibrium": gain <= 0}
+    if args.convention == "thesis":
+        if gain > 0:
+            out["profile"] = (
+                "thesis profile; not an equilibrium for alpha > alpha*: the high buyer gains "
+                f"{float(gain):.6g} by deviating"
+            )
+        else:
+            out["profile"] = "thesis profile; an equilibrium at this alpha"
+    else:
+        out["profile"] = "equilibrium"
+    out.update(
+        {
+            "regime": game.regime,
+            "alpha_star": float(game.alpha_star),
+            "evasion_rate": float(profile.q_high),
+        }
+    )
+    if profile.q_high > 0:
+        out["q_star"] = float(game.q_star)
+    if profiles_differ(game, args.alpha):
+        out["aware_prob_theta_low_after_s_low"] = float(1 - profile.aware_b)
+    out.update(
+        {
+            "seller": float(eq.seller),
+            "high_buyer": float(eq.high_buyer),
+            "low_buyer": float(eq.low_buyer),
+            "buyer_avg": float(eq.buyer_avg),
+            "U1_star": float(game.U1_star),
+        }
+    )
+    if gain > 0:
+        out["high_buyer_deviation_gain"] = float(gain)
+    return out
 
 
 def _seller(args: argparse.Namespace) -> Any:
@@ -123,7 +161,7 @@ def _seller(args: argparse.Namespace) -> Any:
 
     from games.price_discrimination.sellers import SELLERS
 
-    seller = SELLERS[args.seller]()
+    seller: Any = SELLERS[args.seller]()
     # a flag may set what the named seller leaves open (None): Exp3's eta/gamma, alpha-pd's alpha
     open_fields = {f.name for f in dataclasses.fields(seller) if getattr(seller, f.name) is None}
     given = {k: getattr(args, k) for k in ("eta", "gamma", "alpha") if getattr(args, k) is not None}

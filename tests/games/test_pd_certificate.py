@@ -1,4 +1,4 @@
-"""The brute-force best-response certificate (spec ch4 C-EQ-3)."""
+"""The brute-force best-response certificate (Theorem 6, section 4.2)."""
 
 from fractions import Fraction as F
 

@@ -15,40 +15,59 @@ def _json(capsys, argv):
 def test_equilibrium_json(capsys):
     out = _json(capsys, ["pd", "equilibrium", "--alpha", "0.49", "--json"])
     assert set(out) == {
+        "convention",
+        "is_equilibrium",
+        "profile",
         "regime",
         "alpha_star",
-        "q_star",
+        "evasion_rate",
         "seller",
         "high_buyer",
         "low_buyer",
+        "buyer_avg",
         "U1_star",
     }
+    assert out["convention"] == "strict" and out["is_equilibrium"]
     assert out["regime"] == "B" and out["seller"] == 8.725 and out["U1_star"] == 8.75
+    assert out["evasion_rate"] == 0  # truthful below alpha*: no q_star to report
+
+
+def test_equilibrium_default_is_an_equilibrium(capsys):
+    out = _json(capsys, ["pd", "equilibrium", "--alpha", "0.75", "--json"])
+    assert out["profile"] == "equilibrium" and out["is_equilibrium"]
+    assert out["high_buyer"] == 0 and out["seller"] == 6.25
+    assert out["evasion_rate"] == out["q_star"] == 0.5
+    assert out["aware_prob_theta_low_after_s_low"] == pytest.approx(2 / 3)  # alpha*/alpha
+    assert "high_buyer_deviation_gain" not in out
     strict = _json(
         capsys, ["pd", "--json", "equilibrium", "--alpha", "1", "--convention", "strict"]
     )
     assert strict["seller"] == 6.25 and strict["high_buyer"] == 0
+
+
+def test_equilibrium_thesis_profile_is_labelled(capsys):
+    out = _json(
+        capsys, ["pd", "equilibrium", "--alpha", "0.75", "--convention", "thesis", "--json"]
+    )
+    assert out["convention"] == "thesis" and not out["is_equilibrium"]
+    assert out["profile"] == (
+        "thesis profile; not an equilibrium for alpha > alpha*: the high buyer gains 1.25 by "
+        "deviating"
+    )
+    assert out["high_buyer"] == 1.25 and out["high_buyer_deviation_gain"] == 1.25
+    assert out["seller"] == 6.25  # the seller's utility is the same in both profiles
+    p3 = ["--mu", "3/5", "--theta-low", "4", "--theta-high", "12", "--cb", "3", "--cs", "1"]
     thesis = _json(
-        capsys,
-        [
-            "pd",
-            "equilibrium",
-            "--json",
-            "--alpha",
-            "1",
-            "--mu",
-            "3/5",
-            "--theta-low",
-            "4",
-            "--theta-high",
-            "12",
-            "--cb",
-            "3",
-            "--cs",
-            "1",
-        ],
+        capsys, ["pd", "equilibrium", "--json", "--alpha", "1", "--convention", "thesis", *p3]
     )
     assert thesis["seller"] == 7 and thesis["high_buyer"] == pytest.approx(5 / 3)
+    below = _json(
+        capsys, ["pd", "equilibrium", "--alpha", "0.25", "--convention", "thesis", "--json"]
+    )
+    assert below["is_equilibrium"] and below["profile"].endswith("an equilibrium at this alpha")
+    # the text table carries the same label
+    assert main(["pd", "equilibrium", "--alpha", "0.75", "--convention", "thesis"]) == 0
+    assert "not an equilibrium for alpha > alpha*" in capsys.readouterr().out
 
 
 def test_repeated_json_and_out(capsys, tmp_path):
@@ -144,3 +163,8 @@ def test_figures_at_a_short_horizon(capsys, tmp_path):
     assert header[0] == "bias,seller_exp3,seller_cexp3,seller_alpha-pd" and len(header) == 21
     fig41 = (tmp_path / "fig4_1.csv").read_text().splitlines()
     assert len(fig41) == 10_001
+    columns = fig41[0].split(",")
+    # the equilibrium's buyer curve, and the thesis profile's where it differs (regime B)
+    assert {"high_buyer_B", "high_buyer_thesis_B"} <= set(columns)
+    last = dict(zip(columns, map(float, fig41[-1].split(",")), strict=True))
+    assert last["high_buyer_B"] == 0 and last["high_buyer_thesis_B"] == 2.5

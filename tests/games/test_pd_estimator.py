@@ -1,4 +1,4 @@
-"""The consistent estimator (4.7) and its normaliser (spec ch4 section 2.5, C-EST-1..5)."""
+"""The consistent estimator (4.7) and its normaliser (proof of Proposition 6, section 4.7)."""
 
 from fractions import Fraction as F
 
@@ -19,7 +19,7 @@ def test_rho_for_p0():
 
 
 def test_estimator_starts_at_zero_and_divides_by_t():
-    # C-EST-2: alpha_hat_1 = 0, then alpha_hat_t = S_{t-1} / t
+    # alpha_hat_1 = 0, then alpha_hat_t = S_{t-1} / t
     est = ConsistentEstimator(P0, runs=2, rounds=3)
     thresholds = est.begin(0, 3, None)
     assert np.all(thresholds[0] == np.inf)  # round 1 truthful: belief 0 <= alpha*
@@ -53,11 +53,11 @@ def test_bias_is_added_each_round_without_compounding_and_clipped():
 
 def test_blind_seller_gives_a_zero_belief():
     run = simulate(P0, Exp3(), 300, 3, seed=1)
-    assert np.all(run.alpha_hat == 0) and np.all(run.final_belief == 0)  # C-EST-4
+    assert np.all(run.alpha_hat == 0) and np.all(run.final_belief == 0)
 
 
 def test_regime_a_strategic_rounds_are_not_identifiable():
-    run = simulate(P2, AlphaPD(1.0), 400, 2, seed=2)  # C-EST-5: no division, flagged
+    run = simulate(P2, AlphaPD(1.0), 400, 2, seed=2)  # rho = 0: no division, flagged
     assert run.strategic.any()
     assert not run.identifiable().any()
     assert np.all(run.rho[run.strategic] == 0)

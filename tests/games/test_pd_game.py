@@ -1,6 +1,7 @@
 """The one-shot PD game: derived quantities, workhorse utilities, equilibrium and its numbers.
 
-Exact values from spec ch4 sections 1.4-1.9 and checks C-EQ-1..9 of section 5.
+Exact values of the parameter sets P0-P3, derived by hand from eqs. (4.1)-(4.3) and the proof of
+Corollary 2 (Werner 2024, section 4.7), compared with the code and with brute-force enumeration.
 """
 
 import itertools
@@ -25,6 +26,7 @@ from games.price_discrimination.game import (
     PDGame,
     alpha_of,
     equilibrium,
+    high_buyer_deviation_gain,
     high_buyer_utility,
     posterior_after_low,
     seller_utility,
@@ -36,7 +38,6 @@ VERTICES = {"HH": (1, 1), "LL": (0, 0), "PD": (1, 0), "RPD": (0, 1)}
 
 
 def test_derived_quantities_of_the_parameter_sets():
-    # C-EQ-1 and the table of spec 1.9
     table = {
         "P0": ("B", 10, F(1, 2), F(1, 2), 15),
         "P1": ("A", 5, F(1, 2), 1, 5),
@@ -59,7 +60,7 @@ def test_derived_quantities_of_the_parameter_sets():
 
 
 def test_vertex_tables():
-    # C-EQ-2: (U_S, U_H) at the four seller vertices, spec 1.4
+    # (U_S, U_H) at the four seller vertices
     p0 = {
         0: {"HH": (7.5, 0), "LL": (5, 10), "PD": (10, 0), "RPD": (2.5, 10)},
         F(1, 2): {"HH": (6.25, -2.5), "LL": (3.75, 7.5), "PD": (6.25, 2.5), "RPD": (3.75, 2.5)},
@@ -77,7 +78,7 @@ def test_vertex_tables():
 
 
 def _closed_form(name, alpha):
-    """u_S and u_H (thesis convention) as printed in spec 1.9."""
+    """u_S and u_H of the thesis profile, by hand from the proof of Corollary 2."""
     a = F(alpha)
     forms = {
         "P0": (lambda: 7.5 + 2.5 * a, lambda: 6.25, lambda: 0, lambda: 5 * a - 2.5),
@@ -115,16 +116,19 @@ def _enumerate(game, alpha, profile):
 
 @pytest.mark.parametrize("name", ["P0", "P1", "P2", "P3"])
 def test_closed_forms_equal_enumeration(name):
-    # C-EQ-4: closed forms of spec 1.9 = equilibrium() = brute-force enumeration
+    # closed forms (thesis profile, as the proof of Corollary 2 evaluates it) = enumeration
     game = PARAMETER_SETS[name]
     star = game.alpha_star
     for alpha in (F(0), star / 2, star, star + F(1, 100), (1 + star) / 2, F(1)):
-        eq = equilibrium(game, alpha)
+        eq = equilibrium(game, alpha, "thesis")
         u_s, u_h = _closed_form(name, alpha)
         assert eq.seller == F(u_s).limit_denominator()
         assert eq.high_buyer == F(u_h).limit_denominator()
         assert (eq.seller, eq.high_buyer) == _enumerate(game, alpha, eq.profile)
-        assert eq.low_buyer == 0  # C-EQ-8
+        assert eq.low_buyer == 0
+        strict = equilibrium(game, alpha)
+        assert (strict.seller, strict.high_buyer) == _enumerate(game, alpha, strict.profile)
+        assert strict.seller == eq.seller
         assert eq.buyer_avg == game.mu * eq.high_buyer
         assert eq.seller_total == game.n * eq.seller
 
@@ -135,22 +139,26 @@ def test_p0_numbers():
         assert equilibrium(P0, alpha).seller == F(u).limit_denominator()
     for alpha in (F(51, 100), F(3, 4), 1):
         assert equilibrium(P0, alpha).seller == F(25, 4)
-    assert [equilibrium(P0, a).high_buyer for a in (F(51, 100), F(3, 4), 1)] == [
+    assert [equilibrium(P0, a, "thesis").high_buyer for a in (F(51, 100), F(3, 4), 1)] == [
         F(1, 20),
         F(5, 4),
         F(5, 2),
     ]
-    assert equilibrium(P0, 1).buyer_avg == F(5, 4)
+    assert equilibrium(P0, 1, "thesis").buyer_avg == F(5, 4)
+    assert [equilibrium(P0, a).high_buyer for a in (F(51, 100), F(3, 4), 1)] == [0, 0, 0]
     assert [equilibrium(P0, a).seller_total for a in (0, F(1, 2), 1)] == [75, F(175, 2), F(125, 2)]
     # strict convention: same seller utility, high buyer 0, r* = alpha*/alpha
-    strict = equilibrium(P3, 1, "strict")
-    assert strict.seller == equilibrium(P3, 1).seller == 7
+    strict = equilibrium(P3, 1)
+    assert strict.seller == equilibrium(P3, 1, "thesis").seller == 7
     assert strict.high_buyer == 0 and 1 - strict.profile.aware_b == F(3, 8)
-    assert equilibrium(P3, 1).high_buyer == F(5, 3)
+    assert equilibrium(P3, 1, "thesis").high_buyer == F(5, 3)
+    assert high_buyer_deviation_gain(P3, 1, "thesis") == F(2, 3) * (
+        8 - 3
+    )  # (1 - q*)(alpha Delta - c_B)
+    assert high_buyer_deviation_gain(P3, 1) == 0
 
 
 def test_commitment_value_and_jumps():
-    # C-EQ-5, C-EQ-7
     expected = {
         "P0": (F(35, 4), F(25, 4)),
         "P1": (F(25, 4), F(15, 4)),
@@ -169,7 +177,7 @@ def test_commitment_value_and_jumps():
 
 
 def test_corollary2_orderings_p0_p1():
-    # C-EQ-6
+    # Corollary 2's orderings for the thesis profile; in equilibrium the regime B buyer gets 0
     for g, (s, h) in (
         (P0, ((8.75, 7.5, 6.25), (2.5, 0, 0))),
         (P1, ((6.25, 5, 3.75), (5, 2.5, 2.5))),
@@ -177,11 +185,12 @@ def test_corollary2_orderings_p0_p1():
         star = g.alpha_star
         assert tuple(float(equilibrium(g, a).seller) for a in (star, 0, 1)) == s
         order = (1, 0, star) if g.regime == "B" else (0, 1, star)
-        assert tuple(float(equilibrium(g, a).high_buyer) for a in order) == h
+        assert tuple(float(equilibrium(g, a, "thesis").high_buyer) for a in order) == h
+    assert tuple(float(equilibrium(P0, a).high_buyer) for a in (1, 0, P0.alpha_star)) == (0, 0, 0)
 
 
 def test_regime_b_strategic_seller_is_indifferent():
-    # C-EQ-9: aware = blind under strategic buyers, and U_S(q*; 1, b) is flat in b
+    # aware = blind under strategic buyers, and U_S(q*; 1, b) is flat in b
     for g in (P0, P3):
         q = g.q_star
         assert seller_utility(g, q, 1, 0) == seller_utility(g, q, 1, 1)
@@ -194,7 +203,8 @@ def test_utility_curves_match_scalar_equilibrium():
     assert (
         curves["seller"][0] == 7.5 and curves["seller"][5] == 8.75 and curves["seller"][-1] == 6.25
     )
-    assert curves["high_buyer"][-1] == 2.5
+    assert curves["high_buyer"][-1] == 0
+    assert utility_curves(P0, alphas, "thesis")["high_buyer"][-1] == 2.5
 
 
 def test_workhorse_sympy_expression_matches_numeric_twin():
@@ -228,10 +238,10 @@ def test_validation_and_assumption_warning():
 
 
 def test_one_shot_monte_carlo_matches_formula():
-    # C-EQ-8: n = 10 buyers, 10^5 rounds of the P0 game at alpha = 3/4, one price per class
+    # n = 10 buyers, 10^5 rounds of the P0 game at alpha = 3/4, one price per class (thesis profile)
     rng = np.random.default_rng(3)
     g, alpha, rounds = P0.numeric(), 0.75, 100_000
-    eq = equilibrium(g, alpha)
+    eq = equilibrium(g, alpha, "thesis")
     high = rng.random((rounds, g.n)) < g.mu
     evade = high & (rng.random((rounds, g.n)) < eq.profile.q_high)
     aware = rng.random((rounds, 1)) < alpha
@@ -255,8 +265,10 @@ def test_corollary2_on_random_games(mu, low, gap, cb_share, c_s):
     star = g.alpha_star
     s0, ss, s1 = (equilibrium(g, a).seller for a in (0, star, 1))
     assert ss > s0 > s1
-    h0, hs, h1 = (equilibrium(g, a).high_buyer for a in (0, star, 1))
+    h0, hs, h1 = (equilibrium(g, a, "thesis").high_buyer for a in (0, star, 1))
     assert (h0 > h1 == hs) if g.regime == "A" else (h1 > h0 == hs)
+    h0, hs, h1 = (equilibrium(g, a).high_buyer for a in (0, star, 1))
+    assert (h0 > h1 == hs) if g.regime == "A" else (h1 == h0 == hs == 0)
     # PD is a best response to truthful and to strategic buyers (Prop 7's zero regret)
     for q in (0, g.q_star):
         assert seller_utility(g, q, 1, 0) == max(

@@ -1,5 +1,5 @@
-"""The repeated PD game (Algorithm 6): determinism, bookkeeping, and the numbers of spec ch4
-sections 2.8, 4 and 5 (C-SIM-*). Paper-scale runs (T = 20,000) are marked slow."""
+"""The repeated PD game (Algorithm 6): determinism, bookkeeping, and the numbers behind
+Figures 4.2-4.5 (section 4.4). Paper-scale runs (T = 20,000) are marked slow."""
 
 import numpy as np
 import pytest
@@ -48,11 +48,11 @@ def test_always_pd_against_strategic_buyers_has_the_predicted_action_shares():
     run = simulate(P0, AlphaPD(1.0), 3000, 10, seed=1)
     assert run.strategic[:, 10:].all()
     freq = run.action_frequencies()
-    assert freq["PD"] == pytest.approx(494763 / 524288, abs=0.01)  # rho, spec 4.5
+    assert freq["PD"] == pytest.approx(494763 / 524288, abs=0.01)  # rho
     assert freq["low"] == pytest.approx(0.75**10, abs=0.01)
     assert freq["reversePD"] == 0
     assert run.action_frequencies("sampled") == {"high": 0, "low": 0, "PD": 1, "reversePD": 0}
-    # C-SIM-1 at a short horizon: 6.25 per buyer, buyer 1.25, belief near 1
+    # always-PD at a short horizon: 6.25 per buyer, buyer 1.25, belief near 1
     assert abs(run.seller_utility().mean() - 6.25) < 0.05
     assert abs(run.buyer_utility().mean() - 1.25) < 0.05
     assert run.final_belief.mean() > 0.98
@@ -60,13 +60,13 @@ def test_always_pd_against_strategic_buyers_has_the_predicted_action_shares():
 
 
 def test_never_pd_gives_the_blind_equilibrium():
-    run = simulate(P0, AlphaPD(0.0), 2000, 10, seed=2)  # C-SIM-5
+    run = simulate(P0, AlphaPD(0.0), 2000, 10, seed=2)
     assert abs(run.seller_utility().mean() - 7.5) < 0.03
     assert np.all(run.buyer_utility() == 0)
 
 
 def test_finite_horizon_inequalities_on_simulated_logs():
-    # C-SIM-7: Lemma 27, Lemma 28 and the unified Proposition 10 bound hold on every log
+    # the finite-horizon forms of Lemmas 27 and 28 and of Proposition 10 hold on every log
     g = P0.numeric()
     for seller in (
         ContextualExp3(),
@@ -109,7 +109,7 @@ T = 20_000
 
 @pytest.mark.slow
 def test_figure_4_2_long_run_limits():
-    exp3 = simulate(P0, Exp3(), T, 5, seed=11)  # C-SIM-2
+    exp3 = simulate(P0, Exp3(), T, 5, seed=11)
     seller = exp3.seller_utility()
     assert 7.2 <= seller.mean() <= 7.45
     assert abs(seller[:, T // 2 :].mean() - 7.5) < 0.06
@@ -117,14 +117,14 @@ def test_figure_4_2_long_run_limits():
     assert exp3.action_frequencies()["PD"] == exp3.action_frequencies()["reversePD"] == 0
     assert exp3.regret(("high", "low")).max() < 0.35 and exp3.regret().min() > 2.5
 
-    cexp3 = simulate(P0, ContextualExp3(), T, 5, seed=12)  # C-SIM-3
+    cexp3 = simulate(P0, ContextualExp3(), T, 5, seed=12)
     assert abs(cexp3.seller_utility().mean() - 6.25) < 0.15
     assert cexp3.seller_utility().mean(axis=1).max() < 8.125  # Prop 8 bound
     assert np.all((cexp3.final_belief > 0.45) & (cexp3.final_belief < 0.8))
     assert cexp3.strategic.mean() > 0.9
     assert cexp3.regret().max() < 0.25
 
-    stackelberg = simulate(P0, AlphaPD(0.45), T, 5, seed=13)  # C-SIM-4
+    stackelberg = simulate(P0, AlphaPD(0.45), T, 5, seed=13)
     assert np.all(np.abs(stackelberg.seller_utility().mean(axis=1) - 8.625) < 0.12)
     assert np.all(np.abs(stackelberg.final_belief - 0.45) < 0.02)
     assert -0.01 <= stackelberg.buyer_utility().mean() <= 0.005
@@ -132,12 +132,12 @@ def test_figure_4_2_long_run_limits():
     per_run = near.seller_utility().mean(axis=1)
     assert per_run.mean() >= 7.9 and per_run.max() <= 8.78
 
-    always = simulate(P0, AlphaPD(1.0), T, 3, seed=15)  # C-SIM-1
+    always = simulate(P0, AlphaPD(1.0), T, 3, seed=15)
     assert abs(always.seller_utility().mean() - 6.25) < 0.05
     assert abs(always.buyer_utility().mean() - 1.25) < 0.05
     assert always.final_belief.min() > 0.99
 
-    tracking = simulate(P0, BeliefTracking(0.01), T, 3, seed=16)  # C-SIM-6
+    tracking = simulate(P0, BeliefTracking(0.01), T, 3, seed=16)
     assert tracking.seller_utility().mean(axis=1).max() <= 8.77
 
 
@@ -153,7 +153,7 @@ def test_figure_4_3_consistency():
 
 @pytest.mark.slow
 def test_regime_a_always_pd_is_the_documented_failure():
-    run = simulate(P2, AlphaPD(1.0), T, 3, seed=31)  # C-SIM-9
+    run = simulate(P2, AlphaPD(1.0), T, 3, seed=31)
     assert np.all(np.abs(run.final_belief - 0.4) < 0.01)
     assert abs(run.seller_utility().mean() - 5.32) < 0.1
     assert abs(run.strategic.mean() - 0.6) < 0.05
@@ -163,7 +163,7 @@ def test_regime_a_always_pd_is_the_documented_failure():
 def test_figure_4_5_bias_sweep():
     from games.price_discrimination.figures import fig4_5_data
 
-    sweep = fig4_5_data(P0, T, seeds=3, seed=41)  # C-SIM-8, tolerance 0.25 on 3-seed means
+    sweep = fig4_5_data(P0, T, seeds=3, seed=41)  # tolerance 0.25 on 3-seed means
     b = sweep["bias"]
     exp3, cexp3, stackelberg = (sweep[f"seller_{k}"] for k in ("exp3", "cexp3", "alpha-pd"))
     assert np.all(np.abs(exp3[b <= 0.4] - 7.34) < 0.25)
