@@ -11,7 +11,7 @@ k-nearest-neighbour prediction over its own training set,
 
 where the keys are the global model's outputs (logits, dimension ``F``), :math:`d_j` the
 Euclidean distance to the ``k`` nearest stored keys and ``s`` the kernel ``scale``
-(spec ch2 §2.5.8: ``k = 10``, ``s = 1``). Training is plain FedAvg, so
+(the authors' published code for Werner 2024, Table 2.1: ``k = 10``, ``s = 1``). Training is plain FedAvg, so
 :meth:`client_models` is the global model; :meth:`KNNPer.evaluate` gives the personalised
 accuracy. With ``lam=None``, :math:`\lambda` is chosen from :data:`LAMBDA_GRID` by the
 pooled cross-entropy on a held-out fifth of every client's training data (datastore: the
