@@ -208,7 +208,7 @@ class Setup:
     sources: tuple[tuple[np.ndarray, np.ndarray], ...]
     initial: Params
     majority: np.ndarray  # majority source of each client: view 0/1, or its class group
-    noisy: np.ndarray  # clients whose training labels were partly flipped (App. C, provider fairness)
+    noisy: np.ndarray  # clients with partly flipped training labels (App. C, fairness)
     unseen: np.ndarray  # clients never scheduled ("unseen clients", §1 contributions)
 
 

@@ -189,7 +189,8 @@ PAPER: dict[str, dict[str, float]] = {
 
 _COLLAPSE = 0.2  # a method "collapses" when it ends this far below Local
 
-_FINETUNE_SHARE = 0.1  # fine-tuning steps of fedavg-ft, as a share of the rounds (collabecon's choice)
+#: Fine-tuning steps of fedavg-ft, as a share of the rounds (the paper gives none).
+_FINETUNE_SHARE = 0.1
 _SWITCH_SHARE = 0.02  # constant pair sampling of CoBo's mixed schedule (code: 800 of 40k)
 _MODEL = "mlp"
 _BATCH = 128
