@@ -201,4 +201,4 @@ def render(result: dict[str, Any]) -> str:
     checks = "\n".join(
         f"  {'ok  ' if ok else 'FAIL'} {name}" for name, ok in result["orderings"].items()
     )
-    return f"{table(rows, header)}\n\nscale: {result['scale']}\nclaim M1 orderings:\n{checks}"
+    return f"{table(rows, header)}\n\nscale: {result['scale']}\norderings of the paper's Table 1:\n{checks}"
