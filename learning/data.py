@@ -377,8 +377,8 @@ def gaussian_mixture(
 
         \mu_k \sim \mathcal U(-b, b)^d, \qquad x \mid k \sim \mathcal N(\mu_k, \sigma^2 I_d).
 
-    The blob data of the clipping study (Werner 2024, §2.4 and Fig. 2.7 / Werner et al. 2023, Fig. 4)
-    and a simple clustered classification task.
+    The blob data of the clipping study (Werner 2024, §2.4 and Fig. 2.7 / Werner et al. 2023, Fig.
+    4) and a simple clustered classification task.
 
     Returns
     -------

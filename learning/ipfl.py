@@ -852,8 +852,8 @@ def run_ipfl(
 # --------------------------------------------------------------------------- baselines
 
 
-#: Baselines of the comparison tables (§6, Tables 4, 5, 10, 11), in the paper's order; those not registered
-#: (e.g. not yet built) are skipped.
+#: Baselines of the comparison tables (§6, Tables 4, 5, 10, 11), in the paper's order; those not
+#: registered are skipped.
 BASELINES = ("fedavg", "fedprox", "ditto", "ifca", "fedsoft", "fedem", "per-fedavg")
 _BASELINE_MODULES = ("fedprox", "fedsoft", "fedem", "perfedavg", "ditto", "ifca")
 _CLUSTER_PARAMETERS = ("clusters", "components", "n_clusters", "k")

@@ -14,8 +14,8 @@ pulls whom. One round (the paper's Section 2, "Algorithm": Algorithm 1 and the u
        w_{ij} \leftarrow \mathrm{clip}_{[0, 1]}(w_{ij} + \gamma s_{ij}) = w_{ji}.
 
    ``inner_solver="exact"`` takes the vertex :math:`w_{ij} = \mathbb 1[s_{ij} > 0]` instead
-   (unchanged when :math:`s_{ij} = 0`): the Frank-Wolfe step the proof of Theorem 1 assumes (its Case 2 sets :math:`w_{ik} = 0` in
-   one step, which a finite :math:`\gamma` does not guarantee).
+   (unchanged when :math:`s_{ij} = 0`): the Frank-Wolfe step the proof of Theorem 1 assumes (its
+   Case 2 sets :math:`w_{ik} = 0` in one step, which a finite :math:`\gamma` does not guarantee).
 2. **Outer step** (SGD on the loss plus the graph-Laplacian penalty, with the fresh
    :math:`W^{t+1}` and the snapshot :math:`X^t`):
 
@@ -23,12 +23,13 @@ pulls whom. One round (the paper's Section 2, "Algorithm": Algorithm 1 and the u
 
        X \leftarrow X - \eta \big( G + \rho\, (D_W - W) X \big), \qquad D_W = \mathrm{diag}(W \mathbf 1).
 
-**Pairs** (Algorithm 1, "with a probability 1/n"; Section 4.1 and Table 1 for the schedules): each unordered pair of participating clients is drawn independently
-with probability :math:`p_t` (:class:`PairSchedule`): ``constant`` :math:`p = 2/n` (the
-official code's reading of "1/n per ordered pair", :math:`n - 1` pairs per round),
-``time`` :math:`\min(1, c/(t+1))` or :math:`\min(1, c/\sqrt{t+1})`, ``mixed`` (constant until
-``switch_at`` rounds, then time-decaying; paper: 0.2% of the run and 1/t, code: 800
-iterations and :math:`1/\sqrt t`), ``all`` (every pair, every round).
+**Pairs** (Algorithm 1, "with a probability 1/n"; Section 4.1 and Table 1 for the schedules): each
+unordered pair of participating clients is drawn independently with probability :math:`p_t`
+(:class:`PairSchedule`): ``constant`` :math:`p = 2/n` (the official code's reading of "1/n per
+ordered pair", :math:`n - 1` pairs per round), ``time`` :math:`\min(1, c/(t+1))` or
+:math:`\min(1, c/\sqrt{t+1})`, ``mixed`` (constant until ``switch_at`` rounds, then time-decaying;
+paper: 0.2% of the run and 1/t, code: 800 iterations and :math:`1/\sqrt t`), ``all`` (every pair,
+every round).
 
 **Simplex variant** (Remark 1; the LLM experiment of Section 4.3): ``domain="simplex"``
 starts from :math:`W^0 = (\mathbf 1 \mathbf 1^\top - I)/(n - 1)`, adds :math:`\gamma s_{ij}` to
@@ -37,10 +38,10 @@ simplex (sort-based Euclidean projection). :math:`W` is then row-stochastic, not
 The second midpoint gradient uses client :math:`j`'s data (the paper's definition; the
 official LLM code uses client :math:`i`'s again).
 
-**Elasticity** (Section 2, "Algorithm": pairwise updates need no global synchronisation): :func:`join_client` adds a row and column of ones (a fresh
-client trusts everyone until the midpoint gradients disagree) and :func:`leave_client`
-deletes them; in the federated algorithm, clients absent from a round neither train nor
-update their weights.
+**Elasticity** (Section 2, "Algorithm": pairwise updates need no global synchronisation):
+:func:`join_client` adds a row and column of ones (a fresh client trusts everyone until the midpoint
+gradients disagree) and :func:`leave_client` deletes them; in the federated algorithm, clients
+absent from a round neither train nor update their weights.
 
 The all-pairs work (gradients at pairwise midpoints) is :func:`pairwise_work`: all
 midpoints at once on the hand-stacked layers of :mod:`learning.all_pairs`, or a plain per-pair
@@ -383,16 +384,16 @@ class CoBo(Algorithm):
         m \leftarrow \beta m + (1 - d)(g + \lambda x), \qquad
         x_i \leftarrow x_i - \eta \Big(m_i + \rho \sum_k w_{ik} (x_i - x_k)\Big)
 
-    with the context's optimiser (learning rate :math:`\eta`, momentum :math:`\beta`,
-    dampening :math:`d`, weight decay :math:`\lambda`; a client's first step sets
-    :math:`m = g + \lambda x`, :func:`learning.engine.momentum_buffer`) on the gradient part only (the penalty has no momentum, as in the
-    official vision code), the sum running over the participating clients.
+    with the context's optimiser (learning rate :math:`\eta`, momentum :math:`\beta`, dampening
+    :math:`d`, weight decay :math:`\lambda`; a client's first step sets :math:`m = g + \lambda x`,
+    :func:`learning.engine.momentum_buffer`) on the gradient part only (the penalty has no momentum,
+    as in the official vision code), the sum running over the participating clients.
 
     Parameters
     ----------
     rho : float
-        Penalty :math:`\rho` (code: 0.05). Keep :math:`\eta\rho n < 2` for stability: the penalty step
-        :math:`X \leftarrow (I - \eta\rho L_W) X` has :math:`\lambda_{\max}(L_W) = n` at
+        Penalty :math:`\rho` (code: 0.05). Keep :math:`\eta\rho n < 2` for stability: the penalty
+        step :math:`X \leftarrow (I - \eta\rho L_W) X` has :math:`\lambda_{\max}(L_W) = n` at
         :math:`W = \mathbf 1 \mathbf 1^\top`.
     gamma : float
         Inner step size :math:`\gamma` (code: 0.01).

@@ -14,30 +14,30 @@ Table 2), on the embedded ``mnist5k`` digits with an MLP (784-200-10):
     class groups relabelled ``y mod 10``, 80 clients on CIFAR-100; Section 4.2), its examples
     dealt out evenly among its clients.
 
-Settings, with the paper's (appendix "Experimental Details") where it gives them: one SGD step per round on
-minibatches of 128; learning rates per method as in the paper (Ditto 0.1,
-Federated-Clustering 0.05, every other method 0.01); Ditto's proximal weight lambda = 1 (the
-vision value "as recommended"; the appendix's 0.1 belongs to the LLM experiment); ``fedavg-ft`` fine-tunes locally for
-10% of the rounds after FedAvg (the paper does not say how long; a choice of collabecon); IFCA and Federated-Clustering get the true
-number of clusters, IFCA with separately initialised models and all clients in
-``cross-silo``, 10% of them per round in ``cross-device`` (appendix "Experimental Details"). Departures:
+Settings, with the paper's (appendix "Experimental Details") where it gives them: one SGD step per
+round on minibatches of 128; learning rates per method as in the paper (Ditto 0.1,
+Federated-Clustering 0.05, every other method 0.01); Ditto's proximal weight lambda = 1 (the vision
+value "as recommended"; the appendix's 0.1 belongs to the LLM experiment); ``fedavg-ft`` fine-tunes
+locally for 10% of the rounds after FedAvg (the paper does not say how long; a choice of
+collabecon); IFCA and Federated-Clustering get the true number of clusters, IFCA with separately
+initialised models and all clients in ``cross-silo``, 10% of them per round in ``cross-device``
+(appendix "Experimental Details"). Departures:
 
-- by default every method runs plain SGD (no momentum). ``--momentum code`` gives them the
-  official code's optimiser instead: every method but Federated-Clustering
-  (raw gradients in the code) keeps a per-client exponential moving average of its
-  gradients across rounds, :math:`m \leftarrow 0.9 m + 0.1 g` (PyTorch's momentum 0.9 with
-  dampening 0.1, so the effective step stays the learning rate; :math:`m = g` at a client's
-  first step); the Oracle keeps one per cluster, and Ditto runs the code's variant
-  (``variant="as-run"``: gradients at the personal models drive the global one) on
-  ``ditto_k = 2`` sampled clients per round.
+- by default every method runs plain SGD (no momentum). ``--momentum code`` gives them the official
+  code's optimiser instead: every method but Federated-Clustering (raw gradients in the code) keeps
+  a per-client exponential moving average of its gradients across rounds,
+  :math:`m \leftarrow 0.9 m + 0.1 g` (PyTorch's momentum 0.9 with dampening 0.1, so the effective
+  step stays the learning rate; :math:`m = g` at a client's first step); the Oracle keeps one per
+  cluster, and Ditto runs the code's variant (``variant="as-run"``: gradients at the personal models
+  drive the global one) on ``ditto_k = 2`` sampled clients per round.
 - ``--rounds`` (300 by default) instead of 40,000 / 20,000 iterations.
 - CoBo: rho = 0.05 (the code's), the code's mixed pair sampling (2/n per pair for the first
   2% of the rounds, the code's 800 of 40,000 iterations, then 1/sqrt(t)), midpoint
   gradients on minibatches of 128, and gamma = 0.1 instead of the code's 0.01: with this
   smaller model the midpoint inner products are small and gamma = 0.01 leaves W at 1 for
-  the whole run (gamma has to match the pair-sampling schedule: a pair sampled
-  about ln T times needs a larger step to leave 1). ``--schedule`` picks
-  another pair-sampling strategy (the paper's Table 1).
+  the whole run (gamma has to match the pair-sampling schedule: a pair sampled about ln T times
+  needs a larger step to leave 1). ``--schedule`` picks another pair-sampling strategy (the paper's
+  Table 1).
 
 What this scale shows (defaults, seed 0, measured; ``tests/learning/test_cobo_cli.py``):
 cross-silo, CoBo's W is the oracle's block diagonal from round 105, Oracle 0.874 >= CoBo

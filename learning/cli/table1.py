@@ -8,16 +8,16 @@ the 784-200-10 MLP, SGD at learning rate 0.1 on minibatches of 32 with heavy-bal
 0.9 (Local: none). Accuracy is the sample-weighted mean of every client's own model on its
 own test data.
 
-The baselines are set up as the authors ran them (their published code for Table 1): every method that
-communicates takes one minibatch step per round, ``epochs x batches`` rounds in all, with
+The baselines are set up as the authors ran them (their published code for Table 1): every method
+that communicates takes one minibatch step per round, ``epochs x batches`` rounds in all, with
 momentum buffers that persist across rounds: Global is FedSGD with each client's heavy ball
-(``keep_momentum="client"``), the Oracle the same within each true cluster (one buffer per
-cluster, equal to the clients' mean here: everyone takes part in every round), IFCA option I
-with the clients' buffers (``momentum=0.9``, ``ifca-grad``) and Ditto its ``as-run`` variant
-(the global model driven by gradients at the personal models). Local trains alone for the
-same number of steps without momentum; kNN-Per trains FedAvg with ``batches`` local steps per
-epoch and a fresh local optimiser each round. FC is ``fc-grad-3-quantile0.2-15``: heavy ball
-on the cluster estimate, ``0.99 d_(qN)`` radius, random subgroups.
+(``keep_momentum="client"``), the Oracle the same within each true cluster (one buffer per cluster,
+equal to the clients' mean here: everyone takes part in every round), IFCA option I with the
+clients' buffers (``momentum=0.9``, ``ifca-grad``) and Ditto its ``as-run`` variant (the global
+model driven by gradients at the personal models). Local trains alone for the same number of steps
+without momentum; kNN-Per trains FedAvg with ``batches`` local steps per epoch and a fresh local
+optimiser each round. FC is ``fc-grad-3-quantile0.2-15``: heavy ball on the cluster estimate, ``0.99
+d_(qN)`` radius, random subgroups.
 
 ``--scale small`` runs 20 clients of ``mnist5k`` (5 per cluster) on CPU in minutes;
 ``--scale paper`` the paper's 300 clients of the full MNIST (``--data-dir``), 30 epochs of 7
@@ -201,4 +201,7 @@ def render(result: dict[str, Any]) -> str:
     checks = "\n".join(
         f"  {'ok  ' if ok else 'FAIL'} {name}" for name, ok in result["orderings"].items()
     )
-    return f"{table(rows, header)}\n\nscale: {result['scale']}\norderings of the paper's Table 1:\n{checks}"
+    return (
+        f"{table(rows, header)}\n\nscale: {result['scale']}\n"
+        f"orderings of the paper's Table 1:\n{checks}"
+    )

@@ -147,9 +147,9 @@ def test_clipping_curves_reach_their_floors(std):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="clipping study, sigma = 4: the curve is not monotone; it bottoms out at 13.31 at l = 30 and "
-    "rises to 13.41 by l = 49 (overlapping clusters change the inside set), 10 seeds x 10 "
-    "clusters; the floor itself is within 1% of the port's 13.18",
+    reason="clipping study, sigma = 4: the curve is not monotone; it bottoms out at 13.31 at "
+    "l = 30 and rises to 13.41 by l = 49 (overlapping clusters change the inside set), "
+    "10 seeds x 10 clusters; the floor itself is within 1% of the port's 13.18",
 )
 def test_clipping_curve_for_sigma_4_is_monotone():
     assert all(a >= b for a, b in itertools.pairwise(_clipping_curve(4.0)))

@@ -67,7 +67,8 @@ def test_batched_pairwise_work_equals_the_per_pair_loop():
 
 
 def test_pgd_reaches_the_vertex_in_ceil_one_over_gamma_s_steps():
-    # the inner problem (Client-Selection, Section 2) is linear in w: w* = 1[s > 0]; PGD needs at most ceil(1 / (gamma |s|)) steps
+    # the inner problem (Client-Selection, Section 2) is linear in w: w* = 1[s > 0]; PGD needs at
+    # most ceil(1 / (gamma |s|)) steps
     gamma, s = 0.3, 0.7
     w = initial_weights(3)
     pairs = np.array([[0, 1]])
@@ -137,7 +138,8 @@ def test_pair_schedules():
 
 
 def test_constant_sampling_costs_n_minus_one_pairs_per_round():
-    # Algorithm 1's probability 1/n per ordered pair = 2/n per unordered pair gives n - 1 pairs, 2(n - 1) extra gradients, per round
+    # Algorithm 1's probability 1/n per ordered pair = 2/n per unordered pair gives n - 1 pairs,
+    # 2(n - 1) extra gradients, per round
     run = simulate_quadratic(TOY, 400, schedule=PairSchedule("constant"), seed=1)
     assert run.pairs.mean() == pytest.approx(7, rel=0.1)
 
@@ -172,8 +174,9 @@ def test_exact_inner_solver_recovers_the_oracle():
 
 
 def test_in_cluster_consensus_is_order_one_over_t():
-    # deterministic, all pairs (Theorem 1 of the main text, exact gradients): the time-averaged consensus halves when T
-    # doubles; it falls with rho and is exactly 0 when M = 0 (identical curvatures)
+    # deterministic, all pairs (Theorem 1 of the main text, exact gradients): the time-averaged
+    # consensus halves when T doubles; it falls with rho and is exactly 0 when M = 0 (identical
+    # curvatures)
     spread = QuadraticToy(a_low=0.9, a_high=1.1)
     run = simulate_quadratic(spread, 2000, eta=0.02, seed=0)
     ratio = run.consensus.mean() / run.consensus[:1000].mean()
@@ -190,7 +193,8 @@ def test_in_cluster_consensus_is_order_one_over_t():
 
 
 def test_a_joining_client_connects_to_its_own_cluster_only():
-    # elasticity (Section 2): a client joining cluster 1 at t = 300 ends with W row = its cluster's indicator
+    # elasticity (Section 2): a client joining cluster 1 at t = 300 ends with W row = its cluster's
+    # indicator
     run = simulate_quadratic(TOY, 1200, joins={300: 1}, seed=0)
     expected = (run.clusters == 1).astype(float)
     assert run.clusters.size == 9 and np.array_equal(run.weights[-1], expected)
@@ -255,9 +259,10 @@ def test_time_decaying_sampling_lowers_the_late_weight_noise_full_size():
 @pytest.mark.xfail(
     strict=True,
     reason="decaying or mixed sampling (the paper's best strategies, Table 1) does not cut the "
-    "late error from about 0.07 to about 0.015 on this toy; measured over 10 seeds x 3000 rounds: constant 0.070, 1/t 0.043, "
-    "mixed (2/n for the first 0.2%, then 1/t) 0.064. Noise still zeroes in-cluster weights "
-    "late in the run (final in-cluster deficit 0.27 under 1/t against 0.40 under constant): "
+    "late error from about 0.07 to about 0.015 on this toy; measured over 10 seeds x 3000 "
+    "rounds: constant 0.070, 1/t 0.043, mixed (2/n for the first 0.2%, then 1/t) 0.064. "
+    "Noise still zeroes in-cluster weights late in the run (final in-cluster deficit 0.27 "
+    "under 1/t against 0.40 under constant): "
     "the few late samples a pair gets under 1/t fall in the noise-dominated phase",
 )
 def test_decaying_or_mixed_sampling_cuts_the_late_error_to_about_0_015():

@@ -176,7 +176,8 @@ def test_cross_silo_ditto_beats_local(cross_silo):
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=IFCA_REASON)
 def test_cross_silo_ifca_collapses(cross_silo):
-    # Section 4.1 and Table 2: the paper's IFCA degenerates to one cluster, at FedAvg's level (18.6 vs 18.8)
+    # Section 4.1 and Table 2: the paper's IFCA degenerates to one cluster, at FedAvg's level (18.6
+    # vs 18.8)
     acc = cross_silo["accuracy"]
     assert acc["ifca"] < acc["local"] - 0.5
 
@@ -207,9 +208,9 @@ def test_cross_silo_with_the_codes_momentum_recovers_the_oracle(cross_silo_code)
 
 @pytest.mark.slow
 def test_cross_device_orderings_that_hold(cross_device):
-    # Table 2's cross-device ordering at this scale: Oracle >= CoBo >= Ditto >= FT-FedAvg, FedAvg and IFCA (10% of the
-    # clients per round) last; in-cluster weights stay near 1 and W moves towards the
-    # oracle (mean off-diagonal |W - W*| 0.82 at W = 1, 0.26 after 300 rounds)
+    # Table 2's cross-device ordering at this scale: Oracle >= CoBo >= Ditto >= FT-FedAvg, FedAvg
+    # and IFCA (10% of the clients per round) last; in-cluster weights stay near 1 and W moves
+    # towards the oracle (mean off-diagonal |W - W*| 0.82 at W = 1, 0.26 after 300 rounds)
     acc = cross_device["accuracy"]
     assert acc["oracle"] >= acc["cobo"] >= acc["ditto"] >= acc["fedavg-ft"]
     assert max(acc["fedavg"], acc["ifca"]) < min(acc["local"], acc["fedavg-ft"])

@@ -306,8 +306,8 @@ def test_fc_matches_the_oracle_at_4x16_in_float64():
 
 @pytest.mark.slow
 def test_fc_matches_the_oracle_at_4x16_in_float32():
-    """The authors' float32. Measured FC/GT: e100 1.25e-3/1.23e-3, e200 2.77e-5/2.83e-5,
-    e400 2.83e-5/2.70e-5, e800 2.83e-5/2.50e-5 (the float32 floor). An average that sums the n_k w_k in
+    """The authors' float32. Measured FC/GT: e100 1.25e-3/1.23e-3, e200 2.77e-5/2.83e-5, e400
+    2.83e-5/2.70e-5, e800 2.83e-5/2.50e-5 (the float32 floor). An average that sums the n_k w_k in
     float32 stalls GT at 1.45e-4; engine.group_mean averages the differences w_k - w_g."""
     runs = _paper_panel((4, 16), 800)
     for epoch in (100, 200, 400, 800):

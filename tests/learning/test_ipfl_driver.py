@@ -207,8 +207,8 @@ def _fake_cifar(root, n_per_batch=40, seed=0):
 
 
 def test_cifar_path_runs_end_to_end(tmp_path):
-    """CIFAR-10 vs rotated CIFAR-10 (§6.1, following FedSoft) through the whole driver, on a tiny file in
-    the CIFAR python format."""
+    """CIFAR-10 vs rotated CIFAR-10 (§6.1, following FedSoft) through the whole driver, on a tiny
+    file in the CIFAR python format."""
     _fake_cifar(tmp_path)
     run = dataclasses.replace(TINY, dataset="cifar10", model="cnn", clients=6, rounds=2)
     setup = build_setup(run, data_dir=str(tmp_path))
