@@ -3,8 +3,7 @@
 Every model here has no buffers that change in training (no BatchNorm running statistics)
 and no randomness in the forward pass (no dropout), so that
 ``torch.func.functional_call(model, params, (x,))`` under ``torch.vmap`` runs many clients'
-copies at once (see ``ARCHITECTURE.md``, *The learning backend is built for many clients at
-once*).
+copies at once.
 
 Registered names (:data:`MODELS`): ``lenet5``, ``mlp``, ``cnn``, ``linear``, ``resnet9``.
 :func:`build_model` builds one, optionally initialised from a ``torch.Generator`` without
