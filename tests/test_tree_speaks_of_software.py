@@ -1,12 +1,12 @@
 """The tracked tree describes collabecon and cites papers, never documents outside it.
 
-Code, tests, notebooks, docs, benchmarks and the README cite the five papers (section,
-equation, table, figure, page) or ``docs/errata.md`` by registry id. They do not cite working
-notes ("spec ch3 §8", "C23", "T-G1", "typo 26", "[NEW]", "claim U12"), point outside the
-repository ("../shared", "shared/spec", an ARCHITECTURE.md that is not in it), or narrate how the tree was built ("session 3",
-"this task", "issue 7", "round of work"). The patterns below are precise enough to have no
-false positives on the tree: ``spec`` as a Python name (``spec = ...``, ``spec.loader``) and
-matplotlib colours ("C0"-"C9") are allowed.
+Code, tests, notebooks, docs, benchmarks and the README cite the five papers (section, equation,
+table, figure, page) or ``docs/errata.md`` by registry id. They do not cite working notes ("spec ch3
+§8", "C23", "T-G1", "typo 26", "[NEW]", "claim U12"), point outside the repository ("../shared",
+"shared/spec", an ARCHITECTURE.md that is not in it), or narrate how the tree was built ("session
+3", "this task", "issue 7", "round of work"). The patterns below are precise enough to have no false
+positives on the tree: ``spec`` as a Python name (``spec = ...``, ``spec.loader``) and matplotlib
+colours ("C0"-"C9") are allowed.
 """
 
 from __future__ import annotations
