@@ -1,11 +1,11 @@
 """The straightforward repeated PD game: one run, a Python loop over rounds and over buyers.
 
 The baseline that ``bench/pd_repeated.py`` measures the vectorised simulator
-(``games.price_discrimination.repeated.simulate``) against. It follows Algorithm 6 of
-Werner (2024), section 4.3, as read in spec ch4 section 2.1, the way a first implementation
-would: each buyer draws her type and signal, the seller prices each signal class, each buyer
-decides, and the seller's Exp3 learners and the buyers' estimator (4.7) are updated with plain
-Python floats. Same model, same parameters, independent code: results agree in distribution.
+(``games.price_discrimination.repeated.simulate``) against. It follows the repeated interaction of
+Werner (2024), section 4.3, and its protocol, Algorithm 6 (section 4.6), the way a first
+implementation would: each buyer draws her type and signal, the seller prices each signal class,
+each buyer decides, and the seller's Exp3 learners and the buyers' estimator (4.7) are updated with
+plain Python floats. Same model, same parameters, independent code: results agree in distribution.
 """
 
 from __future__ import annotations

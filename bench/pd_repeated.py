@@ -1,6 +1,6 @@
 """Benchmark: the vectorised repeated PD game against a per-round, per-buyer Python loop.
 
-Issue 3's target: 100 independent runs x 20,000 rounds x 10 buyers for each of Exp3,
+Target: 100 independent runs x 20,000 rounds x 10 buyers for each of Exp3,
 contextual Exp3 and alpha*-PD (thesis parameters), all three in at most 10 s, and at least 100x
 faster per run than the straightforward implementation in ``bench/pd_baseline.py``. The baseline
 is timed on fewer runs and rounds and compared per run-round; both sides also report the mean

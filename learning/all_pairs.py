@@ -2,7 +2,7 @@ r"""Every model on every client's batch: the all-pairs work of Federated-Cluster
 
 Federated-Clustering needs, each round, the gradient of every client's loss at every
 client's model, :math:`g_j(x_i)` for all pairs (Werner et al. 2023, Algorithm 2): client
-``j`` draws one minibatch and evaluates every model on it (spec ch2 §2.3.2, item 1).
+``j`` draws one minibatch and evaluates every model on it (as in the authors' published code).
 :func:`pairwise_gradients` does the whole ``M x N`` table batched (:func:`gradients_on`:
 all models on one batch per call, through :mod:`learning.stacked` where it can);
 :func:`pairwise_gradients_loop` is the reference, one pair at a time with an ``nn.Module``

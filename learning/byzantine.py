@@ -13,7 +13,8 @@ A :class:`Threat` names an attack and the fraction of attacking clients;
 - ``label-flip`` is a data attack: the attackers' training labels become :math:`C-1-y`, and
   what they submit is then honest work on poisoned data.
 
-Attacks (Werner 2024, §2.4 "Byzantine robustness"; spec ch2 §5.5), on the honest vectors
+Attacks (Werner 2024, §2.4 "Defense against Byzantine attacks" and Fig. 2.6; the
+authors' published code), on the honest vectors
 :math:`h_1..h_m` of one receiver, all attackers sending the same vector:
 
 - ``large-gradient``: iid :math:`\mathcal N(10^6, 200^2)` coordinates;

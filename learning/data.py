@@ -56,7 +56,8 @@ DATA_ENV = "COLLABECON_DATA"
 
 _MNIST_MEAN, _MNIST_STD = 0.1307, 0.3081
 _FASHION_MEAN, _FASHION_STD = 0.2860, 0.3530
-# CIFAR-10 statistics as in the clustering experiments (Werner 2024, ch. 2 §5.3);
+# CIFAR-10 statistics as in the authors' code for the clustering experiments (Werner 2024,
+# §2.4, Fig. 2.4);
 # CIFAR-100 as in CoBo's vision code (Normalize(0.5, 0.5)).
 _CIFAR10_MEAN, _CIFAR10_STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
 _CIFAR100_MEAN, _CIFAR100_STD = (0.5, 0.5, 0.5), (0.5, 0.5, 0.5)
@@ -376,8 +377,8 @@ def gaussian_mixture(
 
         \mu_k \sim \mathcal U(-b, b)^d, \qquad x \mid k \sim \mathcal N(\mu_k, \sigma^2 I_d).
 
-    The blob data of the clipping study (Werner 2024, ch. 2 §2.5 / Werner et al. 2023, Fig. 4)
-    and a simple clustered classification task.
+    The blob data of the clipping study (Werner 2024, §2.4 and Fig. 2.7 / Werner et al. 2023, Fig.
+    4) and a simple clustered classification task.
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """The torch device, chosen once and passed down.
 
-``"cuda"`` when a GPU is available, else ``"cpu"`` (see ``ARCHITECTURE.md``, *Randomness
-and devices are arguments*). Nothing in :mod:`learning` moves tensors to a GPU by itself:
+``"cuda"`` when a GPU is available, else ``"cpu"`` (``docs/conventions.md``,
+*Randomness and devices*). Nothing in :mod:`learning` moves tensors to a GPU by itself:
 every function that allocates takes the device this module resolved.
 """
 

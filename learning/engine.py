@@ -8,7 +8,7 @@ single call does the forward and backward pass of all ``K`` clients, each on its
 and its own minibatch, and then a functional SGD step (momentum, weight decay, optional
 proximal pull) for all of them. :class:`LoopEngine` does the same work one client at a time
 with an ``nn.Module`` and ``torch.optim.SGD``; it is the reference the tests hold the batched
-engine to (``ARCHITECTURE.md``, *The learning backend is built for many clients at once*).
+engine to.
 
 Data of all clients lives on the device as one flat tensor (:class:`ShardedData`: client
 ``k`` owns rows ``offsets[k] : offsets[k] + sizes[k]``), so clients with unequal data sizes

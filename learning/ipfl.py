@@ -1,7 +1,7 @@
 """IP-FL's driver: K cluster models on the batched engine, steered by the token mechanism.
 
 The mechanism (bids, scheduler, ledger, contributions, PMA) lives in :mod:`games.ipfl`; this
-module trains and evaluates. One round (Khan et al., Alg. 1; spec §2.2):
+module trains and evaluates. One round (Khan et al., §4 and Alg. 1):
 
 1. every client evaluates the K cluster models on its validation data (importance weights,
    Eq. 7) and bids (Alg. 2); round 0 is a random bootstrap without token flows;
@@ -15,7 +15,7 @@ module trains and evaluates. One round (Khan et al., Alg. 1; spec §2.2):
 At the end every client builds its personalised model :math:`P_i = \\sum_k w_{ik} M_k`
 (Eq. 8) and PMA is measured against FedAvg trained with the same budget (Eq. 1).
 
-Options of spec §2.9 beyond the defaults: FedSoft's importance weights (share of a client's
+Options beyond the paper's defaults: FedSoft's importance weights (share of a client's
 validation points on which :math:`M_k` has the smallest loss), the output-mixture
 personalisation :math:`p_i(y|x) = \\sum_k w_{ik} p_k(y|x)` (not IP-FL's Eq. 8; report it
 separately), the per-class-F1 cold start of App. B, and the reference code's Adadelta.
@@ -101,7 +101,7 @@ _CHECKPOINT = "ipfl_checkpoint.pt"
 class IPFLRun:
     """Every choice of one IP-FL run (data, model, training, mechanism).
 
-    Defaults are a CPU-sized version of the paper's setting (spec §6.3): 20 clients of
+    Defaults are a CPU-sized version of the paper's setting (§6.1): 20 clients of
     ``mnist5k`` holding upright and rotated digits 10:90, two clusters, an MLP.
 
     ``importance`` is ``"accuracy"`` (Eq. 7) or ``"fedsoft"`` (argmin-loss shares);
@@ -208,8 +208,8 @@ class Setup:
     sources: tuple[tuple[np.ndarray, np.ndarray], ...]
     initial: Params
     majority: np.ndarray  # majority source of each client: view 0/1, or its class group
-    noisy: np.ndarray  # clients whose training labels were partly flipped (spec B5)
-    unseen: np.ndarray  # clients never scheduled (spec B6)
+    noisy: np.ndarray  # clients with partly flipped training labels (App. C, fairness)
+    unseen: np.ndarray  # clients never scheduled ("unseen clients", §1 contributions)
 
 
 def _sources(fed: Federation, partition: str, k: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
@@ -433,7 +433,7 @@ def _mixture_accuracy(
     engine: Engine, models: Params, weights: np.ndarray, data: ShardedData
 ) -> np.ndarray:
     """Accuracy of the output mixture :math:`p_i(y|x) = \\sum_k w_{ik}\\, p_k(y|x)` of every
-    client on its own examples of ``data`` (spec §1.3 option, not the paper's Eq. 8)."""
+    client on its own examples of ``data`` (an option of collabecon, not the paper's Eq. 8)."""
     rows, owner = client_rows(data, np.arange(data.n_clients))
     forward = _forward_common(engine)
     w = torch.as_tensor(weights, dtype=next(iter(models.values())).dtype, device=data.x.device)
@@ -536,7 +536,8 @@ def _adadelta(
 def _local_train(
     run: IPFLRun, ctx: Context, start: Params, clients: np.ndarray, rng: np.random.Generator
 ) -> LocalResult:
-    """LocalTrain of spec §2.5: SGD on the engine, or the reference code's Adadelta."""
+    """Local training of a participant (Alg. 1): SGD on the engine, or the reference code's
+    Adadelta."""
     if run.local_optimizer == "adadelta":
         return _adadelta(ctx.engine, start, ctx.train, clients, ctx.local, rng)
     return ctx.fit(start, clients, rng)
@@ -593,7 +594,7 @@ def _cold_start(
 
 def _purity(bids: np.ndarray, majority: np.ndarray, best: np.ndarray) -> float:
     """Share of bids placed by clients whose majority distribution is the one the cluster
-    model is best on (spec §2.8)."""
+    model is best on (the "(best d)" cluster of Tables 2 and 3)."""
     rows, cols = np.nonzero(bids)
     return float(np.mean(majority[rows] == best[cols])) if rows.size else float("nan")
 
@@ -851,8 +852,8 @@ def run_ipfl(
 # --------------------------------------------------------------------------- baselines
 
 
-#: Baselines of the comparison table (spec §4), in the paper's order; those not registered
-#: (e.g. not yet built) are skipped.
+#: Baselines of the comparison tables (§6, Tables 4, 5, 10, 11), in the paper's order; those not
+#: registered are skipped.
 BASELINES = ("fedavg", "fedprox", "ditto", "ifca", "fedsoft", "fedem", "per-fedavg")
 _BASELINE_MODULES = ("fedprox", "fedsoft", "fedem", "perfedavg", "ditto", "ifca")
 _CLUSTER_PARAMETERS = ("clusters", "components", "n_clusters", "k")
@@ -906,7 +907,7 @@ def compare(
         )
         accuracy = outcome.evaluation.accuracy
         mixture = getattr(algorithm, "mixture", None)
-        if mixture is not None:  # FedEM predicts with its output mixture (spec §4)
+        if mixture is not None:  # FedEM predicts with its output mixture
             components, pi = mixture(outcome.state)
             accuracy = _mixture_accuracy(setup.ctx.engine, components, pi, setup.ctx.test)
         assert accuracy is not None
@@ -916,7 +917,7 @@ def compare(
 
 def _variant_name(run: IPFLRun) -> str:
     """``ip-fl`` for the paper's personalisation; the options are named, so that the output
-    mixture (not Eq. 8) is never reported as IP-FL (spec §1.3)."""
+    mixture (not Eq. 8) is never reported as IP-FL."""
     options = [
         value
         for value, default in (

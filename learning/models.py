@@ -3,8 +3,7 @@
 Every model here has no buffers that change in training (no BatchNorm running statistics)
 and no randomness in the forward pass (no dropout), so that
 ``torch.func.functional_call(model, params, (x,))`` under ``torch.vmap`` runs many clients'
-copies at once (see ``ARCHITECTURE.md``, *The learning backend is built for many clients at
-once*).
+copies at once.
 
 Registered names (:data:`MODELS`): ``lenet5``, ``mlp``, ``cnn``, ``linear``, ``resnet9``.
 :func:`build_model` builds one, optionally initialised from a ``torch.Generator`` without
@@ -145,7 +144,7 @@ def resnet9(input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
     global max-pool Flatten Linear(512,n)``; ``cb`` = Conv3x3 + norm + ReLU (+ MaxPool2).
     The global max-pool equals CoBo's ``MaxPool2d(4)`` on 32x32 inputs and also fits smaller
     ones; the head's dropout is left out to keep the forward pass deterministic.
-    (CoBo, §5 vision experiments; its architecture cites He et al. 2015.)
+    (CoBo, Section 4, the vision experiments; its architecture cites He et al. 2015.)
     """
     c, h, w = _image_shape("resnet9", input_shape)
     if min(h, w) < 8:

@@ -30,20 +30,20 @@ default (FedAvg with a fresh local optimiser). ``keep_momentum`` carries it over
 
 - ``"client"``: each client keeps its own buffer, :math:`u_k \\leftarrow \\beta u_k + g_k`
   at every local step of every round it takes part in. With one local step per round this is
-  the authors' MNIST Global/GT (FedSGD, spec ch2 §2.5.2-2.5.3):
+  the authors' MNIST Global/GT in their published code (FedSGD; Werner 2024, Table 2.1):
   :math:`w_g \\leftarrow w_g - \\eta \\sum_{k \\in S_g} n_k u_k / \\sum_{k \\in S_g} n_k`.
 - ``"group"``: one buffer per group, handed to its clients at the start of the round and
   replaced by the same data-weighted mean as the models,
   :math:`U_g \\leftarrow \\sum_{k \\in S_g} n_k u_k / \\sum_{k \\in S_g} n_k`. With one
   full-batch step per round this is gradient descent with momentum on the group's pooled data,
   :math:`U_g \\leftarrow \\beta U_g + \\bar g_g`, :math:`w_g \\leftarrow w_g - \\eta U_g`: the
-  synthetic code's Groundtruth (one buffer per cluster) and Centralized (spec ch2 §2.5.3,
-  §5.1.3).
+  synthetic code's Groundtruth (one buffer per cluster) and Centralized (the runs of
+  Werner et al. 2023, Fig. 3).
 
 The two agree when every client takes part in every round with one local step (the mean is
 linear); they differ with partial participation or several local steps. The synthetic code's
 EMA :math:`u \\leftarrow 0.9u + 0.1g` at step :math:`\\eta` is the heavy ball at step
-:math:`0.1\\eta` for a buffer started at zero (spec ch2 §8 item 5); PyTorch's dampened SGD
+:math:`0.1\\eta` for a buffer started at zero; PyTorch's dampened SGD
 starts it at the first gradient instead, a transient this form does not reproduce.
 
 Personalised methods that move clients between groups (IFCA, clustering) subclass

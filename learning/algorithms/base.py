@@ -2,8 +2,8 @@
 
 An algorithm is built once per run from a :class:`Context` (engine, client data on the
 device, local-training settings, ground-truth clusters) and its own keyword parameters,
-then driven by :func:`learning.loop.run_rounds` through three methods (``ARCHITECTURE.md``,
-*The learning backend is built for many clients at once*):
+then driven by :func:`learning.loop.run_rounds` through three
+methods:
 
 ``init(models, rng) -> state``
     ``models`` are the initial parameters, stacked with one row per client (all equal).

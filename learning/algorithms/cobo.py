@@ -2,7 +2,8 @@ r"""CoBo: collaborative learning via bilevel optimisation (Hashemi, He and Jaggi
 
 Every client :math:`i` keeps a personal model :math:`x_i`; a collaboration matrix
 :math:`W \in [0, 1]^{n \times n}` (symmetric, :math:`W^0 = \mathbf 1 \mathbf 1^\top`) says who
-pulls whom. One round (Algorithm 1 of the paper, eqs. (w) and (x); spec ``cobo.md`` §2):
+pulls whom. One round (the paper's Section 2, "Algorithm": Algorithm 1 and the updates of
+:math:`w_{ij}` and :math:`x_i`):
 
 1. **Inner step** (client selection, projected gradient *ascent*) on sampled pairs only:
 
@@ -13,7 +14,8 @@ pulls whom. One round (Algorithm 1 of the paper, eqs. (w) and (x); spec ``cobo.m
        w_{ij} \leftarrow \mathrm{clip}_{[0, 1]}(w_{ij} + \gamma s_{ij}) = w_{ji}.
 
    ``inner_solver="exact"`` takes the vertex :math:`w_{ij} = \mathbb 1[s_{ij} > 0]` instead
-   (unchanged when :math:`s_{ij} = 0`): the Frank-Wolfe step the proof assumes (spec §8.7).
+   (unchanged when :math:`s_{ij} = 0`): the Frank-Wolfe step the proof of Theorem 1 assumes (its
+   Case 2 sets :math:`w_{ik} = 0` in one step, which a finite :math:`\gamma` does not guarantee).
 2. **Outer step** (SGD on the loss plus the graph-Laplacian penalty, with the fresh
    :math:`W^{t+1}` and the snapshot :math:`X^t`):
 
@@ -21,29 +23,31 @@ pulls whom. One round (Algorithm 1 of the paper, eqs. (w) and (x); spec ``cobo.m
 
        X \leftarrow X - \eta \big( G + \rho\, (D_W - W) X \big), \qquad D_W = \mathrm{diag}(W \mathbf 1).
 
-**Pairs** (spec §2.3): each unordered pair of participating clients is drawn independently
-with probability :math:`p_t` (:class:`PairSchedule`): ``constant`` :math:`p = 2/n` (the
-official code's reading of "1/n per ordered pair", :math:`n - 1` pairs per round),
-``time`` :math:`\min(1, c/(t+1))` or :math:`\min(1, c/\sqrt{t+1})`, ``mixed`` (constant until
-``switch_at`` rounds, then time-decaying; paper: 0.2% of the run and 1/t, code: 800
-iterations and :math:`1/\sqrt t`), ``all`` (every pair, every round).
+**Pairs** (Algorithm 1, "with a probability 1/n"; Section 4.1 and Table 1 for the schedules): each
+unordered pair of participating clients is drawn independently with probability :math:`p_t`
+(:class:`PairSchedule`): ``constant`` :math:`p = 2/n` (the official code's reading of "1/n per
+ordered pair", :math:`n - 1` pairs per round), ``time`` :math:`\min(1, c/(t+1))` or
+:math:`\min(1, c/\sqrt{t+1})`, ``mixed`` (constant until ``switch_at`` rounds, then time-decaying;
+paper: 0.2% of the run and 1/t, code: 800 iterations and :math:`1/\sqrt t`), ``all`` (every pair,
+every round).
 
-**Simplex variant** (Remark 1 and spec §2.7, the LLM experiment): ``domain="simplex"``
+**Simplex variant** (Remark 1; the LLM experiment of Section 4.3): ``domain="simplex"``
 starts from :math:`W^0 = (\mathbf 1 \mathbf 1^\top - I)/(n - 1)`, adds :math:`\gamma s_{ij}` to
 both :math:`w_{ij}` and :math:`w_{ji}` and projects every touched row onto the probability
 simplex (sort-based Euclidean projection). :math:`W` is then row-stochastic, not symmetric.
 The second midpoint gradient uses client :math:`j`'s data (the paper's definition; the
-official LLM code uses client :math:`i`'s again, spec §8.19).
+official LLM code uses client :math:`i`'s again).
 
-**Elasticity** (spec §2.8): :func:`join_client` adds a row and column of ones (a fresh
-client trusts everyone until the midpoint gradients disagree) and :func:`leave_client`
-deletes them; in the federated algorithm, clients absent from a round neither train nor
-update their weights.
+**Elasticity** (Section 2, "Algorithm": pairwise updates need no global synchronisation):
+:func:`join_client` adds a row and column of ones (a fresh client trusts everyone until the midpoint
+gradients disagree) and :func:`leave_client` deletes them; in the federated algorithm, clients
+absent from a round neither train nor update their weights.
 
 The all-pairs work (gradients at pairwise midpoints) is :func:`pairwise_work`: all
 midpoints at once on the hand-stacked layers of :mod:`learning.all_pairs`, or a plain per-pair
 loop with the same numbers. :func:`simulate_quadratic` runs the algorithm on Example 2 of the
-paper (clustered quadratics) with exact gradients, for the checks of spec §7.2 A.
+paper (clustered quadratics) with exact gradients, started far from all optima (Point A
+of Figure 1).
 """
 
 from __future__ import annotations
@@ -97,7 +101,7 @@ def initial_weights(
     n: int, domain: str = "box", *, dtype: torch.dtype = torch.float64
 ) -> torch.Tensor:
     r""":math:`W^0`: all ones on the box (Algorithm 1), :math:`(\mathbf 1\mathbf 1^\top - I)/(n-1)`
-    on the simplex (the LLM code, spec §2.7; a single client keeps weight 1 on itself)."""
+    on the simplex (the official LLM code; a single client keeps weight 1 on itself)."""
     n = positive_int("n", n)
     choice("domain", domain, DOMAINS)
     if domain == "box":
@@ -129,7 +133,7 @@ def project_rows_to_simplex(rows: torch.Tensor) -> torch.Tensor:
     Sort :math:`u` decreasingly, take the largest :math:`r` with
     :math:`u_r + \frac1r (1 - \sum_{q \le r} u_q) > 0`, set
     :math:`\tau = \frac1r (1 - \sum_{q \le r} u_q)` and :math:`w = \max(u + \tau, 0)`
-    (Held et al. 1974; the official CoBo LLM code, spec §2.7).
+    (Held et al. 1974; the official CoBo LLM code).
     """
     u, _ = torch.sort(rows, dim=-1, descending=True)
     cumulative = u.cumsum(-1)
@@ -186,7 +190,8 @@ def update_weights(
 def laplacian_penalty(params: Mapping[str, torch.Tensor], weights: torch.Tensor) -> Params:
     r"""The consensus force :math:`(D_W - W) X`, row :math:`i` being
     :math:`\sum_k w_{ik} (x_i - x_k)`, for every stacked parameter (the gradient of
-    :math:`\frac12 \sum_{i<j} w_{ij} \|x_i - x_j\|^2` for symmetric :math:`W`; spec §1.2)."""
+    :math:`\frac12 \sum_{i<j} w_{ij} \|x_i - x_j\|^2` for symmetric :math:`W`; the penalty of
+    the paper's outer problem, Model-Training, Section 2)."""
     out: Params = {}
     for name, p in params.items():
         w = weights.to(p.dtype)
@@ -344,7 +349,7 @@ def join_client(
     models: Mapping[str, torch.Tensor], weights: torch.Tensor, model: Mapping[str, torch.Tensor]
 ) -> tuple[Params, torch.Tensor]:
     """Add a client with parameters ``model`` (no client axis): its row and column of
-    :math:`W` start at 1 (box domain; spec §2.8)."""
+    :math:`W` start at 1 (box domain), like :math:`W^0` of Algorithm 1."""
     grown = {k: torch.cat([v, model[k].unsqueeze(0).to(v)]) for k, v in models.items()}
     n = weights.shape[0] + 1
     new = torch.ones(n, n, dtype=weights.dtype, device=weights.device)
@@ -379,15 +384,17 @@ class CoBo(Algorithm):
         m \leftarrow \beta m + (1 - d)(g + \lambda x), \qquad
         x_i \leftarrow x_i - \eta \Big(m_i + \rho \sum_k w_{ik} (x_i - x_k)\Big)
 
-    with the context's optimiser (learning rate :math:`\eta`, momentum :math:`\beta`,
-    dampening :math:`d`, weight decay :math:`\lambda`; a client's first step sets
-    :math:`m = g + \lambda x`, :func:`learning.engine.momentum_buffer`) on the gradient part only (the penalty has no momentum, as in the
-    official code, spec §2.6), the sum running over the participating clients.
+    with the context's optimiser (learning rate :math:`\eta`, momentum :math:`\beta`, dampening
+    :math:`d`, weight decay :math:`\lambda`; a client's first step sets :math:`m = g + \lambda x`,
+    :func:`learning.engine.momentum_buffer`) on the gradient part only (the penalty has no momentum,
+    as in the official vision code), the sum running over the participating clients.
 
     Parameters
     ----------
     rho : float
-        Penalty :math:`\rho` (code: 0.05). Keep :math:`\eta\rho n < 2` for stability (§1.3).
+        Penalty :math:`\rho` (code: 0.05). Keep :math:`\eta\rho n < 2` for stability: the penalty
+        step :math:`X \leftarrow (I - \eta\rho L_W) X` has :math:`\lambda_{\max}(L_W) = n` at
+        :math:`W = \mathbf 1 \mathbf 1^\top`.
     gamma : float
         Inner step size :math:`\gamma` (code: 0.01).
     schedule, p_const, switch_at, decay : see :class:`PairSchedule`
@@ -533,7 +540,7 @@ class QuadraticToy:
     ``clusters`` gives :math:`k(i)`; the centres :math:`\mu_k \sim \mathcal N(0, \text{scale}^2 I_d)`
     and curvatures :math:`a_i \sim \mathcal U(a_{low}, a_{high})` are drawn by
     :func:`simulate_quadratic`. Every client starts at ``start`` :math:`\cdot \mathbf 1`
-    (spec §7.2 A: far from all optima, Point A of Figure 1). ``sigma`` adds
+    (far from all optima, Point A of Figure 1). ``sigma`` adds
     :math:`\mathcal N(0, \sigma^2 I)` noise to every gradient.
     """
 
@@ -631,7 +638,7 @@ def simulate_quadratic(
     record: tuple[int, ...] = (),
     seed: int | np.random.Generator | None = None,
 ) -> QuadraticRun:
-    r"""CoBo on the clustered quadratics of Example 2 (spec §7.2 A), with exact gradients
+    r"""CoBo on the clustered quadratics of Example 2 (Section 3), with exact gradients
     :math:`\nabla f_i(x) = a_i (x - \mu_{k(i)})` (plus noise when ``toy.sigma > 0``).
 
     Each round: pairs from ``schedule`` (default ``all``), the inner step with the

@@ -13,7 +13,7 @@ with the global model :math:`w^t` of the start of the round. Clients deploy :mat
 ``lam = 0`` is Local training; large ``lam`` approaches FedAvg. Werner et al. (2023) use
 :math:`\lambda = 1` on MNIST.
 
-``variant="as-run"``: the authors' MNIST/CIFAR code (spec ch2 §2.5.7 and §8 item 15), one
+``variant="as-run"``: the MNIST/CIFAR code Werner et al. (2023) published, one
 step per round. Client :math:`i` takes its minibatch gradient *at its personal model* into a
 heavy-ball buffer, :math:`u_i \leftarrow \beta u_i + (1 - d) \nabla F_i(v_i)` (``momentum``
 :math:`\beta = 0.9`, ``dampening`` :math:`d = 0`; CoBo's code uses :math:`d = 0.1`; a

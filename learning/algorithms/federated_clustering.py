@@ -11,12 +11,12 @@ gradients :math:`\{g_j(x_i)\}_j` taken at its own model, and steps with the resu
     v_{i,t} = \mathrm{TC}\big(\{g_j(x_{i,t-1})\}_{j};\ v_0 = g_i(x_{i,t-1})\big), \qquad
     x_{i,t} = x_{i,t-1} - \eta\, v_{i,t}.
 
-``variant="paper"`` is this update with the quantile radius of the synthetic experiments
-(strict ``<``; :math:`\lfloor qN \rfloor` points inside). ``variant="as-run"`` is the
-authors' MNIST/CIFAR code (spec ch2 §2.3.2): heavy-ball momentum on the cluster estimate,
-:math:`u_i \leftarrow \beta u_i + v_{i,t}`, :math:`x_i \leftarrow x_i - \eta u_i`
-(``momentum``, 0.9 by default), the radius :math:`0.99\, d_{(\lfloor qN \rfloor)}` with
-``<=``, and ``groups`` random subgroups re-drawn every round inside which FC runs.
+``variant="paper"`` is this update with the quantile radius of the synthetic experiments (strict
+``<``; :math:`\lfloor qN \rfloor` points inside). ``variant="as-run"`` is the authors' published
+MNIST/CIFAR code (Werner 2024, Table 2.1 and Figs. 2.4-2.6): heavy-ball momentum on the cluster
+estimate, :math:`u_i \leftarrow \beta u_i + v_{i,t}`, :math:`x_i \leftarrow x_i - \eta u_i`
+(``momentum``, 0.9 by default), the radius :math:`0.99\, d_{(\lfloor qN \rfloor)}` with ``<=``, and
+``groups`` random subgroups re-drawn every round inside which FC runs.
 
 **Myopic-Clustering** (Algorithm 1): the server clusters the clients' gradients at their
 own models into ``K`` groups (k-means, k-means++ seeding) and each client steps with its
@@ -126,7 +126,8 @@ def momentum_update(momenta: torch.Tensor, grads: torch.Tensor, alpha: float) ->
 def reseed_collapsed(
     centers: torch.Tensor, taus: torch.Tensor, points: torch.Tensor
 ) -> tuple[torch.Tensor, list[int]]:
-    """Re-seed collapsed centres (spec ch2 §2.4): while some centre ``k'`` lies within the
+    """Re-seed collapsed centres (Algorithm 4 leaves the centres' initialisation open; this
+    is collabecon's rule): while some centre ``k'`` lies within the
     radius ``taus[k]`` of an earlier kept centre ``k``, move ``k'`` to the point farthest from
     all current centres. Returns the centres ``(K, P)`` and the re-seeded indices."""
     centers = centers.clone()
@@ -326,11 +327,11 @@ class MomentumClustering(_GradientMethod):
     """Momentum-Clustering: Threshold-Clustering with ``n_clusters`` centres on the
     clients' momenta (weight ``alpha`` on the new gradient), nearest-centre steps.
 
-    The radius is the quantile rule with ``quantile`` (default ``1/(2K)``, the spec's
-    conservative choice) unless a fixed ``radius`` is given. The centres start at k-means++
-    seeds over the first momenta; with ``reseed`` a centre that ends a round within the
-    radius of another is moved to the momentum farthest from all centres
-    (:func:`reseed_collapsed`; spec ch2 §2.4).
+    The radius is the quantile rule with ``quantile`` (default ``1/(2K)``, a conservative choice of
+    collabecon: from a far initialisation a ball of one cluster's share :math:`1/K` can hold points
+    of two clusters, half of it cannot) unless a fixed ``radius`` is given. The centres start at
+    k-means++ seeds over the first momenta; with ``reseed`` a centre that ends a round within the
+    radius of another is moved to the momentum farthest from all centres (:func:`reseed_collapsed`).
     """
 
     name = "momentum-clustering"

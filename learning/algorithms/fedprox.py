@@ -3,8 +3,9 @@ model,
 
 .. math::  \\min_w F_i(w) + \\frac{\\mu}{2} \\lVert w - w^t \\rVert^2 .
 
-The personalised model is the global model (IP-FL, Khan et al., Tables 4, 5, 10, 11; spec
-§4 with :math:`\\mu = 0.01`).
+The personalised model is the global model (IP-FL, Khan et al., Tables 4, 5, 10, 11).
+The paper gives no :math:`\\mu`; collabecon uses :math:`\\mu = 0.01`, since the default of
+PFLlib (the library whose baselines the comparison follows) is 0, which is FedAvg.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Every selected client trains its local model on
 
 (a proximal pull of weight :math:`\\lambda` to :math:`\\sum_s u_{is} c_s`, since
 :math:`\\sum_s u_{is} = 1`), and each cluster model becomes the plain mean of its selected
-clients' models. The personalised model is the client's local model (spec §4).
+clients' models. The personalised model is the client's local model, as in FedSoft.
 """
 
 from __future__ import annotations

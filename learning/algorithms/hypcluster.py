@@ -5,10 +5,10 @@ hypothesis with the lowest loss on its *whole* training set,
 
     \hat j_i = \arg\min_j \frac{1}{m_i} \sum_{b \in D_i} \ell(h_j; b),
 
-and training each hypothesis on its assigned clients' data (local SGD, then the
-data-weighted average per hypothesis). It is the centralised analogue of IFCA's option II
-(spec ch2 §2.5.5) and differs from :class:`~learning.algorithms.ifca.IFCA` only in the
-assignment, which uses the full local loss rather than one minibatch.
+and training each hypothesis on its assigned clients' data (local SGD, then the data-weighted
+average per hypothesis). It is the centralised analogue of IFCA's option II (Werner et al. 2023,
+§2.1, Example 2 treats them together) and differs from :class:`~learning.algorithms.ifca.IFCA` only
+in the assignment, which uses the full local loss rather than one minibatch.
 """
 
 from __future__ import annotations

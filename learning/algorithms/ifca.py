@@ -14,18 +14,17 @@ With ``momentum`` :math:`\beta > 0` (option I only) each client keeps a heavy-ba
 :math:`u_i \leftarrow \beta u_i + (1 - d) g_i` (``dampening`` :math:`d`, default 0; a
 client's first step sets :math:`u_i = g_i`) that persists when it switches cluster, and
 sends :math:`u_i` instead of :math:`g_i`: the authors' MNIST ``ifca-grad`` run
-(:math:`\beta = 0.9`; spec ch2 §2.5.4); CoBo's code uses :math:`d = 0.1`.
+(:math:`\beta = 0.9`; Werner 2024, Table 2.1); CoBo's code uses :math:`d = 0.1`.
 
-``init="random"`` draws ``K`` different initial models (model 0 is the given start; the
-others shuffle the entries of each of its tensors, which keeps PyTorch's iid
-initialisation law); ``init="same"`` starts all ``K`` from the given model;
-``init="oracle"`` starts cluster model ``k`` from the initial model of the first client of
-true cluster ``k``, every client assigned to its own cluster (the synthetic experiments'
-oracle initialisation, spec ch2 §2.5.4 and §5.1.1; ``K`` must be the number of true
-clusters).
+``init="random"`` draws ``K`` different initial models (model 0 is the given start; the others
+shuffle the entries of each of its tensors, which keeps PyTorch's iid initialisation law);
+``init="same"`` starts all ``K`` from the given model; ``init="oracle"`` starts cluster model ``k``
+from the initial model of the first client of true cluster ``k``, every client assigned to its own
+cluster (the synthetic experiments' oracle initialisation in the authors' code for Werner et al.
+2023, Fig. 3; ``K`` must be the number of true clusters).
 
-Two quirks of CoBo's code (spec cobo §4 item 5, §8 item 18), off by default:
-``aggregate="sum"`` steps each cluster model by the *sum* of its clients' gradients instead
+Two quirks of CoBo's published code (the IFCA baseline of Hashemi et al. 2024, Table 2), off by
+default: ``aggregate="sum"`` steps each cluster model by the *sum* of its clients' gradients instead
 of dividing by ``m``, and ``fresh_batches=True`` scores each candidate model on a minibatch
 of its own.
 """

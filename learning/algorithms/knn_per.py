@@ -9,13 +9,13 @@ k-nearest-neighbour prediction over its own training set,
     p_{kNN,i}(y \mid x) = \frac{\sum_{j \in N_k(x)} w_j \mathbb 1[y_j = y]}{\sum_{j} w_j},
     \quad w_j = e^{-d_j^2 / (F s)},
 
-where the keys are the global model's outputs (logits, dimension ``F``), :math:`d_j` the
-Euclidean distance to the ``k`` nearest stored keys and ``s`` the kernel ``scale``
-(spec ch2 §2.5.8: ``k = 10``, ``s = 1``). Training is plain FedAvg, so
-:meth:`client_models` is the global model; :meth:`KNNPer.evaluate` gives the personalised
-accuracy. With ``lam=None``, :math:`\lambda` is chosen from :data:`LAMBDA_GRID` by the
-pooled cross-entropy on a held-out fifth of every client's training data (datastore: the
-other four fifths), then the datastore is the whole training set.
+where the keys are the global model's outputs (logits, dimension ``F``), :math:`d_j` the Euclidean
+distance to the ``k`` nearest stored keys and ``s`` the kernel ``scale`` (the authors' published
+code for Werner 2024, Table 2.1: ``k = 10``, ``s = 1``). Training is plain FedAvg, so
+:meth:`client_models` is the global model; :meth:`KNNPer.evaluate` gives the personalised accuracy.
+With ``lam=None``, :math:`\lambda` is chosen from :data:`LAMBDA_GRID` by the pooled cross-entropy on
+a held-out fifth of every client's training data (datastore: the other four fifths), then the
+datastore is the whole training set.
 """
 
 from __future__ import annotations

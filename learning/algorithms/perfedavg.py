@@ -8,8 +8,9 @@ Each local step of client :math:`i` takes two minibatches :math:`B, B'`:
     \\theta \\leftarrow \\theta - \\beta \\nabla F_i(\\theta'; B'),
 
 and the server averages :math:`\\theta` (weights :math:`n_i`). The personalised model is one
-more such step from the global model on the client's own data (spec §4: :math:`\\alpha` the
-learning rate, :math:`\\beta = 0.001`).
+more such step from the global model on the client's own data (:math:`\\alpha` the
+learning rate, :math:`\\beta = 0.001`: IP-FL's comparison, Khan et al. §6, gives no value;
+PFLlib's default of 0 would freeze the outer step).
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ step toward the inside points has size ``|I| / N``. This is a hard threshold, no
 clipping. There is no assignment step; callers assign to the nearest centre.
 
 Radius rules: :class:`FixedRadius` (the theorems' :math:`\tau \approx \sqrt{\delta\sigma\Delta}`)
-and :class:`QuantileRadius` (every experiment: the ``floor(qN)``-th smallest distance,
-optionally scaled by 0.99, with a strict or inclusive comparison; spec ch2 §2.1.3).
-Every function takes a leading batch axis, so the per-receiver clustering of
-Federated-Clustering runs as one call.
+and :class:`QuantileRadius` (every experiment: the ``floor(qN)``-th smallest distance, optionally
+scaled by 0.99, with a strict or inclusive comparison, as in the authors' published code; Werner et
+al. 2023, §4.2: "the 20th-percentile of distances to the cluster-center"). Every function takes a
+leading batch axis, so the per-receiver clustering of Federated-Clustering runs as one call.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def elbow(curve: torch.Tensor | np.ndarray, level: float = -0.19, offset: float 
 
     then a least-squares cubic :math:`l(z)` evaluated at ``level``. A heuristic: when the
     excess decays geometrically, :math:`z` is nearly constant and the fit is driven by the
-    tail where the curve reaches its floor (spec ch2 §6).
+    tail where the curve reaches its floor.
     """
     f = np.asarray(curve, dtype=np.float64)
     if f.ndim != 1 or f.size < 5:

@@ -1,4 +1,4 @@
-r"""``collabecon cobo``: CoBo's collaboration weights against the baselines (spec cobo §7.2 B).
+r"""``collabecon cobo``: CoBo's collaboration weights against the baselines.
 
 Small CPU analogues of the paper's vision experiments (Hashemi, He and Jaggi 2024, §4.1-4.2,
 Table 2), on the embedded ``mnist5k`` digits with an MLP (784-200-10):
@@ -7,36 +7,37 @@ Table 2), on the embedded ``mnist5k`` digits with an MLP (784-200-10):
     8 clients in 4 clusters of 2; cluster ``g`` sees the labels ``(y + g) mod 10`` (the
     paper's label permutation, every class with a different label in every cluster) and,
     as in the paper, each cluster gets the whole data set, split in half between its two
-    clients (spec §5.2).
+    clients (Section 4.1).
 ``cross-device``
     20 clients in 5 clusters of sizes 6, 5, 4, 3, 2; cluster ``g`` owns the digits
     ``2g, 2g + 1``, relabelled ``y mod 2`` with the 10-way head kept (the paper's disjoint
-    class groups relabelled ``y mod 10``, 80 clients on CIFAR-100; spec §5.3), its examples
+    class groups relabelled ``y mod 10``, 80 clients on CIFAR-100; Section 4.2), its examples
     dealt out evenly among its clients.
 
-Settings, with the paper's (spec §5.1, §4) where it gives them: one SGD step per round on
-minibatches of 128; learning rates per method as in the paper (Ditto 0.1,
-Federated-Clustering 0.05, every other method 0.01); Ditto's proximal weight lambda = 1 (the
-vision value; 0.1 is the LLM experiment's, spec §8.21); ``fedavg-ft`` fine-tunes locally for
-10% of the rounds after FedAvg (spec §4.3); IFCA and Federated-Clustering get the true
-number of clusters, IFCA with separately initialised models and all clients in
-``cross-silo``, 10% of them per round in ``cross-device`` (spec §4.5). Departures:
+Settings, with the paper's (appendix "Experimental Details") where it gives them: one SGD step per
+round on minibatches of 128; learning rates per method as in the paper (Ditto 0.1,
+Federated-Clustering 0.05, every other method 0.01); Ditto's proximal weight lambda = 1 (the vision
+value "as recommended"; the appendix's 0.1 belongs to the LLM experiment); ``fedavg-ft`` fine-tunes
+locally for 10% of the rounds after FedAvg (the paper does not say how long; a choice of
+collabecon); IFCA and Federated-Clustering get the true number of clusters, IFCA with separately
+initialised models and all clients in ``cross-silo``, 10% of them per round in ``cross-device``
+(appendix "Experimental Details"). Departures:
 
-- by default every method runs plain SGD (no momentum). ``--momentum code`` gives them the
-  official code's optimiser instead (spec §4, §5.1): every method but Federated-Clustering
-  (raw gradients in the code) keeps a per-client exponential moving average of its
-  gradients across rounds, :math:`m \leftarrow 0.9 m + 0.1 g` (PyTorch's momentum 0.9 with
-  dampening 0.1, so the effective step stays the learning rate; :math:`m = g` at a client's
-  first step); the Oracle keeps one per cluster, and Ditto runs the code's variant
-  (``variant="as-run"``: gradients at the personal models drive the global one) on
-  ``ditto_k = 2`` sampled clients per round.
+- by default every method runs plain SGD (no momentum). ``--momentum code`` gives them the official
+  code's optimiser instead: every method but Federated-Clustering (raw gradients in the code) keeps
+  a per-client exponential moving average of its gradients across rounds,
+  :math:`m \leftarrow 0.9 m + 0.1 g` (PyTorch's momentum 0.9 with dampening 0.1, so the effective
+  step stays the learning rate; :math:`m = g` at a client's first step); the Oracle keeps one per
+  cluster, and Ditto runs the code's variant (``variant="as-run"``: gradients at the personal models
+  drive the global one) on ``ditto_k = 2`` sampled clients per round.
 - ``--rounds`` (300 by default) instead of 40,000 / 20,000 iterations.
 - CoBo: rho = 0.05 (the code's), the code's mixed pair sampling (2/n per pair for the first
   2% of the rounds, the code's 800 of 40,000 iterations, then 1/sqrt(t)), midpoint
   gradients on minibatches of 128, and gamma = 0.1 instead of the code's 0.01: with this
   smaller model the midpoint inner products are small and gamma = 0.01 leaves W at 1 for
-  the whole run (spec §7.2 A: tie gamma to the sampling schedule). ``--schedule`` picks
-  another pair-sampling strategy (the paper's Table 1).
+  the whole run (gamma has to match the pair-sampling schedule: a pair sampled about ln T times
+  needs a larger step to leave 1). ``--schedule`` picks another pair-sampling strategy (the paper's
+  Table 1).
 
 What this scale shows (defaults, seed 0, measured; ``tests/learning/test_cobo_cli.py``):
 cross-silo, CoBo's W is the oracle's block diagonal from round 105, Oracle 0.874 >= CoBo
@@ -60,7 +61,7 @@ where it was (0.23 constant, 0.26 mixed), W being still on its way.
 
 With ``--momentum code`` (same seed) the personalised methods gain: cross-silo Oracle 0.914
 >= CoBo 0.907 >= Ditto 0.905 (Local 0.905, IFCA 0.896, FT-FedAvg 0.885, FedAvg 0.183), but
-CoBo's W no longer settles on the oracle within 300 rounds (4 of its 28 pairs on the wrong
+CoBo's W does not settle on the oracle within 300 rounds (4 of its 28 pairs on the wrong
 side of 1/2, mean off-diagonal error 0.15); cross-device Oracle 0.990 >= CoBo 0.976 >=
 Ditto 0.974 (Local 0.976, FT-FedAvg 0.972, FedAvg 0.956, IFCA 0.899), W error 0.43.
 
@@ -135,7 +136,7 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
 
 MOMENTUM_MODES = ("none", "code")
 
-#: ``--momentum code``: the official code's EMA momentum (spec §5.1), and what each method
+#: ``--momentum code``: the official code's EMA momentum, and what each method
 #: needs to keep it across rounds (``fc`` keeps raw gradients, as in the code).
 CODE_MOMENTUM = SGDConfig(1.0, momentum=0.9, dampening=0.1)  # lr replaced per method
 _OWN_BUFFER = {"momentum": CODE_MOMENTUM.momentum, "dampening": CODE_MOMENTUM.dampening}
@@ -148,9 +149,9 @@ _CODE_PARAMETERS: dict[str, dict[str, Any]] = {
     "fedavg-ft": {"keep_momentum": "client"},
     "ifca": _OWN_BUFFER,
 }
-_DITTO_K = 2  # clients per round of the code's Ditto (spec §4, item 4)
+_DITTO_K = 2  # clients per round of the official code's Ditto
 
-#: The paper's learning rates, tuned per method (Appendix, "Experimental Details"; spec §5.1).
+#: The paper's learning rates, tuned per method (appendix "Experimental Details").
 LEARNING_RATES: dict[str, float] = {
     "cobo": 0.01,
     "oracle": 0.01,
@@ -162,7 +163,7 @@ LEARNING_RATES: dict[str, float] = {
     "fc": 0.05,
 }
 
-#: Table 2 of the paper (mean accuracy, CIFAR-100 with ResNet-9; spec §5.5); FC was not run
+#: Table 2 of the paper (mean accuracy, CIFAR-100 with ResNet-9); FC was not run
 #: cross-device.
 PAPER: dict[str, dict[str, float]] = {
     "cross-silo": {
@@ -188,7 +189,8 @@ PAPER: dict[str, dict[str, float]] = {
 
 _COLLAPSE = 0.2  # a method "collapses" when it ends this far below Local
 
-_FINETUNE_SHARE = 0.1  # fine-tuning steps of fedavg-ft, as a share of the rounds (spec §4)
+#: Fine-tuning steps of fedavg-ft, as a share of the rounds (the paper gives none).
+_FINETUNE_SHARE = 0.1
 _SWITCH_SHARE = 0.02  # constant pair sampling of CoBo's mixed schedule (code: 800 of 40k)
 _MODEL = "mlp"
 _BATCH = 128

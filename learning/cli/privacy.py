@@ -14,8 +14,9 @@ Sub-commands:
              (:mod:`econ.privacy.accountants`, through dp-accounting).
 
 Model constants not given on the command line take the model's defaults: the paper's section 6
-setting for ``dp-mean`` and ``bayes`` (n = 100, σ = 10, B = 20, τ = 1) and the setting of spec
-7.1 for ``dp-sgd`` (n = 10⁴, σ = 1, B = 2, L = 1, μ = 0.5, d = 10, D = 1).
+setting for ``dp-mean`` and ``bayes`` (n = 100, σ = 10, B = 20, τ = 1) and, for ``dp-sgd``, for
+which the paper prints no numbers, an illustrative setting of collabecon (n = 10⁴, σ = 1, B = 2, L =
+1, μ = 0.5, d = 10, D = 1).
 """
 
 from __future__ import annotations

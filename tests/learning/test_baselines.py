@@ -1,5 +1,5 @@
-"""IFCA, HypCluster, CFL, Ditto and kNN-Per: the CFL toy failure (spec ch2 claim U12) and
-what each baseline promises."""
+"""IFCA, HypCluster, CFL, Ditto and kNN-Per: the CFL toy failure (Werner et al. 2023, §2.1,
+Example 3) and what each baseline promises."""
 
 import dataclasses
 import itertools
@@ -20,7 +20,7 @@ from tests.learning.test_federated_clustering import _toy_context
 
 
 @pytest.mark.parametrize("x", [1 / 4, 1 / 3])
-def test_u12_cfl_first_split_separates_clients_2_and_3_half_the_time(x):
+def test_cfl_first_split_separates_clients_2_and_3_half_the_time(x):
     rng = np.random.default_rng(0)
     seeds = 1000
     separated = 0

@@ -1,4 +1,5 @@
-"""Attacks, robust aggregators and the adversarial context (spec ch2 claim M4 at small scale)."""
+"""Attacks, robust aggregators and the adversarial context (Werner 2024, §2.4 and
+Fig. 2.6, at small scale)."""
 
 import numpy as np
 import pytest
@@ -130,7 +131,7 @@ def _honest_accuracy(name, threat, rounds, **params):
 
 
 @pytest.mark.slow
-def test_m4_fc_shrugs_off_attacks_that_break_fedavg():
+def test_fc_shrugs_off_attacks_that_break_fedavg():
     # measured here: FC clean 90.6%, large-gradient 89.6%, bit-flip 89.6%; FedAvg 11.5%
     fc = {"variant": "as-run", "quantile": 0.2, "iters": 10}
     clean = _honest_accuracy("federated-clustering", None, 25, **fc)

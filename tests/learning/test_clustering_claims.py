@@ -1,6 +1,10 @@
-"""Spec ch2 claims checked end to end: U15 through Momentum-Clustering's momentum and the
-engine's minibatches, S4 (the A^2 / Delta^2 diagnostics of Fig. 2 on DX4,75,9,10) and S7
-(the clipping-iteration study of §6 / Fig. 4)."""
+"""Claims of the clustering paper (Werner et al. 2023) checked end to end: the variance
+lemmas through Momentum-Clustering's momentum and the engine's minibatches, the A^2 / Delta^2
+diagnostics of Fig. 2 (K = 4 clusters of 75 clients, n = 9, d = 10) and the
+clipping-iteration study of §4.3 / Fig. 4.
+
+Reference values marked "port" come from an independent numpy port of the authors'
+published synthetic code (same data, same procedure); the paper prints only the figures."""
 
 import functools
 import itertools
@@ -23,11 +27,11 @@ from learning.engine import select
 from learning.rng import draw_entropy, init_rng, round_rng
 from tests.learning.test_federated_clustering import _regression, _setup
 
-# ------------------------------------------------------------------ U15 (Lemma 14)
+# ------------------- variance lemmas (Werner 2024, Lemmas 7 and 14 = Werner et al. 2023, 6 and 13)
 
 
 @pytest.mark.parametrize(("alpha", "steps"), [(0.1, 5), (0.1, 200), (0.5, 3)])
-def test_u15_momentum_variance_of_iid_gradients(alpha, steps):
+def test_momentum_variance_of_iid_gradients(alpha, steps):
     generator = torch.Generator().manual_seed(15)
     sequences, dim, sigma2 = 20_000, 5, 2.0  # total variance sigma^2 over the coordinates
     m = torch.zeros(sequences, dim, dtype=torch.float64)
@@ -40,7 +44,7 @@ def test_u15_momentum_variance_of_iid_gradients(alpha, steps):
 
 
 @pytest.mark.parametrize("batch", [1, 3, 9])
-def test_u15_minibatch_gradient_variance(batch):
+def test_minibatch_gradient_variance(batch):
     """Lemma 7 bounds the variance of a minibatch gradient by sigma^2/|B|; the engine's
     batches are drawn without replacement within a client, which gives exactly the finite
     population value sigma^2/|B| (m - |B|)/(m - 1) <= sigma^2/|B| (m = 9 examples)."""
@@ -62,7 +66,7 @@ def test_u15_minibatch_gradient_variance(batch):
     assert measured <= 1.08 * sigma2 / batch
 
 
-# ------------------------------------------------------------------ S4 (Fig. 2)
+# ------------------------------------------------------------------ Fig. 2
 
 
 def _fig2_diagnostics(epochs):
@@ -92,7 +96,7 @@ def _fig2_diagnostics(epochs):
 
 def _check_fig2(epochs):
     a2, d2 = _fig2_diagnostics(epochs)
-    # spec [R]: max A^2 ~ 6.1, mean ~ 0.40; min Delta^2 ~ 2.7e5, mean ~ 2.6e6; all flat
+    # port: max A^2 ~ 6.1, mean ~ 0.40; min Delta^2 ~ 2.7e5, mean ~ 2.6e6; all flat
     assert 5.5 < float(a2.max()) < 6.7 and 0.36 < float(a2.mean()) < 0.44
     assert 2.4e5 < float(d2.min()) < 3.0e5 and 2.3e6 < float(d2.mean()) < 2.9e6
     per_epoch_max, per_epoch_min = a2.max(1).values, d2.min(1).values
@@ -100,12 +104,12 @@ def _check_fig2(epochs):
     assert float(per_epoch_min.max() / per_epoch_min.min()) < 1.01
 
 
-def test_s4_fig2_assumptions_hold_and_stay_flat_25_epochs():
+def test_fig2_assumptions_hold_and_stay_flat_25_epochs():
     _check_fig2(25)
 
 
 @pytest.mark.slow
-def test_s4_fig2_assumptions_hold_and_stay_flat_100_epochs():
+def test_fig2_assumptions_hold_and_stay_flat_100_epochs():
     _check_fig2(100)
 
 
@@ -116,9 +120,9 @@ def test_separation_diagnostics_on_a_hand_example():
     assert torch.allclose(d2, torch.tensor([101.0, 109.0, 101.0, 101.0], dtype=torch.float64))
 
 
-# ------------------------------------------------------------------ S7 (clipping study)
+# ------------------------------------------------------------------ clipping study (Fig. 4)
 
-S7_FLOORS = {0.5: 1.50, 1.0: 2.95, 2.0: 5.94, 4.0: 13.18}  # spec [R], +-5%
+CLIPPING_FLOORS = {0.5: 1.50, 1.0: 2.95, 2.0: 5.94, 4.0: 13.18}  # port, +-5%
 
 
 @functools.cache
@@ -129,10 +133,10 @@ def _clipping_curve(std):
     return clipping_study(points, torch.as_tensor(data.y), 50, 0.1, 10, seed=0).numpy()
 
 
-@pytest.mark.parametrize("std", list(S7_FLOORS))
-def test_s7_clipping_curves_reach_their_floors(std):
+@pytest.mark.parametrize("std", list(CLIPPING_FLOORS))
+def test_clipping_curves_reach_their_floors(std):
     curve = _clipping_curve(std)
-    assert curve.min() == pytest.approx(S7_FLOORS[std], rel=0.05)
+    assert curve.min() == pytest.approx(CLIPPING_FLOORS[std], rel=0.05)
     if std <= 2:
         assert all(a >= b for a, b in itertools.pairwise(curve))
         assert curve.min() == pytest.approx(0.95 * std * math.sqrt(10), rel=0.05)
@@ -143,18 +147,18 @@ def test_s7_clipping_curves_reach_their_floors(std):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="S7, sigma = 4: the curve is not monotone; it bottoms out at 13.31 at l = 30 and "
-    "rises to 13.41 by l = 49 (overlapping clusters change the inside set), 10 seeds x 10 "
-    "clusters; the floor itself is within 1% of the spec's 13.18",
+    reason="clipping study, sigma = 4: the curve is not monotone; it bottoms out at 13.31 at "
+    "l = 30 and rises to 13.41 by l = 49 (overlapping clusters change the inside set), "
+    "10 seeds x 10 clusters; the floor itself is within 1% of the port's 13.18",
 )
-def test_s7_clipping_curve_for_sigma_4_is_monotone():
+def test_clipping_curve_for_sigma_4_is_monotone():
     assert all(a >= b for a, b in itertools.pairwise(_clipping_curve(4.0)))
 
 
-def test_s7_elbow_grows_with_sigma():
-    elbows = [elbow(_clipping_curve(std)) for std in S7_FLOORS]
+def test_elbow_grows_with_sigma():
+    elbows = [elbow(_clipping_curve(std)) for std in CLIPPING_FLOORS]
     assert all(a < b for a, b in itertools.pairwise(elbows))
-    for got, want in zip(elbows, (6.1, 9.0, 12.0, 20.8), strict=True):  # spec [R]
+    for got, want in zip(elbows, (6.1, 9.0, 12.0, 20.8), strict=True):  # port
         assert got == pytest.approx(want, rel=0.15)
 
 

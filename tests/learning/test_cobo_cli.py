@@ -1,5 +1,6 @@
 """``collabecon cobo``: output shape, files, errors; a reduced cross-silo reproduction in the
-default suite, the full-size cross-silo and cross-device analogues (spec cobo §7.2 B) as slow
+default suite, the full-size analogues of the paper's cross-silo and cross-device experiments
+(Sections 4.1 and 4.2) as slow
 tests, with the claims that do not hold at this scale recorded as strict xfails."""
 
 import json
@@ -76,7 +77,7 @@ def test_match_round_is_the_start_of_the_last_matching_stretch():
 
 
 def test_reduced_cross_silo_weights_find_the_clusters_and_fedavg_collapses():
-    # spec cobo §7.2 B at a reduced size (REDUCED_ROUNDS rounds, three methods): CoBo's W
+    # the cross-silo analogue at a reduced size (REDUCED_ROUNDS rounds, three methods): CoBo's W
     # becomes the block-diagonal oracle, FedAvg's one model cannot serve the permuted labels
     result = run_setting("cross-silo", ["cobo", "local", "fedavg"], rounds=REDUCED_ROUNDS, seed=0)
     acc = result["accuracy"]
@@ -153,8 +154,8 @@ IFCA_REASON = (
 
 @pytest.mark.slow
 def test_cross_silo_weights_heatmaps_and_the_orderings_that_hold(cross_silo):
-    # CoBo's W becomes the oracle's block diagonal (R3) and the heatmaps are written;
-    # Oracle >= CoBo >= Ditto; FedAvg collapses (R7: 18.8% against Local 64.9%)
+    # CoBo's W becomes the oracle's block diagonal (Section 4.1) and the heatmaps are written;
+    # Oracle >= CoBo >= Ditto; FedAvg collapses (Table 2: 18.8% against Local 64.9%)
     acc = cross_silo["accuracy"]
     assert set(acc) == set(METHODS)
     assert cross_silo["weights_match_oracle"]
@@ -175,7 +176,8 @@ def test_cross_silo_ditto_beats_local(cross_silo):
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=IFCA_REASON)
 def test_cross_silo_ifca_collapses(cross_silo):
-    # R5/R7: the paper's IFCA degenerates to one cluster, at FedAvg's level (18.6 vs 18.8)
+    # Section 4.1 and Table 2: the paper's IFCA degenerates to one cluster, at FedAvg's level (18.6
+    # vs 18.8)
     acc = cross_silo["accuracy"]
     assert acc["ifca"] < acc["local"] - 0.5
 
@@ -206,9 +208,9 @@ def test_cross_silo_with_the_codes_momentum_recovers_the_oracle(cross_silo_code)
 
 @pytest.mark.slow
 def test_cross_device_orderings_that_hold(cross_device):
-    # R8 at this scale: Oracle >= CoBo >= Ditto >= FT-FedAvg, FedAvg and IFCA (10% of the
-    # clients per round) last; in-cluster weights stay near 1 and W moves towards the
-    # oracle (mean off-diagonal |W - W*| 0.82 at W = 1, 0.26 after 300 rounds)
+    # Table 2's cross-device ordering at this scale: Oracle >= CoBo >= Ditto >= FT-FedAvg, FedAvg
+    # and IFCA (10% of the clients per round) last; in-cluster weights stay near 1 and W moves
+    # towards the oracle (mean off-diagonal |W - W*| 0.82 at W = 1, 0.26 after 300 rounds)
     acc = cross_device["accuracy"]
     assert acc["oracle"] >= acc["cobo"] >= acc["ditto"] >= acc["fedavg-ft"]
     assert max(acc["fedavg"], acc["ifca"]) < min(acc["local"], acc["fedavg-ft"])
@@ -224,7 +226,8 @@ def test_cross_device_orderings_that_hold(cross_device):
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="paper (Fig. 8, R4): W looks like the oracle by 1.5% of the run; measured after "
+    reason="paper (Section 4.2, the appendix's 80-client heatmaps): W looks like the oracle by "
+    "1.5% of the run; measured after "
     "300 rounds: 94 of the 380 off-diagonal entries on the wrong side of 1/2, mean "
     "|W - W*| 0.26 (0.38 at round 150): the clusters of the digits 2-3, 4-5 and 6-7 stay "
     "partly connected to one another, 6-7 also to 0-1 and 8-9 (apparently their relabelled "

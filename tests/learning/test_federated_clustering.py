@@ -1,5 +1,9 @@
-"""Federated-, Myopic- and Momentum-Clustering: the toy failure modes (spec ch2 §3,
-claims U9-U11), the synthetic clustered regression (S1-S3, S5, S6) and the variants."""
+"""Federated-, Myopic- and Momentum-Clustering: the toy failure modes (Werner et al. 2023,
+§2.1, Examples 1-3, and §3.1.3), the synthetic clustered regression (§4.1, Fig. 3) and the
+variants.
+
+Reference values marked "port" come from an independent numpy port of the authors'
+published synthetic code (same data, same procedure); the paper prints only the figure."""
 
 import dataclasses
 import functools
@@ -43,7 +47,7 @@ def _g_all(x, eta):
 
 
 @pytest.mark.parametrize("eta", [0.5, 0.1])
-def test_u9_myopic_trace_gets_client_2_stuck(eta):
+def test_myopic_trace_gets_client_2_stuck(eta):
     rng = np.random.default_rng(0)
     x = np.full(3, 1.5)
     for t in range(1, 31):
@@ -69,7 +73,7 @@ def _fc_example1(eta, tau, rounds):
     return history
 
 
-def test_u10_fc_escapes_the_saddle_and_the_negative_control_does_not():
+def test_fc_escapes_the_saddle_and_the_negative_control_does_not():
     history = _fc_example1(0.1, 5.0, 2000)
     assert np.allclose(history[1], [0.833333, 0.833333, 2.0], atol=1e-5)
     assert abs(history[-1][0]) < 1e-4 and abs(history[-1][1]) < 1e-4
@@ -99,7 +103,7 @@ def _toy_context(targets):
 @pytest.mark.parametrize(
     ("name", "option"), [("ifca", "gradient"), ("ifca", "model"), ("hypcluster", None)]
 )
-def test_u11_ifca_and_hypcluster_stay_stuck(name, option):
+def test_ifca_and_hypcluster_stay_stuck(name, option):
     ctx = _toy_context([-0.5, 0.5])
     params = {} if option is None else {"option": option}
     algorithm = build_algorithm(name, ctx, **params)
@@ -113,7 +117,7 @@ def test_u11_ifca_and_hypcluster_stay_stuck(name, option):
     assert state["assignment"].tolist() == [1, 1]
 
 
-def test_u11_fc_separates_the_two_clients():
+def test_fc_separates_the_two_clients():
     ctx = _toy_context([-0.5, 0.5])
     algorithm = build_algorithm("federated-clustering", ctx, radius=1.0, iters=5, lr=0.1)
     models = {"weight": torch.zeros(2, 1, 1)}
@@ -202,7 +206,8 @@ def _run(name, truth, start, clusters, train, lr, rounds, oracle_start=True, **p
     )[rounds]
 
 
-# The paper's synthetic runs (spec ch2 §5.1.3, Fig. 3): learning rates per panel; every method
+# The paper's synthetic runs (§4.1, Fig. 3; learning rates per panel from the authors'
+# published code); every method
 # but IFCA-M uses the EMA momentum u <- 0.9 u + 0.1 g at step eta, which for a buffer started
 # at zero is the heavy ball u <- 0.9 u + g at step eta / 10 (the authors' PyTorch dampened SGD
 # starts u at the first gradient: a transient, e.g. GT at (4,4) e100 4.07e-3 instead of our
@@ -211,7 +216,7 @@ PAPER_LR = {
     (4, 4): {"oracle": 0.1, "fc": 0.1, "local": 0.1, "ifca": 0.01, "fedavg": 0.1},
     (4, 16): {"oracle": 0.1, "fc": 0.1, "local": 0.1, "ifca": 0.01, "fedavg": 0.1},
     (16, 4): {"oracle": 0.01, "fc": 0.01, "local": 0.01, "ifca": 5e-4, "fedavg": 0.001},
-}  # IFCA-M: the stable lrs of the spec's correctly initialised [R] runs, not the [C] quirk
+}  # IFCA-M: stable lrs, K correctly initialised models (the code: `models[::K]`)
 
 
 def _paper_trajectory(method, panel, rounds, log, dtype=torch.float32):
@@ -220,7 +225,7 @@ def _paper_trajectory(method, panel, rounds, log, dtype=torch.float32):
     start: GT and Global keep one momentum buffer per group across rounds (GD with momentum
     on the pooled data), Local one per client, FC momentum on its cluster estimate (q = 1/K,
     10 Threshold-Clustering iterations); IFCA-M is option II with one plain GD step, its K
-    models started at the oracle centres (a correct initialisation, spec ch2 §2.5.4)."""
+    models started at the oracle centres (a correct initialisation)."""
     truth, start, clusters, train = _regression(*panel)
     lr = PAPER_LR[panel][method]
     if method == "ifca":
@@ -250,44 +255,44 @@ def _paper_panel(panel, rounds, log=(100, 200, 400, 800), dtype=torch.float32):
     return {m: _paper_trajectory(m, panel, rounds, log, dtype) for m in PAPER_LR[panel]}
 
 
-def _s1_checks(runs, end):
+def _fig3_checks(runs, end):
     fc, gt = runs["fc"], runs["oracle"]
-    assert 0.8 <= fc[100] / gt[100] <= 1.25  # spec: FC ~ GT ~ 4.0e-3 at e100 (ours ~2.0e-3)
+    assert 0.8 <= fc[100] / gt[100] <= 1.25  # port: FC ~ GT ~ 4.0e-3 at e100 (ours ~2.0e-3)
     assert fc[end] <= 2 * gt[end]
     assert fc[end] < runs["local"][end] and fc[end] < runs["ifca"][end]
     assert runs["fedavg"][end] > 100 * runs["local"][end]
 
 
-def test_s1_s5_fc_tracks_the_oracle_at_4x4():
+def test_fc_tracks_the_oracle_at_4x4():
     runs = _paper_panel((4, 4), 200, log=(100, 200))
-    _s1_checks(runs, 200)
+    _fig3_checks(runs, 200)
     assert runs["fc"][200] < 1e-4  # both at the float32 floor (~5e-5) by e200
 
 
 @pytest.mark.slow
-def test_s1_s5_fc_tracks_the_oracle_at_4x4_full_length():
+def test_fc_tracks_the_oracle_at_4x4_full_length():
     runs = _paper_panel((4, 4), 800)
-    _s1_checks(runs, 800)
-    # spec [R] at e800: Local 0.120, IFCA-M 0.0115, Global 190 (GT and FC at the float32
-    # floor: 4.8e-5 and 5.3e-5 here, [R]'s float64 1.48e-5)
+    _fig3_checks(runs, 800)
+    # port at e800: Local 0.120, IFCA-M 0.0115, Global 190 (GT and FC at the float32
+    # floor: 4.8e-5 and 5.3e-5 here, the port's float64 1.48e-5)
     assert runs["local"][800] == pytest.approx(0.120, rel=0.05)
     assert runs["ifca"][800] == pytest.approx(0.0115, rel=0.05)
     assert runs["fedavg"][800] == pytest.approx(190, rel=0.03)
 
 
-def test_s2_fc_matches_the_oracle_at_4x16_reduced():
+def test_fc_matches_the_oracle_at_4x16_reduced():
     runs = _paper_panel((4, 16), 100, log=(50, 100))
     for epoch in (50, 100):
         assert 0.8 <= runs["fc"][epoch] / runs["oracle"][epoch] <= 1.25
     assert runs["fc"][100] < min(runs["local"][100], runs["ifca"][100])
-    assert runs["fedavg"][100] > 100  # spec: Global plateaus at ~133
+    assert runs["fedavg"][100] > 100  # port: Global plateaus at ~133
 
 
 @pytest.mark.slow
-def test_s2_fc_matches_the_oracle_at_4x16_in_float64():
-    """[R]'s arithmetic: float64 on the float32 data. Measured: FC/GT e100 1.24e-3/1.23e-3,
-    e200 8.7e-6/8.5e-6, e400 and e800 5.75e-6/5.63e-6 (the spec's [R] e800 values); the
-    correctly initialised IFCA-M 4.5e-4 ([R] 4.5e-4; 3.3e-3 in float32, where its option-II
+def test_fc_matches_the_oracle_at_4x16_in_float64():
+    """The port's arithmetic: float64 on the float32 data. Measured: FC/GT e100 1.24e-3/1.23e-3,
+    e200 8.7e-6/8.5e-6, e400 and e800 5.75e-6/5.63e-6 (the port's e800 values); the
+    correctly initialised IFCA-M 4.5e-4 (port 4.5e-4; 3.3e-3 in float32, where its option-II
     average, engine.group_mean's float32 sum of n_k w_k, stalls)."""
     runs = _paper_panel((4, 16), 800, dtype=torch.float64)
     for epoch in (100, 200, 400, 800):
@@ -300,10 +305,10 @@ def test_s2_fc_matches_the_oracle_at_4x16_in_float64():
 
 
 @pytest.mark.slow
-def test_s2_fc_matches_the_oracle_at_4x16_in_float32():
-    """The authors' float32. Measured FC/GT: e100 1.25e-3/1.23e-3, e200 2.77e-5/2.83e-5,
-    e400 2.83e-5/2.70e-5, e800 2.83e-5/2.50e-5 (the float32 floor). GT stalled at 1.45e-4
-    while its average summed the n_k w_k in float32 (now the differences w_k - w_g)."""
+def test_fc_matches_the_oracle_at_4x16_in_float32():
+    """The authors' float32. Measured FC/GT: e100 1.25e-3/1.23e-3, e200 2.77e-5/2.83e-5, e400
+    2.83e-5/2.70e-5, e800 2.83e-5/2.50e-5 (the float32 floor). An average that sums the n_k w_k in
+    float32 stalls GT at 1.45e-4; engine.group_mean averages the differences w_k - w_g."""
     runs = _paper_panel((4, 16), 800)
     for epoch in (100, 200, 400, 800):
         assert 0.8 <= runs["fc"][epoch] / runs["oracle"][epoch] <= 1.25
@@ -312,9 +317,9 @@ def test_s2_fc_matches_the_oracle_at_4x16_in_float32():
 
 
 @pytest.mark.slow
-def test_s6_half_quantile_from_scratch():
+def test_half_quantile_from_scratch():
     problem = _regression(4, 4)
-    # heavy ball 0.9 at lr 0.01 is the authors' EMA momentum 0.9 at lr 0.1 (spec ch2 §5.1.3)
+    # heavy ball 0.9 at lr 0.01 is the authors' EMA momentum 0.9 at lr 0.1 (Fig. 3's runs)
     half = _run(
         "federated-clustering",
         *problem,
@@ -328,15 +333,15 @@ def test_s6_half_quantile_from_scratch():
 
 
 @pytest.mark.slow
-def test_s3_s5_sixteen_clusters_full_length():
-    """Spec [R] at e800: GT 0.0092 < FC 0.018 < Local 0.121, IFCA-M 0.207, Global 194.
+def test_sixteen_clusters_full_length():
+    """Port at e800: GT 0.0092 < FC 0.018 < Local 0.121, IFCA-M 0.207, Global 194.
     Measured: 0.0095, 0.0185, 0.121, 0.207, 194."""
     runs = _paper_panel((16, 4), 800)
     gt, fc, local = (runs[m][800] for m in ("oracle", "fc", "local"))
     assert gt < fc < local
     assert fc < runs["ifca"][800]
-    for method, spec in (("oracle", 0.0092), ("fc", 0.018), ("local", 0.121), ("ifca", 0.207)):
-        assert runs[method][800] == pytest.approx(spec, rel=0.1)
+    for method, port in (("oracle", 0.0092), ("fc", 0.018), ("local", 0.121), ("ifca", 0.207)):
+        assert runs[method][800] == pytest.approx(port, rel=0.1)
     assert runs["fedavg"][800] == pytest.approx(194, rel=0.03)
 
 

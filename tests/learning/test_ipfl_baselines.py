@@ -1,4 +1,5 @@
-"""The baselines of IP-FL's comparison (spec §4) on the shared engine: conformance with the
+"""The baselines of IP-FL's comparison (Khan et al., §6 and Tables 4, 5, 10, 11)
+on the shared engine: conformance with the
 algorithm protocol, and what each one promises."""
 
 import numpy as np

@@ -1,5 +1,6 @@
-"""``collabecon table1``: output shape, the private-label ceiling (spec ch2 claim U16) and
-the Table 1 orderings of claim M1 at small scale (slow)."""
+"""``collabecon table1``: output shape, the private-label ceiling (any non-personalised model
+is at most 25 % right when each image carries four equally frequent labels; Werner et al.
+2023, §4.2) and the orderings of their Table 1 at small scale (slow)."""
 
 import argparse
 
@@ -19,11 +20,11 @@ def test_tiny_table_has_every_method_and_the_ceiling_holds(monkeypatch, tmp_path
     for task in ("rotation", "private_label"):
         assert set(result[task]) == set(table1.METHODS)
         assert all(0.0 <= v <= 100.0 for v in result[task].values())
-    # one model for everyone: each image carries 4 distinct labels, so at most ~25% (U16)
+    # one model for everyone: each image carries 4 distinct labels, so at most ~25%
     assert result["private_label"]["global"] <= 25.0 + 10.0
     assert result["paper"]["rotation"]["fc"] == 75.4
     assert "private_label: global <= 25%" in result["orderings"]
-    assert "claim M1" in table1.render(result)
+    assert "orderings of the paper's Table 1" in table1.render(result)
 
 
 def test_paper_scale_needs_the_data():
@@ -39,7 +40,7 @@ class _Stop(Exception):
 def test_as_run_baselines_take_one_step_per_round_with_kept_momentum(monkeypatch):
     """Global, Oracle, IFCA and Ditto talk after every minibatch step (epochs x batches
     rounds of one step) with momentum kept across rounds; Local and kNN-Per take the
-    batches of an epoch per round; Local without momentum (spec ch2 §5.0, §5.2.3)."""
+    batches of an epoch per round; Local without momentum (the authors' published code)."""
     import learning.loop
 
     seen = {}

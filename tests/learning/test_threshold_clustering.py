@@ -1,4 +1,6 @@
-"""Threshold-Clustering: spec ch2 claims U1-U8 and the iteration bound of Theorem 1."""
+"""Threshold-Clustering (Werner et al. 2023, Algorithm 3, eq. (4)): the step form, contraction,
+outlier immunity, the quantile radius rules, robustness to attackers, accuracy on Gaussian
+mixtures and the iteration bound of Theorem 1."""
 
 import itertools
 import math
@@ -21,7 +23,7 @@ def _tc(points, init, iters, radius, inclusive=True):
     return threshold_clustering(points, init[None], iters, radius, inclusive=inclusive).centers[0]
 
 
-def test_u1_step_form_and_limits():
+def test_step_form_and_limits():
     rng = np.random.default_rng(0)
     z = torch.tensor(rng.normal(size=(30, 5)), dtype=F64)
     v = torch.tensor(rng.normal(size=5), dtype=F64)
@@ -36,7 +38,7 @@ def test_u1_step_form_and_limits():
     assert torch.equal(_tc(z, v, 1, FixedRadius(tiny)), v)
 
 
-def test_u2_exact_contraction():
+def test_exact_contraction():
     rng = np.random.default_rng(1)
     near = torch.tensor(rng.normal(scale=0.1, size=(6, 3)), dtype=F64)
     far = torch.tensor(rng.normal(loc=50.0, size=(14, 3)), dtype=F64)
@@ -49,7 +51,7 @@ def test_u2_exact_contraction():
         assert abs(float(ratio) - (1 - 6 / 20) ** iters) < 1e-9
 
 
-def test_u3_outliers_leave_the_fixed_point():
+def test_outliers_leave_the_fixed_point():
     rng = np.random.default_rng(2)
     z = torch.tensor(rng.normal(size=(25, 4)), dtype=F64)
     bad = torch.tensor(rng.normal(1e6, 200.0, size=(10, 4)), dtype=F64)
@@ -70,7 +72,7 @@ def test_u3_outliers_leave_the_fixed_point():
 @pytest.mark.parametrize(
     ("scale", "inclusive", "extra"), [(1.0, False, 0), (0.99, True, 0), (1.0, True, 1)]
 )
-def test_u4_quantile_variants(scale, inclusive, extra):
+def test_quantile_variants(scale, inclusive, extra):
     rng = np.random.default_rng(3)
     z = torch.tensor(rng.normal(size=(50, 6)), dtype=F64)
     result = threshold_clustering(
@@ -94,7 +96,7 @@ def _edge_attack_shift(n_bad, n_good=25, tau=1.0, iters=3000):
 
 
 @pytest.mark.parametrize(("n_bad", "shift"), [(0, 0.0), (2, 0.0799), (5, 0.1998), (10, 0.3996)])
-def test_u5_edge_attackers_shift_linearly(n_bad, shift):
+def test_edge_attackers_shift_linearly(n_bad, shift):
     got = _edge_attack_shift(n_bad)
     assert abs(got - n_bad / 25 * 0.999) < 1e-9
     assert abs(got - shift) < 1e-4
@@ -121,7 +123,7 @@ def _mixture_error(gap, iters, trials, rng, n_bad=0, attack=None):
     return float(np.mean(errors))
 
 
-def test_u6_u7_mixture_accuracy_and_iterations():
+def test_mixture_accuracy_and_iterations():
     rng = np.random.default_rng(5)
     for gap in (10.0, 5.0, 3.0):
         assert _mixture_error(gap, 10, 60, rng) < 1.25 * 0.04 * 1.3  # 1.25 x sigma^2/n, MC slack
@@ -132,7 +134,7 @@ def test_u6_u7_mixture_accuracy_and_iterations():
 
 
 @pytest.mark.parametrize("attack", ["large", "sign", "zeros"])
-def test_u8_attacks_raise_error_little(attack):
+def test_attacks_raise_error_little(attack):
     clean = _mixture_error(10.0, 10, 60, np.random.default_rng(7))
     for n_bad in (10, 25):
         hit = _mixture_error(10.0, 10, 60, np.random.default_rng(7), n_bad, attack)
