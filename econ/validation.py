@@ -1,7 +1,7 @@
 """Input checks shared by every layer.
 
 Each check raises :class:`ValueError` naming the parameter, the offending value and the
-allowed range, before any work starts (see ``ARCHITECTURE.md``, *Errors*).
+allowed range, before any work starts (``docs/conventions.md``).
 """
 
 from __future__ import annotations

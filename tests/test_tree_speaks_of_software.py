@@ -44,56 +44,6 @@ FORBIDDEN: dict[str, re.Pattern[str]] = {
 }
 
 #: Tracked files not yet held to the rule.
-EXEMPT: frozenset[str] = frozenset(
-    {
-        "econ/bargaining.py",
-        "econ/caps.py",
-        "econ/duopoly.py",
-        "econ/market.py",
-        "econ/privacy/appendix_c.py",
-        "econ/privacy/conversions.py",
-        "econ/privacy/existence.py",
-        "econ/privacy/families.py",
-        "econ/privacy/figure1.py",
-        "econ/privacy/models.py",
-        "econ/privacy/optimal.py",
-        "econ/privacy/sgd.py",
-        "econ/privacy/symbolic.py",
-        "econ/privacy/symmetric.py",
-        "econ/validation.py",
-        "games/clustering_theory.py",
-        "games/convex_duopoly.py",
-        "games/defection_free.py",
-        "games/defection_free_figures.py",
-        "games/ipfl.py",
-        "games/ipfl_theory.py",
-        "games/price_discrimination/estimator.py",
-        "games/price_discrimination/game.py",
-        "games/price_discrimination/propositions.py",
-        "games/price_discrimination/repeated.py",
-        "games/price_discrimination/sellers.py",
-        "learning/defection_free.py",
-        "tests/econ/test_bargaining.py",
-        "tests/econ/test_caps.py",
-        "tests/econ/test_duopoly.py",
-        "tests/econ/test_market.py",
-        "tests/econ/test_oligopoly.py",
-        "tests/econ/test_privacy_existence.py",
-        "tests/econ/test_privacy_figure1.py",
-        "tests/econ/test_privacy_models.py",
-        "tests/econ/test_privacy_optimal.py",
-        "tests/econ/test_privacy_symmetric.py",
-        "tests/games/test_clustering_theory.py",
-        "tests/games/test_defection_free.py",
-        "tests/games/test_ipfl.py",
-        "tests/games/test_pd_certificate.py",
-        "tests/games/test_pd_estimator.py",
-        "tests/games/test_pd_game.py",
-        "tests/games/test_pd_repeated.py",
-        "tests/games/test_pd_sellers.py",
-        "tests/learning/test_defection_free_driver.py",
-    }
-)
 
 
 def tracked_files() -> list[str]:
@@ -121,7 +71,7 @@ def hits(paths: list[str]) -> list[str]:
 def test_the_tree_cites_papers_and_describes_the_software():
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    found = hits([p for p in tracked_files() if p not in EXEMPT])
+    found = hits(tracked_files())
     assert not found, "\n".join(found)
 
 

@@ -22,7 +22,7 @@ P0, P2 = PARAMETER_SETS["P0"], PARAMETER_SETS["P2"]
 
 
 def test_exp3_ix_update_by_hand():
-    # C-BAN-1: k = 2, eta = 0.1, gamma = 0.05, P = (1/2, 1/2), arm 1 played, loss 0.4
+    # one Exp3-IX update by hand: k = 2, eta = 0.1, gamma = 0.05, P = (1/2, 1/2), arm 1 played, loss 0.4
     bank = Exp3Bank((2,), eta=0.1, gamma=0.05)
     assert bank.prob_high().tolist() == [0.5, 0.5]
     # learner 0 plays arm 1 (loss 0.4); learner 1 plays arm 0 with loss 0 (an empty class)
@@ -49,12 +49,12 @@ def test_exp3_never_divides_by_a_vanishing_probability():
 
 
 def test_reward_normalisation_p0():
-    # C-BAN-2: r = -5 -> loss 1, r = 15 -> loss 0, r = 7.5 -> reward 0.625
+    # P0's revenues mapped to [0, 1]: r = -5 -> loss 1, r = 15 -> loss 0, r = 7.5 -> reward 0.625
     np.testing.assert_allclose(1 - _loss(P0, np.array([-5.0, 15.0, 7.5])), [0, 1, 0.625])
 
 
 def test_presets():
-    # C-BAN-3
+    # the presets' formulas (exp3_parameters) at T = 20,000, k = 2
     assert exp3_parameters("paper_code", 20_000) == (pytest.approx(0.0041628, abs=1e-7), 0.0)
     eta, gamma = exp3_parameters("book_ix", 20_000)
     assert (eta, gamma) == (pytest.approx(0.0074115, abs=1e-7), pytest.approx(0.0037058, abs=1e-7))
