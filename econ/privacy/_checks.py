@@ -63,12 +63,19 @@ def identity(
     raise ValueError(f"sympy could not decide {what}: residual {residual}")
 
 
-def all_hold(verdicts: list[Verdict], what: str) -> Verdict:
-    """The first verdict that does not hold, or ``proved`` with every piece of evidence."""
-    for v in verdicts:
+def all_hold(steps: list[Verdict | Callable[[], Verdict]], what: str) -> Verdict:
+    """The first step that does not hold, or ``proved`` with every piece of evidence.
+
+    A step may be a zero-argument callable, run only when every step before it holds (a
+    later step of a changed statement may not be decidable once an earlier one fails).
+    """
+    evidence = []
+    for step in steps:
+        v = step if isinstance(step, Verdict) else step()
         if not v.holds:
             return v
-    return proved(f"{what}: " + "; ".join(v.evidence for v in verdicts))
+        evidence.append(v.evidence)
+    return proved(f"{what}: " + "; ".join(evidence))
 
 
 def proves_positive(
@@ -93,7 +100,10 @@ def proves_positive(
     for _ in range(400):
         point = dict(sample(rng)) if sample is not None else {}
         point.update({s: v for s, v in _sample(symbols, rng).items() if s not in point})
-        value = float(sp.N(simplified.subs(point)))
+        number = complex(sp.N(simplified.subs(point)))
+        if abs(number.imag) > 1e-12:
+            continue  # outside the real domain of a changed formula
+        value = number.real
         if value < 0 or (strict and value == 0):
             return refuted(
                 f"{what}: {simplified} is {value:.6g} < 0",
