@@ -25,16 +25,16 @@ C.3, DP SGD with b = 1 and equal weights (Lemma C.1; m = t = n rounds, so the pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import symbolic as S
+from econ.privacy._checks import all_hold, identity
 from econ.privacy.mechanisms import kappa_mean, kappa_sgd
 from econ.privacy.models import client_weights
-from collections.abc import Callable
-
-from econ.privacy._checks import all_hold, identity, proves_positive
 from econ.propositions import Verdict, checked, proposition, proved, refuted
 from econ.validation import in_interval, positive, positive_int
 
@@ -144,7 +144,7 @@ def _appc1(
     ),
     perturb={"lam_low": 0},
 )
-def _appc1_limits(lam_low: float = sp.Rational(1, 10)) -> Verdict:
+def _appc1_limits(lam_low: float = 0.1) -> Verdict:
     """Limits of the symmetric threshold in N and of an upper bound on every client's benefit in n."""
     n_big, n, sigma, bound, big_c = sp.symbols("N n sigma B C", positive=True)
     kappa = sp.sqrt(2 * sp.log(sp.Rational(5, 4) * n**2)) * bound / n
@@ -154,11 +154,15 @@ def _appc1_limits(lam_low: float = sp.Rational(1, 10)) -> Verdict:
     # a solution needs S_{-i} < N(N-1)a for every i, so alpha_j^2 < N(N-1)a for all j (N >= 2):
     # each client's benefit is at most C (N-1)/N a sqrt(N(N-1)a)
     ceiling = big_c * (n_big - 1) / n_big * a * sp.sqrt(n_big * (n_big - 1) * a)
-    in_small_n = sp.limit((ceiling / kappa).subs(n_big, 2 + sp.Symbol("m", positive=True)), n, sp.oo)
+    in_small_n = sp.limit(
+        (ceiling / kappa).subs(n_big, 2 + sp.Symbol("m", positive=True)), n, sp.oo
+    )
     if in_n != 0:
         return refuted(f"the symmetric threshold tends to {in_n} as N grows", {"limit": str(in_n)})
     if in_small_n != 0:
-        return refuted(f"benefit/kappa tends to {in_small_n} as n grows", {"limit": str(in_small_n)})
+        return refuted(
+            f"benefit/kappa tends to {in_small_n} as n grows", {"limit": str(in_small_n)}
+        )
     if lam_low <= 0:  # a client with lambda = 0 has benefit 0 < kappa/alpha at every N
         return refuted(
             "a client with lambda = 0 in [c, C] never gains: its condition reads 0 >= kappa/alpha_i",

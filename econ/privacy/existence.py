@@ -25,7 +25,6 @@ import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import symbolic as S
-from econ.privacy.models import DPSGD, Bayes, DPMean, Model, client_weights
 from econ.privacy._checks import (
     N_SYM,
     K,
@@ -34,6 +33,7 @@ from econ.privacy._checks import (
     identity,
     proves_positive,
 )
+from econ.privacy.models import DPSGD, Bayes, DPMean, Model, client_weights
 from econ.propositions import Verdict, on_points, proposition, proved, refuted
 
 Array = NDArray[np.float64]
@@ -384,14 +384,14 @@ def _bayes_points(seed: int, count: int) -> list[dict[str, object]]:
         lam = pivot * np.exp(rng.normal(1.0, 1.5, int(rng.integers(2, 9))))
         points.append({"rho": rho, "tau": tau, "lam": lam})
     # adversarial: sums of xi just above and below 1, one client just below A_i = 0
-    for rho, tau, lam in (
+    for rho, tau, weights in (
         (1.0, 1.0, [5.0, 5.0, 5.0, 5.0]),
         (1.0, 1.0, [14.0, 14.0]),
         (1.0, 1.0, [12.0, 12.0]),
         (2.0, 0.5, [24.0, 200.0, 200.0, 200.0]),
         (0.2, 3.0, [1.3, 50.0, 50.0]),
     ):
-        points.append({"rho": rho, "tau": tau, "lam": np.array(lam)})
+        points.append({"rho": rho, "tau": tau, "lam": np.array(weights)})
     return points
 
 
@@ -410,8 +410,9 @@ def _bayes_model(rho: float, tau: float) -> Bayes:
     perturb={"threshold": 1.5},
 )
 def _thm49(
-    xi: Callable[[Array, float, float], Array] = lambda lam, rho, tau: 1
-    / (1 + (rho + tau) ** 2 / (tau**2 * rho**2 * (lam / (rho + tau) ** 2 - 1 / tau**2))),
+    xi: Callable[[Array, float, float], Array] = lambda lam, rho, tau: (
+        1 / (1 + (rho + tau) ** 2 / (tau**2 * rho**2 * (lam / (rho + tau) ** 2 - 1 / tau**2)))
+    ),
     threshold: float = 1.0,
 ) -> Verdict:
     """Deviations of size b = 1e-6 rho along the witness xi b and 24 random directions."""

@@ -6,7 +6,7 @@ The paper searches :math:`\beta_i = w_i b` over a grid of the scale b, with weig
 * ``"zeta"``:       :math:`w_i = \zeta_i` (DP mean, Theorem 4.2);
 * ``"xi"``:         :math:`w_i = \max(\xi_i, 0)` (Bayes, "inspired by Theorem 4.9").
 
-The scan (spec P11, from the authors' notebook): the largest b in
+The scan (as in the authors' published notebook for Figure 1): the largest b in
 ``linspace(rho/(max w + 1e-8), 0, 100)`` at which every gain is >= 0, else b = 0.
 """
 

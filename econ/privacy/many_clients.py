@@ -17,12 +17,11 @@ for the smallest λ, with
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 from numpy.typing import ArrayLike
 
-from econ.privacy.models import DPMean, client_weights
-import sympy as sp
-
 from econ.privacy._checks import all_hold, identity, proves_positive
+from econ.privacy.models import DPMean, client_weights
 from econ.propositions import Verdict, proposition
 from econ.validation import positive
 
@@ -58,7 +57,7 @@ def symmetric_gain(model: DPMean, lam: ArrayLike, alpha: float, n_clients: int) 
     ),
     perturb={"alpha2_factor": sp.Rational(1, 2)},
 )
-def _thm411(alpha2_factor: sp.Expr = sp.Integer(2)) -> Verdict:
+def _thm411(alpha2_factor: int | sp.Expr = 2) -> Verdict:
     """The gain grows in N towards lambda/rho - kappa^2/alpha^2 > 0 for every lambda >= lambda_min."""
     lam, lam_min, rho, kappa, n, u = sp.symbols("lambda lambda_min rho kappa N u", positive=True)
     alpha2 = alpha2_factor * kappa**2 * rho / lam_min
@@ -72,9 +71,12 @@ def _thm411(alpha2_factor: sp.Expr = sp.Integer(2)) -> Verdict:
                 "d gain/dN - lambda beta/((N-1) beta + rho)^2",
             ),
             proves_positive(lam * beta / ((n - 1) * beta + rho) ** 2, "d gain/dN"),
-            identity(limit - (lam / rho - kappa**2 / alpha2), "lim gain - (lambda/rho - kappa^2/alpha^2)"),
+            identity(
+                limit - (lam / rho - kappa**2 / alpha2), "lim gain - (lambda/rho - kappa^2/alpha^2)"
+            ),
             lambda: proves_positive(
-                limit.subs(lam, lam_min * (1 + u)), "limit of the gain at lambda = lambda_min (1 + u)"
+                limit.subs(lam, lam_min * (1 + u)),
+                "limit of the gain at lambda = lambda_min (1 + u)",
             ),
         ],
         "each client's gain increases in N to a positive limit, so finitely many weights all "

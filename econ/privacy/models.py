@@ -28,9 +28,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import sgd
 from econ.privacy import symbolic as S
+from econ.privacy._checks import N_SYM, K, all_hold, client_sum, identity
 from econ.privacy.conversions import alpha_of_beta, epsilon_of_alpha
 from econ.privacy.mechanisms import kappa_mean, kappa_sgd
-from econ.privacy._checks import N_SYM, K, all_hold, client_sum, identity
 from econ.propositions import Verdict, checked, proposition, refuted
 from econ.validation import as_finite, in_interval, non_negative, positive, positive_int
 
@@ -459,8 +459,7 @@ def _eq3(
 @proposition(
     "tsoy.lemmaB.1",
     source=(
-        "Tsoy et al. (2024), Lemma B.1 (Appendix B.4) and the weights of Theorem 4.1 "
-        "(Appendix B.1)"
+        "Tsoy et al. (2024), Lemma B.1 (Appendix B.4) and the weights of Theorem 4.1 (Appendix B.1)"
     ),
     statement=(
         "for independent unbiased messages of variances v_k = 1/beta_k, the weights a_k = "
@@ -482,9 +481,7 @@ def _lemma_b1(
         sp.Sum(1 / v[K], (K, 1, N_SYM)): big_gamma,
     }
     decomposition = identity(
-        (client_sum(v[K] * (a[K] - w) ** 2) - client_sum(v[K] * a[K] ** 2))
-        .subs(constraint)
-        .doit()
+        (client_sum(v[K] * (a[K] - w) ** 2) - client_sum(v[K] * a[K] ** 2)).subs(constraint).doit()
         + minimum(big_gamma),
         "sum v_k (a_k - w_k)^2 - (sum v_k a_k^2 - minimum) at sum a = 1",
     )
@@ -562,7 +559,9 @@ def _thm41(
         gamma = beta[1:].sum()
         est = (rho * xbar[:, 0] + msgs[:, 1:] @ beta[1:]) / (gamma + rho)
         results.append(
-            _mc_within((est - mean) ** 2, float(mse(gamma, rho)), f"setting {seed}, N = {alpha.size}")
+            _mc_within(
+                (est - mean) ** 2, float(mse(gamma, rho)), f"setting {seed}, N = {alpha.size}"
+            )
         )
     return _mc_verdict(
         results,
@@ -598,8 +597,9 @@ _THM47_SETTINGS = (
 )
 def _thm47_48(
     err2: Callable[[float, float, float], float] = lambda gamma, rho, tau: 1 / (gamma + rho + tau),
-    recon: Callable[..., float] = lambda a2, gamma, rho, tau, n, s2: s2 * (n - 1)
-    + n / (1 / a2 + rho * (gamma + tau) / (gamma + rho + tau)),
+    recon: Callable[..., float] = lambda a2, gamma, rho, tau, n, s2: (
+        s2 * (n - 1) + n / (1 / a2 + rho * (gamma + tau) / (gamma + rho + tau))
+    ),
 ) -> Verdict:
     """Two independent estimates (Thm 4.7, Thm 4.8) per setting, 20 000 draws each."""
     results = []

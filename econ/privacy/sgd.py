@@ -19,11 +19,12 @@ and Theorem 4.3 bounds :math:`\Delta w^m = \mathbf E\|w^m-w^*\|^2` by
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
-
-from collections.abc import Callable
 
 from econ.privacy._checks import all_hold, identity, proves_positive
 from econ.propositions import Verdict, checked, on_points, proposition, refuted
@@ -151,7 +152,7 @@ def simulate_algorithm1(
 def _lemma_b4(
     eta_star: Callable[[sp.Expr, sp.Expr], sp.Expr] = lambda y, L: y / (L * (y + 1)),
     minimum: Callable[[sp.Expr, sp.Expr], sp.Expr] = lambda y, chi: (1 - chi * y / (y + 1)) * y,
-    cap: sp.Expr = sp.Integer(2),
+    cap: int | sp.Expr = 2,
 ) -> Verdict:
     """First-order condition, convexity in eta, the minimum and the cap, for all y > 0, chi in (0, 1]."""
     eta = eta_star(_y, _L)
@@ -258,7 +259,9 @@ def _thm43(
     if not step.holds:
         return step
     numeric = on_points(
-        lambda chi, y0, m: bool(bound_recursion(y0, chi, int(m))[-1] <= bound(chi, y0, m) * (1 + 1e-12)),
+        lambda chi, y0, m: bool(
+            bound_recursion(y0, chi, int(m))[-1] <= bound(chi, y0, m) * (1 + 1e-12)
+        ),
         _thm43_points(),
         "y^m of the exact recursion <= the printed bound (Delta w^m <= y^m/(L mu Gamma) is "
         "Lemmas B.2 and B.4)",
@@ -269,7 +272,12 @@ def _thm43(
     )
     if not numeric.holds:
         return numeric
-    return Verdict(numeric.status, f"{numeric.evidence}; {step.evidence}", n_points=numeric.n_points, drawn=numeric.drawn)
+    return Verdict(
+        numeric.status,
+        f"{numeric.evidence}; {step.evidence}",
+        n_points=numeric.n_points,
+        drawn=numeric.drawn,
+    )
 
 
 def _log_cosh_setting(rng: np.random.Generator, dim: int) -> dict[str, NDArray[np.float64]]:
@@ -277,7 +285,9 @@ def _log_cosh_setting(rng: np.random.Generator, dim: int) -> dict[str, NDArray[n
     return {"base": rng.uniform(0.05, 2.0, dim), "bump": rng.uniform(0.0, 5.0, dim)}
 
 
-def _grad_log_cosh(w: NDArray[np.float64], base: NDArray[np.float64], bump: NDArray[np.float64]) -> NDArray[np.float64]:
+def _grad_log_cosh(
+    w: NDArray[np.float64], base: NDArray[np.float64], bump: NDArray[np.float64]
+) -> NDArray[np.float64]:
     return base * w + bump * np.tanh(w)
 
 
@@ -295,7 +305,12 @@ def _lemma_b2_points(eta_max: float) -> list[dict[str, object]]:
         if k % 10 == 0:  # all weight on the stiffest coordinate
             w = np.where(setting["base"] + setting["bump"] == L, 1.0, 0.0)
         points.append(
-            {**setting, "w": w, "eta": fraction * eta_max / L, "gamma": float(rng.uniform(0.1, 100))}
+            {
+                **setting,
+                "w": w,
+                "eta": fraction * eta_max / L,
+                "gamma": float(rng.uniform(0.1, 100)),
+            }
         )
     return points
 
@@ -311,11 +326,19 @@ def _lemma_b2_points(eta_max: float) -> list[dict[str, object]]:
 )
 def _lemma_b2(
     eta_max: float = 2.0,
-    factor: Callable[[float, float, float], float] = lambda eta, mu, L: 1 - 2 * eta * mu + L * mu * eta**2,
+    factor: Callable[[float, float, float], float] = lambda eta, mu, L: (
+        1 - 2 * eta * mu + L * mu * eta**2
+    ),
 ) -> Verdict:
     """Exact one-step mean-square error: ||w - eta grad f(w)||^2 + eta^2/Gamma (w* = 0)."""
 
-    def holds(base, bump, w, eta, gamma) -> bool:  # type: ignore[no-untyped-def]
+    def holds(
+        base: NDArray[np.float64],
+        bump: NDArray[np.float64],
+        w: NDArray[np.float64],
+        eta: float,
+        gamma: float,
+    ) -> bool:
         mu, L = float(np.min(base)), float(np.max(base + bump))
         exact = float(np.sum((w - eta * _grad_log_cosh(w, base, bump)) ** 2)) + eta**2 / gamma
         return exact <= (factor(eta, mu, L) * float(np.sum(w**2)) + eta**2 / gamma) * (1 + 1e-12)
@@ -360,7 +383,7 @@ def _lemma_b3(const: float = 2.0) -> Verdict:
             setting = _log_cosh_setting(rng, d)
             points.append({"kind": "log-cosh", "params": setting, "w": rng.normal(size=d) * 3})
 
-    def holds(kind: str, params, w: NDArray[np.float64]) -> bool:  # type: ignore[no-untyped-def]
+    def holds(kind: str, params: Any, w: NDArray[np.float64]) -> bool:
         if kind == "quadratic":
             L = float(np.linalg.eigvalsh(params)[-1])
             grad, gap = params @ w, 0.5 * float(w @ params @ w)
@@ -415,7 +438,14 @@ def _thm43_mc(
     for seed, (h, alphas, n, m) in enumerate(_ALG1_SETTINGS):
         alpha = np.array(alphas)
         errors, _, y0 = _squared_errors(
-            h, np.maximum(alpha, 1e-12), n=n, rounds=m, sigma=1.0, diam=2.0, reps=1500, seed=430 + seed
+            h,
+            np.maximum(alpha, 1e-12),
+            n=n,
+            rounds=m,
+            sigma=1.0,
+            diam=2.0,
+            reps=1500,
+            seed=430 + seed,
         )
         mu, L = float(h.min()), float(h.max())
         bound = error_bound(m, y0, mu / L) / (L * mu * gamma_of(n / m, h.size, alpha))
@@ -425,7 +455,9 @@ def _thm43_mc(
         if mean - 4 * se > bound:
             misses.append(text)
     if misses:
-        return refuted(f"Monte Carlo error above the bound by > 4 SE: {misses[0]}", {"miss": misses})
+        return refuted(
+            f"Monte Carlo error above the bound by > 4 SE: {misses[0]}", {"miss": misses}
+        )
     return checked(
         "no estimate exceeds the bound by more than 4 standard errors: " + "; ".join(results),
         len(results),

@@ -22,15 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scipy.optimize import brentq
-
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import brentq
 
 from econ.privacy import symbolic as S
-from econ.privacy.models import DPSGD, DPMean
 from econ.privacy._checks import all_hold, identity, proves_positive
+from econ.privacy.models import DPSGD, DPMean
 from econ.propositions import Verdict, on_points, proposition
 from econ.validation import non_negative, positive, positive_int
 
@@ -172,7 +171,11 @@ def _dp_mean_points(seed: int, count: int) -> list[dict[str, float]]:
     kappa = float(np.sqrt(2 * np.log(1.25 * 100**2)) * 20 / 100)
     points = [{"N": 5, "lam": 1.0, "kappa": kappa, "rho": 1.0}]
     for _ in range(count):
-        n, rho, kappa = int(rng.integers(2, 60)), float(np.exp(rng.normal(0, 1))), float(np.exp(rng.normal(-0.5, 1)))
+        n, rho, kappa = (
+            int(rng.integers(2, 60)),
+            float(np.exp(rng.normal(0, 1))),
+            float(np.exp(rng.normal(-0.5, 1))),
+        )
         lam = kappa**2 * rho**2 / (n - 1) * float(np.exp(rng.uniform(-1, 5)))
         points.append({"N": n, "lam": lam, "kappa": kappa, "rho": rho})
     return points
@@ -211,19 +214,22 @@ def _thm51_printed_check(alpha2: Callable[..., float]) -> Verdict:
         value, optimum = values(N, lam, kappa, rho)
         return bool(abs(value - optimum) <= 1e-7 * optimum)
 
-    return _with_values(on_points(
-        agrees,
-        _dp_mean_points(51, 60),
-        "(alpha*)^2 = 1/beta* - 1/rho at the root beta* of h' (brentq), to 1e-7",
-        drawn=(
-            "seeded sample (seed 51) of 60: N in 2..59, rho, kappa log-normal, (N-1) lambda/"
-            "(kappa rho)^2 log-uniform in [e^-1, e^5]; plus Figure 1's N = 5, rho = 1, B = 20"
+    return _with_values(
+        on_points(
+            agrees,
+            _dp_mean_points(51, 60),
+            "(alpha*)^2 = 1/beta* - 1/rho at the root beta* of h' (brentq), to 1e-7",
+            drawn=(
+                "seeded sample (seed 51) of 60: N in 2..59, rho, kappa log-normal, (N-1) lambda/"
+                "(kappa rho)^2 log-uniform in [e^-1, e^5]; plus Figure 1's N = 5, rho = 1, B = 20"
+            ),
+            hypothesis=lambda N, lam, kappa, rho: (N - 1) * lam > kappa**2 * rho**2,
         ),
-        hypothesis=lambda N, lam, kappa, rho: (N - 1) * lam > kappa**2 * rho**2,
-    ), values)
+        values,
+    )
 
 
-def _alpha2_appendix(N, lam, kappa, rho):  # type: ignore[no-untyped-def]
+def _alpha2_appendix(N: float, lam: float, kappa: float, rho: float) -> float:
     return N * kappa / (np.sqrt((N - 1) * lam) - kappa * rho)
 
 
@@ -238,7 +244,9 @@ def _alpha2_appendix(N, lam, kappa, rho):  # type: ignore[no-untyped-def]
     perturb={"alpha2": _alpha2_appendix},
 )
 def _thm51_printed(
-    alpha2: Callable[..., float] = lambda N, lam, kappa, rho: N * kappa / np.sqrt((N - 1) * lam - kappa * rho),
+    alpha2: Callable[..., float] = lambda N, lam, kappa, rho: (
+        N * kappa / np.sqrt((N - 1) * lam - kappa * rho)
+    ),
 ) -> Verdict:
     """The printed noise level against the numerically maximised symmetric gain."""
     return _thm51_printed_check(alpha2)
@@ -256,19 +264,18 @@ def _thm51_printed(
         "d(alpha*)^2/d lambda <= 0 and sign d(alpha*)^2/dN = sign((N-2) sqrt(lambda) - 2 sqrt(N-1) "
         "kappa rho)"
     ),
-    perturb={
-        "alpha2": lambda N, lam, kappa, rho: N * kappa / sp.sqrt((N - 1) * lam - kappa * rho)
-    },
+    perturb={"alpha2": lambda N, lam, kappa, rho: N * kappa / sp.sqrt((N - 1) * lam - kappa * rho)},
 )
 def _thm51(
-    alpha2: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: N
-    * kappa
-    / (sp.sqrt((N - 1) * lam) - kappa * rho),
-    gain: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: (sp.sqrt((N - 1) * lam) - kappa * rho)
-    ** 2
-    / (N * rho),
-    sign_dn: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: (N - 2) * sp.sqrt(lam)
-    - 2 * sp.sqrt(N - 1) * kappa * rho,
+    alpha2: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: (
+        N * kappa / (sp.sqrt((N - 1) * lam) - kappa * rho)
+    ),
+    gain: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: (
+        (sp.sqrt((N - 1) * lam) - kappa * rho) ** 2 / (N * rho)
+    ),
+    sign_dn: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: (
+        (N - 2) * sp.sqrt(lam) - 2 * sp.sqrt(N - 1) * kappa * rho
+    ),
 ) -> Verdict:
     """Every claim for all N >= 2, with N = 1 + m and, when profitable, lambda = (kappa rho + e)^2/m."""
     k, r, lam = S.kappa, S.rho, S.lam
@@ -291,7 +298,8 @@ def _thm51(
             lambda: proves_positive(beta, "beta*"),
             lambda: proves_positive(r - beta, "rho - beta*"),
             lambda: identity(
-                h.subs(at).subs(S.beta, beta) - gain(n, lam, k, r).subs(at), "h(beta*) - printed gain"
+                h.subs(at).subs(S.beta, beta) - gain(n, lam, k, r).subs(at),
+                "h(beta*) - printed gain",
             ),
             lambda: proves_positive(-sp.diff(a2, lam).subs(at), "-d(alpha*)^2/d lambda"),
             lambda: identity(
@@ -312,26 +320,45 @@ def _thm51(
         "symmetric noise is (alpha*)^2 = sqrt(L mu N kappa)/sqrt(lambda d)"
     ),
     holds=False,
-    perturb={"alpha2": lambda L, mu, N, kappa, lam, d: np.sqrt(L * mu * N) * kappa / np.sqrt(lam * d)},
+    perturb={
+        "alpha2": lambda L, mu, N, kappa, lam, d: np.sqrt(L * mu * N) * kappa / np.sqrt(lam * d)
+    },
 )
 def _thm52_printed(
-    alpha2: Callable[..., float] = lambda L, mu, N, kappa, lam, d: np.sqrt(L * mu * N * kappa)
-    / np.sqrt(lam * d),
+    alpha2: Callable[..., float] = lambda L, mu, N, kappa, lam, d: (
+        np.sqrt(L * mu * N * kappa) / np.sqrt(lam * d)
+    ),
 ) -> Verdict:
     """The printed noise level against the numerically maximised symmetric DP-SGD gain."""
     rng = np.random.default_rng(52)
     points = []
     for _ in range(60):
         L = float(np.exp(rng.uniform(-1, 2)))
-        mu, d, N = L * float(rng.uniform(0.01, 1)), int(rng.integers(1, 50)), int(rng.integers(2, 40))
+        mu, d, N = (
+            L * float(rng.uniform(0.01, 1)),
+            int(rng.integers(1, 50)),
+            int(rng.integers(2, 40)),
+        )
         kappa, rho = float(np.exp(rng.normal(-1, 1.5))), float(np.exp(rng.normal(0, 1)))
         threshold = 4 * N * L * mu * d * kappa**2 * rho**2 / (N - 1) ** 2
-        points.append({"L": L, "mu": mu, "d": d, "N": N, "kappa": kappa, "rho": rho, "lam": threshold * float(np.exp(rng.uniform(0, 4)))})
+        points.append(
+            {
+                "L": L,
+                "mu": mu,
+                "d": d,
+                "N": N,
+                "kappa": kappa,
+                "rho": rho,
+                "lam": threshold * float(np.exp(rng.uniform(0, 4))),
+            }
+        )
 
     def values(
         L: float, mu: float, d: int, N: int, kappa: float, rho: float, lam: float
     ) -> tuple[float, float]:
-        def slope(b: float) -> float:  # h(beta) = -kappa^2 d rho beta/(rho - beta) - lam/(L mu N beta)
+        def slope(
+            b: float,
+        ) -> float:  # h(beta) = -kappa^2 d rho beta/(rho - beta) - lam/(L mu N beta)
             return lam / (L * mu * N * b**2) - kappa**2 * d * rho**2 / (rho - b) ** 2
 
         beta = float(
@@ -343,18 +370,22 @@ def _thm52_printed(
         value, optimum = values(L, mu, d, N, kappa, rho, lam)
         return bool(abs(value - optimum) <= 1e-7 * optimum)
 
-    return _with_values(on_points(
-        agrees,
-        points,
-        "(alpha*)^2 = (1/beta* - 1/rho)/d at the root beta* of h' (brentq), to 1e-7",
-        drawn=(
-            "seeded sample (seed 52) of 60: L log-uniform in [e^-1, e^2], mu/L in [0.01, 1], "
-            "d in 1..49, N in 2..39, kappa, rho log-normal, lambda from the profitability "
-            "threshold to e^4 times it"
+    return _with_values(
+        on_points(
+            agrees,
+            points,
+            "(alpha*)^2 = (1/beta* - 1/rho)/d at the root beta* of h' (brentq), to 1e-7",
+            drawn=(
+                "seeded sample (seed 52) of 60: L log-uniform in [e^-1, e^2], mu/L in [0.01, 1], "
+                "d in 1..49, N in 2..39, kappa, rho log-normal, lambda from the profitability "
+                "threshold to e^4 times it"
+            ),
+            hypothesis=lambda L, mu, d, N, kappa, rho, lam: (
+                (N - 1) * lam >= 4 * N * L * mu * d * kappa**2 * rho**2 / (N - 1)
+            ),
         ),
-        hypothesis=lambda L, mu, d, N, kappa, rho, lam: (N - 1) * lam
-        >= 4 * N * L * mu * d * kappa**2 * rho**2 / (N - 1),
-    ), values)
+        values,
+    )
 
 
 @proposition(
@@ -374,12 +405,14 @@ def _thm52_printed(
     },
 )
 def _thm52(
-    alpha2: Callable[..., sp.Expr] = lambda L, mu, N, kappa, lam, d: sp.sqrt(L * mu * N)
-    * kappa
-    / sp.sqrt(lam * d),
-    gain: Callable[..., sp.Expr] = lambda L, mu, N, kappa, lam, d, rho: sp.sqrt((N - 1) * lam)
-    / (L * mu * rho * N)
-    * (sp.sqrt((N - 1) * lam) - sp.sqrt(4 * N * L * mu * d / (N - 1)) * kappa * rho),
+    alpha2: Callable[..., sp.Expr] = lambda L, mu, N, kappa, lam, d: (
+        sp.sqrt(L * mu * N) * kappa / sp.sqrt(lam * d)
+    ),
+    gain: Callable[..., sp.Expr] = lambda L, mu, N, kappa, lam, d, rho: (
+        sp.sqrt((N - 1) * lam)
+        / (L * mu * rho * N)
+        * (sp.sqrt((N - 1) * lam) - sp.sqrt(4 * N * L * mu * d / (N - 1)) * kappa * rho)
+    ),
 ) -> Verdict:
     """The symmetric gain of eq. (2), h(beta) = kappa^2 rho d (psi (1 - rho/(N beta)) - beta/(rho - beta))."""
     L, mu, k, lam, d, r = S.L_smooth, S.mu_sc, S.kappa, S.lam, S.dim, S.rho
@@ -391,17 +424,23 @@ def _thm52(
     beta = 1 / (1 / r + d * a2)
     # kappa^2 = c T ln(1.25 T n^2) (Theorem 4.4 with m = T); T = ln(y0)/g, y0 = L mu n N D^2/sigma^2
     T, c, g, ell = sp.symbols("T c g ell", positive=True)  # ell = ln(1.25 T n^2) > 0
-    kappa2_dt = sp.diff(c * T * sp.Function("ell")(T), T).subs(
-        sp.Derivative(sp.Function("ell")(T), T), 1 / T
-    ).subs(sp.Function("ell")(T), ell)
+    kappa2_dt = (
+        sp.diff(c * T * sp.Function("ell")(T), T)
+        .subs(sp.Derivative(sp.Function("ell")(T), T), 1 / T)
+        .subs(sp.Function("ell")(T), ell)
+    )
     n_sym, sigma2 = sp.symbols("N sigma2", positive=True)
     t_of = sp.log(L * mu * n_sym / sigma2) / g
     return all_hold(
         [
-            proves_positive(-sp.diff(h, S.beta, 2).subs(S.beta, r * _t / (1 + _t)), "-h''(beta) on (0, rho)"),
+            proves_positive(
+                -sp.diff(h, S.beta, 2).subs(S.beta, r * _t / (1 + _t)), "-h''(beta) on (0, rho)"
+            ),
             identity(h1.subs(S.beta, beta), "h'(beta(alpha*))"),
             proves_positive(r - beta, "rho - beta*"),
-            identity(h.subs(S.beta, beta) - gain(L, mu, n, k, lam, d, r), "h(beta*) - printed gain"),
+            identity(
+                h.subs(S.beta, beta) - gain(L, mu, n, k, lam, d, r), "h(beta*) - printed gain"
+            ),
             proves_positive(-sp.diff(a2, lam), "-d(alpha*)^2/d lambda"),
             proves_positive(sp.diff(a2, _m), "d(alpha*)^2/dN at fixed kappa"),
             proves_positive(sp.diff(a2, k), "d(alpha*)^2/d kappa"),
@@ -421,7 +460,9 @@ def _bayes_limits(
     return lambda n, rho, tau: (low(n, rho, tau), zero(n, rho, tau), top(n, rho, tau))
 
 
-def _thm53_points(limits: Callable[[int, float, float], tuple[float, float, float]]) -> list[dict[str, float]]:
+def _thm53_points(
+    limits: Callable[[int, float, float], tuple[float, float, float]],
+) -> list[dict[str, float]]:
     """Settings and lambdas drawn in each regime of the passed thresholds."""
     rng = np.random.default_rng(53)
     points = []
@@ -456,9 +497,9 @@ def _thm53_points(limits: Callable[[int, float, float], tuple[float, float, floa
 )
 def _thm53(
     low: Callable[..., float] = lambda n, rho, tau: (n * rho + tau) ** 2 / ((n - 1) ** 2 * rho**2),
-    zero: Callable[..., float] = lambda n, rho, tau: (n * rho**2 + 2 * rho * tau + tau**2)
-    * (rho + tau) ** 2
-    / ((n - 1) * rho**2 * tau**2),
+    zero: Callable[..., float] = lambda n, rho, tau: (
+        (n * rho**2 + 2 * rho * tau + tau**2) * (rho + tau) ** 2 / ((n - 1) * rho**2 * tau**2)
+    ),
     top: Callable[..., float] = lambda n, rho, tau: (n * rho + tau) ** 2 / ((n - 1) * rho**2),
 ) -> Verdict:
     """Every clause at points drawn in its regime; the optimum from Lemma B.5's candidates."""
@@ -513,14 +554,15 @@ def _thm53(
         "(2N-4) tau^3, which holds for N large enough"
     ),
     perturb={
-        "poly": lambda n, r, t: (n**2 - n - 4) * r * t**2 + (2 * n - 4) * t**3 - n * r**3 - (2 * n + 2) * r**2 * t
+        "poly": lambda n, r, t: (
+            (n**2 - n - 4) * r * t**2 + (2 * n - 4) * t**3 - n * r**3 - (2 * n + 2) * r**2 * t
+        )
     },
 )
 def _self_consistency(
-    poly: Callable[..., sp.Expr] = lambda n, r, t: (n**2 - n - 5) * r * t**2
-    + (2 * n - 4) * t**3
-    - n * r**3
-    - (2 * n + 2) * r**2 * t,
+    poly: Callable[..., sp.Expr] = lambda n, r, t: (
+        (n**2 - n - 5) * r * t**2 + (2 * n - 4) * t**3 - n * r**3 - (2 * n + 2) * r**2 * t
+    ),
 ) -> Verdict:
     """(lambda_rho - lambda_0) (N - 1) rho tau^2 is the printed polynomial, and (N - 1) rho tau^2 > 0."""
     n, r, t = S.n_clients, S.rho, S.tau
@@ -544,7 +586,9 @@ def _lemma_b5_points() -> list[dict[str, float]]:
         n = int(rng.integers(2, 40))
         rho, tau = float(np.exp(rng.normal(0, 1))), float(np.exp(rng.normal(0, 1)))
         lam_low = (n * rho + tau) ** 2 / ((n - 1) ** 2 * rho**2)
-        points.append({"n": n, "rho": rho, "tau": tau, "lam": lam_low * float(np.exp(rng.uniform(0, 5)))})
+        points.append(
+            {"n": n, "rho": rho, "tau": tau, "lam": lam_low * float(np.exp(rng.uniform(0, 5)))}
+        )
     return points
 
 
@@ -572,7 +616,11 @@ def _lemma_b5(root: int = 3) -> Verdict:
         interior = step < beta < rho - step
         if interior:  # refine to the root of h'
             lo, hi = grid[best - 1], grid[best + 1]
-            beta = float(brentq(lambda b: _h1(b, *args), lo, hi)) if _h1(lo, *args) * _h1(hi, *args) < 0 else beta
+            beta = (
+                float(brentq(lambda b: _h1(b, *args), lo, hi))
+                if _h1(lo, *args) * _h1(hi, *args) < 0
+                else beta
+            )
         if d0 > 0 and d_rho > 0:
             case_ok = beta >= rho - step
         elif d0 <= 0 and d_rho > 0:
@@ -625,10 +673,12 @@ _THM54_SETTINGS = (
     perturb={"beta_lead": lambda lam, n, rho: rho * np.sqrt(lam / n)},
 )
 def _thm54(
-    beta_lead: Callable[[float, float, float], float] = lambda lam, n, rho: rho
-    * np.sqrt((lam - 1) / n),
-    gain_lead: Callable[[float, float, float], float] = lambda lam, rho, tau: lam / (rho + tau)
-    - 1 / tau,
+    beta_lead: Callable[[float, float, float], float] = lambda lam, n, rho: (
+        rho * np.sqrt((lam - 1) / n)
+    ),
+    gain_lead: Callable[[float, float, float], float] = lambda lam, rho, tau: (
+        lam / (rho + tau) - 1 / tau
+    ),
 ) -> Verdict:
     """Each setting: the exact optimum at N = 1e3 ... 1e6, and at rho -> infinity and rho -> 0."""
     sizes = (10**3, 10**4, 10**5, 10**6)
@@ -638,11 +688,15 @@ def _thm54(
         if lam < (rho + tau) / tau:
             ok = opts[-1].beta == 0
         else:
-            beta_gap = [abs(o.beta / beta_lead(lam, n, rho) - 1) for o, n in zip(opts, sizes, strict=True)]
+            beta_gap = [
+                abs(o.beta / beta_lead(lam, n, rho) - 1) for o, n in zip(opts, sizes, strict=True)
+            ]
             gain_gap = [abs(o.gain - gain_lead(lam, rho, tau)) for o in opts]
             ok = beta_gap[-1] < 0.05 and beta_gap[-1] < beta_gap[0] and gain_gap[-1] < gain_gap[0]
             ok = ok and gain_gap[-1] < 0.05 * abs(gain_lead(lam, rho, tau))
-        far = all(bayes_symmetric_optimum(r, tau, lam, 10).beta == 0 for r in (1e4 * rho, 1e-4 * rho))
+        far = all(
+            bayes_symmetric_optimum(r, tau, lam, 10).beta == 0 for r in (1e4 * rho, 1e-4 * rho)
+        )
         return bool(ok and far)
 
     return on_points(
