@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import sgd
 from econ.privacy import symbolic as S
-from econ.privacy._checks import N_SYM, K, all_hold, client_sum, identity
+from econ.privacy._checks import N_SYM, K, all_hold, client_sum, identity, proves_positive
 from econ.privacy.conversions import alpha_of_beta, epsilon_of_alpha
 from econ.privacy.mechanisms import kappa_mean, kappa_sgd
 from econ.propositions import Verdict, checked, proposition, refuted
@@ -634,4 +634,33 @@ def _thm47_48(
             "Gaussian draws with its own seed: N from 2 to 5, n from 5 to 30, tau from 0.2 to 10, "
             "own noise from 1e-4 to 2"
         ),
+    )
+
+
+@proposition(
+    "tsoy.eq1.min_noise",
+    source="Tsoy et al. (2024), section 4.1, the first observation after Theorem 4.2",
+    statement="eq. (1) implies rho alpha_i^2 >= kappa^2 rho^2/lambda_i (a minimal noise level)",
+    perturb={"bound": lambda kappa, rho, lam: 2 * kappa**2 * rho**2 / lam},
+)
+def _eq1_min_noise(
+    bound: Callable[..., sp.Expr] = lambda kappa, rho, lam: kappa**2 * rho**2 / lam,
+) -> Verdict:
+    """kappa^2/alpha^2 <= lambda gamma/(rho (gamma + rho)) < lambda/rho, so rho alpha^2 > kappa^2 rho^2/lambda."""
+    accuracy = S.lam * S.gamma / (S.rho * (S.gamma + S.rho))
+    return all_hold(
+        [
+            identity(
+                S.lam / S.rho - accuracy - S.lam / (S.gamma + S.rho),
+                "lambda/rho - lambda gamma/(rho (gamma + rho)) - lambda/(gamma + rho)",
+            ),
+            proves_positive(S.lam / (S.gamma + S.rho), "lambda/(gamma + rho)"),
+            # from kappa^2/alpha^2 < lambda/rho: rho alpha^2 > kappa^2 rho^2/lambda >= bound
+            proves_positive(
+                S.kappa**2 * S.rho**2 / S.lam - bound(S.kappa, S.rho, S.lam),
+                "kappa^2 rho^2/lambda - printed bound",
+                strict=False,
+            ),
+        ],
+        "the accuracy gain of eq. (1) is below lambda/rho, so its privacy term is too",
     )
