@@ -310,6 +310,26 @@ def _thm45(
     )
 
 
+@proposition(
+    "tsoy.thm4.5.concave",
+    source="Tsoy et al. (2024), Theorem 4.5: the function whose maximum decides existence",
+    statement=(
+        "F(x) = sum_i psi_i x/((psi_i + 1) x + 1) - x - 1 is strictly concave on x >= 0, so "
+        "Theorem 4.5's test is a one-dimensional concave maximisation"
+    ),
+    kind="derived",
+    perturb={"term": lambda psi, x: psi * x**2 / ((psi + 1) * x + 1)},
+)
+def _thm45_concave(
+    term: Callable[[sp.Expr, sp.Expr], sp.Expr] = lambda psi, x: psi * x / ((psi + 1) * x + 1),
+) -> Verdict:
+    """Each term has a negative second derivative for every psi > 0, x > 0."""
+    return all_hold(
+        [proves_positive(-sp.diff(term(_p, _x), _x, 2), "-(d^2 term/dx^2)")],
+        "a sum of strictly concave terms minus a line",
+    )
+
+
 def _symmetric_boundary(n_clients: int, factor: float) -> Array:
     """N equal clients with psi = factor * 4N/(N-1)^2, on either side of the symmetric threshold."""
     return np.full(n_clients, factor * 4 * n_clients / (n_clients - 1) ** 2)

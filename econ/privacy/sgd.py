@@ -229,7 +229,8 @@ def _thm43_points() -> list[dict[str, float]]:
     source="Tsoy et al. (2024), section 4.2, Theorem 4.3 (proof in Appendix B.4)",
     statement=(
         "with the steps of Lemma B.4, L mu Gamma E||w^m - w*||^2 <= 1/(1 + chi (m - T)/(2 - chi)) "
-        "for m >= T and <= (1 - chi/2)^m y^0_* for m < T, T = ceil(-ln y^0_*/ln(1 - chi/2))"
+        "for m >= T and <= (1 - chi/2)^m y^0_* for m < T, T = ceil(-ln y^0_*/ln(1 - chi/2)) "
+        "(T <= 0 when y^0_* < 1)"
     ),
     perturb={"slope": lambda chi: 2 * chi / (2 - chi)},
 )
@@ -240,7 +241,7 @@ def _thm43(
     """The exact optimal-step recursion y^m (Lemma B.4) against the printed bound."""
 
     def bound(chi: float, y0: float, m: float) -> float:
-        t_rounds = rounds(y0, chi, integer=True)
+        t_rounds = np.ceil(-np.log(y0) / np.log(1 - chi / 2))  # as printed: no floor at 1
         if m >= t_rounds:
             return 1 / (1 + slope(chi) * (m - t_rounds))
         return rate(chi) ** m * y0

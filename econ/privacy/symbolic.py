@@ -88,12 +88,11 @@ _SYM = {gamma: (n_clients - 1) * beta}
 #: Theorem 5.1: symmetric DP-mean gain h_lambda(beta).
 DP_MEAN_SYM_GAIN = DP_MEAN_GAIN.subs(_SYM)
 _ROOT = sp.sqrt((n_clients - 1) * lam)
-#: Theorem 5.1 with the noise level of Appendix B.3 (docs/errata.md, tsoy.thm5.1): the optimum when (N - 1) lambda > kappa^2 rho^2.
+#: Theorem 5.1 with the noise level of Appendix B.3 (docs/errata.md, tsoy.thm5.1): the optimum
+#: when (N - 1) lambda > kappa^2 rho^2.
 DP_MEAN_SYM_BETA = (_ROOT - kappa * rho) * rho / (_ROOT + (n_clients - 1) * kappa * rho)
 DP_MEAN_SYM_ALPHA2 = n_clients * kappa / (_ROOT - kappa * rho)
 DP_MEAN_SYM_BEST_GAIN = (_ROOT - kappa * rho) ** 2 / (n_clients * rho)
-#: Theorem 5.1 as printed in the main text: sqrt((N-1) lambda - kappa rho) (a misprint).
-DP_MEAN_SYM_ALPHA2_PRINTED = n_clients * kappa / sp.sqrt((n_clients - 1) * lam - kappa * rho)
 
 #: Theorem 5.2: symmetric DP-SGD gain in the psi form, and its optimum.
 DP_SGD_SYM_GAIN = (
@@ -103,10 +102,8 @@ DP_SGD_SYM_BETA = sp.sqrt(psi) * rho / (sp.sqrt(psi) + sp.sqrt(n_clients))
 DP_SGD_SYM_BEST_GAIN = (
     kappa**2 * rho * dim * (psi * (n_clients - 1) / n_clients - 2 * sp.sqrt(psi / n_clients))
 )
-#: Theorem 5.2 in terms of L, mu, kappa, lambda (Appendix B.8), and as printed in the main text
-#: (docs/errata.md, tsoy.thm5.2).
+#: Theorem 5.2 in terms of L, mu, kappa, lambda (Appendix B.8; docs/errata.md, tsoy.thm5.2).
 DP_SGD_SYM_ALPHA2 = sp.sqrt(L_smooth * mu_sc * n_clients) * kappa / sp.sqrt(lam * dim)
-DP_SGD_SYM_ALPHA2_PRINTED = sp.sqrt(L_smooth * mu_sc * n_clients * kappa) / sp.sqrt(lam * dim)
 
 #: Theorem 5.3: symmetric Bayesian gain h_lambda(beta) (Appendix B.12).
 BAYES_SYM_GAIN = BAYES_GAIN.subs(_SYM)
