@@ -30,7 +30,7 @@ from scipy.optimize import brentq
 from econ.privacy import symbolic as S
 from econ.privacy._checks import all_hold, identity, proves_positive
 from econ.privacy.models import DPSGD, DPMean
-from econ.propositions import Verdict, on_points, proposition
+from econ.propositions import Verdict, checked, on_points, proposition
 from econ.validation import non_negative, positive, positive_int
 
 
@@ -503,12 +503,40 @@ def _thm53(
     top: Callable[..., float] = lambda n, rho, tau: (n * rho + tau) ** 2 / ((n - 1) * rho**2),
 ) -> Verdict:
     """Every clause at points drawn in its regime; the optimum from Lemma B.5's candidates."""
-    form = identity(
-        S.BAYES_SYM_GAIN - S.BAYES_SYM_GAIN_PRINTED,
-        "symmetric gain of Appendix B.12 - eq. (3) with gamma = (N-1) beta",
+    n_, r_, t_ = S.n_clients, S.rho, S.tau
+    h1 = sp.diff(S.BAYES_SYM_GAIN_PRINTED, S.beta)
+    h2 = sp.diff(h1, S.beta)
+    # h'' > 0 on [0, rho] iff lambda < lambda_low: the bracket of Appendix B.12 is smallest at rho
+    at_rho = (r_ + t_ / n_) ** 2 / (n_ * r_**2) * (
+        1 + (n_ * r_ + t_) / (n_ * (n_ - 1) * (r_ + t_ / n_))
+    ) ** 3 - S.lam / (n_ - 1)
+    symbolic = all_hold(
+        [
+            identity(
+                S.BAYES_SYM_GAIN - S.BAYES_SYM_GAIN_PRINTED,
+                "symmetric gain of Appendix B.12 - eq. (3) with gamma = (N-1) beta",
+            ),
+            identity(
+                h1.subs(S.beta, 0) - (n_ - 1) / (r_ + t_) ** 2 * (S.lam - zero(n_, r_, t_)),
+                "h'(0) - (N-1)/(rho+tau)^2 (lambda - lambda_0)",
+            ),
+            identity(
+                h1.subs(S.beta, r_) - (n_ - 1) / (n_ * r_ + t_) ** 2 * (S.lam - top(n_, r_, t_)),
+                "h'(rho) - (N-1)/(N rho+tau)^2 (lambda - lambda_rho)",
+            ),
+            identity(
+                h2.subs(S.beta, r_) - 2 / (r_ + (r_ + t_) / (n_ - 1)) ** 3 * at_rho,
+                "h''(rho) - the bracket of Appendix B.12 at rho",
+            ),
+            identity(
+                at_rho - (low(n_, r_, t_) - S.lam) / (n_ - 1),
+                "bracket at rho - (lambda_low - lambda)/(N-1)",
+            ),
+        ],
+        "the thresholds are the signs of h'(0), h'(rho) and h''(rho)",
     )
-    if not form.holds:
-        return form
+    if not symbolic.holds:
+        return symbolic
     limits = _bayes_limits(low, zero, top)
 
     def clauses(n: int, rho: float, tau: float, lam: float) -> list[bool]:
@@ -531,18 +559,28 @@ def _thm53(
             ok = ok and up_lam >= opt.beta * (1 - 1e-12) and up_rho >= opt.beta * (1 - 1e-12)
         return bool(ok)
 
-    return on_points(
-        holds,
-        _thm53_points(limits),
+    what = (
         "beta* (the best of 0, rho and the roots of h' with h'' <= 0) obeys each clause whose "
         "condition holds; in the middle clause h' changes sign once on a 4001-point grid and "
-        "beta* does not fall when lambda or rho grows by a factor 1 + 1e-6",
+        "beta* does not fall when lambda or rho grows by a factor 1 + 1e-6"
+    )
+    numeric = on_points(
+        holds,
+        _thm53_points(limits),
+        what,
         drawn=(
             "seeded sample (seed 53) of 240: N in 2..39 or 10..199, rho, tau log-normal, lambda "
             "in turn below lambda_low, above lambda_0, above max(lambda_0, lambda_rho) and "
             "between lambda_0 and lambda_rho"
         ),
         hypothesis=lambda n, rho, tau, lam: lam > 0 and any(clauses(n, rho, tau, lam)),
+    )
+    if not numeric.holds or numeric.n_points is None or numeric.drawn is None:
+        return numeric
+    return checked(
+        f"{what}; {symbolic.evidence}",
+        numeric.n_points,
+        drawn=numeric.drawn,
     )
 
 
