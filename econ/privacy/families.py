@@ -81,8 +81,10 @@ _n, _zm, _z, _c, _e, _b = sp.symbols("N zeta_min Z c e b", positive=True)
     ),
     statement=(
         "for every lambda, the zeta family at its largest beneficial scale reaches a total "
-        "Gamma at least that of the symmetric family at its largest beneficial scale"
+        "Gamma at least that of the symmetric family at its largest beneficial scale (the "
+        "section's 'always', read per draw and at exact scales rather than the grid scan's)"
     ),
+    kind="reading",
     perturb={
         "symmetric_scale": lambda n, zmin, rho: (n * zmin - 1) * rho / (n - 1) ** 2 * n,
     },
