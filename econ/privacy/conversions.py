@@ -1,4 +1,4 @@
-r"""Conversions between noise level α, informativeness β and privacy ε (section 2.7 of the spec).
+r"""Conversions between noise level α, informativeness β and privacy ε (Tsoy et al. 2024).
 
 .. math::
 
@@ -6,7 +6,7 @@ r"""Conversions between noise level α, informativeness β and privacy ε (secti
     \alpha^2 = \frac{1}{d}\Big(\frac{1}{\beta} - \frac{1}{\rho}\Big), \qquad
     \varepsilon = \frac{\kappa}{\alpha}
 
-(Tsoy et al. 2024, sections 2.7 and 4.1; ``leak = kappa / alpha``). For a target δ the
+(Theorems 4.1 and 4.3 define β; section 4.1 sets ``leak = kappa / alpha``). For a target δ the
 Gaussian mechanism is also calibrated exactly by the analytic Gaussian mechanism of Balle &
 Wang (2018, Theorem 8): noise of standard deviation σ on a query of L2 sensitivity Δ is
 (ε, δ)-DP iff
@@ -27,7 +27,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
 from econ.privacy import symbolic as S
-from econ.propositions import on_points, proposition
+from econ.propositions import Verdict, on_points, proposition
 from econ.validation import in_interval, non_negative, positive
 
 _beta_of_alpha2 = sp.lambdify((S.alpha2, S.rho, S.dim), S.BETA_OF_ALPHA2, "numpy")
@@ -70,7 +70,7 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -
 
     .. math:: \sigma = \sqrt{2\ln(1.25/\delta)}\,\Delta/\varepsilon
 
-    It is (ε, δ)-DP for ε in (0, 1); the paper uses it for every ε (spec T26).
+    It is (ε, δ)-DP for ε in (0, 1); section 4.1 of the paper uses the bound for every ε.
     """
     eps = float(positive("epsilon", epsilon))
     d = float(in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True))
@@ -113,24 +113,43 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
 
 @proposition(
     "tsoy.thmA.1",
-    source="Tsoy et al. (2024), Theorem A.1 (Dwork & Roth 2014, Thm A.1)",
-    statement="for eps in (0,1), Gaussian noise sigma = sqrt(2 ln(1.25/delta)) Delta/eps is (eps, delta)-DP",
+    source="Tsoy et al. (2024), Appendix A, Theorem A.1 (Dwork and Roth 2014, Theorem A.1)",
+    statement=(
+        "for eps in (0, 1) and c^2 >= 2 ln(1.25/delta), Gaussian noise sigma = c Delta/eps is "
+        "(eps, delta)-DP"
+    ),
+    perturb={"eps_max": 30.0},
 )
-def _thm_a1():
+def _thm_a1(const: float = 1.25, eps_max: float = 1.0) -> Verdict:
+    """The exact delta of the calibration (analytic Gaussian mechanism, Balle and Wang 2018)."""
     rng = np.random.default_rng(20240301)
     points = [
         {"eps": e, "delta": d, "sens": s}
         for e, d, s in zip(
-            rng.uniform(0.01, 0.99, 200),
-            10 ** rng.uniform(-12, -1, 200),
-            rng.uniform(0.1, 5, 200),
+            eps_max * rng.uniform(0.01, 1.0, 300),
+            10 ** rng.uniform(-12, -0.1, 300),
+            rng.uniform(0.1, 5, 300),
             strict=True,
         )
     ]
+    points += [
+        {"eps": eps_max * f, "delta": d, "sens": 1.0}
+        for f in (0.999, 0.5, 0.001)
+        for d in (0.79, 0.1, 1e-12)
+    ]
+
+    def holds(eps: float, delta: float, sens: float) -> bool:
+        sigma = float(np.sqrt(2 * np.log(const / delta)) * sens / eps)
+        return analytic_gaussian_delta(eps, sigma, sens) <= delta
+
     return on_points(
-        lambda eps, delta, sens: (
-            analytic_gaussian_delta(eps, classical_gaussian_sigma(eps, delta, sens), sens) <= delta
-        ),
+        holds,
         points,
-        "exact (analytic-Gaussian) delta of the classical calibration <= delta",
+        "the exact delta of sigma = sqrt(2 ln(1.25/delta)) Delta/eps is <= delta",
+        drawn=(
+            "seeded sample (seed 20240301) of 300: eps uniform in (0, 1), delta log-uniform in "
+            "[1e-12, 0.79], Delta in [0.1, 5]; plus eps in {0.999, 0.5, 0.001} x delta in "
+            "{0.79, 0.1, 1e-12}"
+        ),
+        hypothesis=lambda eps, delta, sens: 0 < eps < eps_max and 0 < delta < 1,
     )

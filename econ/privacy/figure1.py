@@ -1,7 +1,7 @@
 r"""Figure 1 of Tsoy et al. (2024, section 6): protocol effectiveness :math:`\Gamma/\Gamma^*` against
-the mean of :math:`\ln\lambda`, with the exact optimum the paper lacks (spec 6.3-6.4).
+the mean of :math:`\ln\lambda`, with the exact optimum the paper lacks.
 
-Setting (paper and the authors' notebook, spec 6.2): N = 5 clients, n = 100, σ = 10 (ρ = 1),
+Setting (section 6 and the authors' published notebook): N = 5 clients, n = 100, σ = 10 (ρ = 1),
 :math:`\lambda_i = e^{\omega_i}`, :math:`\omega_i \sim N(m, 1)`; DP: B = 20; Bayes: τ = 1.
 For each m, ``repetitions`` draws; one random stream, the DP panel first, then the Bayesian
 panel continuing it. Per draw:
@@ -10,7 +10,8 @@ panel continuing it. Per draw:
   clipped-ξ (Bayes) family and of the symmetric family;
 * ``personalised_exact`` / ``symmetric_exact`` (DP only) -- the same families at their exact
   largest scale: :math:`Z(Z-1)\rho/(Z-\zeta_{\min})` and :math:`N(N\zeta_{\min}-1)^+\rho/(N-1)`;
-* ``optimum`` -- the largest Γ over all mutually beneficial protocols (P2 exact for DP, P9 scan for Bayes).
+* ``optimum`` -- the largest Γ over all mutually beneficial protocols (exact for DP, a scan of Γ for
+  Bayes; :func:`econ.privacy.optimal.optimal_protocol`).
 
 Each column is the mean of :math:`\Gamma/(N\rho)` with its standard error ``std(ddof=1)/sqrt(R)``.
 """
@@ -30,7 +31,7 @@ from econ.validation import positive_int
 
 Array = NDArray[np.float64]
 
-#: The m-grids of the authors' notebook (spec 6.2).
+#: The m-grids of the authors' published notebook for Figure 1.
 DP_GRID = np.linspace(-2.5, 3.5, 9)
 BAYES_GRID = np.linspace(1.5, 4.5, 9)
 
@@ -127,7 +128,7 @@ def figure1(
 ) -> tuple[Panel, Panel]:
     """Both panels of Figure 1 (DP mean, then Bayes) from one random stream.
 
-    ``repetitions`` = 1000 is the paper's text, 300 the authors' notebook (spec T17); seed 179
+    ``repetitions`` = 1000 is the paper's text, 300 the authors' published notebook; seed 179
     is the notebook's. ``progress`` is called once per grid point (e.g. to advance a bar).
     """
     rng = np.random.default_rng(seed)

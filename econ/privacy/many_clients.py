@@ -17,10 +17,12 @@ for the smallest λ, with
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 from numpy.typing import ArrayLike
 
+from econ.privacy._checks import all_hold, identity, proves_positive
 from econ.privacy.models import DPMean, client_weights
-from econ.propositions import Verdict, on_points, proposition
+from econ.propositions import Verdict, proposition
 from econ.validation import positive
 
 
@@ -47,33 +49,36 @@ def symmetric_gain(model: DPMean, lam: ArrayLike, alpha: float, n_clients: int) 
 
 @proposition(
     "tsoy.thm4.11",
-    source="Tsoy et al. (2024), Theorem 4.11 (Appendix B.14)",
-    statement="for utilities from a finite set there are N_1 and alpha such that the symmetric protocol is mutually beneficial for every N >= N_1",
+    source="Tsoy et al. (2024), section 4.4, Theorem 4.11 (proof in Appendix B.14)",
+    statement=(
+        "DP mean instance: for weights lambda from a finite set with minimum lambda_min > 0, the "
+        "symmetric protocol with alpha^2 = 2 kappa^2 rho/lambda_min is mutually beneficial for "
+        "every N >= some N_1"
+    ),
+    perturb={"alpha2_factor": sp.Rational(1, 2)},
 )
-def _thm411() -> Verdict:
-    rng = np.random.default_rng(411)
-    model = DPMean()
-    points = []
-    for _ in range(40):
-        lam = np.exp(rng.normal(-1, 1, int(rng.integers(1, 4))))
-        alpha = float(
-            np.sqrt(2 * model.kappa(1)[0] ** 2 * model.rho(1)[0] / lam.min())
-        )  # twice the minimal noise
-        points.append({"lam": lam, "alpha": alpha})
-
-    def holds(lam: np.ndarray, alpha: float) -> bool:
-        n1 = min_clients(model, lam, alpha)
-        if n1 is None:
-            return False
-        above = all(
-            symmetric_gain(model, lam, alpha, n).min() >= -1e-12
-            for n in (n1, n1 + 1, 2 * n1, 100 * n1)
-        )
-        sharp = n1 == 2 or symmetric_gain(model, lam, alpha, n1 - 1).min() < 0
-        return above and sharp
-
-    return on_points(
-        holds,
-        points,
-        "DP mean, alpha^2 = 2 kappa^2 rho/min lambda: gains >= 0 for N >= N_1 and not at N_1 - 1",
+def _thm411(alpha2_factor: int | sp.Expr = 2) -> Verdict:
+    """The gain grows in N towards lambda/rho - kappa^2/alpha^2 > 0 for every lambda >= lambda_min."""
+    lam, lam_min, rho, kappa, n, u = sp.symbols("lambda lambda_min rho kappa N u", positive=True)
+    alpha2 = alpha2_factor * kappa**2 * rho / lam_min
+    beta = 1 / (1 / rho + alpha2)
+    gain = lam / rho - lam / ((n - 1) * beta + rho) - kappa**2 / alpha2
+    limit = sp.limit(gain, n, sp.oo)
+    return all_hold(
+        [
+            identity(
+                sp.diff(gain, n) - lam * beta / ((n - 1) * beta + rho) ** 2,
+                "d gain/dN - lambda beta/((N-1) beta + rho)^2",
+            ),
+            proves_positive(lam * beta / ((n - 1) * beta + rho) ** 2, "d gain/dN"),
+            identity(
+                limit - (lam / rho - kappa**2 / alpha2), "lim gain - (lambda/rho - kappa^2/alpha^2)"
+            ),
+            lambda: proves_positive(
+                limit.subs(lam, lam_min * (1 + u)),
+                "limit of the gain at lambda = lambda_min (1 + u)",
+            ),
+        ],
+        "each client's gain increases in N to a positive limit, so finitely many weights all "
+        "gain beyond the largest of their crossing points N_1",
     )

@@ -1,9 +1,9 @@
-r"""Optimal mutually beneficial protocols for heterogeneous clients (spec section 5).
+r"""Optimal mutually beneficial protocols for heterogeneous clients (Tsoy et al. 2024, sections 5-6).
 
 Two server objectives, both subject to every client gaining (:math:`u_i \ge u_i^0`):
 
-``accuracy``  maximise :math:`\Gamma = \sum_i\beta_i` (paper section 6; P2, P6, P9);
-``welfare``   maximise :math:`\sum_i \nu_i u_i` (paper section 5 in general form; P3, P7, Bayes).
+``accuracy``  maximise :math:`\Gamma = \sum_i\beta_i` (paper section 6);
+``welfare``   maximise :math:`\sum_i \nu_i u_i` (paper section 5, for any clients).
 
 How each is solved (the ``method`` field of the result says which):
 
@@ -148,12 +148,13 @@ def _largest_feasible(feasible: Callable[[float], bool], lo: float, hi: float) -
 
 
 # --------------------------------------------------------------------------------------------
-# Exact 1-D solvers of the accuracy problems (P2, P6)
+# Exact 1-D solvers of the accuracy problems (DP mean and DP SGD)
 # --------------------------------------------------------------------------------------------
 
 
 def dp_mean_phi(gamma_total: float, zeta: Array, rho: Array) -> Array:
-    r""":math:`\varphi_i(\Gamma)`, the largest β_i client i accepts when the total is Γ (spec P2).
+    r""":math:`\varphi_i(\Gamma)`, the largest β_i client i accepts when the total is Γ (Appendix B.2's
+    :math:`q_i \ge 0` solved for :math:`\beta_i`).
 
     Written as :math:`2\zeta\Gamma\rho/(\Gamma+\rho+\sqrt{(\Gamma+\rho)^2-4\zeta\Gamma\rho})` to avoid cancellation.
     """
@@ -183,7 +184,7 @@ def _sgd_accuracy(model: DPSGD, lam: Array) -> tuple[Array | None, str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Convex programs (P2, P3, P6, P7), built once per shape with parameters (DPP)
+# Convex programs of the DP models, built once per shape with parameters (DPP)
 # --------------------------------------------------------------------------------------------
 
 
@@ -296,7 +297,7 @@ def _dp_mean_cvxpy(
     if note is None:
         return None, method, None
     v = np.asarray(prog.variable.value)
-    if v.sum() <= 1e-7 * lam.size:  # the trivial protocol, up to solver tolerance (spec P2)
+    if v.sum() <= 1e-7 * lam.size:  # the trivial protocol, up to solver tolerance
         return None, method, None
     multipliers = scale * np.asarray(prog.participation.dual_value) / scale_i
     return v * ref, method, multipliers
@@ -330,7 +331,7 @@ def _sgd_cvxpy(
 
 
 # --------------------------------------------------------------------------------------------
-# Bayes: non-convex (P9 scan + bisection; welfare by SLSQP from scanned starts)
+# Bayes: non-convex (scan of Γ + bisection; welfare by SLSQP from scanned starts)
 # --------------------------------------------------------------------------------------------
 
 _G = sp.Symbol("G", positive=True)
@@ -343,7 +344,8 @@ def bayes_phi(gamma_total: Array, lam: Array, rho: Array, tau: float) -> tuple[A
     r"""For each total Γ (rows) and client (columns): the largest acceptable :math:`\beta_i \le \min(\rho_i, \Gamma)`
     given the total, and whether :math:`\beta_i = 0` is acceptable at all.
 
-    Uses that :math:`g_i(\beta_i; \Gamma)` is strictly decreasing in :math:`\beta_i` (spec P9);
+    Uses that :math:`g_i(\beta_i; \Gamma)` is strictly decreasing in :math:`\beta_i` at fixed Γ
+    (eq. 3);
     vectorised bisection over all (Γ, client) pairs.
     """
     g = np.asarray(gamma_total, dtype=np.float64)[:, None]
@@ -435,7 +437,7 @@ def optimal_protocol(
     nu: ArrayLike | None = None,
     method: str = "auto",
 ) -> Protocol:
-    r"""The optimal mutually beneficial protocol (spec section 5; Tsoy et al. 2024, sections 5-6).
+    r"""The optimal mutually beneficial protocol (Tsoy et al. 2024, sections 5-6).
 
     .. math::
 

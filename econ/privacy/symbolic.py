@@ -12,7 +12,7 @@ its informativeness is
     \beta_i = \frac{1}{1/\rho + d\,\alpha_i^2} \in [0, \rho], \qquad
     \gamma_i = \sum_{k \ne i} \beta_k, \qquad \Gamma = \sum_k \beta_k
 
-(section 2.7 of the spec; :math:`d = 1` in the mean settings). The utility is
+(Theorems 4.1, 4.3 and 4.7; :math:`d = 1` in the mean settings). The utility is
 :math:`u_i = -\mathrm{leak}_i^2 - \lambda_i\,\mathrm{err}_i^2` (section 3.3 of the paper).
 """
 
@@ -88,12 +88,11 @@ _SYM = {gamma: (n_clients - 1) * beta}
 #: Theorem 5.1: symmetric DP-mean gain h_lambda(beta).
 DP_MEAN_SYM_GAIN = DP_MEAN_GAIN.subs(_SYM)
 _ROOT = sp.sqrt((n_clients - 1) * lam)
-#: Theorem 5.1 (corrected, spec T1): the optimum when (N - 1) lambda > kappa^2 rho^2.
+#: Theorem 5.1 with the noise level of Appendix B.3 (docs/errata.md, tsoy.thm5.1): the optimum
+#: when (N - 1) lambda > kappa^2 rho^2.
 DP_MEAN_SYM_BETA = (_ROOT - kappa * rho) * rho / (_ROOT + (n_clients - 1) * kappa * rho)
 DP_MEAN_SYM_ALPHA2 = n_clients * kappa / (_ROOT - kappa * rho)
 DP_MEAN_SYM_BEST_GAIN = (_ROOT - kappa * rho) ** 2 / (n_clients * rho)
-#: Theorem 5.1 as printed in the main text: sqrt((N-1) lambda - kappa rho) (a misprint).
-DP_MEAN_SYM_ALPHA2_PRINTED = n_clients * kappa / sp.sqrt((n_clients - 1) * lam - kappa * rho)
 
 #: Theorem 5.2: symmetric DP-SGD gain in the psi form, and its optimum.
 DP_SGD_SYM_GAIN = (
@@ -103,9 +102,8 @@ DP_SGD_SYM_BETA = sp.sqrt(psi) * rho / (sp.sqrt(psi) + sp.sqrt(n_clients))
 DP_SGD_SYM_BEST_GAIN = (
     kappa**2 * rho * dim * (psi * (n_clients - 1) / n_clients - 2 * sp.sqrt(psi / n_clients))
 )
-#: Theorem 5.2 in terms of L, mu, kappa, lambda (B.8), and as printed in the main text (T2).
+#: Theorem 5.2 in terms of L, mu, kappa, lambda (Appendix B.8; docs/errata.md, tsoy.thm5.2).
 DP_SGD_SYM_ALPHA2 = sp.sqrt(L_smooth * mu_sc * n_clients) * kappa / sp.sqrt(lam * dim)
-DP_SGD_SYM_ALPHA2_PRINTED = sp.sqrt(L_smooth * mu_sc * n_clients * kappa) / sp.sqrt(lam * dim)
 
 #: Theorem 5.3: symmetric Bayesian gain h_lambda(beta) (Appendix B.12).
 BAYES_SYM_GAIN = BAYES_GAIN.subs(_SYM)
@@ -116,7 +114,8 @@ BAYES_SYM_GAIN_PRINTED = (
     + (rho + tau / n_clients) ** 2 / (n_clients * rho**2 * (beta + tau / n_clients))
     - lam / ((n_clients - 1) * (beta + (rho + tau) / (n_clients - 1)))
 )
-#: The four thresholds of Theorem 5.3 (names of spec section 4.11).
+#: The thresholds of Theorem 5.3 (lambda_low, lambda_0, lambda_rho) and the bound of case 3 of
+#: Appendix B.12 (lambda_cc) above which h'' < 0 on [0, rho].
 BAYES_LAMBDA_LOW = (n_clients * rho + tau) ** 2 / ((n_clients - 1) ** 2 * rho**2)
 BAYES_LAMBDA_0 = (
     (n_clients * rho**2 + 2 * rho * tau + tau**2)
@@ -133,7 +132,7 @@ BAYES_LAMBDA_CC = (
 # --------------------------------------------------------------------------------------------
 
 a_var, s_var = sp.symbols("a s", positive=True)  # a = sigma^2/n, s = alpha^2 (symmetric)
-#: Symmetric gain lambda (N-1)/N (a - s/N) - kappa/sqrt(s) and its maximiser s* = aN/3 [spec X].
+#: Symmetric gain lambda (N-1)/N (a - s/N) - kappa/sqrt(s) and its maximiser s* = aN/3 (registered as tsoy.appC.1).
 APPC_SYM_GAIN = lam * (n_clients - 1) / n_clients * (a_var - s_var / n_clients) - kappa / sp.sqrt(
     s_var
 )

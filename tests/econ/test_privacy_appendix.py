@@ -17,7 +17,7 @@ from econ.privacy.models import DPMean
         (50, 0.325703, 16.666667),
     ],
 )
-def test_appendix_c1_thresholds_of_spec_7_7(n_clients, threshold, alpha2):
+def test_appendix_c1_symmetric_thresholds(n_clients, threshold, alpha2):
     lam_min, a2 = A.mean_symmetric_threshold(n_clients, 100, 10, 20)
     assert lam_min == pytest.approx(threshold, abs=1e-6) and a2 == pytest.approx(alpha2, abs=1e-6)
     alpha = np.full(n_clients, np.sqrt(a2))

@@ -1,4 +1,4 @@
-"""Existence tests (Theorems 4.2, 4.5, Corollary 4.6, Theorem 4.9) against spec 7.2, 7.4, 7.6."""
+"""Existence tests (Theorems 4.2, 4.5, Corollary 4.6, Theorem 4.9) on worked examples."""
 
 import numpy as np
 import pytest
@@ -75,7 +75,7 @@ def test_theorem_4_9_numbers_and_its_local_nature():
     n=st.lists(st.sampled_from([20.0, 50.0, 100.0, 400.0]), min_size=7, max_size=7),
 )
 def test_sum_zeta_decides_existence_also_for_heterogeneous_clients(lam, n):
-    """Z > 1 iff the convex max-Gamma program (P2) has Gamma > 0; with per-client n_i as well."""
+    """Z > 1 iff the convex max-Gamma program of the DP mean model has Gamma > 0; with per-client n_i as well."""
     lam_ = np.array(lam)
     for model in (DPMean(), DPMean(n=n[: lam_.size], sigma=10.0, bound=20.0)):
         z = model.zeta(lam_).sum()

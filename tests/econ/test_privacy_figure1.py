@@ -6,7 +6,7 @@ import pytest
 
 from econ.privacy import figure1 as F
 
-#: Spec 6.3, columns 2-3 (seed 179, 300 draws): personalised and symmetric, mean and SE.
+#: The authors' notebook, columns 2-3 (seed 179, 300 draws): personalised and symmetric, mean and SE.
 DP_300 = {
     -2.5: (0.0032, 0.0009, 0.0000, 0.0000),
     -1.75: (0.0435, 0.0033, 0.0011, 0.0006),
@@ -49,7 +49,7 @@ def test_bad_repetitions():
 
 @pytest.mark.slow
 def test_notebook_replica_all_columns():
-    """Spec 6.3/6.4, columns 2-3 for both panels (version-sensitive: numpy Generator streams)."""
+    """The authors' notebook, columns 2-3 for both panels (version-sensitive: numpy Generator streams)."""
     dp, bayes = F.figure1(300, 179)
     expected_dp = [0.0032, 0.0435, 0.1586, 0.3433, 0.5230, 0.6883, 0.8016, 0.8910, 0.9386]
     expected_bayes_pers = [0.0590, 0.1742, 0.2591, 0.4544, 0.5853, 0.6732, 0.7466, 0.7934, 0.8528]
@@ -66,7 +66,7 @@ def test_notebook_replica_all_columns():
 
 @pytest.mark.slow
 def test_paper_scale_columns_and_exact_optimum():
-    """Spec 6.3/6.4 with 1000 draws (seed 179): grid scans, exact family scales and the optimum."""
+    """Figure 1 with 1000 draws (seed 179): grid scans, exact family scales and the optimum."""
     dp, bayes = F.figure1(1000, 179)
     expected = {
         "personalised": [0.0031, 0.0426, 0.1714, 0.3413, 0.5152, 0.6831, 0.8083, 0.8881, 0.9424],

@@ -1,4 +1,4 @@
-"""Models, conversions and mechanisms of econ.privacy against the numbers of spec sections 7.1-7.6."""
+"""Models, conversions and mechanisms of econ.privacy on worked examples."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ from econ.privacy.models import DPSGD, Bayes, DPMean
 LAM = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
 
 
-def test_constants_of_spec_7_1():
+def test_privacy_constants():
     assert M.kappa_mean(100, 20) == pytest.approx(0.86872246, abs=1e-8)
     model = DPSGD()
     assert model.y0 == pytest.approx(5e4)
@@ -41,7 +41,7 @@ def test_dp_mean_at_the_papers_range_end():
     np.testing.assert_allclose(model.epsilon(beta, 5), model.kappa(5) / model.alpha(beta, 5))
 
 
-def test_bayes_breakdown_of_spec_7_6():
+def test_bayes_breakdown():
     model, lam = Bayes(n=1.0, sigma=1.0, tau=1.0), np.array([5.0, 8, 12, 20, 50])
     beta = model.xi(lam) * 0.5
     np.testing.assert_allclose(
@@ -57,7 +57,7 @@ def test_bayes_breakdown_of_spec_7_6():
     assert np.all(np.isfinite(model.utility(np.ones(5), lam)))
 
 
-def test_sgd_errors_of_spec_7_4():
+def test_sgd_errors():
     model = DPSGD()
     lam = np.full(10, 2e5)
     beta = np.full(10, 52.752309)
@@ -145,7 +145,7 @@ def test_analytic_gaussian_is_tight_and_beats_the_classical_calibration(eps, log
         assert sigma <= C.classical_gaussian_sigma(eps, delta, sens)
 
 
-def test_sgd_recursion_and_privacy_numbers_of_spec_7_5():
+def test_sgd_recursion_and_privacy_numbers():
     y = sgd.bound_recursion(64000, 0.5, 156)
     assert y[39] == pytest.approx(0.0957557, abs=1e-7)
     assert y[78] == pytest.approx(0.0339929, abs=1e-7)
@@ -168,7 +168,7 @@ def test_sgd_recursion_and_privacy_numbers_of_spec_7_5():
     frac=st.floats(0.0, 0.99),
 )
 def test_dimensionless_dp_mean_form(n, sigma, lam, frac):
-    """Spec 2.7: rho u_i = -c b/(1-b) - lam_i/(1 + g_i) with c = kappa^2 rho^2, b = beta/rho."""
+    """Scaled form: rho u_i = -c b/(1-b) - lam_i/(1 + g_i) with c = kappa^2 rho^2, b = beta/rho."""
     model = DPMean(n=n, sigma=sigma, bound=1.0)
     lam_ = np.array(lam)
     rho, kappa = model.rho(lam_.size)[0], model.kappa(lam_.size)[0]

@@ -1,4 +1,4 @@
-"""Optimal protocols (spec section 5): numbers of 7.2/7.4/7.6, KKT, and the two property tests."""
+"""Optimal protocols: worked examples, KKT, and the two property tests."""
 
 import numpy as np
 import pytest
@@ -55,7 +55,7 @@ def test_dp_mean_max_welfare_numbers_and_kkt():
     np.testing.assert_allclose(jac.T @ (1 + mu), 0, atol=1e-4)
 
 
-def test_dp_sgd_optima_of_spec_7_4():
+def test_dp_sgd_optima():
     model = DPSGD()
     rho, kappa = model.rho(10)[0], model.kappa(10)[0]
     psi = np.array([0.2, 0.3, 0.5, 0.8, 1, 1.5, 2, 3, 4, 5])

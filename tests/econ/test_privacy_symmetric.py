@@ -1,4 +1,4 @@
-"""Symmetric optima (Theorems 5.1-5.4) against spec 7.3, 7.4, 7.6 and the convex programs."""
+"""Symmetric optima (Theorems 5.1-5.4) against worked examples and the convex programs."""
 
 import numpy as np
 import pytest
