@@ -855,7 +855,6 @@ proposition(
     source=f"{_CODE}, compute_nash_optimum, with the search bounded to the individually rational interval",
     statement="a bounded search over the individually rational interval [rho_a, min(rho_b, rho_U)] returns the "
     "Nash bargaining rho* (the cubic's root inside it)",
-    kind="code",
     perturb={"rational_only": False},
 )(lambda rational_only=True: _nash_unconstrained(rational_only))
 

@@ -33,10 +33,12 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy as sp
+
+CORRECTED = ".corrected"  # the id suffix of a corrected statement
 
 
 class Kind(str, Enum):
@@ -201,7 +203,8 @@ class Proposition:
         Whether the statement is expected to hold (``False`` for a printed statement that
         the toolkit refutes).
     kind
-        Whose statement it is (:class:`Kind`).
+        Whose statement it is (:class:`Kind`); by default ``derived`` for a ``.corrected``
+        twin (the correction is the toolkit's) and ``paper`` otherwise.
     perturb
         Keyword arguments for ``check`` under which its verdict must flip: a changed
         constant, formula or hypothesis for an entry that holds, the correction for one
@@ -213,11 +216,13 @@ class Proposition:
     statement: str
     check: Callable[..., Verdict] = field(repr=False)
     holds: bool = True
-    kind: Kind = Kind.PAPER
+    kind: Kind = cast(Kind, None)  # noqa: RUF009  (None: resolved in __post_init__)
     perturb: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", Kind(self.kind))
+        # a correction is the toolkit's own statement; anything else is the paper's unless said
+        default = Kind.DERIVED if self.id.endswith(CORRECTED) else Kind.PAPER
+        object.__setattr__(self, "kind", default if self.kind is None else Kind(self.kind))
 
 
 _REGISTRY: dict[str, Proposition] = {}
@@ -238,7 +243,7 @@ def proposition(
     source: str,
     statement: str,
     holds: bool = True,
-    kind: Kind | str = Kind.PAPER,
+    kind: Kind | str | None = None,
     perturb: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Verdict]], Callable[..., Verdict]]:
     """Decorator: register the decorated ``check()`` as proposition ``id``."""
@@ -251,7 +256,7 @@ def proposition(
                 statement=statement,
                 check=check,
                 holds=holds,
-                kind=Kind(kind),
+                kind=cast(Kind, None) if kind is None else Kind(kind),
                 perturb=perturb,
             )
         )
@@ -357,14 +362,13 @@ _ERROR_COUNT = {
     Kind.READING: "errors_in_readings",
 }
 
-CORRECTED = ".corrected"
-
 
 def twin_problems(props: Iterable[Proposition]) -> list[str]:
     """What breaks the rule that failing entries and ``.corrected`` twins come in pairs.
 
-    Every entry expected to fail has a ``.corrected`` twin expected to hold, and every
-    ``.corrected`` entry has a parent expected to fail.
+    Every entry expected to fail has a ``.corrected`` twin expected to hold, every
+    ``.corrected`` entry has a parent expected to fail, and a correction is the toolkit's
+    statement (kind ``derived``).
     """
     by_id = {p.id: p for p in props}
     problems = []
@@ -377,6 +381,10 @@ def twin_problems(props: Iterable[Proposition]) -> list[str]:
             parent = by_id.get(p.id.removesuffix(CORRECTED))
             if parent is None or parent.holds:
                 problems.append(f"{p.id} has no parent expected to fail")
+            if p.kind is not Kind.DERIVED:
+                problems.append(
+                    f"{p.id} is a correction, so its kind is derived, not {p.kind.value}"
+                )
     return sorted(problems)
 
 
