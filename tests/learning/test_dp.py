@@ -25,6 +25,9 @@ def _one_client_batch(n: int = 6):
     return train.x[:n], train.y[:n]
 
 
+@pytest.mark.filterwarnings(
+    "ignore:Full backward hook is firing"
+)  # Opacus's hooks, inputs need no grad
 @pytest.mark.parametrize("model", ["lenet5", "mlp"])
 @pytest.mark.parametrize("noise", [0.0, 1.3])
 def test_one_clients_step_equals_opacus(model, noise):
