@@ -15,10 +15,11 @@ its norm over all parameters; :math:`\bar g_k` then goes through the engine's SG
 Opacus's ``DPOptimizer`` (with ``loss_reduction="mean"``), so that one client's step equals
 Opacus's for the same batch and the same noise generator (``tests/learning/test_dp.py``).
 
-The per-example gradients of all ``K`` clients come from one call (the engine's hand-stacked
-layers, treating each example as a model of its own, or ``vmap`` over clients of ``vmap``
-over examples of ``torch.func.grad_and_value``), and the noise of all clients from one draw
-per parameter tensor, of shape ``(K, *shape)`` (for one client, the numbers Opacus draws).
+The clipped sums of all ``K`` clients come from one forward and one backward pass of the
+engine's hand-stacked layers (:func:`clipped_gradient_sum`: per-layer norms and weighted
+sums, never the per-example gradients of the whole model), or, for other models, from
+``vmap`` over clients of ``vmap`` over examples; the noise of all clients from one draw per
+parameter tensor, of shape ``(K, *shape)`` (for one client, the numbers Opacus draws).
 
 Minibatches are drawn afresh at every step, ``b`` distinct examples uniformly without
 replacement (:func:`sample_subsets`): the sampling that
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from econ.validation import non_negative, positive, positive_int
@@ -41,6 +43,9 @@ from learning.rng import torch_generator
 
 __all__ = [
     "DPSGD",
+    "clip_and_sum",
+    "clip_factors",
+    "clipped_gradient_sum",
     "dp_local_sgd",
     "per_example_gradients",
     "private_gradients",
@@ -71,29 +76,12 @@ def per_example_gradients(
     engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor
 ) -> tuple[Params, torch.Tensor]:
     """Gradient and loss of each example, ``(K, b, *shape)`` and ``(K, b)``: model ``k`` on
-    example ``x[k, i]``.
+    example ``x[k, i]`` (``vmap`` over clients of ``vmap`` over examples).
 
-    Models of plain layer stacks go through the engine's hand-stacked layers
-    (:mod:`learning.stacked`) as ``K b`` models of one example each; others through a
-    ``vmap`` over clients of a ``vmap`` over examples (:func:`_per_example_vmap`).
+    The reference for :func:`clipped_gradient_sum`, which never holds all of them at once
+    for plain layer stacks.
     """
-    if not stacked.supports(engine.model):
-        return _per_example_vmap(engine, params, x, y)
-    k, b = y.shape[:2]
-    each = {name: p.repeat_interleave(b, 0) for name, p in params.items()}
-    grads, losses = stacked.loss_and_grad(
-        engine.model,
-        engine.task.losses,
-        each,
-        x.reshape(k * b, 1, *x.shape[2:]),
-        y.reshape(k * b, 1, *y.shape[2:]),
-    )
-    return {name: g.reshape(k, b, *g.shape[1:]) for name, g in grads.items()}, losses.reshape(k, b)
 
-
-def _per_example_vmap(
-    engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor
-) -> tuple[Params, torch.Tensor]:
     def one(p: Params, xi: torch.Tensor, yi: torch.Tensor) -> torch.Tensor:
         out = functional_call(engine.model, p, (xi.unsqueeze(0),))
         return engine.task.loss(out, yi.unsqueeze(0))
@@ -103,30 +91,134 @@ def _per_example_vmap(
     return grads, losses
 
 
-def private_gradients(
-    per_example: Params, dp: DPSGD, generator: torch.Generator | None
-) -> tuple[Params, torch.Tensor]:
-    """Clip each example's gradient to norm ``C``, sum, add noise, divide by the batch size.
+def clip_factors(norms: torch.Tensor, max_grad_norm: float) -> torch.Tensor:
+    r"""Opacus's per-example clipping factors :math:`\min(1, C/(\lVert g_i\rVert + 10^{-6}))`."""
+    return (max_grad_norm / (norms + _NORM_FLOOR)).clamp(max=1.0)
 
-    Returns the private gradients ``(K, *shape)`` and the per-example norms ``(K, b)``
-    before clipping. The noise is drawn parameter by parameter in the order of
-    ``per_example`` (the model's ``named_parameters``), one ``(K, *shape)`` draw each.
+
+def clip_and_sum(per_example: Params, max_grad_norm: float) -> tuple[Params, torch.Tensor]:
+    """Clip each example's gradient to norm ``C`` and sum over the batch, per client.
+
+    Returns the sums ``(K, *shape)`` and the per-example norms ``(K, b)`` before clipping.
     """
     first = next(iter(per_example.values()))
     k, b = first.shape[0], first.shape[1]
     squares = sum(g.reshape(k, b, -1).square().sum(-1) for g in per_example.values())
     norms = torch.as_tensor(squares).sqrt()
-    factor = (dp.max_grad_norm / (norms + _NORM_FLOOR)).clamp(max=1.0)
-    out: Params = {}
-    for name, g in per_example.items():
-        summed = torch.einsum("kb,kb...->k...", factor, g)
-        if dp.noise_multiplier:
-            noise = torch.normal(
-                0.0, dp.noise_std, size=summed.shape, generator=generator, device=summed.device
+    factor = clip_factors(norms, max_grad_norm)
+    return {n: torch.einsum("kb,kb...->k...", factor, g) for n, g in per_example.items()}, norms
+
+
+def clipped_gradient_sum(
+    engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor, max_grad_norm: float
+) -> tuple[Params, torch.Tensor, torch.Tensor]:
+    r"""Per client, the sum of its examples' gradients each clipped to norm ``C``.
+
+    Returns the sums ``(K, *shape)``, the per-example norms ``(K, b)`` before clipping and
+    the per-example losses ``(K, b)``.
+
+    For plain layer stacks (:func:`learning.stacked.supports`) no per-example gradient of
+    the whole model is formed: one forward pass of the hand-stacked layers records each
+    weighted layer's input :math:`a` and output :math:`z`, one backward pass gives
+    :math:`g = \partial \ell_i/\partial z` for every example at once, and per layer
+
+    - ``Linear``: example :math:`i`'s weight gradient :math:`g_i a_i^\top` has norm
+      :math:`\lVert g_i\rVert \lVert a_i\rVert`, and the clipped sum is
+      :math:`\sum_i c_i g_i a_i^\top`, one batched matrix product;
+    - ``Conv2d``: example :math:`i`'s weight gradient :math:`\sum_p g_{i,p} u_{i,p}^\top`
+      over output positions :math:`p` and unfolded input patches :math:`u` is small
+      (out x in x kh x kw), so it is formed for every example at once and weighted by
+      :math:`c_i`.
+
+    Other models go through :func:`per_example_gradients` and :func:`clip_and_sum`.
+    """
+    if not stacked.supports(engine.model):
+        per_example, losses = per_example_gradients(engine, params, x, y)
+        summed, norms = clip_and_sum(per_example, max_grad_norm)
+        return summed, norms, losses
+    k, b = y.shape[:2]
+    taps: list[stacked.Tap] = []
+    leaves = {n: p.detach().requires_grad_(True) for n, p in params.items()}
+    with torch.enable_grad():
+        out = stacked.forward(engine.model, leaves, x, taps=taps)
+        losses = engine.task.losses(out.reshape(k * b, -1), y.reshape(k * b, *y.shape[2:]))
+        outputs = torch.autograd.grad(losses.sum(), [t.output for t in taps])
+    pieces: list[tuple[str, stacked.Tap, torch.Tensor, torch.Tensor | None]] = []
+    squares = torch.zeros(k, b, dtype=out.dtype, device=out.device)
+    for tap, g in zip(taps, outputs, strict=True):
+        bias = g.sum(dim=(-2, -1)) if isinstance(tap.module, nn.Conv2d) else g
+        if isinstance(tap.module, nn.Conv2d):
+            weight = _per_example_conv_weight(tap, g, k, b)
+            bias = bias.reshape(b, k, -1).transpose(0, 1)
+            squares += weight.square().sum(dim=(-2, -1))
+        else:
+            weight = None
+            squares += g.square().sum(-1) * tap.input.square().sum(-1)
+        if tap.prefix + "bias" in params:
+            squares += bias.square().sum(-1)
+        pieces.append((tap.prefix, tap, weight if weight is not None else g, bias))
+    norms = squares.sqrt()
+    factor = clip_factors(norms, max_grad_norm)
+    summed: Params = {}
+    for prefix, tap, grad, bias in pieces:
+        shape = params[prefix + "weight"].shape
+        if isinstance(tap.module, nn.Conv2d):
+            summed[prefix + "weight"] = torch.einsum("kb,kboi->koi", factor, grad).reshape(shape)
+        else:  # grad is g [K, b, out]
+            summed[prefix + "weight"] = torch.bmm(
+                (grad * factor[..., None]).transpose(1, 2), tap.input
             )
-            summed = summed + noise
-        out[name] = summed / b
-    return out, norms
+        if prefix + "bias" in params and bias is not None:
+            summed[prefix + "bias"] = torch.einsum("kb,kbo->ko", factor, bias)
+    return {n: summed[n].detach() for n in params}, norms.detach(), losses.detach().reshape(k, b)
+
+
+def _per_example_conv_weight(tap: stacked.Tap, g: torch.Tensor, k: int, b: int) -> torch.Tensor:
+    """Every example's weight gradient of a stacked ``Conv2d``, ``[K, b, out, in*kh*kw]``.
+
+    The layer's input ``[b, K*C, H, W]`` and output gradient ``[b, K*O, H', W']`` are read as
+    one image of ``b K`` groups, so one grouped weight-gradient convolution gives each
+    (example, client) pair its own gradient.
+    """
+    m = tap.module
+    assert isinstance(m, nn.Conv2d)
+    c, o = m.in_channels, m.out_channels
+    weight = torch.nn.grad.conv2d_weight(
+        tap.input.reshape(1, b * k * c, *tap.input.shape[-2:]),
+        (b * k * o, c, *m.kernel_size),
+        g.reshape(1, b * k * o, *g.shape[-2:]),
+        stride=m.stride,
+        padding=m.padding,
+        dilation=m.dilation,
+        groups=b * k,
+    )
+    return weight.reshape(b, k, o, -1).transpose(0, 1)
+
+
+def private_gradients(
+    engine: Engine,
+    params: Params,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    dp: DPSGD,
+    generator: torch.Generator | None,
+) -> tuple[Params, torch.Tensor, torch.Tensor]:
+    """One DP-SGD gradient per client: clipped sum, plus noise, over the batch size.
+
+    Returns the private gradients ``(K, *shape)``, the per-example norms before clipping and
+    the per-example losses, both ``(K, b)``. The noise is drawn parameter by parameter in the
+    order of ``params`` (the model's ``named_parameters``), one ``(K, *shape)`` draw each.
+    """
+    summed, norms, losses = clipped_gradient_sum(engine, params, x, y, dp.max_grad_norm)
+    b = y.shape[1]
+    out: Params = {}
+    for name, total in summed.items():
+        if dp.noise_multiplier:
+            total = total + torch.normal(
+                0.0, dp.noise_std, size=total.shape, generator=generator, device=total.device
+            )
+        out[name] = total / b
+    return out, norms, losses
 
 
 def sample_subsets(
@@ -177,10 +269,9 @@ def dp_local_sgd(
     params = {name: p.detach() for name, p in params.items()}
     losses = torch.zeros(len(clients), device=engine.device)
     for t in range(rows.shape[1]):
-        per_example, loss = per_example_gradients(
-            engine, params, data.x[rows[:, t]], data.y[rows[:, t]]
+        grads, _, loss = private_gradients(
+            engine, params, data.x[rows[:, t]], data.y[rows[:, t]], dp, generator
         )
-        grads, _ = private_gradients(per_example, dp, generator)
         with torch.no_grad():
             params, momentum = sgd_step(params, grads, momentum, sgd)
             losses += loss.detach().mean(dim=1)

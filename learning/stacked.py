@@ -30,6 +30,7 @@ tie).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -47,6 +48,19 @@ _ACTIVATIONS: dict[type[nn.Module], Callable[[torch.Tensor], torch.Tensor]] = {
     nn.ReLU: torch.relu,
     nn.Sigmoid: torch.sigmoid,
 }
+
+
+class Tap(NamedTuple):
+    """A weighted layer's input and output in one forward pass of :func:`forward`.
+
+    ``Conv2d``: ``[B, K*C, H, W]`` in and ``[B, K*O, H', W']`` out (the bias included);
+    ``Linear``: ``[K, B, in]`` and ``[K, B, out]``. ``prefix`` names the layer's parameters.
+    """
+
+    prefix: str
+    module: nn.Module
+    input: torch.Tensor
+    output: torch.Tensor
 
 
 def _leaves(model: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -113,15 +127,26 @@ def _shared_conv(m: nn.Conv2d, w: torch.Tensor, x: torch.Tensor) -> torch.Tensor
     return y.reshape(b, out_h, out_w, -1).permute(0, 3, 1, 2)
 
 
-def forward(model: nn.Module, params: Params, x: torch.Tensor, *, shared: int = 1) -> torch.Tensor:
+def forward(
+    model: nn.Module,
+    params: Params,
+    x: torch.Tensor,
+    *,
+    shared: int = 1,
+    taps: list[Tap] | None = None,
+) -> torch.Tensor:
     """Outputs ``[K, B, out]`` of K stacked models: model ``k`` on input ``x[k // shared]``.
 
     ``x`` has shape ``[K / shared, B, ...]``: with ``shared > 1`` each input feeds ``shared``
     consecutive models, and a first ``Conv2d`` reads it once (:func:`_shared_conv`) instead
-    of ``shared`` copies.
+    of ``shared`` copies. With a list ``taps`` (and ``shared == 1``), every ``Conv2d`` and
+    ``Linear`` appends a :class:`Tap` of its input and output, in their stacked layouts, for
+    per-example gradients (:mod:`learning.dp`).
     """
     b = x.shape[1]
     k = next(iter(params.values())).shape[0]
+    if taps is not None and shared != 1:
+        raise ValueError("taps record the layers of unshared inputs only (shared=1)")
     if k != x.shape[0] * shared:
         raise ValueError(f"{k} models cannot share {x.shape[0]} inputs {shared} by {shared}")
     leaves = _pool_first(_leaves(model))
@@ -148,6 +173,7 @@ def forward(model: nn.Module, params: Params, x: torch.Tensor, *, shared: int = 
                         .reshape(b, -1, *h.shape[-2:])
                         .contiguous(memory_format=_LAYOUT)
                     )
+                h_in = h
                 h = F.conv2d(
                     h,
                     w.reshape(-1, *w.shape[2:]),
@@ -156,6 +182,8 @@ def forward(model: nn.Module, params: Params, x: torch.Tensor, *, shared: int = 
                     padding=m.padding,
                     groups=k,
                 )
+                if taps is not None:
+                    taps.append(Tap(prefix, m, h_in, h))
             grouped, shared = True, 1
         elif isinstance(m, nn.MaxPool2d):
             h = F.max_pool2d(h, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode)
@@ -167,11 +195,14 @@ def forward(model: nn.Module, params: Params, x: torch.Tensor, *, shared: int = 
         elif isinstance(m, nn.Linear):
             w = params[prefix + "weight"]
             bias = params.get(prefix + "bias")
+            h_in = h
             h = (
                 torch.bmm(h, w.transpose(1, 2))
                 if bias is None
                 else torch.baddbmm(bias.unsqueeze(1), h, w.transpose(1, 2))
             )
+            if taps is not None:
+                taps.append(Tap(prefix, m, h_in, h))
         else:
             h = _ACTIVATIONS[type(m)](h)
     return h

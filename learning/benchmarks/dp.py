@@ -23,7 +23,7 @@ import torch
 
 from econ.validation import positive_int
 from learning.device import resolve_device
-from learning.dp import DPSGD, per_example_gradients, private_gradients, sample_subsets
+from learning.dp import DPSGD, private_gradients, sample_subsets
 from learning.engine import (
     ENGINES,
     SGDConfig,
@@ -113,10 +113,9 @@ def measure_dp(
     def batched(config: DPSGD) -> dict[str, torch.Tensor]:
         params, generator = start, torch.Generator(device=dev).manual_seed(0)
         for t in range(steps):
-            per_example, _ = per_example_gradients(
-                engine, params, data.x[rows[:, t]], data.y[rows[:, t]]
+            grads, _, _ = private_gradients(
+                engine, params, data.x[rows[:, t]], data.y[rows[:, t]], config, generator
             )
-            grads, _ = private_gradients(per_example, config, generator)
             with torch.no_grad():
                 params, _ = sgd_step(params, grads, None, sgd)
         return params

@@ -10,7 +10,8 @@ import torch
 
 from learning.dp import (
     DPSGD,
-    _per_example_vmap,
+    clip_and_sum,
+    clipped_gradient_sum,
     dp_local_sgd,
     per_example_gradients,
     private_gradients,
@@ -54,8 +55,9 @@ def test_one_clients_step_equals_opacus(model, noise):
     optimiser.step()
 
     params = broadcast(parameters_of(engine.model), 1)
-    per_example, _ = per_example_gradients(engine, params, x[None], y[None])
-    grads, norms = private_gradients(per_example, dp, torch.Generator().manual_seed(7))
+    grads, norms, _ = private_gradients(
+        engine, params, x[None], y[None], dp, torch.Generator().manual_seed(7)
+    )
     ours, _ = sgd_step(params, grads, None, sgd)
     for name, p in reference.named_parameters():
         torch.testing.assert_close(ours[name][0], p.detach(), rtol=1e-5, atol=1e-6)
@@ -66,50 +68,57 @@ def test_clipping_bounds_each_examples_influence():
     engine = tiny_engine(model="mlp")
     x, y = _one_client_batch(8)
     params = broadcast(parameters_of(engine.model), 1)
-    per_example, _ = per_example_gradients(engine, params, x[None], y[None])
     tiny = DPSGD(max_grad_norm=1e-3, noise_multiplier=0.0)
-    grads, norms = private_gradients(per_example, tiny, None)
+    grads, norms, _ = private_gradients(engine, params, x[None], y[None], tiny, None)
     total = torch.sqrt(sum(g.square().sum() for g in grads.values()))
     assert float(total) <= 1e-3 + 1e-9  # a mean of vectors of norm <= C
     assert torch.all(norms > 1e-3)  # every example was clipped
     loose = DPSGD(max_grad_norm=1e6, noise_multiplier=0.0)  # nothing clipped: the plain gradient
-    plain, _ = private_gradients(per_example, loose, None)
+    plain, _, _ = private_gradients(engine, params, x[None], y[None], loose, None)
     full = engine.gradients(params, x[None], y[None])[0]
     for name in plain:
         torch.testing.assert_close(plain[name], full[name], rtol=1e-4, atol=1e-6)
 
 
+def _client_batches(k: int, b: int = 3):
+    train, _ = tiny_data()
+    x = torch.stack([train.x[train.offsets[c] + torch.arange(b)] for c in range(k)])
+    y = torch.stack([train.y[train.offsets[c] + torch.arange(b)] for c in range(k)])
+    return x, y
+
+
 def test_batched_clients_equal_each_client_alone():
     engine = tiny_engine(model="lenet5")
-    train, _ = tiny_data()
     k = len(TRAIN_SIZES)
-    x = torch.stack([train.x[train.offsets[c] + torch.arange(3)] for c in range(k)])
-    y = torch.stack([train.y[train.offsets[c] + torch.arange(3)] for c in range(k)])
+    x, y = _client_batches(k)
     params = broadcast(parameters_of(engine.model), k)
-    per_example, losses = per_example_gradients(engine, params, x, y)
-    dp = DPSGD(max_grad_norm=0.3, noise_multiplier=0.0)
-    together, _ = private_gradients(per_example, dp, None)
+    together, _, losses = clipped_gradient_sum(engine, params, x, y, 0.3)
     for c in range(k):
-        alone, _ = per_example_gradients(
-            engine, {n: p[c : c + 1] for n, p in params.items()}, x[c : c + 1], y[c : c + 1]
-        )
-        each, _ = private_gradients(alone, dp, None)
+        one = {n: p[c : c + 1] for n, p in params.items()}
+        each, _, _ = clipped_gradient_sum(engine, one, x[c : c + 1], y[c : c + 1], 0.3)
         for name in each:
             torch.testing.assert_close(together[name][c], each[name][0], rtol=1e-5, atol=1e-7)
     assert losses.shape == (k, 3)
 
 
-@pytest.mark.parametrize("model", ["lenet5", "mlp"])
-def test_stacked_and_vmap_per_example_gradients_agree(model):
+@pytest.mark.parametrize("model", ["lenet5", "mlp", "linear"])
+@pytest.mark.parametrize("clip", [0.05, 1e6])
+def test_layer_by_layer_clipping_equals_clipping_whole_per_example_gradients(model, clip):
+    # the fused path (per-layer norms from inputs and output gradients) against the
+    # reference: every example's whole gradient by vmap, clipped, summed
     engine = tiny_engine(model=model)
-    train, _ = tiny_data()
     k = len(TRAIN_SIZES)
-    x = torch.stack([train.x[train.offsets[c] + torch.arange(3)] for c in range(k)])
-    y = torch.stack([train.y[train.offsets[c] + torch.arange(3)] for c in range(k)])
+    x, y = _client_batches(k)
     params = broadcast(parameters_of(engine.model), k)
-    fast, fast_loss = per_example_gradients(engine, params, x, y)
-    slow, slow_loss = _per_example_vmap(engine, params, x, y)
-    torch.testing.assert_close(fast_loss, slow_loss, rtol=1e-5, atol=1e-6)
+    params = {
+        n: p + 0.05 * torch.randn(p.shape, generator=torch.Generator().manual_seed(1))
+        for n, p in params.items()
+    }
+    fast, fast_norms, fast_losses = clipped_gradient_sum(engine, params, x, y, clip)
+    per_example, losses = per_example_gradients(engine, params, x, y)
+    slow, norms = clip_and_sum(per_example, clip)
+    torch.testing.assert_close(fast_losses, losses, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(fast_norms, norms, rtol=1e-4, atol=1e-6)
     for name in slow:
         torch.testing.assert_close(fast[name], slow[name], rtol=1e-4, atol=1e-6)
 
