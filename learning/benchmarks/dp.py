@@ -22,20 +22,14 @@ import numpy as np
 import torch
 
 from econ.validation import positive_int
+from learning.benchmarks import iid_clients
 from learning.device import resolve_device
 from learning.dp import DPSGD, private_gradients, sample_subsets
 from learning.engine import (
     ENGINES,
     SGDConfig,
-    ShardedData,
-    Task,
-    broadcast,
-    parameters_of,
     sgd_step,
 )
-from learning.federation import make_federation
-from learning.models import build_model
-from learning.rng import torch_generator
 
 __all__ = ["DPBenchmark", "measure_dp"]
 
@@ -97,17 +91,10 @@ def measure_dp(
     dev = resolve_device(device)
     rng = np.random.default_rng(seed)
     data_rng, model_rng, batch_rng = rng.spawn(3)
-    federation = make_federation(dataset, "iid", clients, seed=data_rng)
-    net = build_model(
-        model, federation.input_shape, federation.n_classes, generator=torch_generator(model_rng)
-    )
-    engine = ENGINES["batched"](net, Task.for_classes(federation.n_classes), dev)
-    data = ShardedData.from_arrays(
-        [c.x_train for c in federation.clients], [c.y_train for c in federation.clients], dev
-    )
+    net, task, data, start = iid_clients(dataset, model, clients, dev, data_rng, model_rng)
+    engine = ENGINES["batched"](net, task, dev)
     picks = sample_subsets(data.sizes_numpy(), steps, batch_size, batch_rng)
     rows = torch.from_numpy(picks + data.offsets.cpu().numpy()[:, None, None]).to(dev)
-    start = broadcast({k: v.to(dev) for k, v in parameters_of(net).items()}, clients)
     sgd = SGDConfig(0.05)
 
     def batched(config: DPSGD) -> dict[str, torch.Tensor]:

@@ -18,11 +18,9 @@ import numpy as np
 import torch
 
 from econ.validation import positive_int
+from learning.benchmarks import iid_clients
 from learning.device import resolve_device
-from learning.engine import ENGINES, SGDConfig, ShardedData, Task, broadcast, parameters_of
-from learning.federation import make_federation
-from learning.models import build_model
-from learning.rng import torch_generator
+from learning.engine import ENGINES, SGDConfig
 
 __all__ = ["EngineBenchmark", "measure_engine"]
 
@@ -74,15 +72,7 @@ def measure_engine(
     rng = np.random.default_rng(seed)
     data_rng, model_rng = rng.spawn(2)
     batch_seed = int(rng.integers(2**63))
-    federation = make_federation(dataset, "iid", clients, seed=data_rng)
-    net = build_model(
-        model, federation.input_shape, federation.n_classes, generator=torch_generator(model_rng)
-    )
-    task = Task.for_classes(federation.n_classes)
-    data = ShardedData.from_arrays(
-        [c.x_train for c in federation.clients], [c.y_train for c in federation.clients], dev
-    )
-    start = broadcast({k: v.to(dev) for k, v in parameters_of(net).items()}, clients)
+    net, task, data, start = iid_clients(dataset, model, clients, dev, data_rng, model_rng)
     everyone = np.arange(clients)
     sgd = SGDConfig(0.01)
     engines = {name: ENGINES[name](net, task, dev) for name in ("batched", "loop")}
