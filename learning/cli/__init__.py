@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -84,7 +85,25 @@ def _load(name: str) -> ModuleType:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``collabecon`` console script."""
+    """Entry point of the ``collabecon`` console script.
+
+    Exit codes: 0 done, 1 a check disagrees (``verify``) or a claim fails, 2 bad input (one
+    line on stderr naming what is wrong), 130 interrupted (Ctrl-C, one line), 141 the reader
+    of stdout went away (``collabecon ... | head``; nothing more is printed).
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("collabecon: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader closed the pipe: stop quietly, and keep Python's exit-time flush of
+        # stdout from failing again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     top = _top_parser()
     if not argv or argv[0] in ("-h", "--help"):
@@ -102,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = module.run(args)
     except ValueError as exc:
         print(f"collabecon {name}: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
+        print(f"collabecon {name}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
         return 2
     if args.json:
         print(dump_json(result))
