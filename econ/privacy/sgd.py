@@ -168,23 +168,32 @@ def _lemma_b4(
 
 
 def _h_direction(direction: str) -> Verdict:
-    """Compare the printed direction of monotonicity of h with the sign of h'."""
-    # chi = 1/(1 + c) covers (0, 1); chi = 1 gives h'(y) = 1/(y + 1)^2
-    slope = sp.diff(H_MAP, _y)
+    """Decide the printed direction of monotonicity of h from the sign of h'.
+
+    ``"increasing"`` asks sympy for h' > 0, ``"decreasing"`` for -h' > 0, each for every
+    y > 0 and chi in (0, 1] (chi = 1/(1 + c), c > 0, covers (0, 1)); a failure carries the
+    point where the sign is wrong, and for a refuted decrease the exact pair h(1) < h(2).
+    """
+    sign = 1 if direction == "increasing" else -1
+    slope = sign * sp.diff(H_MAP, _y)
     c = sp.Symbol("c", positive=True)
-    inside = proves_positive(slope.subs(_chi, 1 / (1 + c)), "h'(y) for chi = 1/(1 + c) in (0, 1)")
-    edge = proves_positive(slope.subs(_chi, 1), "h'(y) for chi = 1")
-    increasing = all_hold([inside, edge], "h'(y) > 0 for every y > 0 and chi in (0, 1]")
-    if not increasing.holds:
-        return increasing
-    if direction == "increasing":
-        return increasing
+    what = "h'(y)" if sign > 0 else "-h'(y)"
+    verdict = all_hold(
+        [
+            proves_positive(slope.subs(_chi, 1 / (1 + c)), f"{what} for chi = 1/(1 + c) in (0, 1)"),
+            proves_positive(slope.subs(_chi, 1), f"{what} for chi = 1"),
+        ],
+        f"{what} > 0 for every y > 0 and chi in (0, 1]",
+    )
+    if verdict.holds or sign > 0:
+        return verdict
     h = sp.Lambda((_y, _chi), H_MAP)
     chi = sp.Rational(1, 2)  # mu = L/2, inside chi = mu/L in (0, 1]
     low, high = h(1, chi), h(2, chi)
+    if not low < high:
+        return verdict
     return refuted(
-        f"h is increasing ({increasing.evidence}); exactly h(1) = {low} < h(2) = {high} "
-        "at chi = 1/2",
+        f"{verdict.evidence}; exactly h(1) = {low} < h(2) = {high} at chi = 1/2",
         {"chi": "1/2", "y": [1, 2], "h(y)": [str(low), str(high)]},
     )
 
