@@ -269,6 +269,12 @@ def _read_npz(path: Path, parts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]
     array of numbers) raises a :class:`ValueError` naming the file.
     """
     keys = [f"{axis}_{p}" for axis in ("x", "y") for p in parts]
+    with open(path, "rb") as handle:
+        magic = handle.read(6)
+    if magic.startswith(b"\x93NUMPY"):
+        raise ValueError(f"{path} is a single .npy array, not a .npz archive holding {keys}")
+    if not magic.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        raise ValueError(f"{path} is not a .npz archive (a zip file holding {keys})")
     try:
         archive = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
@@ -282,7 +288,7 @@ def _read_npz(path: Path, parts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]
         try:
             arrays = {key: archive[key] for key in keys}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-            raise ValueError(f"{path} is corrupt: {_first_line(exc)}") from None
+            raise ValueError(f"{path} cannot be read: {_first_line(exc)}") from None
     xs = [arrays[f"x_{p}"] for p in parts]
     ys = [arrays[f"y_{p}"] for p in parts]
     for key, value in arrays.items():
@@ -324,9 +330,19 @@ def _frombuffer() -> Callable[..., Any]:
     return frombuffer
 
 
+def _latin1_bytes() -> Callable[..., Any]:
+    def encode(text: str, encoding: str = "latin1") -> bytes:
+        if not isinstance(text, str) or encoding != "latin1":
+            raise ValueError(f"_codecs.encode admits a str and 'latin1' only, got {encoding!r}")
+        return text.encode("latin1")
+
+    return encode
+
+
 #: The globals a CIFAR python batch may name: numpy's array and scalar reconstruction
-#: (under the module names of numpy 1.x, which wrote the published files, and of numpy 2.x)
-#: and the array and dtype classes. Dicts, lists, strings, bytes and ints need no global.
+#: (under the module names of numpy 1.x, which wrote the published files, and of numpy 2.x),
+#: the array and dtype classes, and ``_codecs.encode(str, "latin1")``, which pickle protocol 2
+#: of Python 3 writes for bytes. Dicts, lists, strings, bytes and ints need no global.
 _CIFAR_GLOBALS: dict[tuple[str, str], Callable[[], Any]] = {
     **{
         (m, "_reconstruct"): _reconstruct
@@ -336,6 +352,7 @@ _CIFAR_GLOBALS: dict[tuple[str, str], Callable[[], Any]] = {
     **{(m, "_frombuffer"): _frombuffer for m in ("numpy.core.numeric", "numpy._core.numeric")},
     ("numpy", "ndarray"): lambda: np.ndarray,
     ("numpy", "dtype"): lambda: np.dtype,
+    ("_codecs", "encode"): _latin1_bytes,
 }
 
 
@@ -401,7 +418,7 @@ def _unpickle(path: Path) -> dict[bytes, Any]:
         described = (
             f"an array of dtype {data.dtype} and shape {data.shape}"
             if isinstance(data, np.ndarray)
-            else type(data).__name__
+            else ("no such key" if data is None else type(data).__name__)
         )
         raise ValueError(
             f"{path} is not a CIFAR python batch: b'data' must be a uint8 array of "

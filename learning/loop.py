@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import sys
 import zipfile
 from collections.abc import Mapping
@@ -103,14 +104,13 @@ def _save(path: Path, payload: dict[str, Any]) -> None:
 
 def _refusal(exc: BaseException) -> str:
     """One line saying why ``torch.load`` refused a file (its messages span many lines)."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    for line in lines:
-        if "WeightsUnpickler error:" in line:
-            return (
-                "it holds objects other than tensors, numbers, strings, lists and dicts ("
-                + line.split("WeightsUnpickler error:", 1)[1].strip()
-                + ")"
-            )
+    text = str(exc)
+    if isinstance(exc, pickle.UnpicklingError) and "Weights only load failed" in text:
+        named = re.search(r"GLOBAL ([\w.]+)", text)
+        return "it holds objects other than tensors, numbers, strings, lists and dicts" + (
+            f" (it refers to {named.group(1)})" if named else ""
+        )
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return f"{type(exc).__name__}: {lines[0] if lines else 'unreadable'}"
 
 
