@@ -182,3 +182,15 @@ def test_checkpoint_of_another_layout_is_refused_before_training(tmp_path, paylo
             algorithm, initial_models(ctx), 2, 0, checkpoint=Checkpointing(tmp_path, resume=True)
         )
     assert _one_line(str(info.value))
+
+
+@pytest.mark.parametrize("kind", PAYLOADS)
+def test_ipfl_command_refuses_a_hostile_checkpoint_in_one_line(tmp_path, capsys, kind):
+    from learning.cli import main
+
+    marker = tmp_path / "ran"
+    torch.save({"state": PAYLOADS[kind](marker)}, tmp_path / "ipfl_checkpoint.pt")
+    code = main(["ipfl", "--rounds", "1", "--checkpoint", str(tmp_path), "--resume"])
+    err = capsys.readouterr().err
+    assert code == 2 and not marker.exists()
+    assert len(err.strip().splitlines()) == 1 and "ipfl_checkpoint.pt" in err
