@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import importlib
 import os
 import pickle
 import zipfile
@@ -306,28 +307,17 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def _reconstruct() -> Callable[..., Any]:
-    try:
-        from numpy._core.multiarray import _reconstruct as reconstruct  # numpy >= 2
-    except ImportError:  # pragma: no cover - numpy 1.x
-        from numpy.core.multiarray import _reconstruct as reconstruct
-    return reconstruct
+def _numpy_internal(module: str, name: str) -> Callable[[], Any]:
+    """Resolver of ``numpy._core.<module>.<name>`` (numpy 2.x; ``numpy.core`` in 1.x)."""
 
+    def resolve() -> Any:
+        try:
+            found = importlib.import_module(f"numpy._core.{module}")
+        except ImportError:  # pragma: no cover - numpy 1.x
+            found = importlib.import_module(f"numpy.core.{module}")
+        return getattr(found, name)
 
-def _scalar() -> Callable[..., Any]:
-    try:
-        from numpy._core.multiarray import scalar  # numpy >= 2
-    except ImportError:  # pragma: no cover - numpy 1.x
-        from numpy.core.multiarray import scalar
-    return scalar
-
-
-def _frombuffer() -> Callable[..., Any]:
-    try:
-        from numpy._core.numeric import _frombuffer as frombuffer  # numpy >= 2
-    except ImportError:  # pragma: no cover - numpy 1.x
-        from numpy.core.numeric import _frombuffer as frombuffer
-    return frombuffer
+    return resolve
 
 
 def _latin1_bytes() -> Callable[..., Any]:
@@ -344,12 +334,14 @@ def _latin1_bytes() -> Callable[..., Any]:
 #: the array and dtype classes, and ``_codecs.encode(str, "latin1")``, which pickle protocol 2
 #: of Python 3 writes for bytes. Dicts, lists, strings, bytes and ints need no global.
 _CIFAR_GLOBALS: dict[tuple[str, str], Callable[[], Any]] = {
-    **{
-        (m, "_reconstruct"): _reconstruct
-        for m in ("numpy.core.multiarray", "numpy._core.multiarray")
-    },
-    **{(m, "scalar"): _scalar for m in ("numpy.core.multiarray", "numpy._core.multiarray")},
-    **{(m, "_frombuffer"): _frombuffer for m in ("numpy.core.numeric", "numpy._core.numeric")},
+    (f"numpy.{core}.{module}", name): _numpy_internal(module, name)
+    for core in ("core", "_core")
+    for module, name in (
+        ("multiarray", "_reconstruct"),
+        ("multiarray", "scalar"),
+        ("numeric", "_frombuffer"),
+    )
+} | {
     ("numpy", "ndarray"): lambda: np.ndarray,
     ("numpy", "dtype"): lambda: np.dtype,
     ("_codecs", "encode"): _latin1_bytes,
