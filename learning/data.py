@@ -5,7 +5,10 @@ splitting into clients, train/test and a common target set is the job of
 :mod:`learning.partition` and :mod:`learning.federation`. Nothing here downloads: the full
 MNIST / Fashion-MNIST / CIFAR files are read from a directory the caller names
 (``data_dir``, or the environment variable ``COLLABECON_DATA``), and a missing file raises
-:class:`MissingDataError` naming the file and where to put it.
+:class:`MissingDataError` naming the file and where to put it. Reading a file never runs
+code from it: CIFAR batches go through an unpickler that admits numpy arrays and nothing
+else, ``.npz`` archives are opened with ``allow_pickle=False``; a corrupt, truncated or
+crafted file raises a :class:`ValueError` naming it.
 
 Registered names (:data:`DATASETS`):
 

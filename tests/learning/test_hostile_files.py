@@ -1,4 +1,5 @@
-"""Loading a file never runs code: crafted CIFAR batches and checkpoints are refused.
+"""Loading a file never runs code: crafted CIFAR batches, .npz archives and checkpoints
+are refused.
 
 Each hostile file holds an object whose ``__reduce__`` makes an unrestricted unpickler call
 a function (``os.system`` or ``exec``) that creates a marker file. The loaders must refuse it
@@ -87,6 +88,19 @@ def test_cifar_batch_that_would_run_code_is_refused(tmp_path, kind, where):
     message = str(info.value)
     assert _one_line(message)
     assert str(path) in message and REFUSED[kind] in message
+
+
+@pytest.mark.parametrize("kind", PAYLOADS)
+def test_npz_archive_that_would_run_code_is_refused(tmp_path, kind):
+    marker = tmp_path / "ran"
+    evil = np.empty((1, 28, 28), dtype=object)
+    evil[0, 0, 0] = PAYLOADS[kind](marker)
+    path = tmp_path / "mnist.npz"
+    np.savez(path, x_train=evil, y_train=np.zeros(1))
+    with pytest.raises(ValueError) as info:
+        load_dataset("mnist", data_dir=tmp_path, part="train")
+    assert not marker.exists()
+    assert _one_line(str(info.value)) and str(path) in str(info.value)
 
 
 def _checkpoint_with(tmp_path: Path, payload: dict) -> Path:
