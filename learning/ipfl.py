@@ -749,7 +749,9 @@ def run_ipfl(
     """Run IP-FL as described by ``run``; same seed -> same result.
 
     With ``checkpoint_dir`` the state is written atomically after every round; ``resume``
-    continues from it to the numbers of an uninterrupted run.
+    continues from it to the numbers of an uninterrupted run. The checkpoint is read
+    weights-only (:func:`learning.loop.read_checkpoint`) and checked against ``run`` before
+    any data is loaded.
     """
     ckpt = None if checkpoint_dir is None else Path(checkpoint_dir) / _CHECKPOINT
     saved = None

@@ -5,7 +5,9 @@ subset per round), evaluates every client's model on its own test data, checkpoi
 every ``k`` rounds with an atomic write (temporary file + :func:`os.replace`), and resumes
 from the last checkpoint to exactly the numbers of an uninterrupted run: ``init``, every
 round and ``finish`` draw from their own stream (:mod:`learning.rng`), rooted in one integer
-that the checkpoint keeps.
+that the checkpoint keeps. A checkpoint holds tensors, numbers, strings, lists and dicts only
+and is read back with ``weights_only=True`` (:func:`read_checkpoint`): loading it never runs
+code from the file.
 """
 
 from __future__ import annotations
