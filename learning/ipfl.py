@@ -77,7 +77,7 @@ from learning.engine import (
 )
 from learning.experiment import build_engine
 from learning.federation import Federation, make_federation
-from learning.loop import run_rounds
+from learning.loop import read_checkpoint, run_rounds
 from learning.models import build_model
 from learning.rng import draw_entropy, round_rng, torch_generator
 
@@ -611,6 +611,79 @@ def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+_CHECKPOINT_FORMAT = 2
+#: numpy arrays of the driver's state, stored as tensors of the same dtype.
+_ARRAY_KEYS = ("psi", "omega", "explored", "improved", "best")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with numpy scalars turned into Python numbers (lists and dicts walked)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _checkpoint_payload(run: IPFLRun, state: dict[str, Any]) -> dict[str, Any]:
+    """The driver's state as tensors, numbers, strings, lists and dicts only: what
+    :func:`learning.loop.read_checkpoint` (``torch.load(weights_only=True)``) rebuilds.
+    numpy arrays become tensors of the same dtype, so a resumed run is bitwise the same."""
+    ledger: Ledger = state["ledger"]
+    groups = state["groups"]
+    return {
+        "format": _CHECKPOINT_FORMAT,
+        "run": _plain(run.fingerprint()),
+        "state": {
+            "round": int(state["round"]),
+            "entropy": int(state["entropy"]),
+            "start": {key: v.cpu() for key, v in state["start"].items()},
+            "models": {key: v.cpu() for key, v in state["models"].items()},
+            "groups": None if groups is None else [torch.from_numpy(np.array(g)) for g in groups],
+            "tokens": torch.from_numpy(np.array(ledger.tokens)),
+            "pools": torch.from_numpy(np.array(ledger.pools)),
+            "acc_max": [None if a is None else float(a) for a in state["tracker"].acc_max],
+            **{key: torch.from_numpy(np.array(state[key])) for key in _ARRAY_KEYS},
+            "history": _plain(state["history"]),
+        },
+    }
+
+
+def _read_ipfl_checkpoint(path: Path, run: IPFLRun) -> dict[str, Any]:
+    """The saved state at ``path`` (weights only), checked against ``run``'s fingerprint."""
+    saved = read_checkpoint(path)
+    if saved.get("format") != _CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not an IP-FL checkpoint of this version")
+    if saved.get("run") != _plain(run.fingerprint()):
+        raise ValueError(f"{path} belongs to another run configuration")
+    if not isinstance(saved.get("state"), dict):
+        raise ValueError(f"{path} is not a complete IP-FL checkpoint: it lacks the state")
+    return saved["state"]
+
+
+def _restore_state(path: Path, saved: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """The driver's state from :func:`_checkpoint_payload`'s ``state``, on ``device``."""
+    try:
+        groups = saved["groups"]
+        return {
+            "round": int(saved["round"]),
+            "entropy": int(saved["entropy"]),
+            "start": {key: v.to(device) for key, v in saved["start"].items()},
+            "models": {key: v.to(device) for key, v in saved["models"].items()},
+            "groups": None if groups is None else [g.numpy() for g in groups],
+            "ledger": Ledger(saved["tokens"].numpy(), saved["pools"].numpy()),
+            "tracker": RefundTracker(tuple(saved["acc_max"])),
+            **{key: saved[key].numpy() for key in _ARRAY_KEYS},
+            "history": list(saved["history"]),
+        }
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(
+            f"{path} is not a complete IP-FL checkpoint: {type(exc).__name__}: {exc}"
+        ) from None
+
+
 def _group_training(
     run: IPFLRun,
     setup: Setup,
@@ -676,14 +749,19 @@ def run_ipfl(
     """Run IP-FL as described by ``run``; same seed -> same result.
 
     With ``checkpoint_dir`` the state is written atomically after every round; ``resume``
-    continues from it to the numbers of an uninterrupted run.
+    continues from it to the numbers of an uninterrupted run. The checkpoint is read
+    weights-only (:func:`learning.loop.read_checkpoint`) and checked against ``run`` before
+    any data is loaded.
     """
+    ckpt = None if checkpoint_dir is None else Path(checkpoint_dir) / _CHECKPOINT
+    saved = None
+    if resume and ckpt is not None and ckpt.exists():
+        saved = _read_ipfl_checkpoint(ckpt, run)  # before any data is loaded or trained
+    resuming = saved is not None
     setup = build_setup(run, device=device, data_dir=data_dir) if setup is None else setup
     ctx, engine, mech = setup.ctx, setup.ctx.engine, run.mechanism
     n, k = ctx.n_clients, run.clusters
     sizes = ctx.train.sizes_numpy().astype(np.float64)
-    ckpt = None if checkpoint_dir is None else Path(checkpoint_dir) / _CHECKPOINT
-    resuming = resume and ckpt is not None and ckpt.exists()
     start, models, groups = setup.initial, broadcast(setup.initial, k), None
     if run.cold_start == "f1_kmeans" and not resuming:
         start, models, groups = _cold_start(run, setup, np.random.default_rng([run.seed, 3]))
@@ -702,14 +780,9 @@ def run_ipfl(
         "best": np.zeros(k, dtype=np.int64),
         "history": [],
     }
-    if resuming:
+    if saved is not None:
         assert ckpt is not None
-        saved = torch.load(ckpt, map_location="cpu", weights_only=False)
-        if saved["run"] != run.fingerprint():
-            raise ValueError(f"{ckpt} belongs to another run configuration")
-        state = saved["state"]
-        for key in ("models", "start"):
-            state[key] = {name: v.to(ctx.device) for name, v in state[key].items()}
+        state = _restore_state(ckpt, saved, ctx.device)
     tokens_start = np.full(n, float(mech.tok_init))
     available = np.ones(n, dtype=bool)
     available[setup.unseen] = False
@@ -827,8 +900,7 @@ def run_ipfl(
         state["history"].append(record)
         state["models"], state["ledger"], state["round"] = models, ledger, r + 1
         if ckpt is not None:
-            cpu_state = {**state, "models": {key: v.cpu() for key, v in models.items()}}
-            _save_checkpoint(ckpt, {"run": run.fingerprint(), "state": cpu_state})
+            _save_checkpoint(ckpt, _checkpoint_payload(run, state))
 
     models = state["models"]
     personal, weights = _personalised_accuracy(engine, models, setup, run)

@@ -5,14 +5,19 @@ subset per round), evaluates every client's model on its own test data, checkpoi
 every ``k`` rounds with an atomic write (temporary file + :func:`os.replace`), and resumes
 from the last checkpoint to exactly the numbers of an uninterrupted run: ``init``, every
 round and ``finish`` draw from their own stream (:mod:`learning.rng`), rooted in one integer
-that the checkpoint keeps.
+that the checkpoint keeps. A checkpoint holds tensors, numbers, strings, lists and dicts only
+and is read back with ``weights_only=True`` (:func:`read_checkpoint`): loading it never runs
+code from the file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
+import re
 import sys
+import zipfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,7 +32,14 @@ from learning.algorithms.base import Algorithm, State
 from learning.engine import Evaluation, Params
 from learning.rng import draw_entropy, finish_rng, init_rng, round_rng
 
-__all__ = ["CHECKPOINT_FILE", "Checkpointing", "LoopResult", "RoundRecord", "run_rounds"]
+__all__ = [
+    "CHECKPOINT_FILE",
+    "Checkpointing",
+    "LoopResult",
+    "RoundRecord",
+    "read_checkpoint",
+    "run_rounds",
+]
 
 CHECKPOINT_FILE = "checkpoint.pt"
 _FORMAT = 1
@@ -92,16 +104,68 @@ def _save(path: Path, payload: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _refusal(exc: BaseException) -> str:
+    """One line saying why ``torch.load`` refused a file (its messages span many lines)."""
+    text = str(exc)
+    if isinstance(exc, pickle.UnpicklingError) and "Weights only load failed" in text:
+        named = re.search(r"GLOBAL ([\w.]+)", text)
+        return "it holds objects other than tensors, numbers, strings, lists and dicts" + (
+            f" (it refers to {named.group(1)})" if named else ""
+        )
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else 'unreadable'}"
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The dict saved at ``path`` by :func:`torch.save`, loaded with ``weights_only=True``.
+
+    Only tensors, numbers, strings, lists, tuples and dicts are rebuilt; a file that
+    names any other global (code a crafted checkpoint would run while loading) is refused
+    before anything is called. Every checkpoint of this package holds only those types.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``path``: the file is corrupt or truncated, holds other objects, or
+        is not a dict.
+    """
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except (
+        pickle.UnpicklingError,
+        RuntimeError,
+        EOFError,
+        OSError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        KeyError,
+        zipfile.BadZipFile,
+    ) as exc:
+        raise ValueError(f"{path} is not a readable checkpoint: {_refusal(exc)}") from None
+    if not isinstance(payload, dict):
+        raise ValueError(f"{path} is not a checkpoint: it holds a {type(payload).__name__}")
+    return payload
+
+
 def _load(checkpoint: Checkpointing, fingerprint: str, device: torch.device) -> dict[str, Any]:
-    payload = torch.load(checkpoint.path, map_location="cpu", weights_only=True)
+    payload = read_checkpoint(checkpoint.path)
     if payload.get("format") != _FORMAT:
         raise ValueError(f"{checkpoint.path} is not a checkpoint of this version")
-    if payload["fingerprint"] != fingerprint:
+    if payload.get("fingerprint") != fingerprint:
         raise ValueError(
             f"{checkpoint.path} belongs to another configuration: saved "
-            f"{payload['fingerprint']}, now {fingerprint}"
+            f"{payload.get('fingerprint')}, now {fingerprint}"
         )
-    payload["state"] = _to_device(payload["state"], device)
+    try:
+        payload["state"] = _to_device(payload["state"], device)
+        payload["entropy"], payload["round"] = int(payload["entropy"]), int(payload["round"])
+        payload["history"] = [RoundRecord(**r) for r in payload["history"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{checkpoint.path} is not a complete checkpoint: {type(exc).__name__}: {exc}"
+        ) from None
     return payload
 
 
@@ -159,8 +223,8 @@ def run_rounds(
     start = 0
     if checkpoint is not None and checkpoint.resume and checkpoint.path.exists():
         payload = _load(checkpoint, stamp, ctx.device)
-        entropy, state, start = int(payload["entropy"]), payload["state"], int(payload["round"])
-        history = [RoundRecord(**r) for r in payload["history"]]
+        entropy, state, start = payload["entropy"], payload["state"], payload["round"]
+        history = payload["history"]
         if start > rounds:
             raise ValueError(
                 f"the checkpoint is at round {start}, past the requested rounds={rounds}"

@@ -470,6 +470,9 @@ def run_setting(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", args.out)
     if args.rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {args.rounds}")
     methods = (

@@ -86,6 +86,9 @@ def _write_history(directory: Path, name: str, run: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", args.out)
     from games.defection_free import DefectionFreeConfig
     from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
 

@@ -138,6 +138,9 @@ def _markdown(result: dict[str, Any], figures: list[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", args.out)
     import games.convex_duopoly  # noqa: F401  (registers the propositions)
     from econ.propositions import registered
     from econ.propositions import run as check

@@ -104,6 +104,10 @@ def _run_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", args.out)
+    writable_dir("--checkpoint", args.checkpoint)
     from learning.ipfl import compare, run_ipfl
 
     config = _run_config(args)

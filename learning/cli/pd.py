@@ -261,6 +261,9 @@ _RUNNERS = {"equilibrium": _equilibrium, "repeated": _repeated, "figures": _figu
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", getattr(args, "out", None))  # repeated and figures write
     return _RUNNERS[args.action](args)
 
 

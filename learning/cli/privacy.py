@@ -197,6 +197,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _figure1(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", args.out)
     from tqdm import tqdm
 
     from econ.privacy.figure1 import BAYES_GRID, DP_GRID, figure1

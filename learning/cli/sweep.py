@@ -161,6 +161,9 @@ _RUNNERS = {"local": _run_local, "ray": _run_ray}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", Path.cwd() if args.out is None else args.out)
     if args.workers < 1:
         raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
     path = Path(args.config)

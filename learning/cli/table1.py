@@ -174,6 +174,9 @@ def orderings(accuracy: dict[str, dict[str, float]]) -> dict[str, bool]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", args.out)
     scale = SCALES[args.scale]
     if args.scale == "paper" and args.data_dir is None:
         raise ValueError("--scale paper needs the full MNIST: pass --data-dir")

@@ -135,6 +135,10 @@ def _write_curve(out: Path, result: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._paths import writable_dir
+
+    writable_dir("--out", args.out)
+    writable_dir("--checkpoint", args.checkpoint)
     from learning.experiment import train
 
     config = config_from_args(args)

@@ -211,3 +211,134 @@ def test_clustered_regression_reproduces_the_authors_random_stream(
     start = data.truth + rng.normal(0.0, 0.1, size=data.truth.shape)
     error = np.linalg.norm(start - data.truth, axis=1).mean()
     assert error == pytest.approx(initial_error, abs=5e-4)
+
+
+# --------------------------------------------------------------------------- files as found
+
+
+def _cifar10_batch(rng: np.random.Generator, n: int) -> dict[bytes, object]:
+    """A batch laid out like the published CIFAR-10 python files."""
+    return {
+        b"batch_label": b"testing batch 1 of 1",
+        b"labels": [int(v) for v in rng.integers(0, 10, n)],
+        b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+        b"filenames": [f"img_{i}.png".encode() for i in range(n)],
+    }
+
+
+def _pickled(batch: object, protocol: int, numpy1_names: bool) -> bytes:
+    raw = pickle.dumps(batch, protocol=protocol)
+    if numpy1_names:  # the module the published files (numpy 1.x, Python 2) name
+        raw = raw.replace(b"numpy._core.multiarray\n", b"numpy.core.multiarray\n")
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("protocol", "numpy1_names"),
+    [(2, True), (2, False), (3, True), (4, False), (5, False)],
+)
+def test_cifar_batch_in_the_published_layout_is_read(tmp_path, protocol, numpy1_names):
+    rng = np.random.default_rng(3)
+    batch = _cifar10_batch(rng, 4)
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    raw = _pickled(batch, protocol, numpy1_names)
+    if numpy1_names:
+        assert b"numpy.core.multiarray\n_reconstruct" in raw
+    (folder / "test_batch").write_bytes(raw)
+    data = load_dataset("cifar10", data_dir=tmp_path, part="test")
+    np.testing.assert_array_equal(data.y, batch[b"labels"])
+    pixels = batch[b"data"].reshape(-1, 3, 32, 32) / 255.0
+    mean = np.array([0.4914, 0.4822, 0.4465]).reshape(1, 3, 1, 1)
+    std = np.array([0.2023, 0.1994, 0.2010]).reshape(1, 3, 1, 1)
+    np.testing.assert_allclose(data.x, (pixels - mean) / std, rtol=1e-6)
+
+
+def _one_line_naming(info: pytest.ExceptionInfo[ValueError], path: object) -> bool:
+    message = str(info.value)
+    return "\n" not in message and str(path) in message
+
+
+_GOOD = {b"data": np.zeros((2, 3072), dtype=np.uint8), b"labels": [0, 1]}
+_BAD_BATCHES = {
+    "garbage": b"\x00\x01 not a pickle",
+    "empty": b"",
+    "truncated": pickle.dumps(_GOOD)[:-40],
+    "a list": pickle.dumps([1, 2, 3]),
+    "no data": pickle.dumps({b"labels": [0, 1]}),
+    "float pixels": pickle.dumps({**_GOOD, b"data": np.zeros((2, 3072))}),
+    "wrong row length": pickle.dumps({**_GOOD, b"data": np.zeros((2, 100), np.uint8)}),
+    "labels too few": pickle.dumps({**_GOOD, b"labels": [0]}),
+    "label out of range": pickle.dumps({**_GOOD, b"labels": [0, 10]}),
+    "no labels": pickle.dumps({b"data": _GOOD[b"data"]}),
+    "another codec": pickle.dumps({b"data": _GOOD[b"data"]}, protocol=2).replace(
+        b"latin1", b"base64"
+    ),
+}
+
+
+@pytest.mark.parametrize("content", _BAD_BATCHES.values(), ids=_BAD_BATCHES)
+def test_corrupt_cifar_batch_is_one_line_naming_the_file(tmp_path, content):
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    (folder / "test_batch").write_bytes(content)
+    with pytest.raises(ValueError) as info:
+        load_dataset("cifar10", data_dir=tmp_path, part="test")
+    assert _one_line_naming(info, folder / "test_batch")
+
+
+def _npz_bytes(tmp_path, **arrays: np.ndarray) -> bytes:
+    path = tmp_path / "made.npz"
+    np.savez(path, **arrays)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: b"this is not a zip archive",
+        lambda t: b"",
+        lambda t: _npz_bytes(t, x_train=np.zeros((2, 28, 28)), y_train=np.zeros(2))[:-60],
+        lambda t: _npz_bytes(t, x_train=np.zeros((2, 28, 28))),
+        lambda t: _npz_bytes(t, x_train=np.zeros((2, 28, 28), object), y_train=np.zeros(2)),
+        lambda t: _npz_bytes(t, x_train=np.zeros((2, 7, 7)), y_train=np.zeros(2)),
+        lambda t: _npz_bytes(t, x_train=np.zeros((2, 28, 28)), y_train=np.zeros(3)),
+    ],
+    ids=["text", "empty", "truncated", "no labels", "objects", "7x7", "3 labels"],
+)
+def test_corrupt_npz_archive_is_one_line_naming_the_file(tmp_path, make):
+    content = make(tmp_path)
+    path = tmp_path / "mnist.npz"
+    path.write_bytes(content)
+    with pytest.raises(ValueError) as info:
+        load_dataset("mnist", data_dir=tmp_path, part="train")
+    assert _one_line_naming(info, path)
+
+
+def test_npy_array_under_an_npz_name_is_refused(tmp_path):
+    path = tmp_path / "mnist.npz"
+    with open(path, "wb") as handle:
+        np.save(handle, np.zeros(3))
+    with pytest.raises(ValueError) as info:
+        load_dataset("mnist", data_dir=tmp_path, part="train")
+    assert _one_line_naming(info, path)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("train-images-idx3-ubyte.gz", b"\x1f\x8b\x08 broken gzip stream"),
+        ("train-images-idx3-ubyte", b"\x00\x00"),
+        ("train-images-idx3-ubyte", b"\x00\x00\x08\x03\x00\x00"),
+        ("train-images-idx3-ubyte", b"\x00\x00\x08\x03" + (2).to_bytes(4, "big") * 3 + b"\x00"),
+    ],
+    ids=["bad gzip", "two bytes", "short header", "short data"],
+)
+def test_corrupt_idx_file_is_one_line_naming_the_file(tmp_path, name, content):
+    folder = tmp_path / "mnist"
+    folder.mkdir()
+    (folder / name).write_bytes(content)
+    _write_idx(folder / "train-labels-idx1-ubyte", np.zeros(2), gz=False)
+    with pytest.raises(ValueError) as info:
+        load_dataset("mnist", data_dir=tmp_path, part="train")
+    assert _one_line_naming(info, folder / name)
