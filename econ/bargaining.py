@@ -507,13 +507,30 @@ def _prop2(q_h_star: str = "max") -> Verdict:
     dul, duh, s_l, s_h = _dn_dqh_signs()
     # Raising q_h keeps q_l <= q_h, raises both revenues (so keeps the point individually
     # rational), and then raises N: dN/dq_h is a sum of products of non-negative factors.
-    direction = {"max": 1, "start": -1}[q_h_star]
-    if (s_l, s_h) != (1, 1) or direction != 1:
-        point = {_q_l: sp.Rational(1, 5), _q_h: sp.Rational(1, 2), _U_L0: 0, _U_H0: 0}
-        return refuted(
-            f"q_h* = {q_h_star} needs dN/dq_h <= 0 on the rational set, but dN/dq_h > 0 there",
-            {"q_l": "1/5", "q_h": "1/2", "U_l0": 0, "U_h0": 0, "dN/dq_h": str(_DN_DQH.subs(point))},
-        )
+    rises = (s_l, s_h) == (1, 1)
+    claimed_top = {"max": True, "start": False}[q_h_star]
+    if rises != claimed_top:
+        # the two ends of q_h in [q_h0, Q] from the start (1/5, 1/2), Q = 1, exactly
+        start = {_q_l: sp.Rational(1, 5), _q_h: sp.Rational(1, 2)}
+        gains = {_U_L0: duopoly.U_L.subs(start), _U_H0: duopoly.U_H.subs(start)}
+        at = {
+            end: sp.nsimplify(_N.subs({**gains, _q_l: sp.Rational(1, 5), _q_h: end}))
+            for end in (sp.Rational(1, 2), 1)
+        }
+        claimed, other = (1, sp.Rational(1, 2)) if claimed_top else (sp.Rational(1, 2), 1)
+        if at[claimed] < at[other]:
+            return refuted(
+                f"from (q_l0, q_h0) = (1/5, 1/2) with Q = 1, q_h* = {q_h_star} gives N = {at[claimed]}"
+                f" < N = {at[other]} at the other end",
+                {
+                    "q_l0": "1/5",
+                    "q_h0": "1/2",
+                    "Q": 1,
+                    "N_claimed": str(at[claimed]),
+                    "N_other": str(at[other]),
+                },
+            )
+        raise ValueError("the sign of dN/dq_h and the exact ends disagree")
     return proved(
         f"product rule (identity); dU_l/dq_h = {dul} and dU_h/dq_h = {duh} are > 0 for rho = q_l/q_h in "
         "(0, 1) (Sturm). So moving (q_l, q_h) to (q_l, Q) keeps q_l <= q_h and both revenue gains >= 0, and "
@@ -556,8 +573,9 @@ def _prop2_step(domain: str = "all") -> Verdict:
                     _U_H0: sp.Rational(uh0),
                 }
             )
+            signs = "both negative" if max(gains) < 0 else f"{gains[0]} and {gains[1]}"
             return refuted(
-                f"dN/dq_h = {exact} < 0 at a point with q_l < q_h where both revenue gains are negative "
+                f"dN/dq_h = {exact} < 0 at a point with q_l < q_h, the revenue gains there {signs} "
                 "(exact rationals, confirmed by sympy)",
                 {
                     "q_l0": str(ql0),

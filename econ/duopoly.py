@@ -596,9 +596,10 @@ def _lemma23(revenue: sp.Expr = _ZERO) -> Verdict:
     return checked(
         f"the equilibria on each grid ({found} profiles) all earn the printed revenue {revenue}: "
         "any positive price is undercut, so only p_1 = p_2 = 0 survives",
-        4 * 201 * 201,
-        drawn="every price profile on a 201 x 201 grid of [0, q]^2 for q in {0.1, 0.5, 0.8, 1}, "
-        "each tested against the exact supremum of the deviations (undercutting, matching, monopoly price)",
+        4,
+        drawn="4 markets, q in {0.1, 0.5, 0.8, 1}; in each, every price profile on a 201 x 201 grid "
+        "of [0, q]^2 tested against the exact supremum of the deviations (undercutting, matching, "
+        "monopoly price)",
     )
 
 
@@ -725,10 +726,22 @@ def _uh_inverse(inverse: sp.Expr = U_H_INVERSE) -> Verdict:
         return composed
     if _sign(sp.diff(u_h_rho, rho), 0, 1) != -1:
         return refuted("u_h is not decreasing", {})
+    # the right branch: y = 0 (s = 1) maps to rho = 1 and y = 1/4 (s = 1/2) to rho = 0, and in
+    # between the inverse is monotone, so it maps [0, 1/4] onto [0, 1]
     ends = [sp.simplify(in_s.subs(s, v)) for v in (1, sp.Rational(1, 2))]
+    if ends != [1, 0]:
+        return refuted(
+            f"inverse(0) = {ends[0]} and inverse(1/4) = {ends[1]}, not 1 and 0: another branch",
+            {"inverse(0)": str(ends[0]), "inverse(1/4)": str(ends[1])},
+        )
+    try:
+        sign_on_interval(sp.diff(in_s, s), s, sp.Rational(1, 2), 1)
+    except ValueError:
+        return refuted("the inverse is not monotone for y in [0, 1/4]", {})
     return proved(
-        f"u_h(inverse(y)) = y identically (with s = sqrt(1-3y)); du_h/drho < 0 on (0, 1) (Sturm); "
-        f"inverse(0) = {ends[0]}, inverse(1/4) = {ends[1]}"
+        "u_h(inverse(y)) = y identically (with s = sqrt(1-3y)); du_h/drho < 0 on (0, 1) (Sturm); "
+        "inverse(0) = 1, inverse(1/4) = 0, and the inverse is monotone in between (Sturm), so it "
+        "maps [0, 1/4] onto [0, 1]"
     )
 
 
@@ -794,16 +807,20 @@ def _cournot(
     kind="derived",
     perturb={"price_h": 2 * q_h * (q_h - q_l) / (4 * q_h - 2 * q_l)},
 )
-def _oligopoly_n2(price_l: sp.Expr = _PRINTED_P_L, price_h: sp.Expr = _PRINTED_P_H) -> Verdict:
+def _oligopoly_n2(
+    price_l: sp.Expr = _PRINTED_P_L,
+    price_h: sp.Expr = _PRINTED_P_H,
+    revenue_l: sp.Expr = _PRINTED_U_L,
+    revenue_h: sp.Expr = _PRINTED_U_H,
+) -> Verdict:
     from econ.oligopoly import oligopoly_equilibrium
 
-    p_low, p_high = _numeric(price_l), _numeric(price_h)
+    printed = [_numeric(e) for e in (price_l, price_h, revenue_l, revenue_h)]
 
     def agrees(q_l: float, q_h: float) -> bool:
         n_firm = oligopoly_equilibrium([q_l, q_h])
-        return bool(
-            np.allclose(n_firm.price, [p_low(q_l, q_h), p_high(q_l, q_h)], rtol=1e-9, atol=0)
-        )
+        ours = [*n_firm.price, *n_firm.revenue]
+        return bool(np.allclose(ours, [f(q_l, q_h) for f in printed], rtol=1e-9, atol=0))
 
     rng = np.random.default_rng(0)
     pts = [(float(a), float(b)) for a, b in np.sort(rng.uniform(0.01, 1, (200, 2)), axis=1)]
@@ -811,7 +828,7 @@ def _oligopoly_n2(price_l: sp.Expr = _PRINTED_P_L, price_h: sp.Expr = _PRINTED_P
     return on_points(
         agrees,
         [{"q_l": a, "q_h": b} for a, b in pts],
-        "the n-firm solver's prices equal the printed p* to 1e-9 relative",
+        "the n-firm solver's prices and revenues equal the printed p* and (3.4) to 1e-9 relative",
         drawn="200 seeded uniform (q_l, q_h) with 0.01 <= q_l < q_h <= 1 (seed 0), plus q_h in {0.1, 1} "
         "with q_l/q_h in {1e-4, 4/7, 0.999}",
         hypothesis=lambda q_l, q_h: 0 < q_l < q_h,

@@ -308,7 +308,8 @@ def _exact_sellers(qs: list[Fraction]) -> list[Fraction]:
     "market.bertrand.survivors",
     source="Werner (2024), ch. 3, §3.2, extended to n firms (econ.oligopoly, module notes)",
     statement="every firm of distinct positive quality above the highest tied quality sells a"
-    " positive amount in equilibrium; the others sell nothing",
+    " positive amount in equilibrium, the tied firms share positive demand at price 0, and the"
+    " firms below the tie (and any of quality 0) sell nothing",
     kind=Kind.DERIVED,
     perturb={"above_ties_only": False},
 )

@@ -221,12 +221,18 @@ def _thm42(
                 {"zeta": [str(x) for x in zeta], "b": str(b), "rho": 1},
             )
     if threshold < 1 or not strict:
-        z = sp.nsimplify(threshold if not strict else (threshold + 1) / 2)
-        return refuted(
-            f"sum zeta = {z} passes the condition, but a solution needs sum zeta > 1 "
-            "(sum_k q_k < Gamma rho (Z - 1) <= 0)",
-            {"zeta": [str(z / 2), str(z / 2)]},
-        )
+        # a printed condition admitting Z = z <= 1: every member of the family fails at z
+        z = sp.nsimplify(threshold if not strict else 1)
+        zeta = [z / 2, z / 2]
+        b_small = sp.Rational(1, 100)
+        gains = _zeta_family_gains(zeta, b_small)
+        if min(gains) < 0:
+            return refuted(
+                f"sum zeta = {z} passes the condition, but the family beta = zeta b fails eq. (1) "
+                f"(exact q_i {[str(g) for g in gains]} at b = {b_small}, rho = 1), as a solution "
+                "needs sum zeta > 1 (sum_k q_k < Gamma rho (Z - 1) <= 0)",
+                {"zeta": [str(x) for x in zeta], "b": str(b_small), "rho": 1},
+            )
     return proof
 
 
