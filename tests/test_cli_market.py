@@ -163,3 +163,20 @@ def test_the_table_lists_one_firm_per_row_for_one_market(capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0].split() == ["firm", "quality", "price", "share", "revenue"]
     assert "firm2" in out and "consumer surplus" in out and "sampled 2000 consumers" in out
+
+
+def test_a_train_run_through_the_command_line_becomes_a_market(tmp_path, capsys):
+    train = ["train", "--json", "--no-progress", "--algorithm", "ifca", "--dataset", "digits"]
+    train += ["--model", "mlp", "--clients", "4", "--rounds", "1", "--local-steps", "2"]
+    code = main([*train, "--target-fraction", "0.2"])
+    out = capsys.readouterr().out
+    assert code == 0
+    (tmp_path / "run.json").write_text(out)
+    result = _market(capsys, "--from", str(tmp_path / "run.json"))
+    np.testing.assert_allclose(_arrays(result)["quality"], json.loads(out)["target_accuracy"])
+    _check_equilibrium(result)
+    # without a common target set the run's accuracies are on each client's own test set
+    assert main([*train]) == 0
+    (tmp_path / "own.json").write_text(capsys.readouterr().out)
+    assert main(["market", "--from", str(tmp_path / "own.json")]) == 2
+    assert "--target-fraction" in capsys.readouterr().err

@@ -65,7 +65,10 @@ def _one_round(names: list[str], quality: list[float], where: str) -> ModelQuali
         duplicates = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"--from: {where} names a firm twice: {', '.join(duplicates)}")
     return ModelQualities(
-        names=tuple(names), quality=np.array(quality, dtype=np.float64), metric="accuracy", n_eval=1
+        names=tuple(names),
+        quality=np.array(quality, dtype=np.float64),
+        metric="accuracy",
+        n_eval=np.ones(len(names), dtype=np.int64),
     )
 
 
@@ -214,7 +217,8 @@ def _given_rounds(args: argparse.Namespace) -> list[ModelQualities]:
     bad = q[~((q >= 0.0) & (q <= 1.0))]
     if bad.size:
         raise ValueError(f"--qualities must lie in [0, 1], got {bad[0]!r}")
-    return [ModelQualities(names=tuple(names), quality=q, metric="accuracy", n_eval=1)]
+    n_eval = np.ones(q.size, dtype=np.int64)
+    return [ModelQualities(names=tuple(names), quality=q, metric="accuracy", n_eval=n_eval)]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
