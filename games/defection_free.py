@@ -708,8 +708,10 @@ def report(
     q = max(start[1], float(q_max))
     reference = bargaining.duopoly_nash_solution(*start, q)
     best = max(start[1], float(ql[-1]), float(qh[-1]))
-    reached = bargaining.duopoly_nash_solution(*start, best)
-    nash_max = float(reached.nash_product)
+    # models of quality 0 sell nothing (econ.oligopoly): every Nash product is then 0
+    nash_max = (
+        float(bargaining.duopoly_nash_solution(*start, best).nash_product) if best > 0 else 0.0
+    )
     progress = float(nash[-1]) if rational[-1] else min(float(nash[-1]), 0.0)
     return PlayReport(
         scheme=run.scheme,

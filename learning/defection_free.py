@@ -212,19 +212,41 @@ class TorchFirms:
             evaluation, names, metric=self.setup.metric, baseline_loss=float(np.log(self.n_classes))
         )
 
+    def qualities_on(
+        self, target: tuple[np.ndarray, np.ndarray] | None = None, *, metric: str | None = None
+    ) -> ModelQualities:
+        """Both firms' current models evaluated on ``target`` (default: the common target
+        set) with ``metric`` (default: the setup's), as :mod:`learning.qualities` defines it."""
+        metric = self.setup.metric if metric is None else choice("metric", metric, METRICS)
+        x, y = self.target if target is None else target
+        if len(x) == 0 or len(x) != len(y):
+            raise ValueError(
+                f"target must be (x, y) of equal non-zero lengths, got {len(x)} and {len(y)}"
+            )
+        each = [
+            qualities_from_evaluation(
+                self.engine.evaluate_on(self.params[n], np.asarray(x), np.asarray(y)),
+                (n,),
+                metric=metric,
+                baseline_loss=float(np.log(self.n_classes)),
+            )
+            for n in _NAMES
+        ]
+        return ModelQualities(
+            names=_NAMES,
+            quality=np.concatenate([m.quality for m in each]),
+            metric=metric,
+            n_eval=np.concatenate([m.n_eval for m in each]),
+        )
+
     def _quality(self, params: Params) -> float:
         return float(self._qualities(params, ("low",)).quality[0])
 
     def measure(self) -> ModelQualities:
-        """Both firms' qualities, each model evaluated alone (as in :meth:`raise_low`, so
-        that the numbers compared across calls come from the same computation)."""
-        each = [self._qualities(self.params[n], (n,)) for n in _NAMES]
-        return ModelQualities(
-            names=_NAMES,
-            quality=np.concatenate([m.quality for m in each]),
-            metric=each[0].metric,
-            n_eval=np.concatenate([m.n_eval for m in each]),
-        )
+        """Both firms' qualities on the common target set, each model evaluated alone (as in
+        :meth:`raise_low`, so that the numbers compared across calls come from the same
+        computation)."""
+        return self.qualities_on()
 
     # -- training
     def _batch(self, name: str, joint: bool, rows: dict[str, np.ndarray]):
@@ -309,14 +331,53 @@ class TorchFirms:
 
 @dataclass(frozen=True, slots=True)
 class DuopolyRun:
-    """One scheme on real models: the per-round qualities and the economics of them."""
+    """One scheme on real models: the per-round qualities, the economics of them, and the
+    firms at the end of the run.
+
+    Attributes
+    ----------
+    play
+        The qualities of every round (:class:`games.defection_free.Play`).
+    report
+        :func:`games.defection_free.report` of ``play``.
+    firms
+        The two firms after the last round: their final models (``firms.params``), data and
+        target set; :meth:`qualities` evaluates them.
+    """
 
     play: Play
     report: PlayReport
+    firms: TorchFirms
 
     @property
-    def qualities(self) -> list[ModelQualities]:
+    def round_qualities(self) -> list[ModelQualities]:
+        """The qualities of every round as the market sees them (round 0 the start; in the
+        ``oracle`` inner mode the low firm's is the rule's), for
+        :func:`econ.market.market_history`."""
         return self.play.qualities()
+
+    def qualities(
+        self, target: tuple[np.ndarray, np.ndarray] | None = None, *, metric: str | None = None
+    ) -> ModelQualities:
+        """The firms at the end of the run as the parties of a market, in one call.
+
+        Parameters
+        ----------
+        target : (x, y), optional
+            A set the consumers care about. Without it (and without ``metric``), the last
+            round's qualities as the run measured them on its common target set (the rule's
+            quality for the low firm in the ``oracle`` inner mode, whose model is untrained).
+        metric : {"accuracy", "1-loss"}, optional
+            With a ``target`` or a metric other than the run's, both final models are
+            evaluated (:meth:`TorchFirms.qualities_on`).
+
+        Examples
+        --------
+        ``econ.market.market_round(run.qualities())`` is the market at the end of the run.
+        """
+        if target is None and metric in (None, self.firms.setup.metric):
+            return self.play.qualities()[-1]
+        return self.firms.qualities_on(target, metric=metric)
 
     def to_dict(self) -> dict[str, Any]:
         return self.report.to_dict()
@@ -361,8 +422,10 @@ def run_schemes(
     start = firms.measure()
     q_l0, q_h0 = start["low"], start["high"]
     plays: dict[str, Play] = {}
+    ends: dict[str, TorchFirms] = {}
     if q_max is None:
-        pooled = play(CompleteCollaboration(), firms.fork(streams["complete"]), rounds)
+        ends["complete"] = firms.fork(streams["complete"])
+        pooled = play(CompleteCollaboration(), ends["complete"], rounds)
         q_max = estimate_q_max(pooled.measured, q_h0)
         plays["complete"] = pooled
     q = float(in_interval("q_max", max(q_max, q_h0), 0.0, 1.0, low_open=True))
@@ -371,6 +434,8 @@ def run_schemes(
     for name in schemes:
         if name not in plays:
             rule = build_scheme(name, q_l0, q_h0, cfg, train_alone=train_alone)
-            plays[name] = play(rule, firms.fork(streams[name]), rounds, inner=inner)
-        runs[name] = DuopolyRun(plays[name], report(plays[name], q_max=q, tolerance=cfg.tolerance))
+            ends[name] = firms.fork(streams[name])
+            plays[name] = play(rule, ends[name], rounds, inner=inner)
+        rep = report(plays[name], q_max=q, tolerance=cfg.tolerance)
+        runs[name] = DuopolyRun(plays[name], rep, ends[name])
     return runs

@@ -39,6 +39,7 @@ import torch
 from sklearn.cluster import KMeans
 from torch.func import functional_call, vmap
 
+from econ.qualities import METRICS, ModelQualities
 from econ.validation import choice, in_interval, positive_int
 from games.ipfl import (
     IPFLConfig,
@@ -79,6 +80,7 @@ from learning.experiment import build_engine
 from learning.federation import Federation, make_federation
 from learning.loop import read_checkpoint, run_rounds
 from learning.models import build_model
+from learning.qualities import model_qualities
 from learning.rng import draw_entropy, round_rng, torch_generator
 
 __all__ = [
@@ -302,6 +304,15 @@ class IPFLResult:
     distribution ``d`` (θ0 upright, θ1 rotated; or class group ``d``). ``history`` holds one
     JSON-ready record per round (balances, selections, contributions, refunds, and every
     ``eval_every`` rounds the cluster accuracies).
+
+    The mechanism's final state is kept: ``models`` are the K cluster models :math:`M_k`
+    (stacked), ``weights`` each client's :math:`w_{ik}` (Eq. 8), ``ledger`` the token
+    balances and pools, and ``state`` the rest (``"bids"`` (N, K) and ``"selected"`` (one
+    array of participants per cluster) of the last round, the contributions ``"psi"`` and
+    participation counts ``"omega"`` (K, N), ``"tracker"`` (:math:`Acc_{max}` per cluster,
+    Eq. 11), ``"explored"``, ``"improved"``, ``"best"``). ``engine`` and ``federation`` are
+    what the models were trained with; :meth:`qualities` turns the clients' personalised
+    models into the parties of a market in one call.
     """
 
     run: IPFLRun
@@ -315,12 +326,27 @@ class IPFLResult:
     never_selected: np.ndarray
     history: tuple[dict[str, Any], ...]
     models: Params
+    ledger: Ledger
+    state: dict[str, Any]
+    engine: Engine
+    federation: Federation
 
     @property
     def opt_out_rate(self) -> float:
         return float(opt_outs(self.pma).mean())
 
-    def qualities(self, n_eval: Sequence[int] | None = None) -> TokenQualities:
+    @property
+    def personalised_models(self) -> Params:
+        r"""Eq. 8's :math:`P_i = \sum_k w_{ik} M_k`, one row per client (``personalize``
+        ``"param_avg"``; the output mixture has no single parameter vector)."""
+        if self.run.personalize != "param_avg":
+            raise ValueError(
+                f"personalize={self.run.personalize!r} predicts with the output mixture, "
+                "which has no parameters of its own; personalised_models needs 'param_avg'"
+            )
+        return personalise(self.models, self.weights)
+
+    def token_qualities(self, n_eval: Sequence[int] | None = None) -> TokenQualities:
         """Per-client net token flow and PMA, for the econ modules."""
         n = len(self.pma)
         return TokenQualities(
@@ -329,6 +355,62 @@ class IPFLResult:
             pma=self.pma,
             personalised_accuracy=self.personalised_accuracy,
             n_eval=np.ones(n, dtype=np.int64) if n_eval is None else np.asarray(n_eval),
+        )
+
+    def qualities(
+        self,
+        target: tuple[np.ndarray, np.ndarray] | None = None,
+        *,
+        metric: str = "accuracy",
+    ) -> ModelQualities:
+        """Every client's personalised model as a party of a market: its quality on ``target``.
+
+        Parameters
+        ----------
+        target : (x, y), optional
+            The common target set the consumers care about; by default the federation's
+            (``target_fraction`` of the data, balanced over the sources).
+        metric : {"accuracy", "1-loss"}
+            See :mod:`learning.qualities`; the output mixture (``personalize=
+            "output_mixture"``) is measured by accuracy only.
+
+        Examples
+        --------
+        ``econ.market.market_round(result.qualities())`` is the market the run creates.
+        """
+        choice("metric", metric, METRICS)
+        if target is None:
+            if self.federation.target is None:
+                raise ValueError("this run's federation has no common target set: pass target")
+            target = self.federation.target
+        x, y = target
+        if len(x) == 0 or len(x) != len(y):
+            raise ValueError(
+                f"target must be (x, y) of equal non-zero lengths, got {len(x)} and {len(y)}"
+            )
+        n = len(self.pma)
+        names = [f"client{i}" for i in range(n)]
+        if self.run.personalize == "param_avg":
+            return model_qualities(
+                self.engine,
+                self.personalised_models,
+                (np.asarray(x), np.asarray(y)),
+                n_classes=self.federation.n_classes,
+                names=names,
+                metric=metric,
+            )
+        if metric != "accuracy":
+            raise ValueError(
+                f"metric must be 'accuracy' for the output mixture's predictions, got {metric!r}"
+            )
+        device = next(iter(self.models.values())).device
+        data = ShardedData.from_arrays([np.asarray(x)] * n, [np.asarray(y)] * n, device)
+        accuracy = _mixture_accuracy(self.engine, self.models, self.weights, data)
+        return ModelQualities(
+            names=tuple(names),
+            quality=accuracy,
+            metric="accuracy",
+            n_eval=np.full(n, len(x), dtype=np.int64),
         )
 
     def summary(self) -> dict[str, Any]:
@@ -918,6 +1000,21 @@ def run_ipfl(
         never_selected=np.flatnonzero(~explored),
         history=tuple(state["history"]),
         models=models,
+        ledger=state["ledger"],
+        state={
+            "bids": np.array(state["history"][-1]["bids"], dtype=bool)
+            if state["history"]
+            else np.zeros((n, k), dtype=bool),
+            "selected": [np.array(s, dtype=np.int64) for s in state["history"][-1]["selected"]]
+            if state["history"]
+            else [],
+            **{
+                key: state[key]
+                for key in ("psi", "omega", "tracker", "explored", "improved", "best")
+            },
+        },
+        engine=engine,
+        federation=setup.federation,
     )
 
 

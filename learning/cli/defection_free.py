@@ -71,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _write_history(directory: Path, name: str, run: Any) -> None:
     from econ.market import market_history
 
-    market = market_history(run.qualities)
+    market = market_history(run.round_qualities)
     extra = ("price_", "share_")  # revenues, surplus and welfare are in the report's rows
     rows = [
         {**r, **{k: v for k, v in m.items() if k.startswith(extra)}}

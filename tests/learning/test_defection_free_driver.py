@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from econ.market import market_history
+from econ.market import market_history, market_round
 from games.defection_free import HighMove, scheme_claims
 from learning.cli import main
 from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
@@ -52,8 +52,32 @@ def test_defection_free_on_real_models(df_run):
     assert np.all(play.q_l[capped] <= play.cap[capped] + 1e-12)  # never past the cap
     measured = np.array([m["low"] for m in play.measured])
     assert np.array_equal(measured, play.q_l)  # gd mode: the qualities are the models'
-    history = market_history(df_run.qualities)
+    history = market_history(df_run.round_qualities)
     assert history.revenue.shape == (4, 2)
+
+
+def test_a_run_becomes_a_market_in_one_call(df_run):
+    last = df_run.qualities()
+    assert last.names == ("low", "high")
+    np.testing.assert_array_equal(last.quality, [df_run.play.q_l[-1], df_run.play.q_h[-1]])
+    # the final models are kept: evaluated again on the run's target they give the same
+    again = df_run.qualities(df_run.firms.target)
+    np.testing.assert_array_equal(again.quality, last.quality)
+    assert again.n_eval.tolist() == [200, 200]
+    # any other target set: the consumers of one class only
+    x, y = df_run.firms.target
+    ones = df_run.qualities((x[y == 1], y[y == 1]))
+    assert ones.n_eval.tolist() == [20, 20]
+    assert np.all((ones.quality >= 0) & (ones.quality <= 1))
+    assert set(ones.quality * 20) <= set(range(21))  # accuracies of 20 examples
+    loss = df_run.qualities(metric="1-loss")
+    assert loss.metric == "1-loss" and np.all((loss.quality >= 0) & (loss.quality <= 1))
+    market = market_round(last)
+    assert np.all(market.price >= 0) and np.all(market.revenue >= 0)
+    with pytest.raises(ValueError, match="metric"):
+        df_run.qualities(metric="f1")
+    with pytest.raises(ValueError, match="target"):
+        df_run.qualities((x[:0], y[:0]))
 
 
 def test_same_seed_same_run(firms, df_run):
@@ -69,6 +93,9 @@ def test_oracle_mode_leaves_the_low_model_untrained(firms):
     low0 = run.play.measured[0]["low"]
     assert all(m["low"] == low0 for m in run.play.measured)
     assert run.report.q_max == 0.9
+    # the market sees the rule's quality; the kept model is the untrained one
+    assert run.qualities()["low"] == run.play.q_l[-1]
+    assert run.qualities(run.firms.target)["low"] == low0
 
 
 def test_undo_high_restores_the_model(firms):

@@ -23,9 +23,11 @@ import numpy as np
 import pytest
 import torch
 
+from econ.market import market_round
+from econ.oligopoly import deviation_gains
 from games.ipfl import IPFLConfig
 from learning.cli import main
-from learning.engine import parameters_of, sample_batches, select
+from learning.engine import ShardedData, parameters_of, sample_batches, select
 from learning.ipfl import (
     IPFLRun,
     _accuracy_matrix,
@@ -60,9 +62,61 @@ def test_every_round_conserves_tokens_and_round_zero_is_free(tiny_result):
         assert abs(sum(record["tokens"]) + sum(record["pools"]) - total) < 1e-9
         assert min(record["tokens"]) >= 0
         assert all(len(set(s)) == len(s) for s in record["selected"])
-    q = tiny_result.qualities()
+    q = tiny_result.token_qualities()
     assert abs(q.net_tokens.sum()) < 1e-9  # pools are emptied every paid round
     assert q.model_qualities().quality.shape == (n,)
+
+
+def test_the_mechanism_state_is_kept(tiny_result):
+    n, k = TINY.clients, TINY.clusters
+    last = tiny_result.history[-1]
+    assert tiny_result.ledger.tokens.tolist() == tiny_result.tokens_end.tolist()
+    assert tiny_result.ledger.pools.tolist() == last["pools"]
+    state = tiny_result.state
+    assert state["bids"].shape == (n, k) and state["bids"].tolist() == last["bids"]
+    assert [s.tolist() for s in state["selected"]] == last["selected"]
+    assert state["psi"].tolist() == last["psi"] and state["omega"].shape == (k, n)
+    assert state["omega"].sum() == sum(len(s) for h in tiny_result.history for s in h["selected"])
+    assert len(state["tracker"].acc_max) == k
+    assert next(iter(tiny_result.models.values())).shape[0] == k  # the cluster models
+
+
+def test_a_run_becomes_a_market_in_one_call(tiny_result):
+    n = TINY.clients
+    q = tiny_result.qualities()
+    x, y = tiny_result.federation.target
+    assert q.names == tuple(f"client{i}" for i in range(n)) and q.n_eval.tolist() == [len(y)] * n
+    # Eq. 8's personalised models, evaluated on the common target set
+    ev = tiny_result.engine.evaluate_on(tiny_result.personalised_models, x, y)
+    np.testing.assert_array_equal(q.quality, ev.accuracy)
+    market = market_round(q)
+    assert np.all(market.price >= 0) and np.all(market.share >= 0)
+    assert np.all(deviation_gains(q.quality, market.price, grid=401) <= 1e-9)
+    own = tiny_result.qualities((x[:7], y[:7]), metric="1-loss")
+    assert own.metric == "1-loss" and own.n_eval.tolist() == [7] * n
+    with pytest.raises(ValueError, match="metric"):
+        tiny_result.qualities(metric="f1")
+    with pytest.raises(ValueError, match="target"):
+        tiny_result.qualities((x[:0], y[:0]))
+
+
+def test_the_output_mixture_is_a_market_by_accuracy(tiny_setup):
+    run = dataclasses.replace(TINY, rounds=1, personalize="output_mixture")
+    result = run_ipfl(run, setup=tiny_setup)
+    q = result.qualities()
+    x, y = result.federation.target
+    n = run.clients
+    expected = _mixture_accuracy(
+        result.engine,
+        result.models,
+        result.weights,
+        ShardedData.from_arrays([x] * n, [y] * n, torch.device("cpu")),
+    )
+    np.testing.assert_array_equal(q.quality, expected)
+    with pytest.raises(ValueError, match="accuracy"):
+        result.qualities(metric="1-loss")
+    with pytest.raises(ValueError, match="param_avg"):
+        _ = result.personalised_models
 
 
 def test_same_seed_same_run(tiny_setup, tiny_result):
