@@ -850,24 +850,38 @@ _UNINFORMATIVE: tuple[tuple[str, Any], ...] = (("P2", AlphaPD(1.0)),)
 def _coin_belief_counterexample(eps: float, delta: float) -> Verdict | None:
     """Beliefs alpha_hat_T = 1{buyer 1 of round T-1 had the high value} on P0 (mu = 1/2) against
     a seller who price-discriminates w.p. 1/2 each round: E[alpha_hat_T] = mu = 1/2 =
-    alpha_bar_T for every T, so Definition 6 holds, yet |alpha_hat_T - alpha_bar_T| = 1/2."""
+    alpha_bar_T for every T, so Definition 6 holds, yet |alpha_hat_T - alpha_bar_T| = 1/2.
+
+    The probability is computed at the printed ``eps`` and at ``|eps|`` (a positive epsilon,
+    the statement without its sign); the sequence refutes the lemma only if it exceeds
+    ``delta`` at both.
+    """
     mu, alpha_bar = PARAMETER_SETS["P0"].mu, F(1, 2)
     outcomes = {F(1): mu, F(0): 1 - mu}  # belief -> probability
     bias = sum(p * b for b, p in outcomes.items()) - alpha_bar
-    prob = sum(p for b, p in outcomes.items() if abs(b - alpha_bar) >= F(eps).limit_denominator())
-    if bias == 0 and prob > delta:
+
+    def prob(e: float) -> Fraction:
+        cut = F(e).limit_denominator()
+        return sum((p for b, p in outcomes.items() if abs(b - alpha_bar) >= cut), F(0))
+
+    printed, positive = prob(eps), prob(abs(eps))
+    if bias == 0 and printed > delta and positive > delta:
         return refuted(
             f"a belief sequence that satisfies Definition 6 exactly (E alpha_hat_T - "
             f"alpha_bar_T = {bias} for every T) has P[|alpha_hat_T - alpha_bar_T| >= {eps}] = "
-            f"{prob} > delta = {delta} for every T (exact); Definition 6 constrains only the "
-            "mean, and the proof's Markov step would need E|alpha_hat_T - alpha_bar_T|",
+            f"{printed} > delta = {delta} for every T, and also P[|alpha_hat_T - alpha_bar_T| "
+            f">= {abs(eps)}] = {positive} > delta at the positive epsilon {abs(eps)}, so the "
+            "lemma fails with either sign of epsilon, not only by its printed epsilon < 0 "
+            "(exact); Definition 6 constrains only the mean, and the proof's Markov step would "
+            "need E|alpha_hat_T - alpha_bar_T|",
             {
                 "game": "P0",
                 "seller": "alpha-PD(1/2): alpha_t = 1/2 every round",
                 "beliefs": "alpha_hat_T = 1{theta_1^(T-1) = theta_H}, a function of the history",
                 "epsilon": eps,
                 "delta": delta,
-                "probability": str(prob),
+                "probability": str(printed),
+                f"probability at epsilon = {abs(eps)}": str(positive),
                 "bias": str(bias),
             },
         )
@@ -1219,6 +1233,11 @@ def _lemma27(c_s_positive: bool = False) -> Verdict:
     verdict = _lemma27_proof(c_s_positive)
     if verdict.holds:
         return verdict
+    game = PDGame(F(1, 2), F(5), F(15), F(5), F(0))
+    full, u_1 = game.full_extraction, equilibrium(game, 1).seller
+    average = game.alpha_star * full + (1 - game.alpha_star) * u_1
+    if average != game.U1_star:
+        return verdict
     return refuted(
         "with c_S = 0 the bound is attained: truthful rounds with price discrimination in a share "
         "alpha* of rounds and strategic rounds with price discrimination in the rest give the "
@@ -1226,9 +1245,9 @@ def _lemma27(c_s_positive: bool = False) -> Verdict:
         "with c_S = 0; Assumption 1 holds)",
         {
             "game": "P0 with c_S = 0",
-            "share_truthful": "1/2 = alpha*",
-            "average": "alpha* 10 + (1 - alpha*) 7.5 = 8.75",
-            "U1*": str(PDGame(F(1, 2), 5, 15, 5, 0).U1_star),
+            "share_truthful": f"{game.alpha_star} = alpha*",
+            "average": f"alpha* {full} + (1 - alpha*) {u_1} = {average}",
+            "U1*": str(game.U1_star),
         },
     )
 
