@@ -959,12 +959,12 @@ def _clipped_exact(
 
 
 def _lemma4_points() -> Iterator[dict[str, Any]]:
-    atoms, probs, centre, radius = _IN_REGIME
+    line, weights, v, tau = _IN_REGIME
     yield {
-        "atoms": np.array([[float(z)] for z in atoms]),
-        "probs": np.array([float(p) for p in probs]),
-        "centre": np.array([float(centre)]),
-        "radius": float(radius),
+        "atoms": np.array([[float(z)] for z in line]),
+        "probs": np.array([float(p) for p in weights]),
+        "centre": np.array([float(v)]),
+        "radius": float(tau),
     }
     # z = 0 w.p. 0.9 and -0.1 w.p. 0.1 (sigma = 0.03), centre v = 1, and the proof's radius
     # tau^2 = c^2 + delta_i sigma Delta with delta_i = 1/2 and Delta = 20 sigma/delta_i: the
