@@ -28,7 +28,8 @@ carry ``holds=False``, with their fixes as ``.corrected``:
   ``thesis.ch2.a5.stationary``).
 - Lemma 4's proof calls the thresholding contractive, :math:`\mathbb E\lVert y -
   \mathbb E y\rVert^2 \le \mathbb E\lVert z - \mathbb E z\rVert^2`; a point law whose
-  mass splits at the ball's edge has a clipped variance far above :math:`\sigma^2`. The
+  mass splits at the ball's edge has a clipped variance far above :math:`\sigma^2`, and
+  the variance grows also inside Theorem 1's regime :math:`c^2 \le \sigma^2 \le \tau^2`. The
   bound that holds is :math:`\sigma^2 + \lVert v - \mathbb E z\rVert^2`
   (``thesis.ch2.lemma4``).
 """
@@ -39,6 +40,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -152,10 +154,24 @@ def _thm2_construction(p: SymbolicPair = _printed_p) -> Verdict:
             )
     if not sp.simplify(sp.Rational(1, 2) - pp).is_positive:
         return refuted("p does not lie below 1/2", {"p": str(pp)})
+    # p > 0: multiplied by the positive 2 R (R + Delta), R = sqrt(4 sigma^2 + Delta^2), the
+    # printed p is a rational expression whose sign sympy decides
+    root = sp.sqrt(4 * sigma**2 + gap**2)
+    scale = 2 * root * (root + gap)
+    numerator = sp.simplify(sp.expand(pp * scale))
+    if not (scale.is_positive and numerator.is_positive):
+        for s_val, g_val in itertools.product((1, 2, 10), (sp.Rational(1, 10), 1, 10)):
+            value = pp.subs({sigma: s_val, gap: g_val})
+            if not value > 0:
+                return refuted(
+                    "p does not lie above 0",
+                    {"sigma": str(s_val), "Delta": str(g_val), "p": str(value)},
+                )
+        raise ValueError(f"sympy cannot sign p: 2 R (R + Delta) p = {numerator}")
     return proved(
         "symbolic in sigma, Delta > 0: the quadratic, (2.11) and (2.13) simplify to 0; "
-        "1/2 - p = Delta/(2 sqrt(4 sigma^2+Delta^2)) > 0, and p > 0 because the quadratic's "
-        "roots have sum 1 and product sigma^2/(4 sigma^2+Delta^2) > 0"
+        "1/2 - p = Delta/(2 sqrt(4 sigma^2+Delta^2)) > 0, and 2 R (R + Delta) p = "
+        f"{numerator} > 0 with R = sqrt(4 sigma^2 + Delta^2) (sympy signs both), so p in (0, 1/2)"
     )
 
 
@@ -818,9 +834,12 @@ def _lemma14(bound: SymbolicPair = _printed_momentum_bound) -> Verdict:
                 },
             )
     return proved(
-        "the recursion V_t <= alpha^2 sigma^2 + (1-alpha)^2 V_{t-1} from V_0 = 0 stays below its "
-        "fixed point S = alpha sigma^2/(2-alpha) (induction), which iid noise attains in the "
-        "limit; "
+        "the variance recursion V_t <= alpha^2 sigma^2 + (1-alpha)^2 V_{t-1} is taken from the "
+        "first two lines of the thesis's proof (the cross term vanishes because the round-t "
+        "noise g_t - grad f(x_{t-1}) has mean 0 given the past, of which m_{t-1} is a "
+        "function); from V_0 = 0 it stays below its fixed point S = alpha sigma^2/(2-alpha) "
+        "(induction), which iid noise attains in the limit (sympy: the fixed point, V_0 and the "
+        "iid recursion with equality); "
         f"(bound - S)/sigma^2 = {sp.factor(gap)} >= 0 on (0, 1] (sign between the real roots)"
     )
 
@@ -914,7 +933,39 @@ def clipped_moments(
     }
 
 
+#: A point law inside Theorem 1's regime (c^2 <= sigma^2, its starting condition (v)) with
+#: tau^2 >= c^2: z in {-3, -5/2, 3} w.p. (1/10, 7/10, 1/5), centre v = 3/4, radius 7/2; the
+#: atom -3 lies outside the ball and moves to v.
+_IN_REGIME: tuple[tuple[Fraction, ...], tuple[Fraction, ...], Fraction, Fraction] = (
+    (Fraction(-3), Fraction(-5, 2), Fraction(3)),
+    (Fraction(1, 10), Fraction(7, 10), Fraction(1, 5)),
+    Fraction(3, 4),
+    Fraction(7, 2),
+)
+
+
+def _clipped_exact(
+    atoms: tuple[Fraction, ...], probs: tuple[Fraction, ...], centre: Fraction, radius: Fraction
+) -> dict[str, Fraction]:
+    """:func:`clipped_moments` of a law on the line, in exact rationals."""
+    mean = sum((p * z for z, p in zip(atoms, probs, strict=True)), Fraction(0))
+    y = [z if abs(z - centre) <= radius else centre for z in atoms]
+    mean_y = sum((p * v for v, p in zip(y, probs, strict=True)), Fraction(0))
+    return {
+        "var_z": sum((p * (z - mean) ** 2 for z, p in zip(atoms, probs, strict=True)), Fraction(0)),
+        "var_y": sum((p * (v - mean_y) ** 2 for v, p in zip(y, probs, strict=True)), Fraction(0)),
+        "c2": (centre - mean) ** 2,
+    }
+
+
 def _lemma4_points() -> Iterator[dict[str, Any]]:
+    line, weights, v, tau = _IN_REGIME
+    yield {
+        "atoms": np.array([[float(z)] for z in line]),
+        "probs": np.array([float(p) for p in weights]),
+        "centre": np.array([float(v)]),
+        "radius": float(tau),
+    }
     # z = 0 w.p. 0.9 and -0.1 w.p. 0.1 (sigma = 0.03), centre v = 1, and the proof's radius
     # tau^2 = c^2 + delta_i sigma Delta with delta_i = 1/2 and Delta = 20 sigma/delta_i: the
     # mass at 0 stays, the atom at -0.1 is moved to v
@@ -966,7 +1017,9 @@ def _lemma4_check(bound: Callable[[float, float], float]) -> Verdict:
         _lemma4_points(),
         "the variance of a clipped point E||y - Ey||^2 is at most the stated bound, so that "
         "for n_i independent in-cluster points Lemma 4's sum is at most n_i bound/|G_i|^2",
-        drawn="the point law z = 0 (0.9), -0.1 (0.1) with centre 1 and the proof's radius "
+        drawn="first a law inside Theorem 1's regime: z = -3, -5/2, 3 w.p. 1/10, 7/10, 1/5 "
+        "with centre 3/4 and radius 7/2 (c^2 = 121/25 <= sigma^2 = 1989/400 <= tau^2); then "
+        "the point law z = 0 (0.9), -0.1 (0.1) with centre 1 and the proof's radius "
         "tau^2 = c^2 + delta_i sigma Delta (delta_i = 1/2, Delta = 20 sigma/delta_i); the law "
         "z = 0, -0.01 (1/2 each) with centre 1 and radius 1.005; then seeded (seed 4) 298 "
         "discrete laws on 2-5 atoms in R^1..R^3 of scale 0.1, 1 or 3, "
@@ -986,7 +1039,36 @@ def _lemma4_check(bound: Callable[[float, float], float]) -> Verdict:
     perturb={"bound": _corrected_clip_bound},
 )
 def _lemma4_printed(bound: Callable[[float, float], float] = _printed_clip_bound) -> Verdict:
-    return _lemma4_check(bound)
+    verdict = _lemma4_check(bound)
+    if verdict.holds:
+        return verdict
+    atoms, probs, centre, radius = _IN_REGIME
+    m = _clipped_exact(atoms, probs, centre, radius)
+    inside = m["c2"] <= m["var_z"] and m["c2"] <= radius**2
+    if not (inside and m["var_y"] > bound(m["var_z"], m["c2"])):  # type: ignore[arg-type]
+        return verdict
+    ratio = m["var_y"] / m["var_z"]
+    return refuted(
+        f"{verdict.evidence}. The first counterexample lies inside Theorem 1's regime: for z = -3, -5/2, 3 w.p. "
+        f"1/10, 7/10, 1/5, centre v = 3/4 and radius tau = 7/2, c^2 = {m['c2']} <= sigma^2 = "
+        f"{m['var_z']} (the starting condition (v) of Theorem 1's proof) and tau^2 = "
+        f"{radius**2} >= c^2 (checked in code), yet Var y = {m['var_y']}, Var y/sigma^2 = "
+        f"{ratio} = {float(ratio):.4f} > 1 (exact rationals); laws with c^2 >> sigma^2 (the "
+        "next points) give far larger ratios",
+        {
+            **(verdict.counterexample or {}),
+            "inside_regime": {
+                "atoms": [str(z) for z in atoms],
+                "probs": [str(p) for p in probs],
+                "centre": str(centre),
+                "radius": str(radius),
+                "c2": str(m["c2"]),
+                "sigma2": str(m["var_z"]),
+                "var_y": str(m["var_y"]),
+                "ratio": str(ratio),
+            },
+        },
+    )
 
 
 @proposition(

@@ -762,10 +762,13 @@ def _shapley_case(
     "value Eq. 20; Remarks 7-8",
     statement="the first-order contributions psi_i = -g^T lambda_i (W_i - W_M) rank the clients "
     "like the exact Shapley value of the hold-out loss reduction of normalised coalition "
-    "models (Spearman >= 0.8) on logistic regression with graded label noise",
+    "models on logistic regression with graded label noise; Remark 7 says only that the "
+    "first-order term 'approximates' a client's contribution, and the criterion Spearman "
+    ">= 0.8 is our reading of that word, not printed",
+    kind=Kind.READING,
     perturb={"sign": -1.0},
 )
-def _shapley_ranks(sign: float = 1.0) -> Verdict:
+def _shapley_ranks(sign: float = 1.0, threshold: float = 0.8) -> Verdict:
     points = [
         _shapley_case(seed, m, lr, noise, dim, sign)
         for seed, (m, lr, noise, dim) in enumerate(
@@ -773,9 +776,9 @@ def _shapley_ranks(sign: float = 1.0) -> Verdict:
         )
     ]
     return on_points(
-        lambda spearman, **_: spearman >= 0.8,
+        lambda spearman, **_: spearman >= threshold,
         points,
-        "Spearman(psi, exact Shapley) >= 0.8",
+        f"Spearman(psi, exact Shapley) >= {threshold} (a threshold we chose)",
         drawn="24 seeded problems (seeds 10-33): every combination of 4, 5 or 6 clients, "
         "local step size 0.1 or 0.5 (5 steps), label-noise scale 0.1 + 0.5 c or 0.1 + 2 c for "
         "client c, dimension 5 or 20; 60 training and 400 hold-out points; exact Shapley over "

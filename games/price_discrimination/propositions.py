@@ -850,24 +850,38 @@ _UNINFORMATIVE: tuple[tuple[str, Any], ...] = (("P2", AlphaPD(1.0)),)
 def _coin_belief_counterexample(eps: float, delta: float) -> Verdict | None:
     """Beliefs alpha_hat_T = 1{buyer 1 of round T-1 had the high value} on P0 (mu = 1/2) against
     a seller who price-discriminates w.p. 1/2 each round: E[alpha_hat_T] = mu = 1/2 =
-    alpha_bar_T for every T, so Definition 6 holds, yet |alpha_hat_T - alpha_bar_T| = 1/2."""
+    alpha_bar_T for every T, so Definition 6 holds, yet |alpha_hat_T - alpha_bar_T| = 1/2.
+
+    The probability is computed at the printed ``eps`` and at ``|eps|`` (a positive epsilon,
+    the statement without its sign); the sequence refutes the lemma only if it exceeds
+    ``delta`` at both.
+    """
     mu, alpha_bar = PARAMETER_SETS["P0"].mu, F(1, 2)
     outcomes = {F(1): mu, F(0): 1 - mu}  # belief -> probability
     bias = sum(p * b for b, p in outcomes.items()) - alpha_bar
-    prob = sum(p for b, p in outcomes.items() if abs(b - alpha_bar) >= F(eps).limit_denominator())
-    if bias == 0 and prob > delta:
+
+    def prob(e: float) -> Fraction:
+        cut = F(e).limit_denominator()
+        return sum((p for b, p in outcomes.items() if abs(b - alpha_bar) >= cut), F(0))
+
+    printed, positive = prob(eps), prob(abs(eps))
+    if bias == 0 and printed > delta and positive > delta:
         return refuted(
             f"a belief sequence that satisfies Definition 6 exactly (E alpha_hat_T - "
             f"alpha_bar_T = {bias} for every T) has P[|alpha_hat_T - alpha_bar_T| >= {eps}] = "
-            f"{prob} > delta = {delta} for every T (exact); Definition 6 constrains only the "
-            "mean, and the proof's Markov step would need E|alpha_hat_T - alpha_bar_T|",
+            f"{printed} > delta = {delta} for every T, and also P[|alpha_hat_T - alpha_bar_T| "
+            f">= {abs(eps)}] = {positive} > delta at the positive epsilon {abs(eps)}, so the "
+            "lemma fails with either sign of epsilon, not only by its printed epsilon < 0 "
+            "(exact); Definition 6 constrains only the mean, and the proof's Markov step would "
+            "need E|alpha_hat_T - alpha_bar_T|",
             {
                 "game": "P0",
                 "seller": "alpha-PD(1/2): alpha_t = 1/2 every round",
                 "beliefs": "alpha_hat_T = 1{theta_1^(T-1) = theta_H}, a function of the history",
                 "epsilon": eps,
                 "delta": delta,
-                "probability": str(prob),
+                "probability": str(printed),
+                f"probability at epsilon = {abs(eps)}": str(positive),
                 "bias": str(bias),
             },
         )
@@ -1219,6 +1233,11 @@ def _lemma27(c_s_positive: bool = False) -> Verdict:
     verdict = _lemma27_proof(c_s_positive)
     if verdict.holds:
         return verdict
+    game = PDGame(F(1, 2), F(5), F(15), F(5), F(0))
+    full, u_1 = game.full_extraction, equilibrium(game, 1).seller
+    average = game.alpha_star * full + (1 - game.alpha_star) * u_1
+    if average != game.U1_star:
+        return verdict
     return refuted(
         "with c_S = 0 the bound is attained: truthful rounds with price discrimination in a share "
         "alpha* of rounds and strategic rounds with price discrimination in the rest give the "
@@ -1226,9 +1245,9 @@ def _lemma27(c_s_positive: bool = False) -> Verdict:
         "with c_S = 0; Assumption 1 holds)",
         {
             "game": "P0 with c_S = 0",
-            "share_truthful": "1/2 = alpha*",
-            "average": "alpha* 10 + (1 - alpha*) 7.5 = 8.75",
-            "U1*": str(PDGame(F(1, 2), 5, 15, 5, 0).U1_star),
+            "share_truthful": f"{game.alpha_star} = alpha*",
+            "average": f"alpha* {full} + (1 - alpha*) {u_1} = {average}",
+            "U1*": str(game.U1_star),
         },
     )
 
@@ -1462,18 +1481,101 @@ def _prop8_zero_cost() -> Verdict | None:
     return None
 
 
+def _coin_seller_counterexample() -> dict[str, Any] | None:
+    """A zero-regret seller beating U1* against CBER buyers whose beliefs satisfy Definition 6.
+
+    Game mu = 1/2, theta_L = 5, theta_H = 15, c_B = 1, c_S = 5 (regime B). Beliefs
+    alpha_hat_1 = 1 and alpha_hat_t = 1{buyer 1 of round t-1 had the high value}; the seller
+    price-discriminates when alpha_hat_t = 0 (the buyers are truthful) and charges the blind
+    price theta_H otherwise. Every hypothesis is checked in exact rationals; ``None`` when one
+    fails or the limit does not exceed U1*.
+    """
+    game = PDGame(F(1, 2), F(5), F(15), F(1), F(5))
+    mu, star, q_star = game.mu, game.alpha_star, game.q_star
+    vertices = [(a, b) for a in (0, 1) for b in (0, 1)]
+    pd, blind = (1, 0), (1, 1)
+    # CBER buyers: truthful at alpha_hat = 0 <= alpha*, evade w.p. q* at alpha_hat = 1 > alpha*
+    if not (game.regime == "B" and 0 < star < 1 and game.c_b < game.delta and game.c_s > 0):
+        return None
+    truthful = seller_utility(game, 0, *pd)
+    strategic = seller_utility(game, q_star, *blind)
+    # utility is bilinear in (a, b): a vertex that attains the maximum is a best response
+    best = truthful == max(seller_utility(game, 0, a, b) for a, b in vertices) and strategic == max(
+        seller_utility(game, q_star, a, b) for a, b in vertices
+    )
+    rate = (alpha_of(*pd), alpha_of(*blind))  # alpha_t at alpha_hat_t = 0 and at 1
+    t = sp.Symbol("T", positive=True, integer=True)
+    mu_s = sp.Rational(mu.numerator, mu.denominator)
+    # alpha_t = 1 - X_{t-1} for t >= 2 with X_tau ~ Bernoulli(mu) i.i.d., alpha_1 = 0
+    mean_bar = (t - 1) * (1 - mu_s) / t
+    var_bar = (t - 1) * mu_s * (1 - mu_s) / t**2
+    mse = sp.simplify(var_bar + (mean_bar - mu_s) ** 2)  # E (alpha_bar_T - E alpha_hat_T)^2
+    consistent = sp.limit(mse, t, sp.oo) == 0
+    u_t = (1 - mu_s) * _q(truthful) + mu_s * _q(strategic)  # E U_S at round t >= 2
+    average = sp.limit((_q(strategic) + (t - 1) * u_t) / t, t, sp.oo)
+    u1_star = _q(game.U1_star)
+    if not (best and rate == (1, 0) and consistent and average > u1_star):
+        return None
+    return {
+        "game": "mu = 1/2, theta_L = 5, theta_H = 15, c_B = 1, c_S = 5 (regime B)",
+        "alpha*": str(star),
+        "q*": str(q_star),
+        "beliefs": "alpha_hat_1 = 1, alpha_hat_t = 1{theta_1^(t-1) = theta_H}",
+        "seller": "PD (alpha_t = 1) if alpha_hat_t = 0, else the blind price theta_H (alpha_t = 0)",
+        "E(alpha_bar_T - E alpha_hat_T)^2": str(mse),
+        "U_S truthful, PD": str(truthful),
+        "U_S strategic, blind theta_H": str(strategic),
+        "limit average": str(average),
+        "U1*": str(u1_star),
+        "regret": "<= 0 every round (a best response to each round's buyers)",
+    }
+
+
+def _q(x: Fraction) -> Any:
+    return sp.Rational(x.numerator, x.denominator)
+
+
+def _coin_seller_refutation(statement: str) -> Verdict | None:
+    point = _coin_seller_counterexample()
+    if point is None:
+        return None
+    return refuted(
+        f"{statement} fails for CBER buyers whose beliefs satisfy Definition 6 but are not "
+        "estimator (4.7): with alpha_hat_t = 1{buyer 1 of round t-1 had the high value} (mu = "
+        "1/2), a seller that price-discriminates exactly when alpha_hat_t = 0 meets truthful "
+        "buyers then and strategic ones (q*) otherwise; both actions are best responses, so "
+        "its regret is <= 0 every round, alpha_t = 1{alpha_hat_t = 0} gives E(alpha_bar_T - E "
+        f"alpha_hat_T)^2 = {point['E(alpha_bar_T - E alpha_hat_T)^2']} -> 0 (Definition 6), "
+        "and the average utility tends to ("
+        f"{point['U_S truthful, PD']} + {point['U_S strategic, blind theta_H']})/2 = "
+        f"{point['limit average']} > U1* = {point['U1*']} with c_S > 0 (exact rationals; "
+        "regime B, Assumption 1, c_S > 0, the CBER "
+        "responses, the best responses and consistency checked in code)",
+        point,
+    )
+
+
 @proposition(
     "thesis.ch4.prop8",
     source=f"{S43}, Proposition 8 (proof via Lemmas 27-29); {S47} (Definition 4: c_S is any "
-    "evasion cost, footnote 1: costs in R)",
+    "evasion cost, footnote 1: costs in R; Definitions 5-6: CBER buyers, consistent beliefs)",
     statement="given CBER buyers, any no-regret seller's average utility converges to strictly "
     "less than U1*",
     holds=False,
-    perturb={"c_s_positive": True},
+    perturb={"c_s_positive": True, "beliefs": "estimator (4.7)"},
 )
-def _prop8(c_s_positive: bool = False, no_regret_only: bool = True) -> Verdict:
+def _prop8(
+    c_s_positive: bool = False, no_regret_only: bool = True, beliefs: str = "consistent"
+) -> Verdict:
     if not c_s_positive:
         verdict = _prop8_zero_cost()
+        if verdict is not None:
+            return verdict
+    if beliefs == "consistent":
+        verdict = _coin_seller_refutation(
+            "even for c_S > 0, 'any no-regret seller's average utility converges to strictly "
+            "less than U1*'"
+        )
         if verdict is not None:
             return verdict
     chain = _lemma27_proof(True)
@@ -1489,18 +1591,20 @@ def _prop8(c_s_positive: bool = False, no_regret_only: bool = True) -> Verdict:
         drawn="no-regret sellers (contextual Exp3, always-PD) on P0 and P3 (c_S > 0) against "
         "CBER buyers with estimator (4.7), 4 independent runs of 4000 rounds each (seeds "
         "800-803)",
+        hypothesis=lambda rho_min, **_: rho_min > 0,
     )
 
 
 @proposition(
     "thesis.ch4.prop8.corrected",
-    source=f"{S43}, Proposition 8; docs/errata.md, thesis.ch4.prop8",
-    statement="for c_S > 0: given CBER buyers, any no-regret seller's average utility converges "
-    "to at most alpha* U_S(truthful, PD) + (1 - alpha*) u_S(1) < U1*",
-    perturb={"no_regret_only": False},
+    source=f"{S43}, Proposition 8; {S47}, eq. (4.7); docs/errata.md, thesis.ch4.prop8",
+    statement="for c_S > 0 and CBER buyers with the beliefs of estimator (4.7), rho_min > 0: any "
+    "no-regret seller's average utility converges to at most alpha* U_S(truthful, PD) + "
+    "(1 - alpha*) u_S(1) < U1*",
+    perturb={"beliefs": "consistent"},
 )
-def _prop8_corrected(no_regret_only: bool = True) -> Verdict:
-    return _prop8(c_s_positive=True, no_regret_only=no_regret_only)
+def _prop8_corrected(no_regret_only: bool = True, beliefs: str = "estimator (4.7)") -> Verdict:
+    return _prop8(c_s_positive=True, no_regret_only=no_regret_only, beliefs=beliefs)
 
 
 @proposition(
@@ -1558,13 +1662,18 @@ def _prop9(commit: Callable[[PDGame], Any] = _alpha_star_printed) -> Verdict:
 
 @proposition(
     "thesis.ch4.prop10",
-    source=f"{S43}, Proposition 10; {S47}, proof of Proposition 10",
-    statement="given CBER buyers, any seller's average utility converges to at most U1*; for "
-    "every T and sequence avg_T U_S - U1* <= kappa (beta_T - alpha*), kappa = min(mu Delta, "
-    "(1-mu) theta_L), both regimes",
-    perturb={"kappa": _kappa_larger},
+    source=f"{S43}, Proposition 10 (with Definitions 5-6); {S47}, proof of Proposition 10",
+    statement="given CBER buyers, any seller's average utility converges to at most U1*",
+    holds=False,
+    perturb={"beliefs": "estimator (4.7)"},
 )
-def _prop10(kappa: Callable[[PDGame], Any] = _kappa_printed) -> Verdict:
+def _prop10(
+    kappa: Callable[[PDGame], Any] = _kappa_printed, beliefs: str = "consistent"
+) -> Verdict:
+    if beliefs == "consistent":
+        verdict = _coin_seller_refutation("'any seller's average utility converges to at most U1*'")
+        if verdict is not None:
+            return verdict
     finite = _sign_facts(
         _truthful_slack_facts(kappa) + _strategic_slack_facts(kappa) + _lemma30_facts(),
         "per round: truthful U_S(0; a, b) - U1* <= kappa (alpha(a, b) - alpha*), strategic "
@@ -1577,9 +1686,23 @@ def _prop10(kappa: Callable[[PDGame], Any] = _kappa_printed) -> Verdict:
         lambda average, **p: average <= p["U1*"] + 0.02,
         _bound_runs(sellers, 1000),
         "average expected utility at most U1* + 0.02. Proved by sympy for every T and sequence: "
-        "avg_T U_S - U1* <= kappa (beta_T - alpha*); sampled: beta_T -> <= alpha* (Lemma 29)",
+        "avg_T U_S - U1* <= kappa (beta_T - alpha*); sampled: beta_T -> <= alpha* (Lemma 29 "
+        "with estimator (4.7))",
         drawn="9 sellers (fixed, alternating, belief-tracking, learning, alpha-PD(0.49)) on P0 "
         "and P3 against CBER buyers with estimator (4.7), 4 independent runs of 4000 rounds each "
         "(seeds 1000-1008)",
         hypothesis=lambda rho_min, **_: rho_min > 0,
     )
+
+
+@proposition(
+    "thesis.ch4.prop10.corrected",
+    source=f"{S43}, Proposition 10; {S47}, eq. (4.7), proof of Proposition 10; docs/errata.md, "
+    "thesis.ch4.prop10",
+    statement="given CBER buyers with the beliefs of estimator (4.7), rho_min > 0, any seller's "
+    "average utility converges to at most U1*; for every T and sequence avg_T U_S - U1* <= "
+    "kappa (beta_T - alpha*), kappa = min(mu Delta, (1-mu) theta_L), both regimes",
+    perturb={"kappa": _kappa_larger},
+)
+def _prop10_corrected(kappa: Callable[[PDGame], Any] = _kappa_printed) -> Verdict:
+    return _prop10(kappa=kappa, beliefs="estimator (4.7)")

@@ -4,11 +4,13 @@ registry verdicts."""
 
 import itertools
 import math
+from fractions import Fraction as F
 
 import numpy as np
 import pytest
 
 from econ.propositions import Status, registered
+from games import clustering_theory as ct
 from games.clustering_theory import (
     a5_largest_gap,
     ema_variance,
@@ -95,3 +97,29 @@ def test_a5_largest_gap_of_two_quadratics():
     brute = min(np.min((fi - fj) ** 2 + 9 * fi**2), np.min((fi - fj) ** 2 + 9 * fj**2))
     assert gap**2 == pytest.approx(brute, rel=1e-6)
     assert gap**2 <= 1.0  # <= ||grad f_i(x_j*)||^2 = 1, as A5 at x_j* requires
+
+
+def test_lemma4_variance_grows_inside_theorem1_regime():
+
+    atoms, probs, centre, radius = (
+        (F(-3), F(-5, 2), F(3)),
+        (F(1, 10), F(7, 10), F(1, 5)),
+        F(3, 4),
+        F(7, 2),
+    )
+    mean = sum(p * z for z, p in zip(atoms, probs, strict=True))
+    var_z = sum(p * (z - mean) ** 2 for z, p in zip(atoms, probs, strict=True))
+    c2 = (centre - mean) ** 2
+    assert c2 <= var_z <= radius**2
+    y = [z if abs(z - centre) <= radius else centre for z in atoms]
+    assert y == [centre, F(-5, 2), F(3)]
+    mean_y = sum(p * v for v, p in zip(y, probs, strict=True))
+    var_y = sum(p * (v - mean_y) ** 2 for v, p in zip(y, probs, strict=True))
+    assert var_y / var_z == F(2707, 2652) > 1
+    verdict = ct._lemma4_printed()
+    assert not verdict.holds and verdict.counterexample["inside_regime"]["ratio"] == "2707/2652"
+
+
+def test_theorem2_p_is_signed_by_sympy():
+    verdict = ct._thm2_construction()
+    assert verdict.holds and "4*sigma**2 > 0" in verdict.evidence

@@ -102,3 +102,29 @@ def test_zero_regret_seller_reaches_u1_star_when_evasion_is_free():
             belief = s / (t + 1)
     average = total / rounds
     assert np.all(np.abs(average - float(game.U1_star)) < 0.01)
+
+
+def test_zero_regret_seller_beats_u1_star_against_coin_beliefs():
+    """Propositions 8 and 10 against Definition 6: beliefs 1{previous buyer 1 was high}."""
+    mu, tl, th, cb, cs = F(1, 2), F(5), F(15), F(1), F(5)
+    star = cb / (th - tl)  # 1/10
+    q_star = min(F(1), (1 - mu) * tl / (mu * (th - tl)))  # 1/2 (regime B)
+    truthful_pd = mu * th + (1 - mu) * tl  # 10: the most any price earns from truthful buyers
+    strategic_blind = mu * ((1 - q_star) * th + q_star * (th - cs))  # 25/4
+    # against q*, after s_L the seller is indifferent: theta_L earns the same as theta_H
+    strategic_pd = mu * ((1 - q_star) * th + q_star * (tl - cs)) + (1 - mu) * tl
+    assert strategic_pd == strategic_blind == F(25, 4)
+    u1_star = star * truthful_pd + (1 - star) * mu * th  # 31/4
+    # belief 0 (prob 1 - mu) -> truthful buyers, PD; belief 1 (prob mu) -> strategic, theta_H
+    average = (1 - mu) * truthful_pd + mu * strategic_blind
+    assert average == F(65, 8) > u1_star == F(31, 4)
+    # consistency: E alpha_hat = mu = 1/2 and alpha_bar_T -> P(belief 0) = 1/2
+    assert mu == 1 - mu
+
+
+def test_corrected_propositions_8_and_10_need_estimator_beliefs():
+    from games.price_discrimination import propositions as P
+
+    assert not P._prop8_corrected(beliefs="consistent").holds
+    assert not P._prop10(beliefs="consistent").holds
+    assert not P._prop8_corrected(no_regret_only=False).holds

@@ -293,3 +293,33 @@ def test_weight_variance_counterexample_by_hand():
     verdict = cobo.check_weight_variance()
     assert not verdict.holds and verdict.counterexample is not None
     assert verdict.counterexample["variance"] == "1/4"
+
+
+def test_example2_zeta_is_refuted_only_where_it_exceeds_the_minimum():
+    # a looser lower bound (half the minimum) holds; equality is required only when tight
+    def half(ai, aj):
+        return cobo._zeta2_corrected(ai, aj) / 2
+
+    assert cobo.check_example2_zeta(half).holds
+    assert not cobo.check_example2_zeta(half, tight=True).holds
+    verdict = cobo.check_example2_zeta()
+    left = F(verdict.counterexample["left side"])
+    assert F(verdict.counterexample["printed_zeta2"]) > left
+
+
+def test_lemma3_fails_only_through_the_diagonal_pairs():
+    verdict = cobo.check_lemma3()
+    assert not verdict.holds and "i != j" in verdict.evidence
+    assert cobo.check_lemma3(diagonal=False).holds
+    assert not cobo.check_lemma3(diagonal=False, noise=lambda **q: 0.0).holds
+
+
+def test_theorem_points_count_distinct_trajectories():
+    runs = cobo.theorem_runs(False)
+    hand = next(r for r in runs if r.label == "hand-picked: a = (1, 3/2)")
+    assert hand.scaled(1000.0).trajectory() == hand.trajectory()
+    longer = cobo.Run(hand.label, hand.problem, hand.eta, hand.rho, hand.sigma, 400)
+    assert longer.trajectory() == hand.trajectory()
+    verdict = cobo.check_det_consensus_corrected()
+    inside = [r for r in runs if cobo.corrected_hypothesis(**r.quantities())]
+    assert verdict.n_points == len({r.trajectory() for r in inside}) < len(inside)
