@@ -33,6 +33,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
+from econ.outputs import frame, plain
 from econ.qualities import ModelQualities
 from econ.validation import choice, in_interval, non_negative, positive, positive_int
 
@@ -161,7 +162,7 @@ class IPFLConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy."""
-        return {name: getattr(self, name) for name in self.__slots__}
+        return plain({name: getattr(self, name) for name in self.__slots__})
 
 
 # --------------------------------------------------------------------------- the ledger
@@ -805,10 +806,26 @@ class TokenQualities:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
-        return {
-            "names": list(self.names),
-            "net_tokens": self.net_tokens.tolist(),
-            "pma": self.pma.tolist(),
-            "personalised_accuracy": self.personalised_accuracy.tolist(),
-            "n_eval": self.n_eval.tolist(),
-        }
+        return plain(
+            {
+                "names": self.names,
+                "net_tokens": self.net_tokens,
+                "pma": self.pma,
+                "personalised_accuracy": self.personalised_accuracy,
+                "n_eval": self.n_eval,
+            }
+        )
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per client indexed by name (needs pandas)."""
+        table = frame(
+            {
+                "name": list(self.names),
+                "net_tokens": self.net_tokens,
+                "pma": self.pma,
+                "personalised_accuracy": self.personalised_accuracy,
+                "n_eval": self.n_eval,
+            },
+            "TokenQualities",
+        )
+        return table.set_index("name")

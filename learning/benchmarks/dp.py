@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from econ.outputs import plain
 from econ.validation import positive_int
 from learning.device import resolve_device
 from learning.dp import DPSGD, per_example_gradients, private_gradients, sample_subsets
@@ -59,7 +60,7 @@ class DPBenchmark:
     max_weight_difference_without_noise: float
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return plain(asdict(self))
 
 
 def measure_dp(
