@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from learning.cli._lists import float_list
 from learning.cli._output import fmt, table
 
 ACTIONS = ("equilibrium", "repeated", "figures")
@@ -70,13 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rep.add_argument("--rounds", type=int, default=20_000, help="rounds T (20000)")
     rep.add_argument("--seeds", type=int, default=10, help="independent runs (10)")
     rep.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    rep.add_argument(
+    float_list(
+        rep,
         "--bias",
-        type=float,
-        nargs=2,
-        metavar=("LO", "HI"),
+        count=2,
         default=None,
-        help="add U[LO, HI] to the buyers' belief each round (Figure 4.5)",
+        help="LO HI: add U[LO, HI] to the buyers' belief each round (Figure 4.5); "
+        "a negative LO with commas as --bias=LO,HI",
     )
     rep.add_argument(
         "--alpha", type=float, default=None, help="alpha-pd commitment (alpha* - 0.01)"
