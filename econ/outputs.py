@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,8 +37,8 @@ def plain(value: Any) -> Any:
     """``value`` as JSON-ready data: dicts, lists, str, bool, int, finite float or None.
 
     Objects with a ``to_dict`` method are converted through it; mappings keep their keys
-    (as strings); sequences and arrays become lists; numpy and sympy numbers become Python
-    numbers (a sympy expression with free symbols becomes its string); non-finite floats
+    (as strings); sequences and arrays become lists; numpy and sympy numbers and fractions
+    become Python numbers (a sympy expression with free symbols becomes its string); non-finite floats
     become ``None``.
 
     Raises
@@ -61,6 +62,10 @@ def plain(value: Any) -> Any:
         return [plain(v) for v in value]
     if hasattr(value, "to_dict"):
         return plain(value.to_dict())
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):  # fractions.Fraction, ...
+        return _number(float(value))
     if type(value).__module__.startswith("sympy"):
         return _sympy(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
