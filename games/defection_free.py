@@ -423,6 +423,24 @@ class Play:
             for m, ql, qh in zip(self.measured, self.q_l, self.q_h, strict=True)
         ]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the scheme and, per round, ``q_l, q_h, cap, hat_q`` (NaN as None)."""
+        return plain({"scheme": self.scheme, "rounds": self._columns()})
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame indexed by round ``t``: ``q_l, q_h, cap, hat_q`` (needs
+        pandas)."""
+        return frame(self._columns(), "Play").set_index("t")
+
+    def _columns(self) -> dict[str, Any]:
+        return {
+            "t": np.arange(self.q_l.size),
+            "q_l": self.q_l,
+            "q_h": self.q_h,
+            "cap": self.cap,
+            "hat_q": self.hat_q,
+        }
+
 
 def play(scheme: Scheme, firms: Firms, rounds: int, *, inner: str = "gd") -> Play:
     """Run ``scheme`` on ``firms`` for ``rounds`` rounds.
@@ -487,6 +505,14 @@ class MarketPath:
     consumer_surplus: NDArray[np.float64]
     welfare: NDArray[np.float64]
     swapped: NDArray[np.bool_]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: one list entry per round for each attribute."""
+        return plain({f: getattr(self, f) for f in self.__slots__})
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per round (needs pandas)."""
+        return frame({f: getattr(self, f) for f in self.__slots__}, "MarketPath")
 
 
 def market_path(q_l: ArrayLike, q_h: ArrayLike) -> MarketPath:

@@ -23,6 +23,7 @@ from games import defection_free as dfree
 from games.ipfl import IPFLConfig, TokenQualities
 from games.price_discrimination.certificate import certify
 from games.price_discrimination.game import PARAMETER_SETS, equilibrium_profile
+from games.price_discrimination.game import equilibrium as pd_equilibrium
 
 _PLAIN = (dict, list, str, bool, int, float, type(None))
 
@@ -118,6 +119,11 @@ RESULTS = {
         Fraction(3, 4),
         equilibrium_profile(PARAMETER_SETS["P0"], Fraction(3, 4)),
     ).sets[0],
+    "price_discrimination.Equilibrium": lambda: pd_equilibrium(
+        PARAMETER_SETS["P0"], Fraction(3, 4)
+    ),
+    "defection_free.Play": _play,
+    "defection_free.MarketPath": lambda: dfree.market_path([0.3, 0.9], [0.8, 0.5]),
     "benchmarks.AllPairsBenchmark": _benchmarks,
     "experiment.TrainConfig": lambda: __import__("learning.experiment").experiment.TrainConfig(
         lr=np.float64(0.1), seed=np.int64(3)
@@ -250,6 +256,12 @@ TABLES = {
         {"quality", "standard_error", "n_eval"},
     ),
     "PlayReport": (lambda: dfree.report(_play()), 3, {"q_l", "U_l", "nash_product", "swapped"}),
+    "Play": (_play, 3, {"q_l", "q_h", "cap", "hat_q"}),
+    "MarketPath": (
+        lambda: dfree.market_path([0.3, 0.9], [0.8, 0.5]),
+        2,
+        {"U_l", "U_h", "welfare", "swapped"},
+    ),
     "RevenueAudit": (
         lambda: dfree.revenue_audit([0.3, 0.4, 0.45], [0.8, 0.9, 0.92]),
         2,
