@@ -398,6 +398,17 @@ class BargainingSolution:
     nash_product: float
     disagreement: tuple[float, float]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the solution ``x``, the utilities, the Nash product, the disagreement."""
+        return plain(
+            {
+                "x": self.x,
+                "utilities": self.utilities,
+                "nash_product": self.nash_product,
+                "disagreement": self.disagreement,
+            }
+        )
+
 
 def nash_bargaining(
     u1: Callable[[NDArray[np.float64]], float],

@@ -56,6 +56,13 @@ def _proposition():
     return run_proposition(registered("thesis.ch3.lemma21")[0])
 
 
+def _repeated():
+    from games.price_discrimination.repeated import simulate
+    from games.price_discrimination.sellers import ContextualExp3
+
+    return simulate(PARAMETER_SETS["P0"], ContextualExp3(), 50, 2, seed=0)
+
+
 def _train_result():
     from learning.experiment import TrainConfig, train
 
@@ -91,6 +98,9 @@ RESULTS = {
         [0.2, 0.3], [0.7, 0.8]
     ),
     "bargaining.nash_report(not rational: NaN)": lambda: bargaining.nash_report(0.1, 0.2, 0.3, 0.8),
+    "bargaining.nash_bargaining": lambda: bargaining.nash_bargaining(
+        lambda x: float(x[0]), lambda x: float(1 - x[0]), [(0.0, 1.0)], (0.0, 0.0), grid=11
+    ),
     "oligopoly.oligopoly_equilibrium": lambda: oligopoly_equilibrium([0.2, 0.5, 0.5, 0.9]),
     "market.market_round": lambda: market_round([0.711, 0.778, 0.711, 0.0]),
     "market.market_history": lambda: market_history(
@@ -278,6 +288,7 @@ TABLES = {
         2,
         {"net_tokens", "pma"},
     ),
+    "RepeatedRun": (_repeated, 50, {"seller_utility", "alpha_hat", "action_PD"}),
     "TrainResult": (_train_result, 2, {"train_loss", "test_loss", "test_accuracy"}),
 }
 

@@ -217,26 +217,12 @@ def _repeated(args: argparse.Namespace) -> dict[str, Any]:
 
 def _write_repeated(out: Path, run: Any, result: dict[str, Any], policy: Any) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    t = np.arange(1, run.rounds + 1)
-    actions = run.actions()
-    columns = {
-        "seller_utility": run.seller_utility().mean(axis=0),
-        "buyer_utility": run.buyer_utility().mean(axis=0),
-        "expected_seller_utility": run.expected_seller_utility().mean(axis=0),
-        "alpha_hat": run.alpha_hat.mean(axis=0),
-        "alpha": run.alpha.mean(axis=0),
-        "alpha_bar": run.alpha_bar().mean(axis=0),
-        "strategic": run.strategic.mean(axis=0),
-        **{
-            f"action_{k}": (actions == i).mean(axis=0)
-            for i, k in enumerate(("high", "low", "PD", "reversePD"))
-        },
-    }
+    columns = run.round_means()
     np.savetxt(
         out / "repeated.csv",
-        np.column_stack([t, *columns.values()]),
+        np.column_stack(list(columns.values())),
         delimiter=",",
-        header=",".join(["t", *columns]),
+        header=",".join(columns),
         comments="",
         fmt="%.10g",
     )
