@@ -20,6 +20,7 @@ from econ.propositions import registered
 from econ.propositions import run as run_proposition
 from econ.qualities import ModelQualities
 from games import defection_free as dfree
+from games import ipfl
 from games.ipfl import IPFLConfig, TokenQualities
 from games.price_discrimination.certificate import certify
 from games.price_discrimination.game import PARAMETER_SETS, equilibrium_profile
@@ -193,6 +194,8 @@ SCALAR_FUNCTIONS = [
     ("caps.cap_high", lambda a, b: caps.cap_high(a, b, b + 0.1)),
     ("caps.cap_low", lambda a, b: caps.cap_low(a, b, b + 0.1)),
     ("caps.min_high_quality", lambda a, b: caps.min_high_quality(a, 0.01 * b)),
+    ("ipfl.net_token_change", lambda a, b: ipfl.net_token_change(a, 10, 0.1, 1.0)),
+    ("ipfl.pma", lambda a, b: ipfl.pma(b, a)),
     (
         "caps.next_low_quality",
         lambda a, b: caps.next_low_quality(a, b, b + 0.1, rho_star=0.5, q_l_star=0.5),
@@ -220,6 +223,7 @@ def test_equilibria_of_scalars_hold_floats():
     assert all(type(getattr(nash, f)) is float for f in nash.__dataclass_fields__)
     report = bargaining.nash_report(0.3, 0.8, 0.3, 0.8)
     assert type(report.rational) is bool and type(report.product) is float
+    assert ipfl.opt_outs(-0.5) is True and ipfl.opt_outs([-0.5, 1.0]).tolist() == [True, False]
     array = duopoly.equilibrium(np.array([0.3]), 0.8)
     assert isinstance(array.p_l, np.ndarray) and array.p_l.shape == (1,)
 
