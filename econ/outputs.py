@@ -37,9 +37,9 @@ def plain(value: Any) -> Any:
     """``value`` as JSON-ready data: dicts, lists, str, bool, int, finite float or None.
 
     Objects with a ``to_dict`` method are converted through it; mappings keep their keys
-    (as strings); sequences and arrays become lists; numpy and sympy numbers and fractions
-    become Python numbers (a sympy expression with free symbols becomes its string); non-finite floats
-    become ``None``.
+    (as strings, as JSON writes them); sequences and arrays become lists; numpy and sympy
+    numbers and fractions become Python numbers (a sympy expression with free symbols its
+    string); non-finite floats become ``None``.
 
     Raises
     ------

@@ -424,8 +424,11 @@ class Play:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the scheme and, per round, ``q_l, q_h, cap, hat_q`` (NaN as None)."""
-        return plain({"scheme": self.scheme, "rounds": self._columns()})
+        """JSON-ready: the scheme and one record per round, ``t, q_l, q_h, cap, hat_q``
+        (NaN as None)."""
+        columns = self._columns()
+        rows = [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+        return plain({"scheme": self.scheme, "rounds": rows})
 
     def to_frame(self) -> Any:
         """A pandas DataFrame indexed by round ``t``: ``q_l, q_h, cap, hat_q`` (needs
