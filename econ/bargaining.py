@@ -251,13 +251,16 @@ def duopoly_nash_solution(
     rest = np.flatnonzero(~settled.ravel())
     if rest.size:
         best.flat[rest] = _best_rational_root(*(v.ravel()[rest] for v in (a_, h_, lo, hi, *monic)))
+    q_l_star = best * q
     if not allow_lower:
-        floor = np.broadcast_to(np.asarray(q_l0, dtype=np.float64), q.shape) / q
+        start = np.broadcast_to(np.asarray(q_l0, dtype=np.float64), q.shape)
+        floor = start / q
         lo = np.maximum(lo, floor)
         best = np.maximum(best, floor)
+        q_l_star = np.maximum(best * q, start)  # never below the start, also in floating point
     arrays = (
         best,
-        best * q,
+        q_l_star,
         q,
         q**2 * _nash_rho(best, a_, h_),
         q * duopoly.u_l(best),
