@@ -46,6 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize, minimize_scalar
 
 from econ import caps, duopoly
+from econ.outputs import frame, plain, scalar_or_array
 from econ.propositions import (
     Verdict,
     checked,
@@ -85,6 +86,8 @@ class DuopolyNashSolution:
     rho_low, rho_high
         The feasible interval of ratios at :math:`q_h = Q` (individually rational, and at
         least :math:`q_{l,0}/Q` where lowering is not allowed).
+
+    Each is a Python ``float`` when the starting point was given as scalars.
     """
 
     rho_star: NDArray[np.float64]
@@ -97,11 +100,14 @@ class DuopolyNashSolution:
     rho_high: NDArray[np.float64]
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        """JSON-ready: floats, or nested lists of the starting points' shape."""
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
 
-
-def _plain(v: NDArray[np.float64]) -> Any:
-    return v.item() if v.ndim == 0 else v.tolist()
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per starting point (needs pandas)."""
+        return frame(
+            {f.name: np.ravel(getattr(self, f.name)) for f in fields(self)}, "DuopolyNashSolution"
+        )
 
 
 def firm_revenues(
@@ -118,7 +124,10 @@ def firm_revenues(
     )
     low, high = duopoly.revenues(np.minimum(qa, qb), np.maximum(qa, qb))
     a_is_low = qa <= qb
-    return np.where(a_is_low, low, high), np.where(a_is_low, high, low)
+    return (
+        scalar_or_array(np.where(a_is_low, low, high), q_a, q_b),
+        scalar_or_array(np.where(a_is_low, high, low), q_a, q_b),
+    )
 
 
 def nash_product(
@@ -149,6 +158,8 @@ class NashReport:
         measure of progress (both factors negative give a positive product).
     nash_value
         The product where the point is rational, NaN elsewhere.
+
+    Each is a Python ``float`` (``rational`` a ``bool``) when the qualities were scalars.
     """
 
     product: NDArray[np.float64]
@@ -158,7 +169,8 @@ class NashReport:
     nash_value: NDArray[np.float64]
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(np.asarray(getattr(self, f.name))) for f in fields(self)}
+        """JSON-ready: numbers, or nested lists of the points' shape (NaN as None)."""
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
 
 
 def nash_report(
@@ -171,16 +183,18 @@ def nash_report(
     """
     ul, uh = firm_revenues(q_l, q_h)
     ul0, uh0 = firm_revenues(q_l0, q_h0)
-    gain_l, gain_h = ul - ul0, uh - uh0
+    gain_l, gain_h = np.asarray(ul - ul0), np.asarray(uh - uh0)
     product = gain_l * gain_h
     rational = (gain_l >= -tol) & (gain_h >= -tol)
-    return NashReport(
-        product=np.asarray(product, dtype=np.float64),
-        gain_l=np.asarray(gain_l, dtype=np.float64),
-        gain_h=np.asarray(gain_h, dtype=np.float64),
-        rational=np.asarray(rational),
-        nash_value=np.asarray(np.where(rational, product, np.nan), dtype=np.float64),
-    )
+    values = {
+        "product": product,
+        "gain_l": gain_l,
+        "gain_h": gain_h,
+        "rational": rational,
+        "nash_value": np.where(rational, product, np.nan),
+    }
+    given = (q_l, q_h, q_l0, q_h0)
+    return NashReport(**{k: scalar_or_array(v, *given) for k, v in values.items()})
 
 
 def feasible_interval(
@@ -197,7 +211,8 @@ def feasible_interval(
     lo, hi = _interval(a_, h_)
     if not allow_lower:
         lo = np.maximum(lo, np.asarray(q_l0, dtype=np.float64) / q)
-    return lo, hi
+    given = (q_l0, q_h0, q_max)
+    return scalar_or_array(lo, *given), scalar_or_array(hi, *given)
 
 
 def duopoly_nash_solution(
@@ -236,13 +251,16 @@ def duopoly_nash_solution(
     rest = np.flatnonzero(~settled.ravel())
     if rest.size:
         best.flat[rest] = _best_rational_root(*(v.ravel()[rest] for v in (a_, h_, lo, hi, *monic)))
+    q_l_star = best * q
     if not allow_lower:
-        floor = np.broadcast_to(np.asarray(q_l0, dtype=np.float64), q.shape) / q
+        start = np.broadcast_to(np.asarray(q_l0, dtype=np.float64), q.shape)
+        floor = start / q
         lo = np.maximum(lo, floor)
         best = np.maximum(best, floor)
+        q_l_star = np.maximum(best * q, start)  # never below the start, also in floating point
     arrays = (
         best,
-        best * q,
+        q_l_star,
         q,
         q**2 * _nash_rho(best, a_, h_),
         q * duopoly.u_l(best),
@@ -250,7 +268,10 @@ def duopoly_nash_solution(
         lo,
         hi,
     )
-    return DuopolyNashSolution(*(np.array(v, dtype=np.float64) + 0.0 for v in arrays))
+    given = (q_l0, q_h0, q_max)
+    return DuopolyNashSolution(
+        *(scalar_or_array(np.array(v, dtype=np.float64) + 0.0, *given) for v in arrays)
+    )
 
 
 def _disagreement(q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike):
@@ -379,6 +400,17 @@ class BargainingSolution:
     utilities: tuple[float, float]
     nash_product: float
     disagreement: tuple[float, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the solution ``x``, the utilities, the Nash product, the disagreement."""
+        return plain(
+            {
+                "x": self.x,
+                "utilities": self.utilities,
+                "nash_product": self.nash_product,
+                "disagreement": self.disagreement,
+            }
+        )
 
 
 def nash_bargaining(

@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq, minimize_scalar
 
 from econ import duopoly
+from econ.outputs import scalar_or_array
 from econ.propositions import (
     Verdict,
     checked,
@@ -61,13 +62,16 @@ def B(a: ArrayLike, b: ArrayLike, *, form: str = "stable") -> NDArray[np.float64
     form
         ``"stable"`` (default) or ``"paper"`` (the printed form, for comparison).
     """
-    a = in_interval("a", a, 0.0, 1.0, high_open=True)
-    b = in_interval("b", b, 1.0)
-    k = 12.0 * (1.0 - a) / (4.0 - a) ** 2
+    ratio = in_interval("a", a, 0.0, 1.0, high_open=True)
+    growth = in_interval("b", b, 1.0)
+    k = 12.0 * (1.0 - ratio) / (4.0 - ratio) ** 2
     if form == "stable":
-        return 4.0 - 6.0 / (1.0 + np.sqrt(1.0 - k / b))
+        return scalar_or_array(4.0 - 6.0 / (1.0 + np.sqrt(1.0 - k / growth)), a, b)
     if form == "paper":
-        return 4.0 - (4.0 - a) ** 2 / (2.0 * (1.0 - a)) * (b - np.sqrt(b * b - k * b))
+        printed = 4.0 - (4.0 - ratio) ** 2 / (2.0 * (1.0 - ratio)) * (
+            growth - np.sqrt(growth * growth - k * growth)
+        )
+        return scalar_or_array(printed, a, b)
     raise ValueError(f"form must be 'stable' or 'paper', got {form!r}")
 
 
@@ -78,7 +82,7 @@ def cap_high(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike) -> ND
     Proposition 3. Requires ``q_l_prev < q_h_prev <= q_h_new``.
     """
     ql, qh, qn = _round(q_l_prev, q_h_prev, q_h_new)
-    return B(ql / qh, qn / qh) * qn
+    return scalar_or_array(B(ql / qh, qn / qh) * qn, q_l_prev, q_h_prev, q_h_new)
 
 
 def cap_low(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike) -> NDArray[np.float64]:
@@ -99,11 +103,12 @@ def cap_low(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike) -> NDA
     ql, h, c = _round(q_l_prev, q_h_prev, q_h_new)
     r = ql / h
     root = np.sqrt((4 - r) ** 2 * c**2 - 48 * r * (1 - r) * h * c)
-    return (
+    cap = (
         c
         * (8 * (1 - r) * r * h + (4 - r) ** 2 * c + (4 - r) * root)
         / (2 * ((1 - r) * r * h + (4 - r) ** 2 * c))
     )
+    return scalar_or_array(cap, q_l_prev, q_h_prev, q_h_new)
 
 
 def min_high_quality(q_l_new: ArrayLike, revenue_h: ArrayLike) -> NDArray[np.float64]:
@@ -119,7 +124,7 @@ def min_high_quality(q_l_new: ArrayLike, revenue_h: ArrayLike) -> NDArray[np.flo
     for i, (xi, ui) in enumerate(zip(x.ravel(), u.ravel(), strict=True)):
         roots = np.roots([4.0, -(4 * xi + 16 * ui), 8 * ui * xi, -ui * xi * xi])
         out.flat[i] = roots[np.abs(roots.imag) < 1e-9].real.max()
-    return out
+    return scalar_or_array(out, q_l_new, revenue_h)
 
 
 def next_low_quality(
@@ -152,7 +157,8 @@ def next_low_quality(
         cap = np.minimum(cap, np.minimum(np.asarray(rho_star) * qn, q_l_star))
     elif cap_mode != "literal":
         raise ValueError(f"cap_mode must be 'recommended' or 'literal', got {cap_mode!r}")
-    return np.where(moved, np.maximum(ql, cap), ql)
+    reached = np.where(moved, np.maximum(ql, cap), ql)
+    return scalar_or_array(reached, q_l_prev, q_h_prev, q_h_new, rho_star, q_l_star)
 
 
 def b_rho(rho: float, *, base: float = 10.0) -> float:

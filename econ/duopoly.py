@@ -30,6 +30,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
+from econ.outputs import frame, plain, scalar_or_array
 from econ.propositions import (
     Verdict,
     checked,
@@ -154,8 +155,8 @@ def u_h_inverse(y: ArrayLike) -> NDArray[np.float64]:
 
     ``thesis.ch3.uh_inverse`` proves the identity :math:`u_h(u_h^{-1}(y)) = y`.
     """
-    y = np.asarray(y, dtype=np.float64)
-    return 4.0 - 6.0 / (1.0 + np.sqrt(1.0 - 3.0 * y))
+    arr = np.asarray(y, dtype=np.float64)
+    return scalar_or_array(4.0 - 6.0 / (1.0 + np.sqrt(1.0 - 3.0 * arr)), y)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,28 +165,32 @@ class DuopolyEquilibrium:
 
     Attributes are named as in the thesis: prices ``p_l, p_h``, demands ``D_l, D_h``,
     indifferent types ``theta_l, theta_h``, revenues ``U_l, U_h``, and the consumer surplus
-    and total welfare (surplus plus revenues).
+    and total welfare (surplus plus revenues). Each is a Python ``float`` when both
+    qualities were scalars, else an array of their broadcast shape.
     """
 
-    q_l: NDArray[np.float64]
-    q_h: NDArray[np.float64]
-    p_l: NDArray[np.float64]
-    p_h: NDArray[np.float64]
-    D_l: NDArray[np.float64]
-    D_h: NDArray[np.float64]
-    theta_l: NDArray[np.float64]
-    theta_h: NDArray[np.float64]
-    U_l: NDArray[np.float64]
-    U_h: NDArray[np.float64]
-    consumer_surplus: NDArray[np.float64]
-    welfare: NDArray[np.float64]
+    q_l: Any
+    q_h: Any
+    p_l: Any
+    p_h: Any
+    D_l: Any
+    D_h: Any
+    theta_l: Any
+    theta_h: Any
+    U_l: Any
+    U_h: Any
+    consumer_surplus: Any
+    welfare: Any
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        """JSON-ready: floats, or nested lists of the broadcast shape."""
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
 
-
-def _plain(a: NDArray[np.float64]) -> Any:
-    return a.item() if a.ndim == 0 else a.tolist()
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per pair of qualities (needs pandas)."""
+        return frame(
+            {f.name: np.ravel(getattr(self, f.name)) for f in fields(self)}, "DuopolyEquilibrium"
+        )
 
 
 def _qualities(q_low: ArrayLike, q_high: ArrayLike, *, order: bool, literal: bool = False):
@@ -244,7 +249,8 @@ def equilibrium(q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False) -> Duopo
     .. math:: CS^* = \frac{q_h^2 (4 q_h + 5 q_l)}{2 (4 q_h - q_l)^2}
     """
     ql, qh = _qualities(q_l, q_h, order=order)
-    return DuopolyEquilibrium(q_l=ql, q_h=qh, **_evaluate(_NUMERIC, ql, qh))
+    values = {"q_l": ql, "q_h": qh, **_evaluate(_NUMERIC, ql, qh)}
+    return DuopolyEquilibrium(**{k: scalar_or_array(v, q_l, q_h) for k, v in values.items()})
 
 
 def revenues(
@@ -258,7 +264,7 @@ def revenues(
     ql, qh = _qualities(q_l, q_h, order=False, literal=literal)
     table = {"U_l": _NUMERIC["U_l"], "U_h": _NUMERIC["U_h"]}
     out = _evaluate(table, ql, qh)
-    return out["U_l"], out["U_h"]
+    return scalar_or_array(out["U_l"], q_l, q_h), scalar_or_array(out["U_h"], q_l, q_h)
 
 
 def cournot_equilibrium(q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False) -> dict[str, Any]:
@@ -270,7 +276,7 @@ def cournot_equilibrium(q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False) 
     Unlike Bertrand, complete collaboration leaves each firm :math:`q/9 > 0`.
     """
     ql, qh = _qualities(q_l, q_h, order=order)
-    return {k: _plain(v) for k, v in _evaluate(_COURNOT, ql, qh).items()}
+    return {k: plain(v) for k, v in _evaluate(_COURNOT, ql, qh).items()}
 
 
 def equilibrium_exact(q_low: sp.Rational | int, q_high: sp.Rational | int) -> dict[str, sp.Expr]:
@@ -299,7 +305,8 @@ def demands(
     low_sells = th_l < th_h
     d_l = np.where(low_sells, np.clip(th_h, 0, 1) - np.clip(th_l, 0, 1), 0.0)
     d_h = np.where(low_sells, 1 - np.clip(th_h, 0, 1), 1 - np.clip(ph / qh, 0, 1))
-    return d_l, d_h
+    given = (p_low, p_high, q_low, q_high)
+    return scalar_or_array(d_l, *given), scalar_or_array(d_h, *given)
 
 
 # --------------------------------------------------------------------------------------------

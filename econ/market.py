@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from econ.oligopoly import oligopoly_equilibrium
+from econ.outputs import frame, plain
 from econ.qualities import ModelQualities
 from econ.validation import positive_int, unit_interval
 
@@ -53,16 +54,35 @@ class MarketRound:
     welfare: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "names": list(self.names),
-            "quality": self.quality.tolist(),
-            "price": self.price.tolist(),
-            "share": self.share.tolist(),
-            "revenue": self.revenue.tolist(),
-            "priced_out": self.priced_out.tolist(),
-            "consumer_surplus": self.consumer_surplus,
-            "welfare": self.welfare,
-        }
+        """JSON-ready: one list entry per firm, and the market's surplus and welfare."""
+        return plain(
+            {
+                "names": self.names,
+                "quality": self.quality,
+                "price": self.price,
+                "share": self.share,
+                "revenue": self.revenue,
+                "priced_out": self.priced_out,
+                "consumer_surplus": self.consumer_surplus,
+                "welfare": self.welfare,
+            }
+        )
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame indexed by firm name: quality, price, share, revenue, priced_out
+        (needs pandas; consumer surplus and welfare are the market's, attributes here)."""
+        table = frame(
+            {
+                "name": list(self.names),
+                "quality": self.quality,
+                "price": self.price,
+                "share": self.share,
+                "revenue": self.revenue,
+                "priced_out": self.priced_out,
+            },
+            "MarketRound",
+        )
+        return table.set_index("name")
 
 
 def market_round(qualities: ModelQualities | ArrayLike) -> MarketRound:
@@ -143,7 +163,13 @@ class MarketHistory:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"names": list(self.names), "rounds": self.rows()}
+        """JSON-ready: the firm names and :meth:`rows`."""
+        return plain({"names": self.names, "rounds": self.rows()})
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame of :meth:`rows`, one row per round indexed by ``t`` (needs
+        pandas)."""
+        return frame(self.rows(), "MarketHistory").set_index("t")
 
 
 def market_history(rounds: Sequence[ModelQualities]) -> MarketHistory:

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from econ.outputs import frame, plain
 from econ.propositions import Kind, Verdict, checked, proposition, refuted
 from econ.validation import non_negative, unit_interval
 
@@ -80,15 +81,31 @@ class OligopolyEquilibrium:
         return self.consumer_surplus + float(self.revenue.sum())
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "quality": self.quality.tolist(),
-            "price": self.price.tolist(),
-            "demand": self.demand.tolist(),
-            "revenue": self.revenue.tolist(),
-            "priced_out": self.priced_out.tolist(),
-            "consumer_surplus": self.consumer_surplus,
-            "welfare": self.welfare,
-        }
+        """JSON-ready: one list entry per firm, and the market's surplus and welfare."""
+        return plain(
+            {
+                "quality": self.quality,
+                "price": self.price,
+                "demand": self.demand,
+                "revenue": self.revenue,
+                "priced_out": self.priced_out,
+                "consumer_surplus": self.consumer_surplus,
+                "welfare": self.welfare,
+            }
+        )
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per firm in the order given (needs pandas)."""
+        return frame(
+            {
+                "quality": self.quality,
+                "price": self.price,
+                "demand": self.demand,
+                "revenue": self.revenue,
+                "priced_out": self.priced_out,
+            },
+            "OligopolyEquilibrium",
+        )
 
 
 def _ladder(gaps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

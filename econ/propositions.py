@@ -38,6 +38,8 @@ from typing import Any, cast
 import numpy as np
 import sympy as sp
 
+from econ.outputs import plain
+
 CORRECTED = ".corrected"  # the id suffix of a corrected statement
 
 
@@ -175,6 +177,7 @@ def all_zero(identities: Iterable[tuple[sp.Expr, str]], what: str) -> Verdict:
 
 
 def _plain(value: Any) -> Any:
+    """A counterexample's value as shown: numpy as Python, sympy exact (its string)."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -293,6 +296,7 @@ class Outcome:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; exact (sympy) values of a counterexample as strings."""
         p, v = self.proposition, self.verdict
         out: dict[str, Any] = {
             "id": p.id,
@@ -309,7 +313,7 @@ class Outcome:
             out["drawn"] = v.drawn
         if v.counterexample is not None:
             out["counterexample"] = {k: _plain(x) for k, x in v.counterexample.items()}
-        return out
+        return plain(out)
 
 
 def run(prop: Proposition) -> Outcome:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from econ.outputs import frame, plain
 from econ.validation import unit_interval
 
 METRICS = ("accuracy", "1-loss")
@@ -85,9 +86,25 @@ class ModelQualities:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
-        return {
-            "names": list(self.names),
-            "quality": self.quality.tolist(),
-            "metric": self.metric,
-            "n_eval": self.n_eval.tolist(),
-        }
+        return plain(
+            {
+                "names": self.names,
+                "quality": self.quality,
+                "metric": self.metric,
+                "n_eval": self.n_eval,
+            }
+        )
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame indexed by name: quality, its standard error and n_eval
+        (needs pandas)."""
+        table = frame(
+            {
+                "name": list(self.names),
+                "quality": self.quality,
+                "standard_error": self.standard_error(),
+                "n_eval": self.n_eval,
+            },
+            "ModelQualities",
+        )
+        return table.set_index("name")

@@ -54,6 +54,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ import bargaining, caps, duopoly
 from econ.market import market_round
+from econ.outputs import frame, plain
 from econ.qualities import ModelQualities
 from econ.validation import choice, in_interval, non_negative, positive_int, unit_interval
 
@@ -422,6 +423,27 @@ class Play:
             for m, ql, qh in zip(self.measured, self.q_l, self.q_h, strict=True)
         ]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the scheme and one record per round, ``t, q_l, q_h, cap, hat_q``
+        (NaN as None)."""
+        columns = self._columns()
+        rows = [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+        return plain({"scheme": self.scheme, "rounds": rows})
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame indexed by round ``t``: ``q_l, q_h, cap, hat_q`` (needs
+        pandas)."""
+        return frame(self._columns(), "Play").set_index("t")
+
+    def _columns(self) -> dict[str, Any]:
+        return {
+            "t": np.arange(self.q_l.size),
+            "q_l": self.q_l,
+            "q_h": self.q_h,
+            "cap": self.cap,
+            "hat_q": self.hat_q,
+        }
+
 
 def play(scheme: Scheme, firms: Firms, rounds: int, *, inner: str = "gd") -> Play:
     """Run ``scheme`` on ``firms`` for ``rounds`` rounds.
@@ -486,6 +508,14 @@ class MarketPath:
     consumer_surplus: NDArray[np.float64]
     welfare: NDArray[np.float64]
     swapped: NDArray[np.bool_]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: one list entry per round for each attribute."""
+        return plain({f: getattr(self, f) for f in self.__slots__})
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per round (needs pandas)."""
+        return frame({f: getattr(self, f) for f in self.__slots__}, "MarketPath")
 
 
 def market_path(q_l: ArrayLike, q_h: ArrayLike) -> MarketPath:
@@ -562,12 +592,31 @@ class RevenueAudit:
     falls: tuple[int, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "never_decreased": self.never_decreased,
-            "min_change_low": self.min_change_low,
-            "min_change_high": self.min_change_high,
-            "rounds_with_a_fall": list(self.falls),
-        }
+        """JSON-ready summary: whether a revenue fell, the smallest changes, and when."""
+        return plain(
+            {
+                "never_decreased": self.never_decreased,
+                "min_change_low": self.min_change_low,
+                "min_change_high": self.min_change_high,
+                "rounds_with_a_fall": self.falls,
+            }
+        )
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame of the changes from round ``t - 1`` to ``t`` (``t >= 1``), with
+        the slack allowed at ``t`` (needs pandas)."""
+        t = np.arange(1, self.change_low.size + 1)
+        table = frame(
+            {
+                "t": t,
+                "change_low": self.change_low,
+                "change_high": self.change_high,
+                "slack": self.slack[1:],
+                "fall": np.isin(t, self.falls),
+            },
+            "RevenueAudit",
+        )
+        return table.set_index("t")
 
 
 def revenue_audit(
@@ -654,22 +703,30 @@ class PlayReport:
         return bool(self.rows[-1]["individually_rational"])
 
     def to_dict(self) -> dict[str, Any]:
-        """The run: scheme, rounds, the audit, rho*, the Nash references and the gap."""
-        return {
-            "scheme": self.scheme,
-            "revenue_convention": REVENUE_CONVENTION,
-            "rounds": list(self.rows),
-            "revenue_never_decreased": self.audit.never_decreased,
-            "min_revenue_change": {
-                "low": self.audit.min_change_low,
-                "high": self.audit.min_change_high,
-            },
-            "rho_star": self.rho_star,
-            "nash_star": self.nash_star,
-            "nash_max": self.nash_max,
-            "final_individually_rational": self.final_individually_rational,
-            "final_nash_gap": self.final_nash_gap,
-        }
+        """The run, JSON-ready: scheme, rounds, the audit, rho*, the Nash references and
+        the gap."""
+        return plain(
+            {
+                "scheme": self.scheme,
+                "revenue_convention": REVENUE_CONVENTION,
+                "rounds": list(self.rows),
+                "revenue_never_decreased": self.audit.never_decreased,
+                "min_revenue_change": {
+                    "low": self.audit.min_change_low,
+                    "high": self.audit.min_change_high,
+                },
+                "rho_star": self.rho_star,
+                "nash_star": self.nash_star,
+                "nash_max": self.nash_max,
+                "final_individually_rational": self.final_individually_rational,
+                "final_nash_gap": self.final_nash_gap,
+            }
+        )
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame of :attr:`rows`, one row per round indexed by ``t`` (needs
+        pandas)."""
+        return frame(list(self.rows), "PlayReport").set_index("t")
 
 
 def report(
@@ -737,7 +794,8 @@ class Claim:
     evidence: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"claim": self.claim, "holds": self.holds, "evidence": self.evidence}
+        """JSON-ready: the claim, whether it holds, and the evidence."""
+        return plain({"claim": self.claim, "holds": self.holds, "evidence": self.evidence})
 
 
 def _ends(rep: PlayReport, key: str) -> tuple[float, float]:

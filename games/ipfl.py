@@ -33,6 +33,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
+from econ.outputs import frame, plain, scalar_or_array
 from econ.qualities import ModelQualities
 from econ.validation import choice, in_interval, non_negative, positive, positive_int
 
@@ -161,7 +162,7 @@ class IPFLConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy."""
-        return {name: getattr(self, name) for name in self.__slots__}
+        return plain({name: getattr(self, name) for name in self.__slots__})
 
 
 # --------------------------------------------------------------------------- the ledger
@@ -475,10 +476,12 @@ def _net_numeric() -> Any:
 
 
 def net_token_change(alpha: ArrayLike, n: int, u: float, price: float) -> FloatArray:
-    """Numeric twin of :func:`net_token_change_expr` (lambdified)."""
-    return np.asarray(
+    """Numeric twin of :func:`net_token_change_expr` (lambdified); a float for a scalar
+    ``alpha``."""
+    value = np.asarray(
         _net_numeric()(np.asarray(alpha, dtype=np.float64), n, u, price), dtype=np.float64
     )
+    return scalar_or_array(value, alpha)
 
 
 # --------------------------------------------------------------------------- preferences
@@ -715,16 +718,18 @@ def as_vector(name: str, value: ArrayLike) -> FloatArray:
 
 
 def pma(personalised: ArrayLike, reference: ArrayLike) -> FloatArray:
-    """Eq. 1: :math:`PMA_i = f_i - \\rho_i`, in percentage points (accuracies in [0, 1])."""
+    """Eq. 1: :math:`PMA_i = f_i - \\rho_i`, in percentage points (accuracies in [0, 1]); a
+    float for scalars."""
     f = in_interval("personalised", personalised, 0.0, 1.0)
     rho = in_interval("reference", reference, 0.0, 1.0)
-    return 100.0 * (np.asarray(f, dtype=np.float64) - np.asarray(rho, dtype=np.float64))
+    points = 100.0 * (np.asarray(f, dtype=np.float64) - np.asarray(rho, dtype=np.float64))
+    return scalar_or_array(points, personalised, reference)
 
 
 def opt_outs(pma_pp: ArrayLike) -> BoolArray:
     """Eq. 2 corrected: client :math:`i` opts out iff :math:`PMA_i \\le 0` (the printed
     :math:`H(x) = 1[x > 0]` counts the satisfied clients; ``docs/errata.md``, ``ipfl.eq2``)."""
-    return np.asarray(pma_pp, dtype=np.float64) <= 0.0
+    return scalar_or_array(np.asarray(pma_pp, dtype=np.float64) <= 0.0, pma_pp)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -805,10 +810,26 @@ class TokenQualities:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
-        return {
-            "names": list(self.names),
-            "net_tokens": self.net_tokens.tolist(),
-            "pma": self.pma.tolist(),
-            "personalised_accuracy": self.personalised_accuracy.tolist(),
-            "n_eval": self.n_eval.tolist(),
-        }
+        return plain(
+            {
+                "names": self.names,
+                "net_tokens": self.net_tokens,
+                "pma": self.pma,
+                "personalised_accuracy": self.personalised_accuracy,
+                "n_eval": self.n_eval,
+            }
+        )
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per client indexed by name (needs pandas)."""
+        table = frame(
+            {
+                "name": list(self.names),
+                "net_tokens": self.net_tokens,
+                "pma": self.pma,
+                "personalised_accuracy": self.personalised_accuracy,
+                "n_eval": self.n_eval,
+            },
+            "TokenQualities",
+        )
+        return table.set_index("name")

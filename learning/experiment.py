@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from econ.outputs import frame, plain
 from econ.qualities import ModelQualities
 from econ.validation import choice, in_interval, positive_int
 from learning.algorithms import Context, LocalTraining, State, build_algorithm
@@ -128,10 +129,7 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (the mappings as plain dicts)."""
-        return {
-            f.name: dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v
-            for f in dataclasses.fields(self)
-        }
+        return plain({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
     def fingerprint(self, device: torch.device) -> dict[str, Any]:
         """What a checkpoint must agree on to be resumed: everything but the number of
@@ -204,6 +202,34 @@ class TrainResult:
                 for c in self.federation.clients
             ]
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: the configuration, per-client test accuracy and loss (and on
+        the target set), ε under DP-SGD, the history by round, the seconds and the device.
+        The models, the algorithm's state and the data stay out."""
+        target = self.target
+        return plain(
+            {
+                "config": self.config.to_dict(),
+                "device": self.device,
+                "accuracy": self.accuracy,
+                "loss": self.loss,
+                "mean_accuracy": self.mean_accuracy,
+                "target_accuracy": None if target is None else target.accuracy,
+                "target_loss": None if target is None else target.loss,
+                "epsilon": self.epsilon,
+                "history": [dataclasses.asdict(r) for r in self.history],
+                "seconds": self.seconds,
+                "resumed_from": self.resumed_from,
+            }
+        )
+
+    def to_frame(self) -> Any:
+        """The history as a pandas DataFrame indexed by round: mean training loss of the
+        participants, mean test loss and accuracy (needs pandas)."""
+        rows = [dataclasses.asdict(r) for r in self.history]
+        columns = ("round", "train_loss", "test_loss", "test_accuracy")
+        return frame(rows or {c: [] for c in columns}, "TrainResult").set_index("round")
 
     def qualities(
         self,

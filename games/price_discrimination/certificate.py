@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from econ.outputs import plain
 from games.price_discrimination.game import (
     PDGame,
     Profile,
@@ -32,12 +33,14 @@ class InformationSet:
     gain: Any
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "player": self.player,
-            "payoffs": {k: float(v) for k, v in self.payoffs.items()},
-            "prescribed": float(self.prescribed),
-            "gain": float(self.gain),
-        }
+        return plain(
+            {
+                "player": self.player,
+                "payoffs": {k: float(v) for k, v in self.payoffs.items()},
+                "prescribed": float(self.prescribed),
+                "gain": float(self.gain),
+            }
+        )
 
 
 @dataclass(frozen=True, slots=True)

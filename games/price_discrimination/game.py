@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import sympy as sp
 
+from econ.outputs import plain
 from econ.validation import choice, in_interval, non_negative, positive_int, unit_interval
 
 Number = Any  # float, Fraction, numpy array or sympy expression: the formulas accept all four
@@ -279,6 +280,29 @@ class Equilibrium:
     def seller_total(self) -> Number:
         """The seller's utility summed over the ``n`` buyers, eq. (4.2)."""
         return self.game.n * self.seller
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (exact fractions as floats): alpha, the convention, the profile's
+        marginals and the utilities per buyer, and the seller's total."""
+        p = self.profile
+        return plain(
+            {
+                "alpha": self.alpha,
+                "convention": self.convention,
+                "profile": {
+                    "q_high": p.q_high,
+                    "q_low": p.q_low,
+                    "aware_a": p.aware_a,
+                    "aware_b": p.aware_b,
+                    "blind_high": p.blind_high,
+                },
+                "seller": self.seller,
+                "high_buyer": self.high_buyer,
+                "low_buyer": self.low_buyer,
+                "buyer_avg": self.buyer_avg,
+                "seller_total": self.seller_total,
+            }
+        )
 
 
 def equilibrium_profile(game: PDGame, alpha: Number, convention: str = "strict") -> Profile:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from econ.outputs import frame
 from econ.validation import choice, in_interval, positive_int
 from games.price_discrimination.buyers import (
     RoundTypes,
@@ -136,6 +137,27 @@ class RepeatedRun:
         out[all_low] = 1
         out[all_high] = 0
         return out
+
+    def round_means(self) -> dict[str, Floats]:
+        """Per round ``t = 1..T``, the means over the runs: realised and expected seller
+        utility, buyer utility, the buyers' belief, alpha and its running mean, the share of
+        strategic rounds, and the share of each action class (``action_<class>``)."""
+        actions = self.actions()
+        return {
+            "t": np.arange(1, self.rounds + 1),
+            "seller_utility": self.seller_utility().mean(axis=0),
+            "buyer_utility": self.buyer_utility().mean(axis=0),
+            "expected_seller_utility": self.expected_seller_utility().mean(axis=0),
+            "alpha_hat": self.alpha_hat.mean(axis=0),
+            "alpha": self.alpha.mean(axis=0),
+            "alpha_bar": self.alpha_bar().mean(axis=0),
+            "strategic": self.strategic.mean(axis=0),
+            **{f"action_{k}": (actions == i).mean(axis=0) for i, k in enumerate(ACTIONS)},
+        }
+
+    def to_frame(self) -> Any:
+        """:meth:`round_means` as a pandas DataFrame indexed by round ``t`` (needs pandas)."""
+        return frame(self.round_means(), "RepeatedRun").set_index("t")
 
     def action_frequencies(self, convention: str = "realised") -> dict[str, float]:
         """Share of rounds (over all runs) in each action class."""

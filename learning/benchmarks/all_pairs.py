@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from econ.outputs import plain
 from econ.validation import choice, positive_int
 from learning.all_pairs import (
     client_batches,
@@ -57,7 +58,7 @@ class AllPairsBenchmark:
     max_difference: float
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return plain(asdict(self))
 
 
 def measure_all_pairs(

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from econ.outputs import plain
 from econ.validation import positive_int
 from learning.benchmarks import iid_clients
 from learning.device import resolve_device
@@ -53,7 +54,7 @@ class DPBenchmark:
     max_weight_difference_without_noise: float
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return plain(asdict(self))
 
 
 def measure_dp(

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from econ.outputs import plain
 from econ.validation import positive_int
 from learning.benchmarks import iid_clients
 from learning.device import resolve_device
@@ -43,7 +44,7 @@ class EngineBenchmark:
     max_weight_difference: float
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return plain(asdict(self))
 
 
 def measure_engine(

@@ -3,38 +3,18 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def _finite(value: Any) -> Any:
-    """Replace non-finite floats by None so that the output is strict JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+from econ.outputs import plain
 
 
 def dump_json(result: Mapping[str, Any]) -> str:
-    """One strict JSON object (numpy scalars and arrays converted, NaN/inf as null)."""
-    plain = json.loads(json.dumps(result, default=_jsonable))
-    return json.dumps(_finite(plain), allow_nan=False)
+    """One strict JSON object (:func:`econ.outputs.plain`: numpy and sympy numbers and arrays
+    converted, NaN/inf as null)."""
+    return json.dumps(plain(result), allow_nan=False)
 
 
 def fmt(value: Any, digits: int = 6) -> str:

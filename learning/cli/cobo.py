@@ -89,6 +89,7 @@ from econ.validation import choice
 from learning.algorithms import ALGORITHMS, Algorithm, Context, LocalTraining, build_algorithm
 from learning.algorithms.base import State
 from learning.algorithms.cobo import SCHEDULES, oracle_weights, weight_error
+from learning.cli._lists import str_list
 from learning.cli._output import fmt, table
 from learning.engine import Params, SGDConfig, ShardedData, broadcast, parameters_of
 from learning.experiment import build_engine
@@ -229,10 +230,12 @@ SETTINGS: dict[str, _Setting] = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--setting", choices=tuple(SETTINGS), default="cross-silo")
     parser.add_argument("--rounds", type=int, default=300, help="training rounds (default 300)")
-    parser.add_argument(
+    str_list(
+        parser,
         "--methods",
+        distinct=True,
         default=None,
-        help=f"comma-separated subset of {', '.join(METHODS)} (default all; all but fc "
+        help=f"a subset of {', '.join(METHODS)} (default all; all but fc "
         "for cross-device, as in the paper)",
     )
     parser.add_argument(
@@ -253,11 +256,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--progress", action="store_true", help="progress bars on stderr")
 
 
-def _methods(text: str) -> list[str]:
-    names = [m.strip() for m in text.split(",") if m.strip()]
+def _methods(names: list[str]) -> list[str]:
     unknown = sorted(set(names) - set(METHODS))
-    if unknown or not names:
-        raise ValueError(f"methods must be among {', '.join(METHODS)}, got {text!r}")
+    if unknown:
+        raise ValueError(f"--methods must be among {', '.join(METHODS)}, got {', '.join(unknown)}")
     return names
 
 

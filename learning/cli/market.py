@@ -34,6 +34,7 @@ import numpy as np
 
 from econ.market import market_history, sampled_market
 from econ.qualities import ModelQualities
+from learning.cli._lists import float_list, str_list
 from learning.cli._output import table
 
 #: Column prefixes of a CSV that name a firm's quality.
@@ -44,9 +45,11 @@ _DUOPOLY = {"q_l": "low", "q_h": "high"}
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--qualities", type=float, nargs="+", help="one quality per firm")
+    float_list(source, "--qualities", help="one quality per firm (words or commas)")
     source.add_argument("--from", dest="path", help="CSV or JSON of qualities per round")
-    parser.add_argument("--names", nargs="+", default=None, help="firm names (--qualities)")
+    str_list(
+        parser, "--names", distinct=True, default=None, help="distinct firm names (--qualities)"
+    )
     parser.add_argument(
         "--consumers", type=int, default=0, help="also sample this many consumers (last round)"
     )

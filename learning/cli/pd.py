@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from learning.cli._lists import float_list
 from learning.cli._output import fmt, table
 
 ACTIONS = ("equilibrium", "repeated", "figures")
@@ -70,13 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rep.add_argument("--rounds", type=int, default=20_000, help="rounds T (20000)")
     rep.add_argument("--seeds", type=int, default=10, help="independent runs (10)")
     rep.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    rep.add_argument(
+    float_list(
+        rep,
         "--bias",
-        type=float,
-        nargs=2,
-        metavar=("LO", "HI"),
+        count=2,
         default=None,
-        help="add U[LO, HI] to the buyers' belief each round (Figure 4.5)",
+        help="LO HI: add U[LO, HI] to the buyers' belief each round (Figure 4.5); "
+        "a negative LO with commas as --bias=LO,HI",
     )
     rep.add_argument(
         "--alpha", type=float, default=None, help="alpha-pd commitment (alpha* - 0.01)"
@@ -216,26 +217,12 @@ def _repeated(args: argparse.Namespace) -> dict[str, Any]:
 
 def _write_repeated(out: Path, run: Any, result: dict[str, Any], policy: Any) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    t = np.arange(1, run.rounds + 1)
-    actions = run.actions()
-    columns = {
-        "seller_utility": run.seller_utility().mean(axis=0),
-        "buyer_utility": run.buyer_utility().mean(axis=0),
-        "expected_seller_utility": run.expected_seller_utility().mean(axis=0),
-        "alpha_hat": run.alpha_hat.mean(axis=0),
-        "alpha": run.alpha.mean(axis=0),
-        "alpha_bar": run.alpha_bar().mean(axis=0),
-        "strategic": run.strategic.mean(axis=0),
-        **{
-            f"action_{k}": (actions == i).mean(axis=0)
-            for i, k in enumerate(("high", "low", "PD", "reversePD"))
-        },
-    }
+    columns = run.round_means()
     np.savetxt(
         out / "repeated.csv",
-        np.column_stack([t, *columns.values()]),
+        np.column_stack(list(columns.values())),
         delimiter=",",
-        header=",".join(["t", *columns]),
+        header=",".join(columns),
         comments="",
         fmt="%.10g",
     )
