@@ -39,6 +39,7 @@ import torch
 from sklearn.cluster import KMeans
 from torch.func import functional_call, vmap
 
+from econ.outputs import plain
 from econ.qualities import METRICS, ModelQualities
 from econ.validation import choice, in_interval, positive_int
 from games.ipfl import (
@@ -189,7 +190,7 @@ class IPFLRun:
         """JSON-ready copy."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["mechanism"] = self.mechanism.to_dict()
-        return out
+        return plain(out)
 
     def fingerprint(self) -> dict[str, Any]:
         """What a checkpoint must agree on: everything but the rounds and evaluation period."""
