@@ -367,24 +367,22 @@ class Empirical:
         lo, hi = self.noise_range
         return np.unique(np.concatenate([np.geomspace(lo, hi, GRID), np.asarray(self.noise)]))
 
-    def fill(self, floor: Array, common: float) -> Array:
-        r"""The protocol :math:`z_i = \max(\ell_i, c)` with aggregate :math:`\bar z = ` ``common``.
+    def fill(self, floor: ArrayLike, common: ArrayLike) -> Array:
+        r"""Protocols :math:`z_i = \max(\ell_i, c)` with aggregate :math:`\bar z = ` ``common``.
 
-        ``floor`` holds finite minimal noises with aggregate at most ``common`` (at most
-        :math:`z_{\max}`); c is found by bisection (the noise of the least constrained clients is
-        raised first).
+        ``floor`` holds rows of finite minimal noises, each with aggregate at most its entry of
+        ``common`` (itself at most :math:`z_{\max}`); c is found by bisection, for all rows at
+        once (the noise of the least constrained clients is raised first).
         """
+        f = np.atleast_2d(np.asarray(floor, dtype=np.float64))
+        target = np.atleast_1d(np.asarray(common, dtype=np.float64))
         lo, hi = self.noise_range
-        a, b = lo, hi
-        if float(self.aggregate(np.maximum(floor, a))) >= common:
-            return np.maximum(floor, a)
+        a, b = np.full(target.shape, lo), np.full(target.shape, hi)
         for _ in range(100):
             mid = 0.5 * (a + b)
-            if float(self.aggregate(np.maximum(floor, mid))) <= common:
-                a = mid
-            else:
-                b = mid
-        return np.maximum(floor, a)
+            ok = self.aggregate(np.maximum(f, mid[:, None])) <= target
+            a, b = np.where(ok, mid, a), np.where(ok, b, mid)
+        return np.maximum(f, a[:, None])
 
     def to_dict(self) -> dict[str, Any]:
         """The model's measured values, JSON-ready."""

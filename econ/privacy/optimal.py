@@ -504,7 +504,9 @@ def _empirical_candidates(model: Empirical, lam: Array) -> tuple[Array, list[Arr
     """Feasible aggregate levels of the scan (ascending) and their filled protocols."""
     grid, floor, slack = scan(model, lam)
     ok = np.flatnonzero(slack >= -SLACK_TOL * model.noise_range[1])
-    return grid[ok], [model.fill(floor[k], float(grid[k])) for k in ok]
+    if ok.size == 0:
+        return grid[ok], []
+    return grid[ok], list(model.fill(floor[ok], grid[ok]))
 
 
 def _empirical_accuracy(model: Empirical, lam: Array) -> tuple[Array | None, str]:
