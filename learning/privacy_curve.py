@@ -42,7 +42,9 @@ __all__ = ["CURVE_KIND", "PrivacyCurve", "measure", "plot", "t_interval"]
 #: The ``kind`` field of a saved curve.
 CURVE_KIND = "collabecon.privacy-curve"
 
-#: Settings of :func:`measure` (defaults: about a minute on 2 CPU cores with ``mnist5k``).
+#: Settings of :func:`measure`. The default network is softmax regression (``linear``): a convex
+#: problem, the setting of Tsoy et al. (2024), section 4.2; the default command (4 noise levels,
+#: 3 seeds, 30 runs) takes well under a minute on 2 CPU cores with ``mnist5k``.
 DEFAULTS: dict[str, Any] = {
     "dataset": "mnist5k",
     "model": "linear",
