@@ -410,7 +410,7 @@ def render(result: dict[str, Any]) -> str:
     if "beta" not in result:
         return table([(k, v) for k, v in result.items()], ("quantity", "value"))
     eps = result["epsilon"] if result["epsilon"] is not None else [None] * len(result["beta"])
-    rows = [
+    rows: list[tuple[Any, ...]] = [
         (i, a, b, e, leak, u, u0)
         for i, (a, b, e, leak, u, u0) in enumerate(
             zip(
@@ -424,7 +424,15 @@ def render(result: dict[str, Any]) -> str:
             )
         )
     ]
-    head = ("client", "alpha", "beta", "epsilon", "leak", "utility", "utility_alone")
+    head: tuple[str, ...] = (
+        "client",
+        "alpha",
+        "beta",
+        "epsilon",
+        "leak",
+        "utility",
+        "utility_alone",
+    )
     if result.get("noise") is not None:
         head = ("client", "noise", "epsilon", "accuracy", "utility", "utility_alone")
         rows = [
