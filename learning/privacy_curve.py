@@ -365,6 +365,7 @@ def plot(curve: PrivacyCurve, path: str | os.PathLike[str]) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     rows = curve.summary()
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
@@ -389,6 +390,9 @@ def plot(curve: PrivacyCurve, path: str | os.PathLike[str]) -> Path:
         reference = next(r for r in rows if r["training"] == training and r["noise"] == 0)
         ax.axhline(reference["accuracy"], color=colour, ls=":", lw=1, label=f"{training}, no DP")
     ax.set_xscale("log")
+    ticks = sorted({r["epsilon"] for r in rows if r["noise"] > 0})
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(ticks, [f"{t:.3g}" for t in ticks])
     ax.set_xlabel(
         rf"$\varepsilon$ per client (mean over clients, $\delta$ = {curve.settings['delta']:g})"
     )
