@@ -8,6 +8,7 @@ Modules:
 ``mechanisms``     the privacy constants κ (Gaussian mechanism, shuffled DP-SGD);
 ``sgd``            step sizes, rounds and error bound of Algorithm 1;
 ``models``         DP mean, DP SGD and Bayesian mean estimation for heterogeneous clients;
+``empirical``      clients of a measured (noise, ε, accuracy) curve of DP-SGD training;
 ``existence``      Theorems 4.2, 4.5 / Corollary 4.6 and 4.9;
 ``symmetric``      Theorems 5.1-5.4 (corrected forms);
 ``families``       the paper's one-parameter families and its grid scan;
@@ -17,6 +18,7 @@ Modules:
 ``figure1``        Figure 1 with the exact optimum.
 """
 
+from econ.privacy.empirical import Empirical
 from econ.privacy.existence import Existence, exists
 from econ.privacy.models import DPSGD, MODELS, Bayes, DPMean
 from econ.privacy.optimal import Protocol, family_protocol, optimal_protocol
@@ -26,6 +28,7 @@ __all__ = [
     "MODELS",
     "Bayes",
     "DPMean",
+    "Empirical",
     "Existence",
     "Protocol",
     "exists",

@@ -20,6 +20,8 @@ Wang (2018, Theorem 8): noise of standard deviation σ on a query of L2 sensitiv
 
 from __future__ import annotations
 
+from typing import overload
+
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
@@ -34,35 +36,67 @@ _beta_of_alpha2 = sp.lambdify((S.alpha2, S.rho, S.dim), S.BETA_OF_ALPHA2, "numpy
 _alpha2_of_beta = sp.lambdify((S.beta, S.rho, S.dim), S.ALPHA2_OF_BETA, "numpy")
 
 
-def beta_of_alpha(alpha: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.float64]:
-    r"""Informativeness :math:`\beta = 1/(1/\rho + d\alpha^2)`; ``alpha = inf`` gives 0."""
+def _shaped(out: NDArray[np.float64], *inputs: ArrayLike) -> NDArray[np.float64] | float:
+    """A Python float when every input is a scalar, else the array."""
+    return float(out) if all(np.ndim(x) == 0 for x in inputs) else out
+
+
+@overload
+def beta_of_alpha(alpha: float, rho: float, dim: int = 1) -> float: ...
+@overload
+def beta_of_alpha(alpha: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.float64]: ...
+def beta_of_alpha(alpha: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.float64] | float:
+    r"""Informativeness :math:`\beta = 1/(1/\rho + d\alpha^2)`; ``alpha = inf`` gives 0.
+
+    A float for scalar inputs, else an array.
+    """
     a = in_interval("alpha", np.where(np.isinf(alpha), 0.0, alpha), 0.0)
     r = positive("rho", rho)
     out = np.asarray(_beta_of_alpha2(a**2, r, dim), dtype=np.float64)
-    return np.where(np.isinf(alpha), 0.0, out)
+    return _shaped(np.where(np.isinf(alpha), 0.0, out), alpha, rho)
 
 
-def alpha_of_beta(beta: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.float64]:
-    r"""Noise level :math:`\alpha = \sqrt{(1/\beta - 1/\rho)/d}`; ``beta = 0`` gives ``inf``."""
+@overload
+def alpha_of_beta(beta: float, rho: float, dim: int = 1) -> float: ...
+@overload
+def alpha_of_beta(beta: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.float64]: ...
+def alpha_of_beta(beta: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.float64] | float:
+    r"""Noise level :math:`\alpha = \sqrt{(1/\beta - 1/\rho)/d}`; ``beta = 0`` gives ``inf``.
+
+    A float for scalar inputs, else an array.
+    """
     r = positive("rho", rho)
     b = non_negative("beta", beta)
     if np.any(b > r * (1 + 1e-12)):
         raise ValueError(f"beta must lie in [0, rho], got beta={b} with rho={r}")
     with np.errstate(divide="ignore"):
         a2 = np.asarray(_alpha2_of_beta(b, r, dim), dtype=np.float64)
-    return np.sqrt(np.maximum(a2, 0.0))
+    return _shaped(np.sqrt(np.maximum(a2, 0.0)), beta, rho)
 
 
-def epsilon_of_alpha(alpha: ArrayLike, kappa: ArrayLike) -> NDArray[np.float64]:
-    r"""The paper's DP bound :math:`\varepsilon = \kappa/\alpha` (``alpha = inf`` gives 0)."""
+@overload
+def epsilon_of_alpha(alpha: float, kappa: float) -> float: ...
+@overload
+def epsilon_of_alpha(alpha: ArrayLike, kappa: ArrayLike) -> NDArray[np.float64]: ...
+def epsilon_of_alpha(alpha: ArrayLike, kappa: ArrayLike) -> NDArray[np.float64] | float:
+    r"""The paper's DP bound :math:`\varepsilon = \kappa/\alpha` (``alpha = inf`` gives 0).
+
+    A float for scalar inputs, else an array.
+    """
     a = in_interval("alpha", np.where(np.isinf(alpha), 1.0, alpha), 0.0, low_open=True)
     out = positive("kappa", kappa) / a
-    return np.where(np.isinf(alpha), 0.0, out)
+    return _shaped(np.where(np.isinf(alpha), 0.0, out), alpha, kappa)
 
 
-def alpha_of_epsilon(epsilon: ArrayLike, kappa: ArrayLike) -> NDArray[np.float64]:
-    r"""Inverse of :func:`epsilon_of_alpha`: :math:`\alpha = \kappa/\varepsilon`."""
-    return positive("kappa", kappa) / positive("epsilon", epsilon)
+@overload
+def alpha_of_epsilon(epsilon: float, kappa: float) -> float: ...
+@overload
+def alpha_of_epsilon(epsilon: ArrayLike, kappa: ArrayLike) -> NDArray[np.float64]: ...
+def alpha_of_epsilon(epsilon: ArrayLike, kappa: ArrayLike) -> NDArray[np.float64] | float:
+    r"""Inverse of :func:`epsilon_of_alpha`: :math:`\alpha = \kappa/\varepsilon` (a float for scalars)."""
+    return _shaped(
+        np.asarray(positive("kappa", kappa) / positive("epsilon", epsilon)), epsilon, kappa
+    )
 
 
 def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:

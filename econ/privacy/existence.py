@@ -13,6 +13,8 @@ r"""Existence of a mutually beneficial protocol (Tsoy et al. 2024, section 4).
   is :math:`F(G) = \sum_i r_i s_i/(1+s_i) - G`, :math:`s_i = \psi_i(1 - r_i/G)`, :math:`r_i = \rho_i/\bar\rho`.
 * Bayesian (Theorem 4.9): a *small* beneficial deviation exists iff all :math:`\xi_i \ge 0`
   and :math:`\sum_i\xi_i > 1` (a statement about small deviations only).
+* Measured clients (:class:`~econ.privacy.empirical.Empirical`): Definition 3.2 tested directly,
+  by a scan of the aggregate noise level (:func:`empirical_exists`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from econ.privacy._checks import (
     identity,
     proves_positive,
 )
+from econ.privacy._json import plain
+from econ.privacy.empirical import SLACK_TOL, Empirical, scan
 from econ.privacy.models import DPSGD, Bayes, DPMean, Model, client_weights
 from econ.propositions import Verdict, on_points, proposition, proved, refuted
 
@@ -47,8 +51,11 @@ class Existence:
     statistic: float
     threshold: float
 
-    def to_dict(self) -> dict[str, float | bool]:
-        return {"exists": self.exists, "statistic": self.statistic, "threshold": self.threshold}
+    def to_dict(self) -> dict[str, float | bool | None]:
+        """JSON-ready (a non-finite statistic as ``None``)."""
+        return plain(
+            {"exists": self.exists, "statistic": self.statistic, "threshold": self.threshold}
+        )
 
 
 def dp_mean_exists(model: DPMean, lam: ArrayLike) -> Existence:
@@ -123,12 +130,34 @@ def bayes_small_deviation_exists(model: Bayes, lam: ArrayLike) -> Existence:
     return Existence(bool(xi.min() >= 0.0 and total > 1.0), total, 1.0)
 
 
+def empirical_exists(model: Empirical, lam: ArrayLike) -> Existence:
+    r"""Definition 3.2 on measured clients: is some noise vector in the measured range mutually beneficial?
+
+    With :math:`\ell_i(\bar z)` the least noise client :math:`i` accepts at aggregate noise
+    :math:`\bar z` (:meth:`Empirical.minimal_noise`), a protocol with aggregate :math:`\bar z`
+    exists iff every :math:`\ell_i(\bar z)` is finite and
+    :math:`\bar z(\ell(\bar z)) \le \bar z` (:func:`econ.privacy.empirical.scan`). The
+    statistic is the largest slack :math:`\max_{\bar z}(\bar z - \bar z(\ell(\bar z)))` over the
+    measured levels and a geometric grid of 1025 levels between them (``-inf`` when, at every
+    level, some client accepts no measured noise); a protocol exists iff it is >= 0.
+    """
+    _, _, slack = scan(model, lam)
+    best = float(slack.max())
+    hi = model.noise_range[1]
+    return Existence(bool(best >= -SLACK_TOL * hi), best, 0.0)
+
+
 #: Existence test per model class.
-EXISTENCE = {DPMean: dp_mean_exists, DPSGD: dp_sgd_exists, Bayes: bayes_small_deviation_exists}
+EXISTENCE = {
+    DPMean: dp_mean_exists,
+    DPSGD: dp_sgd_exists,
+    Bayes: bayes_small_deviation_exists,
+    Empirical: empirical_exists,
+}
 
 
-def exists(model: Model, lam: ArrayLike) -> Existence:
-    """The model's existence test (Theorem 4.2, 4.5 or 4.9)."""
+def exists(model: Model | Empirical, lam: ArrayLike) -> Existence:
+    """The model's existence test (Theorem 4.2, 4.5 or 4.9; Definition 3.2 on measured clients)."""
     return EXISTENCE[type(model)](model, lam)  # type: ignore[operator]
 
 

@@ -14,6 +14,8 @@ amplification by shuffling, loosened as in Appendix B.5):
 
 from __future__ import annotations
 
+from typing import overload
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -21,39 +23,70 @@ from econ.propositions import Verdict, on_points, proposition
 from econ.validation import in_interval, positive
 
 
-def kappa_mean(n: ArrayLike, bound: float) -> NDArray[np.float64]:
-    r""":math:`\kappa = \sqrt{2\ln(1.25n^2)}\,B/n` (Tsoy et al. 2024, section 4.1)."""
+def _shaped(out: ArrayLike, *inputs: ArrayLike) -> NDArray[np.float64] | float:
+    """A Python float when every input is a scalar, else the array."""
+    arr = np.asarray(out, dtype=np.float64)
+    return float(arr) if all(np.ndim(x) == 0 for x in inputs) else arr
+
+
+@overload
+def kappa_mean(n: float, bound: float) -> float: ...
+@overload
+def kappa_mean(n: ArrayLike, bound: float) -> NDArray[np.float64]: ...
+def kappa_mean(n: ArrayLike, bound: float) -> NDArray[np.float64] | float:
+    r""":math:`\kappa = \sqrt{2\ln(1.25n^2)}\,B/n` (Tsoy et al. 2024, section 4.1); a float for scalars."""
     n_ = in_interval("n", n, 1.0)
-    return np.sqrt(2 * np.log(1.25 * n_**2)) * positive("bound", bound) / n_
+    return _shaped(np.sqrt(2 * np.log(1.25 * n_**2)) * positive("bound", bound) / n_, n, bound)
 
 
-def kappa_sgd(n: ArrayLike, rounds: float, bound: float) -> NDArray[np.float64]:
-    r""":math:`\kappa = 16\sqrt{2e\ln(1.25mn^2)\ln(4n^2)\,m}\,B/n` (Theorem 4.4 with b = n/m)."""
+@overload
+def kappa_sgd(n: float, rounds: float, bound: float) -> float: ...
+@overload
+def kappa_sgd(n: ArrayLike, rounds: float, bound: float) -> NDArray[np.float64]: ...
+def kappa_sgd(n: ArrayLike, rounds: float, bound: float) -> NDArray[np.float64] | float:
+    r""":math:`\kappa = 16\sqrt{2e\ln(1.25mn^2)\ln(4n^2)\,m}\,B/n` (Theorem 4.4 with b = n/m); a float for scalars."""
     n_ = in_interval("n", n, 1.0)
     m = in_interval("rounds", rounds, 1.0)
-    return (
+    return _shaped(
         16
         * np.sqrt(2 * np.e * np.log(1.25 * m * n_**2) * np.log(4 * n_**2) * m)
         * positive("bound", bound)
-        / n_
+        / n_,
+        n,
+        rounds,
+        bound,
     )
 
 
+@overload
+def round_epsilon(n: float, rounds: float, bound: float, alpha: float) -> float: ...
+@overload
 def round_epsilon(
     n: ArrayLike, rounds: float, bound: float, alpha: ArrayLike
-) -> NDArray[np.float64]:
-    r"""Per-round local budget :math:`\varepsilon_0 = \sqrt{2\ln(1.25mn^2)}\,B/(b\alpha)`, b = n/m."""
+) -> NDArray[np.float64]: ...
+def round_epsilon(
+    n: ArrayLike, rounds: float, bound: float, alpha: ArrayLike
+) -> NDArray[np.float64] | float:
+    r"""Per-round local budget :math:`\varepsilon_0 = \sqrt{2\ln(1.25mn^2)}\,B/(b\alpha)`, b = n/m (a float for scalars)."""
     n_ = in_interval("n", n, 1.0)
     m = in_interval("rounds", rounds, 1.0)
     batch = n_ / m
-    return (
+    return _shaped(
         np.sqrt(2 * np.log(1.25 * m * n_**2))
         * positive("bound", bound)
-        / (batch * positive("alpha", alpha))
+        / (batch * positive("alpha", alpha)),
+        n,
+        rounds,
+        bound,
+        alpha,
     )
 
 
-def shuffle_epsilon(eps0: ArrayLike, rounds: float, delta: float) -> NDArray[np.float64]:
+@overload
+def shuffle_epsilon(eps0: float, rounds: float, delta: float) -> float: ...
+@overload
+def shuffle_epsilon(eps0: ArrayLike, rounds: float, delta: float) -> NDArray[np.float64]: ...
+def shuffle_epsilon(eps0: ArrayLike, rounds: float, delta: float) -> NDArray[np.float64] | float:
     r"""Amplification by shuffling before loosening (Theorem A.2, Feldman et al. 2022 Thm 3.8).
 
     .. math::
@@ -64,9 +97,14 @@ def shuffle_epsilon(eps0: ArrayLike, rounds: float, delta: float) -> NDArray[np.
     e0 = positive("eps0", eps0)
     m = in_interval("rounds", rounds, 1.0)
     d = in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    return np.log1p(
-        np.tanh(e0 / 2)
-        * (8 * np.sqrt(np.exp(e0) * np.log(4 / d)) / np.sqrt(m) + 8 * np.exp(e0) / m)
+    return _shaped(
+        np.log1p(
+            np.tanh(e0 / 2)
+            * (8 * np.sqrt(np.exp(e0) * np.log(4 / d)) / np.sqrt(m) + 8 * np.exp(e0) / m)
+        ),
+        eps0,
+        rounds,
+        delta,
     )
 
 

@@ -23,6 +23,12 @@ How each is solved (the ``method`` field of the result says which):
   point (for fixed Γ, :math:`g_i` is strictly decreasing in :math:`\beta_i`). Welfare: scipy
   SLSQP started from the best points of the family scans and the accuracy optimum; a local
   optimum, stated as such.
+* Measured clients (:class:`~econ.privacy.empirical.Empirical`), protocol = noise multipliers
+  :math:`z_i`. Accuracy: the server's model is the federated model, whose measured error
+  grows with the aggregate noise :math:`\bar z`, so the optimum is the smallest feasible
+  :math:`\bar z` of the existence scan, with :math:`z_i = \max(\ell_i(\bar z), c)`. Welfare:
+  scipy SLSQP in :math:`\ln z` started from the best feasible points of the scan; a local
+  optimum, stated as such.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from econ.privacy import symbolic as S
+from econ.privacy._json import plain
+from econ.privacy.empirical import SLACK_TOL, Empirical, scan
 from econ.privacy.existence import sgd_f, sgd_f_max
 from econ.privacy.families import family_weights, scale_scan
 from econ.privacy.models import DPSGD, Bayes, DPMean, Model, client_weights
@@ -56,6 +64,14 @@ class Protocol:
 
     ``exists`` is False when no non-trivial mutually beneficial protocol exists; then every
     client trains alone (β = 0, α = ∞) and ``utility`` equals ``utility_alone``.
+
+    For measured clients (model ``"empirical"``) ``noise`` holds the DP-SGD noise multipliers
+    :math:`z_i` (also in ``alpha``, the noise in units of the sensitivity, as α in the paper),
+    ``beta`` the precision :math:`1/z_i^2` of the injected noise (Theorem 4.3's
+    :math:`\beta_i = 1/(1/\rho + d\alpha_i^2)` with d = 1 and the data's own noise left out,
+    which the measurement does not separate), ``epsilon`` = ``leak`` the measured ε, and
+    ``accuracy`` each client's measured test accuracy of its end model;
+    ``server_accuracy`` is their mean.
     """
 
     model: str
@@ -69,6 +85,8 @@ class Protocol:
     utility: Array
     utility_alone: Array
     multipliers: Array | None = None
+    noise: Array | None = None
+    accuracy: Array | None = None
 
     @property
     def gamma(self) -> float:
@@ -80,8 +98,14 @@ class Protocol:
         """Per-client gain u_i - u_i^0 (>= 0 up to solver tolerance)."""
         return self.utility - self.utility_alone
 
+    @property
+    def server_accuracy(self) -> float | None:
+        """Mean measured accuracy of the clients' end models (measured clients only)."""
+        return None if self.accuracy is None else float(np.mean(self.accuracy))
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """JSON-ready: lists of floats, ``None`` for infinite noise (β = 0)."""
+        out: dict[str, Any] = {
             "model": self.model,
             "objective": self.objective,
             "method": self.method,
@@ -92,8 +116,17 @@ class Protocol:
             "leak": self.leak,
             "utility": self.utility,
             "utility_alone": self.utility_alone,
+            "gain": self.gain,
             "gamma": self.gamma,
+            "multipliers": self.multipliers,
         }
+        if self.noise is not None:
+            out |= {
+                "noise": self.noise,
+                "accuracy": self.accuracy,
+                "server_accuracy": self.server_accuracy,
+            }
+        return plain(out)
 
 
 def _protocol(
@@ -426,12 +459,107 @@ def _bayes_welfare(model: Bayes, lam: Array, nu: Array) -> tuple[Array | None, s
 
 
 # --------------------------------------------------------------------------------------------
+# Measured clients: scan of the aggregate noise (accuracy), SLSQP from the scan (welfare)
+# --------------------------------------------------------------------------------------------
+
+
+def _empirical_protocol(
+    model: Empirical, lam: Array, noise: Array | None, objective: str, method: str
+) -> Protocol:
+    alone = model.utility_alone(lam)
+    if noise is None:
+        inf, zero = np.full_like(lam, np.inf), np.zeros_like(lam)
+        return Protocol(
+            model.name,
+            objective,
+            method,
+            False,
+            zero,
+            inf,
+            zero,
+            zero,
+            alone,
+            alone,
+            noise=inf,
+            accuracy=1 - np.asarray(model.error_alone),
+        )
+    eps = model.epsilon_at(noise)
+    return Protocol(
+        model.name,
+        objective,
+        method,
+        True,
+        1 / noise**2,
+        noise,
+        eps,
+        eps,
+        model.utility(noise, lam),
+        alone,
+        noise=noise,
+        accuracy=1 - np.sqrt(model.err2(noise, lam)),
+    )
+
+
+def _empirical_candidates(model: Empirical, lam: Array) -> tuple[Array, list[Array]]:
+    """Feasible aggregate levels of the scan (ascending) and their filled protocols."""
+    grid, floor, slack = scan(model, lam)
+    ok = np.flatnonzero(slack >= -SLACK_TOL * model.noise_range[1])
+    if ok.size == 0:
+        return grid[ok], []
+    return grid[ok], list(model.fill(floor[ok], grid[ok]))
+
+
+def _empirical_accuracy(model: Empirical, lam: Array) -> tuple[Array | None, str]:
+    method = (
+        "scan of the aggregate noise on the measured levels and a 1025-point geometric grid: "
+        "smallest feasible level"
+    )
+    _, candidates = _empirical_candidates(model, lam)
+    if not candidates:
+        return None, method
+    return candidates[0], method
+
+
+def _empirical_welfare(model: Empirical, lam: Array, nu: Array) -> tuple[Array | None, str]:
+    method = (
+        "non-convex: scipy SLSQP in ln z from the best feasible points of the aggregate-noise "
+        "scan; a local optimum"
+    )
+    _, candidates = _empirical_candidates(model, lam)
+    if not candidates:
+        return None, method
+    lo, hi = np.log(model.noise_range)
+
+    def welfare(z: Array) -> float:
+        return float(nu @ model.utility(z, lam))
+
+    def inside(x: Array) -> Array:
+        return np.exp(np.clip(x, lo, hi))
+
+    ranked = sorted(candidates, key=welfare, reverse=True)
+    best, best_value = ranked[0], welfare(ranked[0])
+    for start in ranked[:3]:
+        res = minimize(
+            lambda x: -welfare(inside(x)),
+            np.log(start),
+            method="SLSQP",
+            bounds=[(lo, hi)] * lam.size,
+            constraints=[{"type": "ineq", "fun": lambda x: model.gain(inside(x), lam)}],
+            options={"maxiter": 300, "ftol": 1e-12},
+        )
+        cand = inside(res.x)
+        if model.gain(cand, lam).min() >= -1e-10 and welfare(cand) > best_value:
+            best, best_value = cand, welfare(cand)
+    return best, method
+
+
+# --------------------------------------------------------------------------------------------
 # Public entry point
 # --------------------------------------------------------------------------------------------
 
 
 def optimal_protocol(
-    model: Model,
+    model: Model | Empirical,
     lam: ArrayLike,
     objective: str = "welfare",
     nu: ArrayLike | None = None,
@@ -447,7 +575,9 @@ def optimal_protocol(
     Parameters
     ----------
     model
-        :class:`DPMean`, :class:`DPSGD` or :class:`Bayes`.
+        :class:`DPMean`, :class:`DPSGD`, :class:`Bayes`, or measured clients
+        (:class:`~econ.privacy.empirical.Empirical`: the protocol is one DP-SGD noise
+        multiplier per client in the measured range).
     lam
         Accuracy weights λ_i >= 0, one per client.
     objective
@@ -464,6 +594,15 @@ def optimal_protocol(
     nu_ = np.ones_like(lam_) if nu is None else client_weights(nu, "nu")
     if nu_.shape != lam_.shape:
         raise ValueError(f"nu must have one weight per client ({lam_.size}), got {nu_.size}")
+    if isinstance(model, Empirical):
+        if method == "cvxpy":
+            raise ValueError("measured clients give no convex program; use method='auto'")
+        noise, how = (
+            _empirical_accuracy(model, lam_)
+            if objective == "accuracy"
+            else _empirical_welfare(model, lam_, nu_)
+        )
+        return _empirical_protocol(model, lam_, noise, objective, how)
     if isinstance(model, Bayes):
         if method == "cvxpy":
             raise ValueError("the Bayesian problems are not convex; use method='auto'")
@@ -482,8 +621,12 @@ def optimal_protocol(
     return _protocol(model, lam_, beta, objective, how, multipliers)
 
 
-def family_protocol(model: Model, lam: ArrayLike, family: str, grid: int = 100) -> Protocol:
+def family_protocol(
+    model: Model | Empirical, lam: ArrayLike, family: str, grid: int = 100
+) -> Protocol:
     """The protocol the authors' scale scan finds in ``family`` (the baseline of section 6)."""
+    if isinstance(model, Empirical):
+        raise ValueError("the families of section 6 are defined for the built-in models only")
     lam_ = client_weights(lam)
     beta = scale_scan(model, lam_, family, positive_int("grid", grid))
     return _protocol(

@@ -8,6 +8,10 @@ Sub-commands:
              ``accuracy`` (Γ), every client gaining -> per-client ``alpha``, ``beta``,
              ``epsilon``, ``utility``, ``utility_alone`` and the total ``gamma``;
 ``figure1``  Figure 1 (both panels) with the exact optimum, as PNG and CSV under ``--out``;
+``curve``    the measured (ε, accuracy) curve of local-only and federated DP-SGD training
+             (:mod:`learning.privacy_curve`) -> ``curve.json`` and ``curve.png`` under ``--out``;
+             ``exists`` and ``optimal`` answer for the measured clients with ``--curve FILE``
+             instead of ``--model`` (:class:`econ.privacy.empirical.Empirical`);
 ``account``  ε of DP-SGD-style training (``--steps`` Gaussian releases with noise multiplier
              ``--noise``, each on a subsample at ``--sampling-rate``) at ``--delta``, or with
              ``--epsilon`` instead of ``--noise`` the noise multiplier that reaches it
@@ -23,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +50,13 @@ _LISTS = {"n", "sigma"}
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, choices=("dp-mean", "dp-sgd", "bayes"))
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", choices=("dp-mean", "dp-sgd", "bayes"))
+    which.add_argument(
+        "--curve",
+        type=Path,
+        help="a measured curve (curve.json of `privacy curve`): the clients of that training",
+    )
     float_list(parser, "--lam", required=True, help="accuracy weights lambda_i, one per client")
     for flag, (_, help_) in _MODEL_FLAGS.items():
         if flag in _LISTS:
@@ -108,11 +120,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     account.add_argument(
         "--dataset-size", type=int, default=None, help="examples sampled from (fixed)"
     )
+    curve = sub.add_parser(
+        "curve", help="measure the (epsilon, accuracy) curve of local and federated DP-SGD"
+    )
+    _curve_arguments(curve)
     for p in (
         exists,
         optimal,
         fig,
         account,
+        curve,
     ):  # also accepted after the action; SUPPRESS keeps an earlier --json
         p.add_argument(
             "--json",
@@ -122,9 +139,106 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
+def _curve_arguments(parser: argparse.ArgumentParser) -> None:
+    from learning.privacy_curve import DEFAULTS
+
+    float_list(
+        parser,
+        "--noise",
+        default=[0.5, 1.0, 2.0, 4.0],
+        help="noise multipliers z > 0 (words or comma-separated; default 0.5,1,2,4)",
+    )
+    parser.add_argument("--seeds", type=int, default=3, help="number of seeds 0..S-1 (default 3)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="folder for curve.json and curve.png"
+    )
+    for flag, kind, help_ in (
+        ("dataset", str, "dataset"),
+        ("model", str, "network"),
+        ("partition", str, "how the data is split between the clients"),
+        ("clients", int, "number of clients"),
+        ("rounds", int, "communication rounds"),
+        ("local-steps", int, "local steps per round"),
+        ("batch-size", int, "examples per step (fixed size, without replacement)"),
+        ("lr", float, "learning rate"),
+        ("momentum", float, "SGD momentum"),
+        ("clip", float, "per-example clipping norm of DP-SGD"),
+        ("delta", float, "target delta of every client's epsilon"),
+    ):
+        key = {"clip": "max_grad_norm"}.get(flag, flag.replace("-", "_"))
+        parser.add_argument(
+            f"--{flag}", type=kind, default=DEFAULTS[key], help=f"{help_} (default {DEFAULTS[key]})"
+        )
+    parser.add_argument("--device", default=None, help="torch device (default: best available)")
+    parser.add_argument("--data-dir", default=None, help="where the datasets are cached")
+
+
+def _out_folder(path: Path) -> Path:
+    """A folder that can be written, created if missing; checked before any training."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--out {path} is a file, not a folder")
+    parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {path} cannot be written ({parent} is not a writable folder)")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _curve(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.privacy_curve import measure, plot
+
+    if args.seeds < 1:
+        raise ValueError(f"--seeds must be an integer >= 1, got {args.seeds}")
+    if any(not z > 0 for z in args.noise):
+        raise ValueError(f"--noise must list noise multipliers > 0, got {args.noise}")
+    if not 0 < args.delta < 1:
+        raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
+    if not args.clip > 0:
+        raise ValueError(f"--clip must be > 0, got {args.clip}")
+    out = _out_folder(args.out)
+    settings = {
+        "dataset": args.dataset,
+        "model": args.model,
+        "partition": args.partition,
+        "clients": args.clients,
+        "rounds": args.rounds,
+        "local_steps": args.local_steps,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "momentum": args.momentum,
+        "max_grad_norm": args.clip,
+        "delta": args.delta,
+    }
+    curve = measure(
+        args.noise,
+        args.seeds,
+        device=args.device,
+        data_dir=args.data_dir,
+        progress=lambda text: print(f"privacy curve: {text}", file=sys.stderr, flush=True),
+        **settings,
+    )
+    json_path = curve.save(out / "curve.json")
+    png_path = plot(curve, out / "curve.png")
+    return {
+        "json": str(json_path),
+        "png": str(png_path),
+        "seconds": curve.seconds,
+        "settings": curve.settings,
+        "summary": curve.summary(),
+    }
+
+
 def _model(args: argparse.Namespace) -> Any:
     from econ.privacy.models import MODELS
 
+    if args.curve is not None:
+        from econ.privacy.empirical import Empirical
+
+        given = [f"--{flag}" for flag in _MODEL_FLAGS if getattr(args, flag) is not None]
+        if given or args.integer_rounds:
+            given += ["--integer-rounds"] if args.integer_rounds else []
+            raise ValueError(f"{', '.join(given)} do(es) not apply to --curve (measured clients)")
+        return Empirical.from_curve(args.curve)
     kwargs: dict[str, Any] = {}
     for flag, (keyword, _) in _MODEL_FLAGS.items():
         value = getattr(args, flag)
@@ -186,6 +300,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return _figure1(args)
     if args.action == "account":
         return _account(args)
+    if args.action == "curve":
+        return _curve(args)
     model = _model(args)
     if args.action == "exists":
         from econ.privacy.existence import exists
@@ -266,7 +382,30 @@ def _plot(panels: Any, path: Path) -> None:
     plt.close(fig)
 
 
+def _render_curve(result: dict[str, Any]) -> str:
+    head = ("training", "noise", "epsilon", "eps_min", "eps_max", "accuracy", "ci_low", "ci_high")
+    rows = [
+        (
+            r["training"],
+            r["noise"] if r["noise"] else "no DP",
+            r["epsilon"],
+            r["epsilon_min"],
+            r["epsilon_max"],
+            r["accuracy"],
+            r["ci_low"],
+            r["ci_high"],
+        )
+        for r in result["summary"]
+    ]
+    return (
+        table(rows, head) + f"\n\n95% t-intervals over seeds of the federation's mean accuracy; "
+        f"{fmt(result['seconds'], 3)} s\nwrote {result['json']} and {result['png']}"
+    )
+
+
 def render(result: dict[str, Any]) -> str:
+    if "summary" in result:
+        return _render_curve(result)
     if "rows" in result:
         cols = [k for k in result["rows"][0] if not k.endswith("_se")]
         body = table([[r.get(c, "") for c in cols] for r in result["rows"]], cols)
@@ -274,7 +413,7 @@ def render(result: dict[str, Any]) -> str:
     if "beta" not in result:
         return table([(k, v) for k, v in result.items()], ("quantity", "value"))
     eps = result["epsilon"] if result["epsilon"] is not None else [None] * len(result["beta"])
-    rows = [
+    rows: list[tuple[Any, ...]] = [
         (i, a, b, e, leak, u, u0)
         for i, (a, b, e, leak, u, u0) in enumerate(
             zip(
@@ -288,9 +427,35 @@ def render(result: dict[str, Any]) -> str:
             )
         )
     ]
-    head = ("client", "alpha", "beta", "epsilon", "leak", "utility", "utility_alone")
+    head: tuple[str, ...] = (
+        "client",
+        "alpha",
+        "beta",
+        "epsilon",
+        "leak",
+        "utility",
+        "utility_alone",
+    )
+    if result.get("noise") is not None:
+        head = ("client", "noise", "epsilon", "accuracy", "utility", "utility_alone")
+        rows = [
+            (i, z, e, a, u, u0)
+            for i, (z, e, a, u, u0) in enumerate(
+                zip(
+                    result["noise"],
+                    result["epsilon"],
+                    result["accuracy"],
+                    result["utility"],
+                    result["utility_alone"],
+                    strict=True,
+                )
+            )
+        ]
+        server = f"server accuracy: {fmt(result['server_accuracy'])}"
+    else:
+        server = f"gamma (server accuracy): {fmt(result['gamma'])}"
     foot = (
-        f"\nexists: {result['exists']}   gamma (server accuracy): {fmt(result['gamma'])}"
+        f"\nexists: {result['exists']}   {server}"
         f"   objective: {result['objective']}\nmethod: {result['method']}"
     )
     return table(rows, head) + foot
