@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from econ.privacy._json import plain
+from econ.outputs import plain
 from learning.experiment import TrainConfig, train
 
 __all__ = ["CURVE_KIND", "PrivacyCurve", "measure", "plot", "t_interval"]

@@ -56,7 +56,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import PchipInterpolator
 
-from econ.privacy._json import plain
+from econ.outputs import plain
 from econ.privacy.models import client_weights
 
 Array = NDArray[np.float64]

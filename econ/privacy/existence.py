@@ -26,6 +26,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
+from econ.outputs import plain
 from econ.privacy import symbolic as S
 from econ.privacy._checks import (
     N_SYM,
@@ -35,7 +36,6 @@ from econ.privacy._checks import (
     identity,
     proves_positive,
 )
-from econ.privacy._json import plain
 from econ.privacy.empirical import SLACK_TOL, Empirical, scan
 from econ.privacy.models import DPSGD, Bayes, DPMean, Model, client_weights
 from econ.propositions import Verdict, on_points, proposition, proved, refuted

@@ -45,8 +45,8 @@ import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
+from econ.outputs import plain
 from econ.privacy import symbolic as S
-from econ.privacy._json import plain
 from econ.privacy.empirical import SLACK_TOL, Empirical, scan
 from econ.privacy.existence import sgd_f, sgd_f_max
 from econ.privacy.families import family_weights, scale_scan

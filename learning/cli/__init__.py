@@ -54,7 +54,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "privacy": (
         "learning.cli.privacy",
-        "privacy-accuracy utilities: existence and optimal protocols",
+        "privacy-accuracy utilities: existence and optimal protocols, DP accounting, "
+        "measured curves",
     ),
     "pd": ("learning.cli.pd", "price-discrimination game: equilibrium, repeated play, figures"),
     "duopoly": ("learning.cli.duopoly", "Bertrand duopoly equilibrium for two model qualities"),
