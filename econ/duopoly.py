@@ -123,6 +123,23 @@ def _numeric_rho(expr: sp.Expr) -> Callable[..., NDArray[np.float64]]:
     return sp.lambdify(rho, expr, modules="numpy")
 
 
+def _homogeneous(expr: sp.Expr) -> tuple[Callable[..., NDArray[np.float64]], int]:
+    r"""``(f, d)`` with ``expr(q_l, q_h) = q_h**d * f(q_l / q_h)``.
+
+    Every closed form of the duopoly is homogeneous in :math:`(q_l, q_h)` (degree 0 for
+    demands and indifferent types, 1 for prices, revenues and surplus). Evaluating it in the
+    ratio keeps it finite for qualities down to the smallest subnormal, where products such
+    as :math:`q_l q_h (q_h - q_l)` underflow and the quotient of the raw form is 0/0.
+    """
+    scale = sp.Symbol("t", positive=True)
+    factor = sp.simplify(expr.subs({q_l: scale * q_l, q_h: scale * q_h}, simultaneous=True) / expr)
+    degree = int(sp.Poly(factor, scale).degree())
+    if sp.simplify(factor - scale**degree) != 0:
+        raise ValueError(f"{expr} is not homogeneous in (q_l, q_h)")
+    in_rho = sp.simplify(expr.subs(q_l, rho * q_h) / q_h**degree)
+    return _numeric_rho(in_rho), degree
+
+
 _FIELDS: dict[str, sp.Expr] = {
     "p_l": PRICE_L,
     "p_h": PRICE_H,
@@ -135,14 +152,14 @@ _FIELDS: dict[str, sp.Expr] = {
     "consumer_surplus": CONSUMER_SURPLUS,
     "welfare": WELFARE,
 }
-_NUMERIC = {name: _numeric(expr) for name, expr in _FIELDS.items()}
+_NUMERIC = {name: _homogeneous(expr) for name, expr in _FIELDS.items()}
 _COURNOT = {
-    "x_l": _numeric(COURNOT_X_L),
-    "x_h": _numeric(COURNOT_X_H),
-    "p_l": _numeric(COURNOT_PRICE_L.subs(_AT_COURNOT)),
-    "p_h": _numeric(COURNOT_PRICE_H.subs(_AT_COURNOT)),
-    "U_l": _numeric(COURNOT_U_L),
-    "U_h": _numeric(COURNOT_U_H),
+    "x_l": _homogeneous(COURNOT_X_L),
+    "x_h": _homogeneous(COURNOT_X_H),
+    "p_l": _homogeneous(COURNOT_PRICE_L.subs(_AT_COURNOT)),
+    "p_h": _homogeneous(COURNOT_PRICE_H.subs(_AT_COURNOT)),
+    "U_l": _homogeneous(COURNOT_U_L),
+    "U_h": _homogeneous(COURNOT_U_H),
 }
 u_l = _numeric_rho(u_l_rho)
 u_h = _numeric_rho(u_h_rho)
@@ -209,15 +226,18 @@ def _qualities(q_low: ArrayLike, q_high: ArrayLike, *, order: bool, literal: boo
     return ql.astype(np.float64), qh.astype(np.float64)
 
 
-def _evaluate(table: dict[str, Callable[..., Any]], ql: NDArray, qh: NDArray) -> dict[str, NDArray]:
-    """Evaluate closed forms, with every quantity 0 where both qualities are 0."""
+def _evaluate(
+    table: dict[str, tuple[Callable[..., Any], int]], ql: NDArray, qh: NDArray
+) -> dict[str, NDArray]:
+    """Evaluate closed forms in the ratio ``q_l / q_h`` (:func:`_homogeneous`), every quantity
+    0 where both qualities are 0."""
     empty = qh == 0
     safe_h = np.where(empty, 1.0, qh)
-    safe_l = np.where(empty, 0.0, ql)
+    ratio = np.where(empty, 0.0, ql) / safe_h
     out = {}
-    for name, fn in table.items():
-        value = np.broadcast_to(np.asarray(fn(safe_l, safe_h), dtype=np.float64), ql.shape)
-        out[name] = np.where(empty, 0.0, value)
+    for name, (fn, degree) in table.items():
+        value = np.asarray(fn(ratio), dtype=np.float64) * safe_h**degree
+        out[name] = np.where(empty, 0.0, np.broadcast_to(value, ql.shape)) + 0.0  # no -0.0
     return out
 
 
