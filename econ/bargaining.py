@@ -247,7 +247,7 @@ def duopoly_nash_solution(
     monic = _monic_cubic(a_, h_)
     best = _middle_root(*monic)
     settled = (best >= lo - 1e-12) & (best <= hi + 1e-12)
-    best = np.clip(best, lo, hi)
+    best = np.array(np.clip(best, lo, hi), dtype=np.float64)  # an array, also for scalars
     rest = np.flatnonzero(~settled.ravel())
     if rest.size:
         best.flat[rest] = _best_rational_root(*(v.ravel()[rest] for v in (a_, h_, lo, hi, *monic)))
@@ -283,8 +283,12 @@ def _disagreement(q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike):
         raise ValueError("q_l0 must not exceed q_h0")
     if np.any(qh0 > q):
         raise ValueError("q_h0 must not exceed q_max (Q is the best reachable quality)")
-    ul0, uh0 = duopoly.revenues(ql0, qh0)
-    return ul0 / q, uh0 / q, q.astype(np.float64)
+    # A = U_l0/Q = (q_h0/Q) u_l(q_l0/q_h0), H likewise: in ratios, finite for any tiny quality
+    share = qh0 / q
+    ratio = np.divide(ql0, qh0, out=np.zeros(qh0.shape), where=qh0 > 0)
+    a_ = np.where(qh0 > 0, share * duopoly.u_l(ratio), 0.0)
+    h_ = np.where(qh0 > 0, share * duopoly.u_h(ratio), 0.0)
+    return a_, h_, q.astype(np.float64)
 
 
 def _interval(a_: NDArray, h_: NDArray) -> tuple[NDArray, NDArray]:
