@@ -155,6 +155,11 @@ def _protocol(
             alone,
         )
     b = np.clip(beta, 0.0, model.rho(lam.size))
+    utility = model.utility(b, lam)
+    short = _participation_shortfall(utility, alone)
+    if short > 0:
+        note = f"; not certified: a client's gain is {-short:.3g} of its utility magnitude"
+        return _protocol(model, lam, None, objective, method + note)
     return Protocol(
         model.name,
         objective,
@@ -164,10 +169,27 @@ def _protocol(
         model.alpha(b, lam.size),
         model.epsilon(b, lam.size),
         np.sqrt(model.leak2(b, lam)),
-        model.utility(b, lam),
+        utility,
         alone,
         multipliers,
     )
+
+
+#: A returned protocol satisfies every participation constraint up to this tolerance,
+#: relative to the client's utility magnitude: :math:`u_i - u_i^0 \ge -\text{GAIN_RTOL}
+#: \cdot (|u_i| + |u_i^0|)`. A solver's point outside it is reported as no protocol.
+GAIN_RTOL = 1e-9
+
+
+def _participation_shortfall(utility: Array, alone: Array) -> float:
+    """The worst relative violation of :data:`GAIN_RTOL` (0 when every client gains)."""
+    size = np.abs(utility) + np.abs(alone)
+    gain = utility - alone
+    if not np.all(np.isfinite(gain)):
+        return float("inf")
+    rel = np.where(size > 0, -gain / np.where(size > 0, size, 1.0), 0.0)
+    worst = float(rel.max())
+    return worst if worst > GAIN_RTOL else 0.0
 
 
 def _largest_feasible(feasible: Callable[[float], bool], lo: float, hi: float) -> float:
@@ -239,14 +261,17 @@ def _dp_mean_program(n_clients: int, ratios: bytes, objective: str) -> _Program:
     v = cp.Variable(n_clients, nonneg=True)
     total = cp.Variable()
     z, y = cp.Variable(n_clients), cp.Variable(n_clients)
-    a = cp.Parameter(n_clients, nonneg=True, name="a")
+    # Each participation row is divided by 1 + a_i (parameters c = a/(1+a), e = 1/(1+a)), so
+    # that rows whose lambda_i differ by many orders of magnitude meet one solver tolerance.
+    c = cp.Parameter(n_clients, nonneg=True, name="c")
+    e = cp.Parameter(n_clients, nonneg=True, name="e")
     cones = [
         total == cp.sum(v),
         z >= cp.inv_pos(total - v + r),
         y >= cp.inv_pos(1 - cp.multiply(1 / r, v)),
     ]
-    participation = a - cp.multiply(cp.multiply(a, r), z) - y + 1 >= 0
-    params = {"a": a}
+    participation = c - cp.multiply(cp.multiply(c, r), z) - cp.multiply(e, y) + e >= 0
+    params = {"c": c, "e": e}
     if objective == "accuracy":
         goal = cp.Maximize(total)
     else:
@@ -317,7 +342,7 @@ def _dp_mean_cvxpy(
     ref = float(rho.mean())
     prog = _dp_mean_program(lam.size, (rho / ref).tobytes(), objective)
     a = lam / (kappa**2 * rho**2)
-    prog.params["a"].value = a
+    prog.params["c"].value, prog.params["e"].value = a / (1 + a), 1 / (1 + a)
     scale_i = kappa**2 * rho  # gain_i = scale_i * normalised gain_i
     if objective == "accuracy":
         scale = ref
@@ -332,8 +357,25 @@ def _dp_mean_cvxpy(
     v = np.asarray(prog.variable.value)
     if v.sum() <= 1e-7 * lam.size:  # the trivial protocol, up to solver tolerance
         return None, method, None
-    multipliers = scale * np.asarray(prog.participation.dual_value) / scale_i
-    return v * ref, method, multipliers
+    multipliers = scale * np.asarray(prog.participation.dual_value) / (scale_i * (1 + a))
+    return _dp_mean_repair(model, lam, np.clip(v * ref, 0.0, rho)), method, multipliers
+
+
+def _dp_mean_repair(model: DPMean, lam: Array, beta: Array) -> Array:
+    r"""The largest :math:`eta' \le eta` with every :math:`eta'_i \le arphi_i(\Gamma')`.
+
+    A solver's point may miss a participation constraint by its tolerance. Since
+    :math:`arphi_i` increases in Γ, :math:`eta \leftarrow \min(eta, arphi(\sumeta))`
+    decreases monotonically to the largest feasible point below :math:`eta` (Knaster-Tarski),
+    which moves β only by the size of the violation.
+    """
+    zeta, rho = model.zeta(lam), model.rho(lam.size)
+    for _ in range(1000):
+        cap = dp_mean_phi(float(beta.sum()), zeta, rho)
+        if np.all(beta <= cap):
+            break
+        beta = np.minimum(beta, cap)
+    return beta
 
 
 def _sgd_cvxpy(
