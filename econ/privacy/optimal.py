@@ -178,7 +178,7 @@ def _protocol(
 #: A returned protocol satisfies every participation constraint up to this tolerance,
 #: relative to the client's utility magnitude: :math:`u_i - u_i^0 \ge -\text{GAIN_RTOL}
 #: \cdot (|u_i| + |u_i^0|)`. A solver's point outside it is reported as no protocol.
-GAIN_RTOL = 1e-9
+GAIN_RTOL = 1e-6
 
 
 def _participation_shortfall(utility: Array, alone: Array) -> float:
@@ -402,7 +402,27 @@ def _sgd_cvxpy(
     if note is None:
         return None, method, None
     multipliers = scale * np.asarray(prog.participation.dual_value) / scale_i
-    return np.asarray(prog.variable.value) * rho, method + note, multipliers
+    beta = np.clip(np.asarray(prog.variable.value) * rho, 0.0, rho)
+    return _sgd_repair(psi, rho, beta), method + note, multipliers
+
+
+def _sgd_repair(psi: Array, rho: Array, beta: Array) -> Array:
+    r"""The largest :math:`eta' \le eta` with every :math:`eta'_i \le
+    ho_i s_i/(1+s_i)`,
+        :math:`s_i = \psi_i(1 -
+    ho_i/\Gamma')` (Theorem 4.5's constraint solved for
+        :math:`eta_i`); the cap increases in Γ, so the iteration of :func:`_dp_mean_repair`
+        applies."""
+    for _ in range(1000):
+        total = float(beta.sum())
+        if total <= 0:
+            break
+        s = psi * (1 - rho / total)
+        cap = np.maximum(rho * s / (1 + s), 0.0)
+        if np.all(beta <= cap):
+            break
+        beta = np.minimum(beta, cap)
+    return beta
 
 
 # --------------------------------------------------------------------------------------------
