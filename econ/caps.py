@@ -50,6 +50,9 @@ B_PAPER = 4 - (4 - a) ** 2 / (2 * (1 - a)) * (b - sp.sqrt(b**2 - 12 * (1 - a) / 
 B_STABLE = 4 - 6 / (1 + sp.sqrt(1 - 12 * (1 - a) / (b * (4 - a) ** 2)))
 
 
+_HUGE = float(np.finfo(np.float64).max)
+
+
 def B(a: ArrayLike, b: ArrayLike, *, form: str = "stable") -> NDArray[np.float64]:
     r"""The cap factor :math:`B(a, b)` of Algorithm 5 (Werner 2024, ch. 3, step 8).
 
@@ -82,7 +85,9 @@ def cap_high(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike) -> ND
     Proposition 3. Requires ``q_l_prev < q_h_prev <= q_h_new``.
     """
     ql, qh, qn = _round(q_l_prev, q_h_prev, q_h_new)
-    return scalar_or_array(B(ql / qh, qn / qh) * qn, q_l_prev, q_h_prev, q_h_new)
+    with np.errstate(over="ignore"):  # B(a, b) -> 1 as b -> inf: the largest float will do
+        growth = np.minimum(qn / qh, _HUGE)
+    return scalar_or_array(B(ql / qh, growth) * qn, q_l_prev, q_h_prev, q_h_new)
 
 
 def cap_low(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike) -> NDArray[np.float64]:
@@ -100,13 +105,14 @@ def cap_low(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike) -> NDA
     (``thesis.ch3.prop3.cap_low`` refutes the printed form; docs/errata.md). It is never
     below :func:`cap_high`, so the high firm's cap is the one that binds (``thesis.ch3.prop3``).
     """
-    ql, h, c = _round(q_l_prev, q_h_prev, q_h_new)
-    r = ql / h
-    root = np.sqrt((4 - r) ** 2 * c**2 - 48 * r * (1 - r) * h * c)
+    ql, h_, c = _round(q_l_prev, q_h_prev, q_h_new)
+    r = ql / h_
+    h = h_ / c  # the cap is degree-1 homogeneous in (h, c): evaluate at c = 1, times c
+    root = np.sqrt((4 - r) ** 2 - 48 * r * (1 - r) * h)
     cap = (
         c
-        * (8 * (1 - r) * r * h + (4 - r) ** 2 * c + (4 - r) * root)
-        / (2 * ((1 - r) * r * h + (4 - r) ** 2 * c))
+        * (8 * (1 - r) * r * h + (4 - r) ** 2 + (4 - r) * root)
+        / (2 * ((1 - r) * r * h + (4 - r) ** 2))
     )
     return scalar_or_array(cap, q_l_prev, q_h_prev, q_h_new)
 
@@ -150,7 +156,8 @@ def next_low_quality(
         *(np.asarray(v, dtype=np.float64) for v in (q_l_prev, q_h_prev, q_h_new))
     )
     moved = qn > qh
-    growth = np.where(moved, qn / np.where(qh > 0, qh, 1.0), 1.0)
+    with np.errstate(over="ignore"):  # B(a, b) -> 1 as b -> inf: the largest float will do
+        growth = np.minimum(np.where(moved, qn / np.where(qh > 0, qh, 1.0), 1.0), _HUGE)
     ratio = np.where(qh > 0, ql / np.where(qh > 0, qh, 1.0), 0.0)
     cap = B(np.minimum(ratio, np.nextafter(1.0, 0.0)), growth) * qn
     if cap_mode == "recommended":

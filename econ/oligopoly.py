@@ -108,6 +108,12 @@ class OligopolyEquilibrium:
         )
 
 
+#: Qualities in [5e-324, 1] times 2**537 lie in [2**-537, 2**537]: normal floats, whose
+#: products and quotients in :func:`_ladder` neither underflow nor overflow.
+SCALE_EXP = 537
+_SCALE = float(2.0**SCALE_EXP)
+
+
 def _ladder(gaps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Prices and ratios ``r`` of the distinct-quality game with gaps ``d_1 .. d_n`` > 0."""
     n = gaps.size
@@ -153,9 +159,12 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
     >>> eq.price.round(4).tolist(), eq.priced_out.tolist()
     ([0.0, 0.0, 0.0, 0.2], [True, False, False, False])
     """
-    q = unit_interval("qualities", qualities).reshape(-1)
-    if q.size == 0:
+    given = unit_interval("qualities", qualities).reshape(-1)
+    if given.size == 0:
         raise ValueError("qualities must name at least one firm, got []")
+    # Prices and surplus are degree-1 homogeneous in the qualities, demands degree 0: solve
+    # with every quality times 2**SCALE_EXP (exact), which keeps subnormal qualities normal.
+    q = given * _SCALE
     values, counts = np.unique(q[q > 0], return_counts=True)
     tied = values[counts > 1]
     base = float(tied[-1]) if tied.size else 0.0
@@ -179,13 +188,14 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
         demand[group] = theta_first / np.count_nonzero(group)
         surplus += base * theta_first**2 / 2
     priced_out = (q == 0) | (q < base)
+    price = price / _SCALE
     return OligopolyEquilibrium(
-        quality=q,
+        quality=given,
         price=price,
         demand=demand,
         revenue=price * demand,
         priced_out=priced_out,
-        consumer_surplus=surplus,
+        consumer_surplus=surplus / _SCALE,
     )
 
 
@@ -198,9 +208,10 @@ def _own_demand(
     qo, po = q[others], p[others]
     if q[i] == 0:
         return np.zeros(x.shape[0])
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         cross = (po - x) / (qo - q[i])  # the type indifferent between i and j
-    low = np.maximum(x[:, 0] / q[i], np.max(np.where(qo < q[i], cross, 0.0), axis=1, initial=0.0))
+        own = x[:, 0] / q[i]
+    low = np.maximum(own, np.max(np.where(qo < q[i], cross, 0.0), axis=1, initial=0.0))
     high = np.minimum(1.0, np.min(np.where(qo > q[i], cross, np.inf), axis=1, initial=np.inf))
     same = qo == q[i]
     cheaper = np.any(same & (po < x), axis=1)
@@ -220,6 +231,8 @@ def demands(qualities: ArrayLike, prices: ArrayLike) -> NDArray[np.float64]:
     p = non_negative("prices", prices).reshape(-1)
     if p.size != q.size:
         raise ValueError(f"prices must have one entry per firm ({q.size}), got {p.size}")
+    with np.errstate(over="ignore"):  # a price above 2**487 exceeds every quality anyway
+        q, p = q * _SCALE, p * _SCALE  # degree 0 in (q, p): see SCALE_EXP
     return np.array([_own_demand(q, p, i, p[i : i + 1])[0] for i in range(q.size)])
 
 
