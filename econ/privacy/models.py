@@ -50,6 +50,17 @@ def _precision(n: ArrayLike, sigma: ArrayLike) -> Array:
     return np.asarray(n, dtype=np.float64) / np.asarray(sigma, dtype=np.float64) ** 2
 
 
+def _check_precision(n: ArrayLike, sigma: ArrayLike) -> None:
+    """Refuse ``n`` and ``sigma`` whose precision ``n/sigma^2`` is not a positive finite float."""
+    with np.errstate(over="ignore", under="ignore"):
+        rho = _precision(n, sigma)
+    if not np.all(np.isfinite(rho) & (rho > 0)):
+        raise ValueError(
+            f"sigma must give a positive finite precision n/sigma^2 (a float in [1e-308, 1e308]), "
+            f"got n={n!r}, sigma={sigma!r}"
+        )
+
+
 def _per_client(name: str, value: ArrayLike, n_clients: int) -> Array:
     arr = np.asarray(value, dtype=np.float64)
     if arr.ndim == 0:
@@ -185,6 +196,7 @@ class DPMean(_Model):
     def __post_init__(self) -> None:
         object.__setattr__(self, "n", in_interval("n", self.n, 1.0))
         object.__setattr__(self, "sigma", positive("sigma", self.sigma))
+        _check_precision(self.n, self.sigma)
         object.__setattr__(self, "bound", float(positive("bound", self.bound)))
 
     def rho(self, n_clients: int) -> Array:
@@ -253,6 +265,7 @@ class DPSGD(_Model):
         object.__setattr__(
             self, "sigma", _per_client("sigma", positive("sigma", self.sigma), n_clients)
         )
+        _check_precision(self.n, self.sigma)
         for name in ("bound", "L", "mu", "diam"):
             object.__setattr__(self, name, float(positive(name, getattr(self, name))))
         if self.mu > self.L:
@@ -340,6 +353,7 @@ class Bayes(_Model):
     def __post_init__(self) -> None:
         object.__setattr__(self, "n", in_interval("n", self.n, 1.0))
         object.__setattr__(self, "sigma", positive("sigma", self.sigma))
+        _check_precision(self.n, self.sigma)
         object.__setattr__(self, "tau", float(positive("tau", self.tau)))
 
     def rho(self, n_clients: int) -> Array:
@@ -353,7 +367,8 @@ class Bayes(_Model):
         lam_ = client_weights(lam)
         rho, tau = self.rho(lam_.size), self.tau
         a = lam_ / (rho + tau) ** 2 - 1 / tau**2
-        return a / (a + (rho + tau) ** 2 / (rho**2 * tau**2))
+        # A + (rho+tau)^2/(rho tau)^2 = lam/(rho+tau)^2 + 2/(rho tau) + 1/rho^2, without cancelling
+        return a / (lam_ / (rho + tau) ** 2 + 2 / (rho * tau) + 1 / rho**2)
 
 
 Model = DPMean | DPSGD | Bayes

@@ -339,6 +339,8 @@ def _dp_mean_cvxpy(
     model: DPMean, lam: Array, nu: Array, objective: str
 ) -> tuple[Array | None, str, Array | None]:
     rho, kappa = model.rho(lam.size), model.kappa(lam.size)
+    if model.zeta(lam).sum() <= 1:  # Theorem 4.2: no mutually beneficial protocol
+        return None, _cvxpy_method(objective, lam.size), None
     ref = float(rho.mean())
     prog = _dp_mean_program(lam.size, (rho / ref).tobytes(), objective)
     a = lam / (kappa**2 * rho**2)
@@ -482,6 +484,8 @@ def _bayes_accuracy(model: Bayes, lam: Array, grid: int = 400) -> tuple[Array | 
                 hi = sub[0]
         g = lo
     phi = bayes_phi(np.array([g]), lam, rho, tau)[0][0]
+    if not phi.sum() > 0:
+        return None, method
     return phi * (g / phi.sum()), method
 
 
@@ -502,7 +506,8 @@ def _bayes_welfare(model: Bayes, lam: Array, nu: Array) -> tuple[Array | None, s
     def welfare(b: Array) -> float:
         return float(nu @ model.gain(np.clip(b, 0, rho), lam))
 
-    feasible = [s for s in starts if model.gain(s, lam).min() >= 0]
+    # the trivial protocol is always feasible (its gain is 0 up to rounding)
+    feasible = starts[:1] + [s for s in starts[1:] if model.gain(s, lam).min() >= 0]
     feasible.sort(key=welfare, reverse=True)
     best, best_value = feasible[0], welfare(feasible[0])
     for start in feasible[:3]:
