@@ -52,7 +52,12 @@ def beta_of_alpha(alpha: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.
     """
     a = in_interval("alpha", np.where(np.isinf(alpha), 0.0, alpha), 0.0)
     r = positive("rho", rho)
-    out = np.asarray(_beta_of_alpha2(a**2, r, dim), dtype=np.float64)
+    # rho/(1 + d alpha^2 rho): exact at alpha = 0 and finite for subnormal rho; where
+    # d alpha^2 rho overflows, 1/rho does not, and the printed form is used
+    with np.errstate(over="ignore", divide="ignore"):
+        spread = np.asarray(dim * a**2 * r, dtype=np.float64)
+        printed = np.asarray(_beta_of_alpha2(a**2, r, dim), dtype=np.float64)
+        out = np.where(np.isfinite(spread), r / (1 + spread), printed)
     return _shaped(np.where(np.isinf(alpha), 0.0, out), alpha, rho)
 
 
@@ -69,9 +74,11 @@ def alpha_of_beta(beta: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.f
     b = non_negative("beta", beta)
     if np.any(b > r * (1 + 1e-12)):
         raise ValueError(f"beta must lie in [0, rho], got beta={b} with rho={r}")
+    # alpha = sqrt((1 - beta/rho)/d) / sqrt(beta): finite wherever the result is, also where
+    # 1/beta or 1/rho overflow (subnormal beta, rho)
     with np.errstate(divide="ignore"):
-        a2 = np.asarray(_alpha2_of_beta(b, r, dim), dtype=np.float64)
-    return _shaped(np.sqrt(np.maximum(a2, 0.0)), beta, rho)
+        alpha = np.sqrt(np.maximum(1 - b / r, 0.0) / dim) / np.sqrt(b)
+    return _shaped(np.where(b > 0, alpha, np.inf), beta, rho)
 
 
 @overload
@@ -138,9 +145,22 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     eps = float(positive("epsilon", epsilon))
     d = float(in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True))
     hi = classical_gaussian_sigma(min(eps, 0.5), d, sensitivity) * 2
+    lo = 1e-12 * hi
+    while analytic_gaussian_delta(eps, lo, sensitivity) < d and lo > 1e-300:
+        lo *= 1e-12  # delta close to 1: the noise needed is tiny
+    gap = analytic_gaussian_delta(eps, lo, sensitivity) - d
+    if not gap >= 0:
+        raise ValueError(
+            f"delta={d!r} is met by every sigma above 1e-300 at epsilon={eps!r}: "
+            "choose a smaller delta"
+        )
     return float(
         brentq(
-            lambda s: analytic_gaussian_delta(eps, s, sensitivity) - d, 1e-12 * hi, hi, xtol=1e-14
+            lambda s: analytic_gaussian_delta(eps, s, sensitivity) - d,
+            lo,
+            hi,
+            xtol=1e-300,
+            maxiter=2000,
         )
     )
 

@@ -16,6 +16,7 @@ expressions of :data:`SYMBOLS` are obtained by calling them on symbols.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
@@ -99,7 +100,15 @@ class PDGame:
     def q_bar(self) -> Number:
         r""":math:`\bar q = (1-\mu)\underline\theta/(\mu\Delta\theta)`: the evasion rate at which
         a signal-aware seller is indifferent after a low signal."""
-        return (1 - self.mu) * self.theta_low / (self.mu * self.delta)
+        mu, low, delta = self.mu, self.theta_low, self.delta
+        den = mu * delta
+        if den > 0:
+            return (1 - mu) * low / den
+        if low == 0:
+            return 0 * den
+        # mu * delta underflows to 0 (subnormal inputs): the same ratio in logarithms
+        log_q = math.log(1 - mu) + math.log(low) - math.log(mu) - math.log(delta)
+        return math.inf if log_q > 709.0 else math.exp(log_q)
 
     @property
     def q_star(self) -> Number:
