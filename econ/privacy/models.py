@@ -52,7 +52,7 @@ def _precision(n: ArrayLike, sigma: ArrayLike) -> Array:
 
 def _check_precision(n: ArrayLike, sigma: ArrayLike) -> None:
     """Refuse ``n`` and ``sigma`` whose precision ``n/sigma^2`` is not a positive finite float."""
-    with np.errstate(over="ignore", under="ignore"):
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
         rho = _precision(n, sigma)
     if not np.all(np.isfinite(rho) & (rho > 0)):
         raise ValueError(

@@ -102,13 +102,12 @@ class PDGame:
         a signal-aware seller is indifferent after a low signal."""
         mu, low, delta = self.mu, self.theta_low, self.delta
         den = mu * delta
-        if den > 0:
-            return (1 - mu) * low / den
-        if low == 0:
-            return 0 * den
-        # mu * delta underflows to 0 (subnormal inputs): the same ratio in logarithms
-        log_q = math.log(1 - mu) + math.log(low) - math.log(mu) - math.log(delta)
-        return math.inf if log_q > 709.0 else math.exp(log_q)
+        if isinstance(den, float) and den == 0.0:  # mu, delta > 0: the product underflowed
+            if low == 0:
+                return 0.0
+            log_q = math.log(1 - mu) + math.log(low) - math.log(mu) - math.log(delta)
+            return math.inf if log_q > 709.0 else math.exp(log_q)
+        return (1 - mu) * low / den
 
     @property
     def q_star(self) -> Number:

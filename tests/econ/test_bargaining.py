@@ -231,3 +231,27 @@ def test_reachable_solution_is_feasible_and_beats_the_grid(t):
     gl, gh = duopoly.revenues(grid_q, q)
     rational = (gl >= ul0) & (gh >= uh0)
     assert sol.nash_product >= np.max(np.where(rational, (gl - ul0) * (gh - uh0), -np.inf)) - 1e-15
+
+
+def test_knife_edge_start_collapses_the_interval_to_its_start() -> None:
+    """q_l0/Q = 4/7 with q_h0 = Q: 1 - 48 A = 0, so rho_a = rho_b = 4/7 and the solution is the
+    start, U_l* = Q u_l(4/7) = Q/48, U_h* = Q u_h(4/7) = 7Q/48, N* = 0 (scalar and array)."""
+    q = 0.8
+    for args in ((0.45714285714285713, q, q), ([0.45714285714285713], [q], [q])):
+        sol = bargaining.duopoly_nash_solution(*args)
+        assert np.ravel(sol.rho_star)[0] == pytest.approx(4 / 7, abs=1e-8)
+        assert np.ravel(sol.U_l_star)[0] == pytest.approx(q / 48, rel=1e-12)
+        assert np.ravel(sol.U_h_star)[0] == pytest.approx(7 * q / 48, rel=1e-7)
+        assert np.ravel(sol.nash_product)[0] == pytest.approx(0.0, abs=1e-18)
+
+
+@pytest.mark.parametrize("q", [1e-154, 1e-170, 1e-300, 5e-324])
+def test_tiny_qualities_keep_the_closed_form(q: float) -> None:
+    """Homogeneity: with q_l0 = q_h0 = Q the disagreement revenues are 0 and rho* is the root
+    of rho^2 + 9 rho - 4 whatever the scale of Q; with q_l0 = 0 the low firm's start earns 0."""
+    sol = bargaining.duopoly_nash_solution(q, q, q)
+    assert sol.rho_star == pytest.approx(bargaining.RHO_INF, rel=1e-12)
+    assert sol.q_h_star == q and np.isfinite(sol.q_l_star) and np.isfinite(sol.U_h_star)
+    start = bargaining.duopoly_nash_solution(0.0, q, q)
+    assert start.U_h_star == pytest.approx(q / 4, rel=1e-12) or q < 1e-300
+    assert np.isfinite(start.rho_star) and start.U_l_star >= 0

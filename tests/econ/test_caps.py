@@ -163,3 +163,19 @@ def test_quadratic_314_vanishes_at_the_exact_cap():
     point = {caps._ql: sp.Rational(1, 5), caps._h: sp.Rational(3, 5), caps._c: sp.Rational(72, 95)}
     assert caps.QUAD_314.subs(point).subs(caps._x, sp.Rational(144, 361)) == 0
     assert float(caps.cap_high(0.2, 0.6, 72 / 95)) == pytest.approx(144 / 361, abs=1e-14)
+
+
+def test_caps_are_homogeneous_down_to_tiny_qualities() -> None:
+    """cap_low is degree-1 homogeneous: at (4/7, 1, 1) s it is s times the value at s = 1,
+    where the raw products underflow; it is never below cap_high."""
+    base = caps.cap_low(4 / 7, 1.0, 1.0)
+    for s in (1e-100, 1e-200, 1e-300):
+        low = caps.cap_low(4 / 7 * s, s, s)
+        assert low == pytest.approx(base * s, rel=1e-12)
+        assert low >= caps.cap_high(4 / 7 * s, s, s) * (1 - 1e-12)
+
+
+def test_unbounded_growth_caps_at_the_new_quality() -> None:
+    """q_h grows from 5e-324 to 4/7: b overflows, B(a, b) -> 1, and the cap is q_h,t."""
+    out = caps.next_low_quality(5e-324, 5e-324, 4 / 7, rho_star=1.0, q_l_star=1.0)
+    assert out == pytest.approx(4 / 7, rel=1e-12)

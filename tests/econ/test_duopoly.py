@@ -151,3 +151,21 @@ def test_revenues_are_non_negative_and_bounded(pair):
     assert 0 <= eq.U_l <= eq.q_h / 48 + 1e-15
     assert 0 <= eq.U_h <= eq.q_h / 4 + 1e-15
     assert eq.welfare == pytest.approx(eq.consumer_surplus + eq.U_l + eq.U_h)
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-200, 1e-300])
+def test_tiny_qualities_are_the_scaled_closed_forms(scale: float) -> None:
+    """(q_l, q_h) = (3, 7) s: p_l = 12/25 s, U_l = 84/625 s, U_h = 784/625 s, D_l = 7/25,
+    D_h = 14/25 (eq. 3.4 by homogeneity), where the raw products underflow to 0/0."""
+    eq = duopoly.equilibrium(3 * scale, 7 * scale)
+    assert eq.p_l == pytest.approx(12 / 25 * scale, rel=1e-12)
+    assert eq.U_l == pytest.approx(84 / 625 * scale, rel=1e-12)
+    assert eq.U_h == pytest.approx(784 / 625 * scale, rel=1e-12)
+    assert (eq.D_l, eq.D_h) == pytest.approx((7 / 25, 14 / 25), rel=1e-14)
+    assert eq.welfare == pytest.approx(eq.consumer_surplus + eq.U_l + eq.U_h, rel=1e-14)
+
+
+def test_subnormal_tie_is_lemma_23() -> None:
+    eq = duopoly.equilibrium(5e-324, 5e-324)
+    assert (eq.p_l, eq.p_h, eq.U_l, eq.U_h) == (0.0, 0.0, 0.0, 0.0)
+    assert (eq.D_l, eq.D_h) == pytest.approx((1 / 3, 2 / 3))

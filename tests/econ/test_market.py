@@ -132,3 +132,19 @@ def test_sampled_population_splits_ties_at_random():
     s = sampled_market([0.5, 0.5, 0.9], 200_000, seed=1)
     exact = market_round([0.5, 0.5, 0.9])
     assert s.share == pytest.approx(exact.share, abs=5 / np.sqrt(200_000))
+
+
+def test_subnormal_qualities_keep_exact_shares() -> None:
+    """The docstring's market scaled by 2**-1060 (subnormal qualities): the tie still shares
+    half the market and the top firm sells 1/2 (theta = p/d = 1/2 exactly)."""
+    a, b = 0.711 * 2.0**-1060, 0.778 * 2.0**-1060
+    m = market_round([a, b, a])
+    assert m.share.tolist() == [0.25, 0.5, 0.25]
+    assert m.price[0] == m.price[2] == 0.0 and m.price[1] > 0
+
+
+def test_qualities_spanning_the_float_range_sum_to_at_most_one() -> None:
+    m = market_round([1e-320, 1e-300, 0.75, 0.25, 1e-320, 2.2250738585e-313])
+    assert m.share.sum() <= 1.0 and np.all(m.share >= 0)
+    assert m.welfare == pytest.approx(m.consumer_surplus + m.revenue.sum(), rel=1e-14)
+    assert deviation_gains([5e-324], [0.0], grid=11)[0] == 0.0

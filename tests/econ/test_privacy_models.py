@@ -176,3 +176,35 @@ def test_dimensionless_dp_mean_form(n, sigma, lam, frac):
     g = b.sum() - b
     expected = -(kappa**2) * rho**2 * b / (1 - b) - lam_ / (1 + g)
     np.testing.assert_allclose(rho * model.utility(b * rho, lam_), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [DPMean, Bayes])
+def test_precision_must_be_a_finite_float(make) -> None:
+    with pytest.raises(ValueError, match="sigma"):
+        make(n=1.0, sigma=5e-324)
+    with pytest.raises(ValueError, match="sigma"):
+        make(n=1.0, sigma=1e200)
+    with pytest.raises(ValueError, match="sigma"):
+        DPSGD(n_clients=2, sigma=1e-200)
+
+
+def test_bayes_xi_without_cancellation() -> None:
+    """xi = A/(lam/(rho+tau)^2 + 2/(rho tau) + 1/rho^2): at lam = 0, rho = 1e12, tau = 1e-8 the
+    printed denominator A + (rho+tau)^2/(rho tau)^2 cancels to 0 in floating point."""
+    from fractions import Fraction
+
+    rho, tau = Fraction(10**12), Fraction(1, 10**8)
+    a = -1 / tau**2
+    exact = a / (a + (rho + tau) ** 2 / (rho**2 * tau**2))
+    got = Bayes(n=1.0, sigma=1e-6, tau=1e-8).xi([0.0])[0]
+    assert got == pytest.approx(float(exact), rel=1e-9)
+
+
+def test_conversions_at_the_float_edges() -> None:
+    assert C.beta_of_alpha(0.0, 0.95) == 0.95
+    assert C.beta_of_alpha(0.0, 5e-324) == 5e-324
+    assert C.alpha_of_beta(0.0, 5e-324) == np.inf
+    assert C.alpha_of_beta(5e-324, 5e-324) == 0.0
+    assert C.alpha_of_beta(5e-324, 1.0) == pytest.approx(1 / np.sqrt(5e-324), rel=1e-12)
+    sigma = C.analytic_gaussian_sigma(1e-8, 1 - 1e-16, 1.0)
+    assert C.analytic_gaussian_delta(1e-8, sigma, 1.0) == pytest.approx(1 - 1e-16, abs=1e-15)

@@ -165,3 +165,47 @@ def test_bayes_protocols_are_mutually_beneficial_and_beat_the_families(lam, obje
             assert proto.gamma >= scan.gamma - 1e-9
         else:
             assert proto.gain.sum() >= scan.gain.sum() - 1e-9
+
+
+def _random_problems(seed: int, count: int):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        yield 10 ** rng.uniform(-2, 8, int(rng.integers(2, 8)))
+
+
+@pytest.mark.parametrize("objective", ["welfare", "accuracy"])
+def test_lambdas_over_ten_orders_are_certified(objective: str) -> None:
+    """400 DP-mean problems with lambda in [1e-2, 1e8]: every returned protocol keeps each
+    client at its stand-alone utility (up to GAIN_RTOL), and it exists iff Theorem 4.2 says so."""
+    from econ.privacy.existence import exists
+
+    model = DPMean()
+    for lam in _random_problems(0, 400):
+        p = O.optimal_protocol(model, lam, objective=objective)
+        size = np.abs(p.utility) + np.abs(p.utility_alone)
+        assert np.all(p.gain >= -O.GAIN_RTOL * size), (lam, p.gain)
+        assert p.exists == exists(model, lam).exists
+
+
+def test_dp_sgd_lambdas_over_ten_orders_are_certified() -> None:
+    for lam in _random_problems(1, 60):
+        p = O.optimal_protocol(DPSGD(n_clients=lam.size), lam)
+        size = np.abs(p.utility) + np.abs(p.utility_alone)
+        assert np.all(p.gain >= -O.GAIN_RTOL * size), (lam, p.gain)
+
+
+def test_uncertified_point_is_reported_as_no_protocol() -> None:
+    """A point that leaves a client below its stand-alone utility is not returned as a protocol."""
+    model, lam = DPMean(), np.array([1.0, 1.0])
+    p = O._protocol(model, lam, np.array([0.9, 0.0]), "welfare", "test")
+    assert not p.exists and "not certified" in p.method and np.all(p.beta == 0)
+
+
+@pytest.mark.parametrize("objective", ["welfare", "accuracy"])
+def test_bayes_single_client_and_extreme_scales(objective: str) -> None:
+    """One client cannot gain (no one to learn from); extreme precisions are no crash."""
+    p = O.optimal_protocol(Bayes(n=1.0, sigma=10.0, tau=1.0), [1.0], objective=objective)
+    assert not p.exists and p.gain.tolist() == [0.0]
+    for model in (Bayes(n=1.0, sigma=1e-6, tau=1e-8), Bayes(n=1e12, sigma=1e6, tau=1e6)):
+        p = O.optimal_protocol(model, [0.0, 1e12, 1e-300], objective=objective)
+        assert np.all(np.isfinite(p.utility))

@@ -279,3 +279,15 @@ def test_corollary2_on_random_games(mu, low, gap, cb_share, c_s):
 @given(st.floats(0, 1), st.floats(0, 1))
 def test_lemma30_alpha_dominates_a_minus_b(a, b):
     assert alpha_of(a, b) >= a - b - 1e-15
+
+
+def test_q_bar_where_mu_delta_underflows() -> None:
+    """q_bar = (1 - mu) theta_low / (mu delta) also where mu * delta is 0 in floating point."""
+    from games.price_discrimination.game import PDGame
+
+    g = PDGame(mu=5e-324, theta_low=1e-300, theta_high=1e-300 + 1e-30, c_b=0.0, c_s=0.0)
+    exact = (1 - F(5e-324)) * F(1e-300) / (F(5e-324) * (F(g.theta_high) - F(1e-300)))
+    assert g.q_bar == pytest.approx(float(exact), rel=1e-9)
+    assert g.q_star == 1
+    tiny = PDGame(mu=5e-324, theta_low=0.0, theta_high=5e-324, c_b=0.0, c_s=0.0)
+    assert tiny.q_bar == 0.0
