@@ -317,6 +317,11 @@ class DPSGD(_Model):
         return lam_ / (self.L * self.mu * self.dim * kappa**2 * rho**2)
 
 
+#: The Bayesian model's precisions tau and rho = n/sigma^2 must lie here: its utilities (eq. 3)
+#: hold squares and products of them, which must stay finite floats.
+BAYES_RANGE = (1e-100, 1e100)
+
+
 @dataclass(frozen=True, eq=False)
 class Bayes(_Model):
     r"""Bayesian mean estimation with reconstruction-based privacy (Tsoy et al. 2024, section 4.3).
@@ -355,6 +360,13 @@ class Bayes(_Model):
         object.__setattr__(self, "sigma", positive("sigma", self.sigma))
         _check_precision(self.n, self.sigma)
         object.__setattr__(self, "tau", float(positive("tau", self.tau)))
+        low, high = BAYES_RANGE
+        rho = _precision(self.n, self.sigma)
+        if not (low <= self.tau <= high and np.all((rho >= low) & (rho <= high))):
+            raise ValueError(
+                f"tau and the precision n/sigma^2 must lie in [{low:g}, {high:g}] (eq. 3 squares "
+                f"them), got tau={self.tau!r}, n/sigma^2={rho!r}"
+            )
 
     def rho(self, n_clients: int) -> Array:
         return _per_client("n", _precision(self.n, self.sigma), n_clients)
@@ -366,9 +378,14 @@ class Bayes(_Model):
         r""":math:`\xi_i = A_i/(A_i + (\rho+\tau)^2/(\rho^2\tau^2))`, :math:`A_i = \lambda_i/(\rho+\tau)^2 - 1/\tau^2` (Thm 4.9)."""
         lam_ = client_weights(lam)
         rho, tau = self.rho(lam_.size), self.tau
-        a = lam_ / (rho + tau) ** 2 - 1 / tau**2
-        # A + (rho+tau)^2/(rho tau)^2 = lam/(rho+tau)^2 + 2/(rho tau) + 1/rho^2, without cancelling
-        return a / (lam_ / (rho + tau) ** 2 + 2 / (rho * tau) + 1 / rho**2)
+        # Times tau^2, with t = tau/(rho+tau) in (0, 1) and s = tau/rho:
+        # xi = (lam t^2 - 1)/(lam t^2 + 2s + s^2); the denominator is A + (rho+tau)^2/(rho tau)^2
+        # expanded, so nothing cancels, and no power of tau under- or overflows.
+        t = tau / (rho + tau)
+        with np.errstate(over="ignore"):  # s^2 = inf: xi is 0 in the limit
+            s = np.asarray(tau / rho, dtype=np.float64)
+            lt2 = lam_ * t * t
+            return np.asarray((lt2 - 1) / (lt2 + 2 * s + s * s), dtype=np.float64)
 
 
 Model = DPMean | DPSGD | Bayes

@@ -208,3 +208,24 @@ def test_conversions_at_the_float_edges() -> None:
     assert C.alpha_of_beta(5e-324, 1.0) == pytest.approx(1 / np.sqrt(5e-324), rel=1e-12)
     sigma = C.analytic_gaussian_sigma(1e-8, 1 - 1e-16, 1.0)
     assert C.analytic_gaussian_delta(1e-8, sigma, 1.0) == pytest.approx(1 - 1e-16, abs=1e-15)
+
+
+def test_bayes_precisions_have_a_stated_range() -> None:
+    """Eq. 3 squares tau and rho = n/sigma^2: outside BAYES_RANGE it is a ValueError naming them."""
+    from econ.privacy.models import BAYES_RANGE
+
+    low, high = BAYES_RANGE
+    for kwargs in ({"tau": 5e-324}, {"tau": 1e300}, {"n": 1.0, "sigma": 1e-60}):
+        with pytest.raises(ValueError, match="tau and the precision"):
+            Bayes(**kwargs)
+    assert Bayes(n=1.0, sigma=1e-50, tau=low).tau == low
+    assert Bayes(tau=high).tau == high
+
+
+def test_bayes_xi_at_the_ends_of_its_range() -> None:
+    """rho = 1e100, tau = 1e-100, lam = 0: xi = -1/(2s + s^2) with s = tau/rho = 1e-200."""
+    from fractions import Fraction
+
+    s = Fraction(1, 10**200)
+    got = Bayes(n=1.0, sigma=1e-50, tau=1e-100).xi([0.0])[0]
+    assert got == pytest.approx(float(-1 / (2 * s + s * s)), rel=1e-9)
