@@ -16,9 +16,11 @@ point). The properties:
   :data:`econ.privacy.optimal.GAIN_RTOL` of its utility magnitude.
 
 Every test is derandomised (``derandomize=True``, no example database), so CI runs the same
-examples each time. Examples per run: :data:`TOTAL_EXAMPLES` = 22,900 (the sum of the
-``max_examples`` below; hypothesis stops earlier only where a strategy runs out of distinct
-inputs, which none of these does).
+examples each time. Examples per run: :data:`TOTAL_EXAMPLES` = 22,200 valid examples (the sum
+of the ``max_examples`` below; ``pytest --hypothesis-show-statistics`` lists each test's
+passing examples, which reach its ``max_examples``; inputs rejected by ``assume`` or a filter
+come on top). The file runs in about 50 s in one process on a 2-core machine. The explicit
+settings take precedence over the profile of tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -129,7 +131,7 @@ def _close(a: float, b: float, scale: float) -> bool:
 # ------------------------------------------------------------------------------ econ.duopoly
 
 
-@_props("duopoly_equilibrium", 2500)
+@_props("duopoly_equilibrium", 2300)
 @given(quality_pairs(), st.booleans())
 def test_duopoly_equilibrium(pair: tuple[float, float], swap: bool) -> None:
     ql, qh = pair
@@ -290,7 +292,7 @@ def test_market_round(qualities: list[float]) -> None:
     assert np.array_equal(eq.price, m.price) and eq.welfare == m.welfare
 
 
-@_props("oligopoly_demands", 1500)
+@_props("oligopoly_demands", 1200)
 @given(firm_lists, st.data())
 def test_oligopoly_demands_at_any_prices(qualities: list[float], data: st.DataObject) -> None:
     prices = data.draw(st.lists(unit, min_size=len(qualities), max_size=len(qualities)))
@@ -357,7 +359,7 @@ def test_defection_free_report(pairs, q_max: float) -> None:
 # ------------------------------------------------------------------------------ econ.caps
 
 
-@_props("caps", 1200)
+@_props("caps", 1000)
 @given(starts(), st.floats(0.0, 1.0))
 def test_caps(start, extra: float) -> None:
     ql, qh, q = start
@@ -523,4 +525,4 @@ TOTAL_EXAMPLES = sum(_BUDGET.values())
 
 def test_example_budget() -> None:
     """The docstring's count: at least 20,000 examples per run."""
-    assert TOTAL_EXAMPLES == 22_900 and TOTAL_EXAMPLES >= 20_000
+    assert TOTAL_EXAMPLES == 22_200 and TOTAL_EXAMPLES >= 20_000
