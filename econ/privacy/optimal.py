@@ -23,6 +23,10 @@ How each is solved (the ``method`` field of the result says which):
   point (for fixed Γ, :math:`g_i` is strictly decreasing in :math:`\beta_i`). Welfare: scipy
   SLSQP started from the best points of the family scans and the accuracy optimum; a local
   optimum, stated as such.
+* Every DP-model solution from a solver is moved onto the participation constraints by a
+  monotone fixed-point iteration (:func:`_dp_mean_repair`, :func:`_sgd_repair`), and every
+  returned protocol is checked: no client's gain may be below -:data:`GAIN_RTOL` times its
+  utility magnitude :math:`|u_i| + |u_i^0|`, or no protocol is reported.
 * Measured clients (:class:`~econ.privacy.empirical.Empirical`), protocol = noise multipliers
   :math:`z_i`. Accuracy: the server's model is the federated model, whose measured error
   grows with the aggregate noise :math:`\bar z`, so the optimum is the smallest feasible
@@ -62,7 +66,9 @@ METHODS = ("auto", "cvxpy")
 class Protocol:
     """A protocol β with everything the clients and the server see.
 
-    ``exists`` is False when no non-trivial mutually beneficial protocol exists; then every
+    ``exists`` is False when no non-trivial mutually beneficial protocol exists, or when the
+    solver's point leaves a client short of its stand-alone utility by more than
+    :data:`GAIN_RTOL` (``method`` then ends in "not certified" with the shortfall); then every
     client trains alone (β = 0, α = ∞) and ``utility`` equals ``utility_alone``.
 
     For measured clients (model ``"empirical"``) ``noise`` holds the DP-SGD noise multipliers
