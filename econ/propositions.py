@@ -433,7 +433,9 @@ def errata_markdown(outcomes: Iterable[Outcome]) -> str:
                 f"- **Why it fails:** {_one_line(v.evidence)}",
             ]
             if v.counterexample:
-                example = ", ".join(f"{k} = {_plain(x)}" for k, x in v.counterexample.items())
+                example = ", ".join(
+                    f"{k} = {_rounded(_plain(x))}" for k, x in v.counterexample.items()
+                )
                 lines.append(f"- **Counterexample:** {example}")
             twin = by_id.get(p.id + CORRECTED)
             if twin is not None:
@@ -446,6 +448,18 @@ def errata_markdown(outcomes: Iterable[Outcome]) -> str:
         if lines[-1] == "":
             lines.pop()
     return "\n".join(lines) + "\n"
+
+
+def _rounded(value: Any) -> Any:
+    """Floats to 10 significant digits: the page must not depend on the last bits of a
+    platform's arithmetic."""
+    if isinstance(value, float):
+        return float(f"{value:.10g}")
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
 
 
 def _one_line(text: str) -> str:
