@@ -108,6 +108,11 @@ class TrainConfig:
         SGDConfig(self.lr, self.momentum, self.weight_decay)
         in_interval("test_fraction", self.test_fraction, 0.0, 1.0, low_open=True, high_open=True)
         in_interval("target_fraction", self.target_fraction, 0.0, 1.0, high_open=True)
+        if self.test_fraction + self.target_fraction >= 1.0:
+            raise ValueError(
+                "test_fraction + target_fraction must be < 1 (some data must stay for "
+                f"training), got {self.test_fraction} + {self.target_fraction}"
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         if self.dp is not None:
@@ -308,6 +313,8 @@ def train(
     """
     if resume and checkpoint_dir is None:
         raise ValueError("resume needs a checkpoint directory")
+    if isinstance(checkpoint_every, bool) or checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be an integer >= 1, got {checkpoint_every}")
     dev = resolve_device(device)
     rng = np.random.default_rng(config.seed)
     data_rng, model_rng, loop_rng = rng.spawn(3)

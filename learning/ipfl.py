@@ -156,6 +156,11 @@ class IPFLRun:
         for name in ("clients", "clusters", "rounds", "local_steps", "batch_size", "eval_every"):
             positive_int(name, getattr(self, name))
         positive_int("holdout_per_client", self.holdout_per_client)
+        if self.clusters > self.clients:
+            raise ValueError(
+                f"clusters must not exceed clients (each cluster model needs a client), got "
+                f"clusters={self.clusters} > clients={self.clients}"
+            )
         for name in ("noisy_share", "noise_rate"):
             in_interval(name, getattr(self, name), 0.0, 1.0)
         in_interval("unseen_share", self.unseen_share, 0.0, 1.0, high_open=True)

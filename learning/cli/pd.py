@@ -175,8 +175,12 @@ def _seller(args: argparse.Namespace) -> Any:
 def _repeated(args: argparse.Namespace) -> dict[str, Any]:
     from games.price_discrimination.repeated import policy_regret, simulate
 
+    from learning.cli._checks import fits_in_memory
+
     game = _game(args)
     seller = _seller(args)
+    # per round and seed: the seller's weights over two signals and the play (float64)
+    fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
     start = time.perf_counter()
     rng = np.random.default_rng(args.seed)
     bias = tuple(args.bias) if args.bias is not None else None
@@ -232,6 +236,9 @@ def _write_repeated(out: Path, run: Any, result: dict[str, Any], policy: Any) ->
 def _figures(args: argparse.Namespace) -> dict[str, Any]:
     from games.price_discrimination.figures import FIGURE_SELLERS, write_figures
 
+    from learning.cli._checks import fits_in_memory
+
+    fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
     start = time.perf_counter()
     # Figures 4.2-4.4 run the three sellers once, Figure 4.5 once more over the bias levels.
     with _progress(2 * len(FIGURE_SELLERS) * args.rounds) as bar:
