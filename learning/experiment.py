@@ -39,7 +39,7 @@ from learning.engine import (
     parameters_of,
 )
 from learning.federation import Federation, make_federation
-from learning.loop import Checkpointing, RoundRecord, run_rounds
+from learning.loop import Checkpointing, RoundRecord, float32_step, run_rounds
 from learning.models import MODELS, build_model
 from learning.partition import PARTITIONS
 from learning.qualities import model_qualities
@@ -106,6 +106,8 @@ class TrainConfig:
                     f"got {self.clients_per_round}"
                 )
         SGDConfig(self.lr, self.momentum, self.weight_decay)
+        for name in ("lr", "momentum", "weight_decay"):
+            float32_step(name, getattr(self, name))
         in_interval("test_fraction", self.test_fraction, 0.0, 1.0, low_open=True, high_open=True)
         in_interval("target_fraction", self.target_fraction, 0.0, 1.0, high_open=True)
         if self.test_fraction + self.target_fraction >= 1.0:

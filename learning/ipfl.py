@@ -79,7 +79,7 @@ from learning.engine import (
 )
 from learning.experiment import build_engine
 from learning.federation import Federation, make_federation
-from learning.loop import read_checkpoint, run_rounds
+from learning.loop import check_finite_loss, float32_step, read_checkpoint, run_rounds
 from learning.models import build_model
 from learning.qualities import model_qualities
 from learning.rng import draw_entropy, round_rng, torch_generator
@@ -182,6 +182,7 @@ class IPFLRun:
         if self.optimizer is not None:
             choice("optimizer", self.optimizer, ("sgd", "adadelta"))
         SGDConfig(self.lr, self.momentum)
+        float32_step("lr", self.lr)
 
     @property
     def local_optimizer(self) -> str:
@@ -922,6 +923,7 @@ def run_ipfl(
         refunds = np.zeros(k)
         if cs.size:
             trained = _local_train(run, ctx, select(models, ks), cs, rng)
+            check_finite_loss("training", float(np.mean(trained.loss)), r + 1, run.lr)
             weights = torch.as_tensor(sizes[cs], device=ctx.device)
             new = group_mean(
                 trained.params, weights, torch.as_tensor(ks, device=ctx.device), models

@@ -34,8 +34,10 @@ BASE: dict[str, list[str]] = {
         "20",
         "--rounds",
         "1",
+        "--lr",
+        "0.1",
         "--init-epochs-high",
-        "0",
+        "30",
     ],
     "market": ["market", "--qualities", "0.3", "0.8"],
     "demo": ["demo", "--rounds", "1", "--size", "150", "--target-per-class", "20"],
@@ -117,7 +119,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("defection-free", "--seed", SEED),
     ("defection-free", "--size", COUNT),
     ("defection-free", "--target-per-class", COUNT),
-    ("defection-free", "--lr", POS),
+    ("defection-free", "--lr", [*POS, "1e308"]),  # 1e308 overflows float32
     ("defection-free", "--batch-size", COUNT),
     ("defection-free", "--init-epochs-high", COUNT0),
     ("defection-free", "--q-max", ["-1", "0", "nan", "inf", "1.5", "abc"]),
@@ -135,7 +137,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("ipfl", "--clusters", COUNT),
     ("ipfl", "--rounds", COUNT),
     ("ipfl", "--local-steps", COUNT),
-    ("ipfl", "--lr", POS),
+    ("ipfl", "--lr", [*POS, "1e308"]),  # 1e308 overflows float32
     ("ipfl", "--tok-init", NONNEG),
     ("ipfl", "--price", NONNEG),
     ("ipfl", "--perf-share", UNIT),
@@ -144,7 +146,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("train", "--clients", COUNT),
     ("train", "--rounds", COUNT),
     ("train", "--local-steps", COUNT),
-    ("train", "--lr", POS),
+    ("train", "--lr", [*POS, "1e308"]),  # 1e308 overflows float32
     ("train", "--momentum", ["-0.1", "nan", "inf", "abc"]),
     ("train", "--weight-decay", NONNEG),
     ("train", "--batch-size", COUNT),
@@ -186,7 +188,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("privacy curve", "--rounds", COUNT),
     ("privacy curve", "--local-steps", COUNT),
     ("privacy curve", "--batch-size", COUNT),
-    ("privacy curve", "--lr", POS),
+    ("privacy curve", "--lr", [*POS, "1e308"]),  # 1e308 overflows float32
     ("privacy curve", "--clip", POS),
     ("privacy curve", "--delta", OPEN_UNIT),
     ("pd equilibrium", "--mu", ["0", "1", "-1", "3/2", "nan", "abc"]),
@@ -306,6 +308,11 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("duopoly-missing-qh", ["duopoly", "--ql", "0.3"]),
     ("bargain-qh0-above-qmax", ["bargain", "--ql0", "0.3", "--qh0", "0.9", "--qmax", "0.8"]),
     ("bargain-ql0-above-qh0", ["bargain", "--ql0", "0.9", "--qh0", "0.3"]),
+    ("train-diverges", [*BASE["train"], "--lr", "1e37"]),
+    ("ipfl-diverges", [*BASE["ipfl"], "--lr", "1e37"]),
+    ("df-diverges", [*BASE["defection-free"], "--lr", "1e37"]),
+    ("train-huge-weight-decay", [*BASE["train"], "--weight-decay", "1e300"]),
+    ("train-checkpoint-every-no-checkpoint", [*BASE["train"], "--checkpoint-every", "0"]),
     ("unknown-subcommand", ["nope"]),
     ("unknown-flag", ["duopoly", "--ql", "0.3", "--qh", "0.8", "--nope"]),
 ]
@@ -402,6 +409,29 @@ def test_bad_input_is_one_line_and_exit_2(argv, bad, tmp_path, monkeypatch, caps
     assert err.count("\n") == 1 and err.endswith("\n"), err
     left = [str(p.relative_to(work)) for p in work.rglob("*")]
     assert not left, f"files left behind: {left}"
+
+
+def test_a_diverging_curve_run_stops_naming_the_round_and_the_learning_rate(
+    tmp_path, monkeypatch, capsys
+):
+    # privacy curve reports each run as it starts, so the error is the last of two lines
+    monkeypatch.chdir(tmp_path)
+    assert main([*BASE["privacy curve"], "--lr", "1e37"]) == 2
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]
+    assert "Traceback" not in err
+    assert "diverged at round 1" in last and "learning rate 1e+37 (--lr)" in last
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("sub", sorted(set(BASE) - {"table1"}))  # table1 trains for minutes
+def test_every_base_invocation_is_valid(sub, tmp_path, monkeypatch, capsys):
+    # the rows above fail because of the value they add, not because of the base
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG)
+    monkeypatch.chdir(tmp_path)
+    argv = [str(config) if a == "@config" else a for a in BASE[sub]]
+    assert main(argv) == 0, capsys.readouterr().err
 
 
 def test_the_table_covers_every_subcommand_and_350_inputs():
