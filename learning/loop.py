@@ -35,9 +35,9 @@ from learning.rng import draw_entropy, finish_rng, init_rng, round_rng
 
 __all__ = [
     "CHECKPOINT_FILE",
+    "FLOAT32_MAX",
     "Checkpointing",
     "DivergedError",
-    "FLOAT32_MAX",
     "LoopResult",
     "RoundRecord",
     "check_finite_loss",

@@ -104,9 +104,8 @@ def _run_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from learning.cli._paths import writable_dir
-
     from learning.cli._checks import device_flag, needs_checkpoint
+    from learning.cli._paths import writable_dir
 
     needs_checkpoint(args.resume, args.checkpoint)
     if args.clusters > args.clients:

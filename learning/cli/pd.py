@@ -174,7 +174,6 @@ def _seller(args: argparse.Namespace) -> Any:
 
 def _repeated(args: argparse.Namespace) -> dict[str, Any]:
     from games.price_discrimination.repeated import policy_regret, simulate
-
     from learning.cli._checks import fits_in_memory
 
     game = _game(args)
@@ -235,7 +234,6 @@ def _write_repeated(out: Path, run: Any, result: dict[str, Any], policy: Any) ->
 
 def _figures(args: argparse.Namespace) -> dict[str, Any]:
     from games.price_discrimination.figures import FIGURE_SELLERS, write_figures
-
     from learning.cli._checks import fits_in_memory
 
     fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)

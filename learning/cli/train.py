@@ -135,9 +135,8 @@ def _write_curve(out: Path, result: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from learning.cli._paths import writable_dir
-
     from learning.cli._checks import device_flag, existing_dir, needs_checkpoint
+    from learning.cli._paths import writable_dir
 
     needs_checkpoint(args.resume, args.checkpoint)
     if args.checkpoint_every < 1:
