@@ -449,6 +449,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, bad, tmp_path, monkeypatch, caps
     assert "Traceback" not in err
     assert code == 2, f"exit {code}: {err!r}"
     assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith("collabecon"), err  # nothing (a progress bar) before the message
     left = [str(p.relative_to(work)) for p in work.rglob("*")]
     assert not left, f"files left behind: {left}"
 
