@@ -481,3 +481,28 @@ def test_the_table_covers_every_subcommand_and_350_inputs():
     named = {argv[0] for argv, _ in (p.values for p in CASES)}
     assert set(COMMANDS) <= named
     assert len(CASES) >= 350
+
+
+@pytest.mark.parametrize(
+    ("argv", "named", "keyword"),
+    [
+        (["duopoly", "--ql", "0.8", "--qh", "0.3"], "pass --order", "order=True"),
+        (["duopoly", "--ql", "0.8", "--qh", "0.3"], "--ql must not exceed --qh", "q_l "),
+        (["bargain", "--ql0", "0.3", "--qh0", "0.9", "--qmax", "0.8"], "--qh0", "q_max"),
+        (["pd", "repeated", "--eta", "-1"], "--eta must", "eta must"),
+        ([*BASE["ipfl"], "--clients", "0"], "--clients must", "clients must"),
+        ([*BASE["train"], "--clients-per-round", "9"], "--clients-per-round", "clients_per"),
+        (
+            [*BASE["privacy account"], "--sampling", "fixed", "--accountant", "rdp"],
+            "--dataset-size",
+            "dataset_size",
+        ),
+    ],
+)
+def test_messages_name_the_flag_not_the_keyword(
+    argv, named, keyword, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert named.lower() in err.lower() and keyword not in err.replace(f"-{keyword}", ""), err

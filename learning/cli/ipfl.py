@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from learning.cli._paths import writable_dir
 
     needs_checkpoint(args.resume, args.checkpoint)
-    if args.clusters > args.clients:
+    if 1 <= args.clients < args.clusters:
         raise ValueError(
             f"--clusters {args.clusters} exceeds --clients {args.clients}: every cluster "
             "model needs at least one client"
