@@ -119,7 +119,7 @@ def _flag_names(message: str, parser: argparse.ArgumentParser, keywords: dict[st
         else:
             pattern = rf"(?<![\w-]){word}(?=(=| must\b))|^{word}(?=\s)"
         message = re.sub(pattern, flag, message)
-    return message
+    return re.sub(r"(--[\w-]+)=True\b", r"\1", message)  # a switch is given, not set to True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
