@@ -1,6 +1,6 @@
 """Every subcommand refuses bad input with one line on stderr and exit code 2, before any work.
 
-Table-driven over the flags of every subcommand (README, "Errors"): each numeric flag gets the
+Table-driven over the flags of every subcommand (the README: bad input is a one-line error and exit code 2): each numeric flag gets the
 values outside its domain (negative, zero where a count or a scale must be positive, NaN,
 infinities, overflowing literals, fractions for integer counts, words), each file flag gets a
 missing file, a directory, garbage bytes and a truncated file, and the contradictory or
