@@ -1,9 +1,10 @@
 """Every subcommand refuses bad input with one line on stderr and exit code 2, before any work.
 
-Table-driven over the flags of every subcommand (the README: bad input is a one-line error and exit code 2): each numeric flag gets the
-values outside its domain (negative, zero where a count or a scale must be positive, NaN,
-infinities, overflowing literals, fractions for integer counts, words), each file flag gets a
-missing file, a directory, garbage bytes and a truncated file, and the contradictory or
+The README promises a one-line error and exit code 2 for bad input. Table-driven over the
+flags of every subcommand: each numeric flag gets the values outside its domain (negative,
+zero where a count or a scale must be positive, NaN, infinities, overflowing literals,
+fractions for integer counts, words), each file flag gets a missing file, a directory,
+garbage bytes and a truncated file, and the contradictory or
 impossible combinations get their own rows. Each case runs ``learning.cli.main`` in-process
 in an empty working directory under a time guard: a refusal must come before any training,
 leave no file behind, and be a single line without a traceback.
