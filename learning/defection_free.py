@@ -52,6 +52,7 @@ from games.defection_free import (
 from learning.data import Dataset, load_dataset
 from learning.device import resolve_device
 from learning.engine import BatchedEngine, Params, Task, parameters_of, sample_batches
+from learning.loop import DivergedError, float32_step
 from learning.models import build_model
 from learning.partition import label_cdf
 from learning.qualities import qualities_from_evaluation
@@ -107,6 +108,7 @@ class DuopolySetup:
         for name in ("size", "target_per_class", "batch_size", "max_inner", "max_halvings"):
             positive_int(name, getattr(self, name))
         positive("lr", self.lr)
+        float32_step("lr", self.lr)
         if len(self.init_epochs) != 2:
             raise ValueError(f"init_epochs must be (low, high), got {self.init_epochs!r}")
         non_negative("init_epochs", self.init_epochs)
@@ -257,7 +259,13 @@ class TorchFirms:
 
     def _gradient(self, params: Params, name: str, joint: bool, rows: dict[str, np.ndarray]):
         x, y = self._batch(name, joint, rows)
-        grads, _ = self.engine.gradients(params, x, y)
+        grads, loss = self.engine.gradients(params, x, y)
+        value = float(loss.sum())
+        if not np.isfinite(value):
+            raise DivergedError(
+                f"training of the {name} firm diverged: its minibatch loss is {value} with "
+                f"learning rate {self.setup.lr:g} (--lr); try a smaller learning rate"
+            )
         return grads
 
     def _rows(self, steps: int) -> dict[str, np.ndarray]:
@@ -421,6 +429,13 @@ def run_schemes(
     streams = dict(zip(SCHEMES, np.random.default_rng(seed).spawn(len(SCHEMES)), strict=True))
     start = firms.measure()
     q_l0, q_h0 = start["low"], start["high"]
+    if q_max is not None:
+        in_interval("q_max", q_max, 0.0, 1.0, low_open=True)
+        if q_max < q_h0:
+            raise ValueError(
+                f"q_max must be at least the high firm's starting quality q_h0 = {q_h0:.6g} "
+                f"(Q bounds every reachable quality), got {q_max}"
+            )
     plays: dict[str, Play] = {}
     ends: dict[str, TorchFirms] = {}
     if q_max is None:

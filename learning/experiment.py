@@ -39,7 +39,7 @@ from learning.engine import (
     parameters_of,
 )
 from learning.federation import Federation, make_federation
-from learning.loop import Checkpointing, RoundRecord, run_rounds
+from learning.loop import Checkpointing, RoundRecord, float32_step, run_rounds
 from learning.models import MODELS, build_model
 from learning.partition import PARTITIONS
 from learning.qualities import model_qualities
@@ -106,8 +106,15 @@ class TrainConfig:
                     f"got {self.clients_per_round}"
                 )
         SGDConfig(self.lr, self.momentum, self.weight_decay)
+        for name in ("lr", "momentum", "weight_decay"):
+            float32_step(name, getattr(self, name))
         in_interval("test_fraction", self.test_fraction, 0.0, 1.0, low_open=True, high_open=True)
         in_interval("target_fraction", self.target_fraction, 0.0, 1.0, high_open=True)
+        if self.test_fraction + self.target_fraction >= 1.0:
+            raise ValueError(
+                "test_fraction + target_fraction must be < 1 (some data must stay for "
+                f"training), got {self.test_fraction} + {self.target_fraction}"
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         if self.dp is not None:
@@ -308,6 +315,8 @@ def train(
     """
     if resume and checkpoint_dir is None:
         raise ValueError("resume needs a checkpoint directory")
+    if isinstance(checkpoint_every, bool) or checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be an integer >= 1, got {checkpoint_every}")
     dev = resolve_device(device)
     rng = np.random.default_rng(config.seed)
     data_rng, model_rng, loop_rng = rng.spawn(3)

@@ -79,7 +79,7 @@ from learning.engine import (
 )
 from learning.experiment import build_engine
 from learning.federation import Federation, make_federation
-from learning.loop import read_checkpoint, run_rounds
+from learning.loop import check_finite_loss, float32_step, read_checkpoint, run_rounds
 from learning.models import build_model
 from learning.qualities import model_qualities
 from learning.rng import draw_entropy, round_rng, torch_generator
@@ -156,6 +156,11 @@ class IPFLRun:
         for name in ("clients", "clusters", "rounds", "local_steps", "batch_size", "eval_every"):
             positive_int(name, getattr(self, name))
         positive_int("holdout_per_client", self.holdout_per_client)
+        if self.clusters > self.clients:
+            raise ValueError(
+                f"clusters must not exceed clients (each cluster model needs a client), got "
+                f"clusters={self.clusters} > clients={self.clients}"
+            )
         for name in ("noisy_share", "noise_rate"):
             in_interval(name, getattr(self, name), 0.0, 1.0)
         in_interval("unseen_share", self.unseen_share, 0.0, 1.0, high_open=True)
@@ -177,6 +182,7 @@ class IPFLRun:
         if self.optimizer is not None:
             choice("optimizer", self.optimizer, ("sgd", "adadelta"))
         SGDConfig(self.lr, self.momentum)
+        float32_step("lr", self.lr)
 
     @property
     def local_optimizer(self) -> str:
@@ -917,6 +923,7 @@ def run_ipfl(
         refunds = np.zeros(k)
         if cs.size:
             trained = _local_train(run, ctx, select(models, ks), cs, rng)
+            check_finite_loss("training", float(np.mean(trained.loss)), r + 1, run.lr)
             weights = torch.as_tensor(sizes[cs], device=ctx.device)
             new = group_mean(
                 trained.params, weights, torch.as_tensor(ks, device=ctx.device), models

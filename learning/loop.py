@@ -13,6 +13,7 @@ code from the file.
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 import re
@@ -34,9 +35,13 @@ from learning.rng import draw_entropy, finish_rng, init_rng, round_rng
 
 __all__ = [
     "CHECKPOINT_FILE",
+    "FLOAT32_MAX",
     "Checkpointing",
+    "DivergedError",
     "LoopResult",
     "RoundRecord",
+    "check_finite_loss",
+    "float32_step",
     "read_checkpoint",
     "run_rounds",
 ]
@@ -169,6 +174,55 @@ def _load(checkpoint: Checkpointing, fingerprint: str, device: torch.device) -> 
     return payload
 
 
+#: the largest float32: a step size above it overflows in the engine's float32 update
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def float32_step(name: str, value: float) -> float:
+    """Refuse a learning rate (or another step scale) that float32 arithmetic cannot hold.
+
+    Raises
+    ------
+    ValueError
+        ``abs(value)`` exceeds :data:`FLOAT32_MAX` (about 3.4e38).
+    """
+    if abs(value) > FLOAT32_MAX:
+        raise ValueError(
+            f"{name} must be at most {FLOAT32_MAX:.3g} (the largest float32), got {value:g}"
+        )
+    return value
+
+
+class DivergedError(ValueError):
+    """Training diverged: a loss became infinite or NaN."""
+
+
+def check_finite_loss(which: str, loss: float, round_: int, lr: float) -> None:
+    """Stop a run whose loss is no longer a finite number.
+
+    Parameters
+    ----------
+    which : str
+        Which loss (``"training"``, ``"test"``), for the message.
+    loss : float
+        Its value after round ``round_``.
+    round_ : int
+        The round just completed (1-based).
+    lr : float
+        The learning rate of local training, named in the message: the usual cause.
+
+    Raises
+    ------
+    DivergedError
+        ``loss`` is infinite or NaN.
+    """
+    if not math.isfinite(loss):
+        raise DivergedError(
+            f"training diverged at round {round_}: the mean {which} loss is {loss} with "
+            f"learning rate {lr:g} (--lr); try a smaller learning rate"
+        )
+
+
 def run_rounds(
     algorithm: Algorithm,
     models: Params,
@@ -251,11 +305,13 @@ def run_rounds(
         )
         state, metrics = algorithm.round(state, clients, rng)
         done = r + 1
+        check_finite_loss("training", float(metrics["train_loss"]), done, ctx.local.sgd.lr)
         if done % eval_every == 0 or done == rounds:
             ev = ctx.engine.evaluate(algorithm.client_models(state), ctx.test)
             record = RoundRecord(
                 done, metrics["train_loss"], float(ev.loss.mean()), _mean(ev.accuracy)
             )
+            check_finite_loss("test", record.test_loss, done, ctx.local.sgd.lr)
             history.append(record)
             bar.set_postfix(loss=f"{record.test_loss:.3f}", acc=f"{record.test_accuracy or 0:.3f}")
         if checkpoint is not None and (done % checkpoint.every == 0 or done == rounds):

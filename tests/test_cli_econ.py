@@ -25,5 +25,5 @@ def test_bargain_json(capsys):
 
 def test_bad_input_exits_2(capsys):
     assert main(["duopoly", "--ql", "0.9", "--qh", "0.8"]) == 2
-    assert "q_l must not exceed q_h" in capsys.readouterr().err
+    assert "--ql must not exceed --qh" in capsys.readouterr().err
     assert main(["bargain", "--ql0", "0.2", "--qh0", "0.5", "--qmax", "1.5"]) == 2

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -85,6 +86,42 @@ def _load(name: str) -> ModuleType:
     return importlib.import_module(module_name)
 
 
+def _flags_of(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Keyword -> flag for every option of ``parser`` and its subcommands (``lr`` -> ``--lr``)."""
+    flags: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                flags.update(_flags_of(sub))
+        elif action.option_strings and action.dest not in ("help", "json"):
+            flags.setdefault(action.dest, action.option_strings[-1])
+    return flags
+
+
+def _flag_names(message: str, parser: argparse.ArgumentParser, keywords: dict[str, str]) -> str:
+    """Name the command-line flag where a library message names its Python keyword.
+
+    A plain-word keyword (``rounds``) is replaced where a message states a condition on it:
+    at the start (``rounds must be ...``), before ``=`` (``clusters=5``) or before ``must``.
+    A keyword with an underscore (``dataset_size``) is no English word and is replaced
+    wherever it stands, as are the entries of a module's ``KEYWORDS``: library keywords that
+    differ from the flag's own (``q_l`` for ``--ql``, ``order=True`` for ``--order``).
+    """
+    for literal, flag in keywords.items():
+        if not literal.isidentifier():
+            message = message.replace(literal, flag)
+    named = {k: v for k, v in keywords.items() if k.isidentifier()}
+    flags = {**_flags_of(parser), **named}
+    for keyword, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
+        word = re.escape(keyword)
+        if "_" in keyword or keyword in named:
+            pattern = rf"(?<![\w-]){word}(?![\w-])"
+        else:
+            pattern = rf"(?<![\w-]){word}(?=(=| must\b))|^{word}(?=\s)"
+        message = re.sub(pattern, flag, message)
+    return re.sub(r"(--[\w-]+)=True\b", r"\1", message)  # a switch is given, not set to True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``collabecon`` console script.
 
@@ -121,7 +158,8 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         result = module.run(args)
     except ValueError as exc:
-        print(f"collabecon {name}: error: {exc}", file=sys.stderr)
+        message = _flag_names(str(exc), parser, getattr(module, "KEYWORDS", {}))
+        print(f"collabecon {name}: error: {message}", file=sys.stderr)
         return 2
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
         print(f"collabecon {name}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)

@@ -39,3 +39,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "allow_lower": args.allow_lower,
         **solution,
     }
+
+
+#: library keywords of the bargaining solution and the flags that set them
+KEYWORDS = {"q_l0": "--ql0", "q_h0": "--qh0", "q_max": "--qmax"}

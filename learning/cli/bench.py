@@ -88,6 +88,9 @@ def _dp_arguments(parser: argparse.ArgumentParser) -> None:
 def _dp(args: argparse.Namespace) -> dict[str, Any]:
     from learning.benchmarks.dp import measure_dp
 
+    for flag, value in (("--noise", args.noise), ("--max-grad-norm", args.max_grad_norm)):
+        if not 0 < value < float("inf"):
+            raise ValueError(f"{flag} must be a finite number > 0, got {value}")
     return measure_dp(
         clients=args.clients,
         model=args.model,

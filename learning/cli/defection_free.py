@@ -88,6 +88,23 @@ def _write_history(directory: Path, name: str, run: Any) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from learning.cli._paths import writable_dir
 
+    for flag in ("rounds", "size", "target_per_class", "batch_size"):
+        if getattr(args, flag) < 1:
+            name = "--" + flag.replace("_", "-")
+            raise ValueError(f"{name} must be an integer >= 1, got {getattr(args, flag)}")
+    if args.init_epochs_high < 0:
+        raise ValueError(f"--init-epochs-high must be an integer >= 0, got {args.init_epochs_high}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    if not 0 < args.lr < float("inf"):
+        raise ValueError(f"--lr must be a finite number > 0, got {args.lr}")
+    if not 0 <= args.tolerance < float("inf"):
+        raise ValueError(f"--tolerance must be a finite number >= 0, got {args.tolerance}")
+    if args.q_max is not None and not 0 < args.q_max <= 1:
+        raise ValueError(f"--q-max must lie in (0, 1], got {args.q_max}")
+    from learning.cli._checks import device_flag
+
+    device_flag("--device", args.device)
     writable_dir("--out", args.out)
     from games.defection_free import DefectionFreeConfig
     from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
@@ -112,6 +129,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.figures and not args.out:
         raise ValueError("--figures needs --out DIR")
     firms = TorchFirms.prepare(setup, seed=args.seed, device=args.device)
+    if args.q_max is not None:
+        q_h0 = float(firms.measure()["high"])
+        if args.q_max < q_h0:
+            raise ValueError(
+                f"--q-max {args.q_max} lies below the high firm's starting quality "
+                f"{q_h0:.6g}: Q bounds every reachable quality"
+            )
     schemes = _SCHEMES if args.figures else (args.scheme,)
     runs = run_schemes(
         firms,

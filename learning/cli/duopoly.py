@@ -22,3 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     return duopoly.equilibrium(args.ql, args.qh, order=args.order).to_dict()
+
+
+#: library keywords of :func:`econ.duopoly.equilibrium` and the flags that set them
+KEYWORDS = {"order=True": "--order", "q_l": "--ql", "q_h": "--qh"}

@@ -104,8 +104,16 @@ def _run_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._checks import device_flag, needs_checkpoint
     from learning.cli._paths import writable_dir
 
+    needs_checkpoint(args.resume, args.checkpoint)
+    if 1 <= args.clients < args.clusters:
+        raise ValueError(
+            f"--clusters {args.clusters} exceeds --clients {args.clients}: every cluster "
+            "model needs at least one client"
+        )
+    device_flag("--device", args.device)
     writable_dir("--out", args.out)
     writable_dir("--checkpoint", args.checkpoint)
     from learning.ipfl import compare, run_ipfl

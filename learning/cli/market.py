@@ -227,7 +227,15 @@ def _given_rounds(args: argparse.Namespace) -> list[ModelQualities]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.consumers < 0:
         raise ValueError(f"--consumers must be >= 0, got {args.consumers}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     rounds = _given_rounds(args)
+    if args.consumers:
+        from learning.cli._checks import fits_in_memory
+
+        # per consumer: a type, a utility and a tie-break draw per firm, a choice (float64)
+        firms = max(r.quality.size for r in rounds)
+        fits_in_memory(f"--consumers {args.consumers}", 8.0 * args.consumers * (3 * firms + 4))
     history = market_history(rounds)
     result: dict[str, Any] = history.to_dict()
     if args.consumers:

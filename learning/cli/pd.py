@@ -107,7 +107,7 @@ def _game(args: argparse.Namespace) -> Any:
 def _progress(total: int) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, file=sys.stderr, unit="round", leave=False, mininterval=0.5)
+    return tqdm(total=total, file=sys.stderr, unit="round", leave=False, mininterval=0.5, delay=0.5)
 
 
 def _equilibrium(args: argparse.Namespace) -> dict[str, Any]:
@@ -172,11 +172,24 @@ def _seller(args: argparse.Namespace) -> Any:
     return dataclasses.replace(seller, **given)
 
 
+def _counts(args: argparse.Namespace) -> None:
+    """``--rounds`` and ``--seeds`` are counts: checked before the progress bar starts."""
+    for flag in ("rounds", "seeds"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag} must be an integer >= 1, got {getattr(args, flag)}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+
+
 def _repeated(args: argparse.Namespace) -> dict[str, Any]:
     from games.price_discrimination.repeated import policy_regret, simulate
+    from learning.cli._checks import fits_in_memory
 
+    _counts(args)
     game = _game(args)
     seller = _seller(args)
+    # per round and seed: the seller's weights over two signals and the play (float64)
+    fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
     start = time.perf_counter()
     rng = np.random.default_rng(args.seed)
     bias = tuple(args.bias) if args.bias is not None else None
@@ -231,7 +244,10 @@ def _write_repeated(out: Path, run: Any, result: dict[str, Any], policy: Any) ->
 
 def _figures(args: argparse.Namespace) -> dict[str, Any]:
     from games.price_discrimination.figures import FIGURE_SELLERS, write_figures
+    from learning.cli._checks import fits_in_memory
 
+    _counts(args)
+    fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
     start = time.perf_counter()
     # Figures 4.2-4.4 run the three sellers once, Figure 4.5 once more over the bias levels.
     with _progress(2 * len(FIGURE_SELLERS) * args.rounds) as bar:

@@ -173,14 +173,15 @@ def _curve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", default=None, help="where the datasets are cached")
 
 
-def _out_folder(path: Path) -> Path:
+def _out_folder(path: Path, *, create: bool = True) -> Path:
     """A folder that can be written, created if missing; checked before any training."""
     if path.exists() and not path.is_dir():
         raise ValueError(f"--out {path} is a file, not a folder")
     parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"--out {path} cannot be written ({parent} is not a writable folder)")
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
@@ -193,9 +194,18 @@ def _curve(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--noise must list noise multipliers > 0, got {args.noise}")
     if not 0 < args.delta < 1:
         raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
-    if not args.clip > 0:
-        raise ValueError(f"--clip must be > 0, got {args.clip}")
-    out = _out_folder(args.out)
+    if not 0 < args.clip < float("inf"):
+        raise ValueError(f"--clip must be a finite number > 0, got {args.clip}")
+    if not 0 < args.lr < float("inf"):
+        raise ValueError(f"--lr must be a finite number > 0, got {args.lr}")
+    for flag in ("clients", "rounds", "local_steps", "batch_size"):
+        if getattr(args, flag) < 1:
+            name = "--" + flag.replace("_", "-")
+            raise ValueError(f"{name} must be an integer >= 1, got {getattr(args, flag)}")
+    from learning.cli._checks import device_flag
+
+    device_flag("--device", args.device)
+    _out_folder(args.out, create=False)
     settings = {
         "dataset": args.dataset,
         "model": args.model,
@@ -217,6 +227,7 @@ def _curve(args: argparse.Namespace) -> dict[str, Any]:
         progress=lambda text: print(f"privacy curve: {text}", file=sys.stderr, flush=True),
         **settings,
     )
+    out = _out_folder(args.out)
     json_path = curve.save(out / "curve.json")
     png_path = plot(curve, out / "curve.png")
     return {
@@ -244,6 +255,14 @@ def _model(args: argparse.Namespace) -> Any:
         value = getattr(args, flag)
         if value is not None:
             kwargs[keyword] = value[0] if isinstance(value, list) and len(value) == 1 else value
+    for count in args.n or []:
+        if not (count >= 1 and float(count).is_integer()):
+            raise ValueError(f"--n lists sample counts: integers >= 1, got {count}")
+    if args.n is not None and len(args.n) not in (1, len(args.lam)):
+        raise ValueError(
+            f"--n takes one sample count or one per client ({len(args.lam)} in --lam), "
+            f"got {len(args.n)}"
+        )
     if args.model == "dp-sgd":
         kwargs["n_clients"] = len(args.lam)
         kwargs["integer_rounds"] = args.integer_rounds
@@ -322,6 +341,8 @@ def _figure1(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.repetitions < 2:
         raise ValueError(f"--repetitions must be >= 2 (standard errors), got {args.repetitions}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     with tqdm(total=DP_GRID.size + BAYES_GRID.size, desc="figure1", unit="m") as bar:
         panels = figure1(args.repetitions, args.seed, progress=lambda: bar.update(1))
     args.out.mkdir(parents=True, exist_ok=True)

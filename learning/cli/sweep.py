@@ -168,6 +168,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
     path = Path(args.config)
     loaded = _read(path)
+    if not loaded.get("train") and not loaded.get("grid"):
+        raise ValueError(f"config {str(path)!r} has neither a [train] nor a [grid] table")
+    from learning.cli._checks import device_flag, existing_dir
+
+    device_flag("--device", args.device)
+    existing_dir("--data-dir", args.data_dir)
     points = expand_grid(loaded.get("train", {}), loaded.get("grid", {}))
     for point in points:
         _config(point["fields"])  # every configuration is checked before any run

@@ -174,8 +174,10 @@ def orderings(accuracy: dict[str, dict[str, float]]) -> dict[str, bool]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._checks import existing_dir
     from learning.cli._paths import writable_dir
 
+    existing_dir("--data-dir", args.data_dir)
     writable_dir("--out", args.out)
     scale = SCALES[args.scale]
     if args.scale == "paper" and args.data_dir is None:

@@ -135,8 +135,14 @@ def _write_curve(out: Path, result: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._checks import device_flag, existing_dir, needs_checkpoint
     from learning.cli._paths import writable_dir
 
+    needs_checkpoint(args.resume, args.checkpoint)
+    if args.checkpoint_every < 1:
+        raise ValueError(f"--checkpoint-every must be an integer >= 1, got {args.checkpoint_every}")
+    device_flag("--device", args.device)
+    existing_dir("--data-dir", args.data_dir)
     writable_dir("--out", args.out)
     writable_dir("--checkpoint", args.checkpoint)
     from learning.experiment import train

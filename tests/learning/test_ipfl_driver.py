@@ -316,7 +316,7 @@ def test_command_line_options_reach_the_run(tmp_path, capsys):
     assert bugs["run"]["mechanism"]["rc_bugs"] is True
     capsys.readouterr()
     assert main([*tiny, "--rc-bugs"]) == 2  # the bugs only come with the reference code
-    assert "rc_bugs needs rc_compat" in capsys.readouterr().err
+    assert "--rc-bugs needs --rc-compat" in capsys.readouterr().err
     options = ["--importance", "fedsoft", "--personalize", "output_mixture", "--th-bid", "1.0"]
     assert main([*tiny, *options, "--out", str(tmp_path / "mix")]) == 0
     saved = json.loads((tmp_path / "mix" / "ipfl_result.json").read_text())

@@ -129,7 +129,7 @@ def test_out_must_be_a_folder_before_training(tmp_path, capsys):
         (["--noise", "0,1"], "--noise must list noise multipliers > 0"),
         (["--noise", "1", "--seeds", "0"], "--seeds must be an integer >= 1"),
         (["--noise", "1", "--delta", "2"], "--delta must lie in (0, 1)"),
-        (["--noise", "1", "--clip", "0"], "--clip must be > 0"),
+        (["--noise", "1", "--clip", "0"], "--clip must be a finite number > 0"),
         (["--noise", "1", "--model", "nope"], "model must be one of"),
     ],
 )

@@ -93,7 +93,7 @@ def test_train_human_output(capsys):
         (["--dataset", "nope"], "dataset must be one of"),
         (["--lr", "0"], "lr must lie in"),
         (["--clients", "100000"], "n_clients must be at most"),
-        (["--resume"], "resume needs a checkpoint"),
+        (["--resume"], "--resume needs --checkpoint"),
         (["--partition-arg", "bogus=1"], "unknown bogus"),
     ],
 )
