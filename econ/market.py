@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from econ.oligopoly import oligopoly_equilibrium
 from econ.outputs import frame, plain
 from econ.qualities import ModelQualities
-from econ.validation import positive_int, unit_interval
+from econ.validation import fits_in_memory, positive_int, unit_interval
 
 __all__ = ["MarketHistory", "MarketRound", "market_history", "market_round", "sampled_market"]
 
@@ -205,8 +205,9 @@ def sampled_market(
     forms up to :math:`O(1/\sqrt{n})`.
     """
     n = positive_int("n_consumers", n_consumers)
-    rng = np.random.default_rng(seed)
     exact = market_round(qualities)
+    fits_in_memory(f"n_consumers={n}", 8.0 * n * (3 * exact.quality.size + 4))
+    rng = np.random.default_rng(seed)
     theta = rng.random(n)
     utility = theta[:, None] * exact.quality[None, :] - exact.price[None, :]
     best = utility.max(axis=1)

@@ -80,3 +80,44 @@ def choice(name: str, value: str, allowed: tuple[str, ...] | list[str]) -> str:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value
+
+
+def fits_in_memory(what: str, nbytes: float) -> None:
+    """Refuse work whose arrays need more memory than this machine has, before allocating.
+
+    Parameters
+    ----------
+    what : str
+        The sizes that ask for it (``"--consumers 100000000000"``, ``"n_consumers=..."``),
+        for the message.
+    nbytes : float
+        Estimated bytes of the largest arrays the work allocates.
+
+    Raises
+    ------
+    ValueError
+        ``nbytes`` exceeds the physical memory, with both amounts.
+    """
+    total = _physical_memory()
+    if total is not None and nbytes > total:
+        raise ValueError(
+            f"{what} needs about {_size(nbytes)} of memory, more than the {_size(total)} "
+            "this machine has"
+        )
+
+
+def _physical_memory() -> int | None:
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{nbytes:.3g} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:.3g} PiB"  # pragma: no cover

@@ -51,8 +51,8 @@ from games.defection_free import (
 )
 from learning.data import Dataset, load_dataset
 from learning.device import resolve_device
-from learning.engine import BatchedEngine, Params, Task, parameters_of, sample_batches
-from learning.loop import DivergedError, float32_step
+from learning.engine import BatchedEngine, Params, Task, float32_step, parameters_of, sample_batches
+from learning.loop import DivergedError
 from learning.models import build_model
 from learning.partition import label_cdf
 from learning.qualities import qualities_from_evaluation

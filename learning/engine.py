@@ -48,6 +48,7 @@ from learning import stacked
 
 __all__ = [
     "ENGINES",
+    "FLOAT32_MAX",
     "BatchedEngine",
     "Engine",
     "Evaluation",
@@ -58,6 +59,7 @@ __all__ = [
     "ShardedData",
     "Task",
     "broadcast",
+    "float32_step",
     "group_mean",
     "momentum_buffer",
     "parameters_of",
@@ -240,10 +242,28 @@ class SGDConfig:
     dampening: float = 0.0
 
     def __post_init__(self) -> None:
-        positive("lr", self.lr)
+        float32_step("lr", float(positive("lr", self.lr)))
         in_interval("momentum", self.momentum, 0.0, 1.0, high_open=True)
-        non_negative("weight_decay", self.weight_decay)
+        float32_step("weight_decay", float(non_negative("weight_decay", self.weight_decay)))
         in_interval("dampening", self.dampening, 0.0, 1.0, high_open=True)
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def float32_step(name: str, value: float) -> float:
+    """Refuse a learning rate (or another step scale) that float32 arithmetic cannot hold.
+
+    Raises
+    ------
+    ValueError
+        ``abs(value)`` exceeds :data:`FLOAT32_MAX` (about 3.4e38).
+    """
+    if abs(value) > FLOAT32_MAX:
+        raise ValueError(
+            f"{name} must be at most {FLOAT32_MAX:.3g} (the largest float32), got {value:g}"
+        )
+    return value
 
 
 def momentum_buffer(

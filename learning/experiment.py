@@ -36,10 +36,11 @@ from learning.engine import (
     ShardedData,
     Task,
     broadcast,
+    float32_step,
     parameters_of,
 )
 from learning.federation import Federation, make_federation
-from learning.loop import Checkpointing, RoundRecord, float32_step, run_rounds
+from learning.loop import Checkpointing, RoundRecord, run_rounds
 from learning.models import MODELS, build_model
 from learning.partition import PARTITIONS
 from learning.qualities import model_qualities

@@ -65,6 +65,7 @@ from learning.algorithms import ALGORITHMS, Context, LocalTraining, build_algori
 from learning.algorithms.base import algorithm_parameters
 from learning.algorithms.fedsoft import argmin_shares
 from learning.algorithms.per_example import client_rows, per_example_losses
+from learning.device import resolve_device
 from learning.engine import (
     Engine,
     LocalResult,
@@ -72,6 +73,7 @@ from learning.engine import (
     SGDConfig,
     ShardedData,
     broadcast,
+    float32_step,
     group_mean,
     parameters_of,
     sample_batches,
@@ -79,7 +81,7 @@ from learning.engine import (
 )
 from learning.experiment import build_engine
 from learning.federation import Federation, make_federation
-from learning.loop import check_finite_loss, float32_step, read_checkpoint, run_rounds
+from learning.loop import check_finite_loss, read_checkpoint, run_rounds
 from learning.models import build_model
 from learning.qualities import model_qualities
 from learning.rng import draw_entropy, round_rng, torch_generator
@@ -255,7 +257,7 @@ def build_setup(
         flip_test_view=run.flip_test_view,
         **params,
     )
-    dev = torch.device(device)
+    dev = resolve_device(device)
     model = build_model(
         run.model, fed.input_shape, fed.n_classes, generator=torch_generator(model_rng)
     )

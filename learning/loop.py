@@ -35,13 +35,11 @@ from learning.rng import draw_entropy, finish_rng, init_rng, round_rng
 
 __all__ = [
     "CHECKPOINT_FILE",
-    "FLOAT32_MAX",
     "Checkpointing",
     "DivergedError",
     "LoopResult",
     "RoundRecord",
     "check_finite_loss",
-    "float32_step",
     "read_checkpoint",
     "run_rounds",
 ]
@@ -175,24 +173,6 @@ def _load(checkpoint: Checkpointing, fingerprint: str, device: torch.device) -> 
 
 
 #: the largest float32: a step size above it overflows in the engine's float32 update
-FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def float32_step(name: str, value: float) -> float:
-    """Refuse a learning rate (or another step scale) that float32 arithmetic cannot hold.
-
-    Raises
-    ------
-    ValueError
-        ``abs(value)`` exceeds :data:`FLOAT32_MAX` (about 3.4e38).
-    """
-    if abs(value) > FLOAT32_MAX:
-        raise ValueError(
-            f"{name} must be at most {FLOAT32_MAX:.3g} (the largest float32), got {value:g}"
-        )
-    return value
-
-
 class DivergedError(ValueError):
     """Training diverged: a loss became infinite or NaN."""
 

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from econ.outputs import frame
-from econ.validation import choice, in_interval, positive_int
+from econ.validation import choice, fits_in_memory, in_interval, positive_int
 from games.price_discrimination.buyers import (
     RoundTypes,
     draw_block,
@@ -265,6 +265,7 @@ def simulate(
     """
     rounds = positive_int("rounds", rounds)
     runs = positive_int("runs", runs)
+    fits_in_memory(f"rounds={rounds}, runs={runs}", 32.0 * rounds * runs)
     in_interval("alpha_hat_init", alpha_hat_init, 0.0, 1.0)
     rng = np.random.default_rng(seed)
     game = game.numeric()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from econ.validation import fits_in_memory
+
 __all__ = ["device_flag", "existing_dir", "fits_in_memory", "needs_checkpoint"]
 
 
@@ -33,46 +35,6 @@ def needs_checkpoint(resume: bool, checkpoint: str | None) -> None:
     """
     if resume and checkpoint is None:
         raise ValueError("--resume needs --checkpoint DIR (the directory to resume from)")
-
-
-def _physical_memory() -> int | None:
-    import os
-
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def _size(nbytes: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if nbytes < 1024 or unit == "PiB":
-            return f"{nbytes:.3g} {unit}"
-        nbytes /= 1024
-    return f"{nbytes:.3g} PiB"  # pragma: no cover
-
-
-def fits_in_memory(flags: str, nbytes: float) -> None:
-    """Refuse a run whose arrays need more memory than this machine has.
-
-    Parameters
-    ----------
-    flags : str
-        The flags that set the size (``"--consumers 100000000000"``), for the message.
-    nbytes : float
-        Estimated bytes of the largest arrays the run allocates.
-
-    Raises
-    ------
-    ValueError
-        ``nbytes`` exceeds the physical memory, with both amounts.
-    """
-    total = _physical_memory()
-    if total is not None and nbytes > total:
-        raise ValueError(
-            f"{flags} needs about {_size(nbytes)} of memory, more than the {_size(total)} "
-            "this machine has"
-        )
 
 
 def existing_dir(flag: str, path: str | None) -> None:

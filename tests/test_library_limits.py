@@ -1,0 +1,26 @@
+"""Library entry points refuse sizes and steps they cannot hold, with a ValueError, up front."""
+
+import pytest
+
+from econ.market import sampled_market
+from games.price_discrimination.game import THESIS_GAME
+from games.price_discrimination.repeated import simulate
+from games.price_discrimination.sellers import SELLERS
+from learning.engine import SGDConfig
+
+
+@pytest.mark.parametrize("field", ["lr", "weight_decay"])
+def test_steps_beyond_float32_are_refused(field):
+    kwargs = {"lr": 0.1, field: 1e39}
+    with pytest.raises(ValueError, match=f"{field} must be at most 3.4e\\+38"):
+        SGDConfig(**kwargs)
+
+
+def test_a_sampled_market_that_cannot_fit_in_memory_is_refused():
+    with pytest.raises(ValueError, match=r"n_consumers=10000000000000 needs about .* of memory"):
+        sampled_market([0.3, 0.5], 10**13)
+
+
+def test_repeated_play_that_cannot_fit_in_memory_is_refused():
+    with pytest.raises(ValueError, match="rounds=100000000000, runs=100000 needs about"):
+        simulate(THESIS_GAME, SELLERS["exp3"](), rounds=10**11, runs=10**5)
