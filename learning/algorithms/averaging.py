@@ -59,7 +59,7 @@ import numpy as np
 import torch
 
 from econ.validation import choice, non_negative
-from learning.algorithms.base import Context, FederatedAlgorithm, State, register
+from learning.algorithms.base import Context, Dispatch, FederatedAlgorithm, State, register
 from learning.engine import LocalResult, Params, group_mean, select
 
 __all__ = ["KEEP_MOMENTUM", "FedAvg", "GroupAveraging", "Local", "Oracle"]
@@ -143,12 +143,26 @@ class GroupAveraging(FederatedAlgorithm):
             return state["personal"]
         return select(state["groups"], state["assignment"])
 
-    def finish(self, state: State, rng: np.random.Generator) -> State:
+    def final_dispatch(self, state: State) -> Dispatch | None:
+        """With ``finetune_steps``, every client receives its group's model."""
         if not self.finetune_steps:
-            return state
-        everyone = np.arange(self.ctx.n_clients)
-        tuned = self.ctx.fit(self.client_models(state), everyone, rng, steps=self.finetune_steps)
-        return {**state, "personal": tuned.params}
+            return None
+        return Dispatch(
+            each={"start": self.client_models(state)},
+            common={},
+            config={"steps": self.finetune_steps},
+        )
+
+    def client_finish(
+        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
+    ) -> State:
+        """Fine-tuning: ``steps`` local steps from the group's model."""
+        tuned = ctx.fit(sent.each["start"], clients, rng, steps=int(sent.config["steps"]))
+        return {"personal": tuned.params}
+
+    def server_finish(self, state: State, replies: State) -> State:
+        """The fine-tuned models are the clients' personal models."""
+        return {**state, "personal": replies["personal"]}
 
 
 @register

@@ -24,14 +24,23 @@ SGD at once, ``aggregate`` folds the trained rows back into the state.
 federation runs on different machines (the ServerApp and ClientApp of Flower, Beutel et al.
 2020):
 
-``dispatch(state, clients) -> Dispatch``
+``dispatch(state, clients, rng) -> Dispatch``
     server: what each participant receives (rows of stacked tensors, one per participant),
-    what all receive (``common``), and scalar settings (``config``);
+    what all receive (``common``), scalar settings (``config``), which participants work
+    this round (``receivers``, all by default) and the server's own memo of the round
+    (``plan``, never sent); its random draws (FedSoft's selection) come from ``rng``;
 ``client_update(ctx, sent, clients, rng) -> State``
-    clients: each participant's work on its *own* data in ``ctx``, replies stacked one row
-    per participant;
+    clients: each working participant's work on its *own* data in ``ctx``, replies stacked
+    one row per participant;
 ``server_update(state, clients, replies, rng) -> (state, metrics)``
-    server: the new state from the replies alone.
+    server: the new state from the replies alone (``state`` carries the round's ``plan``
+    entries; ``clients`` are all the round's participants).
+
+Two optional exchanges surround the round. A *survey* asks the participants something before
+the server dispatches (FedSoft's importance weights: ``survey`` -> ``client_survey`` ->
+``server_survey``, with no random draw), and a *finish* is every client's work after the last
+round on its own data (fine-tuning, Per-FedAvg's personalisation step: ``final_dispatch`` ->
+``client_finish`` -> ``server_finish``; :meth:`SplitAlgorithm.finish` runs it in process).
 
 In process :meth:`SplitAlgorithm.round` runs every participant's half at once on the
 federation's :class:`Context` (the batched engine); :mod:`learning.flower` runs the same
@@ -52,7 +61,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -210,17 +219,30 @@ class Dispatch:
     Attributes
     ----------
     each : State
-        Tensors (or dicts of them) stacked one row per participant: row ``i`` goes to
-        participant ``clients[i]`` only.
+        Tensors (or dicts of them) stacked one row per receiver: row ``i`` goes to receiver
+        ``i`` only.
     common : State
-        Tensors (or dicts of them) every participant receives whole.
+        Tensors (or dicts of them) every receiver gets whole.
     config : dict
         Scalar settings (numbers, strings, booleans).
+    receivers : ndarray of int64, optional
+        Positions, among the round's participants, of those that work this round (sorted);
+        None: all of them.
+    plan : State
+        The server's memo of the round (FedSoft's selection): :meth:`SplitAlgorithm.round`
+        hands these entries to ``server_update`` inside its ``state``; never sent.
     """
 
     each: State
     common: State
     config: dict[str, Any]
+    receivers: np.ndarray | None = None
+    plan: State = field(default_factory=dict)
+
+    def working(self, clients: np.ndarray) -> np.ndarray:
+        """The receivers among the participants ``clients``."""
+        clients = np.asarray(clients, dtype=np.int64)
+        return clients if self.receivers is None else clients[self.receivers]
 
 
 class SplitAlgorithm(Algorithm):
@@ -246,7 +268,7 @@ class SplitAlgorithm(Algorithm):
         return {p: getattr(self, p) for p in self.client_parameters}
 
     @abstractmethod
-    def dispatch(self, state: State, clients: np.ndarray) -> Dispatch:
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """What the server sends the participating ``clients`` (sorted indices)."""
 
     @abstractmethod
@@ -266,22 +288,67 @@ class SplitAlgorithm(Algorithm):
     ) -> tuple[State, dict[str, float]]:
         """The new state and the round's metrics from the participants' ``replies``."""
 
+    def survey(self, state: State, clients: np.ndarray) -> Dispatch | None:
+        """What the server asks the participants before it dispatches; None (the default):
+        nothing."""
+        return None
+
+    def client_survey(self, ctx: Context, sent: Dispatch, clients: np.ndarray) -> State:
+        """The participants' answers to :meth:`survey`, stacked one row each (no random
+        draw)."""
+        raise NotImplementedError(f"{self.name} asks no survey")
+
+    def server_survey(self, state: State, clients: np.ndarray, replies: State) -> State:
+        """The state with the participants' answers to :meth:`survey`."""
+        raise NotImplementedError(f"{self.name} asks no survey")
+
+    def final_dispatch(self, state: State) -> Dispatch | None:
+        """What every client receives for its work after the last round; None (the
+        default): no such work."""
+        return None
+
+    def client_finish(
+        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
+    ) -> State:
+        """Every client's work after the last round on its own data, one row each (random
+        draws: minibatch keys only, as in :meth:`client_update`)."""
+        raise NotImplementedError(f"{self.name} has no final client work")
+
+    def server_finish(self, state: State, replies: State) -> State:
+        """The state after the clients' final work."""
+        raise NotImplementedError(f"{self.name} has no final client work")
+
     def round(
         self, state: State, clients: np.ndarray, rng: np.random.Generator
     ) -> tuple[State, dict[str, float]]:
         clients = np.asarray(clients, dtype=np.int64)
-        sent = self.dispatch(state, clients)
+        asked = self.survey(state, clients)
+        if asked is not None:
+            answers = self.client_survey(self.ctx, asked, clients)
+            state = self.server_survey(state, clients, answers)
+        sent = self.dispatch(state, clients, rng)
+        working = sent.working(clients)
         held = self.client_held
         if held:
-            idx = torch.as_tensor(clients, dtype=torch.long, device=self.ctx.device)
+            idx = torch.as_tensor(working, dtype=torch.long, device=self.ctx.device)
             mine = {k: _rows(state[k], idx) for k in held}
-            sent = Dispatch({**sent.each, **mine}, sent.common, sent.config)
-        replies = self.client_update(self.ctx, sent, clients, rng)
+            sent = Dispatch({**sent.each, **mine}, sent.common, sent.config, sent.receivers)
+        replies = self.client_update(self.ctx, sent, working, rng)
         kept = {k: replies.pop(k) for k in held}
-        new, metrics = self.server_update(state, clients, replies, rng)
+        new, metrics = self.server_update({**state, **sent.plan}, clients, replies, rng)
         if held:
             new = {**new, **{k: _write_rows(state[k], idx, kept[k]) for k in held}}
         return new, metrics
+
+    def finish(self, state: State, rng: np.random.Generator) -> State:
+        """The finish exchange (module docstring) with every client at once."""
+        sent = self.final_dispatch(state)
+        if sent is None:
+            return state
+        if self.client_held:
+            raise NotImplementedError("a final exchange with client-held state")
+        everyone = np.arange(self.ctx.n_clients)
+        return self.server_finish(state, self.client_finish(self.ctx, sent, everyone, rng))
 
 
 def _rows(value: Any, idx: torch.Tensor) -> Any:
@@ -318,7 +385,7 @@ class FederatedAlgorithm(SplitAlgorithm):
         """Extra options of local SGD (``prox_center``, ``prox_mu``); none by default."""
         return {}
 
-    def dispatch(self, state: State, clients: np.ndarray) -> Dispatch:
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         each: State = {"start": self.configure(state, clients)}
         config: dict[str, Any] = {}
         for key, value in self.fit_options(state, clients).items():

@@ -98,7 +98,7 @@ class Ditto(SplitAlgorithm):
             return {"lam": self.lam, "variant": self.variant}
         return super().client_arguments()
 
-    def dispatch(self, state: State, clients: np.ndarray) -> Dispatch:
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Every participant receives the global model :math:`w^t`."""
         return Dispatch(each={}, common={"global": state["global"]}, config={})
 

@@ -293,7 +293,7 @@ class FederatedClustering(_GradientMethod, SplitAlgorithm):
             "train_loss": float(torch.cat(losses).mean())
         }
 
-    def dispatch(self, state: State, clients: np.ndarray) -> Dispatch:
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Every participant receives every participant's model and its own position among
         them (one group: ``groups > 1`` runs in process only)."""
         if self.groups != 1:

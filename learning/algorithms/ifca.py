@@ -157,7 +157,7 @@ class IFCA(SplitAlgorithm):
             losses.append(pairwise_losses(ctx.engine, one, x, y)[0])
         return torch.stack(losses).argmin(dim=0)
 
-    def dispatch(self, state: State, clients: np.ndarray) -> Dispatch:
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Every participant receives all cluster models; with ``momentum`` each its own
         buffer and whether it has started."""
         each: State = {}

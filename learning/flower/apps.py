@@ -3,10 +3,12 @@
 :data:`client_app` answers three message types on a node:
 
 ``query``
-    its partition number and training-set size (Flower's ``num-examples``);
+    its partition number and training-set size (Flower's ``num-examples``), or, with the
+    phase ``survey``, its answer to the algorithm's survey;
 ``train``
-    the algorithm's client half on its own partition (:func:`learning.flower.node.client_train`),
-    minibatches drawn from its row of the round's stream;
+    the algorithm's client half on its own partition (:func:`learning.flower.node.client_work`:
+    a round's ``client_update``, or ``client_finish`` after the last round), minibatches
+    drawn from its row of the round's stream;
 ``evaluate``
     its model on its own test set.
 
@@ -15,7 +17,9 @@ algorithm's state: ``configure_train`` draws the round's participants from the r
 (:func:`learning.rng.round_rng`, as :func:`learning.loop.run_rounds` does), calls
 :meth:`~learning.algorithms.base.SplitAlgorithm.dispatch` and sends each participant its rows,
 the common tensors and the stream's state; ``aggregate_train`` stacks the replies in client
-order and calls :meth:`~learning.algorithms.base.SplitAlgorithm.server_update`. The server's
+order and calls :meth:`~learning.algorithms.base.SplitAlgorithm.server_update`. A survey
+runs inside ``configure_train`` (it has the grid), before the dispatch; the finish exchange
+and a last evaluation of the finished models follow the rounds. The server's
 :class:`~learning.algorithms.Context` holds the reported training-set sizes and no example.
 :func:`serve` is the whole run on a :class:`flwr.serverapp.Grid`: query, initial models from
 the seed exactly as :func:`learning.experiment.train` draws them, the rounds, the final
@@ -57,7 +61,7 @@ from learning.experiment import TrainConfig
 from learning.flower.cobo import register_cobo, serve_cobo
 from learning.flower.duopoly import register_duopoly, serve_duopoly
 from learning.flower.ipfl import register_ipfl, serve_ipfl
-from learning.flower.node import client_evaluate, client_train, local_training, node_context
+from learning.flower.node import client_evaluate, client_work, local_training, node_context
 from learning.flower.partitions import read_meta
 from learning.flower.records import pack, record_of, rows, scalar, stack, unpack
 from learning.flower.streams import RowStream, stream_state
@@ -86,6 +90,8 @@ def _partition(context: Context) -> int:
 def _query(message: Message, context: Context) -> Message:
     config = record_of(message.content, "config", ConfigRecord)
     partition = _partition(context)
+    if "phase" in config:
+        return _work(message, context)
     metrics: dict[str, Any] = {"partition-id": partition, "num-examples": 0}
     try:
         ctx = node_context(_data_dir(message, context), partition, str(config["run"]))
@@ -97,6 +103,11 @@ def _query(message: Message, context: Context) -> Message:
 
 @client_app.train()
 def _train(message: Message, context: Context) -> Message:
+    return _work(message, context)
+
+
+def _work(message: Message, context: Context) -> Message:
+    """The node's client half of the phase its message names."""
     config = record_of(message.content, "config", ConfigRecord)
     ctx = node_context(_data_dir(message, context), _partition(context), str(config["run"]))
     flat = record_of(message.content, "arrays", ArrayRecord).to_torch_state_dict()
@@ -105,19 +116,27 @@ def _train(message: Message, context: Context) -> Message:
         common=unpack(flat, "common"),
         config=json.loads(str(config["options"])),
     )
-    stream = RowStream(
-        str(config["stream"]),
-        int(scalar(config["row"])),
-        int(scalar(config["rows"])),
-        int(scalar(config["width"])),
-    )
+    phase = str(config["phase"])
+    stream = None
+    if "stream" in config:
+        stream = RowStream(
+            str(config["stream"]),
+            int(scalar(config["row"])),
+            int(scalar(config["rows"])),
+            int(scalar(config["width"])),
+        )
     held = json.loads(str(config["held"]))
     store = _store_key(str(config["run"]))
     if held:
         mine = _held(message, context, store)
         sent = Dispatch({**sent.each, **mine}, sent.common, sent.config)
-    replies = client_train(
-        ctx, str(config["algorithm"]), json.loads(str(config["client-params"])), sent, stream
+    replies = client_work(
+        ctx,
+        str(config["algorithm"]),
+        json.loads(str(config["client-params"])),
+        sent,
+        phase,
+        stream,
     )
     if held:
         kept = {k: replies.pop(k) for k in held}
@@ -182,13 +201,11 @@ def check_flower_config(config: TrainConfig) -> None:
     Raises
     ------
     ValueError
-        DP-SGD local training (its noise draws are not minibatch keys), final fine-tuning
-        (client work after the last round), or Federated-Clustering's random subgroups.
+        DP-SGD local training (its noise draws are not minibatch keys) or
+        Federated-Clustering's random subgroups.
     """
     if config.dp is not None:
         raise ValueError("dp_noise_multiplier: DP-SGD training runs in process only")
-    if int(config.algorithm_params.get("finetune_steps", 0)):
-        raise ValueError("finetune_steps: final fine-tuning runs in process only; use 0")
     groups = int(config.algorithm_params.get("groups", 1))
     if config.algorithm == "federated-clustering" and groups != 1:
         raise ValueError(f"groups={groups}: random subgroups run in process only; use 1")
@@ -220,8 +237,10 @@ class SplitStrategy(Strategy):
         entropy: int,
         config: TrainConfig,
         initial_held: State | None = None,
+        timeout: float = 600.0,
     ) -> None:
         self.algorithm = algorithm
+        self.timeout = timeout
         self.held = algorithm.client_held
         self.initial_held = initial_held or {}
         self.delivered: set[int] = set()
@@ -235,10 +254,81 @@ class SplitStrategy(Strategy):
         self.history: list[RoundRecord] = []
         self.train_loss: dict[int, float] = {}
         self.evaluation: dict[str, np.ndarray] = {}
-        self._round: tuple[State, np.ndarray, np.random.Generator] | None = None
+        self._round: tuple[State, np.ndarray, np.ndarray, np.random.Generator, State] | None = None
 
     def _state(self, arrays: ArrayRecord) -> State:
         return unpack(arrays.to_torch_state_dict(), "state", self.algorithm.ctx.device)
+
+    def _messages(
+        self,
+        sent: Dispatch,
+        working: np.ndarray,
+        phase: str,
+        rng: np.random.Generator | None,
+    ) -> list[Message]:
+        """One message per client of ``working``: its rows of ``sent``, the common tensors,
+        the settings, and (with ``rng``) the stream its minibatches come from."""
+        train = phase == "train"
+        settings: dict[str, Any] = {
+            **self.base,
+            "phase": phase,
+            "algorithm": self.algorithm.name,
+            "client-params": json.dumps(self.algorithm.client_arguments()),
+            "options": json.dumps(sent.config),
+            "held": json.dumps(list(self.held) if train else []),
+        }
+        if rng is not None:
+            settings["stream"] = stream_state(rng)
+            settings["rows"] = int(working.size)
+            settings["width"] = int(self.sizes[working].max())
+        common = pack(sent.common, "common")
+        return [
+            Message(
+                RecordDict(
+                    {
+                        "arrays": ArrayRecord(
+                            {
+                                **pack(rows(sent.each, i), "each"),
+                                **common,
+                                **(self._first(int(k)) if train else {}),
+                            }
+                        ),
+                        "config": ConfigRecord({**settings, "row": i}),
+                    }
+                ),
+                dst_node_id=self.nodes[int(k)],
+                message_type="train" if phase != "survey" else "query",
+            )
+            for i, k in enumerate(working)
+        ]
+
+    def _replies(self, replies: Iterable[Message], working: np.ndarray, what: str) -> State:
+        """The replies of ``working``, stacked in its order on the server's device."""
+        got = _checked(replies, working.size, what)
+        by_node = {_source(m): m for m in got}
+        ordered = [
+            unpack(
+                record_of(
+                    by_node[self.nodes[int(k)]].content, "reply", ArrayRecord
+                ).to_torch_state_dict(),
+                "reply",
+            )
+            for k in working
+        ]
+        return _to(stack(ordered), self.algorithm.ctx.device)
+
+    def exchange(
+        self,
+        grid: Grid,
+        sent: Dispatch,
+        working: np.ndarray,
+        phase: str,
+        rng: np.random.Generator | None,
+    ) -> State:
+        """Send ``sent`` to ``working`` for the client half ``phase`` and wait for the
+        stacked replies."""
+        messages = self._messages(sent, working, phase, rng)
+        return self._replies(grid.send_and_receive(messages, timeout=self.timeout), working, phase)
 
     def configure_train(
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
@@ -252,56 +342,24 @@ class SplitStrategy(Strategy):
             if per_round is None
             else np.sort(rng.choice(n, size=per_round, replace=False))
         )
-        sent = self.algorithm.dispatch(state, clients)
-        common = pack(sent.common, "common")
-        settings = {
-            **self.base,
-            "algorithm": self.algorithm.name,
-            "client-params": json.dumps(self.algorithm.client_arguments()),
-            "options": json.dumps(sent.config),
-            "held": json.dumps(list(self.held)),
-            "stream": stream_state(rng),
-            "rows": int(clients.size),
-            "width": int(self.sizes[clients].max()),
-        }
-        self._round = (state, clients, rng)
-        return [
-            Message(
-                RecordDict(
-                    {
-                        "arrays": ArrayRecord(
-                            {**pack(rows(sent.each, i), "each"), **common, **self._first(int(k))}
-                        ),
-                        "config": ConfigRecord({**settings, "row": i}),
-                    }
-                ),
-                dst_node_id=self.nodes[int(k)],
-                message_type="train",
-            )
-            for i, k in enumerate(clients)
-        ]
+        asked = self.algorithm.survey(state, clients)
+        if asked is not None:
+            answers = self.exchange(grid, asked, clients, "survey", None)
+            state = self.algorithm.server_survey(state, clients, answers)
+        sent = self.algorithm.dispatch(state, clients, rng)
+        working = sent.working(clients)
+        self._round = (state, clients, working, rng, sent.plan)
+        return self._messages(sent, working, "train", rng)
 
     def aggregate_train(
         self, server_round: int, replies: Iterable[Message]
     ) -> tuple[ArrayRecord | None, MetricRecord | None]:
         if self._round is None:
             raise RuntimeError("aggregate_train before configure_train")
-        state, clients, rng = self._round
-        got = _checked(replies, clients.size, f"round {server_round}")
-        by_node = {_source(m): m for m in got}
-        ordered = [
-            unpack(
-                record_of(
-                    by_node[self.nodes[int(k)]].content, "reply", ArrayRecord
-                ).to_torch_state_dict(),
-                "reply",
-            )
-            for k in clients
-        ]
-        device = self.algorithm.ctx.device
-        stacked = _to(stack(ordered), device)
-        self.state, metrics = self.algorithm.server_update(state, clients, stacked, rng)
-        self.delivered.update(int(k) for k in clients)
+        state, clients, working, rng, plan = self._round
+        stacked = self._replies(replies, working, f"round {server_round}")
+        self.state, metrics = self.algorithm.server_update({**state, **plan}, clients, stacked, rng)
+        self.delivered.update(int(k) for k in working)
         self.train_loss[server_round] = float(metrics["train_loss"])
         return ArrayRecord(pack(self.state, "state")), MetricRecord(
             {k: float(v) for k, v in metrics.items()}
@@ -332,7 +390,10 @@ class SplitStrategy(Strategy):
                 )
                 for k, node in enumerate(self.nodes)
             ]
-        models = self.algorithm.client_models(self._state(arrays))
+        return self._evaluate_messages(self.algorithm.client_models(self._state(arrays)))
+
+    def _evaluate_messages(self, models: Params) -> list[Message]:
+        """Every node's evaluation of its row of ``models`` on its own test set."""
         return [
             Message(
                 RecordDict(
@@ -351,8 +412,6 @@ class SplitStrategy(Strategy):
         self, server_round: int, replies: Iterable[Message]
     ) -> MetricRecord | None:
         got = _checked(replies, len(self.nodes), f"evaluation after round {server_round}")
-        by_node = {_source(m): record_of(m.content, "metrics", MetricRecord) for m in got}
-        ordered = [by_node[node] for node in self.nodes]
         if self.algorithm.client_model is not None and server_round == self.config.rounds:
             contents = {_source(m): m.content for m in got}
             self.reported = stack(
@@ -364,13 +423,7 @@ class SplitStrategy(Strategy):
                     for node in self.nodes
                 ]
             )
-        loss = np.array([float(scalar(m["loss"])) for m in ordered])
-        accuracy = (
-            np.array([float(scalar(m["accuracy"])) for m in ordered])
-            if "accuracy" in ordered[0]
-            else None
-        )
-        self.evaluation = {"loss": loss} | ({} if accuracy is None else {"accuracy": accuracy})
+        loss, accuracy = self._read_evaluation(got)
         record = RoundRecord(
             server_round,
             self.train_loss[server_round],
@@ -382,6 +435,38 @@ class SplitStrategy(Strategy):
         if record.test_accuracy is not None:
             out["test_accuracy"] = record.test_accuracy
         return MetricRecord(out)
+
+    def _read_evaluation(self, got: list[Message]) -> tuple[np.ndarray, np.ndarray | None]:
+        """Each node's test loss and accuracy (None for regression), in client order; kept
+        as the run's latest :attr:`evaluation`."""
+        by_node = {_source(m): record_of(m.content, "metrics", MetricRecord) for m in got}
+        ordered = [by_node[node] for node in self.nodes]
+        loss = np.array([float(scalar(m["loss"])) for m in ordered])
+        accuracy = (
+            np.array([float(scalar(m["accuracy"])) for m in ordered])
+            if "accuracy" in ordered[0]
+            else None
+        )
+        self.evaluation = {"loss": loss} | ({} if accuracy is None else {"accuracy": accuracy})
+        return loss, accuracy
+
+    def finish(self, grid: Grid, rng: np.random.Generator) -> State:
+        """The algorithm's finish exchange with every node after the last round, and every
+        node's evaluation of its finished model; the state as it was without one."""
+        sent = self.algorithm.final_dispatch(self.state)
+        if sent is None:
+            return self.state
+        if self.held:
+            raise ValueError(f"{self.algorithm.name}: a final exchange with client-held state")
+        everyone = np.arange(len(self.nodes))
+        replies = self.exchange(grid, sent, everyone, "finish", rng)
+        state = self.algorithm.server_finish(self.state, replies)
+        messages = self._evaluate_messages(self.algorithm.client_models(state))
+        got = _checked(
+            grid.send_and_receive(messages, timeout=self.timeout), everyone.size, "evaluation"
+        )
+        self._read_evaluation(got)
+        return state
 
     def _first(self, k: int) -> dict[str, torch.Tensor]:
         """Client ``k``'s initial client-held rows, until it has them."""
@@ -481,13 +566,19 @@ def serve(
     state = algorithm.init(initial, init_rng(entropy))
     initial_held = {k: state.pop(k) for k in algorithm.client_held}
     strategy = SplitStrategy(
-        algorithm, [nodes[k] for k in range(meta.n_clients)], base, entropy, config, initial_held
+        algorithm,
+        [nodes[k] for k in range(meta.n_clients)],
+        base,
+        entropy,
+        config,
+        initial_held,
+        timeout,
     )
     started = time.perf_counter()
     strategy.start(
         grid, ArrayRecord(pack(state, "state")), num_rounds=config.rounds, timeout=timeout
     )
-    state = algorithm.finish(strategy.state, finish_rng(entropy))
+    state = strategy.finish(grid, finish_rng(entropy))
     return FlowerResult(
         config=config,
         models=algorithm.client_models(state) if strategy.reported is None else strategy.reported,

@@ -24,7 +24,7 @@ from learning.flower.partitions import read_meta, read_partition
 from learning.flower.streams import RowStream
 from learning.models import build_model
 
-__all__ = ["client_evaluate", "client_train", "node_context", "train_config"]
+__all__ = ["PHASES", "client_evaluate", "client_work", "node_context", "train_config"]
 
 _CONTEXTS: dict[tuple[str, int, str], Context] = {}
 
@@ -68,18 +68,34 @@ def node_context(data_dir: str, partition: int, run: str) -> Context:
     return _CONTEXTS[key]
 
 
-def client_train(
+#: The client halves a node runs, by the phase its message names.
+PHASES = ("survey", "train", "finish")
+
+
+def client_work(
     ctx: Context,
     algorithm: str,
     client_params: dict[str, Any],
     sent: Dispatch,
-    stream: RowStream,
+    phase: str,
+    stream: RowStream | None,
 ) -> dict[str, Any]:
-    """The client half of ``algorithm`` on the one client of ``ctx``: its reply, one row."""
+    """The client half ``phase`` of ``algorithm`` on the one client of ``ctx``, its reply
+    one row: :meth:`~learning.algorithms.base.SplitAlgorithm.client_survey` (no stream),
+    ``client_update`` or ``client_finish`` (minibatches from ``stream``)."""
     built = build_algorithm(algorithm, ctx, **client_params)
     if not isinstance(built, SplitAlgorithm):
         raise ValueError(f"algorithm {algorithm!r} has no client half")
-    return built.client_update(ctx, sent, np.array([0]), stream)  # type: ignore[arg-type]
+    me = np.array([0])
+    if phase == "survey":
+        return built.client_survey(ctx, sent, me)
+    if stream is None:
+        raise ValueError(f"the {phase} phase draws minibatches: it needs the round's stream")
+    if phase == "train":
+        return built.client_update(ctx, sent, me, stream)  # type: ignore[arg-type]
+    if phase == "finish":
+        return built.client_finish(ctx, sent, me, stream)  # type: ignore[arg-type]
+    raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
 
 
 def client_evaluate(ctx: Context, model: Params) -> dict[str, float]:

@@ -77,7 +77,6 @@ TINY = ["--dataset", "digits", "--model", "mlp", "--clients", "4", "--rounds", "
     ("argv", "message"),
     [
         (["--algorithm", "cobo"], "--algorithm 'cobo' has no client half"),
-        (["--algorithm", "fedavg", "--algorithm-arg", "finetune_steps=2"], "finetune_steps"),
         (["--algorithm", "nope"], "algorithm must be one of"),
         (["--algorithm", "federated-clustering", "--algorithm-arg", "groups=2"], "groups=2"),
         (["--algorithm", "fedavg", "--cpus", "0"], "--cpus must be an integer >= 1"),
@@ -110,7 +109,9 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
     """FedAvg (momentum SGD, every client), IFCA (gradient option, 4 of 6 clients a round)
     Ditto (personal models held on the nodes; standard with 4 of 6 clients a round, and
     as-run) and Federated-Clustering (the server clusters the gradients every node takes at
-    every participant's model; 4 of 6 clients a round) and FedProx in one Flower simulation: the same models, history and test accuracy as
+    every participant's model; 4 of 6 clients a round), FedProx and FedAvg with fine-tuning
+    (each node's work after the last round) in one Flower simulation: the same models,
+    history and test accuracy as
     :func:`learning.experiment.train` for the same seed, to float32 tolerance."""
     from learning.flower.simulation import simulate
 
@@ -128,6 +129,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
         TrainConfig(algorithm="ditto", algorithm_params={"variant": "as-run"}, seed=6, **common),
         TrainConfig(algorithm="federated-clustering", clients_per_round=4, seed=7, **common),
         TrainConfig(algorithm="fedprox", algorithm_params={"mu": 0.1}, seed=8, **common),
+        TrainConfig(algorithm="fedavg", algorithm_params={"finetune_steps": 2}, seed=9, **common),
     ]
     started = time.perf_counter()
     results = simulate(configs, tmp_path, cpus=2)
@@ -146,7 +148,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
             assert "personal" not in result.state  # the server never held them
             global_model = reference.state["global"]
             assert _max_difference(global_model, result.state["global"]) <= 1e-6
-    print(f"Flower simulation of six 6-client runs: {seconds:.1f} s")
+    print(f"Flower simulation of seven 6-client runs: {seconds:.1f} s")
 
 
 @pytest.mark.slow
