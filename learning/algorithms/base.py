@@ -50,6 +50,12 @@ training-set sizes :math:`n_k` (the ``num-examples`` a Flower client reports), n
 example. ``client_parameters`` names the constructor arguments the client half reads; a
 node builds the algorithm from those alone.
 
+On Flower the server's ``rng`` is not advanced by the nodes' draws, so ``server_update`` may
+draw from it only where the in-process round draws nothing after the clients (the attacks of
+:mod:`learning.byzantine`, which a federation does not simulate); a server draw that follows
+the clients' work takes a seed drawn in ``dispatch`` and handed over in the ``plan``.
+``tests/learning/test_split_nodes.py`` runs every algorithm node by node this way.
+
 State entries named in ``client_held`` (one row per client: Ditto's personal models and
 buffers) belong to the clients: the round hands each participant its rows in ``sent.each``
 and writes the rows of its reply back; ``dispatch`` and ``server_update`` never read them, so
