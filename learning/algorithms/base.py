@@ -67,7 +67,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -338,7 +338,7 @@ class SplitAlgorithm(Algorithm):
         if held:
             idx = torch.as_tensor(working, dtype=torch.long, device=self.ctx.device)
             mine = {k: _rows(state[k], idx) for k in held}
-            sent = Dispatch({**sent.each, **mine}, sent.common, sent.config, sent.receivers)
+            sent = replace(sent, each={**sent.each, **mine})
         replies = self.client_update(self.ctx, sent, working, rng)
         kept = {k: replies.pop(k) for k in held}
         new, metrics = self.server_update({**state, **sent.plan}, clients, replies, rng)
