@@ -1,18 +1,20 @@
-"""FedSoft (Ruan & Joe-Wong 2022): soft clustering with proximal local updates.
+"""FedSoft (Ruan & Joe-Wong 2022, Algorithm 1): soft clustering with proximal local updates.
 
-``K`` cluster models :math:`c_s` and one local model per client. Every ``tau`` rounds each
-participating client estimates its importance weights :math:`u_{is}`, the share of its
-points on which :math:`c_s` has the smallest loss (zero counts smoothed to
-``smoother`` :math:`\\cdot n_i`, then normalised). The server forms
+``K`` cluster models :math:`c_s` on the server and one local model per client, which stays
+on the client. Every ``tau`` rounds the server sends the cluster models to the participants
+and each estimates its importance weights :math:`u_{is}`, the share of its points on which
+:math:`c_s` has the smallest loss (zero counts smoothed to ``smoother`` :math:`\\cdot n_i`,
+then normalised), and reports them. The server forms
 :math:`v_{si} = u_{is} n_i / \\sum_j u_{js} n_j` and, for each cluster, samples
 ``selection_size`` participants without replacement with probabilities :math:`v_{s\\cdot}`.
-Every selected client trains its local model on
+Only the selected clients work: each receives the cluster models and its :math:`u_{i\\cdot}`
+and trains its local model on
 
 .. math::  F_i(w) + \\frac{\\lambda}{2} \\sum_s u_{is} \\lVert w - c_s \\rVert^2
 
 (a proximal pull of weight :math:`\\lambda` to :math:`\\sum_s u_{is} c_s`, since
-:math:`\\sum_s u_{is} = 1`), and each cluster model becomes the plain mean of its selected
-clients' models. The personalised model is the client's local model, as in FedSoft.
+:math:`\\sum_s u_{is} = 1`), then sends it back; each cluster model becomes the plain mean
+of its selected clients' models. The personalised model is the client's local model.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 import torch
 
 from econ.validation import non_negative, positive, positive_int
-from learning.algorithms.base import Algorithm, Context, State, register
+from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
 from learning.engine import Params, group_mean, select
 from learning.per_example import per_example_losses
 
@@ -43,10 +45,17 @@ def argmin_shares(
 
 
 @register
-class FedSoft(Algorithm):
-    """FedSoft with ``clusters`` models; state ``clusters``, ``local``, ``u`` and ``round``."""
+class FedSoft(SplitAlgorithm):
+    """FedSoft with ``clusters`` models; see the module docstring.
+
+    State: ``clusters`` (the ``K`` cluster models), ``local`` (the clients' local models,
+    held by the clients), ``u`` (the importance weights the clients last reported, one row
+    per client) and ``round``.
+    """
 
     name = "fedsoft"
+    client_parameters = ("lam", "smoother")
+    client_model = "local"
 
     def __init__(
         self,
@@ -75,53 +84,10 @@ class FedSoft(Algorithm):
             "round": torch.zeros((), dtype=torch.long),
         }
 
-    def round(
-        self, state: State, clients: np.ndarray, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
-        ctx, k = self.ctx, self.clusters
-        u = state["u"].clone()
-        if int(state["round"]) % self.tau == 0:
-            losses, owner = per_example_losses(ctx.engine, state["clusters"], ctx.train, clients)
-            u[torch.as_tensor(clients)] = torch.as_tensor(
-                argmin_shares(losses, owner, len(clients), self.smoother)
-            )
-        sizes = ctx.train.sizes_numpy()[clients].astype(np.float64)
-        v = u[torch.as_tensor(clients)].numpy() * sizes[:, None]
-        size = self.selection_size or max(1, len(clients) // k)
-        chosen = [
-            np.sort(
-                rng.choice(
-                    len(clients), min(size, len(clients)), replace=False, p=v[:, s] / v[:, s].sum()
-                )
-            )
-            for s in range(k)
-        ]
-        union = np.unique(np.concatenate(chosen))
-        members = clients[union]
-        u_m = u[torch.as_tensor(members)].to(
-            ctx.device, next(iter(state["clusters"].values())).dtype
-        )
-        centre = {
-            name: torch.tensordot(u_m, c, dims=([1], [0])) for name, c in state["clusters"].items()
-        }
-        trained = ctx.fit(
-            select(state["local"], members), members, rng, prox_center=centre, prox_mu=self.lam
-        )
-        local = {name: p.clone() for name, p in state["local"].items()}
-        idx = torch.as_tensor(members, device=ctx.device)
-        for name, p in trained.params.items():
-            local[name][idx] = p
-        position = {int(c): j for j, c in enumerate(union)}
-        rows = np.concatenate([[position[int(c)] for c in chosen[s]] for s in range(k)])
-        groups = np.concatenate([np.full(len(chosen[s]), s) for s in range(k)])
-        clusters = group_mean(
-            select(trained.params, rows),
-            torch.ones(len(rows), device=ctx.device),
-            torch.as_tensor(groups, device=ctx.device),
-            state["clusters"],
-        )
-        new = {"clusters": clusters, "local": local, "u": u, "round": state["round"] + 1}
-        return new, {"train_loss": float(trained.loss.mean())}
+    @property
+    def client_held(self) -> tuple[str, ...]:
+        """The local (personalised) models stay on the clients."""
+        return ("local",)
 
     def client_models(self, state: State) -> Params:
         return state["local"]
@@ -129,3 +95,88 @@ class FedSoft(Algorithm):
     def cluster_models(self, state: State) -> Params:
         """The ``K`` cluster models (for cluster-level evaluation)."""
         return state["clusters"]
+
+    def survey(self, state: State, clients: np.ndarray) -> Dispatch | None:
+        """Every ``tau`` rounds (from round 0) the participants receive the cluster models to
+        estimate their importance weights (Algorithm 1, the estimation every :math:`\\tau`
+        rounds); None otherwise."""
+        if int(state["round"]) % self.tau:
+            return None
+        return Dispatch(each={}, common={"clusters": state["clusters"]}, config={})
+
+    def client_survey(self, ctx: Context, sent: Dispatch, clients: np.ndarray) -> State:
+        """Each participant's :math:`u_{i\\cdot}` on its training data
+        (:func:`argmin_shares`), ``(n, K)`` float64."""
+        clients = np.asarray(clients, dtype=np.int64)
+        losses, owner = per_example_losses(ctx.engine, sent.common["clusters"], ctx.train, clients)
+        shares = argmin_shares(losses, owner, clients.size, self.smoother)
+        return {"u": torch.as_tensor(shares)}
+
+    def server_survey(self, state: State, clients: np.ndarray, replies: State) -> State:
+        """The participants' reported :math:`u_{i\\cdot}` replace their rows of ``u``."""
+        u = state["u"].clone()
+        u[torch.as_tensor(np.asarray(clients, dtype=np.int64))] = replies["u"].to(u)
+        return {**state, "u": u}
+
+    def selection(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Each cluster's selected participants (positions among ``clients``, sorted), one row
+        per cluster: ``selection_size`` (default ``max(1, m // K)``, at most ``m``) drawn
+        without replacement with probabilities :math:`v_{si} \\propto u_{is} n_i`."""
+        sizes = self.ctx.train.sizes_numpy()[clients].astype(np.float64)
+        v = state["u"][torch.as_tensor(clients)].numpy() * sizes[:, None]
+        size = min(self.selection_size or max(1, clients.size // self.clusters), clients.size)
+        return np.stack(
+            [
+                np.sort(rng.choice(clients.size, size, replace=False, p=v[:, s] / v[:, s].sum()))
+                for s in range(self.clusters)
+            ]
+        )
+
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+        """The selected clients (the union of the clusters' selections) receive the cluster
+        models and each its own :math:`u_{i\\cdot}`; the selection goes to the plan."""
+        clients = np.asarray(clients, dtype=np.int64)
+        chosen = self.selection(state, clients, rng)
+        union = np.unique(chosen)
+        return Dispatch(
+            each={"u": state["u"][torch.as_tensor(clients[union])]},
+            common={"clusters": state["clusters"]},
+            config={},
+            receivers=union,
+            plan={"selected": torch.as_tensor(chosen)},
+        )
+
+    def client_update(
+        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
+    ) -> State:
+        """Local training of the client's local model with the pull :math:`\\lambda` to
+        :math:`\\sum_s u_{is} c_s`; the reply is the trained model (``params``, also kept as
+        ``local``) and the training loss."""
+        clusters = sent.common["clusters"]
+        dtype = next(iter(clusters.values())).dtype
+        u = sent.each["u"].to(ctx.device, dtype)
+        centre = {name: torch.tensordot(u, c, dims=([1], [0])) for name, c in clusters.items()}
+        trained = ctx.fit(sent.each["local"], clients, rng, prox_center=centre, prox_mu=self.lam)
+        return {
+            "params": trained.params,
+            "local": trained.params,
+            "loss": torch.from_numpy(trained.loss),
+        }
+
+    def server_update(
+        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[State, dict[str, float]]:
+        """Each cluster model becomes the plain mean of its selected clients' models."""
+        chosen = state["selected"].cpu().numpy()
+        rows = np.searchsorted(np.unique(chosen), chosen.reshape(-1))
+        groups = np.repeat(np.arange(self.clusters), chosen.shape[1])
+        device = self.ctx.device
+        clusters = group_mean(
+            select(replies["params"], rows),
+            torch.ones(rows.size, device=device),
+            torch.as_tensor(groups, device=device),
+            state["clusters"],
+        )
+        new = {k: v for k, v in state.items() if k != "selected"}
+        new.update(clusters=clusters, round=state["round"] + 1)
+        return new, {"train_loss": float(replies["loss"].cpu().numpy().mean())}

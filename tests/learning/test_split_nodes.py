@@ -27,6 +27,9 @@ CASES = [
     ("ditto", {}, 3),
     ("ditto", {"variant": "as-run"}, None),
     ("federated-clustering", {}, 4),
+    ("fedsoft", {"tau": 1, "selection_size": 2}, 3),
+    ("fedsoft", {"tau": 2, "clusters": 3}, None),
+    ("fedsoft", {"tau": 2, "selection_size": 2, "lam": 0.1}, 4),
 ]
 
 
