@@ -27,6 +27,12 @@ CASES = [
     ("ditto", {}, 3),
     ("ditto", {"variant": "as-run"}, None),
     ("federated-clustering", {}, 4),
+    ("federated-clustering", {"groups": 2}, None),
+    ("federated-clustering", {"groups": 2, "variant": "as-run"}, 3),
+    ("myopic-clustering", {}, 3),
+    ("myopic-clustering", {"n_clusters": 3}, None),
+    ("momentum-clustering", {}, 4),
+    ("momentum-clustering", {"n_clusters": 3, "reseed": False}, None),
 ]
 
 
