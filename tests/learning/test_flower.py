@@ -78,7 +78,6 @@ TINY = ["--dataset", "digits", "--model", "mlp", "--clients", "4", "--rounds", "
     [
         (["--algorithm", "cobo"], "--algorithm 'cobo' has no client half"),
         (["--algorithm", "nope"], "algorithm must be one of"),
-        (["--algorithm", "federated-clustering", "--algorithm-arg", "groups=2"], "groups=2"),
         (["--algorithm", "fedavg", "--cpus", "0"], "--cpus must be an integer >= 1"),
     ],
 )
@@ -110,7 +109,10 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
     Ditto (personal models held on the nodes; standard with 4 of 6 clients a round, and
     as-run) and Federated-Clustering (the server clusters the gradients every node takes at
     every participant's model; 4 of 6 clients a round), FedProx and FedAvg with fine-tuning
-    (each node's work after the last round) in one Flower simulation: the same models,
+    (each node's work after the last round), Federated-Clustering as-run in random subgroups
+    (5 of 6 clients a round in subgroups of 3 and 2: each node receives its subgroup's models),
+    Myopic-Clustering (4 of 6 clients a round) and Momentum-Clustering (the server's k-means++
+    and clustering after the nodes' gradients) in one Flower simulation: the same models,
     history and test accuracy as
     :func:`learning.experiment.train` for the same seed, to float32 tolerance."""
     from learning.flower.simulation import simulate
@@ -130,6 +132,15 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
         TrainConfig(algorithm="federated-clustering", clients_per_round=4, seed=7, **common),
         TrainConfig(algorithm="fedprox", algorithm_params={"mu": 0.1}, seed=8, **common),
         TrainConfig(algorithm="fedavg", algorithm_params={"finetune_steps": 2}, seed=9, **common),
+        TrainConfig(
+            algorithm="federated-clustering",
+            algorithm_params={"groups": 2, "variant": "as-run"},
+            clients_per_round=5,
+            seed=10,
+            **common,
+        ),
+        TrainConfig(algorithm="myopic-clustering", clients_per_round=4, seed=11, **common),
+        TrainConfig(algorithm="momentum-clustering", seed=12, **common),
     ]
     started = time.perf_counter()
     results = simulate(configs, tmp_path, cpus=2)
@@ -148,7 +159,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
             assert "personal" not in result.state  # the server never held them
             global_model = reference.state["global"]
             assert _max_difference(global_model, result.state["global"]) <= 1e-6
-    print(f"Flower simulation of seven 6-client runs: {seconds:.1f} s")
+    print(f"Flower simulation of ten 6-client runs: {seconds:.1f} s")
 
 
 @pytest.mark.slow
