@@ -20,13 +20,24 @@ estimate, :math:`u_i \leftarrow \beta u_i + v_{i,t}`, :math:`x_i \leftarrow x_i 
 
 **Myopic-Clustering** (Algorithm 1): the server clusters the clients' gradients at their
 own models into ``K`` groups (k-means, k-means++ seeding) and each client steps with its
-group's mean gradient. **Momentum-Clustering** (Algorithm 4, eq. (6)): clients send
-momenta :math:`m_{i,t} = \alpha g_i(x_{i,t-1}) + (1-\alpha) m_{i,t-1}`; the server runs
+group's mean gradient. **Momentum-Clustering** (Algorithm 4, eq. (6)): the clients'
+momenta :math:`m_{i,t} = \alpha g_i(x_{i,t-1}) + (1-\alpha) m_{i,t-1}` are clustered by
 Threshold-Clustering with ``K`` centres started at the previous round's centres (k-means++
 seeds in the first round) and each client steps with its nearest centre.
 
-Gradients pass through :func:`learning.byzantine.submit`, so every method here runs with
-the attackers of an :class:`~learning.byzantine.AdversarialContext`.
+**Client and server halves** (:class:`~learning.algorithms.base.SplitAlgorithm`). In
+Federated-Clustering the server sends each participant the models of its subgroup (every
+participant's with ``groups=1``; the subgroups are drawn in ``dispatch``), each participant
+draws one minibatch (all participants' minibatches are one draw of the round's stream) and
+sends the gradients of those models on it, and the server runs every receiver's
+Threshold-Clustering and the step. In Myopic- and Momentum-Clustering each participant
+receives its own model and sends its minibatch gradient there; the server clusters and steps.
+Momentum-Clustering's server keeps the momenta, which are a deterministic function of the
+gradients sent (the paper's clients send the momenta themselves). The server's draws after
+the clients' work (k-means++) come from a seed drawn in ``dispatch`` (:func:`plan_seed`).
+
+The vectors the clients send pass through :func:`learning.byzantine.submit` on the server, so
+every method here runs with the attackers of an :class:`~learning.byzantine.AdversarialContext`.
 """
 
 from __future__ import annotations
@@ -38,14 +49,14 @@ import torch
 
 from econ.validation import choice, in_interval, positive, positive_int
 from learning import byzantine
-from learning.algorithms.base import Algorithm, Context, Dispatch, SplitAlgorithm, State, register
+from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
 from learning.algorithms.threshold_clustering import (
     FixedRadius,
     QuantileRadius,
     RadiusRule,
     threshold_clustering,
 )
-from learning.all_pairs import client_batches, flatten, pairwise_gradients, unflatten
+from learning.all_pairs import client_batches, flatten, gradients_on, unflatten
 from learning.engine import Params
 
 __all__ = [
@@ -57,6 +68,8 @@ __all__ = [
     "kmeans_plus_plus",
     "momentum_update",
     "myopic_directions",
+    "plan_seed",
+    "planned",
     "reseed_collapsed",
     "separation_diagnostics",
 ]
@@ -167,8 +180,15 @@ def separation_diagnostics(
     return a2, d2.masked_fill(same, math.inf).min(dim=1).values
 
 
-class _GradientMethod(Algorithm):
-    """Shared state and plumbing: stacked models, one minibatch gradient per client."""
+class _GradientMethod(SplitAlgorithm):
+    """Shared state and plumbing: stacked models, one minibatch gradient per client.
+
+    The default halves are Myopic- and Momentum-Clustering's: each participant receives its
+    own model and sends its minibatch gradient there (:meth:`client_update`); the server's
+    draws after that work come from the seed of the round's ``plan`` (:func:`planned`).
+    """
+
+    client_parameters = ("batch_size",)
 
     def __init__(self, ctx: Context, lr: float | None, batch_size: int | None) -> None:
         super().__init__(ctx)
@@ -185,15 +205,21 @@ class _GradientMethod(Algorithm):
     def client_models(self, state: State) -> Params:
         return state["models"]
 
-    def _own_gradients(
-        self, models: Params, clients: np.ndarray, rng: np.random.Generator
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Submitted gradients ``(n, P)`` of ``clients`` at their own models, and losses."""
-        x, y = client_batches(self.ctx.train, clients, self.batch_size, rng)
-        idx = torch.as_tensor(clients, device=self.ctx.device)
-        own = {k: v.index_select(0, idx) for k, v in models.items()}
-        grads, loss = self.ctx.engine.gradients(own, x, y)
-        return byzantine.submit(self.ctx, flatten(grads), clients, rng), loss
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+        """Each participant receives its own model; the plan holds the seed of the server's
+        draws (:func:`plan_seed`)."""
+        idx = torch.as_tensor(np.asarray(clients), device=self.ctx.device)
+        own = {k: v.index_select(0, idx) for k, v in state["models"].items()}
+        return Dispatch(each={"model": own}, common={}, config={}, plan=plan_seed(rng))
+
+    def client_update(
+        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
+    ) -> State:
+        r"""Client ``i`` sends its gradient on one minibatch at its own model,
+        :math:`g_i(x_{i,t-1})` (``gradient``, ``(n, P)``), and the loss there."""
+        x, y = client_batches(ctx.train, clients, self.batch_size, rng)
+        grads, loss = ctx.engine.gradients(sent.each["model"], x, y)
+        return {"gradient": flatten(grads), "loss": loss}
 
     def _step(self, models: Params, clients: np.ndarray, direction: torch.Tensor) -> Params:
         flat = flatten(models).clone()
@@ -202,9 +228,22 @@ class _GradientMethod(Algorithm):
         return unflatten(flat, models)
 
 
+def plan_seed(rng: np.random.Generator) -> State:
+    """A seed drawn from the round's ``rng`` in ``dispatch``, kept in the server's plan
+    (``{"seed": int64 tensor}``): on Flower the nodes' minibatch draws do not advance the
+    server's generator, so a server draw after the clients' work takes its own stream
+    (:mod:`learning.algorithms.base`)."""
+    return {"seed": torch.tensor(int(rng.integers(2**63)), dtype=torch.int64)}
+
+
+def planned(state: State) -> np.random.Generator:
+    """The generator of the seed that :func:`plan_seed` put in the round's ``state``."""
+    return np.random.default_rng(int(state["seed"]))
+
+
 @register
-class FederatedClustering(_GradientMethod, SplitAlgorithm):
-    """Federated-Clustering; see the module docstring.
+class FederatedClustering(_GradientMethod):
+    r"""Federated-Clustering; see the module docstring.
 
     Parameters
     ----------
@@ -216,7 +255,9 @@ class FederatedClustering(_GradientMethod, SplitAlgorithm):
     radius : float, optional
         A fixed radius instead of the quantile rule (``<=``).
     groups : int
-        Random subgroups per round (the as-run MNIST value is 15).
+        Random subgroups per round (the as-run MNIST value is 15): the participants, shuffled,
+        are cut into blocks of :math:`\lceil n / \text{groups} \rceil` (the last one smaller
+        where it does not divide).
     momentum : float, optional
         Heavy-ball momentum on the cluster estimate; 0 for "paper", 0.9 for "as-run".
     lr, batch_size : optional
@@ -224,7 +265,6 @@ class FederatedClustering(_GradientMethod, SplitAlgorithm):
     """
 
     name = "federated-clustering"
-    client_parameters = ("batch_size",)
 
     def __init__(
         self,
@@ -257,74 +297,83 @@ class FederatedClustering(_GradientMethod, SplitAlgorithm):
         state["momentum"] = torch.zeros_like(flatten(models))
         return state
 
-    def cluster_estimates(
-        self, models: Params, members: np.ndarray, rng: np.random.Generator
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One group's all-pairs gradients and every member's Threshold-Clustering output
-        ``(n, P)``, plus each member's loss on its own batch."""
-        x, y = client_batches(self.ctx.train, members, self.batch_size, rng)
-        idx = torch.as_tensor(members, device=self.ctx.device)
-        grads, losses = pairwise_gradients(
-            self.ctx.engine, {k: v.index_select(0, idx) for k, v in models.items()}, x, y
-        )
-        points = byzantine.submit(self.ctx, flatten(grads, lead=2), members, rng)
-        v = fc_directions(points, self.iters, self.rule, inclusive=self.inclusive)
-        return v, torch.diagonal(losses)
-
-    def round(
-        self, state: State, clients: np.ndarray, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
-        clients = np.asarray(clients, dtype=np.int64)
-        if self.groups == 1:
-            return SplitAlgorithm.round(self, state, clients, rng)
-        order = rng.permutation(clients)
-        size = math.ceil(clients.size / self.groups)
-        models, buffer = state["models"], state["momentum"].clone()
-        losses = []
-        for start in range(0, clients.size, size):
-            members = np.sort(order[start : start + size])
-            v, loss = self.cluster_estimates(models, members, rng)
-            idx = torch.as_tensor(members, device=buffer.device)
-            buffer[idx] = self.momentum * buffer[idx] + v
-            losses.append(loss)
-        idx = torch.as_tensor(clients, device=buffer.device)
-        models = self._step(models, clients, buffer[idx])
-        return {"models": models, "momentum": buffer}, {
-            "train_loss": float(torch.cat(losses).mean())
-        }
+    def subgroups(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """The subgroup of each of ``n`` participants (by position): one group (no draw) or
+        ``groups`` blocks of a random permutation, numbered in the order of the blocks."""
+        group = np.zeros(n, dtype=np.int64)
+        if self.groups > 1:
+            size = math.ceil(n / self.groups)
+            group[rng.permutation(n)] = np.arange(n) // size
+        return group
 
     def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
-        """Every participant receives every participant's model and its own position among
-        them (one group: ``groups > 1`` runs in process only)."""
-        if self.groups != 1:
-            raise ValueError(f"groups={self.groups}: random subgroups run in process only")
-        idx = torch.as_tensor(np.asarray(clients), device=self.ctx.device)
-        models = {k: v.index_select(0, idx) for k, v in state["models"].items()}
-        position = torch.arange(len(clients), device=self.ctx.device)
-        return Dispatch(each={"position": position}, common={"models": models}, config={})
+        """Each participant receives the models of its subgroup (:meth:`subgroups`), in client
+        order and zero-padded to the largest subgroup (``models``, ``(n, S, ...)``), how many
+        are real (``count``) and its own place among them (``position``); the plan keeps the
+        subgroups."""
+        clients = np.asarray(clients, dtype=np.int64)
+        group = self.subgroups(clients.size, rng)
+        members = [np.flatnonzero(group == g) for g in range(int(group.max()) + 1)]
+        width = max(m.size for m in members)
+        table = np.full((clients.size, width), -1, dtype=np.int64)
+        position = np.empty(clients.size, dtype=np.int64)
+        for m in members:
+            table[m, : m.size] = m
+            position[m] = np.arange(m.size)
+        device = self.ctx.device
+        rows = torch.as_tensor(clients[table.clip(0)], device=device)
+        padding = torch.as_tensor(table < 0, device=device)
+        models = {k: v[rows] for k, v in state["models"].items()}
+        for tensor in models.values():
+            tensor[padding] = 0
+        each = {
+            "models": models,
+            "count": torch.as_tensor((table >= 0).sum(1), device=device),
+            "position": torch.as_tensor(position, device=device),
+        }
+        plan = {"group": torch.as_tensor(group)}
+        return Dispatch(each=each, common={}, config={}, plan=plan)
 
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        r"""Client ``j`` draws one minibatch and sends the gradient of every model ``x_i``
-        on it, :math:`g_j(x_i)` for all ``i`` (``points``, ``(n, P)`` per client), and its
-        loss at its own model."""
+        r"""Client ``j`` draws one minibatch and sends the gradient of every model ``x_i`` of its
+        subgroup on it, :math:`g_j(x_i)` (``points``, ``(S, P)`` per client, zero beyond
+        ``count``), and its loss at its own model."""
         x, y = client_batches(ctx.train, clients, self.batch_size, rng)
-        grads, losses = pairwise_gradients(ctx.engine, sent.common["models"], x, y)
-        columns = flatten(grads, lead=2).transpose(0, 1)  # [j, i] = g_j(x_i)
-        position = sent.each["position"]
-        own = losses[position, torch.arange(position.numel(), device=position.device)]
-        return {"points": columns, "loss": own}
+        models, count = sent.each["models"], sent.each["count"]
+        n, width = count.numel(), next(iter(models.values())).shape[1]
+        slots = torch.arange(n * width, device=count.device)
+        grads, losses = gradients_on(
+            ctx.engine.model,
+            ctx.engine.task,
+            {k: v.reshape(n * width, *v.shape[2:]) for k, v in models.items()},
+            x,
+            y,
+            slots // width,
+        )
+        points = flatten(grads).reshape(n, width, -1)
+        padding = torch.arange(width, device=count.device)[None, :] >= count[:, None]
+        points.masked_fill_(padding[..., None], 0)
+        own = losses.reshape(n, width).gather(1, sent.each["position"][:, None])[:, 0]
+        return {"points": points, "loss": own}
 
     def server_update(
         self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[State, dict[str, float]]:
-        r"""The server clusters: for every receiver ``i`` one-centre Threshold-Clustering over
-        :math:`\{g_j(x_i)\}_j` (:func:`fc_directions`), then the momentum and the step."""
+        r"""The server clusters: in every subgroup, for every receiver ``i`` one-centre
+        Threshold-Clustering over the subgroup's :math:`\{g_j(x_i)\}_j`
+        (:func:`fc_directions`), then the momentum and the step."""
         clients = np.asarray(clients, dtype=np.int64)
-        points = replies["points"].transpose(0, 1).contiguous()  # [i, j] = g_j(x_i)
-        points = byzantine.submit(self.ctx, points, clients, rng)
-        v = fc_directions(points, self.iters, self.rule, inclusive=self.inclusive)
+        table = replies["points"]  # [j, s] = g_j(x of the s-th member of j's subgroup)
+        group = state["group"].cpu().numpy()
+        v = table.new_empty(clients.size, table.shape[2])
+        for g in range(int(group.max()) + 1):
+            members = np.flatnonzero(group == g)
+            idx = torch.as_tensor(members, device=table.device)
+            points = table.index_select(0, idx)[:, : members.size].transpose(0, 1).contiguous()
+            points = byzantine.submit(self.ctx, points, clients[members], rng)  # [i, j] = g_j(x_i)
+            v[idx] = fc_directions(points, self.iters, self.rule, inclusive=self.inclusive)
         buffer = state["momentum"].clone()
         idx = torch.as_tensor(clients, device=buffer.device)
         buffer[idx] = self.momentum * buffer[idx] + v
@@ -335,7 +384,11 @@ class FederatedClustering(_GradientMethod, SplitAlgorithm):
 @register
 class MyopicClustering(_GradientMethod):
     """Myopic-Clustering: k-means on the gradients at the clients' own models, a step with
-    the group mean (``n_clusters`` defaults to the number of ground-truth clusters)."""
+    the group mean (``n_clusters`` defaults to the number of ground-truth clusters).
+
+    The participants send their gradients (:meth:`_GradientMethod.client_update`); the
+    server's k-means++ seeding draws from the round's plan seed.
+    """
 
     name = "myopic-clustering"
 
@@ -349,14 +402,15 @@ class MyopicClustering(_GradientMethod):
         super().__init__(ctx, lr, batch_size)
         self.n_clusters = ctx.cluster_count(n_clusters)
 
-    def round(
-        self, state: State, clients: np.ndarray, rng: np.random.Generator
+    def server_update(
+        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[State, dict[str, float]]:
+        """k-means of the submitted gradients (:func:`myopic_directions`) and the step."""
         clients = np.asarray(clients, dtype=np.int64)
-        grads, loss = self._own_gradients(state["models"], clients, rng)
-        _, direction = myopic_directions(grads, self.n_clusters, rng)
+        grads = byzantine.submit(self.ctx, replies["gradient"], clients, rng)
+        _, direction = myopic_directions(grads, self.n_clusters, planned(state))
         models = self._step(state["models"], clients, direction)
-        return {"models": models}, {"train_loss": float(loss.mean())}
+        return {"models": models}, {"train_loss": float(replies["loss"].mean())}
 
 
 @register
@@ -367,8 +421,11 @@ class MomentumClustering(_GradientMethod):
     The radius is the quantile rule with ``quantile`` (default ``1/(2K)``, a conservative choice of
     collabecon: from a far initialisation a ball of one cluster's share :math:`1/K` can hold points
     of two clusters, half of it cannot) unless a fixed ``radius`` is given. The centres start at
-    k-means++ seeds over the first momenta; with ``reseed`` a centre that ends a round within the
-    radius of another is moved to the momentum farthest from all centres (:func:`reseed_collapsed`).
+    k-means++ seeds over the first momenta (drawn from the round's plan seed); with ``reseed`` a
+    centre that ends a round within the radius of another is moved to the momentum farthest from
+    all centres (:func:`reseed_collapsed`). The participants send their gradients
+    (:meth:`_GradientMethod.client_update`); the server keeps the momenta, a deterministic
+    function of the gradients sent, and the centres.
     """
 
     name = "momentum-clustering"
@@ -401,11 +458,13 @@ class MomentumClustering(_GradientMethod):
         state["centers"] = flat.new_zeros(0, flat.shape[1])
         return state
 
-    def round(
-        self, state: State, clients: np.ndarray, rng: np.random.Generator
+    def server_update(
+        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[State, dict[str, float]]:
+        """The momenta (:func:`momentum_update`) of the submitted gradients,
+        Threshold-Clustering from the kept centres, the re-seed and the nearest-centre step."""
         clients = np.asarray(clients, dtype=np.int64)
-        grads, loss = self._own_gradients(state["models"], clients, rng)
+        grads = byzantine.submit(self.ctx, replies["gradient"], clients, rng)
         momenta = state["momenta"].clone()
         idx = torch.as_tensor(clients, device=momenta.device)
         momenta[idx] = momentum_update(momenta[idx], grads, self.alpha)
@@ -413,7 +472,7 @@ class MomentumClustering(_GradientMethod):
         centers = state["centers"]
         if centers.shape[0] == 0:
             k = min(self.n_clusters, clients.size)
-            centers = points[kmeans_plus_plus(points, k, rng)]
+            centers = points[kmeans_plus_plus(points, k, planned(state))]
         result = threshold_clustering(
             points, centers, self.iters, self.rule, inclusive=self.inclusive
         )
@@ -423,4 +482,4 @@ class MomentumClustering(_GradientMethod):
         nearest = torch.cdist(points, centers).argmin(dim=1)
         models = self._step(state["models"], clients, centers[nearest])
         state = {"models": models, "momenta": momenta, "centers": centers}
-        return state, {"train_loss": float(loss.mean())}
+        return state, {"train_loss": float(replies["loss"].mean())}

@@ -5,6 +5,8 @@ variants.
 Reference values marked "port" come from an independent numpy port of the authors'
 published synthetic code (same data, same procedure); the paper prints only the figure."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -17,10 +19,11 @@ from learning.algorithms.federated_clustering import (
 )
 from learning.algorithms.threshold_clustering import FixedRadius, QuantileRadius
 from learning.all_pairs import client_batches, flatten, pairwise_gradients, unflatten
-from learning.engine import BatchedEngine, SGDConfig, ShardedData, Task
+from learning.engine import BatchedEngine, SGDConfig, ShardedData, Task, select
 from learning.experiments.clustering import errors, panel, regression, setup
 from learning.loop import run_rounds
 from learning.rng import round_rng
+from tests.learning._tiny_problem import initial_models, tiny_context
 
 F64 = torch.float64
 
@@ -302,3 +305,39 @@ def test_momentum_clustering_reseeds_collapsed_centres(reseed):
     state, _ = algorithm.round(state, np.arange(16), np.random.default_rng(2))
     distinct = torch.unique(state["centers"], dim=0).shape[0]
     assert distinct == (4 if reseed else 1)
+
+
+def test_fc_in_random_subgroups_clusters_within_each_subgroup():
+    """``groups=2`` on five clients: one permutation cuts them into subgroups of 3 and 2, each
+    participant receives only its subgroup's models (padded to 3 with zeros), every client
+    draws one minibatch (one draw for all), and each receiver's direction is one-centre
+    Threshold-Clustering over the gradients of its own subgroup."""
+    ctx = tiny_context()
+    algorithm = build_algorithm("federated-clustering", ctx, groups=2, lr=0.1)
+    generator = torch.Generator().manual_seed(3)
+    models = {
+        k: v + 0.01 * torch.randn(v.shape, generator=generator)
+        for k, v in initial_models(ctx).items()
+    }
+    state, everyone = algorithm.init(models, np.random.default_rng(0)), np.arange(5)
+    rng = round_rng(0, 0)
+    sent = algorithm.dispatch(state, everyone, copy.deepcopy(rng))
+    reference = copy.deepcopy(rng)
+    order = reference.permutation(5)
+    subgroups = [np.sort(order[:3]), np.sort(order[3:])]
+    for members in subgroups:
+        for place, k in enumerate(members):
+            assert int(sent.each["count"][k]) == members.size
+            assert int(sent.each["position"][k]) == place
+            received = flatten(sent.each["models"], lead=2)[k]
+            assert torch.equal(received[: members.size], flatten(models)[members])
+            assert not received[members.size :].any()
+    x, y = client_batches(ctx.train, everyone, algorithm.batch_size, reference)
+    v = torch.empty_like(flatten(models))
+    for members in subgroups:
+        grads, _ = pairwise_gradients(ctx.engine, select(models, members), x[members], y[members])
+        v[members] = fc_directions(
+            flatten(grads, lead=2), 10, QuantileRadius(0.25), inclusive=False
+        )
+    new, _ = algorithm.round(state, everyone, rng)
+    assert torch.allclose(flatten(new["models"]), flatten(models) - 0.1 * v, atol=1e-6)

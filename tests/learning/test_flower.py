@@ -78,7 +78,6 @@ TINY = ["--dataset", "digits", "--model", "mlp", "--clients", "4", "--rounds", "
     [
         (["--algorithm", "cobo"], "--algorithm 'cobo' has no client half"),
         (["--algorithm", "nope"], "algorithm must be one of"),
-        (["--algorithm", "federated-clustering", "--algorithm-arg", "groups=2"], "groups=2"),
         (["--algorithm", "fedavg", "--cpus", "0"], "--cpus must be an integer >= 1"),
     ],
 )
@@ -106,15 +105,12 @@ def _max_difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> f
 
 @pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
 def test_flower_simulation_gives_the_in_process_models(tmp_path):
-    """FedAvg (momentum SGD, every client), IFCA (gradient option, 4 of 6 clients a round)
-    Ditto (personal models held on the nodes; standard with 4 of 6 clients a round, and
-    as-run) and Federated-Clustering (the server clusters the gradients every node takes at
-    every participant's model; 4 of 6 clients a round), FedProx, FedAvg with fine-tuning
-    (each node's work after the last round) and FedSoft (importance weights surveyed every
-    second round, 2 clients selected per cluster among 4 participants, local models held on
-    the nodes) in one Flower simulation: the same models,
-    history and test accuracy as
-    :func:`learning.experiment.train` for the same seed, to float32 tolerance."""
+    """Every run of ``configs`` in one Flower simulation gives the models, history and test
+    accuracy of :func:`learning.experiment.train` for the same seed, to float32 tolerance.
+    Together they cover every algorithm with a client half, with partial participation,
+    momentum, client-held models (Ditto, FedSoft), a survey (FedSoft's importance weights),
+    a finish exchange (fine-tuning), server draws after the nodes' work (k-means++) and
+    random subgroups (Federated-Clustering as run)."""
     from learning.flower.simulation import simulate
 
     common = dict(dataset="digits", model="mlp", clients=6, rounds=3, local_steps=3, batch_size=8)
@@ -139,6 +135,15 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
             seed=10,
             **common,
         ),
+        TrainConfig(
+            algorithm="federated-clustering",
+            algorithm_params={"groups": 2, "variant": "as-run"},
+            clients_per_round=5,
+            seed=13,
+            **common,
+        ),
+        TrainConfig(algorithm="myopic-clustering", clients_per_round=4, seed=11, **common),
+        TrainConfig(algorithm="momentum-clustering", seed=12, **common),
     ]
     started = time.perf_counter()
     results = simulate(configs, tmp_path, cpus=2)

@@ -30,6 +30,12 @@ CASES = [
     ("fedsoft", {"tau": 1, "selection_size": 2}, 3),
     ("fedsoft", {"tau": 2, "clusters": 3}, None),
     ("fedsoft", {"tau": 2, "selection_size": 2, "lam": 0.1}, 4),
+    ("federated-clustering", {"groups": 2}, None),
+    ("federated-clustering", {"groups": 2, "variant": "as-run"}, 3),
+    ("myopic-clustering", {}, 3),
+    ("myopic-clustering", {"n_clusters": 3}, None),
+    ("momentum-clustering", {}, 4),
+    ("momentum-clustering", {"n_clusters": 3, "reseed": False}, None),
 ]
 
 
