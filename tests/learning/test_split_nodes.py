@@ -27,6 +27,8 @@ CASES = [
     ("ditto", {}, 3),
     ("ditto", {"variant": "as-run"}, None),
     ("federated-clustering", {}, 4),
+    ("per-fedavg", {"beta": 0.01}, 3),
+    ("knn-per", {"k": 3}, None),
 ]
 
 
