@@ -16,6 +16,17 @@ code for Werner 2024, Table 2.1: ``k = 10``, ``s = 1``). Training is plain FedAv
 With ``lam=None``, :math:`\lambda` is chosen from :data:`LAMBDA_GRID` by the pooled cross-entropy on
 a held-out fifth of every client's training data (datastore: the other four fifths), then the
 datastore is the whole training set.
+
+The personalised evaluation is federated in two exchanges, each a client half on the client's
+own data and a server half on the clients' reports. To choose :math:`\lambda`, client
+:math:`i` reports its summed held-out cross-entropy :math:`L_i(\lambda)` for every grid value
+(:meth:`KNNPer.client_held_out`) and the server takes
+:math:`\arg\min_\lambda \sum_i L_i(\lambda)` (:meth:`KNNPer.pool_lambda`); each client's
+held-out fifth is the first fifth of a shuffle of its training set, the argsort of its row of
+one block of uniform keys (:func:`learning.engine.sample_batches`), so that a node draws its
+own row (:class:`learning.flower.streams.RowStream`). Then every client reports its test loss
+and accuracy under the mixture (:meth:`KNNPer.client_evaluation`), which the server collects
+(:meth:`KNNPer.pool_evaluation`).
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ from torch.func import functional_call
 from econ.validation import positive, positive_int, unit_interval
 from learning.algorithms.averaging import FedAvg
 from learning.algorithms.base import Context, State, register
-from learning.engine import Evaluation, ShardedData
+from learning.engine import Evaluation, Params, ShardedData, sample_batches
 
 __all__ = ["LAMBDA_GRID", "KNNPer", "knn_probabilities"]
 
@@ -54,13 +65,29 @@ def knn_probabilities(
     return votes / votes.sum(dim=1, keepdim=True)
 
 
+def _client(data: ShardedData, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+    start, size = int(data.offsets[i]), int(data.sizes[i])
+    return data.x[start : start + size], data.y[start : start + size]
+
+
+def _log_likelihoods(mixture: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """:math:`\\log p(y \\mid x)` of each query under ``mixture`` (floored at 1e-12)."""
+    return torch.log(mixture.gather(1, y[:, None]).clamp_min(1e-12))
+
+
 @register
 class KNNPer(FedAvg):
     """kNN-Per on FedAvg: ``k`` neighbours, kernel ``scale``, mixture weight ``lam``
-    (None: chosen on held-out data); see the module docstring."""
+    (None: chosen on held-out data); see the module docstring.
+
+    The personalised evaluation's client halves (:meth:`client_held_out`,
+    :meth:`client_evaluation`) work on the clients of any context, a node's one-client
+    context included; its server halves (:meth:`pool_lambda`, :meth:`pool_evaluation`) read
+    only the clients' reports; :meth:`evaluate` composes them for every client at once.
+    """
 
     name = "knn-per"
-    federated = False
+    client_parameters = ("k", "scale")
 
     def __init__(
         self, ctx: Context, k: int = 10, scale: float = 1.0, lam: float | None = None
@@ -70,64 +97,112 @@ class KNNPer(FedAvg):
         self.scale = float(positive("scale", scale))
         self.lam = None if lam is None else float(unit_interval("lam", lam))
 
-    def _outputs(self, state: State, x: torch.Tensor) -> torch.Tensor:
-        params = {name: p[0] for name, p in state["groups"].items()}
-        with torch.no_grad():
-            return functional_call(self.ctx.engine.model, params, (x,))
+    def global_model(self, state: State) -> Params:
+        """The global model (one row), the model whose outputs are the kNN keys."""
+        return state["groups"]
 
-    def _client(self, data: ShardedData, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        start, size = int(data.offsets[i]), int(data.sizes[i])
-        return data.x[start : start + size], data.y[start : start + size]
-
-    def _mixtures(
+    def _mixture(
         self,
-        state: State,
-        store: list[tuple[torch.Tensor, torch.Tensor]],
-        queries: list[torch.Tensor],
-    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """Per client: (kNN probabilities, global probabilities) on its queries."""
-        out = []
-        for (xs, ys), xq in zip(store, queries, strict=True):
-            keys, logits = self._outputs(state, xs), self._outputs(state, xq)
-            n_classes = logits.shape[1]
-            knn = knn_probabilities(keys, ys, logits, n_classes, self.k, self.scale)
-            out.append((knn, torch.softmax(logits, dim=1)))
+        ctx: Context,
+        model: Params,
+        store: tuple[torch.Tensor, torch.Tensor],
+        queries: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(kNN probabilities, global probabilities) on ``queries`` with the datastore
+        ``store`` of one client."""
+        params = {name: p[0] for name, p in model.items()}
+        with torch.no_grad():
+            keys = functional_call(ctx.engine.model, params, (store[0],))
+            logits = functional_call(ctx.engine.model, params, (queries,))
+        knn = knn_probabilities(keys, store[1], logits, logits.shape[1], self.k, self.scale)
+        return knn, torch.softmax(logits, dim=1)
+
+    def client_held_out(
+        self, ctx: Context, model: Params, clients: np.ndarray, rng: np.random.Generator
+    ) -> torch.Tensor:
+        """Summed held-out cross-entropy :math:`L_i(\\lambda)` of each of ``clients`` for
+        every value of :data:`LAMBDA_GRID`, shape ``(len(clients), len(LAMBDA_GRID))``.
+
+        Client :math:`i` holds out the first :math:`\\max(1, \\lfloor n_i / 5 \\rfloor)`
+        examples of a shuffle of its training set (row :math:`i` of one
+        :func:`~learning.engine.sample_batches` draw) and stores the rest; a client of one
+        example holds out nothing and reports zeros. ``model`` is the global model (one
+        row)."""
+        clients = np.asarray(clients, dtype=np.int64)
+        sizes = ctx.train.sizes_numpy()[clients]
+        shuffles = sample_batches(sizes, 1, int(sizes.max()), rng)[:, 0]
+        out = torch.zeros(clients.size, len(LAMBDA_GRID), dtype=torch.float64)
+        for row, (i, n) in enumerate(zip(clients, sizes, strict=True)):
+            if n < 2:
+                continue
+            x, y = _client(ctx.train, int(i))
+            order = torch.as_tensor(shuffles[row, :n], device=x.device)
+            cut = max(1, int(n) // 5)
+            held, kept = order[:cut], order[cut:]
+            knn, glob = self._mixture(ctx, model, (x[kept], y[kept]), x[held])
+            for j, lam in enumerate(LAMBDA_GRID):
+                out[row, j] = float(-_log_likelihoods(lam * knn + (1 - lam) * glob, y[held]).sum())
         return out
 
+    @staticmethod
+    def pool_lambda(held_out: torch.Tensor) -> float:
+        """The grid value with the lowest pooled held-out cross-entropy
+        :math:`\\sum_i L_i(\\lambda)`, from the clients' reports ``held_out`` (one row each,
+        :meth:`client_held_out`)."""
+        if held_out.ndim != 2 or held_out.shape[1] != len(LAMBDA_GRID):
+            raise ValueError(
+                f"held_out must have one column per grid value ({len(LAMBDA_GRID)}), "
+                f"got shape {tuple(held_out.shape)}"
+            )
+        totals = held_out.double().sum(dim=0).cpu().numpy()
+        return LAMBDA_GRID[int(np.argmin(totals))]
+
+    def client_evaluation(
+        self, ctx: Context, model: Params, clients: np.ndarray, lam: float
+    ) -> State:
+        """Each of ``clients``' test ``loss`` (mean cross-entropy of the mixture with weight
+        ``lam``, its whole training set the datastore), ``accuracy`` and number of test
+        examples ``n``, one row each; ``model`` is the global model (one row)."""
+        lam = float(unit_interval("lam", lam))
+        clients = np.asarray(clients, dtype=np.int64)
+        loss, acc = np.zeros(clients.size), np.zeros(clients.size)
+        count = np.zeros(clients.size, dtype=np.int64)
+        for row, i in enumerate(clients):
+            x, y = _client(ctx.test, int(i))
+            knn, glob = self._mixture(ctx, model, _client(ctx.train, int(i)), x)
+            p = lam * knn + (1 - lam) * glob
+            loss[row] = float(-_log_likelihoods(p, y).mean())
+            acc[row] = float((p.argmax(1) == y).double().mean())
+            count[row] = y.shape[0]
+        return {
+            "loss": torch.from_numpy(loss),
+            "accuracy": torch.from_numpy(acc),
+            "n": torch.from_numpy(count),
+        }
+
+    @staticmethod
+    def pool_evaluation(reports: State) -> Evaluation:
+        """The federation's personalised :class:`~learning.engine.Evaluation` from the
+        clients' reports (:meth:`client_evaluation`, stacked in client order)."""
+        return Evaluation(
+            loss=reports["loss"].cpu().numpy(),
+            accuracy=reports["accuracy"].cpu().numpy(),
+            n=reports["n"].cpu().numpy().astype(np.int64),
+        )
+
     def choose_lambda(self, state: State, rng: np.random.Generator) -> float:
-        """The grid value with the lowest pooled held-out cross-entropy."""
-        store, queries, targets = [], [], []
-        for i in range(self.ctx.n_clients):
-            x, y = self._client(self.ctx.train, i)
-            order = torch.as_tensor(rng.permutation(x.shape[0]), device=x.device)
-            held = max(1, x.shape[0] // 5) if x.shape[0] > 1 else 0
-            if held == 0:
-                continue
-            store.append((x[order[held:]], y[order[held:]]))
-            queries.append(x[order[:held]])
-            targets.append(y[order[:held]])
-        mixtures = self._mixtures(state, store, queries)
-        losses = []
-        for lam in LAMBDA_GRID:
-            total = 0.0
-            for (knn, glob), y in zip(mixtures, targets, strict=True):
-                p = lam * knn + (1 - lam) * glob
-                total += float(-torch.log(p.gather(1, y[:, None]).clamp_min(1e-12)).sum())
-            losses.append(total)
-        return LAMBDA_GRID[int(np.argmin(losses))]
+        """The grid value with the lowest pooled held-out cross-entropy over every client:
+        :meth:`pool_lambda` of every client's :meth:`client_held_out`."""
+        everyone = np.arange(self.ctx.n_clients)
+        return self.pool_lambda(
+            self.client_held_out(self.ctx, self.global_model(state), everyone, rng)
+        )
 
     def evaluate(self, state: State, rng: np.random.Generator) -> tuple[Evaluation, float]:
         """Personalised test loss (cross-entropy of the mixture) and accuracy of every
-        client, and the :math:`\\lambda` used."""
+        client, and the :math:`\\lambda` used (``lam``, or :meth:`choose_lambda` with
+        ``rng``)."""
         lam = self.choose_lambda(state, rng) if self.lam is None else self.lam
-        n = self.ctx.n_clients
-        store = [self._client(self.ctx.train, i) for i in range(n)]
-        tests = [self._client(self.ctx.test, i) for i in range(n)]
-        mixtures = self._mixtures(state, store, [x for x, _ in tests])
-        loss, acc, count = np.zeros(n), np.zeros(n), np.zeros(n, dtype=np.int64)
-        for i, ((knn, glob), (_, y)) in enumerate(zip(mixtures, tests, strict=True)):
-            p = lam * knn + (1 - lam) * glob
-            loss[i] = float(-torch.log(p.gather(1, y[:, None]).clamp_min(1e-12)).mean())
-            acc[i] = float((p.argmax(1) == y).double().mean())
-            count[i] = y.shape[0]
-        return Evaluation(loss=loss, accuracy=acc, n=count), lam
+        everyone = np.arange(self.ctx.n_clients)
+        reports = self.client_evaluation(self.ctx, self.global_model(state), everyone, lam)
+        return self.pool_evaluation(reports), lam

@@ -13,6 +13,11 @@ own data, :math:`\\theta_i = \\theta - \\alpha \\nabla F_i(\\theta)` (Fallah et 
 PFLlib's ``train_one_step``). :math:`\\alpha` is the learning rate, :math:`\\beta` the outer
 (meta) step, 0.001 by default: IP-FL's comparison, Khan et al. §6, gives no value;
 PFLlib's default of 0 would freeze the outer step.
+
+As a federation: every participant receives the global model and takes its MAML steps on its
+own data (``client_update``), the server takes the data-weighted mean (``server_update``);
+after the last round every client receives the global model and takes its personalisation
+step (the finish exchange: ``client_finish``, ``server_finish``).
 """
 
 from __future__ import annotations
@@ -21,17 +26,36 @@ import numpy as np
 import torch
 
 from econ.validation import positive
-from learning.algorithms.base import Algorithm, Context, State, register
+from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
 from learning.engine import Params, broadcast, group_mean, sample_batches, select
 
 __all__ = ["PerFedAvg"]
 
 
+def _rows(ctx: Context, clients: np.ndarray, steps: int, rng: np.random.Generator) -> torch.Tensor:
+    """Rows of ``ctx.train`` of ``steps`` minibatches of each of ``clients``, shape
+    ``(len(clients), steps, batch_size)``: one :func:`sample_batches` draw."""
+    data = ctx.train
+    picks = sample_batches(data.sizes_numpy()[clients], steps, ctx.local.batch_size, rng)
+    picks = picks + data.offsets.cpu().numpy()[clients][:, None, None]
+    return torch.as_tensor(picks, dtype=torch.long, device=ctx.device)
+
+
+def _starts(sent: Dispatch, n: int, device: torch.device) -> Params:
+    """``n`` copies of the global model that ``sent`` carries."""
+    return select(sent.common["global"], torch.zeros(n, dtype=torch.long, device=device))
+
+
 @register
-class PerFedAvg(Algorithm):
-    """First-order Per-FedAvg; state ``global`` (one row) and, after ``finish``, ``personal``."""
+class PerFedAvg(SplitAlgorithm):
+    """First-order Per-FedAvg; state ``global`` (one row) and, after ``finish``, ``personal``.
+
+    :meth:`client_models` is the global model for every client until ``finish``, and the
+    personalised models (Eq. 3) after it.
+    """
 
     name = "per-fedavg"
+    client_parameters = ("beta",)
 
     def __init__(self, ctx: Context, beta: float = 0.001) -> None:
         super().__init__(ctx)
@@ -40,49 +64,62 @@ class PerFedAvg(Algorithm):
     def init(self, models: Params, rng: np.random.Generator) -> State:
         return {"global": select(models, np.array([0]))}
 
-    def _maml_steps(
-        self, params: Params, clients: np.ndarray, steps: int, rng: np.random.Generator
-    ) -> tuple[Params, float]:
-        ctx = self.ctx
-        data, batch = ctx.train, ctx.local.batch_size
-        sizes = data.sizes_numpy()[clients]
-        starts = data.offsets.cpu().numpy()[clients]
-        picks = sample_batches(sizes, 2 * steps, batch, rng) + starts[:, None, None]
-        rows = torch.as_tensor(picks, dtype=torch.long, device=ctx.device)
-        alpha, total = ctx.local.sgd.lr, 0.0
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+        """Every participant receives the global model."""
+        return Dispatch(each={}, common={"global": state["global"]}, config={})
+
+    def client_update(
+        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
+    ) -> State:
+        """``ctx.local.steps`` first-order MAML steps from the global model (module
+        docstring), the minibatch pairs :math:`B, B'` of step :math:`t` being minibatches
+        :math:`2t, 2t + 1` of one :func:`sample_batches` draw; replies the trained
+        ``params`` and each client's mean inner ``loss``."""
+        clients = np.asarray(clients, dtype=np.int64)
+        steps = ctx.local.steps
+        rows = _rows(ctx, clients, 2 * steps, rng)
+        data, alpha = ctx.train, ctx.local.sgd.lr
+        params = _starts(sent, clients.size, ctx.device)
+        total = torch.zeros(clients.size, dtype=torch.float64, device=ctx.device)
         for t in range(steps):
             first, second = rows[:, 2 * t], rows[:, 2 * t + 1]
             grads, loss = ctx.engine.gradients(params, data.x[first], data.y[first])
             inner = {k: p - alpha * grads[k] for k, p in params.items()}
             outer, _ = ctx.engine.gradients(inner, data.x[second], data.y[second])
             params = {k: (p - self.beta * outer[k]).detach() for k, p in params.items()}
-            total += float(loss.mean())
-        return params, total / steps
+            total += loss.detach().double()
+        return {"params": params, "loss": total / steps}
 
-    def round(
-        self, state: State, clients: np.ndarray, rng: np.random.Generator
+    def server_update(
+        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[State, dict[str, float]]:
-        start = broadcast({k: v[0] for k, v in state["global"].items()}, len(clients))
-        trained, loss = self._maml_steps(start, clients, self.ctx.local.steps, rng)
+        """The data-weighted mean of the participants' models (weights :math:`n_i`)."""
         groups = torch.zeros(len(clients), dtype=torch.long, device=self.ctx.device)
-        new = group_mean(trained, self.ctx.train_sizes(clients), groups, state["global"])
-        return {"global": new}, {"train_loss": loss}
+        weights = self.ctx.train_sizes(clients)
+        new = group_mean(replies["params"], weights, groups, state["global"])
+        return {"global": new}, {"train_loss": float(replies["loss"].mean())}
 
     def client_models(self, state: State) -> Params:
         if "personal" in state:
             return state["personal"]
         return broadcast({k: v[0] for k, v in state["global"].items()}, self.ctx.n_clients)
 
-    def finish(self, state: State, rng: np.random.Generator) -> State:
-        """Every client's personalised model: one step of size :math:`\\alpha` from the
-        global model on a minibatch of its training data (Fallah et al. 2020, Eq. 3)."""
-        ctx = self.ctx
-        data = ctx.train
-        picks = sample_batches(data.sizes_numpy(), 1, ctx.local.batch_size, rng)
-        picks = picks + data.offsets.cpu().numpy()[:, None, None]
-        rows = torch.as_tensor(picks[:, 0], dtype=torch.long, device=ctx.device)
-        start = self.client_models(state)
-        grads, _ = ctx.engine.gradients(start, data.x[rows], data.y[rows])
+    def final_dispatch(self, state: State) -> Dispatch:
+        """Every client receives the global model."""
+        return Dispatch(each={}, common={"global": state["global"]}, config={})
+
+    def client_finish(
+        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
+    ) -> State:
+        """The personalised model: one step of size :math:`\\alpha` from the global model on
+        a minibatch of the client's training data (Fallah et al. 2020, Eq. 3)."""
+        clients = np.asarray(clients, dtype=np.int64)
+        rows = _rows(ctx, clients, 1, rng)[:, 0]
+        start = _starts(sent, clients.size, ctx.device)
+        grads, _ = ctx.engine.gradients(start, ctx.train.x[rows], ctx.train.y[rows])
         alpha = ctx.local.sgd.lr
-        personal = {k: (p - alpha * grads[k]).detach() for k, p in start.items()}
-        return {**state, "personal": personal}
+        return {"personal": {k: (p - alpha * grads[k]).detach() for k, p in start.items()}}
+
+    def server_finish(self, state: State, replies: State) -> State:
+        """The personalised models are the clients' models."""
+        return {**state, "personal": replies["personal"]}

@@ -11,10 +11,13 @@ from scipy.stats import binomtest
 
 from learning.algorithms import build_algorithm
 from learning.algorithms.cfl import cosine_bipartition
-from learning.algorithms.knn_per import knn_probabilities
+from learning.algorithms.knn_per import LAMBDA_GRID, knn_probabilities
 from learning.engine import ShardedData
+from learning.flower.records import stack
+from learning.flower.streams import RowStream, stream_state
 from learning.loop import run_rounds
 from learning.rng import round_rng
+from tests.learning._split_nodes import node_contexts, server_context
 from tests.learning._tiny_problem import CLUSTERS, initial_models, tiny_context
 from tests.learning.test_federated_clustering import _toy_context
 
@@ -108,6 +111,45 @@ def test_knn_probabilities_and_personalised_evaluation():
         result.state, np.random.default_rng(0)
     )[0]
     assert np.allclose(global_only.accuracy, result.evaluation.accuracy)
+
+
+def test_knn_per_evaluation_client_by_client_gives_the_in_process_numbers():
+    """kNN-Per's personalised evaluation as a federation: every node reports its held-out
+    cross-entropies from its own training set (its held-out fifth from its row of the key
+    block) and then its mixture's test loss and accuracy; the server, which holds no example,
+    takes the argmin of the pooled reports and collects the rest. Both equal
+    :meth:`KNNPer.evaluate` on the whole federation."""
+    ctx = tiny_context()
+    algorithm = build_algorithm("knn-per", ctx, k=3)
+    state = run_rounds(algorithm, initial_models(ctx), 2, 0).state
+    expected, expected_lam = algorithm.evaluate(state, np.random.default_rng(4))
+
+    server = build_algorithm("knn-per", server_context(ctx), k=3)
+    contexts = node_contexts(ctx)
+    nodes = [build_algorithm("knn-per", c, **algorithm.client_arguments()) for c in contexts]
+    model = server.global_model(state)
+    stream, sizes = stream_state(np.random.default_rng(4)), ctx.train.sizes_numpy()
+    held_out = stack(
+        [
+            {"held": node.client_held_out(c, model, np.array([0]), RowStream(stream, i, 5, 20))}
+            for i, (node, c) in enumerate(zip(nodes, contexts, strict=True))
+        ]
+    )["held"]
+    assert sizes.max() == 20 and held_out.shape == (5, len(LAMBDA_GRID))
+    lam = server.pool_lambda(held_out)
+    assert lam == expected_lam
+    reports = stack(
+        [
+            node.client_evaluation(c, model, np.array([0]), lam)
+            for node, c in zip(nodes, contexts, strict=True)
+        ]
+    )
+    evaluation = server.pool_evaluation(reports)
+    np.testing.assert_array_equal(evaluation.n, expected.n)
+    np.testing.assert_allclose(evaluation.loss, expected.loss, rtol=1e-6)
+    np.testing.assert_allclose(evaluation.accuracy, expected.accuracy, rtol=0, atol=1e-12)
+    pooled = held_out.sum(dim=0)
+    assert float(pooled[LAMBDA_GRID.index(lam)]) == float(pooled.min())
 
 
 def test_ifca_momentum_buffer_persists_across_a_cluster_switch():

@@ -109,7 +109,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
     accuracy of :func:`learning.experiment.train` for the same seed, to float32 tolerance.
     Together they cover every algorithm with a client half, with partial participation,
     momentum, client-held models (Ditto, FedSoft), a survey (FedSoft's importance weights),
-    a finish exchange (fine-tuning), server draws after the nodes' work (k-means++) and
+    a finish exchange (fine-tuning, Per-FedAvg's personalisation step), server draws after the nodes' work (k-means++) and
     random subgroups (Federated-Clustering as run)."""
     from learning.flower.simulation import simulate
 
@@ -144,6 +144,14 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
         ),
         TrainConfig(algorithm="myopic-clustering", clients_per_round=4, seed=11, **common),
         TrainConfig(algorithm="momentum-clustering", seed=12, **common),
+        TrainConfig(
+            algorithm="per-fedavg",
+            algorithm_params={"beta": 0.01},
+            clients_per_round=4,
+            seed=14,
+            **common,
+        ),
+        TrainConfig(algorithm="knn-per", seed=15, **common),
     ]
     started = time.perf_counter()
     results = simulate(configs, tmp_path, cpus=2)

@@ -36,6 +36,8 @@ CASES = [
     ("myopic-clustering", {"n_clusters": 3}, None),
     ("momentum-clustering", {}, 4),
     ("momentum-clustering", {"n_clusters": 3, "reseed": False}, None),
+    ("per-fedavg", {"beta": 0.01}, 3),
+    ("knn-per", {"k": 3}, None),
 ]
 
 
