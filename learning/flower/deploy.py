@@ -13,9 +13,9 @@ SuperLink's address in place of ``127.0.0.1`` (``docs/flower.md``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +29,7 @@ import learning
 from learning.experiment import TrainConfig
 from learning.flower.apps import check_flower_config
 from learning.flower.partitions import write_partitions
+from learning.flower.processes import Processes
 
 __all__ = ["deploy", "deploy_duopoly", "deploy_ipfl", "launch", "write_app"]
 
@@ -77,14 +78,6 @@ def write_app(directory: str | os.PathLike[str], meta_dir: str, address: str) ->
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(_CONFIG.format(address=json.dumps(address)))
     return app
-
-
-def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
-    """Send ``sig`` to the process group this module started ``process`` in."""
-    try:
-        os.killpg(process.pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) -> None:
@@ -191,7 +184,12 @@ def launch(
 ) -> dict[str, Any]:
     """Start the SuperLink and ``nodes`` SuperNodes (node ``k`` reading ``out/data``'s
     ``partition-<k>.npz``), run the App on them and read back the result (module
-    docstring); the processes end with the run."""
+    docstring).
+
+    The processes, and every process they start, end with the run: on its return or
+    error, on SIGTERM, SIGHUP or SIGINT of this process, and when this process is killed
+    (:class:`learning.flower.processes.Processes` says what is guaranteed where).
+    """
     started = time.perf_counter() if started is None else started
     data = out / "data"
     address = f"127.0.0.1:{int(port)}"
@@ -203,29 +201,18 @@ def launch(
         "FLWR_TELEMETRY_ENABLED": "0",
         "FLWR_HOME": str(out / "flwr-home"),
     }
-    processes: list[subprocess.Popen[bytes]] = []
-    logs = []
+    result_path = data / "result.json"
+    with contextlib.ExitStack() as logs, Processes() as processes:
 
-    def start(args: list[str], log: str) -> None:
-        handle = (out / log).open("wb")
-        logs.append(handle)
-        processes.append(
-            subprocess.Popen(
-                args,
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=out,
-                start_new_session=True,  # its own process group: it and its children end together
+        def start(args: list[str], log: str) -> subprocess.Popen[bytes]:
+            return processes.start(
+                args, stdout=logs.enter_context((out / log).open("wb")), env=env, cwd=out
             )
-        )
 
-    try:
-        start(
-            [_bin("flower-superlink"), "--insecure", "--port", str(port)],
-            "superlink.log",
+        superlink = start(
+            [_bin("flower-superlink"), "--insecure", "--port", str(port)], "superlink.log"
         )
-        _wait_for_port(int(port), processes[0], timeout=min(timeout, 120.0))
+        _wait_for_port(int(port), superlink, timeout=min(timeout, 120.0))
         for k in range(int(nodes)):
             start(
                 [
@@ -240,30 +227,18 @@ def launch(
                 ],
                 f"supernode-{k}.log",
             )
-        run = subprocess.run(
-            [_bin("flwr"), "run", str(app), "collabecon", "--stream"],
-            env=env,
-            cwd=out,
-            capture_output=True,
-            timeout=timeout,
-        )
-        (out / "flwr-run.log").write_bytes(run.stdout + run.stderr)
-        result_path = data / "result.json"
-        if run.returncode != 0 or not result_path.exists():
+        run = start([_bin("flwr"), "run", str(app), "collabecon", "--stream"], "flwr-run.log")
+        try:
+            code = run.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
             raise RuntimeError(
-                f"flwr run failed (exit {run.returncode}); logs in {out}: flwr-run.log, "
+                f"flwr run did not end within {timeout:g} s; logs in {out}"
+            ) from None
+        if code != 0 or not result_path.exists():
+            raise RuntimeError(
+                f"flwr run failed (exit {code}); logs in {out}: flwr-run.log, "
                 "superlink.log, supernode-<k>.log"
             )
-    finally:
-        for process in reversed(processes):
-            _signal_group(process, signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                _signal_group(process, signal.SIGKILL)
-        for handle in logs:
-            handle.close()
     result = json.loads(result_path.read_text())
     result["models"] = torch.load(data / "models.pt", weights_only=True)
     result["deployment_seconds"] = time.perf_counter() - started
