@@ -201,11 +201,8 @@ def check_flower_config(config: TrainConfig) -> None:
     Raises
     ------
     ValueError
-        DP-SGD local training (its noise draws are not minibatch keys) or
         Federated-Clustering's random subgroups.
     """
-    if config.dp is not None:
-        raise ValueError("dp_noise_multiplier: DP-SGD training runs in process only")
     groups = int(config.algorithm_params.get("groups", 1))
     if config.algorithm == "federated-clustering" and groups != 1:
         raise ValueError(f"groups={groups}: random subgroups run in process only; use 1")

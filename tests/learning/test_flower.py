@@ -125,8 +125,10 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
     """FedAvg (momentum SGD, every client), IFCA (gradient option, 4 of 6 clients a round)
     Ditto (personal models held on the nodes; standard with 4 of 6 clients a round, and
     as-run) and Federated-Clustering (the server clusters the gradients every node takes at
-    every participant's model; 4 of 6 clients a round), FedProx and FedAvg with fine-tuning
-    (each node's work after the last round) in one Flower simulation: the same models,
+    every participant's model; 4 of 6 clients a round), FedProx, FedAvg with fine-tuning
+    (each node's work after the last round) and FedAvg with DP-SGD local training (each
+    node's batches and noise from its row of the round's draws) in one Flower simulation:
+    the same models,
     history and test accuracy as
     :func:`learning.experiment.train` for the same seed, to float32 tolerance."""
     from learning.flower.simulation import simulate
@@ -146,6 +148,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
         TrainConfig(algorithm="federated-clustering", clients_per_round=4, seed=7, **common),
         TrainConfig(algorithm="fedprox", algorithm_params={"mu": 0.1}, seed=8, **common),
         TrainConfig(algorithm="fedavg", algorithm_params={"finetune_steps": 2}, seed=9, **common),
+        TrainConfig(algorithm="fedavg", dp_noise_multiplier=1.1, seed=10, **common),
     ]
     started = time.perf_counter()
     results = simulate(configs, tmp_path, cpus=2)
@@ -164,7 +167,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
             assert "personal" not in result.state  # the server never held them
             global_model = reference.state["global"]
             assert _max_difference(global_model, result.state["global"]) <= 1e-6
-    print(f"Flower simulation of seven 6-client runs: {seconds:.1f} s")
+    print(f"Flower simulation of eight 6-client runs: {seconds:.1f} s")
 
 
 @pytest.mark.slow
