@@ -18,17 +18,22 @@ Opacus's for the same batch and the same noise generator (``tests/learning/test_
 The clipped sums of all ``K`` clients come from one forward and one backward pass of the
 engine's hand-stacked layers (:func:`clipped_gradient_sum`: per-layer norms and weighted
 sums, never the per-example gradients of the whole model), or, for other models, from
-``vmap`` over clients of ``vmap`` over examples; the noise of all clients from one draw per
-parameter tensor, of shape ``(K, *shape)`` (for one client, the numbers Opacus draws).
+``vmap`` over clients of ``vmap`` over examples.
 
 Minibatches are drawn afresh at every step, ``b`` distinct examples uniformly without
 replacement (:func:`sample_subsets`): the sampling that
 :func:`econ.privacy.accountants.accountant_epsilon` accounts for with
-``sampling="fixed"`` and sampling rate :math:`b / n_k`.
+``sampling="fixed"`` and sampling rate :math:`b / n_k`. Client :math:`k`'s noise comes from
+its own torch generator (:func:`noise_generators`), parameter by parameter, the numbers
+Opacus draws from that generator. Every random draw of :func:`dp_local_sgd` is a block of
+uniform keys with one row per client, so a client that trains alone on its own data, with
+its row of the blocks (a Flower node, :class:`learning.flower.streams.RowStream`), takes
+the batches and the noise it takes among all ``K``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +45,6 @@ from torch.nn.grad import conv2d_weight
 from econ.validation import non_negative, positive, positive_int
 from learning import stacked
 from learning.engine import Engine, LocalResult, Params, SGDConfig, ShardedData, sgd_step
-from learning.rng import torch_generator
 
 __all__ = [
     "DPSGD",
@@ -48,6 +52,7 @@ __all__ = [
     "clip_factors",
     "clipped_gradient_sum",
     "dp_local_sgd",
+    "noise_generators",
     "per_example_gradients",
     "private_gradients",
     "sample_subsets",
@@ -202,33 +207,75 @@ def private_gradients(
     x: torch.Tensor,
     y: torch.Tensor,
     dp: DPSGD,
-    generator: torch.Generator | None,
+    generator: torch.Generator | Sequence[torch.Generator] | None,
 ) -> tuple[Params, torch.Tensor, torch.Tensor]:
-    """One DP-SGD gradient per client: clipped sum, plus noise, over the batch size.
+    r"""One DP-SGD gradient per client: clipped sum, plus noise, over the batch size.
 
-    Returns the private gradients ``(K, *shape)``, the per-example norms before clipping and
-    the per-example losses, both ``(K, b)``. The noise is drawn parameter by parameter in the
-    order of ``params`` (the model's ``named_parameters``), one ``(K, *shape)`` draw each.
+    Client :math:`k`'s gradient is :math:`\frac{1}{b}(\sum_{i \in B_k} \bar g_i +
+    \mathcal N(0, z^2 C^2 I))` (Abadi et al. 2016, Algorithm 1, "Add noise").
+
+    Parameters
+    ----------
+    engine, params, x, y
+        The engine, the stacked parameters ``(K, *shape)`` and the batches ``(K, b, ...)``.
+    dp : DPSGD
+        Clipping norm and noise multiplier.
+    generator : torch.Generator, sequence of K of them, or None
+        The noise: one generator draws ``(K, *shape)`` per parameter; a sequence gives
+        client ``k`` generator ``k``, which draws ``shape`` per parameter (Opacus's draws
+        from it). Parameters are taken in the order of ``params`` (the model's
+        ``named_parameters``).
+
+    Returns
+    -------
+    The private gradients ``(K, *shape)``, the per-example norms before clipping and the
+    per-example losses, both ``(K, b)``.
     """
     summed, norms, losses = clipped_gradient_sum(engine, params, x, y, dp.max_grad_norm)
-    b = y.shape[1]
+    k, b = y.shape[:2]
+    if generator is not None and not isinstance(generator, torch.Generator):
+        generator = list(generator)
+        if len(generator) != k:
+            raise ValueError(f"{len(generator)} noise generators for {k} clients")
     out: Params = {}
     for name, total in summed.items():
         if dp.noise_multiplier:
-            total = total + torch.normal(
-                0.0, dp.noise_std, size=total.shape, generator=generator, device=total.device
-            )
+            total = total + _noise(total.shape, dp.noise_std, generator, total.device)
         out[name] = total / b
     return out, norms, losses
+
+
+def _noise(
+    shape: torch.Size,
+    std: float,
+    generator: torch.Generator | list[torch.Generator] | None,
+    device: torch.device,
+) -> torch.Tensor:
+    r""":math:`\mathcal N(0, \mathrm{std}^2)` of ``shape``: one draw, or row ``k`` from generator ``k``."""
+    if generator is None or isinstance(generator, torch.Generator):
+        return torch.normal(0.0, std, size=shape, generator=generator, device=device)
+    noise = torch.empty(shape, device=device)
+    for row, client in zip(noise, generator, strict=True):
+        row.normal_(0.0, std, generator=client)
+    return noise
+
+
+def _keys(sizes: np.ndarray, lines: int, rng: np.random.Generator) -> np.ndarray:
+    r"""One block ``rng.random((K, lines, W))`` of uniform keys, :math:`W = \max_k n_k`."""
+    return rng.random((sizes.size, lines, int(sizes.max())))
 
 
 def sample_subsets(
     sizes: np.ndarray, steps: int, batch_size: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """``batch_size`` distinct examples per client and step, drawn afresh each step: ``(K, steps, b)``.
+    r"""``batch_size`` distinct examples per client and step, drawn afresh each step: ``(K, steps, b)``.
 
     Uniform sampling without replacement, independently at every step (what the privacy
     accountant's fixed-size sampling assumes); every client needs at least ``b`` examples.
+    Client :math:`k`'s subset at step :math:`t` is the :math:`b` smallest of the first
+    :math:`n_k` keys of line :math:`t` of row :math:`k` of one block ``rng.random((K,
+    steps, W))`` (:math:`W = \max_k n_k`), listed in increasing order, so that it depends
+    on that row only.
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     b = positive_int("batch_size", batch_size)
@@ -236,10 +283,27 @@ def sample_subsets(
         raise ValueError(
             f"DP-SGD draws {b} distinct examples per step; client sizes {sizes.tolist()} are too small"
         )
-    keys = rng.random((sizes.size, positive_int("steps", steps), int(sizes.max())))
+    keys = _keys(sizes, positive_int("steps", steps), rng)
     padding = np.arange(keys.shape[-1])[None, None, :] >= sizes[:, None, None]
     keys = np.where(padding, 2.0, keys)  # padding sorts last, never drawn
-    return np.argpartition(keys, b - 1, axis=-1)[..., :b]
+    return np.sort(np.argpartition(keys, b - 1, axis=-1)[..., :b], axis=-1)
+
+
+def noise_generators(
+    sizes: np.ndarray, rng: np.random.Generator, device: str | torch.device = "cpu"
+) -> list[torch.Generator]:
+    r"""One torch generator on ``device`` per client, each seeded by its row of one key block.
+
+    Client :math:`k`'s seed is :math:`\lfloor 2^{53} u_k \rfloor`, :math:`u_k` the first
+    key of row :math:`k` of one block ``rng.random((K, 1, W))`` (:math:`W = \max_k n_k`,
+    the layout of :func:`sample_subsets`' keys): a uniform 53-bit integer, drawn
+    independently for every client.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if sizes.size == 0 or np.any(sizes < 1):
+        raise ValueError(f"every client needs at least one example, got sizes {sizes.tolist()}")
+    seeds = np.ldexp(_keys(sizes, 1, rng)[:, 0, 0], 53).astype(np.int64)
+    return [torch.Generator(device=device).manual_seed(int(seed)) for seed in seeds]
 
 
 def dp_local_sgd(
@@ -257,21 +321,22 @@ def dp_local_sgd(
 ) -> LocalResult:
     """``steps`` DP-SGD steps for each of ``clients`` at once (row ``i`` is ``clients[i]``).
 
-    Batches come from :func:`sample_subsets`; the noise from a torch generator seeded by
-    ``rng``. The reported loss is the mean minibatch loss before each step (non-private
-    bookkeeping, never released by the mechanism).
+    Batches come from :func:`sample_subsets`, then each client's noise from its generator of
+    :func:`noise_generators`, both drawn from ``rng``. The reported loss is the mean
+    minibatch loss before each step (non-private bookkeeping, never released by the
+    mechanism).
     """
     clients = np.asarray(clients, dtype=np.int64)
     sizes = data.sizes_numpy()[clients]
     picks = sample_subsets(sizes, steps, batch_size, rng)
+    generators = noise_generators(sizes, rng, engine.device)
     starts = data.offsets.cpu().numpy()[clients]
     rows = torch.from_numpy(picks + starts[:, None, None]).to(engine.device)
-    generator = torch_generator(rng, engine.device)
     params = {name: p.detach() for name, p in params.items()}
     losses = torch.zeros(len(clients), device=engine.device)
     for t in range(rows.shape[1]):
         grads, _, loss = private_gradients(
-            engine, params, data.x[rows[:, t]], data.y[rows[:, t]], dp, generator
+            engine, params, data.x[rows[:, t]], data.y[rows[:, t]], dp, generators
         )
         with torch.no_grad():
             params, momentum = sgd_step(params, grads, momentum, sgd)

@@ -196,15 +196,18 @@ def _checked(replies: Iterable[Message], expected: int, what: str) -> list[Messa
 
 
 def check_flower_config(config: TrainConfig) -> None:
-    """Refuse what the Flower federation does not run.
+    """Refuse a run the Flower federation does not run.
 
     Raises
     ------
     ValueError
-        DP-SGD local training (its noise draws are not minibatch keys).
+        An algorithm without a client half (:func:`flower_algorithms`).
     """
-    if config.dp is not None:
-        raise ValueError("dp_noise_multiplier: DP-SGD training runs in process only")
+    if config.algorithm not in flower_algorithms():
+        raise ValueError(
+            f"algorithm {config.algorithm!r} has no client half; Flower runs "
+            f"{', '.join(flower_algorithms())}"
+        )
 
 
 class SplitStrategy(Strategy):

@@ -1,16 +1,18 @@
-r"""A node's share of a round's random stream.
+"""A node's share of a round's random stream.
 
 In process, the client half of a round (:meth:`learning.algorithms.base.SplitAlgorithm.client_update`)
-draws every minibatch for all :math:`K` participants at once: each call of
-:func:`learning.engine.sample_batches` takes one block ``rng.random((K, W))`` of uniform keys,
-:math:`W` the largest training set among the participants, and participant :math:`i` sorts
-row :math:`i` (its first :math:`n_i` entries; the rest is padding). A Flower node holds only
-its own data, so it draws only its own row: :class:`RowStream` starts from the round
-generator's state, skips to row :math:`i` of block :math:`b` (:math:`(bK + i)W` draws,
-:meth:`numpy.random.PCG64.advance`) and returns the :math:`n_i` keys there. The node's
-minibatches are then exactly those of the batched run. A client half that splits the round's
-stream (``rng.spawn``, Ditto's two trainings) gets row streams of the same children
-(:meth:`RowStream.spawn`: the children of the round's :class:`numpy.random.SeedSequence`).
+draws for all :math:`K` participants at once, in blocks of uniform keys with one row per
+participant: :func:`learning.engine.sample_batches` takes one block ``rng.random((K, W))``,
+DP-SGD (:mod:`learning.dp`) blocks ``rng.random((K, L, W))`` (a line of :math:`W` keys per
+step), :math:`W` the largest training set among the participants, and participant :math:`i`
+reads row :math:`i` (the first :math:`n_i` keys of each line; the rest is padding). A Flower
+node holds only its own data, so it draws only its own row: :class:`RowStream` starts from
+the round generator's state, skips the blocks before and the :math:`i` rows before its own
+(:meth:`numpy.random.PCG64.advance`) and returns its :math:`n_i` keys of each line. The
+node's minibatches and noise seeds are then exactly those of the batched run. A client half
+that splits the round's stream (``rng.spawn``, Ditto's two trainings) gets row streams of the
+same children (:meth:`RowStream.spawn`: the children of the round's
+:class:`numpy.random.SeedSequence`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def _bits_from_state(state: str) -> np.random.PCG64:
 
 
 class RowStream:
-    """Row ``row`` of every ``(rows, width)`` block of uniform draws from ``state``.
+    r"""Row ``row`` of every ``(rows, width)`` or ``(rows, lines, width)`` block of uniform
+    draws from ``state``.
 
     Parameters
     ----------
@@ -67,8 +70,10 @@ class RowStream:
     width : int
         Width of every block, :math:`W`: the largest training set among the participants.
 
-    The only draw it serves is ``random((1, n))`` with ``n <= width`` (one client's minibatch
-    keys); every call takes the next block.
+    The only draws it serves are ``random((1, n))`` and ``random((1, lines, n))`` with
+    ``n <= width`` (one client's keys, the first ``n`` of each line of its row); every call
+    takes the next block. ``block`` counts the ``(rows, width)`` blocks before it, a
+    ``(rows, lines, width)`` block counting as ``lines`` of them.
     """
 
     def __init__(self, state: str, row: int, rows: int, width: int) -> None:
@@ -80,17 +85,19 @@ class RowStream:
         self.block = 0
 
     def random(self, size: Any) -> np.ndarray:
-        """This row's first ``n`` keys of the next block, shaped ``(1, n)``."""
-        shape = tuple(np.atleast_1d(size))
-        if len(shape) != 2 or shape[0] != 1 or not 0 < shape[1] <= self.width:
+        """This row's first ``n`` keys of each line of the next block, shaped ``size``."""
+        shape = () if size is None else tuple(int(s) for s in np.atleast_1d(size))
+        if len(shape) not in (2, 3) or shape[0] != 1 or min(shape) < 1 or shape[-1] > self.width:
             raise ValueError(
-                f"a node draws one row of at most width={self.width} keys, asked for {shape}"
+                f"a node draws one row of a (rows, width) or (rows, lines, width) block, at "
+                f"most width={self.width} keys a line, asked for {shape}"
             )
+        lines = shape[1] if len(shape) == 3 else 1
         bits = _bits_from_state(self.state)
-        bits.advance((self.block * self.rows + self.row) * self.width)
-        generator = np.random.Generator(bits)
-        self.block += 1
-        return generator.random(int(shape[1])).reshape(1, -1)
+        bits.advance((self.block * self.rows + self.row * lines) * self.width)
+        self.block += lines
+        keys = np.random.Generator(bits).random((lines, self.width))
+        return keys[:, : shape[-1]].reshape(shape)
 
     def spawn(self, n: int) -> list[RowStream]:
         """This row of each of ``n`` child streams, as ``Generator.spawn`` makes them."""

@@ -1,4 +1,5 @@
-"""DP-SGD on the batched engine: one client's step equals Opacus's, every client's the loop's."""
+"""DP-SGD on the batched engine: one client's step equals Opacus's, every client's the loop's,
+and each client's training is a function of its own data and its row of the random draws."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from learning.dp import (
     clip_and_sum,
     clipped_gradient_sum,
     dp_local_sgd,
+    noise_generators,
     per_example_gradients,
     private_gradients,
     sample_subsets,
 )
-from learning.engine import SGDConfig, broadcast, parameters_of, sgd_step
+from learning.engine import SGDConfig, ShardedData, broadcast, parameters_of, sgd_step
+from learning.flower.streams import RowStream, stream_state
 from tests.learning._tiny_problem import CPU, TRAIN_SIZES, tiny_data, tiny_engine
 
 
@@ -55,13 +58,13 @@ def test_one_clients_step_equals_opacus(model, noise):
     optimiser.step()
 
     params = broadcast(parameters_of(engine.model), 1)
-    grads, norms, _ = private_gradients(
-        engine, params, x[None], y[None], dp, torch.Generator().manual_seed(7)
-    )
-    ours, _ = sgd_step(params, grads, None, sgd)
-    for name, p in reference.named_parameters():
-        torch.testing.assert_close(ours[name][0], p.detach(), rtol=1e-5, atol=1e-6)
-    assert norms.shape == (1, x.shape[0]) and torch.all(norms > 0)
+    # the generator of all clients' noise, and the list of each client's generator
+    for source in (torch.Generator().manual_seed(7), [torch.Generator().manual_seed(7)]):
+        grads, norms, _ = private_gradients(engine, params, x[None], y[None], dp, source)
+        ours, _ = sgd_step(params, grads, None, sgd)
+        for name, p in reference.named_parameters():
+            torch.testing.assert_close(ours[name][0], p.detach(), rtol=1e-5, atol=1e-6)
+        assert norms.shape == (1, x.shape[0]) and torch.all(norms > 0)
 
 
 def test_clipping_bounds_each_examples_influence():
@@ -123,11 +126,75 @@ def test_layer_by_layer_clipping_equals_clipping_whole_per_example_gradients(mod
         torch.testing.assert_close(fast[name], slow[name], rtol=1e-4, atol=1e-6)
 
 
+def test_per_client_generators_give_each_client_its_own_noise():
+    engine = tiny_engine(model="mlp")
+    k = len(TRAIN_SIZES)
+    x, y = _client_batches(k)
+    params = broadcast(parameters_of(engine.model), k)
+    dp = DPSGD(max_grad_norm=0.3, noise_multiplier=2.0)
+    seeds = [11, 12, 13, 14, 15]
+    together, _, _ = private_gradients(
+        engine, params, x, y, dp, [torch.Generator().manual_seed(s) for s in seeds]
+    )
+    for c in range(k):
+        one = {n: p[c : c + 1] for n, p in params.items()}
+        alone, _, _ = private_gradients(
+            engine, one, x[c : c + 1], y[c : c + 1], dp, [torch.Generator().manual_seed(seeds[c])]
+        )
+        for name in alone:
+            torch.testing.assert_close(together[name][c], alone[name][0], rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="2 noise generators for 5 clients"):
+        private_gradients(engine, params, x, y, dp, [torch.Generator(), torch.Generator()])
+
+
+def test_noise_seeds_are_one_draw_a_client_from_its_row():
+    sizes = np.array([4, 9, 2])
+    rng = np.random.default_rng(3)
+    keys = np.random.default_rng(3).random((3, 1, 9))
+    seeds = [g.initial_seed() for g in noise_generators(sizes, rng)]
+    assert seeds == [int(u * 2**53) for u in keys[:, 0, 0]]
+    assert len(set(seeds)) == 3
+    with pytest.raises(ValueError, match="at least one example"):
+        noise_generators(np.array([3, 0]), rng)
+
+
+def test_each_client_alone_with_its_row_of_the_draws_trains_as_among_all():
+    # a Flower node: its own data only, its row of the round's blocks (RowStream)
+    engine = tiny_engine(model="mlp")
+    train, _ = tiny_data()
+    k = len(TRAIN_SIZES)
+    start = broadcast(parameters_of(engine.model), k)
+    kw = dict(steps=3, batch_size=3, sgd=SGDConfig(0.1, momentum=0.9), dp=DPSGD(0.5, 1.1))
+    rng = np.random.default_rng(4)
+    rng.random(2)  # the round has drawn its participants
+    state = stream_state(rng)
+    together = dp_local_sgd(engine, start, train, np.arange(k), rng=rng, **kw)
+    for c, n in enumerate(TRAIN_SIZES):
+        first = int(train.offsets[c])
+        mine = ShardedData(
+            x=train.x[first : first + n],
+            y=train.y[first : first + n],
+            offsets=torch.zeros(1, dtype=torch.long),
+            sizes=torch.tensor([n]),
+        )
+        one = {name: p[c : c + 1] for name, p in start.items()}
+        stream = RowStream(state, c, k, max(TRAIN_SIZES))
+        alone = dp_local_sgd(engine, one, mine, np.array([0]), rng=stream, **kw)
+        for name in alone.params:
+            torch.testing.assert_close(
+                alone.params[name][0], together.params[name][c], rtol=1e-5, atol=1e-6
+            )
+            torch.testing.assert_close(
+                alone.momentum[name][0], together.momentum[name][c], rtol=1e-5, atol=1e-6
+            )
+        np.testing.assert_allclose(alone.loss[0], together.loss[c], rtol=1e-6)
+
+
 def test_subsets_are_distinct_uniform_and_fresh_each_step():
     sizes = np.array([5, 9])
     picks = sample_subsets(sizes, 4000, 3, np.random.default_rng(0))
     assert picks.shape == (2, 4000, 3)
-    assert all(len(set(row)) == 3 for row in picks.reshape(-1, 3))
+    assert np.all(np.diff(picks, axis=-1) > 0)  # distinct, listed in increasing order
     assert picks[0].max() < 5 and picks[1].max() < 9
     freq = np.bincount(picks[0].ravel(), minlength=5) / picks[0].size
     assert np.abs(freq - 0.2).max() < 0.02  # each example drawn with probability b/n

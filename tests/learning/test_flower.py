@@ -45,10 +45,26 @@ def test_a_node_spawns_its_row_of_the_children_of_the_round_stream():
         np.testing.assert_array_equal(sample_batches(np.array([n]), 2, 4, mine_second)[0], y[i])
 
 
+def test_each_node_draws_its_row_of_a_block_of_lines_between_flat_blocks():
+    # DP-SGD's keys: a line of keys per step, then the noise seeds
+    rng = np.random.default_rng(8)
+    sizes = np.array([6, 2, 9])
+    state = stream_state(rng)
+    flat, lines, after = rng.random((3, 9)), rng.random((3, 4, 9)), rng.random((3, 1, 9))
+    for i, n in enumerate(sizes):
+        stream = RowStream(state, i, 3, 9)
+        np.testing.assert_array_equal(stream.random((1, n)), flat[i : i + 1, :n])
+        np.testing.assert_array_equal(stream.random((1, 4, n)), lines[i : i + 1, :, :n])
+        np.testing.assert_array_equal(stream.random((1, 1, n)), after[i : i + 1, :, :n])
+
+
 def test_a_node_stream_refuses_draws_other_than_its_keys():
     stream = RowStream(stream_state(np.random.default_rng(0)), 0, 2, 4)
     with pytest.raises(ValueError, match="width=4"):
         stream.random((1, 5))
+    for size in [(2, 3), (1, 2, 2, 3), (1, 0, 3), (1, 0), 3, None]:
+        with pytest.raises(ValueError, match="one row of a"):
+            stream.random(size)
     with pytest.raises(TypeError, match="integers"):
         stream.integers(3)
     with pytest.raises(ValueError, match="row"):
@@ -108,7 +124,8 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
     """Every run of ``configs`` in one Flower simulation gives the models, history and test
     accuracy of :func:`learning.experiment.train` for the same seed, to float32 tolerance.
     Together they cover every algorithm with a client half, with partial participation,
-    momentum, client-held models (Ditto, FedSoft), a survey (FedSoft's importance weights),
+    momentum, DP-SGD local training (each node's batches and noise from its row of the round's
+    draws), client-held models (Ditto, FedSoft), a survey (FedSoft's importance weights),
     a finish exchange (fine-tuning, Per-FedAvg's personalisation step), server draws after the nodes' work (k-means++) and
     random subgroups (Federated-Clustering as run)."""
     from learning.flower.simulation import simulate
@@ -152,6 +169,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
             **common,
         ),
         TrainConfig(algorithm="knn-per", seed=15, **common),
+        TrainConfig(algorithm="fedavg", dp_noise_multiplier=1.1, seed=16, **common),
     ]
     started = time.perf_counter()
     results = simulate(configs, tmp_path, cpus=2)

@@ -1,17 +1,25 @@
 """Every algorithm with a client half is a federation: run node by node (one-client
 contexts, the server with the training-set sizes only, each node drawing only its row of
-the round's stream) it gives the batched engine's models and training losses."""
+the round's stream) it gives the batched engine's models and training losses, with plain
+local SGD and with DP-SGD local training."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from learning.algorithms import ALGORITHMS, SplitAlgorithm, build_algorithm
+from learning.dp import DPSGD
 from tests.learning._split_nodes import NodeFederation, largest_difference, run
 from tests.learning._tiny_problem import initial_models, tiny_context
 
-#: (algorithm, parameters, participants per round): every federated algorithm at least once.
+#: DP-SGD local training (batches of 3: the smallest client holds 3 examples).
+DP = {"batch_size": 3, "dp": DPSGD(max_grad_norm=1.0, noise_multiplier=1.1)}
+
+#: (algorithm, parameters, participants per round[, local-training settings]): every federated
+#: algorithm at least once.
 CASES = [
     ("fedavg", {}, None),
     ("fedavg", {"finetune_steps": 2}, 3),
@@ -38,19 +46,24 @@ CASES = [
     ("momentum-clustering", {"n_clusters": 3, "reseed": False}, None),
     ("per-fedavg", {"beta": 0.01}, 3),
     ("knn-per", {"k": 3}, None),
+    ("fedavg", {}, None, DP),
+    ("fedavg", {"finetune_steps": 2, "keep_momentum": "client"}, 3, DP),
+    ("local", {}, None, DP),
 ]
 
 
 def _id(case) -> str:
-    name, params, per_round = case
+    name, params, per_round, *local = case
     extra = ",".join(f"{k}={v}" for k, v in params.items())
-    return f"{name}[{extra}]/{per_round or 'all'}"
+    return f"{name}[{extra}]/{per_round or 'all'}" + ("/dp" if local else "")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_node_by_node_gives_the_batched_models(case):
-    name, params, per_round = case
+    name, params, per_round, *local = case
     ctx = tiny_context(steps=2)
+    if local:
+        ctx = replace(ctx, local=replace(ctx.local, **local[0]))
 
     def build(c):
         return build_algorithm(name, c, **params)
@@ -68,4 +81,4 @@ def test_every_federated_algorithm_has_a_case():
     federated = {
         n for n, cls in ALGORITHMS.items() if issubclass(cls, SplitAlgorithm) and cls.federated
     }
-    assert federated <= {name for name, _, _ in CASES}
+    assert federated <= {case[0] for case in CASES}
