@@ -207,7 +207,7 @@ def private_gradients(
     x: torch.Tensor,
     y: torch.Tensor,
     dp: DPSGD,
-    generator: torch.Generator | Sequence[torch.Generator] | None,
+    generators: Sequence[torch.Generator] | None,
 ) -> tuple[Params, torch.Tensor, torch.Tensor]:
     r"""One DP-SGD gradient per client: clipped sum, plus noise, over the batch size.
 
@@ -220,11 +220,10 @@ def private_gradients(
         The engine, the stacked parameters ``(K, *shape)`` and the batches ``(K, b, ...)``.
     dp : DPSGD
         Clipping norm and noise multiplier.
-    generator : torch.Generator, sequence of K of them, or None
-        The noise: one generator draws ``(K, *shape)`` per parameter; a sequence gives
-        client ``k`` generator ``k``, which draws ``shape`` per parameter (Opacus's draws
-        from it). Parameters are taken in the order of ``params`` (the model's
-        ``named_parameters``).
+    generators : sequence of K torch.Generator, or None
+        The noise: client ``k``'s generator ``k`` draws ``shape`` per parameter, as Opacus
+        draws from it, in the order of ``params`` (the model's ``named_parameters``); None:
+        torch's default generator.
 
     Returns
     -------
@@ -233,14 +232,12 @@ def private_gradients(
     """
     summed, norms, losses = clipped_gradient_sum(engine, params, x, y, dp.max_grad_norm)
     k, b = y.shape[:2]
-    if generator is not None and not isinstance(generator, torch.Generator):
-        generator = list(generator)
-        if len(generator) != k:
-            raise ValueError(f"{len(generator)} noise generators for {k} clients")
+    if generators is not None and len(generators) != k:
+        raise ValueError(f"{len(generators)} noise generators for {k} clients")
     out: Params = {}
     for name, total in summed.items():
         if dp.noise_multiplier:
-            total = total + _noise(total.shape, dp.noise_std, generator, total.device)
+            total = total + _noise(total.shape, dp.noise_std, generators, total.device)
         out[name] = total / b
     return out, norms, losses
 
@@ -248,14 +245,14 @@ def private_gradients(
 def _noise(
     shape: torch.Size,
     std: float,
-    generator: torch.Generator | list[torch.Generator] | None,
+    generators: Sequence[torch.Generator] | None,
     device: torch.device,
 ) -> torch.Tensor:
-    r""":math:`\mathcal N(0, \mathrm{std}^2)` of ``shape``: one draw, or row ``k`` from generator ``k``."""
-    if generator is None or isinstance(generator, torch.Generator):
-        return torch.normal(0.0, std, size=shape, generator=generator, device=device)
+    r""":math:`\mathcal N(0, \mathrm{std}^2)` of ``shape``: row ``k`` from generator ``k``."""
+    if generators is None:
+        return torch.normal(0.0, std, size=shape, device=device)
     noise = torch.empty(shape, device=device)
-    for row, client in zip(noise, generator, strict=True):
+    for row, client in zip(noise, generators, strict=True):
         row.normal_(0.0, std, generator=client)
     return noise
 

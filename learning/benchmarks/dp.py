@@ -102,10 +102,11 @@ def measure_dp(
     sgd = SGDConfig(0.05)
 
     def batched(config: DPSGD) -> dict[str, torch.Tensor]:
-        params, generator = start, torch.Generator(device=dev).manual_seed(0)
+        params = start
+        generators = [torch.Generator(device=dev).manual_seed(k) for k in range(clients)]
         for t in range(steps):
             grads, _, _ = private_gradients(
-                engine, params, data.x[rows[:, t]], data.y[rows[:, t]], config, generator
+                engine, params, data.x[rows[:, t]], data.y[rows[:, t]], config, generators
             )
             with torch.no_grad():
                 params, _ = sgd_step(params, grads, None, sgd)
