@@ -53,7 +53,8 @@ node builds the algorithm from those alone.
 On Flower the server's ``rng`` is not advanced by the nodes' draws, so ``server_update`` may
 draw from it only where the in-process round draws nothing after the clients (the attacks of
 :mod:`learning.byzantine`, which a federation does not simulate); a server draw that follows
-the clients' work takes a seed drawn in ``dispatch`` and handed over in the ``plan``.
+the clients' work takes a seed drawn in ``dispatch`` and handed over in the ``plan``
+(:func:`plan_seed`, :func:`planned`).
 ``tests/learning/test_split_nodes.py`` runs every algorithm node by node this way.
 
 State entries named in ``client_held`` (one row per client: Ditto's personal models and
@@ -89,6 +90,8 @@ __all__ = [
     "algorithm_parameters",
     "build_algorithm",
     "check_algorithm",
+    "plan_seed",
+    "planned",
     "register",
 ]
 
@@ -417,6 +420,19 @@ class FederatedAlgorithm(SplitAlgorithm):
         loss = replies["loss"].cpu().numpy()
         trained = LocalResult(replies["params"], replies.get("momentum"), loss)
         return self.aggregate(state, clients, trained), {"train_loss": float(loss.mean())}
+
+
+def plan_seed(rng: np.random.Generator) -> State:
+    """A seed drawn from the round's ``rng`` in ``dispatch``, kept in the server's plan
+    (``{"seed": int64 tensor}``): on Flower the nodes' minibatch draws do not advance the
+    server's generator, so a server draw after the clients' work takes its own stream
+    (module docstring)."""
+    return {"seed": torch.tensor(int(rng.integers(2**63)), dtype=torch.int64)}
+
+
+def planned(state: State) -> np.random.Generator:
+    """The generator of the seed that :func:`plan_seed` put in the round's ``state``."""
+    return np.random.default_rng(int(state["seed"]))
 
 
 #: Registry: algorithm name -> class. Filled by :func:`register`.

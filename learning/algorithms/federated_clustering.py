@@ -34,7 +34,7 @@ Threshold-Clustering and the step. In Myopic- and Momentum-Clustering each parti
 receives its own model and sends its minibatch gradient there; the server clusters and steps.
 Momentum-Clustering's server keeps the momenta, which are a deterministic function of the
 gradients sent (the paper's clients send the momenta themselves). The server's draws after
-the clients' work (k-means++) come from a seed drawn in ``dispatch`` (:func:`plan_seed`).
+the clients' work (k-means++) come from a seed drawn in ``dispatch`` (:func:`learning.algorithms.base.plan_seed`).
 
 The vectors the clients send pass through :func:`learning.byzantine.submit` on the server, so
 every method here runs with the attackers of an :class:`~learning.byzantine.AdversarialContext`.
@@ -49,7 +49,15 @@ import torch
 
 from econ.validation import choice, in_interval, positive, positive_int
 from learning import byzantine
-from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
+from learning.algorithms.base import (
+    Context,
+    Dispatch,
+    SplitAlgorithm,
+    State,
+    plan_seed,
+    planned,
+    register,
+)
 from learning.algorithms.threshold_clustering import (
     FixedRadius,
     QuantileRadius,
@@ -68,8 +76,6 @@ __all__ = [
     "kmeans_plus_plus",
     "momentum_update",
     "myopic_directions",
-    "plan_seed",
-    "planned",
     "reseed_collapsed",
     "separation_diagnostics",
 ]
@@ -185,7 +191,7 @@ class _GradientMethod(SplitAlgorithm):
 
     The default halves are Myopic- and Momentum-Clustering's: each participant receives its
     own model and sends its minibatch gradient there (:meth:`client_update`); the server's
-    draws after that work come from the seed of the round's ``plan`` (:func:`planned`).
+    draws after that work come from the seed of the round's ``plan`` (:func:`learning.algorithms.base.planned`).
     """
 
     client_parameters = ("batch_size",)
@@ -207,7 +213,7 @@ class _GradientMethod(SplitAlgorithm):
 
     def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Each participant receives its own model; the plan holds the seed of the server's
-        draws (:func:`plan_seed`)."""
+        draws (:func:`learning.algorithms.base.plan_seed`)."""
         idx = torch.as_tensor(np.asarray(clients), device=self.ctx.device)
         own = {k: v.index_select(0, idx) for k, v in state["models"].items()}
         return Dispatch(each={"model": own}, common={}, config={}, plan=plan_seed(rng))
@@ -226,19 +232,6 @@ class _GradientMethod(SplitAlgorithm):
         idx = torch.as_tensor(clients, device=flat.device)
         flat[idx] -= self.lr * direction
         return unflatten(flat, models)
-
-
-def plan_seed(rng: np.random.Generator) -> State:
-    """A seed drawn from the round's ``rng`` in ``dispatch``, kept in the server's plan
-    (``{"seed": int64 tensor}``): on Flower the nodes' minibatch draws do not advance the
-    server's generator, so a server draw after the clients' work takes its own stream
-    (:mod:`learning.algorithms.base`)."""
-    return {"seed": torch.tensor(int(rng.integers(2**63)), dtype=torch.int64)}
-
-
-def planned(state: State) -> np.random.Generator:
-    """The generator of the seed that :func:`plan_seed` put in the round's ``state``."""
-    return np.random.default_rng(int(state["seed"]))
 
 
 @register
