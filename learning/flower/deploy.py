@@ -8,7 +8,9 @@ whole run on this machine: it writes the partitions, starts ``flower-superlink``
 ``flower-supernode --node-config "partition-id=<k> data-dir='<dir>'"`` for every client (each
 node reads only its own partition), runs ``flwr run`` and reads back the result the ServerApp
 wrote (:mod:`learning.flower.results`). On several machines the same commands run with the
-SuperLink's address in place of ``127.0.0.1`` (``docs/flower.md``).
+SuperLink's address in place of ``127.0.0.1`` (``docs/flower.md``). :func:`deploy_ipfl`,
+:func:`deploy_duopoly` and :func:`deploy_cobo` deploy the mechanisms that run their own
+server loop (:func:`learning.flower.apps.serve_any`) in the same way.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from learning.flower.apps import check_flower_config
 from learning.flower.partitions import write_partitions
 from learning.flower.processes import Processes
 
-__all__ = ["deploy", "deploy_duopoly", "deploy_ipfl", "launch", "write_app"]
+__all__ = ["deploy", "deploy_cobo", "deploy_duopoly", "deploy_ipfl", "launch", "write_app"]
 
 _APP = """[build-system]
 requires = ["hatchling"]
@@ -172,6 +174,36 @@ def deploy_duopoly(
     started = time.perf_counter()
     write_duopoly_partitions(setup, seed, rounds, out / "data", **options)
     return launch(out, 2, port=port, timeout=timeout, started=started)
+
+
+def deploy_cobo(
+    config: TrainConfig,
+    out: str | os.PathLike[str],
+    *,
+    port: int = 8000,
+    data_dir: str | None = None,
+    timeout: float = 900.0,
+) -> dict[str, Any]:
+    """CoBo (Hashemi et al. 2024, Algorithm 1; ``config.algorithm == "cobo"``) deployed as
+    :func:`deploy` deploys a run: the models, momentum buffers and collaboration weights on
+    the SuperLink's ServerApp, the pair and step gradients on one SuperNode per client
+    (:mod:`learning.flower.cobo`); the ServerApp's ``result.json``
+    (:meth:`learning.flower.cobo.FlowerCoBoResult.to_dict`) with the final client models.
+
+    Raises
+    ------
+    ValueError
+        ``config`` is not a CoBo run, or trains with DP-SGD
+        (:func:`learning.flower.cobo.write_cobo_partitions`).
+    RuntimeError
+        As :func:`deploy`.
+    """
+    from learning.flower.cobo import write_cobo_partitions
+
+    out = Path(out).resolve()
+    started = time.perf_counter()
+    write_cobo_partitions(config, out / "data", data_dir)
+    return launch(out, config.clients, port=port, timeout=timeout, started=started)
 
 
 def launch(

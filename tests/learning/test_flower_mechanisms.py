@@ -6,6 +6,7 @@ drivers for the same seed."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import time
 
@@ -196,3 +197,27 @@ def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tm
     assert all(row["U_l"] >= rows[0]["U_l"] and row["U_h"] >= rows[0]["U_h"] for row in rows)
     assert rows[-1]["q_h"] > rows[0]["q_h"]
     print(f"defection-free deployment: {done['deployment_seconds']:.1f} s")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+def test_cobo_deployed_on_separate_processes_gives_the_in_process_models(tmp_path):
+    """The client models, momentum buffers and weights on the ServerApp, each client a
+    SuperNode in its own process computing its midpoint and step gradients: the client
+    models and :math:`W` equal those of :func:`learning.experiment.train` for the same seed."""
+    from learning.flower.deploy import deploy_cobo
+
+    # a deployed node starts a process per message: 3 clients, 2 rounds of every pair
+    # (schedule "all") and one local step, 2 exchanges a round
+    config = dataclasses.replace(
+        COBO, clients=3, rounds=2, local_steps=1, algorithm_params={"schedule": "all"}
+    )
+    done = deploy_cobo(config, tmp_path, port=8710)
+    reference = train(config, device="cpu")
+    assert done["processes"] == 4 and done["pairs"] == [3, 3]
+    np.testing.assert_allclose(
+        done["weights"], reference.state["weights"].numpy(), rtol=0, atol=1e-8
+    )
+    for name, value in reference.models.items():
+        np.testing.assert_allclose(done["models"][name].numpy(), value.numpy(), rtol=0, atol=1e-6)
+    print(f"CoBo deployment: {done['deployment_seconds']:.1f} s")
