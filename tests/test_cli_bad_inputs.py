@@ -383,7 +383,6 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("reproduce-out-file", ["reproduce", "--out", "@FILE"]),
     ("flower-action-unknown", ["flower", "nope"]),
     ("flower-algorithm-unknown", [*BASE["flower"], "--algorithm", "nope"]),
-    ("flower-algorithm-no-client-half", [*BASE["flower"], "--algorithm", "knn-per"]),
     ("flower-cpus-zero", [*BASE["flower"], "--cpus", "0"]),
     ("flower-out-file", [*BASE["flower"], "--out", "@FILE"]),
     ("unknown-subcommand", ["nope"]),

@@ -145,7 +145,7 @@ def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
     or CoBo (:func:`learning.flower.cobo.serve_cobo`)."""
     from learning.experiment import TrainConfig
     from learning.flower import deploy as deployment
-    from learning.flower.apps import check_flower_config, flower_algorithms
+    from learning.flower.apps import check_flower_config
     from learning.flower.cobo import write_cobo_partitions
     from learning.flower.partitions import write_partitions
 
@@ -161,17 +161,12 @@ def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
             partition_params=dict(args.partition_params),
             algorithm_params=dict(args.algorithm_params),
         )
-        check_flower_config(config)
         write: Callable[..., Any]
-        if name in flower_algorithms():
-            write, deploy = write_partitions, deployment.deploy
-        elif name == "cobo":
+        if name == "cobo":
             write, deploy = write_cobo_partitions, deployment.deploy_cobo
         else:
-            raise ValueError(
-                f"--algorithm {name!r} has no client half; Flower runs "
-                f"{', '.join(flower_algorithms())}, and cobo with its own server loop"
-            )
+            check_flower_config(config)
+            write, deploy = write_partitions, deployment.deploy
         data_dir = args.data_dir
         runs.append(
             _Run(

@@ -92,7 +92,6 @@ TINY = ["--dataset", "digits", "--model", "mlp", "--clients", "4", "--rounds", "
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--algorithm", "knn-per"], "--algorithm 'knn-per' has no client half"),
         (["--algorithm", "nope"], "algorithm must be one of"),
         (["--algorithm", "fedavg", "--cpus", "0"], "--cpus must be an integer >= 1"),
     ],
