@@ -27,6 +27,8 @@ CASES = [
     ("ditto", {}, 3),
     ("ditto", {"variant": "as-run"}, None),
     ("federated-clustering", {}, 4),
+    ("fedem", {}, None),
+    ("fedem", {"components": 3}, 3),
 ]
 
 
