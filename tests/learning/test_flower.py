@@ -108,9 +108,11 @@ def _max_difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> f
 def test_flower_simulation_gives_the_in_process_models(tmp_path):
     """FedAvg (momentum SGD, every client), IFCA (gradient option, 4 of 6 clients a round)
     Ditto (personal models held on the nodes; standard with 4 of 6 clients a round, and
-    as-run) and Federated-Clustering (the server clusters the gradients every node takes at
-    every participant's model; 4 of 6 clients a round), FedProx and FedAvg with fine-tuning
-    (each node's work after the last round) in one Flower simulation: the same models,
+    as-run), Federated-Clustering (the server clusters the gradients every node takes at
+    every participant's model; 4 of 6 clients a round), FedProx, FedAvg with fine-tuning
+    (each node's work after the last round) and FedEM (each node resamples its data for its
+    copies of the components and trains them; the server keeps the mixture weights; 4 of 6
+    clients a round) in one Flower simulation: the same models,
     history and test accuracy as
     :func:`learning.experiment.train` for the same seed, to float32 tolerance."""
     from learning.flower.simulation import simulate
@@ -130,6 +132,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
         TrainConfig(algorithm="federated-clustering", clients_per_round=4, seed=7, **common),
         TrainConfig(algorithm="fedprox", algorithm_params={"mu": 0.1}, seed=8, **common),
         TrainConfig(algorithm="fedavg", algorithm_params={"finetune_steps": 2}, seed=9, **common),
+        TrainConfig(algorithm="fedem", clients_per_round=4, seed=10, **common),
     ]
     started = time.perf_counter()
     results = simulate(configs, tmp_path, cpus=2)
