@@ -263,9 +263,6 @@ class SplitAlgorithm(Algorithm):
     #: The client-held entry that is each client's deployed model (None: ``client_models``
     #: reads the server's state).
     client_model: ClassVar[str | None] = None
-    #: False where the algorithm reads client data outside its client half (kNN-Per's
-    #: interpolation with the clients' stored features), so that it runs in process only.
-    federated: ClassVar[bool] = True
 
     @property
     def client_held(self) -> tuple[str, ...]:

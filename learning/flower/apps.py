@@ -555,7 +555,7 @@ def serve(
         clusters=meta.clusters,
     )
     algorithm = build_algorithm(config.algorithm, ctx, **config.algorithm_params)
-    if not isinstance(algorithm, SplitAlgorithm) or not algorithm.federated:
+    if not isinstance(algorithm, SplitAlgorithm):
         raise ValueError(
             f"algorithm {config.algorithm!r} has no client half; Flower runs "
             f"{', '.join(flower_algorithms())}"
@@ -615,11 +615,7 @@ def flower_algorithms() -> tuple[str, ...]:
     """Registered algorithms with a client half (those a Flower federation runs)."""
     from learning.algorithms import ALGORITHMS
 
-    return tuple(
-        sorted(
-            n for n, cls in ALGORITHMS.items() if issubclass(cls, SplitAlgorithm) and cls.federated
-        )
-    )
+    return tuple(sorted(n for n, cls in ALGORITHMS.items() if issubclass(cls, SplitAlgorithm)))
 
 
 def server_app_for(runs: list[tuple[str, str]], results: list[Any]) -> ServerApp:

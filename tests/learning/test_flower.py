@@ -123,10 +123,11 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
     """Every run of ``configs`` in one Flower simulation gives the models, history and test
     accuracy of :func:`learning.experiment.train` for the same seed, to float32 tolerance.
     Together they cover every algorithm with a client half, with partial participation,
-    momentum, DP-SGD local training (each node's batches and noise from its row of the round's
-    draws), client-held models (Ditto, FedSoft), a survey (FedSoft's importance weights),
-    a finish exchange (fine-tuning, Per-FedAvg's personalisation step), server draws after the nodes' work (k-means++) and
-    random subgroups (Federated-Clustering as run)."""
+    momentum, DP-SGD local training (each node's batches and noise from its row of the
+    round's draws), client-held models (Ditto, FedSoft), a survey (FedSoft's importance
+    weights), a finish exchange (fine-tuning, Per-FedAvg's personalisation step), server draws
+    after the nodes' work (k-means++), random subgroups (Federated-Clustering as run) and
+    FedEM's resampling on the nodes."""
     from learning.flower.simulation import simulate
 
     common = dict(dataset="digits", model="mlp", clients=6, rounds=3, local_steps=3, batch_size=8)
@@ -169,6 +170,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
         ),
         TrainConfig(algorithm="knn-per", seed=15, **common),
         TrainConfig(algorithm="fedavg", dp_noise_multiplier=1.1, seed=16, **common),
+        TrainConfig(algorithm="fedem", clients_per_round=4, seed=17, **common),
     ]
     started = time.perf_counter()
     results = simulate(configs, tmp_path, cpus=2)

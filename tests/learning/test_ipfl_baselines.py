@@ -11,6 +11,7 @@ import learning.algorithms.fedprox
 import learning.algorithms.fedsoft
 import learning.algorithms.perfedavg  # noqa: F401  (register the baselines)
 from learning.algorithms import build_algorithm
+from learning.algorithms.fedem import resample
 from learning.algorithms.fedsoft import argmin_shares
 from learning.engine import broadcast, parameters_of, sample_batches
 from learning.ipfl.evaluation import mixture_accuracy
@@ -69,6 +70,41 @@ def test_fedem_mixture_weights_stay_on_the_simplex():
     one_hot = np.eye(3)[weights.argmax(axis=1)]
     mixed = mixture_accuracy(ctx.engine, components, one_hot, ctx.test)
     assert mixed == pytest.approx(ctx.engine.evaluate(result.models, ctx.test).accuracy)
+
+
+def test_fedem_resampling_inverts_each_clients_cumulative_weights():
+    """Key :math:`u` picks the first example with :math:`C_j > u\\, C_{n_i}` (inversion,
+    Devroye 1986, §II.2.1), client :math:`i` reading the first :math:`n_i` keys of its row."""
+    weights = np.array([1.0, 3.0, 0.0, 2.0, 2.0])
+    sizes = np.array([2, 3])
+    picks = resample(weights, sizes, np.random.default_rng(4))
+    keys = np.random.default_rng(4).random((2, 3))
+    expected = np.concatenate([(keys[0, :2] * 4 >= 1).astype(int), 3 + (keys[1, :3] * 4 >= 2)])
+    np.testing.assert_array_equal(picks, expected)
+
+
+def test_fedem_resampling_draws_in_proportion_to_the_weights():
+    sizes = np.array([6000, 3000])
+    weights = np.concatenate([np.arange(6000) % 4, np.ones(3000)]).astype(float)
+    picks = resample(weights, sizes, np.random.default_rng(0))
+    first, second = picks[:6000], picks[6000:]
+    assert first.max() < 6000 and second.min() >= 6000
+    shares = np.bincount(first % 4, minlength=4) / 6000
+    assert shares[0] == 0.0  # a zero weight is never drawn
+    np.testing.assert_allclose(shares[1:], [1 / 6, 2 / 6, 3 / 6], atol=0.02)
+    assert np.unique(second).size > 1800  # equal weights: about 1 - 1/e of the examples
+
+
+def test_fedem_resampling_draws_uniformly_without_weight_and_refuses_bad_input():
+    picks = resample(np.zeros(4), np.array([4]), np.random.default_rng(1))
+    keys = np.random.default_rng(1).random((1, 4))[0]
+    np.testing.assert_array_equal(picks, np.floor(keys * 4).astype(int))
+    with pytest.raises(ValueError, match="non-negative"):
+        resample(np.array([1.0, -1.0]), np.array([2]), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="one weight per example"):
+        resample(np.ones(3), np.array([2]), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="at least one example"):
+        resample(np.ones(2), np.array([2, 0]), np.random.default_rng(0))
 
 
 def test_per_fedavg_personalises_from_one_global_model():
