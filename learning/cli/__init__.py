@@ -50,7 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("learning.cli.train", "train clients with a federated algorithm on real data"),
     "flower": (
         "learning.cli.flower",
-        "the algorithms as Flower federations: simulation, or partitions for a deployment",
+        "algorithms and mechanisms as Flower federations: simulation, deployment, partitions",
     ),
     "sweep": ("learning.cli.sweep", "grid of runs over seeds and parameters (local pool or Ray)"),
     "bench": (
