@@ -39,7 +39,8 @@ FORBIDDEN: dict[str, re.Pattern[str]] = {
     "note id style": re.compile(r"\b[A-Z][0-9]+-style\b"),
     "note theory id": re.compile(r"\bT-(?:[A-Z]{1,2}[0-9]+|[a-e])\b"),
     "note check id": re.compile(r"(?<![\"'\w])C[12][0-9](?![\"'\w])|\bC-[A-Z]{2,4}-[0-9]"),
-    "build session": re.compile(r"\bsessions?\b", re.IGNORECASE),
+    # a process's POSIX session (setsid) is the software's own term
+    "build session": re.compile(r"(?<!POSIX )\bsessions?\b", re.IGNORECASE),
     "the builders' assignment": re.compile(r"\bthis\s+task\b", re.IGNORECASE),
     "issue number": re.compile(r"\bissues?\s+#?[0-9]+\b", re.IGNORECASE),
     "rounds of the building": re.compile(r"\brounds?\s+of\s+work\b", re.IGNORECASE),

@@ -2,9 +2,9 @@
 
 A deployment (:func:`learning.flower.deploy.launch`) starts a SuperLink, SuperNodes and
 ``flwr run`` as processes of their own, and they start more: Flower 1.42's SuperLink starts a
-SuperExec in a session of its own, which starts the ServerApp; a SuperNode starts a
+SuperExec in a POSIX session of its own, which starts the ServerApp; a SuperNode starts a
 SuperExec and a ClientApp per message. :class:`Processes` starts each command in its own
-session (so its own process group) with a token in its environment,
+POSIX session (so its own process group) with a token in its environment,
 ``COLLABECON_DEPLOYMENT=<token>``, which every process it starts inherits, and ends them all
 when the ``with`` block ends. What is guaranteed where (POSIX only; ``os.killpg``):
 
@@ -12,8 +12,8 @@ when the ``with`` block ends. What is guaranteed where (POSIX only; ``os.killpg`
   after ``grace`` seconds SIGKILL, and the block ends once none is left. On Linux "the
   deployment" is every live process whose environment holds the token (read from
   ``/proc/<pid>/environ``), wherever it sits in the process tree; elsewhere it is the
-  process groups of the started commands (a process that starts a session of its own, as
-  Flower's SuperExec does, is then left to end by itself: Flower's processes poll their
+  process groups of the started commands (a process that starts a POSIX session of its own,
+  as Flower's SuperExec does, is then left to end by itself: Flower's processes poll their
   parent every 0.2 s and exit when it is gone);
 - SIGTERM, SIGHUP or SIGINT reaches the starting process while the block runs (in the main
   thread, for a signal whose handler is the default): :class:`Stopped` is raised there, the
@@ -23,8 +23,8 @@ when the ``with`` block ends. What is guaranteed where (POSIX only; ``os.killpg`
 - the starting process dies without running any handler (SIGKILL, ``os._exit``, a crash):
   on Linux the kernel sends SIGKILL to every started command at once
   (``prctl(PR_SET_PDEATHSIG)``; it fires when the thread that called
-  :meth:`Processes.start` ends, so call it from the thread that runs the block). A watchdog, a small process in its own session
-  started with the block, sees the pipe from the starting process close without the word
+  :meth:`Processes.start` ends, so call it from the thread that runs the block). A
+  watchdog, a small process in its own POSIX session started with the block, sees the pipe from the starting process close without the word
   that the block ended, and ends the rest of the deployment as above with a grace of
   :data:`ORPHAN_GRACE` seconds; where ``prctl`` is missing it ends the started commands too.
   Killing the watchdog as well (say a SIGKILL to every process of the user) leaves only the
@@ -152,7 +152,7 @@ def _die_with_parent() -> Callable[[], None] | None:
 
 
 class Processes:
-    """Commands started for one deployment, each in its own session, ended together when
+    """Commands started for one deployment, each in its own POSIX session, ended together when
     the ``with`` block ends, on SIGTERM/SIGHUP/SIGINT, and by a watchdog and the kernel
     when the starting process is killed (module docstring).
 
@@ -190,7 +190,7 @@ class Processes:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
     ) -> subprocess.Popen[bytes]:
-        """Start ``args`` in a session of its own, marked with the deployment's token;
+        """Start ``args`` in a POSIX session of its own, marked with the deployment's token;
         stderr goes where stdout goes, stdin is ``/dev/null``."""
         if self._watchdog is None:
             raise ValueError("Processes.start runs inside its `with` block")

@@ -2,7 +2,7 @@
 started them gets SIGTERM, SIGHUP, SIGINT or SIGKILL (:mod:`learning.flower.processes`).
 
 The fast tests start stand-ins for the SuperLink and SuperNodes: a Python process that
-starts one ``sleep`` in its own process group and one in a session of its own (as Flower's
+starts one ``sleep`` in its own process group and one in a POSIX session of its own (as Flower's
 SuperLink starts its SuperExec). The slow test kills a real deployment mid-run. Whether a
 process is left is read from ``/proc`` (a zombie counts as gone), so the tests run on Linux.
 """
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(
 
 ROOT = Path(learning.__file__).resolve().parents[1]
 
-#: a SuperLink's stand-in: one child in its own group, one in a session of its own; it
+#: a SuperLink's stand-in: one child in its own group, one in a POSIX session of its own; it
 #: notes a SIGTERM in the file ``argv[1]`` and ends
 STAND_IN = (
     "import signal, subprocess, sys, time\n"
