@@ -25,8 +25,8 @@ when the ``with`` block ends. What is guaranteed where (POSIX only; ``os.killpg`
   (``prctl(PR_SET_PDEATHSIG)``; it fires when the thread that called
   :meth:`Processes.start` ends, so call it from the thread that runs the block). A
   watchdog, a small process in its own POSIX session started with the block, sees the pipe
-  from the starting process close without the word that the block ended, and ends the rest of the deployment as above with a grace of
-  :data:`ORPHAN_GRACE` seconds; where ``prctl`` is missing it ends the started commands too.
+  from the starting process close without the word that the block ended, and ends the rest
+  of the deployment as above with a grace of :data:`ORPHAN_GRACE` seconds; where ``prctl`` is missing it ends the started commands too.
   Killing the watchdog as well (say a SIGKILL to every process of the user) leaves only the
   kernel's part.
 """
