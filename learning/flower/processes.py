@@ -20,15 +20,15 @@ when the ``with`` block ends. What is guaranteed where (POSIX only; ``os.killpg`
   processes are ended as above and the signal is raised again with its default handler, so
   the starting process still ends by that signal. SIGINT under Python's own handler is a
   ``KeyboardInterrupt`` and ends them the same way;
-- the starting process dies without running any handler (SIGKILL, ``os._exit``, a crash):
-  on Linux the kernel sends SIGKILL to every started command at once
-  (``prctl(PR_SET_PDEATHSIG)``; it fires when the thread that called
-  :meth:`Processes.start` ends, so call it from the thread that runs the block). A
-  watchdog, a small process in its own POSIX session started with the block, sees the pipe
-  from the starting process close without the word that the block ended, and ends the rest
-  of the deployment as above with a grace of :data:`ORPHAN_GRACE` seconds; where ``prctl`` is missing it ends the started commands too.
-  Killing the watchdog as well (say a SIGKILL to every process of the user) leaves only the
-  kernel's part.
+- the starting process dies without running any handler (SIGKILL, ``os._exit``, a crash): on
+  Linux the kernel sends SIGKILL to every started command at once
+  (``prctl(PR_SET_PDEATHSIG)``; it fires when the thread that called :meth:`Processes.start`
+  ends, so call it from the thread that runs the block). A watchdog, a small process in its
+  own POSIX session started with the block, sees the pipe from the starting process close
+  without the word that the block ended, and ends the rest of the deployment as above with a
+  grace of :data:`ORPHAN_GRACE` seconds; where ``prctl`` is missing it ends the started
+  commands too. Killing the watchdog as well (say a SIGKILL to every process of the user)
+  leaves only the kernel's part.
 """
 
 from __future__ import annotations
