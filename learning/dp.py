@@ -265,7 +265,8 @@ def _keys(sizes: np.ndarray, lines: int, rng: np.random.Generator) -> np.ndarray
 def sample_subsets(
     sizes: np.ndarray, steps: int, batch_size: int, rng: np.random.Generator
 ) -> np.ndarray:
-    r"""``batch_size`` distinct examples per client and step, drawn afresh each step: ``(K, steps, b)``.
+    r"""``batch_size`` distinct examples per client and step, drawn afresh each step:
+    ``(K, steps, b)``.
 
     Uniform sampling without replacement, independently at every step (what the privacy
     accountant's fixed-size sampling assumes); every client needs at least ``b`` examples.
@@ -278,7 +279,8 @@ def sample_subsets(
     b = positive_int("batch_size", batch_size)
     if sizes.size == 0 or np.any(sizes < b):
         raise ValueError(
-            f"DP-SGD draws {b} distinct examples per step; client sizes {sizes.tolist()} are too small"
+            f"DP-SGD draws {b} distinct examples per step; "
+            f"client sizes {sizes.tolist()} are too small"
         )
     keys = _keys(sizes, positive_int("steps", steps), rng)
     padding = np.arange(keys.shape[-1])[None, None, :] >= sizes[:, None, None]

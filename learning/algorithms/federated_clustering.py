@@ -34,7 +34,8 @@ Threshold-Clustering and the step. In Myopic- and Momentum-Clustering each parti
 receives its own model and sends its minibatch gradient there; the server clusters and steps.
 Momentum-Clustering's server keeps the momenta, which are a deterministic function of the
 gradients sent (the paper's clients send the momenta themselves). The server's draws after
-the clients' work (k-means++) come from a seed drawn in ``dispatch`` (:func:`learning.algorithms.base.plan_seed`).
+the clients' work (k-means++) come from a seed drawn in ``dispatch``
+(:func:`learning.algorithms.base.plan_seed`).
 
 The vectors the clients send pass through :func:`learning.byzantine.submit` on the server, so
 every method here runs with the attackers of an :class:`~learning.byzantine.AdversarialContext`.
@@ -191,7 +192,8 @@ class _GradientMethod(SplitAlgorithm):
 
     The default halves are Myopic- and Momentum-Clustering's: each participant receives its
     own model and sends its minibatch gradient there (:meth:`client_update`); the server's
-    draws after that work come from the seed of the round's ``plan`` (:func:`learning.algorithms.base.planned`).
+    draws after that work come from the seed of the round's ``plan``
+    (:func:`learning.algorithms.base.planned`).
     """
 
     client_parameters = ("batch_size",)

@@ -1,7 +1,7 @@
 """A node's share of a round's random stream.
 
-In process, the client half of a round (:meth:`learning.algorithms.base.SplitAlgorithm.client_update`)
-draws for all :math:`K` participants at once, in blocks of uniform keys with one row per
+In process, the client half of a round
+(:meth:`learning.algorithms.base.SplitAlgorithm.client_update`) draws for all :math:`K` participants at once, in blocks of uniform keys with one row per
 participant: :func:`learning.engine.sample_batches` takes one block ``rng.random((K, W))``,
 DP-SGD (:mod:`learning.dp`) blocks ``rng.random((K, L, W))`` (a line of :math:`W` keys per
 step), :math:`W` the largest training set among the participants, and participant :math:`i`
