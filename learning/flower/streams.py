@@ -1,19 +1,19 @@
 """A node's share of a round's random stream.
 
 In process, the client half of a round
-(:meth:`learning.algorithms.base.SplitAlgorithm.client_update`) draws for all :math:`K` participants at once, in blocks of uniform keys with one row per
-participant: :func:`learning.engine.sample_batches` takes one block ``rng.random((K, W))``,
-DP-SGD (:mod:`learning.dp`) blocks ``rng.random((K, L, W))`` (a line of :math:`W` keys per
-step), :math:`W` the largest training set among the participants, and participant :math:`i`
-reads row :math:`i` (the first :math:`n_i` keys of each line; the rest is padding). A Flower
-node holds only its own data, so it draws only its own row: :class:`RowStream` starts from
-the round generator's state, skips the blocks before and the :math:`i` rows before its own
-(:meth:`numpy.random.PCG64.advance`) and returns its :math:`n_i` keys of each line. The
-node's minibatches and noise seeds are then exactly those of the batched run. A client half
-that splits the round's stream (``rng.spawn``, Ditto's two trainings) gets row streams of the
-same children (:meth:`RowStream.spawn`: the children of the round's
-:class:`numpy.random.SeedSequence`).
-"""
+(:meth:`learning.algorithms.base.SplitAlgorithm.client_update`) draws for all :math:`K`
+participants at once, in blocks of uniform keys with one row per participant:
+:func:`learning.engine.sample_batches` takes one block ``rng.random((K, W))``, DP-SGD
+(:mod:`learning.dp`) blocks ``rng.random((K, L, W))`` (a line of :math:`W` keys per step),
+:math:`W` the largest training set among the participants, and participant :math:`i` reads row
+:math:`i` (the first :math:`n_i` keys of each line; the rest is padding). A Flower node holds
+only its own data, so it draws only its own row: :class:`RowStream` starts from the round
+generator's state, skips the blocks before and the :math:`i` rows before its own
+(:meth:`numpy.random.PCG64.advance`) and returns its :math:`n_i` keys of each line. The node's
+minibatches and noise seeds are then exactly those of the batched run. A client half that
+splits the round's stream (``rng.spawn``, Ditto's two trainings) gets row streams of the same
+children (:meth:`RowStream.spawn`: the children of the round's
+:class:`numpy.random.SeedSequence`). """
 
 from __future__ import annotations
 
