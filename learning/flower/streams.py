@@ -13,7 +13,8 @@ generator's state, skips the blocks before and the :math:`i` rows before its own
 minibatches and noise seeds are then exactly those of the batched run. A client half that
 splits the round's stream (``rng.spawn``, Ditto's two trainings) gets row streams of the same
 children (:meth:`RowStream.spawn`: the children of the round's
-:class:`numpy.random.SeedSequence`). """
+:class:`numpy.random.SeedSequence`).
+"""
 
 from __future__ import annotations
 
