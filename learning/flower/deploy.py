@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,21 @@ def _bin(name: str) -> str:
     return str(Path(sys.executable).with_name(name))
 
 
+def _deploy(
+    out: str | os.PathLike[str],
+    nodes: int,
+    write: Callable[[Path], Any],
+    port: int,
+    timeout: float,
+) -> dict[str, Any]:
+    """``write(out/data)`` (a run's partitions), then :func:`launch` on ``nodes`` nodes; the
+    seconds count from the writing."""
+    out = Path(out).resolve()
+    started = time.perf_counter()
+    write(out / "data")
+    return launch(out, nodes, port=port, timeout=timeout, started=started)
+
+
 def deploy(
     config: TrainConfig,
     out: str | os.PathLike[str],
@@ -130,10 +146,9 @@ def deploy(
         ``flwr run`` failed or the result is missing (the processes' logs are in ``out``).
     """
     check_flower_config(config)
-    out = Path(out).resolve()
-    started = time.perf_counter()
-    write_partitions(config, out / "data", data_dir)
-    return launch(out, config.clients, port=port, timeout=timeout, started=started)
+    return _deploy(
+        out, config.clients, lambda data: write_partitions(config, data, data_dir), port, timeout
+    )
 
 
 def deploy_ipfl(
@@ -149,10 +164,9 @@ def deploy_ipfl(
     (:mod:`learning.flower.ipfl`)."""
     from learning.flower.ipfl import write_ipfl_partitions
 
-    out = Path(out).resolve()
-    started = time.perf_counter()
-    write_ipfl_partitions(run, out / "data", data_dir)
-    return launch(out, run.clients, port=port, timeout=timeout, started=started)
+    return _deploy(
+        out, run.clients, lambda data: write_ipfl_partitions(run, data, data_dir), port, timeout
+    )
 
 
 def deploy_duopoly(
@@ -170,10 +184,13 @@ def deploy_duopoly(
     :func:`learning.flower.duopoly.write_duopoly_partitions`."""
     from learning.flower.duopoly import write_duopoly_partitions
 
-    out = Path(out).resolve()
-    started = time.perf_counter()
-    write_duopoly_partitions(setup, seed, rounds, out / "data", **options)
-    return launch(out, 2, port=port, timeout=timeout, started=started)
+    return _deploy(
+        out,
+        2,
+        lambda data: write_duopoly_partitions(setup, seed, rounds, data, **options),
+        port,
+        timeout,
+    )
 
 
 def deploy_cobo(
@@ -200,10 +217,13 @@ def deploy_cobo(
     """
     from learning.flower.cobo import write_cobo_partitions
 
-    out = Path(out).resolve()
-    started = time.perf_counter()
-    write_cobo_partitions(config, out / "data", data_dir)
-    return launch(out, config.clients, port=port, timeout=timeout, started=started)
+    return _deploy(
+        out,
+        config.clients,
+        lambda data: write_cobo_partitions(config, data, data_dir),
+        port,
+        timeout,
+    )
 
 
 def launch(
