@@ -36,7 +36,13 @@ _FLAGS = {  # TrainConfig field -> help
     "eval_every": "evaluate every that many rounds",
     "engine": "batched (all clients at once) or loop (one client after another)",
     "seed": "seed of everything random",
+    "dp_noise_multiplier": "DP-SGD local training with this noise multiplier z (none: SGD)",
+    "dp_max_grad_norm": "DP-SGD's per-example clipping norm C",
+    "dp_delta": "the delta of each client's reported (epsilon, delta) guarantee",
 }
+
+#: The type of a flag whose field defaults to None.
+_NONE_TYPES = {"clients_per_round": int, "dp_noise_multiplier": float}
 
 
 def _key_value(text: str) -> tuple[str, Any]:
@@ -74,7 +80,7 @@ def add_train_flags(
         default = defaults[name]
         parser.add_argument(
             "--" + name.replace("_", "-"),
-            type=type(default) if default is not None else int,
+            type=type(default) if default is not None else _NONE_TYPES[name],
             default=default,
             help=f"{(help_for or {}).get(name, help_)} (default: {default})",
         )
@@ -188,6 +194,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "seconds": result.seconds,
         "resumed_from": result.resumed_from,
     }
+    if result.epsilon is not None:
+        out["epsilon"] = result.epsilon.tolist()
+        out["delta"] = config.dp_delta
     if result.target is not None:
         out["target_loss"] = result.target.loss.tolist()
         out["target_accuracy"] = (
@@ -215,5 +224,8 @@ def render(result: dict[str, Any]) -> str:
         f"mean accuracy {fmt(result['mean_accuracy'], 4)}, mean loss "
         f"{fmt(result['mean_loss'], 4)}, {result['seconds']:.1f} s"
     )
+    if "epsilon" in result:
+        eps = ", ".join(fmt(e, 3) for e in result["epsilon"])
+        lines.append(f"DP-SGD: each client's epsilon at delta {result['delta']:g}: {eps}")
     lines += [f"wrote {f}" for f in result.get("files", [])]
     return "\n".join(lines)

@@ -67,6 +67,17 @@ def test_train_json_curve_and_resume(capsys, tmp_path):
     assert resumed["resumed_from"] == 1 and resumed["loss"] == full["loss"]
 
 
+def test_train_with_dp_sgd_reports_each_clients_epsilon(capsys):
+    """``--dp-noise-multiplier`` trains with DP-SGD; the output gives every client's ε at
+    ``--dp-delta``, finite, and smaller under more noise; plain SGD reports none."""
+    noisy = _json(capsys, ["train", "--json", *TINY, "--dp-noise-multiplier", "1.0"])
+    noisier = _json(capsys, ["train", "--json", *TINY, "--dp-noise-multiplier", "4.0"])
+    assert noisy["delta"] == 1e-5 and len(noisy["epsilon"]) == noisy["clients"]
+    assert all(0 < e < float("inf") for e in noisy["epsilon"])
+    assert all(a < b for a, b in zip(noisier["epsilon"], noisy["epsilon"], strict=True))
+    assert "epsilon" not in _json(capsys, ["train", "--json", *TINY])
+
+
 def test_train_human_output(capsys):
     assert (
         main(
@@ -95,6 +106,8 @@ def test_train_human_output(capsys):
         (["--clients", "100000"], "n_clients must be at most"),
         (["--resume"], "--resume needs --checkpoint"),
         (["--partition-arg", "bogus=1"], "unknown bogus"),
+        (["--dp-noise-multiplier", "-1"], "noise_multiplier must lie in [0, inf]"),
+        (["--dp-noise-multiplier", "1", "--dp-max-grad-norm", "0"], "max_grad_norm must lie"),
     ],
 )
 def test_train_bad_input_exits_2(capsys, argv, message):
