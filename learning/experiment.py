@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from learning.models import MODELS
 from learning.partition import PARTITIONS
 from learning.qualities import model_qualities
 
-__all__ = ["DP_ALGORITHMS", "TrainConfig", "TrainResult", "train"]
+__all__ = ["DP_ALGORITHMS", "TrainConfig", "TrainResult", "dp_epsilon", "train"]
 
 #: Algorithms whose only use of a client's training examples is its local training, so that
 #: DP-SGD's guarantee covers the whole run.
@@ -143,6 +143,39 @@ class TrainConfig:
         return {**keep, "device": str(device)}
 
 
+def dp_epsilon(config: TrainConfig, sizes: Sequence[int]) -> np.ndarray | None:
+    """Each client's ε at ``config.dp_delta`` under the DP-SGD of ``config`` (None without
+    it), from its training-set size in ``sizes``.
+
+    Client :math:`k` takes ``rounds * local_steps`` (plus fine-tuning) noisy steps, each on
+    :math:`b` of its :math:`n_k` examples drawn without replacement: RDP accounting of the
+    subsampled Gaussian mechanism (Mironov 2017; :mod:`econ.privacy.accountants`). What the
+    server does with the clients' updates is post-processing.
+    """
+    dp = config.dp
+    if dp is None:
+        return None
+    from econ.privacy.accountants import accountant_epsilon
+
+    steps = config.rounds * config.local_steps
+    steps += int(config.algorithm_params.get("finetune_steps", 0))
+    return np.array(
+        [
+            accountant_epsilon(
+                dp.noise_multiplier,
+                config.dp_delta,
+                1.0,
+                compositions=steps,
+                accountant="rdp",
+                sampling_rate=config.batch_size / n,
+                sampling="fixed",
+                dataset_size=n,
+            )
+            for n in sizes
+        ]
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class TrainResult:
     """Outcome of :func:`train`.
@@ -175,36 +208,9 @@ class TrainResult:
 
     @property
     def epsilon(self) -> np.ndarray | None:
-        """Each client's ε at ``config.dp_delta`` under DP-SGD (None without it).
-
-        Client :math:`k` takes ``rounds * local_steps`` (plus fine-tuning) noisy steps, each
-        on :math:`b` of its :math:`n_k` examples drawn without replacement: RDP accounting
-        of the subsampled Gaussian mechanism (:mod:`econ.privacy.accountants`). What the
-        server does with the clients' updates is post-processing.
-        """
-        dp = self.config.dp
-        if dp is None:
-            return None
-        from econ.privacy.accountants import accountant_epsilon
-
-        steps = self.config.rounds * self.config.local_steps
-        steps += int(self.config.algorithm_params.get("finetune_steps", 0))
-        b = self.config.batch_size
-        return np.array(
-            [
-                accountant_epsilon(
-                    dp.noise_multiplier,
-                    self.config.dp_delta,
-                    1.0,
-                    compositions=steps,
-                    accountant="rdp",
-                    sampling_rate=b / c.n_train,
-                    sampling="fixed",
-                    dataset_size=c.n_train,
-                )
-                for c in self.federation.clients
-            ]
-        )
+        """Each client's ε at ``config.dp_delta`` under DP-SGD (None without it):
+        :func:`dp_epsilon` of its training-set size."""
+        return dp_epsilon(self.config, [c.n_train for c in self.federation.clients])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: the configuration, per-client test accuracy and loss (and on

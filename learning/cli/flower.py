@@ -375,6 +375,12 @@ def render(result: dict[str, Any]) -> str:
         ]
         lines = [table([_algorithm_row(r) for r in runs], head)]
     for r in runs:
+        if r.get("epsilon") is not None:
+            eps = ", ".join(fmt(e, 3) for e in r["epsilon"])
+            delta = r["config"]["dp_delta"]
+            lines.append(
+                f"{r['config']['algorithm']} with DP-SGD: epsilon at delta {delta:g}: {eps}"
+            )
         if "processes" in r:
             lines.append(
                 f"{r['processes']} processes, {fmt(r['deployment_seconds'], 4)} s of deployment"

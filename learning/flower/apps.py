@@ -57,7 +57,7 @@ from learning.algorithms import Context as AlgorithmContext
 from learning.algorithms import Dispatch, SplitAlgorithm, State, build_algorithm
 from learning.build import build_engine
 from learning.engine import Params, ShardedData, broadcast, parameters_of
-from learning.experiment import TrainConfig
+from learning.experiment import TrainConfig, dp_epsilon
 from learning.flower.cobo import register_cobo, serve_cobo
 from learning.flower.duopoly import register_duopoly, serve_duopoly
 from learning.flower.ipfl import register_ipfl, serve_ipfl
@@ -487,7 +487,8 @@ def _to(value: Any, device: torch.device) -> Any:
 class FlowerResult:
     """Outcome of :func:`serve`: the final client models (stacked, one row per client), the
     algorithm's state, the history by round, each client's test loss and accuracy (None for
-    regression) on its own node, and the seconds the rounds took."""
+    regression) on its own node, the seconds the rounds took, and under DP-SGD each
+    client's ε (:func:`learning.experiment.dp_epsilon` of its reported training-set size)."""
 
     config: TrainConfig
     models: Params
@@ -496,6 +497,7 @@ class FlowerResult:
     loss: np.ndarray
     accuracy: np.ndarray | None
     seconds: float
+    epsilon: np.ndarray | None = None
 
 
 def _wait_for_nodes(grid: Grid, n: int, timeout: float) -> list[int]:
@@ -586,6 +588,7 @@ def serve(
         loss=strategy.evaluation["loss"],
         accuracy=strategy.evaluation.get("accuracy"),
         seconds=time.perf_counter() - started,
+        epsilon=dp_epsilon(config, [sizes[k] for k in range(meta.n_clients)]),
     )
 
 

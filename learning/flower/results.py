@@ -30,6 +30,7 @@ def result_dict(result: Any) -> dict[str, Any]:
             "accuracy": accuracy,
             "mean_accuracy": None if accuracy is None else float(accuracy.mean()),
             "seconds": result.seconds,
+            "epsilon": result.epsilon,
         }
     )
 

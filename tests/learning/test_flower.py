@@ -183,6 +183,10 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
             assert ours.train_loss == pytest.approx(theirs.train_loss, rel=1e-6)
             assert ours.test_loss == pytest.approx(theirs.test_loss, rel=1e-6)
         np.testing.assert_allclose(result.accuracy, reference.accuracy, rtol=0, atol=1e-12)
+        if config.dp is None:
+            assert result.epsilon is None
+        else:
+            np.testing.assert_allclose(result.epsilon, reference.epsilon, rtol=1e-12)
         if config.algorithm == "ifca":
             assert torch.equal(result.state["assignment"], reference.state["assignment"])
         if config.algorithm == "ditto":
