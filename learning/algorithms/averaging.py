@@ -59,7 +59,14 @@ import numpy as np
 import torch
 
 from econ.validation import choice, non_negative
-from learning.algorithms.base import Context, Dispatch, FederatedAlgorithm, State, register
+from learning.algorithms.base import (
+    Context,
+    Dispatch,
+    FederatedAlgorithm,
+    FinishExchange,
+    State,
+    register,
+)
 from learning.engine import LocalResult, Params, group_mean, select
 
 __all__ = ["KEEP_MOMENTUM", "FedAvg", "GroupAveraging", "Local", "Oracle"]
@@ -68,7 +75,7 @@ __all__ = ["KEEP_MOMENTUM", "FedAvg", "GroupAveraging", "Local", "Oracle"]
 KEEP_MOMENTUM = ("client", "group")
 
 
-class GroupAveraging(FederatedAlgorithm):
+class GroupAveraging(FederatedAlgorithm, FinishExchange):
     """FedAvg within fixed groups of clients (see the module docstring).
 
     State: ``groups`` (stacked group models), ``assignment`` (group of each client, int64

@@ -36,11 +36,12 @@ federation runs on different machines (the ServerApp and ClientApp of Flower, Be
     server: the new state from the replies alone (``state`` carries the round's ``plan``
     entries; ``clients`` are all the round's participants).
 
-Two optional exchanges surround the round. A *survey* asks the participants something before
-the server dispatches (FedSoft's importance weights: ``survey`` -> ``client_survey`` ->
-``server_survey``, with no random draw), and a *finish* is every client's work after the last
-round on its own data (fine-tuning, Per-FedAvg's personalisation step: ``final_dispatch`` ->
-``client_finish`` -> ``server_finish``; :meth:`SplitAlgorithm.finish` runs it in process).
+Two optional exchanges surround the round. A :class:`Survey` asks the participants something
+before the server dispatches (FedSoft's importance weights: ``survey`` -> ``client_survey`` ->
+``server_survey``, with no random draw), and a :class:`FinishExchange` is every client's work
+after the last round on its own data (fine-tuning, Per-FedAvg's personalisation step:
+``final_dispatch`` -> ``client_finish`` -> ``server_finish``; :meth:`SplitAlgorithm.finish`
+runs it in process).
 
 In process :meth:`SplitAlgorithm.round` runs every participant's half at once on the
 federation's :class:`Context` (the batched engine); :mod:`learning.flower` runs the same
@@ -84,9 +85,11 @@ __all__ = [
     "Context",
     "Dispatch",
     "FederatedAlgorithm",
+    "FinishExchange",
     "LocalTraining",
     "SplitAlgorithm",
     "State",
+    "Survey",
     "algorithm_parameters",
     "build_algorithm",
     "check_algorithm",
@@ -294,44 +297,15 @@ class SplitAlgorithm(Algorithm):
     ) -> tuple[State, dict[str, float]]:
         """The new state and the round's metrics from the participants' ``replies``."""
 
-    def survey(self, state: State, clients: np.ndarray) -> Dispatch | None:
-        """What the server asks the participants before it dispatches; None (the default):
-        nothing."""
-        return None
-
-    def client_survey(self, ctx: Context, sent: Dispatch, clients: np.ndarray) -> State:
-        """The participants' answers to :meth:`survey`, stacked one row each (no random
-        draw)."""
-        raise NotImplementedError(f"{self.name} asks no survey")
-
-    def server_survey(self, state: State, clients: np.ndarray, replies: State) -> State:
-        """The state with the participants' answers to :meth:`survey`."""
-        raise NotImplementedError(f"{self.name} asks no survey")
-
-    def final_dispatch(self, state: State) -> Dispatch | None:
-        """What every client receives for its work after the last round; None (the
-        default): no such work."""
-        return None
-
-    def client_finish(
-        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
-    ) -> State:
-        """Every client's work after the last round on its own data, one row each (random
-        draws: minibatch keys only, as in :meth:`client_update`)."""
-        raise NotImplementedError(f"{self.name} has no final client work")
-
-    def server_finish(self, state: State, replies: State) -> State:
-        """The state after the clients' final work."""
-        raise NotImplementedError(f"{self.name} has no final client work")
-
     def round(
         self, state: State, clients: np.ndarray, rng: np.random.Generator
     ) -> tuple[State, dict[str, float]]:
         clients = np.asarray(clients, dtype=np.int64)
-        asked = self.survey(state, clients)
-        if asked is not None:
-            answers = self.client_survey(self.ctx, asked, clients)
-            state = self.server_survey(state, clients, answers)
+        if isinstance(self, Survey):
+            asked = self.survey(state, clients)
+            if asked is not None:
+                answers = self.client_survey(self.ctx, asked, clients)
+                state = self.server_survey(state, clients, answers)
         sent = self.dispatch(state, clients, rng)
         working = sent.working(clients)
         held = self.client_held
@@ -347,14 +321,58 @@ class SplitAlgorithm(Algorithm):
         return new, metrics
 
     def finish(self, state: State, rng: np.random.Generator) -> State:
-        """The finish exchange (module docstring) with every client at once."""
+        """The finish exchange (:class:`FinishExchange`) with every client at once, each
+        with its client-held rows; the state as it is without one."""
+        if not isinstance(self, FinishExchange):
+            return state
         sent = self.final_dispatch(state)
         if sent is None:
             return state
-        if self.client_held:
-            raise NotImplementedError("a final exchange with client-held state")
+        held = self.client_held
+        sent = replace(sent, each={**sent.each, **{k: state[k] for k in held}})
         everyone = np.arange(self.ctx.n_clients)
-        return self.server_finish(state, self.client_finish(self.ctx, sent, everyone, rng))
+        replies = self.client_finish(self.ctx, sent, everyone, rng)
+        kept = {k: replies.pop(k) for k in held}
+        return {**self.server_finish(state, replies), **kept}
+
+
+class Survey(ABC):
+    """A :class:`SplitAlgorithm` that asks the participants something before it dispatches
+    (FedSoft's importance weights): ``survey`` -> ``client_survey`` -> ``server_survey``."""
+
+    @abstractmethod
+    def survey(self, state: State, clients: np.ndarray) -> Dispatch | None:
+        """What the server asks the participants this round; None: nothing."""
+
+    @abstractmethod
+    def client_survey(self, ctx: Context, sent: Dispatch, clients: np.ndarray) -> State:
+        """The participants' answers, stacked one row each (no random draw)."""
+
+    @abstractmethod
+    def server_survey(self, state: State, clients: np.ndarray, replies: State) -> State:
+        """The state with the participants' answers."""
+
+
+class FinishExchange(ABC):
+    """A :class:`SplitAlgorithm` whose clients work after the last round on their own data
+    (fine-tuning, Per-FedAvg's personalisation): ``final_dispatch`` -> ``client_finish`` ->
+    ``server_finish``; :meth:`SplitAlgorithm.finish` runs it in process."""
+
+    @abstractmethod
+    def final_dispatch(self, state: State) -> Dispatch | None:
+        """What every client receives for its final work (with its client-held rows); None:
+        no such work in this run."""
+
+    @abstractmethod
+    def client_finish(
+        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
+    ) -> State:
+        """Every client's final work, one row each (random draws: minibatch keys only, as in
+        ``client_update``); client-held entries of the reply go back to the clients."""
+
+    @abstractmethod
+    def server_finish(self, state: State, replies: State) -> State:
+        """The state after the clients' final work."""
 
 
 def _rows(value: Any, idx: torch.Tensor) -> Any:

@@ -23,7 +23,14 @@ import numpy as np
 import torch
 
 from econ.validation import non_negative, positive, positive_int
-from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
+from learning.algorithms.base import (
+    Context,
+    Dispatch,
+    SplitAlgorithm,
+    State,
+    Survey,
+    register,
+)
 from learning.engine import Params, group_mean, select
 from learning.per_example import per_example_losses
 
@@ -45,7 +52,7 @@ def argmin_shares(
 
 
 @register
-class FedSoft(SplitAlgorithm):
+class FedSoft(SplitAlgorithm, Survey):
     """FedSoft with ``clusters`` models; see the module docstring.
 
     State: ``clusters`` (the ``K`` cluster models), ``local`` (the clients' local models,

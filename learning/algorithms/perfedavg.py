@@ -26,7 +26,14 @@ import numpy as np
 import torch
 
 from econ.validation import positive
-from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
+from learning.algorithms.base import (
+    Context,
+    Dispatch,
+    FinishExchange,
+    SplitAlgorithm,
+    State,
+    register,
+)
 from learning.engine import Params, broadcast, group_mean, sample_batches, select
 
 __all__ = ["PerFedAvg"]
@@ -47,7 +54,7 @@ def _starts(sent: Dispatch, n: int, device: torch.device) -> Params:
 
 
 @register
-class PerFedAvg(SplitAlgorithm):
+class PerFedAvg(SplitAlgorithm, FinishExchange):
     """First-order Per-FedAvg; state ``global`` (one row) and, after ``finish``, ``personal``.
 
     :meth:`client_models` is the global model for every client until ``finish``, and the

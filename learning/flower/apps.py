@@ -55,6 +55,7 @@ from flwr.serverapp.strategy import Strategy
 
 from learning.algorithms import Context as AlgorithmContext
 from learning.algorithms import Dispatch, SplitAlgorithm, State, build_algorithm
+from learning.algorithms.base import FinishExchange, Survey
 from learning.build import build_engine
 from learning.engine import Params, ShardedData, broadcast, parameters_of
 from learning.experiment import TrainConfig, dp_epsilon
@@ -341,11 +342,13 @@ class SplitStrategy(Strategy):
             if per_round is None
             else np.sort(rng.choice(n, size=per_round, replace=False))
         )
-        asked = self.algorithm.survey(state, clients)
-        if asked is not None:
-            answers = self.exchange(grid, asked, clients, "survey", None)
-            state = self.algorithm.server_survey(state, clients, answers)
-        sent = self.algorithm.dispatch(state, clients, rng)
+        algorithm = self.algorithm
+        if isinstance(algorithm, Survey):
+            asked = algorithm.survey(state, clients)
+            if asked is not None:
+                answers = self.exchange(grid, asked, clients, "survey", None)
+                state = algorithm.server_survey(state, clients, answers)
+        sent = algorithm.dispatch(state, clients, rng)
         working = sent.working(clients)
         self._round = (state, clients, working, rng, sent.plan)
         return self._messages(sent, working, "train", rng)
@@ -452,14 +455,17 @@ class SplitStrategy(Strategy):
     def finish(self, grid: Grid, rng: np.random.Generator) -> State:
         """The algorithm's finish exchange with every node after the last round, and every
         node's evaluation of its finished model; the state as it was without one."""
-        sent = self.algorithm.final_dispatch(self.state)
+        algorithm = self.algorithm
+        if not isinstance(algorithm, FinishExchange):
+            return self.state
+        sent = algorithm.final_dispatch(self.state)
         if sent is None:
             return self.state
-        if self.held:
-            raise ValueError(f"{self.algorithm.name}: a final exchange with client-held state")
+        if self.held:  # its evaluation would read the nodes' held models; none registered
+            raise ValueError(f"{algorithm.name}: a final exchange with client-held state")
         everyone = np.arange(len(self.nodes))
         replies = self.exchange(grid, sent, everyone, "finish", rng)
-        state = self.algorithm.server_finish(self.state, replies)
+        state = algorithm.server_finish(self.state, replies)
         messages = self._evaluate_messages(self.algorithm.client_models(state))
         got = _checked(
             grid.send_and_receive(messages, timeout=self.timeout), everyone.size, "evaluation"

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from learning.algorithms import Context, Dispatch, LocalTraining, SplitAlgorithm, build_algorithm
+from learning.algorithms.base import FinishExchange, Survey
 from learning.build import build_engine
 from learning.engine import Params, SGDConfig, ShardedData
 from learning.experiment import TrainConfig
@@ -81,21 +82,22 @@ def client_work(
     stream: RowStream | None,
 ) -> dict[str, Any]:
     """The client half ``phase`` of ``algorithm`` on the one client of ``ctx``, its reply
-    one row: :meth:`~learning.algorithms.base.SplitAlgorithm.client_survey` (no stream),
+    one row: :meth:`~learning.algorithms.base.Survey.client_survey` (no stream),
     ``client_update`` or ``client_finish`` (minibatches from ``stream``)."""
     built = build_algorithm(algorithm, ctx, **client_params)
     if not isinstance(built, SplitAlgorithm):
         raise ValueError(f"algorithm {algorithm!r} has no client half")
     me = np.array([0])
-    if phase == "survey":
+    if phase == "survey" and isinstance(built, Survey):
         return built.client_survey(ctx, sent, me)
-    if stream is None:
-        raise ValueError(f"the {phase} phase draws minibatches: it needs the round's stream")
-    if phase == "train":
+    if phase == "train" and stream is not None:
         return built.client_update(ctx, sent, me, stream)  # type: ignore[arg-type]
-    if phase == "finish":
+    if phase == "finish" and stream is not None and isinstance(built, FinishExchange):
         return built.client_finish(ctx, sent, me, stream)  # type: ignore[arg-type]
-    raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+    raise ValueError(
+        f"{algorithm!r} has no {phase!r} client half with the stream given; "
+        f"phases: {', '.join(PHASES)} (train and finish draw from the round's stream)"
+    )
 
 
 def client_evaluate(ctx: Context, model: Params) -> dict[str, float]:

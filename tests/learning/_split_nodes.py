@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from learning.algorithms import Context, Dispatch, SplitAlgorithm, State
+from learning.algorithms.base import FinishExchange, Survey
 from learning.engine import Params, ShardedData
 from learning.flower.records import rows, stack
 from learning.flower.streams import RowStream, stream_state
@@ -93,8 +94,8 @@ class NodeFederation:
     ) -> tuple[State, dict[str, float]]:
         server = self.server
         clients = np.asarray(clients, dtype=np.int64)
-        asked = server.survey(state, clients)
-        if asked is not None:
+        asked = server.survey(state, clients) if isinstance(server, Survey) else None
+        if asked is not None and isinstance(server, Survey):
             answers = [
                 self.nodes[k].client_survey(self.contexts[k], _one(asked, i, {}), np.array([0]))
                 for i, k in enumerate(clients)
@@ -114,7 +115,10 @@ class NodeFederation:
         return server.server_update({**state, **sent.plan}, clients, stack(replies), rng)
 
     def finish(self, state: State, rng: np.random.Generator) -> State:
-        sent = self.server.final_dispatch(state)
+        server = self.server
+        if not isinstance(server, FinishExchange):
+            return state
+        sent = server.final_dispatch(state)
         if sent is None:
             return state
         everyone = np.arange(len(self.nodes))

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 
 from learning.algorithms import ALGORITHMS, SplitAlgorithm, build_algorithm
 from learning.dp import DPSGD
@@ -85,3 +86,32 @@ def test_every_registered_algorithm_but_cobo_is_split_and_has_a_case():
     split = {n for n, cls in ALGORITHMS.items() if issubclass(cls, SplitAlgorithm)}
     assert set(ALGORITHMS) - split == {"cobo"}
     assert split == {case[0] for case in CASES}
+
+
+def test_the_finish_exchange_hands_each_client_its_held_rows_and_keeps_its_reply():
+    """In process, a :class:`FinishExchange` with client-held state gives every client its
+    held rows and writes back the held entries of its reply; the server's half sees none."""
+    from learning.algorithms import Dispatch
+    from learning.algorithms.base import FinishExchange
+    from learning.algorithms.ditto import Ditto
+
+    seen = []
+
+    class ShiftedDitto(Ditto, FinishExchange):
+        def final_dispatch(self, state):
+            return Dispatch(each={}, common={}, config={})
+
+        def client_finish(self, ctx, sent, clients, rng):
+            return {"personal": {k: v + 1 for k, v in sent.each["personal"].items()}}
+
+        def server_finish(self, state, replies):
+            seen.append(set(replies))
+            return state
+
+    ctx = tiny_context(steps=1)
+    algorithm = ShiftedDitto(ctx)
+    state = algorithm.init(initial_models(ctx), np.random.default_rng(0))
+    done = algorithm.finish(state, np.random.default_rng(1))
+    assert seen == [set()]
+    for name, value in state["personal"].items():
+        assert torch.equal(done["personal"][name], value + 1)
