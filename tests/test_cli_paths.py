@@ -85,9 +85,9 @@ def test_unusable_directory_fails_at_once_naming_the_flag(tmp_path, capsys, argv
     path = BAD_PATHS[bad](tmp_path)
     argv = [_sweep_config(tmp_path) if a == "CONFIG" else a for a in argv]
     before = sorted(p.name for p in tmp_path.iterdir())
-    start = time.perf_counter()
+    start = time.process_time()
     code = main([*argv, flag, str(path)])
-    seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - start
     out, err = capsys.readouterr()
     assert code == 2
     assert out == ""
@@ -95,7 +95,9 @@ def test_unusable_directory_fails_at_once_naming_the_flag(tmp_path, capsys, argv
     assert len(lines) == 1 and "Traceback" not in err
     assert lines[0].startswith(f"collabecon {argv[0]}: error: {flag} ")
     assert str(path) in lines[0]
-    assert seconds < 0.5  # refused before any data is loaded or any model trained
+    # refused before any data is loaded or any model trained (CPU time, which a loaded
+    # machine does not stretch as it stretches the wall clock)
+    assert cpu_seconds < 2.0
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 

@@ -103,7 +103,9 @@ def test_midpoint_products_match_the_cobo_loop(pairs, unsupported):
     models = _perturbed(engine, 5)
     ours = midpoint_gradient_products(engine.model, engine.task, models, x, y, pairs)
     loop = pairwise_work(models, (x, y), pairs, batched=False, model=engine.model, task=engine.task)
-    assert ours.shape == (len(pairs),) and bool((loop.abs() > 1e-3).all())
+    # products well away from zero (float32 noise is ~1e-7), so the comparison below means
+    # something in relative terms
+    assert ours.shape == (len(pairs),) and bool((loop.abs() > 1e-5).all())
     torch.testing.assert_close(ours, loop, rtol=1e-4, atol=1e-6)
 
 

@@ -4,7 +4,6 @@ engine."""
 
 from __future__ import annotations
 
-import importlib.util
 import time
 
 import numpy as np
@@ -16,8 +15,6 @@ from learning.engine import sample_batches
 from learning.experiment import TrainConfig, train
 from learning.flower.records import pack, rows, stack, unpack
 from learning.flower.streams import RowStream, stream_state
-
-HAS_FLOWER = importlib.util.find_spec("flwr") is not None
 
 
 def test_each_node_draws_its_row_of_the_batched_minibatch_draw():
@@ -96,13 +93,13 @@ TINY = ["--dataset", "digits", "--model", "mlp", "--clients", "4", "--rounds", "
         (["--algorithm", "fedavg", "--cpus", "0"], "--cpus must be an integer >= 1"),
     ],
 )
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_cli_refuses_what_flower_does_not_run(capsys, argv, message):
     assert main(["flower", "simulate", *TINY, *argv]) == 2
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_cli_prepare_writes_one_partition_per_client(capsys, tmp_path):
     assert main(["flower", "prepare", "--json", *TINY, "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
@@ -118,7 +115,7 @@ def _max_difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> f
     return max(float((a[k].cpu() - b[k].cpu()).abs().max()) for k in a)
 
 
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_flower_simulation_gives_the_in_process_models(tmp_path):
     """Every run of ``configs`` in one Flower simulation gives the models, history and test
     accuracy of :func:`learning.experiment.train` for the same seed, to float32 tolerance.
@@ -202,7 +199,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_localhost_deployment_on_separate_processes_gives_the_in_process_models(tmp_path):
     """A SuperLink and one SuperNode per client, each its own process reading only its own
     partition, run by ``flwr run``: FedAvg's final models equal the in-process models."""

@@ -9,7 +9,6 @@ drivers for the same seed (the IP-FL and two-firm simulations are slow: Ray star
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -20,9 +19,7 @@ import torch
 from learning.cli import main
 from learning.experiment import TrainConfig, train
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("flwr") is None, reason="flwr is not installed"
-)
+pytestmark = pytest.mark.flower
 
 TINY = [
     "--dataset", "digits", "--model", "mlp", "--clients", "4", "--rounds", "2",

@@ -7,7 +7,6 @@ drivers for the same seed."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import time
 
 import numpy as np
@@ -16,8 +15,6 @@ import pytest
 from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
 from learning.experiment import TrainConfig, train
 from learning.ipfl import IPFLRun, run_ipfl
-
-HAS_FLOWER = importlib.util.find_spec("flwr") is not None
 
 IPFL = IPFLRun(dataset="digits", model="linear", clients=8, rounds=4, local_steps=2, eval_every=2)
 DUOPOLY = DuopolySetup(
@@ -68,7 +65,7 @@ def simulated(tmp_path_factory):
     return {"ipfl": ipfl, "duopoly": duopoly, "cobo": cobo}
 
 
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_ipfl_on_flower_conserves_the_servers_ledger_every_round(simulated):
     result = simulated["ipfl"]
     total = IPFL.clients * IPFL.mechanism.tok_init
@@ -80,7 +77,7 @@ def test_ipfl_on_flower_conserves_the_servers_ledger_every_round(simulated):
     assert result.tokens_end.sum() + result.pools_end.sum() == pytest.approx(total, abs=1e-9)
 
 
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_ipfl_on_flower_equals_the_in_process_driver_for_one_seed(simulated):
     """Same bids, payers and ledger every round; the same cluster models (the payers'
     updates are those of the batched engine); contributions equal up to float32 rounding of
@@ -98,7 +95,7 @@ def test_ipfl_on_flower_equals_the_in_process_driver_for_one_seed(simulated):
     np.testing.assert_allclose(ours.cluster_accuracy, reference.cluster_accuracy, atol=1e-12)
 
 
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_defection_free_on_flower_never_lowers_a_firms_revenue(simulated):
     """Proposition 3 (Werner 2024, §3.4): under Algorithm 5 neither firm's market revenue
     falls from one round to the next, so neither ends below its revenue at the start."""
@@ -110,7 +107,7 @@ def test_defection_free_on_flower_never_lowers_a_firms_revenue(simulated):
     assert rows[-1]["q_h"] > rows[0]["q_h"]  # the collaboration moved the market
 
 
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_defection_free_on_flower_equals_the_in_process_driver_for_one_seed(simulated):
     """The mediator's qualities, caps and final models are those of
     :func:`learning.defection_free.run_schemes` on :class:`TorchFirms` for the same seeds
@@ -130,7 +127,7 @@ def test_defection_free_on_flower_equals_the_in_process_driver_for_one_seed(simu
             )
 
 
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_cobo_on_flower_equals_the_in_process_algorithm_for_one_seed(simulated):
     """The clients' midpoint gradients give the server the same collaboration weights (to
     float64 rounding of the inner products) and the same client models and losses as
@@ -148,7 +145,7 @@ def test_cobo_on_flower_equals_the_in_process_algorithm_for_one_seed(simulated):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_ipfl_deployed_on_separate_processes_conserves_the_ledger(tmp_path):
     """A SuperLink and one SuperNode per client, each its own process reading only its own
     partition: the ledger on the ServerApp conserves tokens every round and ends as the
@@ -169,7 +166,7 @@ def test_ipfl_deployed_on_separate_processes_conserves_the_ledger(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tmp_path):
     """The mediator on the ServerApp, each firm a SuperNode in its own process: no firm's
     market revenue falls in any round (Proposition 3) nor below its start."""
@@ -200,7 +197,7 @@ def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tm
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_FLOWER, reason="flwr is not installed")
+@pytest.mark.flower
 def test_cobo_deployed_on_separate_processes_gives_the_in_process_models(tmp_path):
     """The client models, momentum buffers and weights on the ServerApp, each client a
     SuperNode in its own process computing its midpoint and step gradients: the client

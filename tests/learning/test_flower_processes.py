@@ -10,7 +10,6 @@ process is left is read from ``/proc`` (a zombie counts as gone), so the tests r
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import signal
 import subprocess
@@ -89,14 +88,19 @@ def _of_token(token: str) -> set[int]:
     return _live(lambda environ, cmdline: marker in environ or token.encode() in cmdline)
 
 
-def _wait(condition: Callable[[], bool], seconds: float) -> float:
-    """Poll ``condition`` for up to ``seconds``; the seconds it took (``inf``: never)."""
+#: how long a poll waits before it calls the process hung: generous, so that a loaded
+#: machine cannot fail a test that an idle one passes (no test bounds a duration from above)
+HANG_S = 120.0
+
+
+def _eventually(condition: Callable[[], bool], seconds: float = HANG_S) -> bool:
+    """Poll ``condition`` until it holds (True) or ``seconds`` have passed (False)."""
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         if condition():
-            return time.monotonic() - start
+            return True
         time.sleep(0.02)
-    return float("inf")
+    return bool(condition())
 
 
 def _kill(pids: set[int]) -> None:
@@ -116,7 +120,7 @@ def test_the_block_ends_every_process_it_started_and_theirs(raises, tmp_path):
             for _ in range(2):
                 processes.start([sys.executable, "-c", STAND_IN, str(log)])
             # two stand-ins, two sleeps each, the watchdog
-            assert _wait(lambda: len(_of_token(processes.token)) == 7, 10) < 10
+            assert _eventually(lambda: len(_of_token(processes.token)) == 7)
             if raises:
                 raise RuntimeError("the run failed")
         assert not _of_token(processes.token)
@@ -131,12 +135,12 @@ def test_a_process_deaf_to_sigterm_is_killed_after_the_grace(tmp_path):
     try:
         with processes:
             processes.start([sys.executable, "-c", DEAF_STAND_IN, str(tmp_path / "log")])
-            assert _wait(lambda: len(_of_token(processes.token)) == 4, 10) < 10
+            assert _eventually(lambda: len(_of_token(processes.token)) == 4)
             start = time.monotonic()
         seconds = time.monotonic() - start
         assert not _of_token(processes.token)
         assert processes.children[0].returncode == -signal.SIGKILL
-        assert 0.3 <= seconds < 3.0
+        assert seconds >= 0.3  # it had its grace; the SIGKILL above shows it got no more
     finally:
         _kill(_of_token(processes.token))
 
@@ -145,7 +149,7 @@ def test_a_process_deaf_to_sigterm_is_killed_after_the_grace(tmp_path):
     "sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name
 )
 def test_a_killed_launcher_leaves_no_process_of_its_deployment(sig, tmp_path):
-    """The launcher ends by the signal it got, and within 5 s nothing it started is left.
+    """The launcher ends by the signal it got, and then nothing it started is left.
     SIGTERM, SIGHUP and SIGINT end the stand-ins in order (each notes its SIGTERM) before
     the launcher goes; after SIGKILL the kernel kills the stand-ins and the watchdog their
     children."""
@@ -160,10 +164,10 @@ def test_a_killed_launcher_leaves_no_process_of_its_deployment(sig, tmp_path):
     try:
         assert launcher.stdout is not None
         token = launcher.stdout.readline().decode().strip()
-        assert _wait(lambda: len(_of_token(token)) == 7, 10) < 10
+        assert _eventually(lambda: len(_of_token(token)) == 7)
         launcher.send_signal(sig)
-        assert launcher.wait(timeout=15) == -sig
-        assert _wait(lambda: not _of_token(token), 5) < 5, _of_token(token)
+        assert launcher.wait(timeout=HANG_S) == -sig
+        assert _eventually(lambda: not _of_token(token)), _of_token(token)
         if sig != signal.SIGKILL:
             assert log.read_text() == "SIGTERM\n" * 2
     finally:
@@ -187,10 +191,10 @@ def _deployment_processes(home: Path) -> set[int]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("flwr") is None, reason="flwr is not installed")
+@pytest.mark.flower
 def test_a_deployment_killed_mid_run_leaves_no_process(tmp_path):
     """A real SuperLink and two SuperNodes; the process running :func:`deploy` gets SIGKILL
-    while a ClientApp trains: within 10 s none of the deployment's processes is left (the
+    while a ClientApp trains: then none of the deployment's processes is left (the
     SuperLink, SuperNodes, ``flwr run``, the SuperExecs, the ServerApp, the ClientApps)."""
     script = (
         "import sys\n"
@@ -215,15 +219,12 @@ def test_a_deployment_killed_mid_run_leaves_no_process(tmp_path):
         )
 
     try:
-        started = time.monotonic()
-        assert _wait(client_app_running, 300) < 300, "no ClientApp within 300 s"
-        print(f"a ClientApp ran {time.monotonic() - started:.1f} s after the start")
+        assert _eventually(client_app_running, 600), "no ClientApp started"
         seen = len(_deployment_processes(home))
         launcher.kill()
         launcher.wait()
-        seconds = _wait(lambda: not _deployment_processes(home), 10)
-        assert seconds < 10, _deployment_processes(home)
-        print(f"{seen} processes, none left {seconds:.2f} s after the SIGKILL")
+        assert _eventually(lambda: not _deployment_processes(home)), _deployment_processes(home)
+        print(f"{seen} processes, none left after the SIGKILL")
     finally:
         launcher.kill()
         launcher.wait()

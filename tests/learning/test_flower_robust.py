@@ -10,6 +10,7 @@ import learning.algorithms  # noqa: F401  (registers the algorithms before learn
 from learning.all_pairs import flatten
 from learning.byzantine import coordinate_median, krum, trimmed_mean
 
+pytestmark = pytest.mark.flower
 strategy = pytest.importorskip("flwr.serverapp.strategy", reason="flwr is not installed")
 from flwr.app import ArrayRecord, Message, MetricRecord, RecordDict  # noqa: E402
 from flwr.supercore.task_identity import TaskIdentity  # noqa: E402

@@ -1,7 +1,6 @@
 """``collabecon sweep`` and :mod:`learning.sweep`: per-run results, resume, retries, failures."""
 
 import csv
-import importlib.util
 import json
 import os
 import shutil
@@ -132,16 +131,11 @@ def test_bad_sweep_flags_exit_2_before_running(capsys, tmp_path, extra, message)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
 
 
-needs_ray = pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None, reason="Ray is not installed (collabecon[ray])"
-)
-
-
 class _Recorded(Exception):
     pass
 
 
-@needs_ray
+@pytest.mark.ray
 @pytest.mark.parametrize(
     ("address", "device", "init", "gpus"),
     [
@@ -175,7 +169,7 @@ def test_ray_joins_a_cluster_without_resource_overrides(monkeypatch, address, de
     assert calls["shutdown"]
 
 
-@needs_ray
+@pytest.mark.ray
 def test_sweep_on_a_local_ray_reports_the_failed_run_and_keeps_the_other(capsys, tmp_path):
     import ray
 
@@ -208,7 +202,7 @@ CLUSTER_CONFIG = (
 )
 
 
-@needs_ray
+@pytest.mark.ray
 @pytest.mark.slow
 def test_sweep_on_a_ray_cluster_survives_a_raising_run_and_resumes_after_a_kill(tmp_path):
     """``ray start --head``, a sweep with ``--address auto`` killed (SIGKILL) after its second

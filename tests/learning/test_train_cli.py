@@ -189,8 +189,8 @@ def test_sweep_on_ray_without_ray_is_a_clear_error(capsys, tmp_path, monkeypatch
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_sweep_on_ray_gives_the_serial_numbers(capsys, tmp_path):
-    pytest.importorskip("ray")
     config = tmp_path / "ray.toml"
     config.write_text(
         '[train]\ndataset = "digits"\nmodel = "linear"\nclients = 3\nrounds = 1\n'
