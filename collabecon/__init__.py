@@ -11,6 +11,9 @@
 - the PyTorch backend of :mod:`learning` (training with any registered algorithm, federations
   of clients, trained models turned into qualities).
 
+``collabecon.__version__`` is the installed distribution's version, the one of
+``pyproject.toml`` (``collabecon --version`` prints it too).
+
 Every name is resolved on first use (:pep:`562`), so ``import collabecon`` imports neither
 torch nor the modules of names that are not used: torch loads only when a name of the
 learning backend is touched. The names listed in :data:`__all__` are the public API; the
@@ -28,7 +31,11 @@ Examples
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import version as _version
 from typing import TYPE_CHECKING, Any
+
+#: The version of the installed ``collabecon`` distribution (``pyproject.toml``'s).
+__version__: str = _version("collabecon")
 
 #: Public name -> (module, attribute in that module).
 _NAMES: dict[str, tuple[str, str]] = {

@@ -10,7 +10,8 @@ Every subcommand is a module in this package with two functions:
 and optionally ``render(result) -> str`` (the human table; a key/value table otherwise) and
 ``exit_status(result) -> int``. Only the module of the chosen subcommand is imported, so
 ``collabecon verify`` never imports torch. Bad input (``ValueError``) becomes a one-line
-message and exit code 2.
+message and exit code 2. ``collabecon --version`` prints the installed distribution's version
+(``collabecon X.Y.Z``, the version of ``pyproject.toml``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from types import ModuleType
 from typing import NoReturn
 
@@ -84,12 +86,14 @@ class _Parser(argparse.ArgumentParser):
 
 def _top_parser() -> argparse.ArgumentParser:
     lines = "\n".join(f"  {name:<16}{help_}" for name, (_, help_) in COMMANDS.items())
-    return _Parser(
+    parser = _Parser(
         prog="collabecon",
         description="The economics of collaborative learning.",
         epilog=f"subcommands:\n{lines}\n\nRun `collabecon SUBCOMMAND --help` for its flags.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser
 
 
 def _load(name: str) -> ModuleType:
@@ -157,6 +161,11 @@ def _main(argv: Sequence[str] | None) -> int:
     top = _top_parser()
     if not argv or argv[0] in ("-h", "--help"):
         top.print_help()
+        return 0
+    if argv[0] == "--version":
+        if len(argv) > 1:
+            top.error(f"--version takes no other arguments, got {argv[1]!r}")
+        print(f"collabecon {version('collabecon')}")
         return 0
     name = argv[0]
     if name not in COMMANDS:

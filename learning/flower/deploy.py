@@ -44,7 +44,7 @@ build-backend = "hatchling.build"
 name = "collabecon-flower"
 version = "1.0.0"
 description = "collabecon's algorithms as a Flower App"
-license = "Apache-2.0"
+license = "MIT"
 dependencies = []
 
 [tool.hatch.build.targets.wheel]
