@@ -80,7 +80,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=1, help="methods trained at once, one process each"
     )
     parser.add_argument("--out", type=Path, default=None, help="write heatmaps (PNG, CSV) here")
-    parser.add_argument("--progress", action="store_true", help="progress bars on stderr")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -93,6 +92,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seeds < 1:
         raise ValueError(f"--seeds must be a positive integer, got {args.seeds}")
     methods = None if args.methods is None else check_methods(args.methods)
+    from learning.cli._progress import Progress
+
+    keys = list(SETTINGS[args.setting].methods) if methods is None else methods
+    if args.workers > 1 and len(keys) > 1:
+        total = len(keys)  # a line as each method finishes
+    else:  # a line per training run: the learning rates tried, then the other seeds
+        total = len(keys) * ((1 if args.lr == "paper" else len(args.lr_grid)) + args.seeds - 1)
     return run_setting(
         args.setting,
         methods,
@@ -104,7 +110,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         learning_rates=args.lr,
         grid=args.lr_grid,
         out=args.out,
-        progress=args.progress,
+        progress=Progress.of(args, "cobo", total),
         device=resolve_device(args.device),
         workers=args.workers,
     )
