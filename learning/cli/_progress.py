@@ -14,7 +14,9 @@ same command serves a terminal and a script. stdout is never written.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["Progress", "quiet"]
@@ -65,3 +67,27 @@ class Progress:
 
         options.setdefault("desc", f"collabecon {self.command}")
         return tqdm(total=total, unit=unit, file=sys.stderr, disable=not self.enabled, **options)
+
+    @contextlib.contextmanager
+    def counting(
+        self, total: int, *, unit: str = "it", **options: Any
+    ) -> Iterator[Callable[[int], None]]:
+        """A callable that moves a :meth:`bar` to ``done`` of ``total`` units.
+
+        The bar appears at the first call, so a command whose input is refused while the
+        library prepares (a checkpoint of another run, an unknown name) prints its one-line
+        error alone; it is closed on leaving the block.
+        """
+        bar = None
+
+        def move(done: int) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = self.bar(total, unit=unit, **options)
+            bar.update(done - bar.n)
+
+        try:
+            yield move
+        finally:
+            if bar is not None:
+                bar.close()
