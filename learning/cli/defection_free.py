@@ -102,6 +102,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     device_flag("--device", args.device)
     writable_dir("--out", args.out)
+    from econ.validation import choice
+    from learning.data import DATASETS
+
+    choice("dataset", args.dataset, tuple(DATASETS))  # before the progress starts
     from games.defection_free import DefectionFreeConfig
     from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
 

@@ -143,12 +143,13 @@ PHASES = 8
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from learning.cli._checks import counts_at_least
+    from learning.cli._checks import counts_at_least, device_flag
     from learning.cli._paths import writable_dir
     from learning.cli._progress import Progress
 
     counts_at_least(args, ("rounds", "size", "target_per_class"))
     counts_at_least(args, ("seed",), low=0)
+    device_flag("--device", args.device)
     writable_dir("--out", args.out)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
