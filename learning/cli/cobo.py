@@ -6,7 +6,9 @@ parses the flags and prints the result: the mean test accuracy of every method o
 ``--seeds`` seeds (with the standard deviation) next to the paper's Table 2, each method's
 learning rate chosen from ``--lr-grid`` on held-out validation data (``--lr paper``: the
 paper's rates), CoBo's weight recovery, and the claims table. With ``--out DIR`` the weight
-matrices of the first seed over time are written as a heatmap PNG and a CSV.
+matrices of the first seed over time are written as a heatmap PNG and a CSV. Each training
+run (a method at one learning rate and seed; with ``--workers``, each finished method) is a
+line on stderr, none with ``--json``.
 """
 
 from __future__ import annotations
