@@ -27,6 +27,7 @@ welfare of the market (:data:`games.defection_free.REVENUE_CONVENTION`).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -394,6 +395,10 @@ class DuopolyRun:
         return self.report.to_dict()
 
 
+def _rounds(n: int) -> str:
+    return f"{n} round" if n == 1 else f"{n} rounds"
+
+
 def run_schemes(
     firms: TorchFirms,
     rounds: int,
@@ -404,6 +409,7 @@ def run_schemes(
     inner: str = "gd",
     train_alone: bool = False,
     seed: int | np.random.Generator | None = None,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, DuopolyRun]:
     """Run each of ``schemes`` for ``rounds`` rounds on its own fork of ``firms``.
 
@@ -424,6 +430,8 @@ def run_schemes(
         before Algorithm 5, §3.4).
     seed
         Minibatch streams, one child per scheme.
+    progress
+        Called with a short text (``"complete (15 rounds)"``) as each scheme starts.
     """
     for name in schemes:
         choice("scheme", name, SCHEMES)
@@ -442,6 +450,8 @@ def run_schemes(
     plays: dict[str, Play] = {}
     ends: dict[str, TorchFirms] = {}
     if q_max is None:
+        why = "" if "complete" in schemes else ", to estimate Q"
+        progress(f"complete ({_rounds(rounds)}{why})")
         ends["complete"] = firms.fork(streams["complete"])
         pooled = play(CompleteCollaboration(), ends["complete"], rounds)
         q_max = estimate_q_max(pooled.measured, q_h0)
@@ -451,6 +461,7 @@ def run_schemes(
     runs = {}
     for name in schemes:
         if name not in plays:
+            progress(f"{name} ({_rounds(rounds)})")
             rule = build_scheme(name, q_l0, q_h0, cfg, train_alone=train_alone)
             ends[name] = firms.fork(streams[name])
             plays[name] = play(rule, ends[name], rounds, inner=inner)

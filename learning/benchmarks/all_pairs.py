@@ -17,6 +17,7 @@ batch sizes, which tells how fast plain PyTorch runs this model on this machine 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
@@ -70,8 +71,10 @@ def measure_all_pairs(
     repeats: int = 3,
     device: str | torch.device | None = None,
     seed: int | np.random.Generator | None = 0,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> AllPairsBenchmark:
-    """Time one round of ``method``'s all-pairs work for ``clients`` clients."""
+    """Time one round of ``method``'s all-pairs work for ``clients`` clients; ``progress`` is
+    called with a short text as the timing starts."""
     choice("method", method, ("fc", "cobo"))
     clients = positive_int("clients", clients)
     batch_size = positive_int("batch_size", batch_size)
@@ -108,6 +111,7 @@ def measure_all_pairs(
 
     sync = (lambda: torch.cuda.synchronize(dev)) if dev.type == "cuda" else None
     sides = {True: partial(work, True), False: partial(work, False)}
+    progress(f"timing {method}'s all-pairs work, batched and looped: best of {repeats}")
     for side in sides.values():  # warm-up
         side()
     timings = best_of_each({"batched": sides[True], "loop": sides[False]}, repeats, sync=sync)
@@ -136,10 +140,12 @@ def single_model_reference(
     batch_sizes: tuple[int, ...] = (32, 640, 12800),
     repeats: int = 3,
     seed: int = 0,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> dict[int, float]:
     """Best seconds of one ``nn.Module`` forward and backward over ``clients**2 * 32``
     examples (the FC table's arithmetic, one model instead of ``clients``), in minibatches
-    of each of ``batch_sizes``; random images of ``mnist5k``'s shape, on the CPU."""
+    of each of ``batch_sizes``; random images of ``mnist5k``'s shape, on the CPU.
+    ``progress`` is called with a short text as each batch size starts."""
     repeats = positive_int("repeats", repeats)
     gen = torch.Generator().manual_seed(seed)
     net = build_model(model, (1, 28, 28), 10, generator=gen)
@@ -155,6 +161,7 @@ def single_model_reference(
 
     best = {}
     for size in batch_sizes:
+        progress(f"reference: one model, minibatches of {size}")
         run(positive_int("batch size", size))
         best[size] = best_of(partial(run, size), repeats).seconds
     return best

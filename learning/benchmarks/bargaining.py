@@ -13,6 +13,7 @@ Run: ``collabecon bench bargaining [--points 100000] [--baseline-points 5000]
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable
 from typing import Any
 
 import mpmath as mp
@@ -85,12 +86,14 @@ def measure_bargaining(
     reference_points: int = 5_000,
     repeats: int = 5,
     seed: int = 0,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     """Time :func:`econ.bargaining.duopoly_nash_solution` on ``points`` starting points
     against :func:`baseline` on the first ``baseline_points``, and count the errors of each
     (off by more than 1e-9) against :func:`reference` on the first ``reference_points``.
 
     The speed ratio compares microseconds per point; each time is the best of ``repeats``.
+    ``progress`` is called with a short text as each side starts.
     """
     for name, value in (
         ("points", points),
@@ -102,14 +105,17 @@ def measure_bargaining(
     rng = np.random.default_rng(seed)
     q_l0, q_h0 = starting_points(points, rng)
 
+    progress(f"batched closed form: {points} points, best of {repeats}")
     bargaining.duopoly_nash_solution(q_l0[:10], q_h0[:10])  # warm-up
     ours_t = best_of(lambda: bargaining.duopoly_nash_solution(q_l0, q_h0).rho_star, repeats)
     ours_s, ours = ours_t.seconds, ours_t.result
     nb = min(baseline_points, points)
+    progress(f"per-point bounded search: {nb} points, best of {repeats}")
     base_t = best_of(lambda: baseline(q_l0[:nb], q_h0[:nb]), repeats)
     base_s, base = base_t.seconds, base_t.result
 
     nr = min(reference_points, points)
+    progress(f"40-digit reference: {nr} points")
     ref = reference(q_l0[:nr], q_h0[:nr])
     return {
         "machine": f"{platform.machine()} {platform.processor() or platform.system()}",

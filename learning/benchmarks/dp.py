@@ -72,8 +72,11 @@ def measure_dp(
     max_grad_norm: float = 1.0,
     device: str | torch.device | None = None,
     seed: int | np.random.Generator | None = 0,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> DPBenchmark:
-    """Time ``steps`` DP-SGD steps of ``clients`` iid clients, batched and with Opacus.
+    """Time ``steps`` DP-SGD steps of ``clients`` iid clients, batched and with Opacus;
+    ``progress`` is called with a short text as each phase starts (the two sides without
+    noise, to compare their weights; the timing).
 
     Raises
     ------
@@ -144,6 +147,7 @@ def measure_dp(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Opacus's notes on secure RNG and backward hooks
         quiet = DPSGD(max_grad_norm=max_grad_norm, noise_multiplier=0.0)
+        progress("batched and Opacus without noise: the same weights?")
         same = {name: run(quiet) for name, run in sides.items()}
 
         def finished(run: Callable[[DPSGD], Params]) -> Params:
@@ -151,6 +155,7 @@ def measure_dp(
             float(next(iter(out.values())).sum())  # the device has finished
             return out
 
+        progress(f"timing batched and Opacus DP-SGD: best of {repeats} x {steps} steps")
         timings = best_of_each(
             {name: partial(finished, run) for name, run in sides.items()}, repeats
         )

@@ -10,6 +10,7 @@ final weights of the two are compared, to show the work was the same.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
@@ -58,8 +59,10 @@ def measure_engine(
     repeats: int = 3,
     device: str | torch.device | None = None,
     seed: int | np.random.Generator | None = 0,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> EngineBenchmark:
-    """Time ``steps`` local SGD steps of ``clients`` iid clients of ``dataset``.
+    """Time ``steps`` local SGD steps of ``clients`` iid clients of ``dataset``; ``progress``
+    is called with a short text as the timing starts.
 
     Raises
     ------
@@ -91,6 +94,7 @@ def measure_engine(
         )  # returns the losses as numpy, so the device has finished
         return out.params
 
+    progress(f"timing the batched and the loop engine: best of {repeats} x {steps} steps")
     for name in engines:
         work(name, 1)
     timings = best_of_each({name: partial(work, name, steps) for name in engines}, repeats)

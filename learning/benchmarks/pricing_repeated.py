@@ -15,6 +15,7 @@ process: both sides run on one core, so on a shared machine the CPU time is the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -54,6 +55,7 @@ def measure_pricing_repeated(
     baseline_rounds: int = 2_000,
     scale_runs: int = 1_000,
     repeats: int = 3,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     """Microseconds per run-round of the vectorised simulator and of the loop, per seller.
 
@@ -61,7 +63,8 @@ def measure_pricing_repeated(
     and ``baseline_runs`` x ``baseline_rounds`` (loop); the speed-up compares time per
     run-round. ``agreement`` gives each side's mean seller utility per buyer (mean and
     standard error over runs) at ``baseline_rounds``; ``scaling`` the vectorised cost at
-    ``scale_runs`` runs (0 skips it).
+    ``scale_runs`` runs (0 skips it). ``progress`` is called with a short text as each
+    seller's timings start.
     """
     for name, value in (
         ("runs", runs),
@@ -84,6 +87,7 @@ def measure_pricing_repeated(
     total_vec = 0.0
     sums = {"vec_wall": 0.0, "vec_cpu": 0.0, "loop_wall": 0.0, "loop_cpu": 0.0}
     for k, name in enumerate(SELLER_NAMES):
+        progress(f"{name}: vectorised {runs} x {rounds}, loop {baseline_runs} x {baseline_rounds}")
         vec = best_of(partial(_vectorised, name, runs, rounds, k), repeats)
         loop = best_of(partial(_baseline, name, baseline_runs, baseline_rounds), repeats)
         total_vec += vec.seconds
@@ -113,6 +117,7 @@ def measure_pricing_repeated(
     scaling = []
     if scale_runs:
         for k, name in enumerate(SELLER_NAMES):
+            progress(f"{name}: vectorised, scaling to {scale_runs} runs")
             seconds = best_of(partial(_vectorised, name, scale_runs, rounds, k), repeats).seconds
             scaling.append(
                 {

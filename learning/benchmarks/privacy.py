@@ -19,6 +19,7 @@ the scan and of the exact protocol, one of each cvxpy program.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -79,26 +80,33 @@ def _protocols(model: DPMean, lam: np.ndarray, label: str) -> dict[str, Any]:
     }
 
 
-def measure_privacy(*, clients: int = 10_000, existence_clients: int = 1_000_000) -> dict[str, Any]:
+def measure_privacy(
+    *,
+    clients: int = 10_000,
+    existence_clients: int = 1_000_000,
+    progress: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
     """Time the protocols of ``clients`` heterogeneous clients and the existence test of
     ``existence_clients`` against the authors' scan (DP mean, n = 100, sigma = 10, B = 20;
     seed 2024).
 
     ``protocols`` holds one entry per lambda distribution (LogNormal(0, 1), far inside the
     existence region; LogNormal(-9, 1), near its boundary); ``existence`` the test with
-    lambda ~ LogNormal(-3, 1) and with lambda = 1e-9 (no protocol exists).
+    lambda ~ LogNormal(-3, 1) and with lambda = 1e-9 (no protocol exists). ``progress`` is
+    called with a short text as each of the three measurements starts.
     """
     positive_int("clients", clients)
     positive_int("existence_clients", existence_clients)
     model = DPMean(n=100.0, sigma=10.0, bound=20.0)
     rng = np.random.default_rng(2024)
-    protocols = [
-        _protocols(model, rng.lognormal(log_mean, 1.0, clients), label)
-        for label, log_mean in (
-            ("LogNormal(0, 1): far inside the existence region", 0.0),
-            ("LogNormal(-9, 1): near the boundary", -9.0),
-        )
-    ]
+    protocols = []
+    for label, log_mean in (
+        ("LogNormal(0, 1): far inside the existence region", 0.0),
+        ("LogNormal(-9, 1): near the boundary", -9.0),
+    ):
+        progress(f"optimal protocols of {clients} clients, lambda ~ {label}")
+        protocols.append(_protocols(model, rng.lognormal(log_mean, 1.0, clients), label))
+    progress(f"existence test of {existence_clients} clients")
     lam = rng.lognormal(-3.0, 1.0, existence_clients)
     scan = best_of(lambda: _authors_scan(model, lam), 3)
     closed = best_of(lambda: exists(model, lam), 5)

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from learning.cli._output import fmt, table
+from learning.cli._progress import Progress
 
 
 def _shared_arguments(parser: argparse.ArgumentParser, *, clients: int, batch_size: int) -> None:
@@ -53,7 +54,7 @@ def _engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=5, help="local steps timed (default 5)")
 
 
-def _engine(args: argparse.Namespace) -> dict[str, Any]:
+def _engine(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from learning.benchmarks.engine import measure_engine
 
     return measure_engine(
@@ -65,6 +66,7 @@ def _engine(args: argparse.Namespace) -> dict[str, Any]:
         repeats=args.repeats,
         device=args.device,
         seed=args.seed,
+        progress=progress,
     ).to_dict()
 
 
@@ -81,7 +83,7 @@ def _all_pairs_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _all_pairs(args: argparse.Namespace) -> dict[str, Any]:
+def _all_pairs(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from learning.benchmarks.all_pairs import measure_all_pairs, single_model_reference
 
     out = measure_all_pairs(
@@ -92,6 +94,7 @@ def _all_pairs(args: argparse.Namespace) -> dict[str, Any]:
         repeats=args.repeats,
         device=args.device,
         seed=args.seed,
+        progress=progress,
     ).to_dict()
     if args.reference:
         n = args.clients**2 * 32
@@ -101,6 +104,7 @@ def _all_pairs(args: argparse.Namespace) -> dict[str, Any]:
             batch_sizes=(32, 640, n),
             repeats=args.repeats,
             seed=args.seed,
+            progress=progress,
         )
         out["reference"] = [{"batch_size": b, "seconds": t} for b, t in best.items()]
     return out
@@ -114,7 +118,7 @@ def _dp_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _dp(args: argparse.Namespace) -> dict[str, Any]:
+def _dp(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from learning.benchmarks.dp import measure_dp
 
     for flag, value in (("--noise", args.noise), ("--max-grad-norm", args.max_grad_norm)):
@@ -131,6 +135,7 @@ def _dp(args: argparse.Namespace) -> dict[str, Any]:
         max_grad_norm=args.max_grad_norm,
         device=args.device,
         seed=args.seed,
+        progress=progress,
     ).to_dict()
 
 
@@ -146,7 +151,7 @@ def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
 
 
-def _bargaining(args: argparse.Namespace) -> dict[str, Any]:
+def _bargaining(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from learning.benchmarks.bargaining import measure_bargaining
 
     return measure_bargaining(
@@ -155,6 +160,7 @@ def _bargaining(args: argparse.Namespace) -> dict[str, Any]:
         reference_points=args.reference_points,
         repeats=args.repeats,
         seed=args.seed,
+        progress=progress,
     )
 
 
@@ -167,7 +173,7 @@ def _pricing_repeated_arguments(parser: argparse.ArgumentParser) -> None:
     _count(parser, "--repeats", 3, "timed repeats of each side")
 
 
-def _pricing_repeated(args: argparse.Namespace) -> dict[str, Any]:
+def _pricing_repeated(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from learning.benchmarks.pricing_repeated import measure_pricing_repeated
 
     return measure_pricing_repeated(
@@ -177,6 +183,7 @@ def _pricing_repeated(args: argparse.Namespace) -> dict[str, Any]:
         baseline_rounds=args.baseline_rounds,
         scale_runs=args.scale_runs,
         repeats=args.repeats,
+        progress=progress,
     )
 
 
@@ -185,16 +192,22 @@ def _privacy_arguments(parser: argparse.ArgumentParser) -> None:
     _count(parser, "--existence-clients", 1_000_000, "clients of the existence test")
 
 
-def _privacy(args: argparse.Namespace) -> dict[str, Any]:
+def _privacy(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from learning.benchmarks.privacy import measure_privacy
 
-    return measure_privacy(clients=args.clients, existence_clients=args.existence_clients)
+    return measure_privacy(
+        clients=args.clients, existence_clients=args.existence_clients, progress=progress
+    )
 
 
-#: name -> (help, declare flags, run).
+#: name -> (help, declare flags, run with its progress).
 BENCHMARKS: dict[
     str,
-    tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], dict]],
+    tuple[
+        str,
+        Callable[[argparse.ArgumentParser], None],
+        Callable[[argparse.Namespace, Progress], dict],
+    ],
 ] = {
     "engine": ("batched engine vs per-client loop: local SGD steps/s", _engine_arguments, _engine),
     "all-pairs": (
@@ -237,7 +250,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     _, _, measure = BENCHMARKS[args.benchmark]
-    return {"benchmark": args.benchmark, **measure(args)}
+    return {
+        "benchmark": args.benchmark,
+        **measure(args, Progress.of(args, f"bench {args.benchmark}")),
+    }
 
 
 def render(result: dict[str, Any]) -> str:

@@ -40,8 +40,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--seeds must be an integer >= 1, got {args.seeds}")
     if args.scale == "paper" and args.data_dir is None:
         raise ValueError("--scale paper needs the full MNIST: pass --data-dir")
+    from learning.cli._progress import Progress
+
+    seeds = clustered_mnist.SCALES[args.scale].seeds if args.seeds is None else args.seeds
+    runs = len(clustered_mnist.TASKS) * seeds * len(clustered_mnist.METHODS)
     rep = clustered_mnist.reproduce(
-        args.scale, out, args.seeds, first_seed=args.seed, data_dir=args.data_dir
+        args.scale,
+        out,
+        args.seeds,
+        first_seed=args.seed,
+        data_dir=args.data_dir,
+        progress=Progress.of(args, "table1", runs),
     )
     return rep.to_dict()
 

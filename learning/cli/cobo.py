@@ -6,7 +6,9 @@ parses the flags and prints the result: the mean test accuracy of every method o
 ``--seeds`` seeds (with the standard deviation) next to the paper's Table 2, each method's
 learning rate chosen from ``--lr-grid`` on held-out validation data (``--lr paper``: the
 paper's rates), CoBo's weight recovery, and the claims table. With ``--out DIR`` the weight
-matrices of the first seed over time are written as a heatmap PNG and a CSV.
+matrices of the first seed over time are written as a heatmap PNG and a CSV. Each training
+run (a method at one learning rate and seed; with ``--workers``, each finished method) is a
+line on stderr, none with ``--json``.
 """
 
 from __future__ import annotations
@@ -80,7 +82,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=1, help="methods trained at once, one process each"
     )
     parser.add_argument("--out", type=Path, default=None, help="write heatmaps (PNG, CSV) here")
-    parser.add_argument("--progress", action="store_true", help="progress bars on stderr")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -93,6 +94,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seeds < 1:
         raise ValueError(f"--seeds must be a positive integer, got {args.seeds}")
     methods = None if args.methods is None else check_methods(args.methods)
+    from learning.cli._progress import Progress
+
+    keys = list(SETTINGS[args.setting].methods) if methods is None else methods
+    if args.workers > 1 and len(keys) > 1:
+        total = len(keys)  # a line as each method finishes
+    else:  # a line per training run: the learning rates tried, then the other seeds
+        total = len(keys) * ((1 if args.lr == "paper" else len(args.lr_grid)) + args.seeds - 1)
     return run_setting(
         args.setting,
         methods,
@@ -104,7 +112,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         learning_rates=args.lr,
         grid=args.lr_grid,
         out=args.out,
-        progress=args.progress,
+        progress=Progress.of(args, "cobo", total),
         device=resolve_device(args.device),
         workers=args.workers,
     )

@@ -102,6 +102,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     device_flag("--device", args.device)
     writable_dir("--out", args.out)
+    from econ.validation import choice
+    from learning.data import DATASETS
+
+    choice("dataset", args.dataset, tuple(DATASETS))  # before the progress starts
     from games.defection_free import DefectionFreeConfig
     from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
 
@@ -124,6 +128,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     if args.figures and not args.out:
         raise ValueError("--figures needs --out DIR")
+    from learning.cli._progress import Progress
+
+    schemes = _SCHEMES if args.figures else (args.scheme,)
+    plays = set(schemes) | (set() if args.q_max is not None else {"complete"})
+    progress = Progress.of(args, "defection-free", 1 + len(plays) + args.figures)
+    epochs = args.init_epochs_high
+    training = f", the high firm trains alone for {epochs} epochs" if epochs else ""
+    progress(f"preparing the firms: {args.size} examples of {args.dataset} each{training}")
     firms = TorchFirms.prepare(setup, seed=args.seed, device=args.device)
     if args.q_max is not None:
         q_h0 = float(firms.measure()["high"])
@@ -132,7 +144,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"--q-max {args.q_max} lies below the high firm's starting quality "
                 f"{q_h0:.6g}: Q bounds every reachable quality"
             )
-    schemes = _SCHEMES if args.figures else (args.scheme,)
     runs = run_schemes(
         firms,
         args.rounds,
@@ -142,6 +153,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         inner=args.inner,
         train_alone=args.train_alone,
         seed=args.seed,
+        progress=progress,
     )
     if args.out:
         directory = Path(args.out)
@@ -154,6 +166,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.figures:
         from games.defection_free_figures import write_figures
 
+        progress("writing Figures 3.1-3.8")
         written = write_figures({n: r.report for n, r in runs.items()}, args.out)
         return {
             "figures": written,

@@ -7,7 +7,8 @@ collaborative learning (Algorithm 5, reconciled). The qualities of every round g
 market (equilibrium prices, revenues, consumer surplus); every claim the chapter makes about
 these experiments (:mod:`learning.experiments.defection_free`) is reported, held or not, and
 the defection-free propositions are checked; a Markdown report with Figures 3.1-3.8 and a table
-of final revenues, consumer surplus, welfare and Nash gaps is written to ``--out``.
+of final revenues, consumer surplus, welfare and Nash gaps is written to ``--out``, which is
+created at once; a line per phase on stderr tells how far the demo has come.
 
 Every number of the table is the market's
 (:data:`games.defection_free.REVENUE_CONVENTION`): the better model sells as the high firm
@@ -136,13 +137,24 @@ def _markdown(result: dict[str, Any], figures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The demo's phases, as its progress counts them: preparing the firms, the four schemes,
+#: the figures, the propositions, the report.
+PHASES = 8
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from learning.cli._checks import counts_at_least
+    from learning.cli._checks import counts_at_least, device_flag
     from learning.cli._paths import writable_dir
+    from learning.cli._progress import Progress
 
     counts_at_least(args, ("rounds", "size", "target_per_class"))
     counts_at_least(args, ("seed",), low=0)
+    device_flag("--device", args.device)
     writable_dir("--out", args.out)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    progress = Progress.of(args, "demo", PHASES)
+    progress.note(f"writing to {out}/")
     import games.defection_free_propositions  # noqa: F401  (registers the propositions)
     from econ.propositions import registered
     from econ.propositions import run as check
@@ -154,7 +166,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     setup = DuopolySetup(
         size=args.size, target_per_class=args.target_per_class, lr=0.05, batch_size=32
     )
-    out = Path(args.out)
     runs, figures = run_experiment(
         out,
         size=args.size,
@@ -162,8 +173,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         rounds=args.rounds,
         seed=args.seed,
         device=args.device,
+        progress=progress,
     )
     reports = {n: r.report for n, r in runs.items()}
+    progress("checking the propositions")
     props = [check(p).to_dict() for p in registered("thesis.ch3") if p.id in DEMO_PROPOSITIONS]
     df = reports["defection-free"]
     result = {
@@ -185,6 +198,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "propositions": props,
         "schemes": {n: r.to_dict() for n, r in runs.items()},
     }
+    progress("writing report.md and summary.json")
     (out / "report.md").write_text(_markdown(result, figures))
     (out / "summary.json").write_text(dump_json(result))
     result["report"] = str(out / "report.md")

@@ -144,21 +144,31 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if lr <= 0:
                 raise ValueError(f"--lr-grid must hold positive learning rates, got {lr}")
             float32_step("--lr-grid", lr)
+    from learning.cli._progress import Progress
     from learning.ipfl import run_ipfl
 
     config = _run_config(args)
     if args.compare:
-        from learning.experiments.ipfl import LR_GRID, compare
+        from learning.experiments.ipfl import LR_GRID, compare, compared_baselines
 
         grid = tuple(args.lr_grid) if args.lr_grid is not None else LR_GRID
-        return compare(config, lr_grid=grid, device=args.device, data_dir=args.data_dir)
-    result = run_ipfl(
-        config,
-        device=args.device,
-        data_dir=args.data_dir,
-        checkpoint_dir=args.checkpoint,
-        resume=args.resume,
-    )
+        runs = (1 + len(compared_baselines())) * len(grid)
+        return compare(
+            config,
+            lr_grid=grid,
+            device=args.device,
+            data_dir=args.data_dir,
+            progress=Progress.of(args, "ipfl", runs),
+        )
+    with Progress.of(args, "ipfl").counting(args.rounds, unit="round") as rounds_done:
+        result = run_ipfl(
+            config,
+            device=args.device,
+            data_dir=args.data_dir,
+            checkpoint_dir=args.checkpoint,
+            resume=args.resume,
+            progress=rounds_done,
+        )
     out = result.summary()
     if args.out is not None:
         out["files"] = [str(p) for p in result.save(args.out)]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -105,10 +104,13 @@ def _game(args: argparse.Namespace) -> Any:
     return PDGame(args.mu, args.theta_low, args.theta_high, args.cb, args.cs, n=args.buyers)
 
 
-def _progress(total: int) -> Any:
-    from tqdm import tqdm
+def _progress(args: argparse.Namespace, total: int) -> Any:
+    """A bar over ``total`` rounds on stderr (none with ``--json``), drawn after half a
+    second, gone when done."""
+    from learning.cli._progress import Progress
 
-    return tqdm(total=total, file=sys.stderr, unit="round", leave=False, mininterval=0.5, delay=0.5)
+    progress = Progress.of(args, f"pricing {args.action}")
+    return progress.bar(total, unit="round", leave=False, mininterval=0.5, delay=0.5)
 
 
 def _equilibrium(args: argparse.Namespace) -> dict[str, Any]:
@@ -194,7 +196,7 @@ def _repeated(args: argparse.Namespace) -> dict[str, Any]:
     start = time.perf_counter()
     rng = np.random.default_rng(args.seed)
     bias = tuple(args.bias) if args.bias is not None else None
-    with _progress(args.rounds) as bar:
+    with _progress(args, args.rounds) as bar:
         run = simulate(
             game,
             seller,
@@ -252,7 +254,7 @@ def _figures(args: argparse.Namespace) -> dict[str, Any]:
     fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
     start = time.perf_counter()
     # Figures 4.2-4.4 run the three sellers once, Figure 4.5 once more over the bias levels.
-    with _progress(2 * len(FIGURE_SELLERS) * args.rounds) as bar:
+    with _progress(args, 2 * len(FIGURE_SELLERS) * args.rounds) as bar:
         reproduction = figures(args.out, args.rounds, args.seeds, args.seed, progress=bar.update)
     return {
         "files": reproduction.data["files"],

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +186,7 @@ def _out_folder(path: Path, *, create: bool = True) -> Path:
 
 
 def _curve(args: argparse.Namespace) -> dict[str, Any]:
+    from learning.cli._progress import Progress
     from learning.privacy_curve import measure, plot
 
     if args.seeds < 1:
@@ -225,7 +225,7 @@ def _curve(args: argparse.Namespace) -> dict[str, Any]:
         args.seeds,
         device=args.device,
         data_dir=args.data_dir,
-        progress=lambda text: print(f"privacy curve: {text}", file=sys.stderr, flush=True),
+        progress=Progress.of(args, "privacy curve"),
         **settings,
     )
     out = _out_folder(args.out)
@@ -336,16 +336,16 @@ def _figure1(args: argparse.Namespace) -> dict[str, Any]:
     from learning.cli._paths import writable_dir
 
     writable_dir("--out", args.out)
-    from tqdm import tqdm
-
     from econ.privacy.effectiveness import BAYES_GRID, DP_GRID
+    from learning.cli._progress import Progress
     from learning.experiments.privacy import run_figure1
 
     if args.repetitions < 2:
         raise ValueError(f"--repetitions must be >= 2 (standard errors), got {args.repetitions}")
     if args.seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
-    with tqdm(total=DP_GRID.size + BAYES_GRID.size, desc="figure1", unit="m") as bar:
+    progress = Progress.of(args, "privacy figure1")
+    with progress.bar(DP_GRID.size + BAYES_GRID.size, unit="m") as bar:
         reproduction = run_figure1(
             args.out, args.repetitions, (args.seed,), progress=lambda: bar.update(1)
         )

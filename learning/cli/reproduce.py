@@ -11,7 +11,6 @@ that does not hold is a finding), 1 when one raised.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from learning.cli._paths import writable_dir
+    from learning.cli._progress import Progress
     from learning.experiments.report import run_report, select
 
     if args.seeds is not None and args.seeds < 1:
@@ -53,15 +53,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.workers < 1:
         raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
     try:
-        select(args.only)
+        names = select(args.only)
     except ValueError as exc:
         raise ValueError(str(exc).replace("only:", "--only:", 1)) from None
     writable_dir("--out", args.out)
 
+    lines = Progress.of(args, "reproduce", len(names))
     verb = "running" if args.workers == 1 else "finished"
 
     def progress(name: str) -> None:
-        print(f"collabecon reproduce: {verb} {name}", file=sys.stderr, flush=True)
+        lines(f"{verb} {name}")
 
     result = run_report(
         args.scale,

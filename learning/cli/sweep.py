@@ -126,12 +126,25 @@ def _runner(args: argparse.Namespace) -> Any:
     return sweep.serial_runner if args.workers == 1 else sweep.pool_runner(args.workers)
 
 
-def _report(outcome: Any) -> None:
-    run = outcome.run
-    grid = ", ".join(f"{k}={v}" for k, v in run.grid.items())
-    if outcome.measures is None:
-        last = (outcome.error or "").strip().splitlines() or ["(no message)"]
-        print(f"run {run.key} ({grid}) failed: {last[-1]}", file=sys.stderr, flush=True)
+def _reporter(progress: Any) -> Any:
+    """What each outcome prints on stderr: a progress line (finished, or failed after its
+    retries), and the error of a failed run whatever the progress (it makes the exit status
+    1)."""
+
+    def report(outcome: Any) -> None:
+        run = outcome.run
+        grid = ", ".join(f"{k}={v}" for k, v in run.grid.items()) or run.key
+        if outcome.measures is None:
+            last = (outcome.error or "").strip().splitlines() or ["(no message)"]
+            progress(f"{grid}: failed")
+            print(f"run {run.key} ({grid}) failed: {last[-1]}", file=sys.stderr, flush=True)
+        else:
+            m = outcome.measures
+            acc = m.get("mean_accuracy")
+            score = f"mean loss {m['mean_loss']:.4f}" if acc is None else f"accuracy {acc:.4f}"
+            progress(f"{grid}: {score} ({m['seconds']:.1f} s)")
+
+    return report
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -151,6 +164,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     runner = _runner(args)
     out_dir = Path.cwd() if args.out is None else Path(args.out)
     store = ResultStore(out_dir / f"{path.stem}.runs")
+    from learning.cli._progress import Progress
+
+    pending = sum(store.load(run) is None for run in runs)
+    progress = Progress.of(args, "sweep", pending)
+    progress.note(
+        f"{len(runs)} runs, {len(runs) - pending} from earlier results, {pending} to run "
+        f"({args.engine}, {args.workers} worker{'s' if args.workers > 1 else ''})"
+    )
     with contextlib.redirect_stdout(sys.stderr):  # Ray's notices; stdout carries the result
         result = sweep(
             runs,
@@ -159,7 +180,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             device=args.device,
             data_dir=args.data_dir,
             retries=args.retries,
-            on_outcome=_report,
+            on_outcome=_reporter(progress),
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = [{**run.grid, **result.measures[run.key]} for run in runs if run.key in result.measures]

@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     existing_dir("--data-dir", args.data_dir)
     writable_dir("--out", args.out)
     writable_dir("--checkpoint", args.checkpoint)
+    from learning.cli._progress import Progress
     from learning.experiment import train
 
     config = config_from_args(args)
@@ -176,7 +177,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         checkpoint_dir=args.checkpoint,
         checkpoint_every=args.checkpoint_every,
         resume=args.resume,
-        progress=not args.no_progress,
+        progress=Progress.of(args, "train").enabled,  # off with --json or --no-progress
     )
     out: dict[str, Any] = {
         "algorithm": config.algorithm,

@@ -52,6 +52,7 @@ import dataclasses
 import itertools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -251,10 +252,13 @@ def measure(
     tasks: tuple[str, ...] = tuple(TASKS),
     grid: tuple[float, ...] | None = None,
     data_dir: str | None = None,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     """Every method's validation and test accuracy on every task and seed, its learning rate
     chosen from ``grid`` on validation accuracy (on each seed, or on the first seed and
-    reused, as ``scale.tune`` says); ``grid`` is :data:`LR_GRID` when None.
+    reused, as ``scale.tune`` says); ``grid`` is :data:`LR_GRID` when None. ``progress`` is
+    called with a short text as each method starts on a task and seed
+    (``len(tasks) * len(seeds) * len(methods)`` calls).
 
     Returns ``{"tasks": {task: {method: {paper, test, mean, std, lr, validation, note}}},
     "seeds", "grid", "tune", "wall_s"}``; ``test`` has one accuracy per seed, ``lr`` the
@@ -276,6 +280,8 @@ def measure(
             data = clients(task, scale, seed, data_dir)
             for method in methods:
                 rates = grid if (scale.tune == "each" or k == 0) else (chosen[method],)
+                tried = f"{len(rates)} learning rates" if len(rates) > 1 else f"lr {rates[0]:g}"
+                progress(f"{TASK_NAMES[task]}, seed {seed}: {NAMES[method]} ({tried})")
                 runs = {lr: train_method(method, data, scale, lr, seed) for lr in rates}
                 best = max(rates, key=lambda lr: (runs[lr][0], -lr))
                 if k == 0:
@@ -498,10 +504,11 @@ def reproduce(
     *,
     first_seed: int = 0,
     data_dir: str | None = None,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> Reproduction:
     """Table 1 at ``scale`` over ``seeds`` seeds (``first_seed``, ``first_seed + 1``, ...;
     the scale's default when None); writes ``table1.json`` and ``table1.md`` into ``out``
-    when given.
+    when given. ``progress`` is :func:`measure`'s.
 
     Raises
     ------
@@ -518,7 +525,8 @@ def reproduce(
         raise ValueError(f"first_seed must be an integer >= 0, got {first_seed}")
     if scale == "paper" and data_dir is None:
         raise ValueError("scale 'paper' needs the full MNIST: pass data_dir (--data-dir)")
-    measured = measure(sizes, [first_seed + k for k in range(n_seeds)], data_dir=data_dir)
+    seeds_run = [first_seed + k for k in range(n_seeds)]
+    measured = measure(sizes, seeds_run, data_dir=data_dir, progress=progress)
     return report(scale, measured, out)
 
 

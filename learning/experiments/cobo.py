@@ -64,7 +64,7 @@ import importlib
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -456,7 +456,6 @@ def _train(
     seed: int,
     schedule: str,
     momentum: str,
-    progress: bool,
 ) -> _Run:
     """Train method ``key`` for ``rounds`` rounds at learning rate ``lr``."""
     code = momentum == "code" and key in _CODE_PARAMETERS
@@ -482,7 +481,6 @@ def _train(
         seed,
         clients_per_round=per_round,
         eval_every=max(1, steps // _CURVE_POINTS) if curve else steps,
-        progress=progress,
     )
     assert result.evaluation.accuracy is not None
     validation = ctx.engine.evaluate(result.models, data.validation).accuracy
@@ -521,7 +519,7 @@ def run_setting(
     learning_rates: str = "tuned",
     grid: Sequence[float] = LR_GRID,
     out: Path | None = None,
-    progress: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
     device: torch.device | str = "cpu",
     workers: int = 1,
 ) -> dict[str, Any]:
@@ -551,6 +549,9 @@ def run_setting(
         Where to train.
     workers : int
         Methods trained at once, each in its own process (1: one after another here).
+    progress : callable
+        Called with a short text before each training run (one method, learning rate and
+        seed: :func:`run_method`), or, with several workers, as each method finishes.
     """
     setting_name = choice("setting", setting_name, tuple(SETTINGS))
     workers = positive_int("workers", workers)
@@ -563,21 +564,24 @@ def run_setting(
         momentum=momentum,
         learning_rates=learning_rates,
         grid=grid,
-        progress=progress,
         device=device,
     )
     started = time.perf_counter()
     if workers == 1 or len(methods) == 1:
-        runs = {key: run_method(setting_name, key, **options) for key in methods}
+        runs = {key: run_method(setting_name, key, progress=progress, **options) for key in methods}
     else:
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, as_completed
 
         options["device"] = str(device)
         context = multiprocessing.get_context("spawn")  # CUDA cannot be forked
         with ProcessPoolExecutor(min(workers, len(methods)), mp_context=context) as pool:
-            futures = {k: pool.submit(run_method, setting_name, k, **options) for k in methods}
-            runs = {k: f.result() for k, f in futures.items()}
+            futures = {pool.submit(run_method, setting_name, k, **options): k for k in methods}
+            for future in as_completed(futures):
+                if future.exception() is None:
+                    progress(f"{futures[future]}: finished")
+            done = {k: f.result() for f, k in futures.items()}
+            runs = {k: done[k] for k in methods}
     result = summarise(runs, out=out)
     result["device"] = str(device)
     result["workers"] = workers
@@ -616,12 +620,13 @@ def run_method(
     momentum: str = "none",
     learning_rates: str = "tuned",
     grid: Sequence[float] = LR_GRID,
-    progress: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
     device: torch.device | str = "cpu",
 ) -> MethodRuns:
     """Method ``key`` on ``setting_name``: its learning rate (the best of ``grid`` by mean
     validation accuracy on seed ``seed``, or the paper's), then its runs on the other seeds
-    (parameters as in :func:`run_setting`)."""
+    (parameters as in :func:`run_setting`; ``progress`` is called with a short text before
+    each training run)."""
     setting_name = choice("setting", setting_name, tuple(SETTINGS))
     momentum = choice("momentum", momentum, MOMENTUM_MODES)
     learning_rates = choice("learning_rates", learning_rates, ("tuned", "paper"))
@@ -633,22 +638,25 @@ def run_method(
     (key,) = check_methods([key])
     setting = SETTINGS[setting_name]
     device = torch.device(device)
-    common: dict[str, Any] = dict(
-        rounds=rounds, schedule=schedule, momentum=momentum, progress=progress
-    )
+    common: dict[str, Any] = dict(rounds=rounds, schedule=schedule, momentum=momentum)
+
+    def train(data: _Data, lr: float, s: int, why: str) -> _Run:
+        progress(f"{key}: lr {lr:g}, seed {s} ({why})")
+        return _train(key, setting, data, lr=lr, seed=s, **common)
+
     first = _federation(setting, seed, device)
     scores: dict[float, float] = {}
     if learning_rates == "paper":
         chosen = LEARNING_RATES[key]
-        runs = [_train(key, setting, first, lr=chosen, seed=seed, **common)]
+        runs = [train(first, chosen, seed, "the paper's rate")]
     else:
-        tried = {lr: _train(key, setting, first, lr=lr, seed=seed, **common) for lr in grid}
+        tried = {lr: train(first, lr, seed, "tuning") for lr in grid}
         scores = {lr: float(run.validation.mean()) for lr, run in tried.items()}
         chosen = max(grid, key=lambda lr: (scores[lr], -lr))  # ties: the smaller rate
         runs = [tried[chosen]]
     for s in range(seed + 1, seed + seeds):
         data = _federation(setting, s, device)
-        runs.append(_train(key, setting, data, lr=chosen, seed=s, **common))
+        runs.append(train(data, chosen, s, "chosen rate"))
     return MethodRuns(
         setting=setting_name,
         key=key,

@@ -293,16 +293,25 @@ def run(
 ) -> tuple[dict[str, Any], list[str]]:
     """The four schemes from one start (the demo's setup), and Figures 3.1-3.8 in ``out``.
 
+    ``out`` is created first. ``progress`` is called with a short text as each of six phases
+    starts: preparing the firms (data and the high firm's pre-training), each scheme
+    (:func:`learning.defection_free.run_schemes`), the figures.
+
     Returns the runs (scheme name -> run with ``.report``) and the figure files written.
     """
     from games.defection_free_figures import write_figures
     from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
 
-    setup = DuopolySetup(size=size, target_per_class=target_per_class, lr=0.05, batch_size=32)
-    progress(f"seed {seed}")
-    firms = TorchFirms.prepare(setup, seed=seed, device=device)
-    runs = run_schemes(firms, rounds, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
+    setup = DuopolySetup(size=size, target_per_class=target_per_class, lr=0.05, batch_size=32)
+    epochs = setup.init_epochs[1]
+    progress(
+        f"preparing the firms: {size} examples of {setup.dataset} each, the high firm "
+        f"trains alone for {epochs} epochs"
+    )
+    firms = TorchFirms.prepare(setup, seed=seed, device=device)
+    runs = run_schemes(firms, rounds, seed=seed, progress=progress)
+    progress("writing Figures 3.1-3.8")
     figures = write_figures({n: r.report for n, r in runs.items()}, out)
     return runs, figures
 

@@ -38,6 +38,7 @@ import dataclasses
 import importlib
 import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ __all__ = [
     "SETTINGS",
     "b_claims",
     "compare",
+    "compared_baselines",
     "measure_seed",
     "reproduce",
 ]
@@ -128,6 +130,12 @@ def _load_baselines() -> None:
         name = f"learning.algorithms.{module}"
         if importlib.util.find_spec(name) is not None:
             importlib.import_module(name)
+
+
+def compared_baselines() -> list[str]:
+    """The baselines :func:`compare` runs: those of :data:`BASELINES` that are registered."""
+    _load_baselines()
+    return [name for name in BASELINES if name in ALGORITHMS]
 
 
 def _baseline_params(name: str, clusters: int, lr: float) -> dict[str, Any]:
@@ -272,6 +280,7 @@ def compare(
     lr_grid: tuple[float, ...] = LR_GRID,
     device: torch.device | str = "cpu",
     data_dir: str | None = None,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     """IP-FL and every registered baseline on the same federation and budget.
 
@@ -285,7 +294,9 @@ def compare(
     :data:`CHANCE_MARGIN`. ``claims`` are the paper's orderings (IP-FL above each baseline,
     Tables 3 and 5).
 
-    The baselines train with the engine's SGD, so ``run`` must use SGD too.
+    The baselines train with the engine's SGD, so ``run`` must use SGD too. ``progress``
+    is called with a short text before each training run (a method at one learning rate:
+    ``(1 + len(compared_baselines())) * len(lr_grid)`` calls).
     """
     if run.local_optimizer != "sgd":
         raise ValueError(
@@ -294,27 +305,27 @@ def compare(
         )
     if not lr_grid or any(not (lr > 0 and np.isfinite(lr)) for lr in lr_grid):
         raise ValueError(f"lr_grid must be positive finite learning rates, got {lr_grid}")
-    _load_baselines()
+    baselines = compared_baselines()
     setup = build_setup(run, device=device, data_dir=data_dir)
     chance = 1.0 / setup.federation.n_classes
     # IP-FL first: its mean number of updates per round is every baseline's budget
-    ipfl = {
-        lr: _unless_diverged(_ipfl_accuracy, dataclasses.replace(run, lr=lr), _with_lr(setup, lr))
-        for lr in lr_grid
-    }
+    ipfl = {}
+    for lr in lr_grid:
+        progress(f"{_variant_name(run)}, lr {lr:g}")
+        ipfl[lr] = _unless_diverged(
+            _ipfl_accuracy, dataclasses.replace(run, lr=lr), _with_lr(setup, lr)
+        )
     ip_lr = _best(ipfl, "ip-fl")
     result, _, ip_test = ipfl[ip_lr]
     updates = updates_per_round(result.history)
     tests: dict[str, tuple[float, dict[float, float | None], np.ndarray]] = {
         _variant_name(run): (ip_lr, _val_means(ipfl, 1), ip_test)
     }
-    for name in BASELINES:
-        if name not in ALGORITHMS:
-            continue
-        runs = {
-            lr: _unless_diverged(_baseline_accuracy, name, run, setup, lr, updates)
-            for lr in lr_grid
-        }
+    for name in baselines:
+        runs = {}
+        for lr in lr_grid:
+            progress(f"{name}, lr {lr:g}")
+            runs[lr] = _unless_diverged(_baseline_accuracy, name, run, setup, lr, updates)
         best = _best(runs, name)
         tests[name] = (best, _val_means(runs, 0), runs[best][1])
     rho = tests["fedavg"][2] if "fedavg" in tests else result.reference_accuracy

@@ -4,6 +4,7 @@ training on the batched engine."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +52,15 @@ def run_ipfl(
     data_dir: str | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
     resume: bool = False,
+    progress: Callable[[int], None] = lambda _: None,
 ) -> IPFLResult:
     """Run IP-FL as described by ``run``; same seed -> same result.
 
     With ``checkpoint_dir`` the state is written atomically after every round; ``resume``
     continues from it to the numbers of an uninterrupted run. The checkpoint is read
     weights-only (:func:`learning.loop.read_checkpoint`) and checked against ``run`` before
-    any data is loaded.
+    any data is loaded. ``progress`` is called with the number of rounds done (of
+    ``run.rounds``) once the federation is built, and after every round.
     """
     ckpt = None if checkpoint_dir is None else Path(checkpoint_dir) / CHECKPOINT_NAME
     saved = None
@@ -88,6 +91,7 @@ def run_ipfl(
     available = np.ones(n, dtype=bool)
     available[setup.unseen] = False
 
+    progress(state["round"])
     for r in range(state["round"], run.rounds):
         rng = round_rng(state["entropy"], r)
         models = state["models"]
@@ -150,6 +154,7 @@ def run_ipfl(
         state["models"], state["tokens"], state["round"] = models, tokens, r + 1
         if ckpt is not None:
             write_checkpoint(ckpt, checkpoint_payload(run, state))
+        progress(r + 1)
 
     models = state["models"]
     personal, weights = personalised_accuracy(engine, models, setup, run)

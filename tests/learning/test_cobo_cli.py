@@ -116,7 +116,7 @@ def test_match_round_is_the_start_of_the_last_matching_stretch():
 def _fake_train(validation_by_lr, test_by_lr):
     """A stand-in for one training run: per-client accuracies that depend on the rate."""
 
-    def train(key, setting, data, *, lr, rounds, seed, schedule, momentum, progress):
+    def train(key, setting, data, *, lr, rounds, seed, schedule, momentum):
         n = setting.clients
         return experiment._Run(
             test=np.full(n, test_by_lr[lr] + 0.001 * seed),

@@ -1,0 +1,93 @@
+"""The progress of a long command, on stderr: phase lines and counted bars.
+
+A command builds one :class:`Progress` from its parsed flags (:meth:`Progress.of`) and hands
+it, or its :meth:`~Progress.bar`, to the library as the ``progress`` callable. A phase line
+names the command and, when the number of phases is known, counts them::
+
+    collabecon demo: [2/8] complete (15 rounds)
+
+Both are silent when the command prints JSON (``--json``: stdout carries the result and
+stderr nothing but errors) or its progress is switched off (``train --no-progress``), so the
+same command serves a terminal and a script. stdout is never written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = ["Progress", "quiet"]
+
+
+def quiet(args: argparse.Namespace) -> bool:
+    """Whether a command run with ``args`` keeps stderr free of progress: ``--json``, or
+    ``--no-progress`` where a command has it."""
+    return bool(getattr(args, "json", False) or getattr(args, "no_progress", False))
+
+
+class Progress:
+    """Phase lines of command ``command`` (``"demo"``, ``"bench engine"``) on stderr.
+
+    Calling the object with a text prints ``collabecon COMMAND: [k/total] text`` (without
+    the count when ``total`` is None), so it can be passed wherever the library takes a
+    ``progress`` callable of one string; :meth:`note` prints a line that is not counted.
+    """
+
+    def __init__(self, command: str, total: int | None = None, *, enabled: bool = True) -> None:
+        self.command = command
+        self.total = total
+        self.enabled = enabled
+        self.done = 0
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, command: str, total: int | None = None) -> Progress:
+        """The progress of ``command`` run with ``args``: silent where :func:`quiet` says."""
+        return cls(command, total, enabled=not quiet(args))
+
+    def _print(self, text: str) -> None:
+        if self.enabled:
+            print(f"collabecon {self.command}: {text}", file=sys.stderr, flush=True)
+
+    def __call__(self, text: str) -> None:
+        """One phase: counted as ``[k/total]`` when the total is known."""
+        self.done += 1
+        self._print(text if self.total is None else f"[{self.done}/{self.total}] {text}")
+
+    def note(self, text: str) -> None:
+        """A line that is not a phase (what is about to start, where results go)."""
+        self._print(text)
+
+    def bar(self, total: int, *, unit: str = "it", **options: Any) -> Any:
+        """A tqdm bar of ``total`` units on stderr, named after the command, disabled when the
+        progress is silent; ``options`` go to tqdm (``leave``, ``delay``, ``mininterval``)."""
+        from tqdm import tqdm
+
+        options.setdefault("desc", f"collabecon {self.command}")
+        return tqdm(total=total, unit=unit, file=sys.stderr, disable=not self.enabled, **options)
+
+    @contextlib.contextmanager
+    def counting(
+        self, total: int, *, unit: str = "it", **options: Any
+    ) -> Iterator[Callable[[int], None]]:
+        """A callable that moves a :meth:`bar` to ``done`` of ``total`` units.
+
+        The bar appears at the first call, so a command whose input is refused while the
+        library prepares (a checkpoint of another run, an unknown name) prints its one-line
+        error alone; it is closed on leaving the block.
+        """
+        bar = None
+
+        def move(done: int) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = self.bar(total, unit=unit, **options)
+            bar.update(done - bar.n)
+
+        try:
+            yield move
+        finally:
+            if bar is not None:
+                bar.close()
