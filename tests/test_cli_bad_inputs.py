@@ -29,7 +29,7 @@ HANG_S = 300
 
 #: a small valid invocation of every subcommand; a bad flag is appended to it
 BASE: dict[str, list[str]] = {
-    "verify": ["verify", "--only", "thesis.ch3"],
+    "verify": ["verify", "--only", "thesis.ch3.lemma2"],
     "table1": ["table1"],
     "defection-free": [
         "defection-free",
@@ -48,7 +48,7 @@ BASE: dict[str, list[str]] = {
     ],
     "market": ["market", "--qualities", "0.3", "0.8"],
     "demo": ["demo", "--rounds", "1", "--size", "150", "--target-per-class", "20"],
-    "cobo": ["cobo", "--rounds", "2"],
+    "cobo": ["cobo", "--rounds", "2", "--seeds", "1", "--methods", "cobo,local"],
     "ipfl": [
         "ipfl",
         "--dataset",

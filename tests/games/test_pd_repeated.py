@@ -1,5 +1,5 @@
 """The repeated PD game (Algorithm 6): determinism, bookkeeping, and the numbers behind
-Figures 4.2-4.5 (section 4.4). Paper-scale runs (T = 20,000) are marked slow."""
+Figures 4.2-4.5 (section 4.4), the long runs at the paper's horizon T = 20,000."""
 
 import numpy as np
 import pytest
@@ -107,7 +107,6 @@ def test_policy_regret_compares_with_re_run_fixed_strategies():
 T = 20_000
 
 
-@pytest.mark.slow
 def test_figure_4_2_long_run_limits():
     exp3 = simulate(P0, Exp3(), T, 5, seed=11)
     seller = exp3.seller_utility()
@@ -141,7 +140,6 @@ def test_figure_4_2_long_run_limits():
     assert tracking.seller_utility().mean(axis=1).max() <= 8.77
 
 
-@pytest.mark.slow
 def test_figure_4_3_consistency():
     for seller in (Exp3(), ContextualExp3(), AlphaPD()):
         run = simulate(P0, seller, T, 5, seed=21)
@@ -151,7 +149,6 @@ def test_figure_4_3_consistency():
     assert np.all(np.abs(alpha_pd.final_belief - 0.49) < 0.02)
 
 
-@pytest.mark.slow
 def test_regime_a_always_pd_is_the_documented_failure():
     run = simulate(P2, AlphaPD(1.0), T, 3, seed=31)
     assert np.all(np.abs(run.final_belief - 0.4) < 0.01)
@@ -159,7 +156,6 @@ def test_regime_a_always_pd_is_the_documented_failure():
     assert abs(run.strategic.mean() - 0.6) < 0.05
 
 
-@pytest.mark.slow
 def test_figure_4_5_bias_sweep():
     from games.price_discrimination.figures import fig4_5_data
 

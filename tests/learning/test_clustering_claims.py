@@ -79,7 +79,6 @@ def test_fig2_assumptions_hold_and_stay_flat_25_epochs():
     _check_fig2(25)
 
 
-@pytest.mark.slow
 def test_fig2_assumptions_hold_and_stay_flat_100_epochs():
     _check_fig2(100)
 
