@@ -290,18 +290,33 @@ def run(
     seed: int = 0,
     device: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    threads: int | None = 1,
 ) -> tuple[dict[str, Any], list[str]]:
     """The four schemes from one start (the demo's setup), and Figures 3.1-3.8 in ``out``.
 
+    ``threads`` caps torch's CPU threads while the firms train (restored afterwards; None
+    leaves torch's setting): one by default, since LeNet-5 on minibatches of 32 and 64
+    examples and a target set of a few hundred spends about four times the CPU time per
+    gradient step and per evaluation on two threads (measured on two cores).
+
     Returns the runs (scheme name -> run with ``.report``) and the figure files written.
     """
+    import torch
+
+    from econ.validation import positive_int
     from games.defection_free_figures import write_figures
     from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
 
     setup = DuopolySetup(size=size, target_per_class=target_per_class, lr=0.05, batch_size=32)
     progress(f"seed {seed}")
-    firms = TorchFirms.prepare(setup, seed=seed, device=device)
-    runs = run_schemes(firms, rounds, seed=seed)
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(positive_int("threads", threads))
+    try:
+        firms = TorchFirms.prepare(setup, seed=seed, device=device)
+        runs = run_schemes(firms, rounds, seed=seed)
+    finally:
+        torch.set_num_threads(previous)
     out.mkdir(parents=True, exist_ok=True)
     figures = write_figures({n: r.report for n, r in runs.items()}, out)
     return runs, figures
