@@ -50,8 +50,9 @@ RHO_TOLERANCE = 0.05
 NASH_TOLERANCE = 0.05
 #: "driven to zero" / "converge to the same quality": below this fraction of the start.
 ZERO_FRACTION = 0.1
-#: scale -> the demo's settings (examples per firm, balanced target examples per class,
-#: rounds); "paper" is section 3.5's 1000 examples per firm.
+#: scale -> the experiment's settings (examples per firm, balanced target examples per class,
+#: rounds): "small" is the demo's size and rounds with a larger target set (``collabecon
+#: demo`` measures on 30 examples per class); "paper" is section 3.5's 1000 examples per firm.
 SETTINGS: dict[str, dict[str, int]] = {
     "small": {"size": 500, "target_per_class": 50, "rounds": 15},
     "paper": {"size": 1000, "target_per_class": 200, "rounds": 30},
