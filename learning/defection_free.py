@@ -53,7 +53,15 @@ from games.defection_free import (
 )
 from learning.data import Dataset, load_dataset
 from learning.device import resolve_device
-from learning.engine import BatchedEngine, Params, Task, float32_step, parameters_of, sample_batches
+from learning.engine import (
+    BatchedEngine,
+    Evaluation,
+    Params,
+    Task,
+    float32_step,
+    parameters_of,
+    sample_batches,
+)
 from learning.loop import DivergedError
 from learning.models import build_model
 from learning.partition import label_cdf
@@ -63,6 +71,8 @@ from learning.rng import torch_generator
 __all__ = ["DuopolyRun", "DuopolySetup", "TorchFirms", "run_schemes"]
 
 _NAMES = ("low", "high")
+#: How many parameter sets' evaluations on the common target set a :class:`TorchFirms` keeps.
+_EVALUATIONS_KEPT = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +160,12 @@ class TorchFirms:
 
     Build with :meth:`prepare`. ``params`` holds one single-row stacked parameter dict per
     firm (``"low"``, ``"high"``), trained with :class:`learning.engine.BatchedEngine`.
+
+    Training replaces a firm's parameter dict, so a model's evaluation on the common target
+    set is computed once and kept for the last :data:`_EVALUATIONS_KEPT` parameter dicts
+    (keyed by the dict and the version counters of its tensors, so a change in place is
+    evaluated afresh): the end-of-round measurement reuses the evaluations of the round's
+    moves, with the same numbers.
     """
 
     setup: DuopolySetup
@@ -160,6 +176,9 @@ class TorchFirms:
     params: dict[str, Params]
     rng: np.random.Generator
     _previous_high: Params | None = field(default=None, repr=False)
+    _evaluations: dict[int, tuple[Params, tuple[int, ...], Evaluation]] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def prepare(
@@ -212,14 +231,30 @@ class TorchFirms:
             params={n: {k: v.clone() for k, v in p.items()} for n, p in self.params.items()},
             rng=np.random.default_rng(seed) if seed is not None else copy.deepcopy(self.rng),
             _previous_high=None,
+            _evaluations={},
         )
 
     # -- qualities
+    def _target_evaluation(self, params: Params) -> Evaluation:
+        """``params`` evaluated on the common target set, once per parameter dict."""
+        versions = tuple(t._version for t in params.values())
+        kept = self._evaluations.pop(id(params), None)
+        if kept is not None and kept[0] is params and kept[1] == versions:
+            evaluation = kept[2]
+        else:
+            x, y = self.target
+            evaluation = self.engine.evaluate_on(params, x, y)
+        self._evaluations[id(params)] = (params, versions, evaluation)
+        while len(self._evaluations) > _EVALUATIONS_KEPT:
+            del self._evaluations[next(iter(self._evaluations))]
+        return evaluation
+
     def _qualities(self, params: Params, names: tuple[str, ...]) -> ModelQualities:
-        x, y = self.target
-        evaluation = self.engine.evaluate_on(params, x, y)
         return qualities_from_evaluation(
-            evaluation, names, metric=self.setup.metric, baseline_loss=float(np.log(self.n_classes))
+            self._target_evaluation(params),
+            names,
+            metric=self.setup.metric,
+            baseline_loss=float(np.log(self.n_classes)),
         )
 
     def qualities_on(
@@ -233,9 +268,15 @@ class TorchFirms:
             raise ValueError(
                 f"target must be (x, y) of equal non-zero lengths, got {len(x)} and {len(y)}"
             )
+
+        def evaluate(params: Params) -> Evaluation:
+            if target is None:
+                return self._target_evaluation(params)
+            return self.engine.evaluate_on(params, np.asarray(x), np.asarray(y))
+
         each = [
             qualities_from_evaluation(
-                self.engine.evaluate_on(self.params[n], np.asarray(x), np.asarray(y)),
+                evaluate(self.params[n]),
                 (n,),
                 metric=metric,
                 baseline_loss=float(np.log(self.n_classes)),

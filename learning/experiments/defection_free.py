@@ -50,8 +50,9 @@ RHO_TOLERANCE = 0.05
 NASH_TOLERANCE = 0.05
 #: "driven to zero" / "converge to the same quality": below this fraction of the start.
 ZERO_FRACTION = 0.1
-#: scale -> the demo's settings (examples per firm, balanced target examples per class,
-#: rounds); "paper" is section 3.5's 1000 examples per firm.
+#: scale -> the experiment's settings (examples per firm, balanced target examples per class,
+#: rounds): "small" is the demo's size and rounds with a larger target set (``collabecon
+#: demo`` measures on 30 examples per class); "paper" is section 3.5's 1000 examples per firm.
 SETTINGS: dict[str, dict[str, int]] = {
     "small": {"size": 500, "target_per_class": 50, "rounds": 15},
     "paper": {"size": 1000, "target_per_class": 200, "rounds": 30},
@@ -290,6 +291,7 @@ def run(
     seed: int = 0,
     device: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    threads: int | None = 1,
 ) -> tuple[dict[str, Any], list[str]]:
     """The four schemes from one start (the demo's setup), and Figures 3.1-3.8 in ``out``.
 
@@ -297,8 +299,16 @@ def run(
     starts: preparing the firms (data and the high firm's pre-training), each scheme
     (:func:`learning.defection_free.run_schemes`), the figures.
 
+    ``threads`` caps torch's CPU threads while the firms train (restored afterwards; None
+    leaves torch's setting): one by default, since LeNet-5 on minibatches of 32 and 64
+    examples and a target set of a few hundred spends about four times the CPU time per
+    gradient step and per evaluation on two threads (measured on two cores).
+
     Returns the runs (scheme name -> run with ``.report``) and the figure files written.
     """
+    import torch
+
+    from econ.validation import positive_int
     from games.defection_free_figures import write_figures
     from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
 
@@ -309,8 +319,14 @@ def run(
         f"preparing the firms: {size} examples of {setup.dataset} each, the high firm "
         f"trains alone for {epochs} epochs"
     )
-    firms = TorchFirms.prepare(setup, seed=seed, device=device)
-    runs = run_schemes(firms, rounds, seed=seed, progress=progress)
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(positive_int("threads", threads))
+    try:
+        firms = TorchFirms.prepare(setup, seed=seed, device=device)
+        runs = run_schemes(firms, rounds, seed=seed, progress=progress)
+    finally:
+        torch.set_num_threads(previous)
     progress("writing Figures 3.1-3.8")
     figures = write_figures({n: r.report for n, r in runs.items()}, out)
     return runs, figures

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from econ.market import market_history, market_round
 from games.defection_free import HighMove, scheme_claims
@@ -105,6 +106,21 @@ def test_undo_high_restores_the_model(firms):
     f.undo_high()
     assert all(np.array_equal(before[k].numpy(), f.params["high"][k].numpy()) for k in before)
     assert all(np.array_equal(before[k].numpy(), firms.params["high"][k].numpy()) for k in before)
+
+
+def test_kept_evaluations_equal_fresh_ones(firms):
+    f = firms.fork(6)
+    fresh = f.qualities_on((f.target[0].copy(), f.target[1].copy()))  # never kept
+    assert np.array_equal(f.measure().quality, fresh.quality)
+    assert np.array_equal(f.measure().quality, fresh.quality)  # the kept evaluations
+    f.step_high(HighMove(joint=True))
+    assert f.measure()["high"] == f.qualities_on(f.target)["high"]
+    # a change in place is evaluated afresh
+    with torch.no_grad():
+        for v in f.params["low"].values():
+            v.zero_()
+    assert f.measure()["low"] == pytest.approx(0.1)  # every output equal: class 0, 20 of 200
+    assert f.measure()["low"] == f.qualities_on(f.target)["low"]
 
 
 def test_cli_json_and_history_files(capsys, tmp_path):
