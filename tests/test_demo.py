@@ -1,5 +1,7 @@
 """``collabecon demo``: the README's first command, end to end."""
 
+import contextlib
+import io
 import json
 from decimal import Decimal
 
@@ -80,14 +82,64 @@ def test_demo_small_end_to_end(tmp_path, capsys):
 #: Claims that do not hold at the demo's defaults (seed 0): with only the low firm sharing,
 #: the high firm ends with more revenue than under defection-free collaboration (U_h 0.210
 #: against 0.182), while the low firm ends with less (U_l 0.0078 against 0.0148).
-DISAGREE_DEFAULTS = {"fig3.2b.positive_but_less", "fig3.3.above_one_sided"}
+#: the claims of the chapter that the demo's defaults (seed 0) do not reproduce, with the
+#: numbers measured there
+NOT_REPRODUCED = {
+    "fig3.2b.positive_but_less": (
+        "only the low firm sharing leaves the high firm a final revenue of 0.2104, above its "
+        "0.1818 under defection-free collaboration (the low firm: 0.0078 vs 0.0148)"
+    ),
+    "fig3.3.above_one_sided": (
+        "defection-free collaboration ends with U_h = 0.1818, below the 0.2104 of only the low "
+        "firm sharing (U_l: 0.0148 vs 0.0078)"
+    ),
+}
+CLAIM_IDS = (
+    "fig3.1.qualities_improve",
+    "fig3.1.same_quality",
+    "fig3.1.revenues_to_zero",
+    "fig3.2a.low_outperforms",
+    "fig3.2a.high_revenue_negative",
+    "fig3.2b.both_revenues_rise",
+    "fig3.2b.positive_but_less",
+    "fig3.3.no_revenue_decrease",
+    "fig3.3.qualities_increase",
+    "fig3.3.rho_converges",
+    "fig3.3.above_one_sided",
+    "fig3.3.nash_approaches_max",
+)
+
+
+@pytest.fixture(scope="module")
+def default_demo(tmp_path_factory):
+    """The demo at its defaults, run once for every claim."""
+    out = tmp_path_factory.mktemp("demo")
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = main(["demo", "--json", "--out", str(out)])
+    return code, json.loads(stdout.getvalue())
 
 
 @pytest.mark.slow
-def test_demo_default_settings(tmp_path, capsys):
-    code, out = _run_demo(tmp_path, capsys)
-    assert code == 0
+def test_demo_default_settings(default_demo):
+    code, out = default_demo
+    assert code == 0  # the guarantee held and every proposition agrees
     assert out["setup"]["size"] == 500 and out["setup"]["target_per_class"] == 30
-    assert out["rounds"] == 15
-    failed = {c["id"] for c in out["claims"] if not c["holds"]}
-    assert failed == DISAGREE_DEFAULTS, [c for c in out["claims"] if not c["holds"]]
+    assert out["rounds"] == 15 and out["seed"] == 0
+    assert sorted(c["id"] for c in out["claims"]) == sorted(CLAIM_IDS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "claim_id",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=NOT_REPRODUCED[c]))
+        if c in NOT_REPRODUCED
+        else c
+        for c in CLAIM_IDS
+    ],
+)
+def test_demo_default_settings_claim(default_demo, claim_id):
+    _, out = default_demo
+    (claim,) = (c for c in out["claims"] if c["id"] == claim_id)
+    assert claim["holds"], claim
