@@ -76,9 +76,9 @@ _NAMES: dict[str, tuple[str, str]] = {
     "defection_free_play": ("games.defection_free", "play"),
     "DefectionFreeConfig": ("games.defection_free", "DefectionFreeConfig"),
     # learning: the PyTorch backend (imports torch)
-    "TrainConfig": ("learning.experiment", "TrainConfig"),
-    "TrainResult": ("learning.experiment", "TrainResult"),
-    "train": ("learning.experiment", "train"),
+    "TrainConfig": ("learning.train", "TrainConfig"),
+    "TrainResult": ("learning.train", "TrainResult"),
+    "train": ("learning.train", "train"),
     "Federation": ("learning.federation", "Federation"),
     "make_federation": ("learning.federation", "make_federation"),
     "ALGORITHMS": ("learning.algorithms", "ALGORITHMS"),
@@ -161,9 +161,9 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from learning.algorithms import ALGORITHMS, build_algorithm
     from learning.algorithms import register as register_algorithm
     from learning.data import load_dataset
-    from learning.experiment import TrainConfig, TrainResult, train
     from learning.federation import Federation, make_federation
     from learning.qualities import model_qualities
+    from learning.train import TrainConfig, TrainResult, train
 
 
 def __getattr__(name: str) -> Any:

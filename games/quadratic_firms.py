@@ -9,7 +9,7 @@ quality is :math:`Q = 1 - f(x^*)`, :math:`x^* = (a_l u_l + a_h u_h)/(a_l + a_h)`
 A small symmetric instance is :func:`thesis_toy`: :math:`u_l = (-1, 0)`,
 :math:`u_h = (1, 0)`, :math:`a = 1/64`, so :math:`q(x) = 1 - (\|x\|^2 + 1)/64` and
 :math:`Q = 63/64`. The checks of Propositions 3-5, Theorem 5, Corollary 1 and Algorithm 5's
-inner loop on these firms are registered in :mod:`games.defection_free_propositions`.
+inner loop on these firms are registered in :mod:`games.defection_free.propositions`.
 """
 
 from __future__ import annotations

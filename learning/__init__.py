@@ -1,31 +1,36 @@
-"""The PyTorch learning backend, and the command line that sits on top of all three layers.
+"""The PyTorch learning backend: the engine, the algorithms, the drivers that feed trained
+models to the economics, the runtimes that distribute them, and the theory of the algorithms.
 
-Importing ``learning`` itself does not import torch: the command line (``learning.cli``)
-must be able to run ``collabecon verify`` without it. Torch is imported by the modules
-that train.
+Importing ``learning`` itself does not import torch: ``collabecon verify`` loads the
+torch-free ``learning.theory`` without it. Torch is imported by the modules that train.
+Nothing here imports the application (:mod:`collabecon`); the engine core imports neither the
+drivers nor the runtimes (``tests/test_layering.py``).
 
 Public modules (each names its own public API in ``__all__``):
 
-- ``experiment``: :class:`~learning.experiment.TrainConfig`, ``train`` and its result: one
-  training run of any registered algorithm;
-- ``algorithms``: the federated algorithms on one round loop, registered by name;
-- ``federation``: clients with their data shards and evaluation sets;
-- ``data``: datasets (embedded MNIST digits, scikit-learn digits, files, synthetic);
-- ``partition``: how a dataset is split among clients (iid, Dirichlet, clustered, ...);
-- ``models``: the models (linear, MLP, CNN, LeNet-5, ResNet-9);
-- ``engine``: the batched many-client engine and the per-client loop it is held to;
-- ``loop``: the round loop, checkpoints and divergence checks;
-- ``qualities``: trained models -> :class:`econ.qualities.ModelQualities` (the seam);
-- ``byzantine``: attacks on submitted updates and robust aggregators;
-- ``dp``: batched DP-SGD (per-example clipping and noise);
-- ``privacy_curve``: the measured (epsilon, accuracy) curve of DP-SGD training;
-- ``defection_free``: Algorithm 5 between two firms that train real models;
-- ``ipfl``: IP-FL's training driver;
-- ``theory``: statements about the algorithms, checked without torch;
-- ``experiments``: the papers' experiments, reproduced;
-- ``cli``: the ``collabecon`` command line.
+- the engine core:
 
-Submodules load on first use: ``learning.experiment`` works after ``import learning`` (and
+  - ``train``: :class:`~learning.train.TrainConfig`, ``train`` and its result: one training
+    run of any registered algorithm;
+  - ``data``: datasets (embedded MNIST digits, scikit-learn digits, files, synthetic);
+  - ``partition``: how a dataset is split among clients (iid, Dirichlet, clustered, ...);
+  - ``federation``: clients with their data shards and evaluation sets;
+  - ``models``: the models (linear, MLP, CNN, LeNet-5, ResNet-9);
+  - ``engine``: the batched many-client engine and the per-client loop it is held to;
+  - ``loop``: the round loop, checkpoints and divergence checks;
+  - ``dp``: batched DP-SGD (per-example clipping and noise);
+  - ``byzantine``: attacks on submitted updates and robust aggregators;
+  - ``qualities``: trained models -> :class:`econ.qualities.ModelQualities` (the seam);
+
+- ``algorithms``: the federated algorithms on one round loop, registered by name;
+- ``drivers``: trained models into the economics: ``defection_free`` (Algorithm 5 between
+  two firms), ``privacy_curve`` (the measured (epsilon, accuracy) curve of DP-SGD), ``ipfl``
+  (IP-FL's token economy on trained clients);
+- ``runtimes``: ``flower`` (algorithms and mechanisms as Flower federations) and ``sweep``
+  (grids of runs in a process pool or on Ray);
+- ``theory``: statements about the algorithms, checked without torch.
+
+Submodules load on first use: ``learning.train`` works after ``import learning`` (and
 imports torch then).
 """
 
@@ -38,21 +43,18 @@ from typing import Any
 MODULES = (
     "algorithms",
     "byzantine",
-    "cli",
     "data",
-    "defection_free",
     "dp",
+    "drivers",
     "engine",
-    "experiment",
-    "experiments",
     "federation",
-    "ipfl",
     "loop",
     "models",
     "partition",
-    "privacy_curve",
     "qualities",
+    "runtimes",
     "theory",
+    "train",
 )
 
 __all__ = list(MODULES)

@@ -25,7 +25,8 @@ authors' published code), on the honest vectors
 - ``ipm`` (Xie et al. 2020): :math:`-\varepsilon\, \mu`.
 
 Robust aggregators for FedAvg (:data:`AGGREGATORS`): coordinate-wise median, trimmed mean
-(Yin et al. 2018) and Krum (Blanchard et al. 2017); ``robust-fedavg`` uses them.
+(Yin et al. 2018) and Krum (Blanchard et al. 2017); ``robust-fedavg``
+(:mod:`learning.algorithms.robust_fedavg`) uses them.
 """
 
 from __future__ import annotations
@@ -40,9 +41,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from econ.validation import choice, in_interval, non_negative, positive
-from learning.algorithms.averaging import FedAvg
-from learning.algorithms.base import Context, State, register
+from econ.validation import choice, in_interval, positive
+from learning.algorithms.base import Context
 from learning.all_pairs import flatten, unflatten
 from learning.engine import LocalResult, Params, ShardedData
 
@@ -50,7 +50,6 @@ __all__ = [
     "AGGREGATORS",
     "ATTACKS",
     "AdversarialContext",
-    "RobustFedAvg",
     "Threat",
     "adversarial_context",
     "coordinate_median",
@@ -228,23 +227,3 @@ AGGREGATORS: dict[str, Callable[[torch.Tensor, int], torch.Tensor]] = {
     "trimmed-mean": trimmed_mean,
     "krum": krum,
 }
-
-
-@register
-class RobustFedAvg(FedAvg):
-    """FedAvg whose server combines the submitted models with a robust ``aggregator`` of
-    :data:`AGGREGATORS` instead of the mean; ``n_bad`` is the number of values trimmed per
-    side (trimmed mean) or the attackers Krum allows for."""
-
-    name = "robust-fedavg"
-
-    def __init__(
-        self, ctx: Context, aggregator: str = "median", n_bad: int = 0, finetune_steps: int = 0
-    ) -> None:
-        super().__init__(ctx, finetune_steps=finetune_steps)
-        self.aggregator = choice("aggregator", aggregator, tuple(AGGREGATORS))
-        self.n_bad = int(non_negative("n_bad", n_bad))
-
-    def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
-        combined = AGGREGATORS[self.aggregator](flatten(trained.params), self.n_bad)
-        return {**state, "groups": unflatten(combined[None], state["groups"])}

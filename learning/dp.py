@@ -27,7 +27,7 @@ replacement (:func:`sample_subsets`): the sampling that
 its own torch generator (:func:`noise_generators`), parameter by parameter, the numbers
 Opacus draws from that generator. Every random draw of :func:`dp_local_sgd` is a block of
 uniform keys with one row per client, so a client that trains alone on its own data, with
-its row of the blocks (a Flower node, :class:`learning.flower.streams.RowStream`), takes
+its row of the blocks (a Flower node, :class:`learning.runtimes.flower.streams.RowStream`), takes
 the batches and the noise it takes among all ``K``.
 """
 

@@ -5,7 +5,7 @@ FedSoft's importance estimate (the share of a client's points on which cluster m
 e^{-\\ell(\\theta_k; x, y)}`) need the loss of every one of ``K`` models on every example.
 :func:`per_example_losses` runs ``vmap`` of ``functional_call`` over the stacked models;
 :func:`per_example_losses_loop` is the one-model-at-a-time reference the tests hold it to.
-IP-FL's validation (:mod:`learning.ipfl.evaluation`) uses the same losses.
+IP-FL's validation (:mod:`learning.drivers.ipfl.evaluation`) uses the same losses.
 """
 
 from __future__ import annotations

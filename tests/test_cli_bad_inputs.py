@@ -5,7 +5,7 @@ flags of every subcommand: each numeric flag gets the values outside its domain 
 zero where a count or a scale must be positive, NaN, infinities, overflowing literals,
 fractions for integer counts, words), each file flag gets a missing file, a directory,
 garbage bytes and a truncated file, and the contradictory or
-impossible combinations get their own rows. Each case runs ``learning.cli.main`` in-process
+impossible combinations get their own rows. Each case runs ``collabecon.cli.main`` in-process
 in an empty working directory under a guard on the CPU time it spends (not on the wall
 clock, which a loaded machine stretches): a refusal must come before any training, leave no
 file behind, and be a single line without a traceback.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from learning.cli import COMMANDS, main
+from collabecon.cli import COMMANDS, main
 
 #: CPU seconds (this process, all its threads) a refusal may cost: far above any refusal,
 #: far below any training run

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from learning.cli import main
+from collabecon.cli import main
 
 
 def test_duopoly_json(capsys):

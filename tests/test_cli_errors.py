@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-import learning.cli.duopoly
-from learning.cli import main
+import collabecon.cli.duopoly
+from collabecon.cli import main
 
 
 def _raising(exc):
@@ -29,7 +29,7 @@ def _raising(exc):
     ],
 )
 def test_each_way_out_is_one_line(monkeypatch, capsys, exc, code, text):
-    monkeypatch.setattr(learning.cli.duopoly, "run", _raising(exc))
+    monkeypatch.setattr(collabecon.cli.duopoly, "run", _raising(exc))
     assert main(["duopoly", "--ql", "0.3", "--qh", "0.8"]) == code
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and text in err and "Traceback" not in err
@@ -37,7 +37,7 @@ def test_each_way_out_is_one_line(monkeypatch, capsys, exc, code, text):
 
 def test_a_closed_pipe_ends_quietly():
     # the reader of stdout goes away after 10 bytes: no traceback, no message
-    pipeline = f"{sys.executable} -m learning.cli duopoly --ql 0.3 --qh 0.8 --json | head -c 10"
+    pipeline = f"{sys.executable} -m collabecon.cli duopoly --ql 0.3 --qh 0.8 --json | head -c 10"
     out = subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, check=True)
     assert out.stdout == '{"q_l": 0.' and out.stderr == ""
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from learning.cli import COMMANDS, main
+from collabecon.cli import COMMANDS, main
 
 # (subcommand words, flag, items, parsed value, a bad word with a space, an empty item)
 LIST_FLAGS = [

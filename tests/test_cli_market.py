@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from collabecon.cli import main
 from econ.oligopoly import deviation_gains
 from econ.qualities import ModelQualities
-from learning.cli import main
 
 #: Target accuracies of eight IFCA clients of one small run: ties and models below them.
 IFCA_EIGHT = [0.711, 0.778, 0.711, 0.711, 0.644, 0.689, 0.578, 0.689]

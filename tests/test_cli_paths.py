@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from learning.cli import COMMANDS, main
-from learning.cli._paths import writable_dir
+from collabecon.cli import COMMANDS, main
+from collabecon.cli._paths import writable_dir
 
 #: (argv before the path flag, the flag). Every other flag is valid, so without the check
 #: each command would start its work.

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from learning.cli import main
+from collabecon.cli import main
 
 pytest.importorskip("dp_accounting")
 

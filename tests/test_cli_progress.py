@@ -1,6 +1,6 @@
 """Every long command shows its progress on stderr, and ``--json`` silences it.
 
-Each command runs in-process through ``learning.cli.main`` at its smallest settings, with the
+Each command runs in-process through ``collabecon.cli.main`` at its smallest settings, with the
 training it would do replaced by a stand-in that moves the qualities or returns fixed
 accuracies (so each case takes well under a second; the training itself is tested where it
 lives). Twice per command: without ``--json``, stderr shows the progress and stdout is
@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from learning.cli import COMMANDS, main
-from learning.cli._output import dump_json, key_value_table
-from learning.cli._progress import Progress, quiet
+from collabecon.cli import COMMANDS, main
+from collabecon.cli._output import dump_json, key_value_table
+from collabecon.cli._progress import Progress, quiet
 
 
 def _main(monkeypatch, capsys, argv):
@@ -126,7 +126,7 @@ class _ToyFirms:
 @pytest.fixture
 def toy_firms(monkeypatch):
     """``TorchFirms.prepare`` hands out toy firms."""
-    import learning.defection_free as driver
+    import learning.drivers.defection_free as driver
 
     monkeypatch.setattr(driver.TorchFirms, "prepare", classmethod(lambda cls, *a, **k: _ToyFirms()))
 
@@ -146,8 +146,8 @@ def test_the_demo_makes_its_folder_at_once_and_prints_a_line_per_phase(
     tmp_path, monkeypatch, capsys
 ):
     import econ.propositions
-    import games.defection_free_figures
-    import learning.defection_free as driver
+    import games.defection_free.figures
+    import learning.drivers.defection_free as driver
 
     out = tmp_path / "demo"
     early = []
@@ -158,7 +158,7 @@ def test_the_demo_makes_its_folder_at_once_and_prints_a_line_per_phase(
 
     monkeypatch.setattr(driver.TorchFirms, "prepare", classmethod(prepare))
     # the figures and the propositions have their own tests; here they return at once
-    monkeypatch.setattr(games.defection_free_figures, "write_figures", lambda reports, out: [])
+    monkeypatch.setattr(games.defection_free.figures, "write_figures", lambda reports, out: [])
     checked = {"id": "-", "status": "checked", "expected": "checked", "agrees": True}
     monkeypatch.setattr(
         econ.propositions, "run", lambda p: SimpleNamespace(to_dict=lambda: {**checked, "id": p.id})
@@ -195,13 +195,13 @@ def test_the_demo_makes_its_folder_at_once_and_prints_a_line_per_phase(
 
 
 def test_sweep_prints_a_line_per_finished_run(tmp_path, monkeypatch, capsys):
-    import learning.sweep
+    import learning.runtimes.sweep
 
     def run_point(fields, device, data_dir):
         return {"mean_accuracy": fields["lr"], "mean_loss": 1.0, "target_accuracy": None,
                 "seconds": 0.5}  # fmt: skip
 
-    monkeypatch.setattr(learning.sweep, "run_point", run_point)
+    monkeypatch.setattr(learning.runtimes.sweep, "run_point", run_point)
     config = tmp_path / "grid.toml"
     config.write_text(
         '[train]\ndataset = "digits"\nmodel = "mlp"\nclients = 2\nrounds = 1\n'
@@ -226,7 +226,7 @@ def test_sweep_prints_a_line_per_finished_run(tmp_path, monkeypatch, capsys):
 
 
 def test_ipfl_draws_a_bar_over_the_rounds(monkeypatch, capsys):
-    import learning.ipfl
+    import learning.drivers.ipfl
 
     def run_ipfl(config, *, progress, **options):
         for done in range(config.rounds + 1):
@@ -242,14 +242,14 @@ def test_ipfl_draws_a_bar_over_the_rounds(monkeypatch, capsys):
         }
         return SimpleNamespace(summary=lambda: summary)
 
-    monkeypatch.setattr(learning.ipfl, "run_ipfl", run_ipfl)
+    monkeypatch.setattr(learning.drivers.ipfl, "run_ipfl", run_ipfl)
     argv = ["ipfl", "--dataset", "digits", "--clients", "2", "--clusters", "1", "--rounds", "3"]
     err = _check(monkeypatch, capsys, argv, "collabecon ipfl:", "3/3")
     assert "\n" not in err.rstrip("\n")  # one bar, redrawn in place
 
 
 def test_ipfl_compare_prints_a_line_per_method_and_learning_rate(monkeypatch, capsys):
-    import learning.experiments.ipfl as experiment
+    import collabecon.reproductions.ipfl as experiment
 
     monkeypatch.setattr(experiment, "compared_baselines", lambda: ["fedavg"])
 
@@ -285,7 +285,7 @@ def test_ipfl_compare_prints_a_line_per_method_and_learning_rate(monkeypatch, ca
 
 
 def test_table1_prints_a_line_per_task_seed_and_method(monkeypatch, capsys):
-    from learning.experiments import clustered_mnist
+    from collabecon.reproductions import clustered_mnist
 
     monkeypatch.setattr(clustered_mnist, "clients", lambda task, scale, seed, data_dir: None)
     monkeypatch.setattr(
@@ -336,7 +336,7 @@ def reproduce(scale, out, seeds=None):
 
 
 def test_reproduce_numbers_its_reproductions(tmp_path, monkeypatch, capsys):
-    import learning.experiments as experiments
+    import collabecon.reproductions as experiments
 
     code = tmp_path / "code"
     code.mkdir()
@@ -361,7 +361,7 @@ def test_reproduce_numbers_its_reproductions(tmp_path, monkeypatch, capsys):
 
 
 def test_cobo_prints_a_line_per_method_learning_rate_and_seed(monkeypatch, capsys):
-    import learning.experiments.cobo as experiment
+    import collabecon.reproductions.cobo as experiment
 
     def federation(setting, seed, device):
         clusters = np.arange(setting.clients) % 2
@@ -400,7 +400,7 @@ class _Stop(Exception):
 
 
 def test_train_draws_its_bar_unless_json_or_no_progress(monkeypatch):
-    import learning.experiment
+    import learning.train
 
     seen = []
 
@@ -408,7 +408,7 @@ def test_train_draws_its_bar_unless_json_or_no_progress(monkeypatch):
         seen.append(options["progress"])
         raise _Stop
 
-    monkeypatch.setattr(learning.experiment, "train", train)
+    monkeypatch.setattr(learning.train, "train", train)
     argv = ["train", "--dataset", "digits", "--model", "mlp", "--clients", "2", "--rounds", "1"]
     for extra in ([], ["--json"], ["--no-progress"], ["--json", "--no-progress"]):
         with pytest.raises(_Stop):
@@ -421,17 +421,17 @@ def test_train_draws_its_bar_unless_json_or_no_progress(monkeypatch):
     [
         (
             ["privacy", "curve", "--out", "OUT", "--noise", "1", "--dataset", "digits"],
-            ("learning.privacy_curve", "measure"),
+            ("learning.drivers.privacy_curve", "measure"),
             lambda progress: progress("seed 0, local, no DP"),
         ),
         (
             ["privacy", "figure1", "--out", "OUT", "--repetitions", "2"],
-            ("learning.experiments.privacy", "run_figure1"),
+            ("collabecon.reproductions.privacy", "run_figure1"),
             lambda progress: [progress() for _ in range(3)],
         ),
         (
             ["pricing", "figures", "--out", "OUT", "--rounds", "5"],
-            ("learning.experiments.price_discrimination", "figures"),
+            ("collabecon.reproductions.price_discrimination", "figures"),
             lambda progress: progress(5),
         ),
     ],
@@ -460,7 +460,7 @@ def test_privacy_and_pricing_report_on_stderr_and_are_quiet_with_json(
 
 
 def test_library_code_is_silent_by_default(capsys):
-    from learning.defection_free import run_schemes
+    from learning.drivers.defection_free import run_schemes
 
     runs = run_schemes(_ToyFirms(), 2, schemes=("defection-free",))  # no progress given
     assert set(runs) == {"defection-free"}
@@ -468,7 +468,7 @@ def test_library_code_is_silent_by_default(capsys):
 
 
 def test_run_schemes_reports_each_scheme_before_it_runs():
-    from learning.defection_free import run_schemes
+    from learning.drivers.defection_free import run_schemes
 
     lines = []
     run_schemes(_ToyFirms(), 1, schemes=("one-sided-low", "complete"), progress=lines.append)
@@ -476,9 +476,9 @@ def test_run_schemes_reports_each_scheme_before_it_runs():
 
 
 def test_the_demo_folder_is_made_by_the_experiment_too(tmp_path, monkeypatch):
-    import games.defection_free_figures
-    import learning.defection_free as driver
-    from learning.experiments.defection_free import run
+    import games.defection_free.figures
+    import learning.drivers.defection_free as driver
+    from collabecon.reproductions.defection_free import run
 
     out = tmp_path / "nested" / "demo"
     made = []
@@ -488,7 +488,7 @@ def test_the_demo_folder_is_made_by_the_experiment_too(tmp_path, monkeypatch):
         return _ToyFirms()
 
     monkeypatch.setattr(driver.TorchFirms, "prepare", classmethod(prepare))
-    monkeypatch.setattr(games.defection_free_figures, "write_figures", lambda reports, out: [])
+    monkeypatch.setattr(games.defection_free.figures, "write_figures", lambda reports, out: [])
     lines = []
     run(out, size=10, target_per_class=1, rounds=1, progress=lines.append)
     assert made == [True] and len(lines) == 6

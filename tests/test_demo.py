@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from learning.cli import main
-from learning.cli.demo import DEMO_PROPOSITIONS, GUARANTEE
+from collabecon.cli import main
+from collabecon.cli.demo import DEMO_PROPOSITIONS, GUARANTEE
 
 
 def _run_demo(tmp_path, capsys, *flags):

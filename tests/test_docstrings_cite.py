@@ -21,8 +21,6 @@ def _public(package: str) -> list[tuple[str, object]]:
         leaf = name.rsplit(".", 1)[-1]
         if name in PLUMBING or leaf.startswith("_") or "propositions" in leaf:
             continue
-        if leaf.endswith("_theory"):
-            continue
         module = importlib.import_module(name)
         for attr, obj in vars(module).items():
             if attr.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):

@@ -18,7 +18,7 @@ def _modules(package: str) -> list[str]:
     root = importlib.import_module(package)
     names = [package]
     names += [m.name for m in pkgutil.walk_packages(root.__path__, prefix=f"{package}.")]
-    return sorted(names)
+    return sorted(n for n in names if not n.endswith(".__main__"))  # those run the program
 
 
 MODULES = _modules("econ") + _modules("games") + _modules("collabecon")

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from learning.cli import main
+from collabecon.cli import main
 
 EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 

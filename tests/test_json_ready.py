@@ -65,7 +65,7 @@ def _repeated():
 
 
 def _train_result():
-    from learning.experiment import TrainConfig, train
+    from learning.train import TrainConfig, train
 
     config = TrainConfig(
         dataset="digits", model="mlp", clients=3, rounds=2, local_steps=1, batch_size=8
@@ -74,7 +74,7 @@ def _train_result():
 
 
 def _benchmarks():
-    from learning.benchmarks.all_pairs import AllPairsBenchmark
+    from collabecon.bench.all_pairs import AllPairsBenchmark
 
     return AllPairsBenchmark(
         method="fc",
@@ -136,7 +136,7 @@ RESULTS = {
     "defection_free.Play": _play,
     "defection_free.MarketPath": lambda: dfree.market_path([0.3, 0.9], [0.8, 0.5]),
     "benchmarks.AllPairsBenchmark": _benchmarks,
-    "experiment.TrainConfig": lambda: __import__("learning.experiment").experiment.TrainConfig(
+    "experiment.TrainConfig": lambda: __import__("learning.train").experiment.TrainConfig(
         lr=np.float64(0.1), seed=np.int64(3)
     ),
     "experiment.TrainResult": _train_result,
@@ -173,7 +173,7 @@ def test_plain_converts_sympy_and_fractions_and_refuses_the_rest():
 
 
 def test_the_cli_json_is_the_same_conversion(capsys):
-    from learning.cli import main
+    from collabecon.cli import main
 
     assert main(["duopoly", "--ql", "0.3", "--qh", "0.8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -1,9 +1,78 @@
-"""The layers point one way: ``econ`` and ``games`` never pull in torch, nor does ``verify``."""
+"""The layers point one way: ``econ`` <- ``games`` <- ``learning`` <- ``collabecon``.
 
+Read from the source (every import statement, those inside functions included): ``econ``
+imports none of the layers above it, ``games`` neither ``learning`` nor ``collabecon``,
+``learning`` never ``collabecon``, and the engine core of ``learning`` (everything but
+``drivers``, ``runtimes`` and ``theory``) neither the drivers nor the runtimes. Checked by
+running: ``econ`` and ``games`` never pull in torch, nor does ``verify``.
+"""
+
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: package -> the top-level names and subpackages its modules must never import
+FORBIDDEN = {
+    "econ": ("games", "learning", "collabecon", "torch"),
+    "games": ("learning", "collabecon", "torch"),
+    "learning": ("collabecon",),
+}
+#: the parts of ``learning`` outside its engine core
+OUTSIDE_CORE = ("learning.drivers", "learning.runtimes", "learning.theory")
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _modules(package: str) -> list[tuple[str, Path]]:
+    return [
+        (".".join(path.relative_to(ROOT).with_suffix("").parts), path)
+        for path in sorted((ROOT / package).rglob("*.py"))
+    ]
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_no_module_imports_a_layer_above_its_own(package):
+    found = [
+        f"{module} imports {name}"
+        for module, path in _modules(package)
+        for name in sorted(_imports(path))
+        if _within(name, FORBIDDEN[package])
+    ]
+    assert not found, found
+
+
+def test_the_engine_core_imports_neither_drivers_nor_runtimes():
+    found = [
+        f"{module} imports {name}"
+        for module, path in _modules("learning")
+        if not _within(module, OUTSIDE_CORE)
+        for name in sorted(_imports(path))
+        if _within(name, ("learning.drivers", "learning.runtimes"))
+    ]
+    assert not found, found
+
+
+def test_the_application_left_learning():
+    for gone in ("cli", "experiments", "benchmarks"):
+        assert not (ROOT / "learning" / gone).exists(), gone
+
 
 PROBE = """
 import importlib, pkgutil, sys
@@ -38,7 +107,7 @@ def test_econ_does_not_import_games():
 def test_verify_does_not_import_torch(argv):
     probe = (
         "import sys, contextlib, io\n"
-        "from learning.cli import main\n"
+        "from collabecon.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    main({argv!r})\n"
         "print('torch' in sys.modules)\n"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import collabecon
-from learning.cli import main
+from collabecon.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,14 +86,14 @@ def test_citation_file_cites_this_version_and_the_five_papers(project):
 
 
 def _flower_app_template() -> str:
-    """The ``_APP`` template of ``learning/flower/deploy.py``, read without importing Flower."""
-    source = (ROOT / "learning" / "flower" / "deploy.py").read_text()
+    """The ``_APP`` template of ``learning/runtimes/flower/deploy.py``, read without importing Flower."""
+    source = (ROOT / "learning" / "runtimes" / "flower" / "deploy.py").read_text()
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and any(
             isinstance(target, ast.Name) and target.id == "_APP" for target in node.targets
         ):
             return ast.literal_eval(node.value)
-    raise AssertionError("learning/flower/deploy.py defines no _APP template")
+    raise AssertionError("learning/runtimes/flower/deploy.py defines no _APP template")
 
 
 def test_flower_app_has_the_licence_of_the_package(project):

@@ -70,7 +70,7 @@ def test_each_package_names_its_public_modules(package):
         module.no_such_module  # noqa: B018
 
 
-def test_byzantine_imports_on_its_own_and_registers_robust_fedavg():
+def test_byzantine_imports_on_its_own_and_robust_fedavg_registers_with_the_algorithms():
     probe = (
         "import learning.byzantine\n"
         "from learning.algorithms import ALGORITHMS\n"

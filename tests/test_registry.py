@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from collabecon._verify import PACKAGES
 from econ import propositions as P
-from learning.cli import verify
 
-P.load(verify.PACKAGES)
+P.load(PACKAGES)
 ENTRIES = P.registered()
 ERRATA = Path(__file__).resolve().parents[1] / "docs" / "errata.md"
 

@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-import learning.experiments as experiments
-from learning.cli import main
+import collabecon.reproductions as experiments
+from collabecon.cli import main
 
 _GOOD = """
 from pathlib import Path

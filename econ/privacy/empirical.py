@@ -209,7 +209,7 @@ class Empirical:
 
         Reads ``noise``, and per seed, noise level and client ``epsilon``,
         ``accuracy_federated``, ``accuracy_local``; per seed and client ``accuracy_alone``;
-        and ``train_sizes`` (:func:`learning.privacy_curve.measure` writes them). Means over the
+        and ``train_sizes`` (:func:`learning.drivers.privacy_curve.measure` writes them). Means over the
         seeds are the measured values.
 
         Raises

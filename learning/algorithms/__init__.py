@@ -17,6 +17,7 @@ from learning.algorithms import (  # noqa: F401  (importing registers each metho
     ifca,
     knn_per,
     perfedavg,
+    robust_fedavg,
 )
 from learning.algorithms.base import (
     ALGORITHMS,

@@ -44,7 +44,7 @@ after the last round on its own data (fine-tuning, Per-FedAvg's personalisation 
 runs it in process).
 
 In process :meth:`SplitAlgorithm.round` runs every participant's half at once on the
-federation's :class:`Context` (the batched engine); :mod:`learning.flower` runs the same
+federation's :class:`Context` (the batched engine); :mod:`learning.runtimes.flower` runs the same
 ``client_update`` on a one-client context per Flower node and the same ``server_update`` on
 the stacked replies. The server half reads from its context only the settings and the
 training-set sizes :math:`n_k` (the ``num-examples`` a Flower client reports), never an
@@ -289,7 +289,7 @@ class SplitAlgorithm(Algorithm):
 
         Its only random draws are minibatch keys (:func:`learning.engine.sample_batches`
         on ``ctx.train``), so that a node reproduces its row of the batched draw
-        (:class:`learning.flower.streams.RowStream`)."""
+        (:class:`learning.runtimes.flower.streams.RowStream`)."""
 
     @abstractmethod
     def server_update(

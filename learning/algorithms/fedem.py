@@ -20,7 +20,7 @@ receivers (:math:`W` the largest training set among them), client :math:`i` usin
 receivers (:func:`learning.engine.sample_batches`, one block per component). Every draw of
 the client half is thus one row per receiver, so a Flower node, one client with its ``K``
 component copies, reproduces the batched round from its rows alone
-(:class:`learning.flower.streams.RowStream`).
+(:class:`learning.runtimes.flower.streams.RowStream`).
 
 **Client and server halves.** The server keeps the components and :math:`\pi`; it sends
 every participant the components and its own row :math:`\pi_i`. The client runs the E-step,

@@ -24,7 +24,7 @@ own data and a server half on the clients' reports. To choose :math:`\lambda`, c
 :math:`\arg\min_\lambda \sum_i L_i(\lambda)` (:meth:`KNNPer.pool_lambda`); each client's
 held-out fifth is the first fifth of a shuffle of its training set, the argsort of its row of
 one block of uniform keys (:func:`learning.engine.sample_batches`), so that a node draws its
-own row (:class:`learning.flower.streams.RowStream`). Then every client reports its test loss
+own row (:class:`learning.runtimes.flower.streams.RowStream`). Then every client reports its test loss
 and accuracy under the mixture (:meth:`KNNPer.client_evaluation`), which the server collects
 (:meth:`KNNPer.pool_evaluation`).
 """

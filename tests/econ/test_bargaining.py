@@ -9,8 +9,8 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
+from collabecon.cli import bargain as bargain_cli
 from econ import bargaining, duopoly
-from learning.cli import bargain as bargain_cli
 
 TABLE = [
     # q_l0, q_h0, Q, rho*, N*, U_l*, U_h*: reference values of the cubic's rational root

@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
+from collabecon.cli import main
 from econ.privacy import DPSGD, DPMean, Empirical, exists, optimal_protocol
 from econ.privacy.empirical import isotonic
-from learning.cli import main
 
 
 def sampled(model, lam, alphas):

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from collabecon.cli import demo
 from econ import ModelQualities
 from econ.market import market_history, market_round, sampled_market
 from econ.oligopoly import deviation_gains
 from games.defection_free import SCHEMES, Play, report, scheme_claims
-from games.defection_free_figures import run_figure_data, write_figures
-from learning.cli import demo
+from games.defection_free.figures import run_figure_data, write_figures
 
 
 def test_roundtrip_and_lookup():

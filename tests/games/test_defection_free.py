@@ -463,7 +463,7 @@ def test_fig3_3_reference_is_the_nash_product_at_the_solution():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from games.defection_free_figures import _run_figure, run_figure_data
+    from games.defection_free.figures import _run_figure, run_figure_data
 
     firms = thesis_toy(*T1)
     start = firms.measure()

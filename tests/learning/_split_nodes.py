@@ -1,10 +1,10 @@
 """A federation of one-client nodes without Flower, for testing an algorithm's split.
 
 :func:`node_by_node` runs a :class:`~learning.algorithms.base.SplitAlgorithm` the way
-:mod:`learning.flower.apps` does: the server's algorithm is built on a context that holds the
+:mod:`learning.runtimes.flower.apps` does: the server's algorithm is built on a context that holds the
 clients' training-set sizes and no example, every node's client half on a one-client context
 of its own data with minibatches from its row of the round's stream
-(:class:`learning.flower.streams.RowStream`, which refuses any other draw), client-held rows
+(:class:`learning.runtimes.flower.streams.RowStream`, which refuses any other draw), client-held rows
 kept by the nodes, and the server's generator not advanced by the nodes' draws. Comparing it
 with :func:`batched` (every client half at once, :meth:`SplitAlgorithm.round`) shows that the
 two halves are a federation: the server reads no client data and the nodes draw only their
@@ -23,8 +23,8 @@ import torch
 from learning.algorithms import Context, Dispatch, SplitAlgorithm, State
 from learning.algorithms.base import FinishExchange, Survey
 from learning.engine import Params, ShardedData
-from learning.flower.records import rows, stack
-from learning.flower.streams import RowStream, stream_state
+from learning.runtimes.flower.records import rows, stack
+from learning.runtimes.flower.streams import RowStream, stream_state
 
 Build = Callable[[Context], SplitAlgorithm]
 

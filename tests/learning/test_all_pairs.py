@@ -149,7 +149,7 @@ def test_batches_are_the_clients_own_and_reproducible():
 def test_bench_all_pairs_command_does_the_same_work_both_ways(capsys):
     import json
 
-    from learning.cli import main
+    from collabecon.cli import main
 
     for method in ("fc", "cobo"):
         args = ["bench", "all-pairs", "--method", method, "--clients", "3", "--repeats", "1"]
@@ -160,7 +160,7 @@ def test_bench_all_pairs_command_does_the_same_work_both_ways(capsys):
 
 
 def test_single_model_reference_times_each_batch_size():
-    from learning.benchmarks.all_pairs import single_model_reference
+    from collabecon.bench.all_pairs import single_model_reference
 
     best = single_model_reference(clients=2, batch_sizes=(32, 128), repeats=1)
     assert list(best) == [32, 128] and all(s > 0 for s in best.values())

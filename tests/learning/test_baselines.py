@@ -13,10 +13,10 @@ from learning.algorithms import build_algorithm
 from learning.algorithms.cfl import cosine_bipartition
 from learning.algorithms.knn_per import LAMBDA_GRID, knn_probabilities
 from learning.engine import ShardedData
-from learning.flower.records import stack
-from learning.flower.streams import RowStream, stream_state
 from learning.loop import run_rounds
 from learning.rng import round_rng
+from learning.runtimes.flower.records import stack
+from learning.runtimes.flower.streams import RowStream, stream_state
 from tests.learning._split_nodes import node_contexts, server_context
 from tests.learning._tiny_problem import CLUSTERS, initial_models, tiny_context
 from tests.learning.test_federated_clustering import _toy_context

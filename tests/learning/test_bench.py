@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import learning.benchmarks
-from learning.benchmarks.timing import best_of, best_of_each
-from learning.cli import main
-from learning.cli.bench import BENCHMARKS, render
+import collabecon.bench
+from collabecon.bench.timing import best_of, best_of_each
+from collabecon.cli import main
+from collabecon.cli.bench import BENCHMARKS, render
 
 TINY = {
     "engine": ["--clients", "2", "--model", "mlp", "--dataset", "digits", "--steps", "1"],
@@ -82,7 +82,7 @@ def test_the_sides_alternate_and_the_best_timing_counts():
 
 
 def test_the_benchmarks_time_with_the_one_timer():
-    folder = Path(learning.benchmarks.__file__).parent
+    folder = Path(collabecon.bench.__file__).parent
     clocks = [
         p.name
         for p in folder.glob("*.py")

@@ -1,5 +1,5 @@
 """Table 1 of the clustering paper (Werner et al. 2023, Table 1 and §4.2):
-:mod:`learning.experiments.clustered_mnist` and ``collabecon table1``.
+:mod:`collabecon.reproductions.clustered_mnist` and ``collabecon table1``.
 
 Fast tests check the machinery: the claims (the text claims and every pairwise ordering of
 the published accuracies, ``holds`` computed from the measured means), the learning rate
@@ -14,9 +14,9 @@ import json
 import numpy as np
 import pytest
 
+from collabecon.cli import main
+from collabecon.reproductions import clustered_mnist
 from econ.claims import Claim
-from learning.cli import main
-from learning.experiments import clustered_mnist
 
 TASKS = tuple(clustered_mnist.TASKS)
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from collabecon.reproductions.clustering import clipping_curve, fig2_diagnostics, regression, setup
 from learning.algorithms.federated_clustering import momentum_update, separation_diagnostics
 from learning.algorithms.threshold_clustering import (
     elbow,
@@ -20,7 +21,6 @@ from learning.algorithms.threshold_clustering import (
 )
 from learning.all_pairs import client_batches, flatten
 from learning.engine import select
-from learning.experiments.clustering import clipping_curve, fig2_diagnostics, regression, setup
 from learning.theory.clustering import ema_variance
 
 # ------------------- variance lemmas (Werner 2024, Lemmas 7 and 14 = Werner et al. 2023, 6 and 13)
@@ -180,7 +180,7 @@ _SHAPED = {
 
 
 def test_clustering_claims_hold_on_the_papers_shape_and_fail_off_it():
-    from learning.experiments.clustering import claims
+    from collabecon.reproductions.clustering import claims
 
     held = {c.id: c for c in claims(_measured(_SHAPED))}
     assert all(c.holds for c in held.values()), [i for i, c in held.items() if not c.holds]
@@ -200,7 +200,7 @@ def test_clustering_claims_hold_on_the_papers_shape_and_fail_off_it():
 
 
 def test_a_margin_inside_the_seed_spread_is_noted():
-    from learning.experiments.clustering import _spread_note
+    from collabecon.reproductions.clustering import _spread_note
 
     a = {"per_seed": [1.0, 2.0, 3.0], "mean": 2.0}
     b = {"per_seed": [3.0, 2.1, 1.2], "mean": 2.1}
@@ -209,7 +209,7 @@ def test_a_margin_inside_the_seed_spread_is_noted():
 
 
 def test_reproduce_refuses_bad_arguments(tmp_path):
-    from learning.experiments.clustering import reproduce
+    from collabecon.reproductions.clustering import reproduce
 
     with pytest.raises(ValueError, match="scale"):
         reproduce("huge", tmp_path)
@@ -226,7 +226,7 @@ SMALL_SCALE_MISSES: dict[str, str] = {
 
 
 def _clustering_claim_ids():
-    from learning.experiments.clustering import claims
+    from collabecon.reproductions.clustering import claims
 
     return [
         c.id
@@ -238,7 +238,7 @@ def _clustering_claim_ids():
 
 @pytest.fixture(scope="module")
 def small_clustering(tmp_path_factory):
-    from learning.experiments.clustering import reproduce
+    from collabecon.reproductions.clustering import reproduce
 
     return {c.id: c for c in reproduce("small", tmp_path_factory.mktemp("clustering")).claims}
 

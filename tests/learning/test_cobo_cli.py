@@ -1,4 +1,4 @@
-"""``collabecon cobo`` and :mod:`learning.experiments.cobo`: output shape, files, errors, the
+"""``collabecon cobo`` and :mod:`collabecon.reproductions.cobo`: output shape, files, errors, the
 learning-rate search on validation data and the claim machinery on tiny runs; and, as slow
 tests, every claim of Hashemi, He and Jaggi 2024 (Sections 4.1-4.2, Table 2, Figures 6 and 8)
 about the cross-silo and cross-device experiments at the small scale (300 rounds, 3 seeds),
@@ -10,9 +10,9 @@ import json
 import numpy as np
 import pytest
 
-import learning.experiments.cobo as experiment
-from learning.cli import main
-from learning.experiments.cobo import (
+import collabecon.reproductions.cobo as experiment
+from collabecon.cli import main
+from collabecon.reproductions.cobo import (
     METHODS,
     PAPER,
     SETTINGS,
@@ -317,7 +317,7 @@ def test_the_papers_claim_at_the_small_scale(small_scale, claim_id):
 def test_reproduce_reports_both_settings_with_every_claim(monkeypatch, tmp_path):
     import importlib
 
-    from learning.experiments import REPRODUCTIONS
+    from collabecon.reproductions import REPRODUCTIONS
 
     module = importlib.import_module(REPRODUCTIONS["cobo"])
     assert module is experiment

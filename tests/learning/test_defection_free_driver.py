@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from collabecon.cli import main
 from econ.market import market_history, market_round
 from games.defection_free import HighMove, scheme_claims
-from learning.cli import main
-from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
+from learning.drivers.defection_free import DuopolySetup, TorchFirms, run_schemes
 
 TINY = DuopolySetup(
     dataset="digits",

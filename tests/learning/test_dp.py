@@ -20,7 +20,7 @@ from learning.dp import (
     sample_subsets,
 )
 from learning.engine import SGDConfig, ShardedData, broadcast, parameters_of, sgd_step
-from learning.flower.streams import RowStream, stream_state
+from learning.runtimes.flower.streams import RowStream, stream_state
 from tests.learning._tiny_problem import CPU, TRAIN_SIZES, tiny_data, tiny_engine
 
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from learning.experiment import TrainConfig, train
 from learning.qualities import model_qualities
+from learning.train import TrainConfig, train
 
 TINY = dict(dataset="digits", model="mlp", clients=4, rounds=2, local_steps=2, batch_size=8)
 

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from learning.experiments import defection_free as D
+from collabecon.reproductions import defection_free as D
 
 
 def _report(q_l, q_h, u_l, u_h, *, rho_star=0.5, nash=(0.010, 0.0100), rational=True, low=0.0):

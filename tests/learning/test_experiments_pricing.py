@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
+from collabecon.reproductions import price_discrimination as P
 from games.price_discrimination.figures import figure_data
-from learning.experiments import price_discrimination as P
 
 #: Claims that do not hold on this run, with the measured numbers.
 DISAGREE = {

@@ -4,8 +4,8 @@ claims on the authors' notebook setting (300 draws per m, seed 179)."""
 import numpy as np
 import pytest
 
+from collabecon.reproductions import privacy as V
 from econ.privacy.effectiveness import BAYES_GRID, DP_GRID, Panel
-from learning.experiments import privacy as V
 
 
 def _panel(model, grid, pers, sym):
@@ -85,7 +85,7 @@ def test_claims_hold_on_the_notebook_setting(tmp_path):
 
 
 def test_cli_figure1_reports_the_claims(tmp_path, capsys):
-    from learning.cli import main
+    from collabecon.cli import main
 
     code = main(["privacy", "figure1", "--out", str(tmp_path), "--repetitions", "2", "--seed", "3"])
     assert code == 0

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from collabecon.reproductions.clustering import errors, panel, regression, setup
 from learning.algorithms import Context, LocalTraining, build_algorithm
 from learning.algorithms.federated_clustering import (
     fc_directions,
@@ -20,7 +21,6 @@ from learning.algorithms.federated_clustering import (
 from learning.algorithms.threshold_clustering import FixedRadius, QuantileRadius
 from learning.all_pairs import client_batches, flatten, pairwise_gradients, unflatten
 from learning.engine import BatchedEngine, SGDConfig, ShardedData, Task, select
-from learning.experiments.clustering import errors, panel, regression, setup
 from learning.loop import run_rounds
 from learning.rng import round_rng
 from tests.learning._tiny_problem import initial_models, tiny_context

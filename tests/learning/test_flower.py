@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from learning.cli import main
+from collabecon.cli import main
 from learning.engine import sample_batches
-from learning.experiment import TrainConfig, train
-from learning.flower.records import pack, rows, stack, unpack
-from learning.flower.streams import RowStream, stream_state
+from learning.runtimes.flower.records import pack, rows, stack, unpack
+from learning.runtimes.flower.streams import RowStream, stream_state
+from learning.train import TrainConfig, train
 
 
 def test_each_node_draws_its_row_of_the_batched_minibatch_draw():
@@ -107,7 +107,7 @@ def test_cli_prepare_writes_one_partition_per_client(capsys, tmp_path):
         *(f"partition-{k}.npz" for k in range(4)),
     ]
     app = (tmp_path / "app" / "pyproject.toml").read_text()
-    assert 'serverapp = "learning.flower.apps:server_app"' in app
+    assert 'serverapp = "learning.runtimes.flower.apps:server_app"' in app
     assert str(tmp_path / "data") in app
 
 
@@ -118,14 +118,14 @@ def _max_difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> f
 @pytest.mark.flower
 def test_flower_simulation_gives_the_in_process_models(tmp_path):
     """Every run of ``configs`` in one Flower simulation gives the models, history and test
-    accuracy of :func:`learning.experiment.train` for the same seed, to float32 tolerance.
+    accuracy of :func:`learning.train.train` for the same seed, to float32 tolerance.
     Together they cover every algorithm with a client half, with partial participation,
     momentum, DP-SGD local training (each node's batches and noise from its row of the
     round's draws), client-held models (Ditto, FedSoft), a survey (FedSoft's importance
     weights), a finish exchange (fine-tuning, Per-FedAvg's personalisation step), server draws
     after the nodes' work (k-means++), random subgroups (Federated-Clustering as run) and
     FedEM's resampling on the nodes."""
-    from learning.flower.simulation import simulate
+    from learning.runtimes.flower.simulation import simulate
 
     common = dict(dataset="digits", model="mlp", clients=6, rounds=3, local_steps=3, batch_size=8)
     configs = [
@@ -203,7 +203,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
 def test_localhost_deployment_on_separate_processes_gives_the_in_process_models(tmp_path):
     """A SuperLink and one SuperNode per client, each its own process reading only its own
     partition, run by ``flwr run``: FedAvg's final models equal the in-process models."""
-    from learning.flower.deploy import deploy
+    from learning.runtimes.flower.deploy import deploy
 
     config = TrainConfig(
         algorithm="fedavg", dataset="digits", model="mlp", clients=3, rounds=2, local_steps=2

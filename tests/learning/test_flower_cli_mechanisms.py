@@ -1,5 +1,5 @@
 """``collabecon flower`` for the federations with their own server loop, through
-:func:`learning.cli.main` in process: CoBo (``--algorithm cobo``, Hashemi et al. 2024,
+:func:`collabecon.cli.main` in process: CoBo (``--algorithm cobo``, Hashemi et al. 2024,
 Algorithm 1), IP-FL's token economy (``flower ACTION ipfl``, Khan et al., Alg. 1) and
 defection-free collaboration between two firms (``flower ACTION defection-free``, Werner 2024,
 Algorithm 5). Refusals are one line and exit code 2 before any work; ``prepare`` writes each
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-from learning.cli import main
-from learning.experiment import TrainConfig, train
+from collabecon.cli import main
+from learning.train import TrainConfig, train
 
 pytestmark = pytest.mark.flower
 
@@ -91,7 +91,7 @@ def test_refusals_are_one_line_and_exit_2_before_any_work(
 def test_prepare_writes_each_nodes_partition_and_the_servers_files(
     argv, kind, nodes, server, tmp_path, capsys
 ):
-    from learning.flower.apps import run_kind
+    from learning.runtimes.flower.apps import run_kind
 
     assert main(["flower", "prepare", "--json", *argv, "--out", str(tmp_path)]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -106,9 +106,9 @@ def test_prepare_writes_each_nodes_partition_and_the_servers_files(
 
 def test_simulate_runs_fedavg_and_cobo_on_the_same_nodes_as_in_process(tmp_path, capsys):
     """One simulation, two runs: the split FedAvg and CoBo with its own server loop, each
-    with the client models of :func:`learning.experiment.train` for the same seed (and
+    with the client models of :func:`learning.train.train` for the same seed (and
     CoBo's weights :math:`W`)."""
-    from learning.cli.flower import render
+    from collabecon.cli.flower import render
 
     argv = [*TINY, "--algorithm", "fedavg,cobo", "--cpus", "2", "--out", str(tmp_path)]
     assert main(["flower", "simulate", "--json", *argv]) == 0
@@ -129,10 +129,10 @@ def test_simulate_runs_fedavg_and_cobo_on_the_same_nodes_as_in_process(tmp_path,
 @pytest.mark.slow
 def test_simulate_ipfl_keeps_the_ledger_of_the_in_process_driver(tmp_path, capsys):
     """The ledger (bids, payers, balances and pools every round) and the cluster accuracy
-    of ``collabecon flower simulate ipfl`` equal :func:`learning.ipfl.run_ipfl`'s for the
+    of ``collabecon flower simulate ipfl`` equal :func:`learning.drivers.ipfl.run_ipfl`'s for the
     run its flags configure."""
-    from learning.flower.ipfl import ipfl_run_from_dict
-    from learning.ipfl import run_ipfl
+    from learning.drivers.ipfl import run_ipfl
+    from learning.runtimes.flower.ipfl import ipfl_run_from_dict
 
     assert main(["flower", "simulate", "--json", *IPFL, "--cpus", "2", "--out", str(tmp_path)]) == 0
     ours = json.loads(capsys.readouterr().out)["runs"][0]

@@ -12,9 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from learning.defection_free import DuopolySetup, TorchFirms, run_schemes
-from learning.experiment import TrainConfig, train
-from learning.ipfl import IPFLRun, run_ipfl
+from learning.drivers.defection_free import DuopolySetup, TorchFirms, run_schemes
+from learning.drivers.ipfl import IPFLRun, run_ipfl
+from learning.train import TrainConfig, train
 
 IPFL = IPFLRun(dataset="digits", model="linear", clients=8, rounds=4, local_steps=2, eval_every=2)
 DUOPOLY = DuopolySetup(
@@ -43,10 +43,10 @@ COBO = TrainConfig(
 
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
-    from learning.flower.cobo import write_cobo_partitions
-    from learning.flower.duopoly import write_duopoly_partitions
-    from learning.flower.ipfl import write_ipfl_partitions
-    from learning.flower.simulation import simulate_directories
+    from learning.runtimes.flower.cobo import write_cobo_partitions
+    from learning.runtimes.flower.duopoly import write_duopoly_partitions
+    from learning.runtimes.flower.ipfl import write_ipfl_partitions
+    from learning.runtimes.flower.simulation import simulate_directories
 
     work = tmp_path_factory.mktemp("mechanisms")
     ipfl_dir, duopoly_dir, cobo_dir = work / "ipfl", work / "duopoly", work / "cobo"
@@ -110,7 +110,7 @@ def test_defection_free_on_flower_never_lowers_a_firms_revenue(simulated):
 @pytest.mark.flower
 def test_defection_free_on_flower_equals_the_in_process_driver_for_one_seed(simulated):
     """The mediator's qualities, caps and final models are those of
-    :func:`learning.defection_free.run_schemes` on :class:`TorchFirms` for the same seeds
+    :func:`learning.drivers.defection_free.run_schemes` on :class:`TorchFirms` for the same seeds
     (the joint gradient is a weighted sum of the firms' gradients: float32 rounding)."""
     ours = simulated["duopoly"].runs["defection-free"]
     firms = TorchFirms.prepare(DUOPOLY, seed=DUOPOLY_SEED, device="cpu")
@@ -131,7 +131,7 @@ def test_defection_free_on_flower_equals_the_in_process_driver_for_one_seed(simu
 def test_cobo_on_flower_equals_the_in_process_algorithm_for_one_seed(simulated):
     """The clients' midpoint gradients give the server the same collaboration weights (to
     float64 rounding of the inner products) and the same client models and losses as
-    :class:`learning.algorithms.cobo.CoBo` in :func:`learning.experiment.train`."""
+    :class:`learning.algorithms.cobo.CoBo` in :func:`learning.train.train`."""
     ours, reference = simulated["cobo"], train(COBO, device="cpu")
     assert sum(ours.pairs) > 0
     np.testing.assert_allclose(
@@ -150,7 +150,7 @@ def test_ipfl_deployed_on_separate_processes_conserves_the_ledger(tmp_path):
     """A SuperLink and one SuperNode per client, each its own process reading only its own
     partition: the ledger on the ServerApp conserves tokens every round and ends as the
     in-process driver's."""
-    from learning.flower.deploy import deploy_ipfl
+    from learning.runtimes.flower.deploy import deploy_ipfl
 
     run = IPFLRun(dataset="digits", model="linear", clients=4, rounds=3, local_steps=2)
     done = deploy_ipfl(run, tmp_path, port=8670)
@@ -170,7 +170,7 @@ def test_ipfl_deployed_on_separate_processes_conserves_the_ledger(tmp_path):
 def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tmp_path):
     """The mediator on the ServerApp, each firm a SuperNode in its own process: no firm's
     market revenue falls in any round (Proposition 3) nor below its start."""
-    from learning.flower.deploy import deploy_duopoly
+    from learning.runtimes.flower.deploy import deploy_duopoly
 
     # every SGD step is one message per firm, and a deployed node starts a process per
     # message: two steps an epoch, two rounds, Q = 1 (DefectionFreeConfig) instead of a
@@ -201,8 +201,8 @@ def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tm
 def test_cobo_deployed_on_separate_processes_gives_the_in_process_models(tmp_path):
     """The client models, momentum buffers and weights on the ServerApp, each client a
     SuperNode in its own process computing its midpoint and step gradients: the client
-    models and :math:`W` equal those of :func:`learning.experiment.train` for the same seed."""
-    from learning.flower.deploy import deploy_cobo
+    models and :math:`W` equal those of :func:`learning.train.train` for the same seed."""
+    from learning.runtimes.flower.deploy import deploy_cobo
 
     # a deployed node starts a process per message: 3 clients, 2 rounds of every pair
     # (schedule "all") and one local step, 2 exchanges a round

@@ -1,5 +1,5 @@
 """A deployment's processes end with it: on return, on error, and when the process that
-started them gets SIGTERM, SIGHUP, SIGINT or SIGKILL (:mod:`learning.flower.processes`).
+started them gets SIGTERM, SIGHUP, SIGINT or SIGKILL (:mod:`learning.runtimes.flower.processes`).
 
 The fast tests start stand-ins for the SuperLink and SuperNodes: a Python process that
 starts one ``sleep`` in its own process group and one in a POSIX session of its own (as Flower's
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import learning
-from learning.flower.processes import TOKEN_VARIABLE, Processes
+from learning.runtimes.flower.processes import TOKEN_VARIABLE, Processes
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads processes from /proc"
@@ -52,7 +52,7 @@ DEAF_STAND_IN = STAND_IN.replace(
 #: and waits to be killed
 LAUNCHER = (
     "import sys, time\n"
-    "from learning.flower.processes import Processes\n"
+    "from learning.runtimes.flower.processes import Processes\n"
     "with Processes() as processes:\n"
     "    for _ in range(2):\n"
     "        processes.start([sys.executable, '-c', sys.argv[1], sys.argv[2]])\n"
@@ -198,8 +198,8 @@ def test_a_deployment_killed_mid_run_leaves_no_process(tmp_path):
     SuperLink, SuperNodes, ``flwr run``, the SuperExecs, the ServerApp, the ClientApps)."""
     script = (
         "import sys\n"
-        "from learning.experiment import TrainConfig\n"
-        "from learning.flower.deploy import deploy\n"
+        "from learning.train import TrainConfig\n"
+        "from learning.runtimes.flower.deploy import deploy\n"
         "config = TrainConfig(algorithm='fedavg', dataset='digits', model='mlp', clients=2,\n"
         "                     rounds=50, local_steps=2)\n"
         "deploy(config, sys.argv[1], port=8730)\n"

@@ -21,7 +21,7 @@ import torch
 
 from learning.algorithms import build_algorithm
 from learning.data import load_dataset
-from learning.ipfl import IPFLRun, run_ipfl
+from learning.drivers.ipfl import IPFLRun, run_ipfl
 from learning.loop import CHECKPOINT_FILE, Checkpointing, read_checkpoint, run_rounds
 from tests.learning._tiny_problem import initial_models, tiny_context
 
@@ -200,7 +200,7 @@ def test_checkpoint_of_another_layout_is_refused_before_training(tmp_path, paylo
 
 @pytest.mark.parametrize("kind", PAYLOADS)
 def test_ipfl_command_refuses_a_hostile_checkpoint_in_one_line(tmp_path, capsys, kind):
-    from learning.cli import main
+    from collabecon.cli import main
 
     marker = tmp_path / "ran"
     torch.save({"state": PAYLOADS[kind](marker)}, tmp_path / "ipfl_checkpoint.pt")

@@ -13,8 +13,8 @@ import learning.algorithms.perfedavg  # noqa: F401  (register the baselines)
 from learning.algorithms import build_algorithm
 from learning.algorithms.fedem import resample
 from learning.algorithms.fedsoft import argmin_shares
+from learning.drivers.ipfl.evaluation import mixture_accuracy
 from learning.engine import broadcast, parameters_of, sample_batches
-from learning.ipfl.evaluation import mixture_accuracy
 from learning.loop import run_rounds
 from learning.per_example import per_example_losses, per_example_losses_loop
 from tests.learning import test_algorithms as conformance

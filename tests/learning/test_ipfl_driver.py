@@ -16,7 +16,7 @@ are marked slow):
 
 The thresholds are collabecon's reading of "most", "similarly" and "stabilises"; B2 and B3
 hold only when the margin exceeds the seed-to-seed standard deviation over 3 seeds
-(:func:`learning.experiments.ipfl.b_claims`). Two settings: ``rotation`` (§6.1) and the
+(:func:`collabecon.reproductions.ipfl.b_claims`). Two settings: ``rotation`` (§6.1) and the
 concept shift ``labels`` (:math:`D_B` relabels :math:`y \to (y + 5) \bmod 10`)."""
 
 import dataclasses
@@ -27,19 +27,9 @@ import numpy as np
 import pytest
 import torch
 
-from econ.market import market_round
-from econ.oligopoly import deviation_gains
-from games.ipfl import IPFLConfig, personalised_model
-from learning.cli import main
-from learning.cli.ipfl import render
-from learning.engine import (
-    AdadeltaConfig,
-    ShardedData,
-    parameters_of,
-    sample_batches,
-    select,
-)
-from learning.experiments.ipfl import (
+from collabecon.cli import main
+from collabecon.cli.ipfl import render
+from collabecon.reproductions.ipfl import (
     SCALE_RUNS,
     _baseline_params,
     _row,
@@ -48,10 +38,20 @@ from learning.experiments.ipfl import (
     compare,
     reproduce,
 )
+from econ.market import market_round
+from econ.oligopoly import deviation_gains
+from games.ipfl import IPFLConfig, personalised_model
+from learning.drivers.ipfl import IPFLRun, build_setup, personalise, run_ipfl
+from learning.drivers.ipfl.evaluation import accuracy_matrix, mixture_accuracy
+from learning.drivers.ipfl.training import group_training
+from learning.engine import (
+    AdadeltaConfig,
+    ShardedData,
+    parameters_of,
+    sample_batches,
+    select,
+)
 from learning.federation import make_federation
-from learning.ipfl import IPFLRun, build_setup, personalise, run_ipfl
-from learning.ipfl.evaluation import accuracy_matrix, mixture_accuracy
-from learning.ipfl.training import group_training
 
 TINY = IPFLRun(dataset="digits", model="linear", clients=8, rounds=3, local_steps=2, eval_every=1)
 
@@ -167,7 +167,7 @@ def test_personalised_model_is_the_weighted_cluster_models(tiny_result):
 
 def test_eq8_torch_form_equals_the_mechanism_numpy_form(tiny_result):
     """Eq. 8 has two forms, the mechanism's numpy :func:`games.ipfl.personalised_model` on flat
-    vectors and the driver's stacked tensors (:func:`learning.ipfl.personalise`): the same
+    vectors and the driver's stacked tensors (:func:`learning.drivers.ipfl.personalise`): the same
     numbers for random importance weights."""
     models = tiny_result.models
     weights = np.random.default_rng(4).dirichlet(np.ones(TINY.clusters), size=5)
@@ -641,7 +641,7 @@ def test_b1_clusters_specialise_at_10_90(paper_like_runs):
     assert _late_purity(paper_like_runs["10:90"]) >= 0.9
 
 
-#: B1-B7 over seeds 0-2 at the small scale (:data:`learning.experiments.ipfl.SCALE_RUNS`),
+#: B1-B7 over seeds 0-2 at the small scale (:data:`collabecon.reproductions.ipfl.SCALE_RUNS`),
 #: under rotation and under the label shift: the claims that do not hold, with the measured
 #: numbers (mean +- sd over the seeds).
 NOT_HELD_SMALL = {

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from collabecon.cli import main
 from econ.privacy import Empirical, exists, optimal_protocol
 from econ.privacy.accountants import accountant_epsilon
-from learning.cli import main
-from learning.privacy_curve import PrivacyCurve, measure, t_interval
+from learning.drivers.privacy_curve import PrivacyCurve, measure, t_interval
 
 TINY = [
     "--dataset",

@@ -82,7 +82,7 @@ def test_node_by_node_gives_the_batched_models(case):
 
 def test_every_registered_algorithm_but_cobo_is_split_and_has_a_case():
     """CoBo's pairwise exchange runs on Flower with its own server loop
-    (:mod:`learning.flower.cobo`); every other registered algorithm has a client half."""
+    (:mod:`learning.runtimes.flower.cobo`); every other registered algorithm has a client half."""
     split = {n for n, cls in ALGORITHMS.items() if issubclass(cls, SplitAlgorithm)}
     assert set(ALGORITHMS) - split == {"cobo"}
     assert split == {case[0] for case in CASES}

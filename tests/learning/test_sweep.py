@@ -1,4 +1,4 @@
-"""``collabecon sweep`` and :mod:`learning.sweep`: per-run results, resume, retries, failures."""
+"""``collabecon sweep`` and :mod:`learning.runtimes.sweep`: per-run results, resume, retries, failures."""
 
 import csv
 import json
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import learning
-import learning.sweep as sweep_module
-from learning.cli import main
-from learning.sweep import ResultStore, plan, serial_runner, sweep
+import learning.runtimes.sweep as sweep_module
+from collabecon.cli import main
+from learning.runtimes.sweep import ResultStore, plan, serial_runner, sweep
 
 TRAIN = {"dataset": "digits", "model": "mlp", "clients": 2, "rounds": 1, "local_steps": 1}
 #: lr 1e38 makes the MLP's training loss NaN in round 1: a run that raises DivergedError
@@ -214,7 +214,7 @@ def test_sweep_on_a_ray_cluster_survives_a_raising_run_and_resumes_after_a_kill(
     config = tmp_path / "cluster.toml"
     config.write_text(CLUSTER_CONFIG)
     folder = tmp_path / "cluster.runs"
-    argv = [sys.executable, "-m", "learning.cli", "sweep", "--json", str(config)]
+    argv = [sys.executable, "-m", "collabecon.cli", "sweep", "--json", str(config)]
     argv += ["--engine", "ray", "--retries", "1", "--out", str(tmp_path)]
     root = Path(learning.__file__).parent.parent
     env = {**os.environ, "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"}

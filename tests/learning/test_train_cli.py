@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from learning.cli import main
+from collabecon.cli import main
 
 TINY = [
     "--dataset",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from econ.market import market_round
-from learning.experiment import TrainConfig, train
+from learning.train import TrainConfig, train
 
 TINY = dict(dataset="digits", model="mlp", clients=4, rounds=2, local_steps=2, batch_size=8)
 

@@ -1,0 +1,197 @@
+"""The ``collabecon`` command line.
+
+Every subcommand is a module in this package with two functions:
+
+``add_arguments(parser)``
+    declare its flags on an ``argparse`` parser (``--json`` is added here, for all);
+``run(args) -> dict``
+    do the work and return one JSON-ready object.
+
+and optionally ``render(result) -> str`` (the human table; a key/value table otherwise) and
+``exit_status(result) -> int``. Only the module of the chosen subcommand is imported, so
+``collabecon verify`` never imports torch. Bad input (``ValueError``) becomes a one-line
+message and exit code 2. ``collabecon --version`` prints the installed distribution's version
+(``collabecon X.Y.Z``, the version of ``pyproject.toml``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import sys
+from collections.abc import Sequence
+from importlib.metadata import version
+from types import ModuleType
+from typing import NoReturn
+
+from collabecon.cli._output import dump_json, key_value_table
+
+#: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "verify": ("collabecon.cli.verify", "check every registered proposition of the source papers"),
+    "table1": (
+        "collabecon.cli.table1",
+        "Table 1 of the clustering paper: rotation and private-label tasks",
+    ),
+    "defection-free": (
+        "collabecon.cli.defection_free",
+        "defection-free collaboration between two firms on real trained models",
+    ),
+    "market": ("collabecon.cli.market", "the market that a set of model qualities creates"),
+    "demo": (
+        "collabecon.cli.demo",
+        "end-to-end demo: train two firms, run the schemes, report the market",
+    ),
+    "cobo": (
+        "collabecon.cli.cobo",
+        "CoBo: collaboration weights by bilevel optimisation, against the baselines",
+    ),
+    "ipfl": ("collabecon.cli.ipfl", "IP-FL: incentivised personalised FL with a token economy"),
+    "train": ("collabecon.cli.train", "train clients with a federated algorithm on real data"),
+    "flower": (
+        "collabecon.cli.flower",
+        "algorithms and mechanisms as Flower federations: simulation, deployment, partitions",
+    ),
+    "sweep": ("collabecon.cli.sweep", "grid of runs over seeds and parameters (local pool or Ray)"),
+    "bench": (
+        "collabecon.cli.bench",
+        "performance benchmarks against straightforward baselines (bench --help lists them)",
+    ),
+    "privacy": (
+        "collabecon.cli.privacy",
+        "privacy-accuracy utilities: existence and optimal protocols, DP accounting, "
+        "measured curves",
+    ),
+    "pricing": (
+        "collabecon.cli.pricing",
+        "price-discrimination game: equilibrium, repeated play, figures",
+    ),
+    "duopoly": ("collabecon.cli.duopoly", "Bertrand duopoly equilibrium for two model qualities"),
+    "bargain": ("collabecon.cli.bargain", "Nash bargaining solution of the duopoly"),
+    "reproduce": (
+        "collabecon.cli.reproduce",
+        "run every reproduction and write one report of the papers' claims, held or not",
+    ),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr and exit code 2 (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    lines = "\n".join(f"  {name:<16}{help_}" for name, (_, help_) in COMMANDS.items())
+    parser = _Parser(
+        prog="collabecon",
+        description="The economics of collaborative learning.",
+        epilog=f"subcommands:\n{lines}\n\nRun `collabecon SUBCOMMAND --help` for its flags.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser
+
+
+def _load(name: str) -> ModuleType:
+    module_name, _ = COMMANDS[name]
+    return importlib.import_module(module_name)
+
+
+def _flags_of(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Keyword -> flag for every option of ``parser`` and its subcommands (``lr`` -> ``--lr``)."""
+    flags: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                flags.update(_flags_of(sub))
+        elif action.option_strings and action.dest not in ("help", "json"):
+            flags.setdefault(action.dest, action.option_strings[-1])
+    return flags
+
+
+def _flag_names(message: str, parser: argparse.ArgumentParser, keywords: dict[str, str]) -> str:
+    """Name the command-line flag where a library message names its Python keyword.
+
+    A plain-word keyword (``rounds``) is replaced where a message states a condition on it:
+    at the start (``rounds must be ...``), before ``=`` (``clusters=5``) or before ``must``.
+    A keyword with an underscore (``dataset_size``) is no English word and is replaced
+    wherever it stands, as are the entries of a module's ``KEYWORDS``: library keywords that
+    differ from the flag's own (``q_l`` for ``--ql``, ``order=True`` for ``--order``).
+    """
+    for literal, flag in keywords.items():
+        if not literal.isidentifier():
+            message = message.replace(literal, flag)
+    named = {k: v for k, v in keywords.items() if k.isidentifier()}
+    flags = {**_flags_of(parser), **named}
+    for keyword, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
+        word = re.escape(keyword)
+        if "_" in keyword or keyword in named:
+            pattern = rf"(?<![\w-]){word}(?![\w-])"
+        else:
+            pattern = rf"(?<![\w-]){word}(?=(=| must\b))|^{word}(?=\s)"
+        message = re.sub(pattern, flag, message)
+    return re.sub(r"(--[\w-]+)=True\b", r"\1", message)  # a switch is given, not set to True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``collabecon`` console script.
+
+    Exit codes: 0 done, 1 a check disagrees (``verify``) or a claim fails, 2 bad input (one
+    line on stderr naming what is wrong), 130 interrupted (Ctrl-C, one line), 141 the reader
+    of stdout went away (``collabecon ... | head``; nothing more is printed).
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("collabecon: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader closed the pipe: stop quietly, and keep Python's exit-time flush of
+        # stdout from failing again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    top = _top_parser()
+    if not argv or argv[0] in ("-h", "--help"):
+        top.print_help()
+        return 0
+    if argv[0] == "--version":
+        if len(argv) > 1:
+            top.error(f"--version takes no other arguments, got {argv[1]!r}")
+        print(f"collabecon {version('collabecon')}")
+        return 0
+    name = argv[0]
+    if name not in COMMANDS:
+        top.error(f"unknown subcommand {name!r}; choose from {', '.join(COMMANDS)}")
+    module = _load(name)
+    parser = _Parser(prog=f"collabecon {name}", description=COMMANDS[name][1])
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    module.add_arguments(parser)
+    args = parser.parse_args(argv[1:])
+    try:
+        result = module.run(args)
+    except ValueError as exc:
+        message = _flag_names(str(exc), parser, getattr(module, "KEYWORDS", {}))
+        print(f"collabecon {name}: error: {message}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
+        print(f"collabecon {name}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(dump_json(result))
+    else:
+        render = getattr(module, "render", key_value_table)
+        print(render(result))
+    exit_status = getattr(module, "exit_status", None)
+    return int(exit_status(result)) if exit_status else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

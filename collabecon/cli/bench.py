@@ -1,0 +1,279 @@
+"""``collabecon bench NAME``: performance benchmarks, one positional name per benchmark.
+
+``engine``
+    local SGD steps of all clients per second, batched engine vs the per-client loop
+    (:mod:`collabecon.bench.engine`).
+``all-pairs``
+    one round's all-pairs work of Federated-Clustering or CoBo, batched vs the per-pair loop
+    (:mod:`collabecon.bench.all_pairs`).
+``dp``
+    DP-SGD steps of all clients per second, batched vs a per-client Opacus loop
+    (:mod:`collabecon.bench.dp`).
+``bargaining``
+    Nash bargaining of the duopoly, the batched closed form vs a per-point bounded search,
+    both scored against a 40-digit reference (:mod:`collabecon.bench.bargaining`).
+``pricing-repeated``
+    the vectorised repeated price-discrimination game vs a per-round, per-buyer Python loop
+    (:mod:`collabecon.bench.pricing_repeated`).
+``privacy``
+    optimal protocols and existence tests of :mod:`econ.privacy` vs the authors' scan
+    (:mod:`collabecon.bench.privacy`).
+
+``collabecon bench --help`` lists them. Every time is the best of several timings
+(:mod:`collabecon.bench.timing`); ``bench/RESULTS.md`` records the figures. A benchmark
+is one entry of :data:`BENCHMARKS`: a function declaring its flags and one running it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from collabecon.cli._output import fmt, table
+from collabecon.cli._progress import Progress
+
+
+def _shared_arguments(parser: argparse.ArgumentParser, *, clients: int, batch_size: int) -> None:
+    """Flags every benchmark takes; the defaults that differ are arguments."""
+    parser.add_argument(
+        "--clients", type=int, default=clients, help=f"number of clients (default {clients})"
+    )
+    parser.add_argument("--model", default="lenet5", help="model name (default lenet5)")
+    parser.add_argument(
+        "--batch-size", type=int, default=batch_size, help=f"minibatch size (default {batch_size})"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats (default 3)")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def _engine_arguments(parser: argparse.ArgumentParser) -> None:
+    _shared_arguments(parser, clients=80, batch_size=10)
+    parser.add_argument("--dataset", default="mnist5k", help="dataset name (default mnist5k)")
+    parser.add_argument("--steps", type=int, default=5, help="local steps timed (default 5)")
+
+
+def _engine(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.engine import measure_engine
+
+    return measure_engine(
+        clients=args.clients,
+        model=args.model,
+        dataset=args.dataset,
+        batch_size=args.batch_size,
+        steps=args.steps,
+        repeats=args.repeats,
+        device=args.device,
+        seed=args.seed,
+        progress=progress,
+    ).to_dict()
+
+
+def _all_pairs_arguments(parser: argparse.ArgumentParser) -> None:
+    _shared_arguments(parser, clients=20, batch_size=32)
+    parser.add_argument(
+        "--method", choices=("fc", "cobo"), default="fc", help="whose all-pairs work"
+    )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also time the table's arithmetic as one plain nn.Module (CPU) at minibatches "
+        "of 32, 640 and clients^2 x 32",
+    )
+
+
+def _all_pairs(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.all_pairs import measure_all_pairs, single_model_reference
+
+    out = measure_all_pairs(
+        method=args.method,
+        clients=args.clients,
+        model=args.model,
+        batch_size=args.batch_size,
+        repeats=args.repeats,
+        device=args.device,
+        seed=args.seed,
+        progress=progress,
+    ).to_dict()
+    if args.reference:
+        n = args.clients**2 * 32
+        best = single_model_reference(
+            clients=args.clients,
+            model=args.model,
+            batch_sizes=(32, 640, n),
+            repeats=args.repeats,
+            seed=args.seed,
+            progress=progress,
+        )
+        out["reference"] = [{"batch_size": b, "seconds": t} for b, t in best.items()]
+    return out
+
+
+def _dp_arguments(parser: argparse.ArgumentParser) -> None:
+    _engine_arguments(parser)
+    parser.add_argument("--noise", type=float, default=1.0, help="noise multiplier z (default 1.0)")
+    parser.add_argument(
+        "--max-grad-norm", type=float, default=1.0, help="clipping norm C (default 1.0)"
+    )
+
+
+def _dp(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.dp import measure_dp
+
+    for flag, value in (("--noise", args.noise), ("--max-grad-norm", args.max_grad_norm)):
+        if not 0 < value < float("inf"):
+            raise ValueError(f"{flag} must be a finite number > 0, got {value}")
+    return measure_dp(
+        clients=args.clients,
+        model=args.model,
+        dataset=args.dataset,
+        batch_size=args.batch_size,
+        steps=args.steps,
+        repeats=args.repeats,
+        noise_multiplier=args.noise,
+        max_grad_norm=args.max_grad_norm,
+        device=args.device,
+        seed=args.seed,
+        progress=progress,
+    ).to_dict()
+
+
+def _count(parser: argparse.ArgumentParser, flag: str, default: int, help_: str) -> None:
+    parser.add_argument(flag, type=int, default=default, help=f"{help_} (default {default})")
+
+
+def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
+    _count(parser, "--points", 100_000, "starting points of the batched closed form")
+    _count(parser, "--baseline-points", 5_000, "starting points of the per-point search")
+    _count(parser, "--reference-points", 5_000, "starting points checked at 40 digits")
+    _count(parser, "--repeats", 5, "timed repeats of each side")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def _bargaining(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.bargaining import measure_bargaining
+
+    return measure_bargaining(
+        points=args.points,
+        baseline_points=args.baseline_points,
+        reference_points=args.reference_points,
+        repeats=args.repeats,
+        seed=args.seed,
+        progress=progress,
+    )
+
+
+def _pricing_repeated_arguments(parser: argparse.ArgumentParser) -> None:
+    _count(parser, "--runs", 100, "independent runs, vectorised")
+    _count(parser, "--rounds", 20_000, "rounds of each run, vectorised")
+    _count(parser, "--baseline-runs", 8, "runs of the Python loop")
+    _count(parser, "--baseline-rounds", 2_000, "rounds of each loop run")
+    _count(parser, "--scale-runs", 1_000, "runs of the extra scaling row; 0 skips it")
+    _count(parser, "--repeats", 3, "timed repeats of each side")
+
+
+def _pricing_repeated(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.pricing_repeated import measure_pricing_repeated
+
+    return measure_pricing_repeated(
+        runs=args.runs,
+        rounds=args.rounds,
+        baseline_runs=args.baseline_runs,
+        baseline_rounds=args.baseline_rounds,
+        scale_runs=args.scale_runs,
+        repeats=args.repeats,
+        progress=progress,
+    )
+
+
+def _privacy_arguments(parser: argparse.ArgumentParser) -> None:
+    _count(parser, "--clients", 10_000, "heterogeneous clients of the optimal protocols")
+    _count(parser, "--existence-clients", 1_000_000, "clients of the existence test")
+
+
+def _privacy(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.privacy import measure_privacy
+
+    return measure_privacy(
+        clients=args.clients, existence_clients=args.existence_clients, progress=progress
+    )
+
+
+#: name -> (help, declare flags, run with its progress).
+BENCHMARKS: dict[
+    str,
+    tuple[
+        str,
+        Callable[[argparse.ArgumentParser], None],
+        Callable[[argparse.Namespace, Progress], dict],
+    ],
+] = {
+    "engine": ("batched engine vs per-client loop: local SGD steps/s", _engine_arguments, _engine),
+    "all-pairs": (
+        "one round's all-pairs work (fc gradient table, cobo midpoints): batched vs loop",
+        _all_pairs_arguments,
+        _all_pairs,
+    ),
+    "dp": (
+        "DP-SGD: batched clients vs a per-client Opacus loop: private steps/s",
+        _dp_arguments,
+        _dp,
+    ),
+    "bargaining": (
+        "Nash bargaining of the duopoly: batched closed form vs per-point bounded search",
+        _bargaining_arguments,
+        _bargaining,
+    ),
+    "pricing-repeated": (
+        "repeated PD game: vectorised simulator vs a per-round, per-buyer Python loop",
+        _pricing_repeated_arguments,
+        _pricing_repeated,
+    ),
+    "privacy": (
+        "optimal protocols and existence tests of econ.privacy vs the authors' scan",
+        _privacy_arguments,
+        _privacy,
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="benchmark", required=True, metavar="NAME")
+    for name, (help_, declare, _) in BENCHMARKS.items():
+        one = sub.add_parser(name, help=help_, description=help_)
+        one.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object"
+        )
+        declare(one)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    _, _, measure = BENCHMARKS[args.benchmark]
+    return {
+        "benchmark": args.benchmark,
+        **measure(args, Progress.of(args, f"bench {args.benchmark}")),
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    """The scalars as one table of quantities; a list of records as a table of its own
+    under its name; a record's entries as ``name.entry``."""
+    scalars: list[tuple[str, Any]] = []
+    tables: list[str] = []
+
+    def cell(value: Any) -> Any:
+        if isinstance(value, dict):
+            return " ".join(f"{k}={fmt(v)}" for k, v in value.items())
+        return value
+
+    for key, value in result.items():
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            header = list(value[0])
+            rows = [[cell(v.get(h)) for h in header] for v in value]
+            tables.append(f"{key}:\n{table(rows, header)}")
+        elif isinstance(value, dict):
+            scalars.extend((f"{key}.{k}", cell(v)) for k, v in value.items())
+        else:
+            scalars.append((key, value))
+    return "\n\n".join([table(scalars, ("quantity", "value")), *tables])

@@ -1,0 +1,224 @@
+"""``collabecon defection-free``: collaboration between two competing firms on real models.
+
+One scheme (``--scheme``) prints per-round qualities, revenues, consumer surplus, welfare,
+ratio and Nash product (with whether the round is individually rational), whether a revenue
+ever fell, rho*, N(q_l*, q_h*), the Nash maximum at the best quality reached and the final
+gap, and every claim of the thesis about that scheme's experiment, held or not (``claims``,
+:mod:`collabecon.reproductions.defection_free`). ``--out`` also writes each scheme's history
+(the same rows plus the market's prices and shares) as CSV and JSON; ``--figures`` runs all four schemes and writes Figures 3.1-3.8
+(Werner 2024, ch. 3) to ``--out``.
+
+Revenues, surplus and welfare follow one convention everywhere
+(:data:`games.defection_free.REVENUE_CONVENTION`): the better model sells as the high firm
+of Lemma 22, so no revenue is negative and welfare = consumer surplus + U_l + U_h in every
+row. The thesis's fixed-label numbers appear only in the run figures' CSVs, named
+``*_as_plotted_in_the_thesis``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from pathlib import Path
+from typing import Any
+
+from collabecon.cli._output import dump_json, table
+
+_SCHEMES = ("defection-free", "complete", "one-sided-low", "one-sided-high")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scheme",
+        choices=_SCHEMES,
+        default="defection-free",
+        help="one-sided-low: only the high firm shares (the low firm benefits); "
+        "one-sided-high: only the low firm shares (default: defection-free)",
+    )
+    parser.add_argument("--rounds", type=int, default=30, help="collaboration rounds (30)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of data split, init, batches")
+    parser.add_argument("--dataset", default="mnist5k", help="mnist5k (embedded) or mnist")
+    parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
+    parser.add_argument("--out", default=None, help="write history CSV/JSON (and figures) here")
+    parser.add_argument(
+        "--figures", action="store_true", help="run all schemes and write Figures 3.1-3.8"
+    )
+    parser.add_argument("--split", choices=("paper", "code"), default="paper")
+    parser.add_argument("--size", type=int, default=1000, help="examples per firm (1000)")
+    parser.add_argument("--target-per-class", type=int, default=200)
+    parser.add_argument("--lr", type=float, default=0.05, help="SGD learning rate (0.05)")
+    parser.add_argument("--batch-size", type=int, default=32, help="per firm and step (32)")
+    parser.add_argument("--init-epochs-high", type=int, default=10)
+    parser.add_argument("--quality", choices=("accuracy", "1-loss"), default="accuracy")
+    parser.add_argument(
+        "--q-max", type=float, default=None, help="Q = max quality; estimated when omitted"
+    )
+    parser.add_argument("--inner", choices=("gd", "oracle", "while"), default="gd")
+    parser.add_argument("--cap-mode", choices=("recommended", "literal"), default="recommended")
+    parser.add_argument("--gating", choices=("none", "line7", "text", "code"), default="none")
+    parser.add_argument("--schedule", choices=("paced", "const"), default="const")
+    parser.add_argument(
+        "--train-alone",
+        action="store_true",
+        help="one-sided schemes: the firm that receives nothing trains on its own data "
+        "(the authors' code) instead of staying put (the thesis's assumption, §3.4)",
+    )
+    parser.add_argument(
+        "--tolerance", type=float, default=0.0, help="measurement tolerance of a quality"
+    )
+
+
+def _write_history(directory: Path, name: str, run: Any) -> None:
+    from econ.market import market_history
+
+    market = market_history(run.round_qualities)
+    extra = ("price_", "share_")  # revenues, surplus and welfare are in the report's rows
+    rows = [
+        {**r, **{k: v for k, v in m.items() if k.startswith(extra)}}
+        for r, m in zip(run.report.rows, market.rows(), strict=True)
+    ]
+    with (directory / f"{name}.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    payload = {**run.to_dict(), "history": rows, "q_max": run.report.q_max}
+    (directory / f"{name}.json").write_text(dump_json(payload))
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._checks import counts_at_least
+    from collabecon.cli._paths import writable_dir
+
+    counts_at_least(args, ("rounds", "size", "target_per_class", "batch_size"))
+    counts_at_least(args, ("init_epochs_high", "seed"), low=0)
+    if not 0 < args.lr < float("inf"):
+        raise ValueError(f"--lr must be a finite number > 0, got {args.lr}")
+    if not 0 <= args.tolerance < float("inf"):
+        raise ValueError(f"--tolerance must be a finite number >= 0, got {args.tolerance}")
+    if args.q_max is not None and not 0 < args.q_max <= 1:
+        raise ValueError(f"--q-max must lie in (0, 1], got {args.q_max}")
+    from collabecon.cli._checks import device_flag
+
+    device_flag("--device", args.device)
+    writable_dir("--out", args.out)
+    from econ.validation import choice
+    from learning.data import DATASETS
+
+    choice("dataset", args.dataset, tuple(DATASETS))  # before the progress starts
+    from games.defection_free import DefectionFreeConfig
+    from learning.drivers.defection_free import DuopolySetup, TorchFirms, run_schemes
+
+    setup = DuopolySetup(
+        dataset=args.dataset,
+        data_dir=args.data_dir,
+        split=args.split,
+        size=args.size,
+        target_per_class=args.target_per_class,
+        lr=args.lr,
+        batch_size=args.batch_size,
+        init_epochs=(0, args.init_epochs_high),
+        metric=args.quality,
+    )
+    config = DefectionFreeConfig(
+        cap_mode=args.cap_mode,
+        gating=args.gating,
+        schedule=args.schedule,
+        tolerance=args.tolerance,
+    )
+    if args.figures and not args.out:
+        raise ValueError("--figures needs --out DIR")
+    from collabecon.cli._progress import Progress
+
+    schemes = _SCHEMES if args.figures else (args.scheme,)
+    plays = set(schemes) | (set() if args.q_max is not None else {"complete"})
+    progress = Progress.of(args, "defection-free", 1 + len(plays) + args.figures)
+    epochs = args.init_epochs_high
+    training = f", the high firm trains alone for {epochs} epochs" if epochs else ""
+    progress(f"preparing the firms: {args.size} examples of {args.dataset} each{training}")
+    firms = TorchFirms.prepare(setup, seed=args.seed, device=args.device)
+    if args.q_max is not None:
+        q_h0 = float(firms.measure()["high"])
+        if args.q_max < q_h0:
+            raise ValueError(
+                f"--q-max {args.q_max} lies below the high firm's starting quality "
+                f"{q_h0:.6g}: Q bounds every reachable quality"
+            )
+    runs = run_schemes(
+        firms,
+        args.rounds,
+        schemes=schemes,
+        q_max=args.q_max,
+        config=config,
+        inner=args.inner,
+        train_alone=args.train_alone,
+        seed=args.seed,
+        progress=progress,
+    )
+    if args.out:
+        directory = Path(args.out)
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, r in runs.items():
+            _write_history(directory, name, r)
+    from collabecon.reproductions.defection_free import claims
+
+    found = [c.to_dict() for c in claims({n: r.report for n, r in runs.items()})]
+    if args.figures:
+        from games.defection_free.figures import write_figures
+
+        progress("writing Figures 3.1-3.8")
+        written = write_figures({n: r.report for n, r in runs.items()}, args.out)
+        return {
+            "figures": written,
+            "schemes": {n: r.to_dict() for n, r in runs.items()},
+            "claims": found,
+        }
+    return {**runs[args.scheme].to_dict(), "claims": found}
+
+
+def _summary_rows(result: dict[str, Any]) -> list[list[Any]]:
+    from games.defection_free import MARKET_COLUMNS
+
+    last = result["rounds"][-1]
+    return [
+        [
+            result["scheme"],
+            *(last[key] for key in MARKET_COLUMNS),
+            last["rho"],
+            result["rho_star"],
+            result["revenue_never_decreased"],
+            result["final_nash_gap"],
+            last["individually_rational"],
+        ]
+    ]
+
+
+def _claims(result: dict[str, Any]) -> str:
+    from econ.claims import Claim, claims_text
+
+    if not result.get("claims"):
+        return ""
+    return "\n\nclaims of the thesis (ch. 3):\n" + claims_text(Claim(**c) for c in result["claims"])
+
+
+def render(result: dict[str, Any]) -> str:
+    header = (
+        "scheme",
+        "q_l",
+        "q_h",
+        "U_l",
+        "U_h",
+        "CS",
+        "welfare",
+        "rho",
+        "rho*",
+        "no fall",
+        "Nash gap",
+        "IR",
+    )
+    if "figures" in result:
+        rows = [r for res in result["schemes"].values() for r in _summary_rows(res)]
+        where = str(Path(result["figures"][0]).parent) if result["figures"] else "--out"
+        written = f"\n{len(result['figures'])} figure files written to {where}"
+        return table(rows, header) + written + _claims(result)
+    return table(_summary_rows(result), header) + _claims(result)

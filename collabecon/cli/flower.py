@@ -1,0 +1,390 @@
+"""``collabecon flower``: collabecon's algorithms and mechanisms as Flower federations.
+
+``collabecon flower simulate --algorithm fedavg,ifca --clients 10`` runs a 10-client FedAvg
+and a 10-client IFCA federation in Flower's simulation engine (one SuperNode per client,
+each reading only its own partition) and prints each run's accuracy. Every training flag is
+a field of :class:`learning.train.TrainConfig`, as in ``collabecon train``;
+``--algorithm cobo`` runs CoBo with the pair gradients on the nodes and the collaboration
+weights on the server (:mod:`learning.runtimes.flower.cobo`).
+
+A mechanism named after the action runs with its own server loop, its flags those of its
+in-process command, given after its name: ``collabecon flower simulate ipfl --clients 8``
+is IP-FL's token economy with the ledger on the server (:mod:`learning.runtimes.flower.ipfl`, the
+flags of ``collabecon ipfl``), ``collabecon flower simulate defection-free --rounds 3`` the
+mediator between two firms (:mod:`learning.runtimes.flower.duopoly`, the flags of ``collabecon
+defection-free``). ``prepare --out DIR`` writes a run's partitions and Flower App for a
+deployment, ``deploy`` runs it on a SuperLink and one SuperNode per client, each its own
+process (``docs/flower.md``). Needs ``pip install -e ".[flower]"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from collabecon.cli._output import fmt, table
+from collabecon.cli.train import _FLAGS, PARAMETER_FLAGS, add_train_flags
+
+_ACTIONS = ("simulate", "prepare", "deploy")
+
+#: mechanism -> (module of its in-process command, what runs where)
+_MECHANISMS = {
+    "ipfl": (
+        "collabecon.cli.ipfl",
+        "IP-FL's token economy, the ledger on the server (the flags of collabecon ipfl)",
+    ),
+    "defection-free": (
+        "collabecon.cli.defection_free",
+        "two firms, the mediator on the server (the flags of collabecon defection-free)",
+    ),
+}
+
+_OUT_HELP = "partitions and results (default: a temp dir)"
+
+
+def _add_federation_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cpus", type=int, default=None, help="CPUs for Ray (default: all)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="the SuperLink's port (deploy, prepare)"
+    )
+
+
+class _Mechanism(argparse._SubParsersAction):
+    """The optional mechanism after the action: its own flags follow its name and are parsed
+    into ``settings``; a flag of the algorithm runs given before the name is refused (it
+    would set nothing), except ``--json``."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        assert isinstance(values, list) and values
+        name, rest = values[0], values[1:]
+        if name not in self.choices:
+            raise argparse.ArgumentError(
+                self, f"invalid choice: {name!r} (choose from {', '.join(self.choices)})"
+            )
+        given = [
+            action.option_strings[-1]
+            for action in parser._actions
+            if action.option_strings
+            and action.dest not in ("help", "json")
+            and getattr(namespace, action.dest, action.default) != action.default
+        ]
+        if given:
+            parser.error(
+                f"{', '.join(given)} before {name!r}: the flags of a mechanism follow its name "
+                f"(collabecon flower ACTION {name} --help)"
+            )
+        settings = self.choices[name].parse_args(rest)
+        setattr(namespace, self.dest, name)
+        namespace.settings = settings
+        namespace.json = bool(namespace.json or settings.json)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        choices=_ACTIONS,
+        help="simulate; prepare a deployment's partitions and Flower App; deploy on this "
+        "machine (a SuperLink and one SuperNode per client, separate processes)",
+    )
+    add_train_flags(
+        parser,
+        help_for={
+            "algorithm": "algorithm names, comma-separated (each its own run on the same "
+            "nodes); cobo runs with its own server loop"
+        },
+        parameters=PARAMETER_FLAGS[:2],
+    )
+    parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
+    parser.add_argument("--out", default=None, metavar="DIR", help=_OUT_HELP)
+    _add_federation_flags(parser)
+    mechanisms = parser.add_subparsers(
+        action=_Mechanism,
+        dest="mechanism",
+        metavar="MECHANISM",
+        required=False,
+        help="a mechanism with its own server loop instead of --algorithm; its flags "
+        "follow its name (collabecon flower ACTION MECHANISM --help)",
+    )
+    for name, (module, help_) in _MECHANISMS.items():
+        sub = mechanisms.add_parser(name, help=help_, description=help_)
+        importlib.import_module(module).add_arguments(sub)
+        for action in sub._actions:
+            if action.dest == "out":
+                action.help = _OUT_HELP
+        sub.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+        _add_federation_flags(sub)
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One federation of a command: its name (``run-<i>-<name>``), its number of nodes,
+    ``write(directory)`` writing its partitions and ``deploy(out, port=...)`` running it on
+    separate processes (:mod:`learning.runtimes.flower.deploy`)."""
+
+    name: str
+    clients: int
+    write: Callable[[Path], Any]
+    deploy: Callable[..., dict[str, Any]]
+
+
+def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
+    """The runs of ``--algorithm``: a split algorithm (:func:`learning.runtimes.flower.apps.serve`)
+    or CoBo (:func:`learning.runtimes.flower.cobo.serve_cobo`)."""
+    from learning.runtimes.flower import deploy as deployment
+    from learning.runtimes.flower.apps import check_flower_config
+    from learning.runtimes.flower.cobo import write_cobo_partitions
+    from learning.runtimes.flower.partitions import write_partitions
+    from learning.train import TrainConfig
+
+    names = [a.strip() for a in str(args.algorithm).split(",") if a.strip()]
+    if not names:
+        raise ValueError(f"--algorithm must name at least one algorithm, got {args.algorithm!r}")
+    fields = {name: getattr(args, name) for name in _FLAGS if name != "algorithm"}
+    runs = []
+    for name in names:
+        config = TrainConfig(
+            algorithm=name,
+            **fields,
+            partition_params=dict(args.partition_params),
+            algorithm_params=dict(args.algorithm_params),
+        )
+        write: Callable[..., Any]
+        if name == "cobo":
+            write, deploy = write_cobo_partitions, deployment.deploy_cobo
+        else:
+            check_flower_config(config)
+            write, deploy = write_partitions, deployment.deploy
+        data_dir = args.data_dir
+        runs.append(
+            _Run(
+                name,
+                config.clients,
+                partial(write, config, data_dir=data_dir),
+                partial(deploy, config, data_dir=data_dir),
+            )
+        )
+    return runs
+
+
+def _on_cpu(device: str | None) -> None:
+    if device not in (None, "cpu"):
+        raise ValueError(f"--device {device!r}: the Flower federation computes on the CPU")
+
+
+def _ipfl_run(flags: argparse.Namespace) -> _Run:
+    """IP-FL as ``collabecon ipfl`` with ``flags`` configures it (:mod:`collabecon.cli.ipfl`)."""
+    from collabecon.cli.ipfl import _run_config
+    from learning.runtimes.flower.deploy import deploy_ipfl
+    from learning.runtimes.flower.ipfl import check_ipfl_run, write_ipfl_partitions
+
+    if flags.compare or flags.lr_grid is not None:
+        raise ValueError(
+            "--compare: IP-FL against the baselines, each with a learning rate chosen on "
+            "validation data, runs in process (collabecon ipfl --compare)"
+        )
+    if flags.checkpoint is not None or flags.resume:
+        raise ValueError("--checkpoint, --resume: a Flower federation keeps no checkpoints")
+    _on_cpu(flags.device)
+    run = _run_config(flags)
+    check_ipfl_run(run)
+    return _Run(
+        "ipfl",
+        run.clients,
+        partial(write_ipfl_partitions, run, data_dir=flags.data_dir),
+        partial(deploy_ipfl, run, data_dir=flags.data_dir),
+    )
+
+
+def _given(cls: type, flags: argparse.Namespace) -> dict[str, Any]:
+    """The fields of dataclass ``cls`` that ``flags`` sets (a flag of the same name, not
+    None)."""
+    values = {f.name: getattr(flags, f.name, None) for f in dataclasses.fields(cls)}
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _duopoly_run(flags: argparse.Namespace) -> _Run:
+    """Defection-free collaboration as ``collabecon defection-free`` with ``flags`` plays it
+    (:mod:`collabecon.cli.defection_free`): the same split, pre-training and minibatch stream
+    (``--seed``)."""
+    from collabecon.cli._checks import counts_at_least
+    from games.defection_free import DefectionFreeConfig
+    from learning.drivers.defection_free import DuopolySetup
+    from learning.runtimes.flower.deploy import deploy_duopoly
+    from learning.runtimes.flower.duopoly import write_duopoly_partitions
+
+    counts_at_least(flags, ("rounds",))
+    counts_at_least(flags, ("seed",), low=0)
+    if flags.figures:
+        raise ValueError("--figures: the four schemes' figures run in process")
+    if flags.scheme != "defection-free":
+        raise ValueError(
+            f"--scheme {flags.scheme!r}: the Flower mediator plays the defection-free rule "
+            "(Algorithm 5)"
+        )
+    if flags.inner != "gd":
+        raise ValueError(f"--inner {flags.inner!r}: the Flower firms take real SGD steps (gd)")
+    if flags.train_alone:
+        raise ValueError("--train-alone applies to the one-sided schemes, not defection-free")
+    _on_cpu(flags.device)
+    setup = DuopolySetup(
+        **_given(DuopolySetup, flags),
+        init_epochs=(0, flags.init_epochs_high),
+        metric=flags.quality,
+    )
+    config = DefectionFreeConfig(**_given(DefectionFreeConfig, flags))
+    played = (setup, flags.seed, flags.rounds)
+    options = {"q_max": flags.q_max, "config": config, "stream": flags.seed}
+    return _Run(
+        "defection-free",
+        2,
+        partial(write_duopoly_partitions, *played, **options),
+        partial(deploy_duopoly, *played, **options),
+    )
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._checks import existing_dir
+    from collabecon.cli._paths import writable_dir
+    from learning.runtimes.flower import require_flower
+
+    flags = args.settings if args.mechanism else args
+    existing_dir("--data-dir", flags.data_dir)
+    writable_dir("--out", flags.out)
+    if flags.cpus is not None and flags.cpus < 1:
+        raise ValueError(f"--cpus must be an integer >= 1, got {flags.cpus}")
+    require_flower()
+    if args.mechanism == "ipfl":
+        runs = [_ipfl_run(flags)]
+    elif args.mechanism == "defection-free":
+        runs = [_duopoly_run(flags)]
+    else:
+        runs = _algorithm_runs(args)
+    if args.action != "simulate" and len(runs) != 1:
+        raise ValueError(f"--algorithm: {args.action} runs one experiment; name one algorithm")
+    out = Path(flags.out or tempfile.mkdtemp(prefix="collabecon-flower-")).resolve()
+    head = {"action": args.action, "out": str(out), "mechanism": args.mechanism}
+    if args.action == "prepare":
+        from learning.runtimes.flower.deploy import write_app
+
+        data = out / "data"
+        runs[0].write(data)
+        app = write_app(out, str(data), f"127.0.0.1:{flags.port}")
+        server = sorted(p.name for p in data.iterdir() if not p.name.startswith("partition-"))
+        return {**head, "clients": runs[0].clients, "server_files": server, "app": str(app)}
+    if args.action == "deploy":
+        done = runs[0].deploy(out, port=flags.port)
+        done.pop("models")
+        return {**head, "runs": [done]}
+    from learning.runtimes.flower.results import result_dict, write_result
+    from learning.runtimes.flower.simulation import simulate_directories
+
+    directories = [out / f"run-{i}-{r.name}" for i, r in enumerate(runs)]
+    for r, directory in zip(runs, directories, strict=True):
+        r.write(directory)
+    try:
+        results = simulate_directories(
+            [(str(d), str(d)) for d in directories],
+            max(r.clients for r in runs),
+            cpus=flags.cpus,
+        )
+    except RuntimeError as exc:  # the server refused what the nodes reported
+        if isinstance(exc.__cause__, ValueError):
+            raise ValueError(f"the Flower server refused the run: {exc.__cause__}") from exc
+        raise
+    return {
+        **head,
+        "runs": [
+            {**result_dict(result), "result": str(write_result(result, directory))}
+            for result, directory in zip(results, directories, strict=True)
+        ],
+    }
+
+
+def _algorithm_row(r: dict[str, Any]) -> list[Any]:
+    """A split run's or CoBo's row (CoBo's federation evaluates no test set)."""
+    config = r["config"]
+    if r.get("kind") == "cobo":
+        accuracy, test_loss, train_loss = "-", "-", r["train_loss"][-1]
+    else:
+        last = r["history"][-1]
+        accuracy, test_loss, train_loss = r["mean_accuracy"], last["test_loss"], last["train_loss"]
+    seconds = r.get("deployment_seconds", r["seconds"])
+    return [
+        config["algorithm"],
+        config["clients"],
+        config["rounds"],
+        fmt(accuracy),
+        fmt(test_loss),
+        fmt(train_loss),
+        fmt(seconds),
+    ]
+
+
+def _ipfl_text(r: dict[str, Any]) -> str:
+    """The cluster models' accuracy on every source distribution, and the ledger."""
+    accuracy = r["cluster_accuracy"]
+    rows = [(f"c{k}", *(fmt(100 * a, 4) for a in accs)) for k, accs in enumerate(accuracy)]
+    start, end = r["tokens_start"], r["tokens_end"]
+    personal = r["personalised_accuracy"]
+    return "\n".join(
+        [
+            table(rows, ["cluster", *(f"θ{d} (%)" for d in range(len(accuracy[0])))]),
+            f"\ntokens: start {fmt(sum(start))} total, end min {fmt(min(end), 4)} / max "
+            f"{fmt(max(end), 4)}, pools {fmt(sum(r['pools_end']), 4)}; personalised accuracy "
+            f"{fmt(100 * sum(personal) / len(personal), 4)} % over {len(r['history'])} rounds",
+        ]
+    )
+
+
+def render(result: dict[str, Any]) -> str:
+    if result["action"] == "prepare":
+        return (
+            f"wrote {result['clients']} partitions and the server's "
+            f"{', '.join(result['server_files'])} to {result['out']}/data and the Flower App "
+            f"to {result['app']}"
+        )
+    runs = result["runs"]
+    if result["mechanism"] == "ipfl":
+        lines = [_ipfl_text(r) for r in runs]
+    elif result["mechanism"] == "defection-free":
+        from collabecon.cli import defection_free
+
+        lines = [defection_free.render(r["runs"]["defection-free"]) for r in runs]
+    else:
+        head = [
+            "algorithm",
+            "clients",
+            "rounds",
+            "mean accuracy",
+            "test loss",
+            "train loss",
+            "seconds",
+        ]
+        lines = [table([_algorithm_row(r) for r in runs], head)]
+    for r in runs:
+        if r.get("epsilon") is not None:
+            eps = ", ".join(fmt(e, 3) for e in r["epsilon"])
+            delta = r["config"]["dp_delta"]
+            lines.append(
+                f"{r['config']['algorithm']} with DP-SGD: epsilon at delta {delta:g}: {eps}"
+            )
+        if "processes" in r:
+            lines.append(
+                f"{r['processes']} processes, {fmt(r['deployment_seconds'], 4)} s of deployment"
+            )
+        elif result["mechanism"]:
+            lines.append(f"the rounds took {fmt(r['seconds'], 4)} s")
+    return "\n".join([*lines, f"results in {result['out']}"])

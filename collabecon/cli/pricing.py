@@ -1,0 +1,295 @@
+"""``collabecon pricing``: the price-discrimination game of Werner (2024), Chapter 4.
+
+Three actions:
+
+``equilibrium``
+    the one-shot equilibrium for one awareness level ``--alpha``; ``--convention thesis``
+    prints the profile Theorem 6 states instead, which for ``alpha > alpha*`` in regime B is not
+    an equilibrium (docs/errata.md, ``thesis.ch4.thm6``) and is labelled so;
+``repeated``
+    repeated play of a learning seller against CBER buyers (Algorithm 6), many runs at once;
+``figures``
+    Figures 4.1-4.5 as PNG + CSV in ``--out``, and every claim the thesis makes about them,
+    held or not (``claims``, :mod:`collabecon.reproductions.price_discrimination`).
+
+Utilities are per buyer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from collabecon.cli._lists import float_list
+from collabecon.cli._output import fmt, table
+
+ACTIONS = ("equilibrium", "repeated", "figures")
+
+
+def _game_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mu", type=Fraction, default=Fraction(1, 2), help="P(high type) (0.5)")
+    parser.add_argument("--theta-low", type=Fraction, default=Fraction(5), help="low value (5)")
+    parser.add_argument("--theta-high", type=Fraction, default=Fraction(15), help="high value (15)")
+    parser.add_argument("--cb", type=Fraction, default=Fraction(5), help="buyer's evasion cost (5)")
+    parser.add_argument(
+        "--cs", type=Fraction, default=Fraction(5), help="seller's evasion cost (5)"
+    )
+    parser.add_argument("--buyers", type=int, default=10, help="buyers per round n (10)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    json_flag: dict[str, Any] = {
+        "action": "store_true",
+        "default": argparse.SUPPRESS,
+        "help": "print one JSON object on stdout",
+    }
+
+    eq = actions.add_parser("equilibrium", help="one-shot equilibrium (Theorem 6)")
+    eq.add_argument("--json", **json_flag)
+    _game_arguments(eq)
+    eq.add_argument("--alpha", type=Fraction, required=True, help="P(seller is signal aware)")
+    eq.add_argument(
+        "--convention",
+        choices=("strict", "thesis"),
+        default="strict",
+        help="strict: the equilibrium (default); thesis: the profile Theorem 6 states",
+    )
+
+    rep = actions.add_parser("repeated", help="repeated play against CBER buyers (Algorithm 6)")
+    rep.add_argument("--json", **json_flag)
+    _game_arguments(rep)
+    from games.price_discrimination.sellers import SELLERS
+
+    rep.add_argument("--seller", choices=tuple(SELLERS), default="cexp3", help="(cexp3)")
+    rep.add_argument("--rounds", type=int, default=20_000, help="rounds T (20000)")
+    rep.add_argument("--seeds", type=int, default=10, help="independent runs (10)")
+    rep.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    float_list(
+        rep,
+        "--bias",
+        count=2,
+        default=None,
+        help="LO HI: add U[LO, HI] to the buyers' belief each round (Figure 4.5); "
+        "a negative LO with commas as --bias=LO,HI",
+    )
+    rep.add_argument(
+        "--alpha", type=float, default=None, help="alpha-pd commitment (alpha* - 0.01)"
+    )
+    rep.add_argument("--eta", type=float, default=None, help="Exp3 learning rate (preset)")
+    rep.add_argument("--gamma", type=float, default=None, help="Exp3-IX implicit exploration")
+    rep.add_argument("--alpha-hat-init", type=float, default=0.0, help="round-1 belief (0)")
+    rep.add_argument(
+        "--policy-regret", action="store_true", help="also re-run fixed mixed strategies"
+    )
+    rep.add_argument("--out", type=Path, default=None, help="write per-round means (CSV) here")
+
+    fig = actions.add_parser("figures", help="Figures 4.1-4.5 (PNG + CSV)")
+    fig.add_argument("--json", **json_flag)
+    fig.add_argument("--out", type=Path, required=True, help="output directory")
+    fig.add_argument("--rounds", type=int, default=20_000, help="rounds T (20000, the thesis)")
+    fig.add_argument("--seeds", type=int, default=1, help="runs per seller (1, the thesis)")
+    fig.add_argument("--seed", type=int, default=1, help="random seed (1)")
+
+
+def _game(args: argparse.Namespace) -> Any:
+    from games.price_discrimination.game import PDGame
+
+    return PDGame(args.mu, args.theta_low, args.theta_high, args.cb, args.cs, n=args.buyers)
+
+
+def _progress(args: argparse.Namespace, total: int) -> Any:
+    """A bar over ``total`` rounds on stderr (none with ``--json``), drawn after half a
+    second, gone when done."""
+    from collabecon.cli._progress import Progress
+
+    progress = Progress.of(args, f"pricing {args.action}")
+    return progress.bar(total, unit="round", leave=False, mininterval=0.5, delay=0.5)
+
+
+def _equilibrium(args: argparse.Namespace) -> dict[str, Any]:
+    from games.price_discrimination.game import (
+        equilibrium,
+        high_buyer_deviation_gain,
+        profiles_differ,
+    )
+
+    game = _game(args)
+    eq = equilibrium(game, args.alpha, args.convention)
+    gain = high_buyer_deviation_gain(game, args.alpha, args.convention)
+    profile = eq.profile
+    out: dict[str, Any] = {"convention": args.convention, "is_equilibrium": gain <= 0}
+    if args.convention == "thesis":
+        if gain > 0:
+            out["profile"] = (
+                "thesis profile; not an equilibrium for alpha > alpha*: the high buyer gains "
+                f"{float(gain):.6g} by deviating"
+            )
+        else:
+            out["profile"] = "thesis profile; an equilibrium at this alpha"
+    else:
+        out["profile"] = "equilibrium"
+    out.update(
+        {
+            "regime": game.regime,
+            "alpha_star": float(game.alpha_star),
+            "evasion_rate": float(profile.q_high),
+        }
+    )
+    if profile.q_high > 0:
+        out["q_star"] = float(game.q_star)
+    if profiles_differ(game, args.alpha):
+        out["aware_prob_theta_low_after_s_low"] = float(1 - profile.aware_b)
+    out.update(
+        {
+            "seller": float(eq.seller),
+            "high_buyer": float(eq.high_buyer),
+            "low_buyer": float(eq.low_buyer),
+            "buyer_avg": float(eq.buyer_avg),
+            "U1_star": float(game.U1_star),
+        }
+    )
+    if gain > 0:
+        out["high_buyer_deviation_gain"] = float(gain)
+    return out
+
+
+def _seller(args: argparse.Namespace) -> Any:
+    import dataclasses
+
+    from games.price_discrimination.sellers import SELLERS
+
+    seller: Any = SELLERS[args.seller]()
+    # a flag may set what the named seller leaves open (None): Exp3's eta/gamma, alpha-pd's alpha
+    open_fields = {f.name for f in dataclasses.fields(seller) if getattr(seller, f.name) is None}
+    given = {k: getattr(args, k) for k in ("eta", "gamma", "alpha") if getattr(args, k) is not None}
+    unused = sorted(set(given) - open_fields)
+    if unused:
+        raise ValueError(f"--{unused[0]} does not apply to seller {args.seller!r}")
+    return dataclasses.replace(seller, **given)
+
+
+def _counts(args: argparse.Namespace) -> None:
+    """``--rounds`` and ``--seeds`` are counts: checked before the progress bar starts."""
+    for flag in ("rounds", "seeds"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag} must be an integer >= 1, got {getattr(args, flag)}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+
+
+def _repeated(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._checks import fits_in_memory
+    from games.price_discrimination.repeated import policy_regret, simulate
+
+    _counts(args)
+    game = _game(args)
+    seller = _seller(args)
+    # per round and seed: the seller's weights over two signals and the play (float64)
+    fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
+    start = time.perf_counter()
+    rng = np.random.default_rng(args.seed)
+    bias = tuple(args.bias) if args.bias is not None else None
+    with _progress(args, args.rounds) as bar:
+        run = simulate(
+            game,
+            seller,
+            args.rounds,
+            args.seeds,
+            rng,
+            bias=bias,
+            alpha_hat_init=args.alpha_hat_init,
+            progress=bar.update,
+        )
+    summary = run.summary()
+    policy = None
+    if args.policy_regret:
+        policy = policy_regret(game, run, seed=rng, alpha_hat_init=args.alpha_hat_init)
+    result = {
+        "seller_utility_mean": summary["seller_utility_mean"],
+        "seller_utility_se": summary["seller_utility_se"],
+        "buyer_utility_mean": summary["buyer_utility_mean"],
+        "alpha_hat_final": summary["alpha_hat_final"],
+        "alpha_bar_final": summary["alpha_bar_final"],
+        "action_freq": summary["action_freq"],
+        "regret": {
+            "pure_price_rules": float(run.regret().mean()),
+            "blind_prices": float(run.regret(("high", "low")).mean()),
+            "realised": float(run.realised_regret().mean()),
+            "policy_fixed_mixed": None if policy is None else policy["policy_regret"],
+        },
+        "seconds": time.perf_counter() - start,
+    }
+    if args.out is not None:
+        _write_repeated(args.out, run, result, policy)
+    return result
+
+
+def _write_repeated(out: Path, run: Any, result: dict[str, Any], policy: Any) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    columns = run.round_means()
+    np.savetxt(
+        out / "repeated.csv",
+        np.column_stack(list(columns.values())),
+        delimiter=",",
+        header=",".join(columns),
+        comments="",
+        fmt="%.10g",
+    )
+    (out / "summary.json").write_text(json.dumps({**result, "policy_regret": policy}, indent=2))
+
+
+def _figures(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._checks import fits_in_memory
+    from collabecon.reproductions.price_discrimination import figures
+    from games.price_discrimination.figures import FIGURE_SELLERS
+
+    _counts(args)
+    fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
+    start = time.perf_counter()
+    # Figures 4.2-4.4 run the three sellers once, Figure 4.5 once more over the bias levels.
+    with _progress(args, 2 * len(FIGURE_SELLERS) * args.rounds) as bar:
+        reproduction = figures(args.out, args.rounds, args.seeds, args.seed, progress=bar.update)
+    return {
+        "files": reproduction.data["files"],
+        "rounds": args.rounds,
+        "seeds": args.seeds,
+        "seconds": time.perf_counter() - start,
+        "claims": [c.to_dict() for c in reproduction.claims],
+    }
+
+
+_RUNNERS = {"equilibrium": _equilibrium, "repeated": _repeated, "figures": _figures}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._paths import writable_dir
+
+    writable_dir("--out", getattr(args, "out", None))  # repeated and figures write
+    return _RUNNERS[args.action](args)
+
+
+def render(result: dict[str, Any]) -> str:
+    rows: list[tuple[str, Any]] = []
+    for key, value in result.items():
+        if key == "claims":
+            continue
+        if isinstance(value, dict):
+            rows += [(f"{key}.{k}", v) for k, v in value.items()]
+        elif isinstance(value, list):
+            rows += [(key, v) for v in value]
+        else:
+            rows.append((key, value))
+    text = table([(k, fmt(v)) for k, v in rows], ("quantity", "value"))
+    if "claims" in result:
+        from econ.claims import Claim, claims_text
+
+        claims = claims_text(Claim(**c) for c in result["claims"])
+        text += f"\n\nclaims of the thesis (section 4.4):\n{claims}"
+    return text

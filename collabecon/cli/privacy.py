@@ -1,0 +1,445 @@
+"""``collabecon privacy``: privacy-accuracy utilities of Tsoy et al. (2024).
+
+Sub-commands:
+
+``exists``   existence of a mutually beneficial protocol (Theorems 4.2, 4.5, 4.9) ->
+             ``{"exists", "statistic", "threshold"}``;
+``optimal``  the optimal protocol for ``--objective welfare`` (sum of utilities) or
+             ``accuracy`` (Γ), every client gaining -> per-client ``alpha``, ``beta``,
+             ``epsilon``, ``utility``, ``utility_alone`` and the total ``gamma``;
+``figure1``  Figure 1 (both panels) with the exact optimum, as PNG and CSV under ``--out``, and
+             the paper's claims about it, held or not (``claims``,
+             :mod:`collabecon.reproductions.privacy`);
+``curve``    the measured (ε, accuracy) curve of local-only and federated DP-SGD training
+             (:mod:`learning.drivers.privacy_curve`) -> ``curve.json`` and ``curve.png`` under ``--out``;
+             ``exists`` and ``optimal`` answer for the measured clients with ``--curve FILE``
+             instead of ``--model`` (:class:`econ.privacy.empirical.Empirical`);
+``account``  ε of DP-SGD-style training (``--steps`` Gaussian releases with noise multiplier
+             ``--noise``, each on a subsample at ``--sampling-rate``) at ``--delta``, or with
+             ``--epsilon`` instead of ``--noise`` the noise multiplier that reaches it
+             (:mod:`econ.privacy.accountants`, through dp-accounting).
+
+Model constants not given on the command line take the model's defaults: the paper's section 6
+setting for ``dp-mean`` and ``bayes`` (n = 100, σ = 10, B = 20, τ = 1) and, for ``dp-sgd``, for
+which the paper prints no numbers, an illustrative setting of collabecon (n = 10⁴, σ = 1, B = 2, L =
+1, μ = 0.5, d = 10, D = 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from collabecon.cli._lists import float_list
+from collabecon.cli._output import fmt, table
+
+_MODEL_FLAGS = {
+    # flag: (model keyword, help)
+    "n": ("n", "samples per client (one, or one per client)"),
+    "sigma": ("sigma", "per-sample standard deviation (scalar or one per client)"),
+    "bound": ("bound", "support width B (sensitivity B/n)"),
+    "tau": ("tau", "prior precision (bayes)"),
+    "L": ("L", "smoothness constant (dp-sgd)"),
+    "mu": ("mu", "strong-convexity constant (dp-sgd)"),
+    "dim": ("dim", "parameter dimension d (dp-sgd)"),
+    "diam": ("diam", "diameter D of the parameter set (dp-sgd)"),
+}
+_LISTS = {"n", "sigma"}
+
+
+def _model_arguments(parser: argparse.ArgumentParser) -> None:
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", choices=("dp-mean", "dp-sgd", "bayes"))
+    which.add_argument(
+        "--curve",
+        type=Path,
+        help="a measured curve (curve.json of `privacy curve`): the clients of that training",
+    )
+    float_list(parser, "--lam", required=True, help="accuracy weights lambda_i, one per client")
+    for flag, (_, help_) in _MODEL_FLAGS.items():
+        if flag in _LISTS:
+            float_list(parser, f"--{flag}", default=None, help=help_)
+        else:
+            parser.add_argument(
+                f"--{flag}", type=int if flag == "dim" else float, default=None, help=help_
+            )
+    parser.add_argument(
+        "--integer-rounds",
+        action="store_true",
+        help="dp-sgd: integer T (Algorithm 1) instead of the paper's continuous T",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True)
+    exists = sub.add_parser("exists", help="does a mutually beneficial protocol exist?")
+    _model_arguments(exists)
+    optimal = sub.add_parser("optimal", help="the optimal mutually beneficial protocol")
+    _model_arguments(optimal)
+    optimal.add_argument("--objective", choices=("welfare", "accuracy"), default="welfare")
+    float_list(optimal, "--nu", default=None, help="server weights nu_i of the welfare objective")
+    optimal.add_argument("--method", choices=("auto", "cvxpy"), default="auto")
+    fig = sub.add_parser("figure1", help="reproduce Figure 1 with the exact optimum")
+    fig.add_argument(
+        "--out", required=True, type=Path, help="output directory for figure1.png and figure1.csv"
+    )
+    fig.add_argument(
+        "--repetitions",
+        type=int,
+        default=1000,
+        help="draws per grid point (paper 1000, notebook 300)",
+    )
+    fig.add_argument(
+        "--seed", type=int, default=179, help="random seed (the authors' notebook uses 179)"
+    )
+    account = sub.add_parser("account", help="epsilon of subsampled Gaussian steps (or the noise)")
+    target = account.add_mutually_exclusive_group(required=True)
+    target.add_argument(
+        "--noise", type=float, help="noise multiplier z (noise std / clipping norm)"
+    )
+    target.add_argument(
+        "--epsilon", type=float, help="target epsilon: print the noise that reaches it"
+    )
+    account.add_argument("--steps", type=int, required=True, help="number of noisy steps")
+    account.add_argument(
+        "--sampling-rate",
+        type=float,
+        default=1.0,
+        help="probability an example joins a step (default 1)",
+    )
+    account.add_argument("--delta", type=float, required=True, help="target delta")
+    account.add_argument("--accountant", choices=("pld", "rdp"), default="pld")
+    account.add_argument(
+        "--sampling",
+        choices=("poisson", "fixed"),
+        default="poisson",
+        help="Poisson sampling, or fixed-size batches without replacement (needs --dataset-size, rdp)",
+    )
+    account.add_argument(
+        "--dataset-size", type=int, default=None, help="examples sampled from (fixed)"
+    )
+    curve = sub.add_parser(
+        "curve", help="measure the (epsilon, accuracy) curve of local and federated DP-SGD"
+    )
+    _curve_arguments(curve)
+    for p in (
+        exists,
+        optimal,
+        fig,
+        account,
+        curve,
+    ):  # also accepted after the action; SUPPRESS keeps an earlier --json
+        p.add_argument(
+            "--json",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="print one JSON object on stdout",
+        )
+
+
+def _curve_arguments(parser: argparse.ArgumentParser) -> None:
+    from learning.drivers.privacy_curve import DEFAULTS
+
+    float_list(
+        parser,
+        "--noise",
+        default=[0.5, 1.0, 2.0, 4.0],
+        help="noise multipliers z > 0 (words or comma-separated; default 0.5,1,2,4)",
+    )
+    parser.add_argument("--seeds", type=int, default=3, help="number of seeds 0..S-1 (default 3)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="folder for curve.json and curve.png"
+    )
+    for flag, kind, help_ in (
+        ("dataset", str, "dataset"),
+        ("model", str, "network"),
+        ("partition", str, "how the data is split between the clients"),
+        ("clients", int, "number of clients"),
+        ("rounds", int, "communication rounds"),
+        ("local-steps", int, "local steps per round"),
+        ("batch-size", int, "examples per step (fixed size, without replacement)"),
+        ("lr", float, "learning rate"),
+        ("momentum", float, "SGD momentum"),
+        ("clip", float, "per-example clipping norm of DP-SGD"),
+        ("delta", float, "target delta of every client's epsilon"),
+    ):
+        key = {"clip": "max_grad_norm"}.get(flag, flag.replace("-", "_"))
+        parser.add_argument(
+            f"--{flag}", type=kind, default=DEFAULTS[key], help=f"{help_} (default {DEFAULTS[key]})"
+        )
+    parser.add_argument("--device", default=None, help="torch device (default: best available)")
+    parser.add_argument("--data-dir", default=None, help="where the datasets are cached")
+
+
+def _out_folder(path: Path, *, create: bool = True) -> Path:
+    """A folder that can be written, created if missing; checked before any training."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--out {path} is a file, not a folder")
+    parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {path} cannot be written ({parent} is not a writable folder)")
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _curve(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._progress import Progress
+    from learning.drivers.privacy_curve import measure, plot
+
+    if args.seeds < 1:
+        raise ValueError(f"--seeds must be an integer >= 1, got {args.seeds}")
+    if any(not z > 0 for z in args.noise):
+        raise ValueError(f"--noise must list noise multipliers > 0, got {args.noise}")
+    if not 0 < args.delta < 1:
+        raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
+    if not 0 < args.clip < float("inf"):
+        raise ValueError(f"--clip must be a finite number > 0, got {args.clip}")
+    if not 0 < args.lr < float("inf"):
+        raise ValueError(f"--lr must be a finite number > 0, got {args.lr}")
+    for flag in ("clients", "rounds", "local_steps", "batch_size"):
+        if getattr(args, flag) < 1:
+            name = "--" + flag.replace("_", "-")
+            raise ValueError(f"{name} must be an integer >= 1, got {getattr(args, flag)}")
+    from collabecon.cli._checks import device_flag
+
+    device_flag("--device", args.device)
+    _out_folder(args.out, create=False)
+    settings = {
+        "dataset": args.dataset,
+        "model": args.model,
+        "partition": args.partition,
+        "clients": args.clients,
+        "rounds": args.rounds,
+        "local_steps": args.local_steps,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "momentum": args.momentum,
+        "max_grad_norm": args.clip,
+        "delta": args.delta,
+    }
+    curve = measure(
+        args.noise,
+        args.seeds,
+        device=args.device,
+        data_dir=args.data_dir,
+        progress=Progress.of(args, "privacy curve"),
+        **settings,
+    )
+    out = _out_folder(args.out)
+    json_path = curve.save(out / "curve.json")
+    png_path = plot(curve, out / "curve.png")
+    return {
+        "json": str(json_path),
+        "png": str(png_path),
+        "seconds": curve.seconds,
+        "settings": curve.settings,
+        "summary": curve.summary(),
+    }
+
+
+def _model(args: argparse.Namespace) -> Any:
+    from econ.privacy.models import MODELS
+
+    if args.curve is not None:
+        from econ.privacy.empirical import Empirical
+
+        given = [f"--{flag}" for flag in _MODEL_FLAGS if getattr(args, flag) is not None]
+        if given or args.integer_rounds:
+            given += ["--integer-rounds"] if args.integer_rounds else []
+            raise ValueError(f"{', '.join(given)} do(es) not apply to --curve (measured clients)")
+        return Empirical.from_curve(args.curve)
+    kwargs: dict[str, Any] = {}
+    for flag, (keyword, _) in _MODEL_FLAGS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            kwargs[keyword] = value[0] if isinstance(value, list) and len(value) == 1 else value
+    for count in args.n or []:
+        if not (count >= 1 and float(count).is_integer()):
+            raise ValueError(f"--n lists sample counts: integers >= 1, got {count}")
+    if args.n is not None and len(args.n) not in (1, len(args.lam)):
+        raise ValueError(
+            f"--n takes one sample count or one per client ({len(args.lam)} in --lam), "
+            f"got {len(args.n)}"
+        )
+    if args.model == "dp-sgd":
+        kwargs["n_clients"] = len(args.lam)
+        kwargs["integer_rounds"] = args.integer_rounds
+    allowed = {
+        "dp-mean": {"n", "sigma", "bound"},
+        "bayes": {"n", "sigma", "tau"},
+        "dp-sgd": {"n", "sigma", "bound", "L", "mu", "dim", "diam", "n_clients", "integer_rounds"},
+    }[args.model]
+    unused = sorted(set(kwargs) - allowed)
+    if unused:
+        raise ValueError(f"--{', --'.join(unused)} do(es) not apply to --model {args.model}")
+    return MODELS[args.model](**kwargs)
+
+
+def _account(args: argparse.Namespace) -> dict[str, Any]:
+    from econ.privacy.accountants import accountant_epsilon, accountant_sigma
+
+    for flag, value in (("--noise", args.noise), ("--epsilon", args.epsilon)):
+        if value is not None and not 0 < value < float("inf"):
+            raise ValueError(f"{flag} must be a positive number, got {value}")
+    if args.steps < 1:
+        raise ValueError(f"--steps must be an integer >= 1, got {args.steps}")
+    if not 0 < args.sampling_rate <= 1:
+        raise ValueError(f"--sampling-rate must lie in (0, 1], got {args.sampling_rate}")
+    if not 0 < args.delta < 1:
+        raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
+    options = dict(
+        compositions=args.steps,
+        accountant=args.accountant,
+        sampling_rate=args.sampling_rate,
+        sampling=args.sampling,
+        dataset_size=args.dataset_size,
+    )
+    if args.noise is not None:
+        noise = args.noise
+        epsilon = accountant_epsilon(noise, args.delta, 1.0, **options)
+    else:
+        epsilon = args.epsilon
+        noise = accountant_sigma(epsilon, args.delta, 1.0, **options)
+    return {
+        "noise_multiplier": noise,
+        "epsilon": epsilon,
+        "delta": args.delta,
+        "steps": args.steps,
+        "sampling_rate": args.sampling_rate,
+        "sampling": args.sampling,
+        "accountant": args.accountant,
+        "solved_for": "epsilon" if args.noise is not None else "noise_multiplier",
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.action == "figure1":
+        return _figure1(args)
+    if args.action == "account":
+        return _account(args)
+    if args.action == "curve":
+        return _curve(args)
+    model = _model(args)
+    if args.action == "exists":
+        from econ.privacy.existence import exists
+
+        return exists(model, args.lam).to_dict()
+    from econ.privacy.optimal import optimal_protocol
+
+    return optimal_protocol(model, args.lam, args.objective, args.nu, args.method).to_dict()
+
+
+def _figure1(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._paths import writable_dir
+
+    writable_dir("--out", args.out)
+    from collabecon.cli._progress import Progress
+    from collabecon.reproductions.privacy import run_figure1
+    from econ.privacy.effectiveness import BAYES_GRID, DP_GRID
+
+    if args.repetitions < 2:
+        raise ValueError(f"--repetitions must be >= 2 (standard errors), got {args.repetitions}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    progress = Progress.of(args, "privacy figure1")
+    with progress.bar(DP_GRID.size + BAYES_GRID.size, unit="m") as bar:
+        reproduction = run_figure1(
+            args.out, args.repetitions, (args.seed,), progress=lambda: bar.update(1)
+        )
+    data = reproduction.data
+    return {
+        "png": data["png"],
+        "csv": data["csv"],
+        "repetitions": args.repetitions,
+        "seed": args.seed,
+        "rows": data["rows"],
+        "claims": [c.to_dict() for c in reproduction.claims],
+        "markdown": reproduction.markdown(),
+    }
+
+
+def _render_curve(result: dict[str, Any]) -> str:
+    head = ("training", "noise", "epsilon", "eps_min", "eps_max", "accuracy", "ci_low", "ci_high")
+    rows = [
+        (
+            r["training"],
+            r["noise"] if r["noise"] else "no DP",
+            r["epsilon"],
+            r["epsilon_min"],
+            r["epsilon_max"],
+            r["accuracy"],
+            r["ci_low"],
+            r["ci_high"],
+        )
+        for r in result["summary"]
+    ]
+    return (
+        table(rows, head) + f"\n\n95% t-intervals over seeds of the federation's mean accuracy; "
+        f"{fmt(result['seconds'], 3)} s\nwrote {result['json']} and {result['png']}"
+    )
+
+
+def render(result: dict[str, Any]) -> str:
+    if "summary" in result:
+        return _render_curve(result)
+    if "rows" in result:
+        from econ.claims import Claim, claims_text
+
+        cols = [k for k in result["rows"][0] if not k.endswith("_se")]
+        body = table([[r.get(c, "") for c in cols] for r in result["rows"]], cols)
+        claims = claims_text(Claim(**c) for c in result["claims"])
+        return (
+            f"{body}\n\nclaims of the paper:\n{claims}\n\nwrote {result['png']} and {result['csv']}"
+        )
+    if "beta" not in result:
+        return table([(k, v) for k, v in result.items()], ("quantity", "value"))
+    eps = result["epsilon"] if result["epsilon"] is not None else [None] * len(result["beta"])
+    rows: list[tuple[Any, ...]] = [
+        (i, a, b, e, leak, u, u0)
+        for i, (a, b, e, leak, u, u0) in enumerate(
+            zip(
+                result["alpha"],
+                result["beta"],
+                eps,
+                result["leak"],
+                result["utility"],
+                result["utility_alone"],
+                strict=True,
+            )
+        )
+    ]
+    head: tuple[str, ...] = (
+        "client",
+        "alpha",
+        "beta",
+        "epsilon",
+        "leak",
+        "utility",
+        "utility_alone",
+    )
+    if result.get("noise") is not None:
+        head = ("client", "noise", "epsilon", "accuracy", "utility", "utility_alone")
+        rows = [
+            (i, z, e, a, u, u0)
+            for i, (z, e, a, u, u0) in enumerate(
+                zip(
+                    result["noise"],
+                    result["epsilon"],
+                    result["accuracy"],
+                    result["utility"],
+                    result["utility_alone"],
+                    strict=True,
+                )
+            )
+        ]
+        server = f"server accuracy: {fmt(result['server_accuracy'])}"
+    else:
+        server = f"gamma (server accuracy): {fmt(result['gamma'])}"
+    foot = (
+        f"\nexists: {result['exists']}   {server}"
+        f"   objective: {result['objective']}\nmethod: {result['method']}"
+    )
+    return table(rows, head) + foot

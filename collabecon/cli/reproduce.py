@@ -1,0 +1,94 @@
+"""``collabecon reproduce``: every reproduction at one scale, in one report.
+
+Runs each reproduction of :data:`collabecon.reproductions.REPRODUCTIONS` (or those of ``--only``)
+at ``--scale`` into ``--out/NAME`` and writes ``--out/report.md`` (a summary table of claims
+held per reproduction, then each reproduction's settings, claims measured next to published,
+and figures) and ``--out/report.json`` (``claims: [{paper, id, statement, published,
+measured, holds, note, reproduction}]``). Exit status 0 when every reproduction ran (a claim
+that does not hold is a finding), 1 when one raised.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from collabecon.cli._lists import str_list
+from collabecon.cli._output import table
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from collabecon.reproductions import REPRODUCTIONS, SCALES
+
+    parser.add_argument(
+        "--scale",
+        choices=SCALES,
+        default="small",
+        help="small: CPU minutes; paper: the papers' sizes",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="report directory")
+    str_list(
+        parser,
+        "--only",
+        distinct=True,
+        default=None,
+        help=f"run only these reproductions ({', '.join(REPRODUCTIONS)})",
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=None, help="seeds per reproduction (each one's default)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="reproductions run at once, one process each (1)"
+    )
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._paths import writable_dir
+    from collabecon.cli._progress import Progress
+    from collabecon.reproductions.report import run_report, select
+
+    if args.seeds is not None and args.seeds < 1:
+        raise ValueError(f"--seeds must be an integer >= 1, got {args.seeds}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
+    try:
+        names = select(args.only)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("only:", "--only:", 1)) from None
+    writable_dir("--out", args.out)
+
+    lines = Progress.of(args, "reproduce", len(names))
+    verb = "running" if args.workers == 1 else "finished"
+
+    def progress(name: str) -> None:
+        lines(f"{verb} {name}")
+
+    result = run_report(
+        args.scale,
+        args.out,
+        only=args.only,
+        seeds=args.seeds,
+        workers=args.workers,
+        progress=progress,
+    )
+    return result.to_dict()
+
+
+def render(result: dict[str, Any]) -> str:
+    rows = [
+        (name, "error" if "error" in r else f"{r['held']} / {r['total']}", f"{r['seconds']:.1f}")
+        for name, r in result["reproductions"].items()
+    ]
+    lines = [table(rows, ("reproduction", "claims held / total", "seconds"))]
+    for name, r in result["reproductions"].items():
+        if "error" in r:
+            lines.append(f"{name}: error: {r['error']}")
+    lines.append(f"{result['held']} of {result['total']} claims hold")
+    lines.append(f"wrote {result['report']} and {result['json']}")
+    return "\n".join(lines)
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """1 when a reproduction raised; claims that do not hold are findings (0)."""
+    return 1 if result["failed"] else 0

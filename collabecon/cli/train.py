@@ -1,0 +1,232 @@
+"""``collabecon train``: train clients with a federated algorithm on real data.
+
+Every flag defaults to the field of :class:`learning.train.TrainConfig`, so
+``collabecon train --algorithm fedavg`` alone trains LeNet-5 on 10 iid clients of
+``mnist5k``. Prints per-client test accuracy and loss; ``--out DIR`` writes the learning
+curve (``learning_curve.png``) and its numbers (``learning_curve.csv``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from collabecon.cli._output import fmt, table
+
+_FLAGS = {  # TrainConfig field -> help
+    "algorithm": "algorithm name (local, fedavg, oracle, ...)",
+    "dataset": "dataset name (mnist5k, digits, mnist, fashion-mnist, cifar10, ...)",
+    "partition": "partition name (iid, label-cdf, rotation, private-label, pathological, "
+    "mixture, dirichlet)",
+    "model": "model name (lenet5, mlp, cnn, linear, resnet9)",
+    "clients": "number of clients",
+    "rounds": "communication rounds",
+    "local_steps": "local SGD steps per client per round",
+    "lr": "learning rate (> 0)",
+    "momentum": "SGD momentum in [0, 1)",
+    "weight_decay": "SGD weight decay (>= 0)",
+    "batch_size": "minibatch size of local SGD",
+    "clients_per_round": "clients sampled each round (all by default)",
+    "test_fraction": "share of each client's data held out as its test set",
+    "target_fraction": "share of the data carved out first as a common balanced target set",
+    "eval_every": "evaluate every that many rounds",
+    "engine": "batched (all clients at once) or loop (one client after another)",
+    "seed": "seed of everything random",
+    "dp_noise_multiplier": "DP-SGD local training with this noise multiplier z (none: SGD)",
+    "dp_max_grad_norm": "DP-SGD's per-example clipping norm C",
+    "dp_delta": "the delta of each client's reported (epsilon, delta) guarantee",
+}
+
+#: The type of a flag whose field defaults to None.
+_NONE_TYPES = {"clients_per_round": int, "dp_noise_multiplier": float}
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.replace("-", "_"), value
+
+
+#: The ``--NAME-arg KEY=VALUE`` flags: TrainConfig's parameter dicts, with what they configure.
+PARAMETER_FLAGS = (
+    ("partition", "partition"),
+    ("algorithm", "algorithm"),
+    ("dataset", "dataset loader"),
+)
+
+
+def add_train_flags(
+    parser: argparse.ArgumentParser,
+    *,
+    help_for: dict[str, str] | None = None,
+    parameters: tuple[tuple[str, str], ...] = PARAMETER_FLAGS,
+) -> None:
+    """The flags of :class:`learning.train.TrainConfig`'s fields (``--NAME``, its
+    default shown) and the ``--NAME-arg KEY=VALUE`` flags of its parameter dicts; ``help_for``
+    replaces the help of named fields. ``collabecon train`` and ``collabecon flower`` share them."""
+    from learning.train import TrainConfig
+
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    for name, help_ in _FLAGS.items():
+        default = defaults[name]
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            type=type(default) if default is not None else _NONE_TYPES[name],
+            default=default,
+            help=f"{(help_for or {}).get(name, help_)} (default: {default})",
+        )
+    for name, what in parameters:
+        parser.add_argument(
+            f"--{name}-arg",
+            dest=f"{name}_params",
+            type=_key_value,
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help=f"a parameter of the {what}; VALUE is JSON (e.g. shares=[0.8,0.2])",
+        )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_train_flags(parser)
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
+    parser.add_argument("--checkpoint", default=None, metavar="DIR", help="checkpoint directory")
+    parser.add_argument(
+        "--checkpoint-every", type=int, default=1, help="rounds between checkpoints"
+    )
+    parser.add_argument("--resume", action="store_true", help="resume from --checkpoint")
+    parser.add_argument("--out", default=None, metavar="DIR", help="write the learning curve here")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`learning.train.TrainConfig` of parsed flags (checked)."""
+    from learning.train import TrainConfig
+
+    return TrainConfig(
+        **{name: getattr(args, name) for name in _FLAGS},
+        partition_params=dict(args.partition_params),
+        algorithm_params=dict(args.algorithm_params),
+        dataset_params=dict(args.dataset_params),
+    )
+
+
+def _write_curve(out: Path, result: Any) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [dataclasses.asdict(r) for r in result.history]
+    csv_path, png_path = out / "learning_curve.csv", out / "learning_curve.png"
+    with csv_path.open("w", newline="") as fh:
+        writer = csv.DictWriter(
+            fh, fieldnames=["round", "train_loss", "test_loss", "test_accuracy"]
+        )
+        writer.writeheader()
+        writer.writerows(rows)
+    rounds = [r["round"] for r in rows]
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.5))
+    ax_loss.plot(rounds, [r["train_loss"] for r in rows], label="train (participants)")
+    ax_loss.plot(rounds, [r["test_loss"] for r in rows], label="test (mean over clients)")
+    ax_loss.set(xlabel="round", ylabel="loss")
+    ax_loss.legend()
+    if result.accuracy is not None:
+        ax_acc.plot(rounds, [r["test_accuracy"] for r in rows])
+        ax_acc.set(xlabel="round", ylabel="mean test accuracy", ylim=(0, 1))
+    else:
+        ax_acc.set_axis_off()
+    c = result.config
+    fig.suptitle(f"{c.algorithm} on {c.dataset} ({c.partition}, {c.clients} clients, {c.model})")
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=120)
+    plt.close(fig)
+    return [str(png_path), str(csv_path)]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from collabecon.cli._checks import device_flag, existing_dir, needs_checkpoint
+    from collabecon.cli._paths import writable_dir
+
+    needs_checkpoint(args.resume, args.checkpoint)
+    if args.checkpoint_every < 1:
+        raise ValueError(f"--checkpoint-every must be an integer >= 1, got {args.checkpoint_every}")
+    device_flag("--device", args.device)
+    existing_dir("--data-dir", args.data_dir)
+    writable_dir("--out", args.out)
+    writable_dir("--checkpoint", args.checkpoint)
+    from collabecon.cli._progress import Progress
+    from learning.train import train
+
+    config = config_from_args(args)
+    result = train(
+        config,
+        device=args.device,
+        data_dir=args.data_dir,
+        checkpoint_dir=args.checkpoint,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+        progress=Progress.of(args, "train").enabled,  # off with --json or --no-progress
+    )
+    out: dict[str, Any] = {
+        "algorithm": config.algorithm,
+        "dataset": config.dataset,
+        "partition": config.partition,
+        "model": config.model,
+        "engine": config.engine,
+        "device": result.device,
+        "clients": config.clients,
+        "rounds": config.rounds,
+        "accuracy": None if result.accuracy is None else result.accuracy.tolist(),
+        "loss": result.loss.tolist(),
+        "mean_accuracy": result.mean_accuracy,
+        "mean_loss": float(result.loss.mean()),
+        "seconds": result.seconds,
+        "resumed_from": result.resumed_from,
+    }
+    if result.epsilon is not None:
+        out["epsilon"] = result.epsilon.tolist()
+        out["delta"] = config.dp_delta
+    if result.target is not None:
+        out["target_loss"] = result.target.loss.tolist()
+        out["target_accuracy"] = (
+            None if result.target.accuracy is None else result.target.accuracy.tolist()
+        )
+    if args.out is not None:
+        out["files"] = _write_curve(Path(args.out), result)
+    return out
+
+
+def render(result: dict[str, Any]) -> str:
+    accuracy = result["accuracy"] or [None] * len(result["loss"])
+    columns = [range(len(result["loss"])), accuracy, result["loss"]]
+    header = ["client", "test accuracy", "test loss"]
+    if "target_loss" in result:
+        columns += [
+            result["target_accuracy"] or [None] * len(result["loss"]),
+            result["target_loss"],
+        ]
+        header += ["target accuracy", "target loss"]
+    lines = [table(list(zip(*columns, strict=True)), header)]
+    lines.append(
+        f"\n{result['algorithm']} on {result['dataset']} ({result['partition']}, "
+        f"{result['clients']} clients, {result['model']}, {result['device']}): "
+        f"mean accuracy {fmt(result['mean_accuracy'], 4)}, mean loss "
+        f"{fmt(result['mean_loss'], 4)}, {result['seconds']:.1f} s"
+    )
+    if "epsilon" in result:
+        eps = ", ".join(fmt(e, 3) for e in result["epsilon"])
+        lines.append(f"DP-SGD: each client's epsilon at delta {result['delta']:g}: {eps}")
+    lines += [f"wrote {f}" for f in result.get("files", [])]
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+"""``collabecon verify``: check every registered proposition.
+
+Imports ``econ``, ``games`` and the torch-free theory modules of ``learning`` only (never
+torch). Exits 1 when a verdict disagrees with what its entry expects, 0 otherwise.
+``--markdown`` prints ``docs/errata.md`` (every refuted statement, by kind, with its
+counterexample and its correction) instead of the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from collabecon._verify import verify
+from collabecon.cli._output import table
+from econ import propositions
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--only", default="", metavar="PREFIX", help="only ids starting with PREFIX"
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the errata page (docs/errata.md) generated from the registry",
+    )
+
+
+def outcomes(prefix: str = "") -> list[propositions.Outcome]:
+    """Load every registering module and check the entries whose id starts with ``prefix``."""
+    try:
+        return verify(prefix)
+    except ValueError:
+        raise ValueError(f"--only {prefix!r} matches no registered proposition") from None
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    checked = outcomes(args.only)
+    result: dict[str, Any] = {
+        "propositions": [o.to_dict() for o in checked],
+        "summary": propositions.summary(checked),
+    }
+    if args.markdown:
+        result["markdown"] = propositions.errata_markdown(checked)
+    return result
+
+
+def render(result: dict[str, Any]) -> str:
+    if "markdown" in result:
+        return str(result["markdown"]).rstrip("\n")
+    rows = [
+        (
+            p["id"],
+            p["kind"],
+            p["status"] + ("" if p["agrees"] else "  <-- expected " + p["expected"]),
+            _clip(p["evidence"], 70),
+        )
+        for p in result["propositions"]
+    ]
+    s = result["summary"]
+    foot = (
+        f"\n{s['proved']} proved, {s['checked']} checked, {s['refuted']} refuted"
+        f" (errors {s['error']}); {s['disagreeing']} disagree with expectation"
+        f"\nrefuted: {s['errors_in_papers']} errors in the papers,"
+        f" {s['errors_in_code']} in the authors' code,"
+        f" {s['errors_in_readings']} readings we do not adopt"
+    )
+    return table(rows, ("id", "kind", "status", "evidence")) + foot
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    return 1 if result["summary"]["disagreeing"] else 0
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

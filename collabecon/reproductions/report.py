@@ -1,0 +1,251 @@
+"""The reproduction report: every reproduction of :data:`collabecon.reproductions.REPRODUCTIONS`
+run at one scale, its claims gathered into one markdown page and one JSON file.
+
+``run_report(scale, out)`` imports each module, calls ``reproduce(scale, out / name, seeds)``
+and writes
+
+``out/report.md``
+    a title, a summary table (reproduction, claims held / total), then each reproduction's
+    :meth:`econ.claims.Reproduction.markdown` with its figures linked relative to ``out``;
+``out/report.json``
+    ``claims: [{paper, id, statement, published, measured, holds, note, reproduction}]`` over
+    all reproductions, and ``reproductions: {name: {...}}`` with each one's data.
+
+A reproduction that raises is reported (an error line in the page, ``error`` in the JSON)
+without losing the others. A claim that does not hold is a finding, not an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import collabecon.reproductions as experiments
+from econ.claims import Reproduction, count_held
+from econ.outputs import plain
+
+__all__ = ["Outcome", "ReportResult", "run_report", "select"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One reproduction's result in the report: its :class:`Reproduction`, or the error."""
+
+    name: str
+    reproduction: Reproduction | None
+    error: str | None
+    seconds: float
+
+    @property
+    def held(self) -> tuple[int, int]:
+        """``(held, total)`` claims; ``(0, 0)`` for a reproduction that raised."""
+        return count_held(self.reproduction.claims) if self.reproduction else (0, 0)
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What :func:`run_report` wrote: the outcomes and the two files."""
+
+    scale: str
+    out: Path
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[str]:
+        """Names of the reproductions that raised."""
+        return [o.name for o in self.outcomes if o.error is not None]
+
+    def claims(self) -> list[dict[str, Any]]:
+        """Every claim of every reproduction that ran, tagged with its reproduction."""
+        return [
+            {**c.to_dict(), "reproduction": o.name}
+            for o in self.outcomes
+            if o.reproduction is not None
+            for c in o.reproduction.claims
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: scale, files, ``claims`` over all reproductions, per-reproduction data."""
+        reproductions: dict[str, Any] = {}
+        for o in self.outcomes:
+            held, total = o.held
+            entry: dict[str, Any] = {"held": held, "total": total, "seconds": o.seconds}
+            if o.reproduction is not None:
+                entry.update(o.reproduction.to_dict())
+            else:
+                entry["error"] = o.error
+            reproductions[o.name] = entry
+        held, total = count_held_dicts(self.claims())
+        return {
+            "scale": self.scale,
+            "out": str(self.out),
+            "report": str(self.out / "report.md"),
+            "json": str(self.out / "report.json"),
+            "held": held,
+            "total": total,
+            "failed": self.failed,
+            "claims": self.claims(),
+            "reproductions": reproductions,
+        }
+
+
+def count_held_dicts(claims: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """``(held, total)`` over claims given as dictionaries."""
+    return sum(bool(c["holds"]) for c in claims), len(claims)
+
+
+def select(only: Sequence[str] | None) -> list[str]:
+    """The reproductions to run: all of :data:`REPRODUCTIONS`, or the names in ``only``.
+
+    Raises
+    ------
+    ValueError
+        A name of ``only`` that is not a reproduction (naming the allowed ones).
+    """
+    known = experiments.REPRODUCTIONS
+    if not only:
+        return list(known)
+    unknown = [n for n in only if n not in known]
+    if unknown:
+        raise ValueError(
+            f"only: unknown reproduction {unknown[0]!r}; choose from {', '.join(known)}"
+        )
+    return list(dict.fromkeys(only))
+
+
+def _run_one(name: str, module_name: str, scale: str, out: Path, seeds: int | None) -> Outcome:
+    start = time.perf_counter()
+    try:
+        module = importlib.import_module(module_name)
+        reproduction = module.reproduce(scale, out / name, seeds)
+        if not isinstance(reproduction, Reproduction):
+            raise TypeError(
+                f"{module_name}.reproduce returned {type(reproduction).__name__}, "
+                "not a Reproduction"
+            )
+    except Exception as exc:  # a failing reproduction is reported; the others still run
+        last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        where = f" ({Path(last[0].filename).name}:{last[0].lineno})" if last else ""
+        error = f"{type(exc).__name__}: {exc}{where}"
+        return Outcome(name, None, error, time.perf_counter() - start)
+    return Outcome(name, reproduction, None, time.perf_counter() - start)
+
+
+def _relative_figures(reproduction: Reproduction, name: str) -> Reproduction:
+    """The reproduction with its figures named relative to the report's folder."""
+    figures = tuple(f"{name}/{Path(f).name}" for f in reproduction.figures)
+    return Reproduction(
+        reproduction.name,
+        reproduction.title,
+        reproduction.claims,
+        reproduction.body,
+        figures,
+        reproduction.data,
+    )
+
+
+def markdown(result: ReportResult) -> str:
+    """The report page: title, summary table, then each reproduction's section."""
+    held, total = count_held_dicts(result.claims())
+    lines = [
+        f"# collabecon reproductions ({result.scale} scale)",
+        "",
+        "Every claim each paper makes about the experiments reproduced here, measured on our "
+        "run next to the paper's number; a claim that does not hold is reported, not dropped.",
+        "",
+        "| reproduction | claims held / total | seconds |",
+        "|---|---|---|",
+    ]
+    for o in result.outcomes:
+        h, t = o.held
+        cell = f"{h} / {t}" if o.error is None else "error"
+        lines.append(f"| [{o.name}](#{o.name}) | {cell} | {o.seconds:.1f} |")
+    lines += ["", f"{held} of {total} claims hold over all reproductions that ran.", ""]
+    for o in result.outcomes:
+        lines += [f'<a id="{o.name}"></a>', ""]
+        if o.reproduction is None:
+            lines += [f"## {o.name}", "", f"**error**: `{o.error}`", ""]
+        else:
+            lines += [_relative_figures(o.reproduction, o.name).markdown(level=2)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def run_report(
+    scale: str,
+    out: str | Path,
+    *,
+    only: Sequence[str] | None = None,
+    seeds: int | None = None,
+    workers: int = 1,
+    progress: Callable[[str], None] = lambda name: None,
+) -> ReportResult:
+    """Run the reproductions at ``scale`` into ``out`` and write report.md and report.json.
+
+    Parameters
+    ----------
+    scale
+        ``"small"`` (CPU, minutes) or ``"paper"`` (the papers' sizes).
+    out
+        The report's folder; reproduction ``name`` writes into ``out / name``.
+    only
+        Names of :data:`REPRODUCTIONS` to run (all when None or empty).
+    seeds
+        Seeds per reproduction (each module's default when None).
+    workers
+        Reproductions run at once, each in its own process (1: one after the other, here).
+    progress
+        Called with a reproduction's name before it runs (``workers`` = 1) or when it has
+        finished (``workers`` > 1).
+
+    The page is rewritten as each reproduction finishes, so an interrupted run leaves the
+    reproductions that finished on it, in the order of ``only``.
+
+    Raises
+    ------
+    ValueError
+        ``scale`` not in :data:`SCALES`, ``seeds`` < 1, or an unknown name in ``only``.
+    """
+    if scale not in experiments.SCALES:
+        raise ValueError(f"scale must be one of {', '.join(experiments.SCALES)}, got {scale!r}")
+    if seeds is not None and seeds < 1:
+        raise ValueError(f"seeds must be an integer >= 1, got {seeds}")
+    if workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers}")
+    names = select(only)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = ReportResult(scale, out)
+    modules = {name: experiments.REPRODUCTIONS[name] for name in names}
+    if workers == 1:
+        for name in names:
+            progress(name)
+            result.outcomes.append(_run_one(name, modules[name], scale, out, seeds))
+            _write(result)
+        return result
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    done: dict[str, Outcome] = {}
+    context = multiprocessing.get_context("spawn")  # CUDA and threads do not survive a fork
+    with ProcessPoolExecutor(min(workers, len(names)), mp_context=context) as pool:
+        futures = {pool.submit(_run_one, n, modules[n], scale, out, seeds): n for n in names}
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            progress(futures[future])
+            result.outcomes[:] = [done[n] for n in names if n in done]
+            _write(result)
+    return result
+
+
+def _write(result: ReportResult) -> None:
+    """report.md and report.json of the reproductions that have finished."""
+    (result.out / "report.md").write_text(markdown(result))
+    (result.out / "report.json").write_text(
+        json.dumps(plain(result.to_dict()), allow_nan=False, indent=1)
+    )

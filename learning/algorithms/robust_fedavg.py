@@ -1,0 +1,37 @@
+"""Robust FedAvg: FedAvg whose server combines the submitted models with a robust aggregator
+(coordinate-wise median, trimmed mean of Yin et al. 2018, or Krum of Blanchard et al. 2017)
+instead of the mean; the defence of Werner (2024), §2.4 "Defense against Byzantine attacks",
+against the attacks of :mod:`learning.byzantine`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from econ.validation import choice, non_negative
+from learning import byzantine
+from learning.algorithms.averaging import FedAvg
+from learning.algorithms.base import Context, State, register
+from learning.all_pairs import flatten, unflatten
+from learning.engine import LocalResult
+
+__all__ = ["RobustFedAvg"]
+
+
+@register
+class RobustFedAvg(FedAvg):
+    """FedAvg whose server combines the submitted models with a robust ``aggregator`` of
+    :data:`learning.byzantine.AGGREGATORS` instead of the mean; ``n_bad`` is the number of values trimmed per
+    side (trimmed mean) or the attackers Krum allows for."""
+
+    name = "robust-fedavg"
+
+    def __init__(
+        self, ctx: Context, aggregator: str = "median", n_bad: int = 0, finetune_steps: int = 0
+    ) -> None:
+        super().__init__(ctx, finetune_steps=finetune_steps)
+        self.aggregator = choice("aggregator", aggregator, tuple(byzantine.AGGREGATORS))
+        self.n_bad = int(non_negative("n_bad", n_bad))
+
+    def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
+        combined = byzantine.AGGREGATORS[self.aggregator](flatten(trained.params), self.n_bad)
+        return {**state, "groups": unflatten(combined[None], state["groups"])}

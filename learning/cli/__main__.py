@@ -1,7 +1,0 @@
-"""``python -m learning.cli``: the ``collabecon`` command line."""
-
-import sys
-
-from learning.cli import main
-
-sys.exit(main())

@@ -1,0 +1,657 @@
+"""Flower's ServerApp strategy and ClientApp for every algorithm with a client half.
+
+:data:`client_app` answers three message types on a node:
+
+``query``
+    its partition number and training-set size (Flower's ``num-examples``), or, with the
+    phase ``survey``, its answer to the algorithm's survey;
+``train``
+    the algorithm's client half on its own partition (:func:`learning.runtimes.flower.node.client_work`:
+    a round's ``client_update``, or ``client_finish`` after the last round), minibatches
+    drawn from its row of the round's stream;
+``evaluate``
+    its model on its own test set.
+
+:class:`SplitStrategy` is a :class:`flwr.serverapp.strategy.Strategy` whose arrays are the
+algorithm's state: ``configure_train`` draws the round's participants from the round's stream
+(:func:`learning.rng.round_rng`, as :func:`learning.loop.run_rounds` does), calls
+:meth:`~learning.algorithms.base.SplitAlgorithm.dispatch` and sends each participant its rows,
+the common tensors and the stream's state; ``aggregate_train`` stacks the replies in client
+order and calls :meth:`~learning.algorithms.base.SplitAlgorithm.server_update`. A survey
+runs inside ``configure_train`` (it has the grid), before the dispatch; the finish exchange
+and a last evaluation of the finished models follow the rounds. The server's
+:class:`~learning.algorithms.Context` holds the reported training-set sizes and no example.
+:func:`serve` is the whole run on a :class:`flwr.serverapp.Grid`: query, initial models from
+the seed exactly as :func:`learning.train.train` draws them, the rounds, the final
+evaluation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from logging import INFO
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from flwr.app import (
+    ArrayRecord,
+    ConfigRecord,
+    Context,
+    Message,
+    MetricRecord,
+    MetricRecordValues,
+    RecordDict,
+)
+from flwr.clientapp import ClientApp
+from flwr.common import log
+from flwr.serverapp import Grid, ServerApp
+from flwr.serverapp.strategy import Strategy
+
+from learning.algorithms import Context as AlgorithmContext
+from learning.algorithms import Dispatch, SplitAlgorithm, State, build_algorithm
+from learning.algorithms.base import FinishExchange, Survey
+from learning.build import build_engine
+from learning.engine import Params, ShardedData, broadcast, parameters_of
+from learning.loop import RoundRecord
+from learning.models import build_model
+from learning.rng import draw_entropy, finish_rng, init_rng, round_rng, torch_generator
+from learning.runtimes.flower.cobo import register_cobo, serve_cobo
+from learning.runtimes.flower.duopoly import register_duopoly, serve_duopoly
+from learning.runtimes.flower.ipfl import register_ipfl, serve_ipfl
+from learning.runtimes.flower.node import client_evaluate, client_work, local_training, node_context
+from learning.runtimes.flower.partitions import read_meta
+from learning.runtimes.flower.records import pack, record_of, rows, scalar, stack, unpack
+from learning.runtimes.flower.streams import RowStream, stream_state
+from learning.train import TrainConfig, dp_epsilon
+
+__all__ = ["FlowerResult", "SplitStrategy", "check_flower_config", "client_app", "serve"]
+
+client_app = ClientApp()
+register_ipfl(client_app)
+register_duopoly(client_app)
+register_cobo(client_app)
+
+
+def _data_dir(message: Message, context: Context) -> str:
+    sent = str(message.content["config"]["data-dir"])
+    return sent or str(context.node_config["data-dir"])
+
+
+def _partition(context: Context) -> int:
+    return int(context.node_config["partition-id"])
+
+
+@client_app.query()
+def _query(message: Message, context: Context) -> Message:
+    config = record_of(message.content, "config", ConfigRecord)
+    partition = _partition(context)
+    if "phase" in config:
+        return _work(message, context)
+    metrics: dict[str, Any] = {"partition-id": partition, "num-examples": 0}
+    try:
+        ctx = node_context(_data_dir(message, context), partition, str(config["run"]))
+        metrics["num-examples"] = int(ctx.train.sizes[0])
+    except ValueError:  # a node beyond the run's clients has no partition
+        metrics["num-examples"] = -1
+    return Message(RecordDict({"metrics": MetricRecord(metrics)}), reply_to=message)
+
+
+@client_app.train()
+def _train(message: Message, context: Context) -> Message:
+    return _work(message, context)
+
+
+def _work(message: Message, context: Context) -> Message:
+    """The node's client half of the phase its message names."""
+    config = record_of(message.content, "config", ConfigRecord)
+    ctx = node_context(_data_dir(message, context), _partition(context), str(config["run"]))
+    flat = record_of(message.content, "arrays", ArrayRecord).to_torch_state_dict()
+    sent = Dispatch(
+        each=unpack(flat, "each"),
+        common=unpack(flat, "common"),
+        config=json.loads(str(config["options"])),
+    )
+    phase = str(config["phase"])
+    stream = None
+    if "stream" in config:
+        stream = RowStream(
+            str(config["stream"]),
+            int(scalar(config["row"])),
+            int(scalar(config["rows"])),
+            int(scalar(config["width"])),
+        )
+    held = json.loads(str(config["held"]))
+    store = _store_key(str(config["run"]))
+    if held:
+        mine = _held(message, context, store)
+        sent = Dispatch({**sent.each, **mine}, sent.common, sent.config)
+    replies = client_work(
+        ctx,
+        str(config["algorithm"]),
+        json.loads(str(config["client-params"])),
+        sent,
+        phase,
+        stream,
+    )
+    if held:
+        kept = {k: replies.pop(k) for k in held}
+        context.state[store] = ArrayRecord(pack(kept, "held"))
+    content = RecordDict(
+        {
+            "reply": ArrayRecord(pack(replies, "reply")),
+            "metrics": MetricRecord({"num-examples": int(ctx.train.sizes[0])}),
+        }
+    )
+    return Message(content, reply_to=message)
+
+
+def _store_key(run: str) -> str:
+    """Where a node keeps its client-held state of the run ``run`` (its JSON)."""
+    return "held-" + hashlib.sha256(run.encode()).hexdigest()[:16]
+
+
+def _held(message: Message, context: Context, store: str) -> dict[str, Any]:
+    """The node's client-held rows: its own, or the initial ones the server sent first."""
+    if store in context.state:
+        return unpack(record_of(context.state, store, ArrayRecord).to_torch_state_dict(), "held")
+    return unpack(record_of(message.content, "arrays", ArrayRecord).to_torch_state_dict(), "held")
+
+
+@client_app.evaluate()
+def _evaluate(message: Message, context: Context) -> Message:
+    config = record_of(message.content, "config", ConfigRecord)
+    run = str(config["run"])
+    ctx = node_context(_data_dir(message, context), _partition(context), run)
+    key = str(config["model-held"])
+    if key:
+        model = _held(message, context, _store_key(run))[key]
+    else:
+        model = unpack(
+            record_of(message.content, "arrays", ArrayRecord).to_torch_state_dict(), "model"
+        )
+    metrics: dict[str, MetricRecordValues] = dict(client_evaluate(ctx, model))
+    content = RecordDict({"metrics": MetricRecord(metrics)})
+    if key and bool(config["report"]):
+        content["model"] = ArrayRecord(pack(model, "model"))
+    return Message(content, reply_to=message)
+
+
+def _source(message: Message) -> int:
+    return int(message.metadata.src_node_id)
+
+
+def _checked(replies: Iterable[Message], expected: int, what: str) -> list[Message]:
+    out = list(replies)
+    for reply in out:
+        if reply.has_error():
+            raise RuntimeError(f"a node failed in {what}: {reply.error.reason}")
+    if len(out) != expected:
+        raise RuntimeError(f"{what}: {len(out)} of {expected} nodes replied in time")
+    return out
+
+
+def check_flower_config(config: TrainConfig) -> None:
+    """Refuse a run the Flower federation does not run.
+
+    Raises
+    ------
+    ValueError
+        An algorithm without a client half (:func:`flower_algorithms`).
+    """
+    if config.algorithm not in flower_algorithms():
+        raise ValueError(
+            f"algorithm {config.algorithm!r} has no client half; Flower runs "
+            f"{', '.join(flower_algorithms())}"
+        )
+
+
+class SplitStrategy(Strategy):
+    """The server half of a :class:`~learning.algorithms.base.SplitAlgorithm` as a Flower
+    strategy (module docstring).
+
+    Parameters
+    ----------
+    algorithm : SplitAlgorithm
+        Built on the server's context (reported sizes, no examples).
+    nodes : list of int
+        Flower node id of client ``k`` at position ``k``.
+    base : dict
+        Settings every message carries (the run's JSON, the nodes' data directory).
+    entropy : int
+        Root of the run's streams (:mod:`learning.rng`).
+    config : TrainConfig
+        The run (participants per round, evaluation schedule).
+    """
+
+    def __init__(
+        self,
+        algorithm: SplitAlgorithm,
+        nodes: list[int],
+        base: dict[str, Any],
+        entropy: int,
+        config: TrainConfig,
+        initial_held: State | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.algorithm = algorithm
+        self.timeout = timeout
+        self.held = algorithm.client_held
+        self.initial_held = initial_held or {}
+        self.delivered: set[int] = set()
+        self.reported: Params | None = None
+        self.nodes = nodes
+        self.base = base
+        self.entropy = entropy
+        self.config = config
+        self.sizes = algorithm.ctx.train.sizes_numpy()
+        self.state: State = {}
+        self.history: list[RoundRecord] = []
+        self.train_loss: dict[int, float] = {}
+        self.evaluation: dict[str, np.ndarray] = {}
+        self._round: tuple[State, np.ndarray, np.ndarray, np.random.Generator, State] | None = None
+
+    def _state(self, arrays: ArrayRecord) -> State:
+        return unpack(arrays.to_torch_state_dict(), "state", self.algorithm.ctx.device)
+
+    def _messages(
+        self,
+        sent: Dispatch,
+        working: np.ndarray,
+        phase: str,
+        rng: np.random.Generator | None,
+    ) -> list[Message]:
+        """One message per client of ``working``: its rows of ``sent``, the common tensors,
+        the settings, and (with ``rng``) the stream its minibatches come from."""
+        train = phase == "train"
+        settings: dict[str, Any] = {
+            **self.base,
+            "phase": phase,
+            "algorithm": self.algorithm.name,
+            "client-params": json.dumps(self.algorithm.client_arguments()),
+            "options": json.dumps(sent.config),
+            "held": json.dumps(list(self.held) if train else []),
+        }
+        if rng is not None:
+            settings["stream"] = stream_state(rng)
+            settings["rows"] = int(working.size)
+            settings["width"] = int(self.sizes[working].max())
+        common = pack(sent.common, "common")
+        return [
+            Message(
+                RecordDict(
+                    {
+                        "arrays": ArrayRecord(
+                            {
+                                **pack(rows(sent.each, i), "each"),
+                                **common,
+                                **(self._first(int(k)) if train else {}),
+                            }
+                        ),
+                        "config": ConfigRecord({**settings, "row": i}),
+                    }
+                ),
+                dst_node_id=self.nodes[int(k)],
+                message_type="train" if phase != "survey" else "query",
+            )
+            for i, k in enumerate(working)
+        ]
+
+    def _replies(self, replies: Iterable[Message], working: np.ndarray, what: str) -> State:
+        """The replies of ``working``, stacked in its order on the server's device."""
+        got = _checked(replies, working.size, what)
+        by_node = {_source(m): m for m in got}
+        ordered = [
+            unpack(
+                record_of(
+                    by_node[self.nodes[int(k)]].content, "reply", ArrayRecord
+                ).to_torch_state_dict(),
+                "reply",
+            )
+            for k in working
+        ]
+        return _to(stack(ordered), self.algorithm.ctx.device)
+
+    def exchange(
+        self,
+        grid: Grid,
+        sent: Dispatch,
+        working: np.ndarray,
+        phase: str,
+        rng: np.random.Generator | None,
+    ) -> State:
+        """Send ``sent`` to ``working`` for the client half ``phase`` and wait for the
+        stacked replies."""
+        messages = self._messages(sent, working, phase, rng)
+        return self._replies(grid.send_and_receive(messages, timeout=self.timeout), working, phase)
+
+    def configure_train(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        state = self._state(arrays)
+        n = len(self.nodes)
+        rng = round_rng(self.entropy, server_round - 1)
+        per_round = self.config.clients_per_round
+        clients = (
+            np.arange(n)
+            if per_round is None
+            else np.sort(rng.choice(n, size=per_round, replace=False))
+        )
+        algorithm = self.algorithm
+        if isinstance(algorithm, Survey):
+            asked = algorithm.survey(state, clients)
+            if asked is not None:
+                answers = self.exchange(grid, asked, clients, "survey", None)
+                state = algorithm.server_survey(state, clients, answers)
+        sent = algorithm.dispatch(state, clients, rng)
+        working = sent.working(clients)
+        self._round = (state, clients, working, rng, sent.plan)
+        return self._messages(sent, working, "train", rng)
+
+    def aggregate_train(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        if self._round is None:
+            raise RuntimeError("aggregate_train before configure_train")
+        state, clients, working, rng, plan = self._round
+        stacked = self._replies(replies, working, f"round {server_round}")
+        self.state, metrics = self.algorithm.server_update({**state, **plan}, clients, stacked, rng)
+        self.delivered.update(int(k) for k in working)
+        self.train_loss[server_round] = float(metrics["train_loss"])
+        return ArrayRecord(pack(self.state, "state")), MetricRecord(
+            {k: float(v) for k, v in metrics.items()}
+        )
+
+    def configure_evaluate(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        if server_round % self.config.eval_every and server_round != self.config.rounds:
+            return []
+        key = self.algorithm.client_model
+        if key is not None:
+            settings = {
+                **self.base,
+                "model-held": key,
+                "report": server_round == self.config.rounds,
+            }
+            return [
+                Message(
+                    RecordDict(
+                        {
+                            "arrays": ArrayRecord(self._first(k)),
+                            "config": ConfigRecord(settings),
+                        }
+                    ),
+                    dst_node_id=node,
+                    message_type="evaluate",
+                )
+                for k, node in enumerate(self.nodes)
+            ]
+        return self._evaluate_messages(self.algorithm.client_models(self._state(arrays)))
+
+    def _evaluate_messages(self, models: Params) -> list[Message]:
+        """Every node's evaluation of its row of ``models`` on its own test set."""
+        return [
+            Message(
+                RecordDict(
+                    {
+                        "arrays": ArrayRecord(pack(rows(models, k), "model")),
+                        "config": ConfigRecord({**self.base, "model-held": ""}),
+                    }
+                ),
+                dst_node_id=node,
+                message_type="evaluate",
+            )
+            for k, node in enumerate(self.nodes)
+        ]
+
+    def aggregate_evaluate(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> MetricRecord | None:
+        got = _checked(replies, len(self.nodes), f"evaluation after round {server_round}")
+        if self.algorithm.client_model is not None and server_round == self.config.rounds:
+            contents = {_source(m): m.content for m in got}
+            self.reported = stack(
+                [
+                    unpack(
+                        record_of(contents[node], "model", ArrayRecord).to_torch_state_dict(),
+                        "model",
+                    )
+                    for node in self.nodes
+                ]
+            )
+        loss, accuracy = self._read_evaluation(got)
+        record = RoundRecord(
+            server_round,
+            self.train_loss[server_round],
+            float(loss.mean()),
+            None if accuracy is None else float(accuracy.mean()),
+        )
+        self.history.append(record)
+        out: dict[str, MetricRecordValues] = {"test_loss": record.test_loss}
+        if record.test_accuracy is not None:
+            out["test_accuracy"] = record.test_accuracy
+        return MetricRecord(out)
+
+    def _read_evaluation(self, got: list[Message]) -> tuple[np.ndarray, np.ndarray | None]:
+        """Each node's test loss and accuracy (None for regression), in client order; kept
+        as the run's latest :attr:`evaluation`."""
+        by_node = {_source(m): record_of(m.content, "metrics", MetricRecord) for m in got}
+        ordered = [by_node[node] for node in self.nodes]
+        loss = np.array([float(scalar(m["loss"])) for m in ordered])
+        accuracy = (
+            np.array([float(scalar(m["accuracy"])) for m in ordered])
+            if "accuracy" in ordered[0]
+            else None
+        )
+        self.evaluation = {"loss": loss} | ({} if accuracy is None else {"accuracy": accuracy})
+        return loss, accuracy
+
+    def finish(self, grid: Grid, rng: np.random.Generator) -> State:
+        """The algorithm's finish exchange with every node after the last round, and every
+        node's evaluation of its finished model; the state as it was without one."""
+        algorithm = self.algorithm
+        if not isinstance(algorithm, FinishExchange):
+            return self.state
+        sent = algorithm.final_dispatch(self.state)
+        if sent is None:
+            return self.state
+        if self.held:  # its evaluation would read the nodes' held models; none registered
+            raise ValueError(f"{algorithm.name}: a final exchange with client-held state")
+        everyone = np.arange(len(self.nodes))
+        replies = self.exchange(grid, sent, everyone, "finish", rng)
+        state = algorithm.server_finish(self.state, replies)
+        messages = self._evaluate_messages(self.algorithm.client_models(state))
+        got = _checked(
+            grid.send_and_receive(messages, timeout=self.timeout), everyone.size, "evaluation"
+        )
+        self._read_evaluation(got)
+        return state
+
+    def _first(self, k: int) -> dict[str, torch.Tensor]:
+        """Client ``k``'s initial client-held rows, until it has them."""
+        if not self.held or k in self.delivered:
+            return {}
+        return pack(rows(self.initial_held, k), "held")
+
+    def summary(self) -> None:
+        log(INFO, "\t%s on %d nodes (collabecon split)", self.algorithm.name, len(self.nodes))
+
+
+def _to(value: Any, device: torch.device) -> Any:
+    if isinstance(value, dict):
+        return {k: _to(v, device) for k, v in value.items()}
+    return value.to(device)
+
+
+@dataclass(frozen=True, slots=True)
+class FlowerResult:
+    """Outcome of :func:`serve`: the final client models (stacked, one row per client), the
+    algorithm's state, the history by round, each client's test loss and accuracy (None for
+    regression) on its own node, the seconds the rounds took, and under DP-SGD each
+    client's ε (:func:`learning.train.dp_epsilon` of its reported training-set size)."""
+
+    config: TrainConfig
+    models: Params
+    state: State
+    history: tuple[RoundRecord, ...]
+    loss: np.ndarray
+    accuracy: np.ndarray | None
+    seconds: float
+    epsilon: np.ndarray | None = None
+
+
+def _wait_for_nodes(grid: Grid, n: int, timeout: float) -> list[int]:
+    end = time.monotonic() + timeout
+    while True:
+        nodes = sorted(int(x) for x in grid.get_node_ids())
+        if len(nodes) >= n:
+            return nodes
+        if time.monotonic() > end:
+            raise RuntimeError(f"{len(nodes)} of the {n} nodes connected within {timeout} s")
+        time.sleep(0.2)
+
+
+def serve(
+    grid: Grid, meta_dir: str, node_data_dir: str = "", timeout: float = 600.0
+) -> FlowerResult:
+    """Run the experiment whose ``meta.json`` is in ``meta_dir`` on the nodes of ``grid``.
+
+    ``node_data_dir`` is the partitions' directory as the nodes see it (empty: each node's
+    own ``data-dir`` setting).
+    """
+    meta = read_meta(meta_dir)
+    config = TrainConfig(**meta.config)
+    check_flower_config(config)
+    run = json.dumps(config.to_dict(), sort_keys=True)
+    base: dict[str, Any] = {"run": run, "data-dir": node_data_dir}
+    every = _wait_for_nodes(grid, meta.n_clients, timeout)
+    query = [
+        Message(RecordDict({"config": ConfigRecord(base)}), dst_node_id=n, message_type="query")
+        for n in every
+    ]
+    answers = _checked(grid.send_and_receive(query, timeout=timeout), len(every), "query")
+    nodes: dict[int, int] = {}
+    sizes: dict[int, int] = {}
+    for answer in answers:
+        metrics = record_of(answer.content, "metrics", MetricRecord)
+        k, size = int(scalar(metrics["partition-id"])), int(scalar(metrics["num-examples"]))
+        if 0 <= k < meta.n_clients and size > 0:
+            nodes[k], sizes[k] = _source(answer), size
+    missing = sorted(set(range(meta.n_clients)) - set(nodes))
+    if missing:
+        raise RuntimeError(f"no node holds partitions {missing}")
+    device = torch.device("cpu")
+    rng = np.random.default_rng(config.seed)
+    _, model_rng, loop_rng = rng.spawn(3)
+    model = build_model(
+        config.model, meta.input_shape, meta.n_classes, generator=torch_generator(model_rng)
+    )
+    reported = torch.tensor([sizes[k] for k in range(meta.n_clients)], dtype=torch.long)
+    nothing = torch.empty(0)
+    server_data = ShardedData(nothing, nothing, torch.zeros_like(reported), reported)
+    ctx = AlgorithmContext(
+        engine=build_engine(config.engine, model, meta.n_classes, device),
+        train=server_data,
+        test=server_data,
+        local=local_training(config),
+        clusters=meta.clusters,
+    )
+    algorithm = build_algorithm(config.algorithm, ctx, **config.algorithm_params)
+    if not isinstance(algorithm, SplitAlgorithm):
+        raise ValueError(
+            f"algorithm {config.algorithm!r} has no client half; Flower runs "
+            f"{', '.join(flower_algorithms())}"
+        )
+    initial = broadcast(parameters_of(model), meta.n_clients)
+    entropy = draw_entropy(np.random.default_rng(loop_rng))
+    state = algorithm.init(initial, init_rng(entropy))
+    initial_held = {k: state.pop(k) for k in algorithm.client_held}
+    strategy = SplitStrategy(
+        algorithm,
+        [nodes[k] for k in range(meta.n_clients)],
+        base,
+        entropy,
+        config,
+        initial_held,
+        timeout,
+    )
+    started = time.perf_counter()
+    strategy.start(
+        grid, ArrayRecord(pack(state, "state")), num_rounds=config.rounds, timeout=timeout
+    )
+    state = strategy.finish(grid, finish_rng(entropy))
+    return FlowerResult(
+        config=config,
+        models=algorithm.client_models(state) if strategy.reported is None else strategy.reported,
+        state=state,
+        history=tuple(strategy.history),
+        loss=strategy.evaluation["loss"],
+        accuracy=strategy.evaluation.get("accuracy"),
+        seconds=time.perf_counter() - started,
+        epsilon=dp_epsilon(config, [sizes[k] for k in range(meta.n_clients)]),
+    )
+
+
+def run_kind(meta_dir: str) -> str:
+    """What the federation in ``meta_dir`` runs: ``"ipfl"`` (:mod:`learning.runtimes.flower.ipfl`),
+    ``"defection-free"`` (:mod:`learning.runtimes.flower.duopoly`), ``"cobo"``
+    (:mod:`learning.runtimes.flower.cobo`) or ``"split"`` (:func:`serve`)."""
+    raw = json.loads((Path(meta_dir) / "meta.json").read_text())
+    return str(raw.get("kind", "split"))
+
+
+def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
+    """:func:`serve`, :func:`learning.runtimes.flower.ipfl.serve_ipfl`,
+    :func:`learning.runtimes.flower.duopoly.serve_duopoly` or :func:`learning.runtimes.flower.cobo.serve_cobo`,
+    as :func:`run_kind` says."""
+    kind = run_kind(meta_dir)
+    if kind == "ipfl":
+        return serve_ipfl(grid, meta_dir, node_data_dir)
+    if kind == "cobo":
+        return serve_cobo(grid, meta_dir, node_data_dir)
+    if kind == "defection-free":
+        return serve_duopoly(grid, meta_dir, node_data_dir)
+    return serve(grid, meta_dir, node_data_dir)
+
+
+def flower_algorithms() -> tuple[str, ...]:
+    """Registered algorithms with a client half (those a Flower federation runs)."""
+    from learning.algorithms import ALGORITHMS
+
+    return tuple(sorted(n for n, cls in ALGORITHMS.items() if issubclass(cls, SplitAlgorithm)))
+
+
+def server_app_for(runs: list[tuple[str, str]], results: list[Any]) -> ServerApp:
+    """A ServerApp that runs each ``(meta_dir, node_data_dir)`` of ``runs`` in turn on the
+    same nodes and appends each :class:`FlowerResult` (or the exception) to ``results``."""
+    app = ServerApp()
+
+    @app.main()
+    def _main(grid: Grid, context: Context) -> None:
+        for meta_dir, node_dir in runs:
+            try:
+                results.append(serve_any(grid, meta_dir, node_dir))
+            except Exception as exc:  # handed back to the caller of the simulation
+                results.append(exc)
+                return
+
+    return app
+
+
+server_app = ServerApp()
+
+
+@server_app.main()
+def _deployed(grid: Grid, context: Context) -> None:
+    """The run of ``flwr run``: ``meta-dir`` (server side) from the run config, partitions
+    from each node's ``data-dir``; the result goes to ``meta-dir/result.json``."""
+    from learning.runtimes.flower.results import write_result
+
+    meta_dir = str(context.run_config["meta-dir"])
+    write_result(serve_any(grid, meta_dir, ""), meta_dir)

@@ -1,0 +1,291 @@
+r"""Defection-free collaboration between two firms on Flower (Werner 2024, ch. 3, Algorithm 5).
+
+Two nodes are the firms: node 0 holds the low firm's data (``partition-0.npz``), node 1 the
+high firm's (``partition-1.npz``), split exactly as :meth:`learning.drivers.defection_free.TorchFirms.prepare`
+splits them (:func:`write_duopoly_partitions`). The server is the mediator: it holds both
+models and its balanced target set (``server.npz``), measures both firms' qualities on it,
+and applies the rule (:func:`learning.drivers.defection_free.run_schemes`, which plays
+:func:`games.defection_free.play` and reports the market, :func:`games.defection_free.report`).
+
+:class:`FlowerFirms` is :class:`~learning.drivers.defection_free.TorchFirms` whose gradients come
+from the nodes: every SGD step the mediator draws the minibatch positions from its stream,
+as the in-process driver does, and sends each firm whose data the step uses
+(``train.duopoly``) the model and its positions; the firm returns the gradient of its mean
+loss on them. A joint step (the averaged loss of eq. 3.1 on the pooled minibatch) weights
+the two gradients by their rows: the in-process gradient up to float32 rounding. The
+examples never leave the nodes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from flwr.app import ArrayRecord, Context, Message, MetricRecord
+from flwr.clientapp import ClientApp
+from flwr.serverapp import Grid
+
+from games.defection_free import DefectionFreeConfig
+from learning.data import load_dataset
+from learning.drivers.defection_free import (
+    DuopolyRun,
+    DuopolySetup,
+    TorchFirms,
+    _split_data,
+    run_schemes,
+)
+from learning.engine import BatchedEngine, Params, Task, parameters_of
+from learning.loop import DivergedError
+from learning.models import build_model
+from learning.rng import torch_generator
+from learning.runtimes.flower.records import pack, record_of, scalar, unpack
+from learning.runtimes.flower.requests import Requests, answer, discover, metric, partition_of
+
+__all__ = [
+    "FlowerDuopolyResult",
+    "FlowerFirms",
+    "register_duopoly",
+    "serve_duopoly",
+    "write_duopoly_partitions",
+]
+
+KIND = "defection-free"
+_NAMES = ("low", "high")
+
+
+def write_duopoly_partitions(
+    setup: DuopolySetup,
+    seed: int,
+    rounds: int,
+    directory: str | os.PathLike[str],
+    *,
+    q_max: float | None = None,
+    config: DefectionFreeConfig | None = None,
+    stream: int = 1,
+) -> dict[str, Any]:
+    """Split the data as :meth:`TorchFirms.prepare` with ``seed`` does and write the run.
+
+    ``partition-0.npz`` / ``partition-1.npz``: the low / high firm's examples (what each
+    firm's node reads); ``server.npz``: the mediator's target set; ``meta.json``: the setup,
+    the seed, ``rounds`` of the defection-free rule with ``config`` (``q_max`` None: estimated
+    from a pooled run, as :func:`run_schemes` does) and the minibatch ``stream`` seed.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    split_rng, _, _ = np.random.default_rng(seed).spawn(3)
+    data = load_dataset(setup.dataset, data_dir=setup.data_dir)
+    firms, target = _split_data(data, setup, split_rng)
+    for k, idx in enumerate(firms):
+        np.savez(directory / f"partition-{k}.npz", x=data.x[idx], y=data.y[idx])
+    np.savez(directory / "server.npz", x=data.x[target], y=data.y[target])
+    meta = {
+        "kind": KIND,
+        "n_clients": 2,
+        "setup": {**dataclasses.asdict(setup), "init_epochs": list(setup.init_epochs)},
+        "seed": int(seed),
+        "rounds": int(rounds),
+        "q_max": q_max,
+        "config": dataclasses.asdict(config or DefectionFreeConfig()),
+        "stream": int(stream),
+        "input_shape": [int(s) for s in data.x.shape[1:]],
+        "n_classes": int(data.n_classes),
+    }
+    (directory / "meta.json").write_text(json.dumps(meta))
+    return meta
+
+
+def _setup(meta: dict[str, Any]) -> DuopolySetup:
+    raw = dict(meta["setup"])
+    raw["init_epochs"] = tuple(raw["init_epochs"])
+    return DuopolySetup(**raw)
+
+
+# --------------------------------------------------------------------------- node side
+
+_FIRMS: dict[tuple[str, int], tuple[BatchedEngine, torch.Tensor, torch.Tensor]] = {}
+
+
+def _firm(data_dir: str, partition: int) -> tuple[BatchedEngine, torch.Tensor, torch.Tensor]:
+    """The firm's engine and its examples, cached per process."""
+    key = (str(data_dir), int(partition))
+    if key not in _FIRMS:
+        meta = json.loads((Path(data_dir) / "meta.json").read_text())
+        path = Path(data_dir) / f"partition-{int(partition)}.npz"
+        if not path.exists():
+            raise ValueError(f"partition {partition}: {path} does not exist")
+        with np.load(path, allow_pickle=False) as d:
+            x, y = torch.from_numpy(d["x"]), torch.from_numpy(d["y"])
+        model = build_model(
+            _setup(meta).model,
+            tuple(meta["input_shape"]),
+            int(meta["n_classes"]),
+            generator=torch.Generator().manual_seed(0),
+        )
+        engine = BatchedEngine(model, Task.for_classes(int(meta["n_classes"])), torch.device("cpu"))
+        _FIRMS[key] = (engine, x, y)
+    return _FIRMS[key]
+
+
+def register_duopoly(app: ClientApp) -> None:
+    """Register a firm's node half on ``app``: ``query.duopoly`` (its partition and size) and
+    ``train.duopoly`` (the gradient of its mean loss at the sent model on the sent rows)."""
+
+    @app.query("duopoly")
+    def _query(message: Message, context: Context) -> Message:
+        data_dir, partition = partition_of(message, context)
+        metrics: dict[str, Any] = {"partition-id": partition, "num-examples": -1}
+        try:
+            metrics["num-examples"] = int(_firm(data_dir, partition)[2].shape[0])
+        except ValueError:  # a node beyond the two firms has no partition
+            pass
+        return answer(message, {"metrics": MetricRecord(metrics)})
+
+    @app.train("duopoly")
+    def _gradient(message: Message, context: Context) -> Message:
+        engine, x, y = _firm(*partition_of(message, context))
+        model = unpack(
+            record_of(message.content, "arrays", ArrayRecord).to_torch_state_dict(), "model"
+        )
+        idx = torch.as_tensor(
+            np.asarray(message.content["config"]["rows"], dtype=np.int64), dtype=torch.long
+        )
+        grads, loss = engine.gradients(model, x[idx][None], y[idx][None])
+        return answer(
+            message,
+            {
+                "arrays": ArrayRecord(pack(grads, "gradient")),
+                "metrics": MetricRecord({"loss": float(loss.sum()), "rows": int(idx.numel())}),
+            },
+        )
+
+
+# --------------------------------------------------------------------------- mediator
+
+
+@dataclass
+class FlowerFirms(TorchFirms):
+    """:class:`TorchFirms` on the mediator: the models and the target set here, each firm's
+    examples on its node (``requests``: client 0 the low firm, 1 the high); ``sizes`` the
+    examples each firm reported. ``data`` stays empty."""
+
+    requests: Requests | None = field(default=None, repr=False)
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def _size(self, name: str) -> int:
+        return self.sizes[name]
+
+    def _gradient(
+        self, params: Params, name: str, joint: bool, rows: dict[str, np.ndarray]
+    ) -> Params:
+        """The gradient of the mean loss over the firms' minibatch rows (both firms' when
+        ``joint``), each computed on its node and weighted by its rows."""
+        assert self.requests is not None
+        parts = _NAMES if joint else (name,)
+        clients = [_NAMES.index(p) for p in parts]
+        sent = pack({k: v.cpu() for k, v in params.items()}, "model")
+        got = self.requests.ask(
+            "train.duopoly",
+            clients,
+            [sent] * len(parts),
+            [{"rows": rows[p].astype(int).tolist()} for p in parts],
+        )
+        counts = np.array(
+            [int(metric(m, "rows")) for m in got],
+            dtype=np.float64,
+        )
+        weights = counts / counts.sum()
+        value = float(sum(w * float(metric(m, "loss")) for w, m in zip(weights, got, strict=True)))
+        if not np.isfinite(value):
+            raise DivergedError(
+                f"training of the {name} firm diverged: its minibatch loss is {value} with "
+                f"learning rate {self.setup.lr:g} (--lr); try a smaller learning rate"
+            )
+        grads = [
+            unpack(record_of(m.content, "arrays", ArrayRecord).to_torch_state_dict(), "gradient")
+            for m in got
+        ]
+        device = next(iter(params.values())).device
+        return {
+            k: sum(float(w) * g[k] for w, g in zip(weights, grads, strict=True)).to(device)
+            for k in grads[0]
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FlowerDuopolyResult:
+    """Outcome of :func:`serve_duopoly`: the run of every scheme played (``"defection-free"``,
+    and ``"complete"`` when :math:`Q` was estimated from it), the final models by firm, and
+    the seconds the rounds took."""
+
+    runs: dict[str, DuopolyRun]
+    models: Params
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The schemes' reports (:meth:`games.defection_free.PlayReport.to_dict`)."""
+        return {
+            "kind": KIND,
+            "runs": {name: run.to_dict() for name, run in self.runs.items()},
+            "seconds": self.seconds,
+        }
+
+
+def serve_duopoly(
+    grid: Grid, meta_dir: str, node_data_dir: str = "", timeout: float = 600.0
+) -> FlowerDuopolyResult:
+    """Mediate the run whose ``meta.json`` is in ``meta_dir`` between the two firms' nodes
+    (module docstring): models drawn and pre-trained (``init_epochs``) as
+    :meth:`TorchFirms.prepare` does, then :func:`run_schemes` with the defection-free rule."""
+    directory = Path(meta_dir)
+    meta = json.loads((directory / "meta.json").read_text())
+    setup = _setup(meta)
+    base = {"data-dir": node_data_dir}
+    nodes, metrics = discover(grid, 2, "query.duopoly", base, timeout)
+    _, init_rng, train_rng = np.random.default_rng(int(meta["seed"])).spawn(3)
+    shape, n_classes = tuple(meta["input_shape"]), int(meta["n_classes"])
+    generator = torch_generator(init_rng)
+    models = [build_model(setup.model, shape, n_classes, generator=generator) for _ in _NAMES]
+    cpu = torch.device("cpu")
+    with np.load(directory / "server.npz", allow_pickle=False) as d:
+        target = (d["x"], d["y"])
+    firms = FlowerFirms(
+        setup=setup,
+        engine=BatchedEngine(models[0], Task.for_classes(n_classes), cpu),
+        data={},
+        target=target,
+        n_classes=n_classes,
+        params={
+            name: {k: v.unsqueeze(0).to(cpu) for k, v in parameters_of(m).items()}
+            for name, m in zip(_NAMES, models, strict=True)
+        },
+        rng=train_rng,
+        requests=Requests(grid, nodes, base, timeout),
+        sizes={
+            name: int(scalar(m["num-examples"])) for name, m in zip(_NAMES, metrics, strict=True)
+        },
+    )
+    started = time.perf_counter()
+    for name, epochs in zip(_NAMES, setup.init_epochs, strict=True):
+        for _ in range(int(epochs)):
+            firms._epoch(name, joint=False, pace=None)
+    runs = run_schemes(
+        firms,
+        int(meta["rounds"]),
+        schemes=("defection-free",),
+        q_max=meta["q_max"],
+        config=DefectionFreeConfig(**meta["config"]),
+        seed=int(meta["stream"]),
+    )
+    final = runs["defection-free"].firms.params
+    return FlowerDuopolyResult(
+        runs=runs,
+        models={f"{name}/{k}": v for name, p in final.items() for k, v in p.items()},
+        seconds=time.perf_counter() - started,
+    )

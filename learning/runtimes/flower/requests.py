@@ -1,0 +1,118 @@
+"""Requests of a server that speaks to its nodes directly (IP-FL's rounds, the mediator of
+two firms): each request carries its position (``slot``) among those sent together, so that
+a node asked twice at once (an IP-FL payer of two clusters) answers twice and the replies
+come back in the order of the requests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
+from flwr.serverapp import Grid
+
+from learning.runtimes.flower.records import record_of, scalar
+
+__all__ = ["Requests", "answer", "discover", "metric", "partition_of"]
+
+
+def answer(message: Message, content: dict[str, Any]) -> Message:
+    """The reply to ``message``: ``content`` with the request's ``slot`` in its metrics."""
+    config = record_of(message.content, "config", ConfigRecord)
+    if "slot" in config:
+        content.setdefault("metrics", MetricRecord({}))["slot"] = int(scalar(config["slot"]))
+    return Message(RecordDict(content), reply_to=message)
+
+
+def metric(message: Message, name: str) -> int | float:
+    """The single-valued metric ``name`` of the reply ``message``.
+
+    Raises
+    ------
+    KeyError
+        The reply has no ``metrics`` record, or no metric ``name``.
+    TypeError
+        The reply's ``metrics`` is not a ``MetricRecord``, or its metric ``name`` is a list.
+    """
+    value = record_of(message.content, "metrics", MetricRecord)[name]
+    if isinstance(value, list):
+        raise TypeError(f"metric {name!r} must be a single value, got the list {value!r}")
+    return value
+
+
+def partition_of(message: Message, context: Context) -> tuple[str, int]:
+    """The node's data directory (the one the server sent, else its ``data-dir`` setting)
+    and its partition number."""
+    sent = str(message.content["config"]["data-dir"])
+    return sent or str(context.node_config["data-dir"]), int(context.node_config["partition-id"])
+
+
+class Requests:
+    """Requests to client ``k``'s node (``nodes[k]``), every one with the settings ``base``."""
+
+    def __init__(self, grid: Grid, nodes: list[int], base: dict[str, Any], timeout: float) -> None:
+        self.grid, self.nodes, self.base, self.timeout = grid, nodes, base, timeout
+
+    def ask(
+        self,
+        kind: str,
+        clients: np.ndarray | list[int],
+        arrays: list[dict[str, torch.Tensor]],
+        configs: list[dict[str, Any]] | None = None,
+    ) -> list[Message]:
+        """Send request ``i`` (``arrays[i]``, ``configs[i]``) of type ``kind`` to the node of
+        ``clients[i]``; the replies in the same order.
+
+        Raises
+        ------
+        RuntimeError
+            A node failed or did not answer within the timeout.
+        """
+        from learning.runtimes.flower.apps import _checked
+
+        out = [
+            Message(
+                RecordDict(
+                    {
+                        "arrays": ArrayRecord(arrays[i]),
+                        "config": ConfigRecord(
+                            {**self.base, **(configs[i] if configs else {}), "slot": i}
+                        ),
+                    }
+                ),
+                dst_node_id=self.nodes[int(k)],
+                message_type=kind,
+            )
+            for i, k in enumerate(clients)
+        ]
+        got = _checked(self.grid.send_and_receive(out, timeout=self.timeout), len(out), kind)
+        by_slot = {int(metric(m, "slot")): m for m in got}
+        return [by_slot[i] for i in range(len(out))]
+
+
+def discover(
+    grid: Grid, n: int, kind: str, base: dict[str, Any], timeout: float
+) -> tuple[list[int], list[MetricRecord]]:
+    """The node of each of clients ``0 .. n-1`` (by the ``partition-id`` a ``kind`` query
+    answers; a node whose ``num-examples`` is not positive holds no partition of the run) and
+    each one's answer."""
+    from learning.runtimes.flower.apps import _checked, _source, _wait_for_nodes
+
+    every = _wait_for_nodes(grid, n, timeout)
+    query = [
+        Message(RecordDict({"config": ConfigRecord(base)}), dst_node_id=x, message_type=kind)
+        for x in every
+    ]
+    answers = _checked(grid.send_and_receive(query, timeout=timeout), len(every), "query")
+    nodes: dict[int, int] = {}
+    metrics: dict[int, MetricRecord] = {}
+    for reply in answers:
+        m = record_of(reply.content, "metrics", MetricRecord)
+        k = int(scalar(m["partition-id"]))
+        if 0 <= k < n and int(scalar(m["num-examples"])) > 0:
+            nodes[k], metrics[k] = _source(reply), m
+    missing = sorted(set(range(n)) - set(nodes))
+    if missing:
+        raise RuntimeError(f"no node holds partitions {missing}")
+    return [nodes[k] for k in range(n)], [metrics[k] for k in range(n)]
