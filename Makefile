@@ -1,0 +1,33 @@
+# What CI runs, one target a step; `make check` runs the checks of a change locally (in the
+# environment you installed with `python3 -m pip install -e ".[dev]"`), `make ci` runs CI
+# itself (.ci/run: a new virtual environment, then these targets).
+PYTHON ?= python3
+SLOW_SUBSET = tests/test_demo.py tests/learning/test_train.py \
+	tests/learning/test_experiments_privacy.py \
+	tests/econ/test_privacy_effectiveness.py::test_notebook_replica_all_columns \
+	tests/learning/test_train_cli.py::test_sweep_on_ray_gives_the_serial_numbers
+
+.PHONY: check lint types test extras slow ci
+
+check: lint types test
+
+lint:
+	ruff check .
+	ruff format --check .
+
+types:
+	$(PYTHON) -m mypy econ games learning collabecon
+
+test:
+	PYTEST_ADDOPTS="$(PYTEST_ADDOPTS) --durations=20" $(PYTHON) -m pytest
+
+extras:
+	$(PYTHON) -m pip install -q -e ".[flower,ray]"
+	$(PYTHON) -m pip check
+	$(PYTHON) -m pytest -m "(flower or ray) and not slow" --durations=10
+
+slow:
+	$(PYTHON) -m pytest -m slow $(SLOW_SUBSET) --durations=10
+
+ci:
+	bash .ci/run
