@@ -28,6 +28,7 @@ extras:
 
 slow:
 	$(PYTHON) -m pytest -m slow $(SLOW_SUBSET) --durations=10
+	HYPOTHESIS_PROFILE=thorough $(PYTHON) -m pytest tests/test_properties.py
 
 ci:
 	bash .ci/run
