@@ -70,7 +70,7 @@ from learning.theory.cobo_points import (
     printed_step_cap,
     theorem_runs,
 )
-from learning.theory.quadratic import QuadraticRun
+from learning.theory.quadratic import ClusterRun
 
 PAPER = (
     'Hashemi, He and Jaggi, "CoBo: Collaborative Learning via Bilevel Optimization" (NeurIPS 2024)'
@@ -85,15 +85,15 @@ STOCHASTIC = (
 )
 
 
-def _consensus(run: QuadraticRun) -> float:
+def _consensus(run: ClusterRun) -> float:
     return run.moments.consensus
 
 
-def _midpoint_gradient(run: QuadraticRun) -> float:
+def _midpoint_gradient(run: ClusterRun) -> float:
     return run.moments.midpoint_gradient
 
 
-def _client_gradient(run: QuadraticRun) -> float:
+def _client_gradient(run: ClusterRun) -> float:
     return run.moments.client_gradient
 
 
@@ -251,7 +251,7 @@ CORRECTED_DET = (
 
 def _theorem(
     noisy: bool,
-    measure: Callable[[QuadraticRun], float],
+    measure: Callable[[ClusterRun], float],
     bound: Formula,
     hypothesis: Hypothesis,
     what: str,

@@ -4,7 +4,7 @@ Lemma 3 (descent on the pair averages) and Lemma 4 (the consensus recursion) bou
 of CoBo. Each is checked at the states of :func:`learning.theory.cobo_points.lemma_states`,
 single rounds from arbitrary models and weights on clusters of quadratic losses, with the
 expectation over the model-gradient noise computed exactly
-(:class:`learning.theory.quadratic.QuadraticState`). Lemma 3's printed noise term counts the
+(:class:`learning.theory.quadratic.QuadraticRound`). Lemma 3's printed noise term counts the
 :math:`c` diagonal pairs :math:`z_{ii} = x_i` at the noise of a midpoint, and Lemma 4's proof
 omits the model-gradient noise; the corrected statements (``.corrected``) restore both, and
 enter the corrected Theorem 1 of :mod:`learning.theory.cobo`. The proof of Lemma 3 also
@@ -22,7 +22,7 @@ from typing import Any
 from econ.propositions import Verdict, checked, proposition, refuted
 from learning.theory.cobo import PAPER
 from learning.theory.cobo_points import SQRT3, Formula, Hypothesis, compare_states
-from learning.theory.quadratic import QuadraticState
+from learning.theory.quadratic import QuadraticRound
 
 # --------------------------------------------------------------------------- Lemmas 3 and 4
 
@@ -70,7 +70,7 @@ def _lemma3(
     cluster include the pairs i = j (the consensus sum has no diagonal terms either way)."""
     suffix = "" if diagonal else "_off"
 
-    def rhs(s: QuadraticState) -> float:
+    def rhs(s: QuadraticRound) -> float:
         q, m = s.quantities(), s.sums
         return (
             descent / s.eta * m["drop" + suffix]
@@ -189,7 +189,7 @@ def _lemma4(
     hypothesis: Hypothesis,
     what: str,
 ) -> Verdict:
-    def rhs(s: QuadraticState) -> float:
+    def rhs(s: QuadraticRound) -> float:
         q, m = s.quantities(), s.sums
         return (
             (1 - contraction * s.eta * s.rho * s.c) * m["D"]

@@ -1,12 +1,12 @@
 r"""The points at which CoBo's convergence statements are checked, and the comparisons.
 
 Theorem 1 and Corollary 2 (:mod:`learning.theory.cobo`) are checked on whole expected
-trajectories, :func:`theorem_runs`: each a :class:`~learning.theory.quadratic.QuadraticRun`
+trajectories, :func:`theorem_runs`: each a :class:`~learning.theory.quadratic.ClusterRun`
 (a cluster of quadratic losses sharing their minimiser, the step sizes, the noise and the
 horizon), drawn at random and at the thresholds of the hypotheses; :func:`compare` holds a
 bound against the exact expectations at every run inside its hypotheses. Lemmas 3 and 4
 (:mod:`learning.theory.cobo_lemmas`) are checked on single rounds from arbitrary models and
-weights, :func:`lemma_states` (each a :class:`~learning.theory.quadratic.QuadraticState`), by
+weights, :func:`lemma_states` (each a :class:`~learning.theory.quadratic.QuadraticRound`), by
 :func:`compare_states`. The bounds themselves, as the paper (Hashemi, He and Jaggi, "CoBo:
 Collaborative Learning via Bilevel Optimization", NeurIPS 2024, Section 3 and Appendix A)
 prints them and as corrected, are with the statements.
@@ -24,8 +24,8 @@ import numpy as np
 from econ.propositions import Verdict, checked, refuted
 from learning.theory.quadratic import (
     ClusterProblem,
-    QuadraticRun,
-    QuadraticState,
+    ClusterRun,
+    QuadraticRound,
     random_cluster,
     random_spd,
     smoothness,
@@ -65,28 +65,24 @@ DRAWN = (
 
 
 @cache
-def theorem_runs(noisy: bool) -> tuple[QuadraticRun, ...]:
+def theorem_runs(noisy: bool) -> tuple[ClusterRun, ...]:
     """The points of the Theorem 1 and Corollary 2 checks (cached: the trajectories are
     shared by the printed and corrected statements)."""
     seed = 2025 if noisy else 2024
     rng = np.random.default_rng(seed)
-    runs: list[QuadraticRun] = []
+    runs: list[ClusterRun] = []
     base = _pair(1.0, 1.5)  # M^2 = 1/25, L = 3/2, S = 5/2
     if noisy:
         # sigma small, eta at the cap: the printed bounds are proportional to sigma
+        runs.append(ClusterRun("hand-picked: a = (1, 3/2), sigma = 1/10", base, 1 / 6, 1.5, 0.1, 1))
         runs.append(
-            QuadraticRun("hand-picked: a = (1, 3/2), sigma = 1/10", base, 1 / 6, 1.5, 0.1, 1)
-        )
-        runs.append(
-            QuadraticRun("hand-picked: a = (1, 3/2), sigma = 1/10", base, 1 / 6, 1.5, 0.1, 10)
+            ClusterRun("hand-picked: a = (1, 3/2), sigma = 1/10", base, 1 / 6, 1.5, 0.1, 10)
         )
     else:
         # a small step size, allowed by a theorem without a step-size condition
-        runs.append(
-            QuadraticRun("hand-picked: a = (1, 3/2), small step", base, 1 / 60, 1.5, 0.0, 10)
-        )
+        runs.append(ClusterRun("hand-picked: a = (1, 3/2), small step", base, 1 / 60, 1.5, 0.0, 10))
         # the same trajectory with every loss scaled: the printed consensus bound scales as 1/kappa
-        hand = QuadraticRun("hand-picked: a = (1, 3/2)", base, 1 / 6, 1.5, 0.0, 10)
+        hand = ClusterRun("hand-picked: a = (1, 3/2)", base, 1 / 6, 1.5, 0.0, 10)
         runs += [hand, hand.scaled(10.0), hand.scaled(1000.0)]
     for k in range(48):
         c = int(rng.integers(2, 5))
@@ -103,7 +99,7 @@ def theorem_runs(noisy: bool) -> tuple[QuadraticRun, ...]:
             sigma = float(rng.choice([0.01, 0.1, 1.0, 10.0])) * L * math.sqrt(u @ u)
             cap = min(cap, printed_step_cap(problem.gap, c, L, sigma, rounds))
         eta = cap * float(rng.choice([1.0, 0.5, 0.1, 0.01]))
-        runs.append(QuadraticRun(f"random cluster #{k}", problem, eta, rho, sigma, rounds))
+        runs.append(ClusterRun(f"random cluster #{k}", problem, eta, rho, sigma, rounds))
     # adversarial: curvature ratios at the thresholds M^2 = 1/104 and 1/5, rho at sqrt(3) L/c,
     # eta at 1/(2 rho c), long and short horizons, large sigma, losses scaled by 1e-3 and 1e3
     for m2 in (0.999 / 104, 0.999 / 25, 0.999 / 5):
@@ -115,7 +111,7 @@ def theorem_runs(noisy: bool) -> tuple[QuadraticRun, ...]:
                 eta = 1 / (2 * rho * 2)
                 if noisy:
                     eta = min(eta, printed_step_cap(pb.gap, 2, L, sigma, rounds))
-                runs.append(QuadraticRun(f"threshold M^2 = {m2:.5g}", pb, eta, rho, sigma, rounds))
+                runs.append(ClusterRun(f"threshold M^2 = {m2:.5g}", pb, eta, rho, sigma, rounds))
     for c in (3, 4):
         pc = ClusterProblem(
             np.array([[[1.0 + 0.09 * i]] for i in range(c)]), np.zeros(1), np.ones(1)
@@ -128,9 +124,7 @@ def theorem_runs(noisy: bool) -> tuple[QuadraticRun, ...]:
             if noisy:
                 eta = min(eta, printed_step_cap(pc.gap, c, L, sigma, rounds))
             runs.append(
-                QuadraticRun(
-                    f"c = {c} scalar clients, rho at threshold", pc, eta, rho, sigma, rounds
-                )
+                ClusterRun(f"c = {c} scalar clients, rho at threshold", pc, eta, rho, sigma, rounds)
             )
     random = [r for r in runs if r.label.startswith("random")]
     runs += [random[0].scaled(1e-3), random[1].scaled(1e3), random[2].scaled(1e3)]
@@ -169,8 +163,8 @@ def drawn(noisy: bool) -> str:
 
 
 def compare(
-    runs: Iterable[QuadraticRun],
-    measure: Callable[[QuadraticRun], float],
+    runs: Iterable[ClusterRun],
+    measure: Callable[[ClusterRun], float],
     bound: Formula,
     hypothesis: Hypothesis,
     what: str,
@@ -179,8 +173,8 @@ def compare(
     """``checked`` if ``measure(run) <= bound(**quantities)`` at every run inside
     ``hypothesis``, else ``refuted`` at the first run where it fails (round-off allowed).
 
-    The point count is the number of distinct trajectories (:meth:`QuadraticRun.trajectory`), not of
-    runs: the corrected bounds are invariant under the scaling of :meth:`QuadraticRun.scaled`, so a
+    The point count is the number of distinct trajectories (:meth:`ClusterRun.trajectory`), not of
+    runs: the corrected bounds are invariant under the scaling of :meth:`ClusterRun.scaled`, so a
     scaled copy, like a shorter horizon of the same iterates, adds no point."""
     n = outside = 0
     worst = 0.0
@@ -224,16 +218,16 @@ def compare(
 
 
 @cache
-def lemma_states() -> tuple[QuadraticState, ...]:
+def lemma_states() -> tuple[QuadraticRound, ...]:
     """The points of the Lemma 3 and Lemma 4 checks (cached)."""
     rng = np.random.default_rng(2026)
-    states: list[QuadraticState] = []
+    states: list[QuadraticRound] = []
     # hand-picked: every model at the shared minimiser 0, f_i = (1 + i/10) x^2/2, sigma = 1
     for c in (2, 3):
         a = np.array([[[1.0 + 0.1 * i]] for i in range(c)])
         rho = SQRT3 * (1.0 + 0.1 * (c - 1)) / c
         states.append(
-            QuadraticState(
+            QuadraticRound(
                 f"hand-picked: {c} clients f_i = (1 + i/10) x^2/2, every model at the "
                 "minimiser, sigma = 1",
                 a,
@@ -276,7 +270,7 @@ def lemma_states() -> tuple[QuadraticState, ...]:
         gamma = float(rng.choice([0.0, 0.1, 10.0]))
         b = float(rng.choice([1.0, 16.0, 1e6]))
         states.append(
-            QuadraticState(f"random state #{k}", a, centres, c, x, w, eta, rho, sigma, gamma, b)
+            QuadraticRound(f"random state #{k}", a, centres, c, x, w, eta, rho, sigma, gamma, b)
         )
     return tuple(states)
 
@@ -294,8 +288,8 @@ LEMMA_DRAWN = (
 
 
 def compare_states(
-    lhs: Callable[[QuadraticState], float],
-    rhs: Callable[[QuadraticState], float],
+    lhs: Callable[[QuadraticRound], float],
+    rhs: Callable[[QuadraticRound], float],
     hypothesis: Hypothesis,
     what: str,
 ) -> Verdict:

@@ -23,9 +23,9 @@ Gaussian gradient noise, and :func:`exact_moments` propagates the mean and covar
 the models exactly: expectations over the noise are computed, not sampled.
 
 The points at which :mod:`learning.theory.cobo` and :mod:`learning.theory.cobo_lemmas`
-check CoBo's statements are built here too: a :class:`QuadraticRun` (a cluster, the
+check CoBo's statements are built here too: a :class:`ClusterRun` (a cluster, the
 parameters and a horizon, with the exact time sums of :func:`exact_moments`) and a
-:class:`QuadraticState` (one round of :func:`cobo_round` from arbitrary models and weights,
+:class:`QuadraticRound` (one round of :func:`cobo_round` from arbitrary models and weights,
 with the exact one-round expectations its lemmas bound); :func:`random_cluster` draws the
 clusters.
 """
@@ -41,9 +41,9 @@ import numpy as np
 
 __all__ = [
     "ClusterProblem",
+    "ClusterRun",
     "Moments",
-    "QuadraticRun",
-    "QuadraticState",
+    "QuadraticRound",
     "cobo_round",
     "collaborativeness",
     "exact_moments",
@@ -283,7 +283,7 @@ def random_cluster(
 
 
 @dataclass(frozen=True)
-class QuadraticRun:
+class ClusterRun:
     """One point of a theorem's check: a cluster, the parameters, and the horizon ``T``."""
 
     label: str
@@ -333,9 +333,9 @@ class QuadraticRun:
         p = self.problem
         return (g(p.a / L), g(p.mu), g(p.x0), g(self.eta * L), g(self.rho / L), g(self.sigma / L))
 
-    def scaled(self, kappa: float) -> QuadraticRun:
+    def scaled(self, kappa: float) -> ClusterRun:
         """Every loss times ``kappa``, with rho, eta and sigma rescaled: the same trajectory."""
-        return QuadraticRun(
+        return ClusterRun(
             f"{self.label}, losses scaled by {kappa:g}",
             self.problem.scaled(kappa),
             self.eta / kappa,
@@ -346,7 +346,7 @@ class QuadraticRun:
 
 
 @dataclass(frozen=True)
-class QuadraticState:
+class QuadraticRound:
     r"""One round of CoBo from an arbitrary state: the point of a lemma's check.
 
     Clients ``0 .. c-1`` form the cluster :math:`\mathcal C` (shared minimiser); the others

@@ -12,8 +12,8 @@ import pytest
 from learning.theory import cobo, cobo_lemmas, cobo_points, cobo_steps
 from learning.theory.quadratic import (
     ClusterProblem,
-    QuadraticRun,
-    QuadraticState,
+    ClusterRun,
+    QuadraticRound,
     cobo_round,
     collaborativeness,
     exact_moments,
@@ -153,7 +153,7 @@ def test_exact_moments_with_noise_match_monte_carlo():
 
 
 def test_scaling_the_losses_keeps_the_trajectory():
-    run = QuadraticRun("base", _problem(), 0.03, 2.0, 0.5, 20)
+    run = ClusterRun("base", _problem(), 0.03, 2.0, 0.5, 20)
     big = run.scaled(1000.0)
     assert big.moments.consensus == pytest.approx(run.moments.consensus, rel=1e-9)
     assert big.moments.midpoint_gradient == pytest.approx(1e6 * run.moments.midpoint_gradient)
@@ -232,7 +232,7 @@ def test_lemma_counterexamples_at_the_minimiser_in_exact_rationals():
         lhs
         > 6 * m2 / (rho * c) * (-rise) + 3 * eta * m2 / (rho * c) * c**2 * L * eta * sigma**2 / 2
     )
-    state = QuadraticState(
+    state = QuadraticRound(
         "t",
         np.array([[[1.0]], [[1.1]]]),
         np.zeros((2, 1)),
@@ -323,7 +323,7 @@ def test_theorem_points_count_distinct_trajectories():
     runs = cobo_points.theorem_runs(False)
     hand = next(r for r in runs if r.label == "hand-picked: a = (1, 3/2)")
     assert hand.scaled(1000.0).trajectory() == hand.trajectory()
-    longer = QuadraticRun(hand.label, hand.problem, hand.eta, hand.rho, hand.sigma, 400)
+    longer = ClusterRun(hand.label, hand.problem, hand.eta, hand.rho, hand.sigma, 400)
     assert longer.trajectory() == hand.trajectory()
     verdict = cobo.check_det_consensus_corrected()
     inside = [r for r in runs if cobo.corrected_hypothesis(**r.quantities())]
