@@ -4,11 +4,10 @@ Every loader returns a :class:`Dataset` holding *all* of its examples as numpy a
 splitting into clients, train/test and a common target set is the job of
 :mod:`learning.partition` and :mod:`learning.federation`. Nothing here downloads: the full
 MNIST / Fashion-MNIST / CIFAR files are read from a directory the caller names
-(``data_dir``, or the environment variable ``COLLABECON_DATA``), and a missing file raises
-:class:`MissingDataError` naming the file and where to put it. Reading a file never runs
-code from it: CIFAR batches go through an unpickler that admits numpy arrays and nothing
-else, ``.npz`` archives are opened with ``allow_pickle=False``; a corrupt, truncated or
-crafted file raises a :class:`ValueError` naming it.
+(``data_dir``, or the environment variable ``COLLABECON_DATA``) by the readers of
+:mod:`learning.data_files`, which never run code from a file; a missing file raises
+:class:`learning.data_files.MissingDataError` naming the file and where to put it, a corrupt,
+truncated or crafted one a :class:`ValueError` naming it.
 
 Registered names (:data:`DATASETS`):
 
@@ -30,35 +29,25 @@ Registered names (:data:`DATASETS`):
 from __future__ import annotations
 
 import functools
-import gzip
-import importlib
 import os
-import pickle
-import zipfile
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from econ.validation import choice, non_negative, positive, positive_int
+from learning.data_files import cifar_arrays, mnist_like_arrays
 
 __all__ = [
     "DATASETS",
-    "DATA_ENV",
     "Dataset",
-    "MissingDataError",
     "clipping_blobs",
     "clustered_regression",
     "gaussian_mixture",
     "load_dataset",
 ]
-
-#: Environment variable naming the directory that holds the file-based datasets.
-DATA_ENV = "COLLABECON_DATA"
 
 _MNIST_MEAN, _MNIST_STD = 0.1307, 0.3081
 _FASHION_MEAN, _FASHION_STD = 0.2860, 0.3530
@@ -67,13 +56,6 @@ _FASHION_MEAN, _FASHION_STD = 0.2860, 0.3530
 # CIFAR-100 as in CoBo's vision code (Normalize(0.5, 0.5)).
 _CIFAR10_MEAN, _CIFAR10_STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
 _CIFAR100_MEAN, _CIFAR100_STD = (0.5, 0.5, 0.5), (0.5, 0.5, 0.5)
-
-
-class MissingDataError(FileNotFoundError, ValueError):
-    """A dataset file is not on disk. The message names the file(s) and where to put them.
-
-    Also a :class:`ValueError`, so the command line reports it in one line (exit code 2).
-    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,73 +165,10 @@ def _digits(**params: Any) -> Dataset:
 # --------------------------------------------------------------------------- file-based data
 
 
-def _data_root(data_dir: str | os.PathLike[str] | None, name: str, expected: str) -> Path:
-    if data_dir is None:
-        data_dir = os.environ.get(DATA_ENV)
-    if not data_dir:
-        raise MissingDataError(
-            f"dataset {name!r} is read from local files and nothing is downloaded: pass "
-            f"data_dir (--data-dir) or set {DATA_ENV} to a directory holding {expected}"
-        )
-    return Path(data_dir)
-
-
-def _read_idx(path: Path) -> np.ndarray:
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as handle:
-            raw = handle.read()
-    except (OSError, EOFError, zlib.error) as exc:  # a corrupt or truncated gzip stream
-        raise ValueError(f"{path} cannot be read: {_first_line(exc)}") from None
-    if len(raw) < 4 or raw[:2] != b"\x00\x00" or raw[2] != 0x08:
-        raise ValueError(f"{path} is not an unsigned-byte IDX file")
-    ndim = raw[3]
-    if len(raw) < 4 + 4 * ndim:
-        raise ValueError(f"{path} is truncated: its header announces {ndim} dimensions")
-    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
-    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
-    if data.size != int(np.prod(shape)):
-        raise ValueError(f"{path} holds {data.size} values, its header says {shape}")
-    return data.reshape(shape)
-
-
-_IDX_FILES = {
-    "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
-    "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
-}
-
-
-def _find(directory: Path, stem: str) -> Path | None:
-    for candidate in (directory / stem, directory / f"{stem}.gz"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _mnist_like_arrays(root: Path, name: str, part: str) -> tuple[np.ndarray, np.ndarray]:
-    parts = ("train", "test") if part == "all" else (part,)
-    npz = root / f"{name}.npz"
-    if npz.is_file():
-        return _read_npz(npz, parts)
-    folder = root / name
-    stems = [stem for p in parts for stem in _IDX_FILES[p]]
-    found = [_find(folder, stem) for stem in stems]
-    missing = [stem for stem, path in zip(stems, found, strict=True) if path is None]
-    if missing:
-        raise MissingDataError(
-            f"dataset {name!r}: missing {', '.join(str(folder / m) for m in missing)} "
-            f"(IDX files, optionally .gz); put the IDX files in {folder}/ or a "
-            f"Keras-style archive with x_train, y_train, x_test, y_test at {npz}"
-        )
-    arrays = [_read_idx(path) for path in found if path is not None]
-    return np.concatenate(arrays[0::2]), np.concatenate(arrays[1::2])
-
-
 def _mnist_like(name: str, mean: float, std: float) -> Callable[..., Dataset]:
     def load(*, data_dir: str | os.PathLike[str] | None = None, part: str = "all") -> Dataset:
         choice("part", part, ("all", "train", "test"))
-        root = _data_root(data_dir, name, f"{name}/ (IDX files) or {name}.npz")
-        images, labels = _mnist_like_arrays(root, name, part)
+        images, labels = mnist_like_arrays(data_dir, name, part)
         images = images.reshape(-1, 1, 28, 28) / 255.0
         return Dataset(
             name,
@@ -265,163 +184,6 @@ def _mnist_like(name: str, mean: float, std: float) -> Callable[..., Dataset]:
     return load
 
 
-def _read_npz(path: Path, parts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """``x_<part>`` and ``y_<part>`` of a Keras-style archive, concatenated over ``parts``.
-
-    Read with ``allow_pickle=False``: an archive member holding Python objects is refused.
-    A file that is not such an archive (not a zip, truncated, a member missing or not an
-    array of numbers) raises a :class:`ValueError` naming the file.
-    """
-    keys = [f"{axis}_{p}" for axis in ("x", "y") for p in parts]
-    with open(path, "rb") as handle:
-        magic = handle.read(6)
-    if magic.startswith(b"\x93NUMPY"):
-        raise ValueError(f"{path} is a single .npy array, not a .npz archive holding {keys}")
-    if not magic.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        raise ValueError(f"{path} is not a .npz archive (a zip file holding {keys})")
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{path} is not a readable .npz archive: {_first_line(exc)}") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path} is a single .npy array, not a .npz archive holding {keys}")
-    with archive:
-        missing = [key for key in keys if key not in archive.files]
-        if missing:
-            raise ValueError(f"{path} lacks {missing}; a Keras-style archive holds {keys}")
-        try:
-            arrays = {key: archive[key] for key in keys}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-            raise ValueError(f"{path} cannot be read: {_first_line(exc)}") from None
-    xs = [arrays[f"x_{p}"] for p in parts]
-    ys = [arrays[f"y_{p}"] for p in parts]
-    for key, value in arrays.items():
-        if value.dtype.kind not in "uif":
-            raise ValueError(f"{path}: {key} must hold numbers, got dtype {value.dtype}")
-    if any(x.shape[1:] != (28, 28) for x in xs):
-        raise ValueError(f"{path}: x_* must be 28x28 images, got shapes {[x.shape for x in xs]}")
-    if any(x.shape[0] != y.shape[0] for x, y in zip(xs, ys, strict=True)):
-        raise ValueError(f"{path}: x_* and y_* disagree on the number of examples")
-    return np.concatenate(xs), np.concatenate(ys)
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
-def _numpy_internal(module: str, name: str) -> Callable[[], Any]:
-    """Resolver of ``numpy._core.<module>.<name>`` (numpy 2.x; ``numpy.core`` in 1.x)."""
-
-    def resolve() -> Any:
-        try:
-            found = importlib.import_module(f"numpy._core.{module}")
-        except ImportError:  # pragma: no cover - numpy 1.x
-            found = importlib.import_module(f"numpy.core.{module}")
-        return getattr(found, name)
-
-    return resolve
-
-
-def _latin1_bytes() -> Callable[..., Any]:
-    def encode(text: str, encoding: str = "latin1") -> bytes:
-        if not isinstance(text, str) or encoding != "latin1":
-            raise ValueError(f"_codecs.encode admits a str and 'latin1' only, got {encoding!r}")
-        return text.encode("latin1")
-
-    return encode
-
-
-#: The globals a CIFAR python batch may name: numpy's array and scalar reconstruction
-#: (under the module names of numpy 1.x, which wrote the published files, and of numpy 2.x),
-#: the array and dtype classes, and ``_codecs.encode(str, "latin1")``, which pickle protocol 2
-#: of Python 3 writes for bytes. Dicts, lists, strings, bytes and ints need no global.
-_CIFAR_GLOBALS: dict[tuple[str, str], Callable[[], Any]] = {
-    (f"numpy.{core}.{module}", name): _numpy_internal(module, name)
-    for core in ("core", "_core")
-    for module, name in (
-        ("multiarray", "_reconstruct"),
-        ("multiarray", "scalar"),
-        ("numeric", "_frombuffer"),
-    )
-} | {
-    ("numpy", "ndarray"): lambda: np.ndarray,
-    ("numpy", "dtype"): lambda: np.dtype,
-    ("_codecs", "encode"): _latin1_bytes,
-}
-
-
-class _BatchUnpickler(pickle.Unpickler):
-    """Unpickler of a CIFAR python batch: admits only the globals of :data:`_CIFAR_GLOBALS`.
-
-    Any other global (a function or class a crafted file would call while loading) raises
-    a :class:`ValueError` naming the file and the global, before anything is called.
-    """
-
-    def __init__(self, handle: Any, path: Path) -> None:
-        super().__init__(handle, encoding="bytes")
-        self._path = path
-
-    def find_class(self, module: str, name: str) -> Any:
-        resolve = _CIFAR_GLOBALS.get((module, name))
-        if resolve is None:
-            raise ValueError(
-                f"{self._path} is not a CIFAR python batch: it refers to {module}.{name}, "
-                "and a batch holds only dicts, lists, strings, bytes, ints and numpy arrays"
-            )
-        return resolve()
-
-
-def _unpickle(path: Path) -> dict[bytes, Any]:
-    """A CIFAR python batch read with :class:`_BatchUnpickler` (no other code can run).
-
-    Raises a :class:`ValueError` naming ``path`` when the file is not such a batch: a
-    refused global, a corrupt or truncated pickle, or another layout than a dict with a
-    ``b"data"`` array of uint8 rows of 3,072 pixels.
-    """
-    try:
-        with open(path, "rb") as handle:
-            batch = _BatchUnpickler(handle, path).load()
-    except ValueError as exc:
-        raise ValueError(
-            _first_line(exc) if str(path) in str(exc) else f"{path}: {_first_line(exc)}"
-        ) from None
-    except (
-        pickle.UnpicklingError,
-        EOFError,
-        TypeError,
-        AttributeError,
-        IndexError,
-        KeyError,
-        OverflowError,
-        MemoryError,
-        OSError,
-    ) as exc:
-        reason = f"{type(exc).__name__}: {_first_line(exc)}"
-        raise ValueError(f"{path} is not a readable CIFAR python batch: {reason}") from None
-    if not isinstance(batch, dict):
-        raise ValueError(
-            f"{path} is not a CIFAR python batch: it holds a {type(batch).__name__}, not a dict"
-        )
-    data = batch.get(b"data")
-    if (
-        not isinstance(data, np.ndarray)
-        or data.dtype != np.uint8
-        or data.ndim != 2
-        or data.shape[1] != 3 * 32 * 32
-    ):
-        described = (
-            f"an array of dtype {data.dtype} and shape {data.shape}"
-            if isinstance(data, np.ndarray)
-            else ("no such key" if data is None else type(data).__name__)
-        )
-        raise ValueError(
-            f"{path} is not a CIFAR python batch: b'data' must be a uint8 array of "
-            f"N x 3072 pixels, got {described}"
-        )
-    return batch
-
-
 def _cifar(
     name: str,
     folder: str,
@@ -433,20 +195,8 @@ def _cifar(
 ) -> Callable[..., Dataset]:
     def load(*, data_dir: str | os.PathLike[str] | None = None, part: str = "all") -> Dataset:
         choice("part", part, ("all", "train", "test"))
-        root = _data_root(data_dir, name, f"{folder}/ (the python version)") / folder
-        wanted = [f for p in (("train", "test") if part == "all" else (part,)) for f in files[p]]
-        missing = [f for f in wanted if not (root / f).is_file()]
-        if missing:
-            raise MissingDataError(
-                f"dataset {name!r}: missing {', '.join(str(root / m) for m in missing)}; "
-                f"unpack the python version of {name} so that {root}/ holds "
-                f"{', '.join(wanted)}"
-            )
-        batches = [_unpickle(root / f) for f in wanted]
-        for f, b in zip(wanted, batches, strict=True):
-            _check_labels(root / f, b, label_key, n_classes)
-        images = np.concatenate([b[b"data"] for b in batches]).reshape(-1, 3, 32, 32) / 255.0
-        labels = np.concatenate([np.asarray(b[label_key]) for b in batches])
+        pixels, labels = cifar_arrays(data_dir, name, folder, files, label_key, n_classes, part)
+        images = pixels.reshape(-1, 3, 32, 32) / 255.0
         m = np.asarray(mean).reshape(1, 3, 1, 1)
         s = np.asarray(std).reshape(1, 3, 1, 1)
         return Dataset(
@@ -455,24 +205,6 @@ def _cifar(
 
     load.__doc__ = f"{name} from the python pickle batches in ``<data_dir>/{folder}/``."
     return load
-
-
-def _check_labels(path: Path, batch: dict[bytes, Any], key: bytes, n_classes: int) -> None:
-    labels = batch.get(key)
-    n = batch[b"data"].shape[0]
-    ok = isinstance(labels, list) and len(labels) == n
-    if ok:
-        values = np.asarray(labels)
-        ok = (
-            values.ndim == 1
-            and values.dtype.kind in "iu"
-            and bool(np.all((values >= 0) & (values < n_classes)))
-        )
-    if not ok:
-        raise ValueError(
-            f"{path} is not a CIFAR python batch: {key!r} must list {n} integer labels "
-            f"in [0, {n_classes})"
-        )
 
 
 # --------------------------------------------------------------------------- synthetic data
@@ -690,7 +422,7 @@ def load_dataset(
     ------
     ValueError
         Unknown ``name`` (the message lists the known ones) or bad parameters.
-    MissingDataError
+    learning.data_files.MissingDataError
         A file-based dataset's file is not on disk (a :class:`FileNotFoundError`).
     """
     choice("dataset", name, tuple(DATASETS))

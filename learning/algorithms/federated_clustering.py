@@ -139,7 +139,7 @@ def momentum_update(momenta: torch.Tensor, grads: torch.Tensor, alpha: float) ->
     r"""Momentum-Clustering's client momentum (Werner et al. 2023, eq. (6)):
     :math:`m_{i,t} = \alpha\, g_i(x_{i,t-1}) + (1 - \alpha)\, m_{i,t-1}`. Of iid gradients
     of variance :math:`\sigma^2` it has stationary variance :math:`\alpha\sigma^2/(2-\alpha)
-    \le \alpha\sigma^2` (Lemma 14; :func:`learning.theory.clustering.ema_variance`)."""
+    \le \alpha\sigma^2` (Lemma 14; :func:`learning.theory.clustering_variance.ema_variance`)."""
     return alpha * grads + (1 - alpha) * momenta
 
 

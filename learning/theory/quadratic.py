@@ -21,6 +21,13 @@ the collaborativeness assumption: every midpoint inner product is non-negative a
 projection keeps :math:`w_{ij} = 1`), the round is linear in the models with additive
 Gaussian gradient noise, and :func:`exact_moments` propagates the mean and covariance of
 the models exactly: expectations over the noise are computed, not sampled.
+
+The points at which :mod:`learning.theory.cobo` and :mod:`learning.theory.cobo_lemmas`
+check CoBo's statements are built here too: a :class:`ClusterRun` (a cluster, the
+parameters and a horizon, with the exact time sums of :func:`exact_moments`) and a
+:class:`QuadraticRound` (one round of :func:`cobo_round` from arbitrary models and weights,
+with the exact one-round expectations its lemmas bound); :func:`random_cluster` draws the
+clusters.
 """
 
 from __future__ import annotations
@@ -28,16 +35,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "ClusterProblem",
+    "ClusterRun",
     "Moments",
+    "QuadraticRound",
     "cobo_round",
     "collaborativeness",
     "exact_moments",
     "inner_products",
+    "largest_collaborativeness",
+    "random_cluster",
+    "random_spd",
+    "smoothness",
 ]
 
 
@@ -108,6 +122,19 @@ def collaborativeness(ai: np.ndarray, aj: np.ndarray) -> float:
     return float(np.linalg.norm(ratio, 2) ** 2)
 
 
+def smoothness(a: np.ndarray) -> float:
+    """:math:`L`: the largest eigenvalue of any curvature :math:`A_i` of ``a`` (Assumption A1)."""
+    return float(max(np.linalg.eigvalsh(ai)[-1] for ai in a))
+
+
+def largest_collaborativeness(a: np.ndarray) -> float:
+    r""":math:`\max_{i \ne j} M_{ij}^2` over the curvatures ``a`` of clients sharing their
+    minimiser (Assumption A4, :func:`collaborativeness`; 0 for one client)."""
+    n = int(a.shape[0])
+    pairs = [collaborativeness(a[i], a[j]) for i in range(n) for j in range(n) if i != j]
+    return max(pairs, default=0.0)
+
+
 @dataclass(frozen=True)
 class ClusterProblem:
     r"""One cluster of :math:`c` clients with quadratic losses sharing the minimiser ``mu``.
@@ -137,18 +164,12 @@ class ClusterProblem:
     @cached_property
     def smoothness(self) -> float:
         """:math:`L`: the largest eigenvalue of any :math:`A_i` (Assumption A1)."""
-        return float(max(np.linalg.eigvalsh(ai)[-1] for ai in self.a))
+        return smoothness(self.a)
 
     @cached_property
     def m2(self) -> float:
         r""":math:`\max_{i \ne j} M_{ij}^2` over the cluster (Assumption A4; 0 for one client)."""
-        pairs = [
-            collaborativeness(self.a[i], self.a[j])
-            for i in range(self.c)
-            for j in range(self.c)
-            if i != j
-        ]
-        return max(pairs, default=0.0)
+        return largest_collaborativeness(self.a)
 
     @cached_property
     def gap(self) -> float:
@@ -232,3 +253,191 @@ def exact_moments(
         cons += expected(diff, m, p)
     scale = 1.0 / (c * c * rounds)
     return Moments(cons * scale, midg * scale, owng * scale)
+
+
+def random_spd(rng: np.random.Generator, d: int) -> np.ndarray:
+    """A random symmetric positive definite ``d x d`` matrix: a random rotation of
+    eigenvalues drawn uniformly in [0.3, 2]."""
+    q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    return q @ np.diag(rng.uniform(0.3, 2.0, d)) @ q.T
+
+
+def random_cluster(
+    rng: np.random.Generator, c: int, d: int, spread: float, reach: float
+) -> ClusterProblem:
+    """``c`` curvatures ``s_i B + spread E_i`` around a random SPD ``B`` (eigenvalues in
+    [0.3, 2]), ``s_i`` uniform in ``1 +- spread``, ``E_i`` a random symmetric matrix of norm
+    <= 1/2; a shared minimiser and a start at distance ``reach``."""
+    base = random_spd(rng, d)
+    a = []
+    for _ in range(c):
+        e = rng.normal(size=(d, d))
+        e = (e + e.T) / 2
+        e /= 2 * max(float(np.linalg.norm(e, 2)), 1e-12)
+        ai = rng.uniform(1 - spread, 1 + spread) * base + spread * e
+        vals, vecs = np.linalg.eigh((ai + ai.T) / 2)
+        a.append(vecs @ np.diag(np.maximum(vals, 0.05)) @ vecs.T)
+    mu = rng.normal(size=d)
+    direction = rng.normal(size=d)
+    return ClusterProblem(np.array(a), mu, mu + reach * direction / np.linalg.norm(direction))
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """One point of a theorem's check: a cluster, the parameters, and the horizon ``T``."""
+
+    label: str
+    problem: ClusterProblem
+    eta: float
+    rho: float
+    sigma: float
+    rounds: int
+
+    def quantities(self) -> dict[str, float]:
+        """The symbols of the printed bounds, as keyword arguments."""
+        p = self.problem
+        return {
+            "m2": p.m2,
+            "L": p.smoothness,
+            "rho": self.rho,
+            "c": float(p.c),
+            "eta": self.eta,
+            "sigma": self.sigma,
+            "T": float(self.rounds),
+            "S": p.gap,
+        }
+
+    @cached_property
+    def moments(self) -> Moments:
+        return exact_moments(
+            self.problem, eta=self.eta, rho=self.rho, sigma=self.sigma, rounds=self.rounds
+        )
+
+    @property
+    def scale(self) -> float:
+        """:math:`\\|x^0 - \\mu\\|^2`, the unit of the consensus error (for round-off)."""
+        u = self.problem.x0 - self.problem.mu
+        return float(u @ u)
+
+    def trajectory(self) -> tuple[str, ...]:
+        """What identifies the iterates, up to the scaling of :meth:`scaled` and the horizon.
+
+        Runs with the same key follow one trajectory (a shorter horizon is a prefix of a
+        longer one, and a scaled copy moves the same iterates); a check counts them once.
+        """
+        L = self.problem.smoothness
+
+        def g(x: Any) -> str:
+            return ",".join(f"{v:.9g}" for v in np.ravel(x))
+
+        p = self.problem
+        return (g(p.a / L), g(p.mu), g(p.x0), g(self.eta * L), g(self.rho / L), g(self.sigma / L))
+
+    def scaled(self, kappa: float) -> ClusterRun:
+        """Every loss times ``kappa``, with rho, eta and sigma rescaled: the same trajectory."""
+        return ClusterRun(
+            f"{self.label}, losses scaled by {kappa:g}",
+            self.problem.scaled(kappa),
+            self.eta / kappa,
+            self.rho * kappa,
+            self.sigma * kappa,
+            self.rounds,
+        )
+
+
+@dataclass(frozen=True)
+class QuadraticRound:
+    r"""One round of CoBo from an arbitrary state: the point of a lemma's check.
+
+    Clients ``0 .. c-1`` form the cluster :math:`\mathcal C` (shared minimiser); the others
+    belong to other clusters (:math:`w^\star = 0` towards them).
+    """
+
+    label: str
+    a: np.ndarray  # (n, d, d)
+    centres: np.ndarray  # (n, d)
+    c: int
+    x: np.ndarray  # (n, d): x^t
+    w: np.ndarray  # (n, n): W^t
+    eta: float
+    rho: float
+    sigma: float
+    gamma: float
+    b: float
+
+    @property
+    def n(self) -> int:
+        return int(self.a.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.a.shape[1])
+
+    @cached_property
+    def smoothness(self) -> float:
+        """:math:`L` over all clients."""
+        return smoothness(self.a)
+
+    @cached_property
+    def m2(self) -> float:
+        r""":math:`\max_{i \ne j} M_{ij}^2` over the cluster :math:`\mathcal C`."""
+        return largest_collaborativeness(self.a[: self.c])
+
+    @cached_property
+    def step(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean next models (eq. (x) with the expected gradient) and :math:`W^{t+1}` (eq. (w)
+        with exact midpoint gradients)."""
+        return cobo_round(
+            self.x, self.w, self.a, self.centres, eta=self.eta, rho=self.rho, gamma=self.gamma
+        )
+
+    def _f_tilde(self, z: np.ndarray, i: int, j: int) -> float:
+        u = z - self.centres[0]
+        return float(0.25 * (u @ self.a[i] @ u + u @ self.a[j] @ u))
+
+    @cached_property
+    def sums(self) -> dict[str, float]:
+        r"""The sums over :math:`i, j \in \mathcal C` (all :math:`c^2` ordered pairs; the keys
+        ending in ``_off`` over the pairs :math:`i \ne j` only)."""
+        x, (x_next, w_next) = self.x, self.step
+        c, d = self.c, self.d
+        g = drop = cons = cons_next = g_off = drop_off = 0.0
+        for i in range(c):
+            for j in range(c):
+                z, z_next = (x[i] + x[j]) / 2, (x_next[i] + x_next[j]) / 2
+                grad = 0.5 * (self.a[i] + self.a[j]) @ (z - self.centres[0])
+                g += float(grad @ grad)
+                var = self.eta**2 * self.sigma**2 / d * (1.0 if i == j else 0.5)
+                mean_f = self._f_tilde(z_next, i, j) + 0.25 * np.trace(self.a[i] + self.a[j]) * var
+                drop += self._f_tilde(z, i, j) - mean_f
+                if i != j:
+                    g_off += float(grad @ grad)
+                    drop_off += self._f_tilde(z, i, j) - mean_f
+                cons += float(np.sum((x[i] - x[j]) ** 2))
+                noise = 2 * self.eta**2 * self.sigma**2 if i != j else 0.0
+                cons_next += float(np.sum((x_next[i] - x_next[j]) ** 2)) + noise
+        star = np.zeros(self.n)
+        star[: self.c] = 1.0
+        dist = np.array([[np.sum((x[i] - x[k]) ** 2) for k in range(self.n)] for i in range(c)])
+        return {
+            "G": g,
+            "drop": drop,  # F_t - E F_{t+1}
+            "G_off": g_off,  # the same two sums over the pairs i != j only
+            "drop_off": drop_off,
+            "D": cons,
+            "D_next": cons_next,  # E D_{t+1}
+            "wdev_next": float(((w_next[:c] - star) ** 2 * dist).sum()),
+            "wdev": float(((self.w[:c] - star) ** 2 * dist).sum()),
+        }
+
+    def quantities(self) -> dict[str, float]:
+        return {
+            "m2": self.m2,
+            "L": self.smoothness,
+            "rho": self.rho,
+            "c": float(self.c),
+            "n": float(self.n),
+            "eta": self.eta,
+            "sigma": self.sigma,
+            "b": self.b,
+        }

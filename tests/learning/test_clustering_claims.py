@@ -21,7 +21,7 @@ from learning.algorithms.threshold_clustering import (
 )
 from learning.all_pairs import client_batches, flatten
 from learning.engine import select
-from learning.theory.clustering import ema_variance
+from learning.theory.clustering_variance import ema_variance
 
 # ------------------- variance lemmas (Werner 2024, Lemmas 7 and 14 = Werner et al. 2023, 6 and 13)
 

@@ -11,14 +11,14 @@ import pytest
 
 from econ.propositions import Status, registered
 from learning.theory import clustering as ct
-from learning.theory.clustering import (
-    a5_largest_gap,
-    ema_variance,
+from learning.theory import clustering_variance as cv
+from learning.theory.clustering import a5_largest_gap, two_point_construction
+from learning.theory.clustering_lemma1 import (
     lemma1_constants,
     lemma1_slacks,
     random_quadratic_clusters,
-    two_point_construction,
 )
+from learning.theory.clustering_variance import ema_variance
 
 
 def test_registry_verdicts_agree_with_expectations():
@@ -116,7 +116,7 @@ def test_lemma4_variance_grows_inside_theorem1_regime():
     mean_y = sum(p * v for v, p in zip(y, probs, strict=True))
     var_y = sum(p * (v - mean_y) ** 2 for v, p in zip(y, probs, strict=True))
     assert var_y / var_z == F(2707, 2652) > 1
-    verdict = ct._lemma4_printed()
+    verdict = cv._lemma4_printed()
     assert not verdict.holds and verdict.counterexample["inside_regime"]["ratio"] == "2707/2652"
 
 

@@ -9,14 +9,13 @@ import numpy as np
 import pytest
 
 from learning.data import (
-    DATA_ENV,
     DATASETS,
     Dataset,
-    MissingDataError,
     clustered_regression,
     gaussian_mixture,
     load_dataset,
 )
+from learning.data_files import DATA_ENV, MissingDataError
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""CoBo's theory checks (learning.theory.cobo): the numpy iteration they run, the exact
+"""CoBo's theory checks (learning.theory.cobo, cobo_lemmas, cobo_steps): the numpy iteration they run, the exact
 moments they compare, and the counterexamples they report, recomputed independently."""
 
 from __future__ import annotations
@@ -9,13 +9,16 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from learning.theory import cobo
+from learning.theory import cobo, cobo_lemmas, cobo_points, cobo_steps
 from learning.theory.quadratic import (
     ClusterProblem,
+    ClusterRun,
+    QuadraticRound,
     cobo_round,
     collaborativeness,
     exact_moments,
     inner_products,
+    random_cluster,
 )
 
 
@@ -97,7 +100,7 @@ def test_the_iteration_equals_the_toolkit_update_rules():
 
 
 def _problem(seed=1, c=3, d=2, spread=0.1):
-    return cobo._cluster(np.random.default_rng(seed), c, d, spread, 2.0)
+    return random_cluster(np.random.default_rng(seed), c, d, spread, 2.0)
 
 
 def _deterministic_sums(problem, eta, rho, rounds):
@@ -150,7 +153,7 @@ def test_exact_moments_with_noise_match_monte_carlo():
 
 
 def test_scaling_the_losses_keeps_the_trajectory():
-    run = cobo.Run("base", _problem(), 0.03, 2.0, 0.5, 20)
+    run = ClusterRun("base", _problem(), 0.03, 2.0, 0.5, 20)
     big = run.scaled(1000.0)
     assert big.moments.consensus == pytest.approx(run.moments.consensus, rel=1e-9)
     assert big.moments.midpoint_gradient == pytest.approx(1e6 * run.moments.midpoint_gradient)
@@ -196,7 +199,7 @@ def test_stochastic_theorem_counterexample_in_exact_rationals():
     consensus = 2 * eta**2 * ((a1 - a2) ** 2 + 2 * sigma**2) / c**2
     assert consensus == F(27, 7200)
     assert consensus**2 > (6 * m2 / (rho**2 * c**2)) ** 2 * L * sigma**2 * S / c**2
-    run = cobo.theorem_runs(True)[0]
+    run = cobo_points.theorem_runs(True)[0]
     assert run.moments.midpoint_gradient == pytest.approx(float(gradient))
     assert run.moments.consensus == pytest.approx(float(consensus))
     verdict = cobo.check_sto_gradient()
@@ -205,7 +208,7 @@ def test_stochastic_theorem_counterexample_in_exact_rationals():
 
 
 def test_deterministic_gradient_counterexample_needs_no_step_size_condition():
-    run = cobo.theorem_runs(False)[0]
+    run = cobo_points.theorem_runs(False)[0]
     q = run.quantities()
     assert cobo.det_hypothesis(**q) and q["eta"] == pytest.approx(1 / 60)
     assert run.moments.midpoint_gradient > cobo.det_gradient(**q)
@@ -229,7 +232,7 @@ def test_lemma_counterexamples_at_the_minimiser_in_exact_rationals():
         lhs
         > 6 * m2 / (rho * c) * (-rise) + 3 * eta * m2 / (rho * c) * c**2 * L * eta * sigma**2 / 2
     )
-    state = cobo.State(
+    state = QuadraticRound(
         "t",
         np.array([[[1.0]], [[1.1]]]),
         np.zeros((2, 1)),
@@ -251,12 +254,12 @@ def test_example2_zeta_counterexample():
     x = F(1, 2)
     total = (F(1, 2) * x) ** 2 + (F(1, 2) * (x - 1)) ** 2
     assert total == F(1, 8) < F(1, 4)  # the printed zeta^2
-    assert not cobo.check_example2_zeta().holds
+    assert not cobo_steps.check_example2_zeta().holds
 
 
 def test_case2_pair_satisfies_the_hypotheses_and_keeps_a_positive_weight():
     x = np.linspace(-30, 30, 2001)
-    theta = cobo._theta(x)
+    theta = cobo_steps._theta(x)
     gi, gk = np.cos(theta), -np.sin(theta)  # zeta = 1
     assert np.all(gi >= 0) and np.all(gk <= 0)  # monotone: f_i increasing, f_k decreasing
     assert np.all((gi + gk) ** 2 <= 1 + 1e-12) and np.allclose(gi**2 + gk**2, 1)
@@ -268,7 +271,9 @@ def test_case2_pair_satisfies_the_hypotheses_and_keeps_a_positive_weight():
     assert min(max(1 + s, 0), 1) == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("check", [cobo.check_sto_consensus_corrected, cobo.check_lemma4_corrected])
+@pytest.mark.parametrize(
+    "check", [cobo.check_sto_consensus_corrected, cobo_lemmas.check_lemma4_corrected]
+)
 def test_corrected_checks_count_their_points(check):
     verdict = check()
     assert verdict.holds and verdict.n_points >= 30
@@ -288,9 +293,9 @@ def test_weight_variance_counterexample_by_hand():
     assert variance == F(1, 4) > 4 * sigma**2  # the printed 4 sigma^2/b = 1/25
     # the law of a mean of b signs has variance 1/b
     for b in (1, 4, 7):
-        law = cobo._mean_of_signs(b)
+        law = cobo_lemmas._mean_of_signs(b)
         assert sum(p for _, p in law) == 1 and sum(x * x * p for x, p in law) == F(1, b)
-    verdict = cobo.check_weight_variance()
+    verdict = cobo_lemmas.check_weight_variance()
     assert not verdict.holds and verdict.counterexample is not None
     assert verdict.counterexample["variance"] == "1/4"
 
@@ -298,27 +303,27 @@ def test_weight_variance_counterexample_by_hand():
 def test_example2_zeta_is_refuted_only_where_it_exceeds_the_minimum():
     # a looser lower bound (half the minimum) holds; equality is required only when tight
     def half(ai, aj):
-        return cobo._zeta2_corrected(ai, aj) / 2
+        return cobo_steps._zeta2_corrected(ai, aj) / 2
 
-    assert cobo.check_example2_zeta(half).holds
-    assert not cobo.check_example2_zeta(half, tight=True).holds
-    verdict = cobo.check_example2_zeta()
+    assert cobo_steps.check_example2_zeta(half).holds
+    assert not cobo_steps.check_example2_zeta(half, tight=True).holds
+    verdict = cobo_steps.check_example2_zeta()
     left = F(verdict.counterexample["left side"])
     assert F(verdict.counterexample["printed_zeta2"]) > left
 
 
 def test_lemma3_fails_only_through_the_diagonal_pairs():
-    verdict = cobo.check_lemma3()
+    verdict = cobo_lemmas.check_lemma3()
     assert not verdict.holds and "i != j" in verdict.evidence
-    assert cobo.check_lemma3(diagonal=False).holds
-    assert not cobo.check_lemma3(diagonal=False, noise=lambda **q: 0.0).holds
+    assert cobo_lemmas.check_lemma3(diagonal=False).holds
+    assert not cobo_lemmas.check_lemma3(diagonal=False, noise=lambda **q: 0.0).holds
 
 
 def test_theorem_points_count_distinct_trajectories():
-    runs = cobo.theorem_runs(False)
+    runs = cobo_points.theorem_runs(False)
     hand = next(r for r in runs if r.label == "hand-picked: a = (1, 3/2)")
     assert hand.scaled(1000.0).trajectory() == hand.trajectory()
-    longer = cobo.Run(hand.label, hand.problem, hand.eta, hand.rho, hand.sigma, 400)
+    longer = ClusterRun(hand.label, hand.problem, hand.eta, hand.rho, hand.sigma, 400)
     assert longer.trajectory() == hand.trajectory()
     verdict = cobo.check_det_consensus_corrected()
     inside = [r for r in runs if cobo.corrected_hypothesis(**r.quantities())]
