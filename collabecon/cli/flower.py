@@ -3,9 +3,9 @@
 ``collabecon flower simulate --algorithm fedavg,ifca --clients 10`` runs a 10-client FedAvg
 and a 10-client IFCA federation in Flower's simulation engine (one SuperNode per client,
 each reading only its own partition) and prints each run's accuracy. Every training flag is
-a field of :class:`learning.train.TrainConfig`, as in ``collabecon train``;
-``--algorithm cobo`` runs CoBo with the pair gradients on the nodes and the collaboration
-weights on the server (:mod:`learning.runtimes.flower.cobo`).
+a field of :class:`learning.train.TrainConfig`, as in ``collabecon train``; every
+registered algorithm runs (CoBo with the pair gradients on the nodes and the collaboration
+weights on the server).
 
 A mechanism named after the action runs with its own server loop, its flags those of its
 in-process command, given after its name: ``collabecon flower simulate ipfl --clients 8``
@@ -102,8 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_train_flags(
         parser,
         help_for={
-            "algorithm": "algorithm names, comma-separated (each its own run on the same "
-            "nodes); cobo runs with its own server loop"
+            "algorithm": "algorithm names, comma-separated (each its own run on the same nodes)"
         },
         parameters=PARAMETER_FLAGS[:2],
     )
@@ -141,11 +140,10 @@ class _Run:
 
 
 def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
-    """The runs of ``--algorithm``: a split algorithm (:func:`learning.runtimes.flower.apps.serve`)
-    or CoBo (:func:`learning.runtimes.flower.cobo.serve_cobo`)."""
-    from learning.runtimes.flower import deploy as deployment
+    """The runs of ``--algorithm``, each a split algorithm
+    (:func:`learning.runtimes.flower.apps.serve`)."""
     from learning.runtimes.flower.apps import check_flower_config
-    from learning.runtimes.flower.cobo import write_cobo_partitions
+    from learning.runtimes.flower.deploy import deploy
     from learning.runtimes.flower.partitions import write_partitions
     from learning.train import TrainConfig
 
@@ -161,18 +159,13 @@ def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
             partition_params=dict(args.partition_params),
             algorithm_params=dict(args.algorithm_params),
         )
-        write: Callable[..., Any]
-        if name == "cobo":
-            write, deploy = write_cobo_partitions, deployment.deploy_cobo
-        else:
-            check_flower_config(config)
-            write, deploy = write_partitions, deployment.deploy
+        check_flower_config(config)
         data_dir = args.data_dir
         runs.append(
             _Run(
                 name,
                 config.clients,
-                partial(write, config, data_dir=data_dir),
+                partial(write_partitions, config, data_dir=data_dir),
                 partial(deploy, config, data_dir=data_dir),
             )
         )
@@ -314,13 +307,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _algorithm_row(r: dict[str, Any]) -> list[Any]:
-    """A split run's or CoBo's row (CoBo's federation evaluates no test set)."""
-    config = r["config"]
-    if r.get("kind") == "cobo":
-        accuracy, test_loss, train_loss = "-", "-", r["train_loss"][-1]
-    else:
-        last = r["history"][-1]
-        accuracy, test_loss, train_loss = r["mean_accuracy"], last["test_loss"], last["train_loss"]
+    """A split run's row."""
+    config, last = r["config"], r["history"][-1]
+    accuracy, test_loss, train_loss = r["mean_accuracy"], last["test_loss"], last["train_loss"]
     seconds = r.get("deployment_seconds", r["seconds"])
     return [
         config["algorithm"],

@@ -36,6 +36,10 @@ federation runs on different machines (the ServerApp and ClientApp of Flower, Be
     server: the new state from the replies alone (``state`` carries the round's ``plan``
     entries; ``clients`` are all the round's participants).
 
+A round may take several exchanges (:class:`MultiExchange`: CoBo's midpoint gradients, then
+one exchange per local step): ``next_dispatch`` makes the next dispatch from the replies to
+the last, and ``server_update`` takes the replies of the round's last exchange.
+
 Two optional exchanges surround the round. A :class:`Survey` asks the participants something
 before the server dispatches (FedSoft's importance weights: ``survey`` -> ``client_survey`` ->
 ``server_survey``, with no random draw), and a :class:`FinishExchange` is every client's work
@@ -87,6 +91,7 @@ __all__ = [
     "FederatedAlgorithm",
     "FinishExchange",
     "LocalTraining",
+    "MultiExchange",
     "SplitAlgorithm",
     "State",
     "Survey",
@@ -306,19 +311,26 @@ class SplitAlgorithm(Algorithm):
             if asked is not None:
                 answers = self.client_survey(self.ctx, asked, clients)
                 state = self.server_survey(state, clients, answers)
-        sent = self.dispatch(state, clients, rng)
-        working = sent.working(clients)
-        held = self.client_held
-        if held:
-            idx = torch.as_tensor(working, dtype=torch.long, device=self.ctx.device)
-            mine = {k: _rows(state[k], idx) for k in held}
-            sent = replace(sent, each={**sent.each, **mine})
-        replies = self.client_update(self.ctx, sent, working, rng)
-        kept = {k: replies.pop(k) for k in held}
-        new, metrics = self.server_update({**state, **sent.plan}, clients, replies, rng)
-        if held:
-            new = {**new, **{k: _write_rows(state[k], idx, kept[k]) for k in held}}
-        return new, metrics
+        sent: Dispatch | None = self.dispatch(state, clients, rng)
+        held = {k: state[k] for k in self.client_held}
+        while sent is not None:
+            working = sent.working(clients)
+            if held:
+                idx = torch.as_tensor(working, dtype=torch.long, device=self.ctx.device)
+                mine = {k: _rows(v, idx) for k, v in held.items()}
+                sent = replace(sent, each={**sent.each, **mine})
+            replies = self.client_update(self.ctx, sent, working, rng)
+            kept = {k: replies.pop(k) for k in held}
+            if held:
+                held = {k: _write_rows(v, idx, kept[k]) for k, v in held.items()}
+            current = {**state, **sent.plan}
+            sent = (
+                self.next_dispatch(current, clients, replies)
+                if isinstance(self, MultiExchange)
+                else None
+            )
+        new, metrics = self.server_update(current, clients, replies, rng)
+        return {**new, **held} if held else new, metrics
 
     def finish(self, state: State, rng: np.random.Generator) -> State:
         """The finish exchange (:class:`FinishExchange`) with every client at once, each
@@ -351,6 +363,27 @@ class Survey(ABC):
     @abstractmethod
     def server_survey(self, state: State, clients: np.ndarray, replies: State) -> State:
         """The state with the participants' answers."""
+
+
+class MultiExchange(ABC):
+    """A :class:`SplitAlgorithm` whose round is several exchanges with its participants
+    (CoBo: the gradients at the pairs' midpoints, then one gradient per local step, the
+    server stepping every participant's model in between): ``dispatch`` opens the round,
+    ``next_dispatch`` turns the replies of each exchange but the last into the next
+    dispatch, and ``server_update`` takes the last replies. The round's working memo goes
+    from exchange to exchange in each dispatch's ``plan``.
+
+    Its client halves draw nothing from the round's stream: ``dispatch`` draws everything
+    the round needs (CoBo: every exchange's minibatch positions, sent to their owners), so
+    that a node, which sees the stream's state as the server left it, reproduces the batched
+    round in every exchange."""
+
+    @abstractmethod
+    def next_dispatch(self, state: State, clients: np.ndarray, replies: State) -> Dispatch | None:
+        """The dispatch of the round's next exchange from the ``replies`` to the last one
+        (``state`` carries that dispatch's ``plan``; ``clients`` are all the round's
+        participants); None: these replies are the round's last, for ``server_update``.
+        No random draw."""
 
 
 class FinishExchange(ABC):

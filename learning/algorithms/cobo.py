@@ -43,9 +43,12 @@ official LLM code uses client :math:`i`'s again).
 gradients disagree) and :func:`leave_client` deletes them; in the federated algorithm, clients
 absent from a round neither train nor update their weights.
 
-The all-pairs work (gradients at pairwise midpoints) is :func:`pairwise_work`: all
-midpoints at once on the hand-stacked layers of :mod:`learning.all_pairs`, or a plain per-pair
-loop with the same numbers. :func:`simulate_quadratic` runs the algorithm on Example 2 of the
+The pairwise work (gradients at pairwise midpoints) is :func:`pairwise_work` in one call:
+all midpoints at once on the hand-stacked layers of :mod:`learning.all_pairs`, or a plain
+per-pair loop with the same numbers. :class:`CoBo` splits it between the clients, each
+computing its gradients at its pairs' midpoints on its own data
+(:func:`midpoint_gradients`), and the server, which forms the inner products
+(:func:`inner_products`). :func:`simulate_quadratic` runs the algorithm on Example 2 of the
 paper (clustered quadratics) with exact gradients, started far from all optima (Point A
 of Figure 1).
 """
@@ -62,9 +65,24 @@ from torch import nn
 from torch.func import functional_call
 
 from econ.validation import choice, non_negative, positive, positive_int, unit_interval
-from learning.algorithms.base import Algorithm, Context, State, register
-from learning.all_pairs import checked_pairs, midpoint_gradient_products
-from learning.engine import Params, SGDConfig, Task, momentum_buffer, sample_batches, select
+from learning.algorithms.base import (
+    Context,
+    Dispatch,
+    MultiExchange,
+    SplitAlgorithm,
+    State,
+    register,
+)
+from learning.all_pairs import checked_pairs, gradients_on, midpoint_gradient_products
+from learning.engine import (
+    Engine,
+    Params,
+    SGDConfig,
+    Task,
+    momentum_buffer,
+    sample_batches,
+    select,
+)
 
 __all__ = [
     "DOMAINS",
@@ -76,9 +94,11 @@ __all__ = [
     "QuadraticToy",
     "in_cluster_consensus",
     "initial_weights",
+    "inner_products",
     "join_client",
     "laplacian_penalty",
     "leave_client",
+    "midpoint_gradients",
     "oracle_weights",
     "pairwise_work",
     "project_rows_to_simplex",
@@ -407,12 +427,12 @@ def leave_client(
 
 
 @register
-class CoBo(Algorithm):
+class CoBo(SplitAlgorithm, MultiExchange):
     r"""CoBo on the round loop (see the module docstring).
 
     Each round: sample pairs among the participating clients, draw one fresh minibatch per
-    client, update :math:`W` from the midpoint inner products (:func:`pairwise_work`,
-    batched when the engine is), then ``local.steps`` outer steps
+    client, update :math:`W` from the midpoint inner products, then ``local.steps`` outer
+    steps
 
     .. math::
 
@@ -423,6 +443,17 @@ class CoBo(Algorithm):
     :math:`d`, weight decay :math:`\lambda`; a client's first step sets :math:`m = g + \lambda x`,
     :func:`learning.engine.momentum_buffer`) on the gradient part only (the penalty has no momentum,
     as in the official vision code), the sum running over the participating clients.
+
+    **Client and server halves** (:class:`~learning.algorithms.base.MultiExchange`, one
+    exchange for the pairs and one per local step). ``dispatch`` samples the pairs and draws
+    every minibatch of the round (the pair minibatch, then one per step), and sends each
+    client in a pair the midpoints :math:`z_{ij}` of its pairs with its pair minibatch's
+    positions; the client returns its gradients at them on its own data
+    (:func:`midpoint_gradients`), the server forms :math:`s_{ij}` (:func:`inner_products`)
+    and updates :math:`W` (:func:`update_weights`). Then every local step, each participant
+    returns its minibatch gradient at its current model, and the server takes the step above
+    (:func:`local_step`): the penalty needs every participant's model, so the step is the
+    server's.
 
     Parameters
     ----------
@@ -480,82 +511,228 @@ class CoBo(Algorithm):
             "round": torch.zeros((), dtype=torch.int64),
         }
 
-    def _batch(
-        self, clients: np.ndarray, rng: np.random.Generator, size: int
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One minibatch of ``size`` for each of ``clients``: ``x (K, size, ...)``, ``y``."""
-        data = self.ctx.train
-        sizes = data.sizes_numpy()[clients]
-        local = sample_batches(sizes, 1, size, rng)[:, 0]
-        rows = torch.from_numpy(local + data.offsets.cpu().numpy()[clients][:, None])
-        rows = rows.to(self.ctx.device)
-        return data.x[rows], data.y[rows]
-
-    def round(
-        self, state: State, clients: np.ndarray, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
-        clients = np.sort(np.asarray(clients, dtype=np.int64))
-        t = int(state["round"])
-        pair_rng, batch_rng = rng.spawn(2)
-        pairs = sample_pairs(self.schedule, t, clients, pair_rng)
-        engine = self.ctx.engine
+    def _sgd(self) -> SGDConfig:
         sgd = self.ctx.local.sgd
         if not isinstance(sgd, SGDConfig):
             raise ValueError("CoBo's local steps are SGD steps, not Adadelta")
-        models, momentum = state["models"], state["momentum"]
+        return sgd
+
+    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+        """The pairs of the round and every minibatch position (``rng``'s first child draws
+        the pairs, its second the pair minibatch and one minibatch per local step); the
+        pairs' exchange, or the first step's when no pair was drawn."""
+        self._sgd()
+        clients = np.asarray(clients, dtype=np.int64)
+        pair_rng, batch_rng = rng.spawn(2)
+        pairs = sample_pairs(self.schedule, int(state["round"]), clients, pair_rng)
+        sizes = self.ctx.train.sizes_numpy()[clients]
+        first = sample_batches(sizes, 1, self.pair_batch_size, batch_rng)[:, 0]
+        steps = [
+            sample_batches(sizes, 1, self.ctx.local.batch_size, batch_rng)[:, 0]
+            for _ in range(self.ctx.local.steps)
+        ]
         idx = torch.as_tensor(clients, device=self.ctx.device)
-        local_params = select(models, idx)
-        x, y = self._batch(clients, batch_rng, self.pair_batch_size)
-        position = {int(c): k for k, c in enumerate(clients)}
-        local_pairs = np.array([[position[a], position[b]] for a, b in pairs], dtype=np.int64)
-        inner = pairwise_work(
-            local_params,
-            (x, y),
-            local_pairs,
-            batched=engine.name == "batched",
-            model=engine.model,
-            task=engine.task,
+        plan: State = {
+            "pairs": torch.from_numpy(pairs),
+            "batches": torch.from_numpy(np.stack(steps)),
+            "local": select(state["models"], idx),
+            "local_momentum": select(state["momentum"], idx),
+            "fresh": ~state["started"].index_select(0, idx),
+        }
+        if pairs.shape[0] == 0:
+            return self._first_step(state, clients, plan, torch.zeros(0))
+        position = np.full(self.ctx.n_clients, -1, dtype=np.int64)
+        position[clients] = np.arange(clients.size)
+        local_pairs = position[pairs]
+        receivers, count, slots = _midpoint_slots(local_pairs, clients.size)
+        width = int(count.max())
+        block = torch.as_tensor(local_pairs, device=self.ctx.device)
+        flat_slots = torch.as_tensor(slots, device=self.ctx.device)
+        midpoints: Params = {}
+        for name, v in plan["local"].items():
+            z = 0.5 * (v.index_select(0, block[:, 0]) + v.index_select(0, block[:, 1]))
+            padded = z.new_zeros(receivers.size * width, *z.shape[1:])
+            padded[flat_slots[:, 0]] = z
+            padded[flat_slots[:, 1]] = z
+            midpoints[name] = padded.reshape(receivers.size, width, *z.shape[1:])
+        return Dispatch(
+            each={
+                "midpoints": midpoints,
+                "count": torch.from_numpy(count),
+                "batch": torch.from_numpy(first[receivers]),
+            },
+            common={},
+            config={"exchange": "pairs"},
+            receivers=receivers,
+            plan={**plan, "slots": flat_slots},
         )
+
+    def _first_step(
+        self, state: State, clients: np.ndarray, plan: State, inner: torch.Tensor
+    ) -> Dispatch:
+        """The inner step on the round's pairs with their products ``inner``, and the first
+        local step's exchange."""
         weights = update_weights(
             state["weights"],
-            pairs,
+            plan["pairs"].numpy(),
             inner,
             gamma=self.gamma,
             domain=self.domain,
             solver=self.inner_solver,
         )
-        w_local = weights.index_select(0, idx).index_select(1, idx)
-        mom = select(momentum, idx)
-        fresh: torch.Tensor | None = ~state["started"].index_select(0, idx)
-        losses = []
-        for _ in range(self.ctx.local.steps):
-            xb, yb = self._batch(clients, batch_rng, self.ctx.local.batch_size)
-            grads, loss = engine.gradients(local_params, xb, yb)
-            losses.append(loss.detach())
-            local_params, mom = local_step(local_params, grads, mom, w_local, sgd, self.rho, fresh)
-            fresh = None
-        new_models = {k: v.clone() for k, v in models.items()}
-        new_momentum = {k: v.clone() for k, v in momentum.items()}
-        for name in new_models:
-            new_models[name][idx] = local_params[name].detach()
-            new_momentum[name][idx] = mom[name].detach()
+        return self._step_exchange({**plan, "new_weights": weights}, 0)
+
+    @staticmethod
+    def _step_exchange(plan: State, step: int) -> Dispatch:
+        """Local step ``step``: every participant's current model and minibatch positions."""
+        return Dispatch(
+            each={"model": plan["local"], "batch": plan["batches"][step]},
+            common={},
+            config={"exchange": "step"},
+            plan={**plan, "step": torch.tensor(step)},
+        )
+
+    def _stepped(self, state: State, clients: np.ndarray, replies: State) -> State:
+        """The round's memo after the local step whose gradients are ``replies``."""
+        idx = torch.as_tensor(np.asarray(clients, dtype=np.int64), device=self.ctx.device)
+        coupling = state["new_weights"].index_select(0, idx).index_select(1, idx)
+        local, momentum = local_step(
+            state["local"],
+            replies["gradient"],
+            state["local_momentum"],
+            coupling,
+            self._sgd(),
+            self.rho,
+            state.get("fresh"),
+        )
+        loss = replies["loss"].detach()[None]
+        done = {k: state[k] for k in _MEMO if k in state and k != "fresh"}
+        losses = loss if "losses" not in state else torch.cat([state["losses"], loss])
+        return {**done, "local": local, "local_momentum": momentum, "losses": losses}
+
+    def client_update(
+        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
+    ) -> State:
+        data = ctx.train
+        clients = np.asarray(clients, dtype=np.int64)
+        local = sent.each["batch"].cpu().numpy()
+        rows = torch.from_numpy(local + data.offsets.cpu().numpy()[clients][:, None])
+        rows = rows.to(ctx.device)
+        x, y = data.x[rows], data.y[rows]
+        if sent.config["exchange"] == "pairs":
+            grads = midpoint_gradients(ctx.engine, sent.each["midpoints"], sent.each["count"], x, y)
+            return {"gradient": grads}
+        grads, loss = ctx.engine.gradients(sent.each["model"], x, y)
+        return {"gradient": {k: g.detach() for k, g in grads.items()}, "loss": loss.detach()}
+
+    def next_dispatch(self, state: State, clients: np.ndarray, replies: State) -> Dispatch | None:
+        if "step" not in state:  # the pairs' exchange
+            inner = inner_products(replies["gradient"], state["slots"])
+            plan = {k: state[k] for k in _MEMO if k in state}
+            return self._first_step(state, clients, plan, inner)
+        step = int(state["step"])
+        if step + 1 == self.ctx.local.steps:
+            return None
+        return self._step_exchange(self._stepped(state, clients, replies), step + 1)
+
+    def server_update(
+        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[State, dict[str, float]]:
+        done = self._stepped(state, clients, replies)
+        idx = torch.as_tensor(np.asarray(clients, dtype=np.int64), device=self.ctx.device)
+        models = {k: v.clone() for k, v in state["models"].items()}
+        momentum = {k: v.clone() for k, v in state["momentum"].items()}
+        for name in models:
+            models[name][idx] = done["local"][name].detach()
+            momentum[name][idx] = done["local_momentum"][name].detach()
         started = state["started"].clone()
         started[idx] = True
         new_state = {
-            "models": new_models,
-            "momentum": new_momentum,
+            "models": models,
+            "momentum": momentum,
             "started": started,
-            "weights": weights,
-            "round": torch.tensor(t + 1, dtype=torch.int64),
+            "weights": state["new_weights"],
+            "round": torch.tensor(int(state["round"]) + 1, dtype=torch.int64),
         }
         metrics = {
-            "train_loss": float(torch.stack(losses).mean()),
-            "pairs": float(pairs.shape[0]),
+            "train_loss": float(done["losses"].mean()),
+            "pairs": float(state["pairs"].shape[0]),
         }
         return new_state, metrics
 
     def client_models(self, state: State) -> Params:
         return state["models"]
+
+
+#: The entries of CoBo's round memo (a dispatch's ``plan``) that go on to the next exchange.
+_MEMO = ("pairs", "batches", "local", "local_momentum", "fresh", "losses", "new_weights")
+
+
+def _midpoint_slots(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each pair's midpoint goes among the receivers of the pairs' exchange: the
+    receivers (positions among the ``n`` participants that are in a pair), how many
+    midpoints each gets, and for each pair ``(i, j)`` of ``pairs`` (positions) the slots of
+    its two gradients (receiver row times the largest count, plus the midpoint's place).
+    Each receiver gets the pairs it opens, then those it closes, in pair order: the order in
+    which :func:`learning.all_pairs.midpoint_gradient_products` runs them on its batch."""
+    degree = np.bincount(pairs.reshape(-1), minlength=n)
+    receivers = np.flatnonzero(degree)
+    row = np.full(n, -1, dtype=np.int64)
+    row[receivers] = np.arange(receivers.size)
+    width = int(degree.max())
+    filled = np.zeros(receivers.size, dtype=np.int64)
+    slots = np.empty_like(pairs)
+    for side in (0, 1):
+        for p, client in enumerate(pairs[:, side]):
+            r = row[client]
+            slots[p, side] = r * width + filled[r]
+            filled[r] += 1
+    return receivers, degree[receivers], slots
+
+
+def midpoint_gradients(
+    engine: Engine, midpoints: Params, count: torch.Tensor, x: torch.Tensor, y: torch.Tensor
+) -> Params:
+    r"""The client half of CoBo's pairwise work: receiver ``r``'s gradients
+    :math:`\nabla f_r(z; \xi_r)` at the first ``count[r]`` of its midpoints ``midpoints[r]``
+    on its minibatch ``(x[r], y[r])``, laid out (and zero-padded) like ``midpoints``:
+    :func:`learning.all_pairs.gradients_on` on the batched engine (every midpoint a slot,
+    run in order of its batch), the engine's per-client gradients otherwise."""
+    first = next(iter(midpoints.values()))
+    receivers, width = first.shape[0], first.shape[1]
+    counts = count.to(device=first.device, dtype=torch.long)
+    starts = torch.arange(receivers, device=first.device) * width
+    slots = torch.cat(
+        [s + torch.arange(int(c), device=first.device) for s, c in zip(starts, counts, strict=True)]
+    )
+    batches = torch.repeat_interleave(torch.arange(receivers, device=first.device), counts)
+    flat = {k: v.reshape(receivers * width, *v.shape[2:]) for k, v in midpoints.items()}
+    if engine.name == "batched":
+        grads, _ = gradients_on(engine.model, engine.task, flat, x, y, batches, slots)
+    else:
+        grads, _ = engine.gradients(
+            select(flat, slots), x.index_select(0, batches), y.index_select(0, batches)
+        )
+    out: Params = {}
+    for name, v in flat.items():
+        padded = torch.zeros_like(v)
+        padded[slots] = grads[name].detach()
+        out[name] = padded.reshape(midpoints[name].shape)
+    return out
+
+
+def inner_products(gradients: Params, slots: torch.Tensor) -> torch.Tensor:
+    r"""The server half of CoBo's pairwise work: :math:`s_{ij}` of each pair from the
+    receivers' midpoint gradients (:func:`midpoint_gradients`, stacked one row per
+    receiver); ``slots[p]`` are the positions (receiver row times the rows' width plus the
+    midpoint) of pair ``p``'s two gradients."""
+    pairs = slots.shape[0]
+    flat = {k: g.reshape(-1, *g.shape[2:]) for k, g in gradients.items()}
+    i, j = slots[:, 0], slots[:, 1]
+    return sum(  # type: ignore[return-value]
+        (g.index_select(0, i) * g.index_select(0, j)).reshape(pairs, -1).sum(1)
+        for g in flat.values()
+    )
 
 
 # --------------------------------------------------------------------------- quadratic toy

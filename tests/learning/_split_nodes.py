@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from learning.algorithms import Context, Dispatch, SplitAlgorithm, State
-from learning.algorithms.base import FinishExchange, Survey
+from learning.algorithms.base import FinishExchange, MultiExchange, Survey
 from learning.engine import Params, ShardedData
 from learning.runtimes.flower.records import rows, stack
 from learning.runtimes.flower.streams import RowStream, stream_state
@@ -101,18 +101,27 @@ class NodeFederation:
                 for i, k in enumerate(clients)
             ]
             state = server.server_survey(state, clients, stack(answers))
-        sent = server.dispatch(state, clients, rng)
-        working = sent.working(clients)
-        streams = _draws(self.sizes, working, rng, working.size)
+        sent: Dispatch | None = server.dispatch(state, clients, rng)
         held = server.client_held
-        replies = []
-        for i, k in enumerate(working):
-            mine = _one(sent, i, self.held.get(int(k), {}) if held else {})
-            reply = self.nodes[k].client_update(self.contexts[k], mine, np.array([0]), streams[i])
-            if held:
-                self.held[int(k)] = {key: reply.pop(key) for key in held}
-            replies.append(reply)
-        return server.server_update({**state, **sent.plan}, clients, stack(replies), rng)
+        while sent is not None:
+            working = sent.working(clients)
+            streams = _draws(self.sizes, working, rng, working.size)
+            replies = []
+            for i, k in enumerate(working):
+                mine = _one(sent, i, self.held.get(int(k), {}) if held else {})
+                reply = self.nodes[k].client_update(
+                    self.contexts[k], mine, np.array([0]), streams[i]
+                )
+                if held:
+                    self.held[int(k)] = {key: reply.pop(key) for key in held}
+                replies.append(reply)
+            current = {**state, **sent.plan}
+            sent = (
+                server.next_dispatch(current, clients, stack(replies))
+                if isinstance(server, MultiExchange)
+                else None
+            )
+        return server.server_update(current, clients, stack(replies), rng)
 
     def finish(self, state: State, rng: np.random.Generator) -> State:
         server = self.server

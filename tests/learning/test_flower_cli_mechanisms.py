@@ -1,6 +1,6 @@
-"""``collabecon flower`` for the federations with their own server loop, through
-:func:`collabecon.cli.main` in process: CoBo (``--algorithm cobo``, Hashemi et al. 2024,
-Algorithm 1), IP-FL's token economy (``flower ACTION ipfl``, Khan et al., Alg. 1) and
+"""``collabecon flower`` for CoBo (``--algorithm cobo``, Hashemi et al. 2024, Algorithm 1: a
+round of several exchanges through the split strategy) and the federations with their own
+server loop, through :func:`collabecon.cli.main` in process: IP-FL's token economy (``flower ACTION ipfl``, Khan et al., Alg. 1) and
 defection-free collaboration between two firms (``flower ACTION defection-free``, Werner 2024,
 Algorithm 5). Refusals are one line and exit code 2 before any work; ``prepare`` writes each
 node's partition and the server's files; a simulation gives the models of the in-process
@@ -83,7 +83,7 @@ def test_refusals_are_one_line_and_exit_2_before_any_work(
 @pytest.mark.parametrize(
     ("argv", "kind", "nodes", "server"),
     [
-        ([*TINY, "--algorithm", "cobo"], "cobo", 4, ["meta.json"]),
+        ([*TINY, "--algorithm", "cobo"], "split", 4, ["meta.json"]),
         (IPFL, "ipfl", 4, ["meta.json", "server.pt"]),
         (DUOPOLY, "defection-free", 2, ["meta.json", "server.npz"]),
     ],
@@ -105,25 +105,29 @@ def test_prepare_writes_each_nodes_partition_and_the_servers_files(
 
 
 def test_simulate_runs_fedavg_and_cobo_on_the_same_nodes_as_in_process(tmp_path, capsys):
-    """One simulation, two runs: the split FedAvg and CoBo with its own server loop, each
-    with the client models of :func:`learning.train.train` for the same seed (and
-    CoBo's weights :math:`W`)."""
+    """One simulation, two runs through the split strategy: FedAvg and CoBo, each with the
+    client models, training losses and test accuracies of :func:`learning.train.train` for
+    the same seed."""
     from collabecon.cli.flower import render
 
     argv = [*TINY, "--algorithm", "fedavg,cobo", "--cpus", "2", "--out", str(tmp_path)]
     assert main(["flower", "simulate", "--json", *argv]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert [r.get("kind") for r in result["runs"]] == [None, "cobo"]
+    assert [r["config"]["algorithm"] for r in result["runs"]] == ["fedavg", "cobo"]
     references = [train(TrainConfig(**r["config"]), device="cpu") for r in result["runs"]]
     for run, reference in zip(result["runs"], references, strict=True):
         models = torch.load(Path(run["result"]).parent / "models.pt", weights_only=True)
         for name, value in reference.models.items():
             np.testing.assert_allclose(models[name].numpy(), value.numpy(), rtol=0, atol=1e-6)
-    weights = references[1].state["weights"].numpy()
-    np.testing.assert_allclose(result["runs"][1]["weights"], weights, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(
+            [h["train_loss"] for h in run["history"]],
+            [h.train_loss for h in reference.history],
+            rtol=1e-6,
+        )
+        assert run["mean_accuracy"] == pytest.approx(reference.history[-1].test_accuracy, abs=1e-12)
     lines = render(result).splitlines()
     assert lines[0].split()[:2] == ["algorithm", "clients"]
-    assert lines[3].split()[:5] == ["cobo", "4", "2", "-", "-"]  # no test-set evaluation
+    assert [line.split()[0] for line in lines[2:4]] == ["fedavg", "cobo"]
 
 
 @pytest.mark.slow

@@ -52,6 +52,9 @@ CASES = [
     ("local", {}, None, DP),
     ("fedem", {}, None),
     ("fedem", {"components": 3}, 3),
+    ("cobo", {}, None),
+    ("cobo", {"schedule": "all", "gamma": 0.5, "pair_batch_size": 5}, 4),
+    ("cobo", {"schedule": "all", "domain": "simplex"}, 3),
 ]
 
 
@@ -80,12 +83,9 @@ def test_node_by_node_gives_the_batched_models(case):
     np.testing.assert_allclose(node_losses, losses, rtol=1e-6)
 
 
-def test_every_registered_algorithm_but_cobo_is_split_and_has_a_case():
-    """CoBo's pairwise exchange runs on Flower with its own server loop
-    (:mod:`learning.runtimes.flower.cobo`); every other registered algorithm has a client half."""
+def test_every_registered_algorithm_is_split_and_has_a_case():
     split = {n for n, cls in ALGORITHMS.items() if issubclass(cls, SplitAlgorithm)}
-    assert set(ALGORITHMS) - split == {"cobo"}
-    assert split == {case[0] for case in CASES}
+    assert split == set(ALGORITHMS) == {case[0] for case in CASES}
 
 
 def test_the_finish_exchange_hands_each_client_its_held_rows_and_keeps_its_reply():

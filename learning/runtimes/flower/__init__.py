@@ -7,11 +7,12 @@ the models equal those of the in-process engine (:mod:`learning.runtimes.flower.
 a node draws its own row of the batched minibatch draw). :mod:`learning.runtimes.flower.simulation`
 runs experiments in Flower's simulation engine; ``docs/flower.md`` gives the commands, the
 deployment on separate processes and machines, and where conventions differ from Flower's.
-Mechanisms whose rounds need more than one exchange run with their own server loop on the
-same ClientApp: IP-FL's token economy with the ledger on the server
-(:mod:`learning.runtimes.flower.ipfl`), defection-free collaboration between two firms with the
-mediator on the server (:mod:`learning.runtimes.flower.duopoly`) and CoBo with the pair gradients on
-the clients (:mod:`learning.runtimes.flower.cobo`).
+A round of several exchanges (CoBo: the pair gradients at midpoints, then one gradient per
+local step) runs through the same strategy
+(:class:`learning.algorithms.base.MultiExchange`). The mechanisms run with their own server
+loop on the same ClientApp: IP-FL's token economy with the ledger on the server
+(:mod:`learning.runtimes.flower.ipfl`) and defection-free collaboration between two firms with
+the mediator on the server (:mod:`learning.runtimes.flower.duopoly`).
 
 The Flower modules import ``flwr`` (``pip install -e ".[flower]"``);
 :func:`require_flower` says so in one line when it is missing.

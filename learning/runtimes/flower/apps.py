@@ -17,7 +17,10 @@ algorithm's state: ``configure_train`` draws the round's participants from the r
 (:func:`learning.rng.round_rng`, as :func:`learning.loop.run_rounds` does), calls
 :meth:`~learning.algorithms.base.SplitAlgorithm.dispatch` and sends each participant its rows,
 the common tensors and the stream's state; ``aggregate_train`` stacks the replies in client
-order and calls :meth:`~learning.algorithms.base.SplitAlgorithm.server_update`. A survey
+order and calls :meth:`~learning.algorithms.base.SplitAlgorithm.server_update`; a round of
+several exchanges (:class:`~learning.algorithms.base.MultiExchange`: CoBo's midpoint
+gradients, then its local steps) runs its further exchanges there, on the grid of
+``configure_train``, each from the ``next_dispatch`` of the replies before it. A survey
 runs inside ``configure_train`` (it has the grid), before the dispatch; the finish exchange
 and a last evaluation of the finished models follow the rounds. The server's
 :class:`~learning.algorithms.Context` holds the reported training-set sizes and no example.
@@ -55,13 +58,12 @@ from flwr.serverapp.strategy import Strategy
 
 from learning.algorithms import Context as AlgorithmContext
 from learning.algorithms import Dispatch, SplitAlgorithm, State, build_algorithm
-from learning.algorithms.base import FinishExchange, Survey
+from learning.algorithms.base import FinishExchange, MultiExchange, Survey
 from learning.build import build_engine
 from learning.engine import Params, ShardedData, broadcast, parameters_of
 from learning.loop import RoundRecord
 from learning.models import build_model
 from learning.rng import draw_entropy, finish_rng, init_rng, round_rng, torch_generator
-from learning.runtimes.flower.cobo import register_cobo, serve_cobo
 from learning.runtimes.flower.duopoly import register_duopoly, serve_duopoly
 from learning.runtimes.flower.ipfl import register_ipfl, serve_ipfl
 from learning.runtimes.flower.node import client_evaluate, client_work, local_training, node_context
@@ -75,7 +77,6 @@ __all__ = ["FlowerResult", "SplitStrategy", "check_flower_config", "client_app",
 client_app = ClientApp()
 register_ipfl(client_app)
 register_duopoly(client_app)
-register_cobo(client_app)
 
 
 def _data_dir(message: Message, context: Context) -> str:
@@ -255,6 +256,7 @@ class SplitStrategy(Strategy):
         self.train_loss: dict[int, float] = {}
         self.evaluation: dict[str, np.ndarray] = {}
         self._round: tuple[State, np.ndarray, np.ndarray, np.random.Generator, State] | None = None
+        self._grid: Grid | None = None
 
     def _state(self, arrays: ArrayRecord) -> State:
         return unpack(arrays.to_torch_state_dict(), "state", self.algorithm.ctx.device)
@@ -351,17 +353,35 @@ class SplitStrategy(Strategy):
         sent = algorithm.dispatch(state, clients, rng)
         working = sent.working(clients)
         self._round = (state, clients, working, rng, sent.plan)
+        self._grid = grid
         return self._messages(sent, working, "train", rng)
 
     def aggregate_train(
         self, server_round: int, replies: Iterable[Message]
     ) -> tuple[ArrayRecord | None, MetricRecord | None]:
-        if self._round is None:
+        if self._round is None or self._grid is None:
             raise RuntimeError("aggregate_train before configure_train")
         state, clients, working, rng, plan = self._round
-        stacked = self._replies(replies, working, f"round {server_round}")
-        self.state, metrics = self.algorithm.server_update({**state, **plan}, clients, stacked, rng)
+        what = f"round {server_round}"
+        stacked = self._replies(replies, working, what)
         self.delivered.update(int(k) for k in working)
+        current = {**state, **plan}
+        algorithm = self.algorithm
+        following = (
+            algorithm.next_dispatch(current, clients, stacked)
+            if isinstance(algorithm, MultiExchange)
+            else None
+        )
+        while following is not None:  # the round's further exchanges
+            working = following.working(clients)
+            messages = self._messages(following, working, "train", rng)
+            got = self._grid.send_and_receive(messages, timeout=self.timeout)
+            stacked = self._replies(got, working, what)
+            self.delivered.update(int(k) for k in working)
+            current = {**state, **following.plan}
+            assert isinstance(algorithm, MultiExchange)
+            following = algorithm.next_dispatch(current, clients, stacked)
+        self.state, metrics = algorithm.server_update(current, clients, stacked, rng)
         self.train_loss[server_round] = float(metrics["train_loss"])
         return ArrayRecord(pack(self.state, "state")), MetricRecord(
             {k: float(v) for k, v in metrics.items()}
@@ -600,21 +620,18 @@ def serve(
 
 def run_kind(meta_dir: str) -> str:
     """What the federation in ``meta_dir`` runs: ``"ipfl"`` (:mod:`learning.runtimes.flower.ipfl`),
-    ``"defection-free"`` (:mod:`learning.runtimes.flower.duopoly`), ``"cobo"``
-    (:mod:`learning.runtimes.flower.cobo`) or ``"split"`` (:func:`serve`)."""
+    ``"defection-free"`` (:mod:`learning.runtimes.flower.duopoly`) or ``"split"``
+    (:func:`serve`)."""
     raw = json.loads((Path(meta_dir) / "meta.json").read_text())
     return str(raw.get("kind", "split"))
 
 
 def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
-    """:func:`serve`, :func:`learning.runtimes.flower.ipfl.serve_ipfl`,
-    :func:`learning.runtimes.flower.duopoly.serve_duopoly` or :func:`learning.runtimes.flower.cobo.serve_cobo`,
-    as :func:`run_kind` says."""
+    """:func:`serve`, :func:`learning.runtimes.flower.ipfl.serve_ipfl` or
+    :func:`learning.runtimes.flower.duopoly.serve_duopoly`, as :func:`run_kind` says."""
     kind = run_kind(meta_dir)
     if kind == "ipfl":
         return serve_ipfl(grid, meta_dir, node_data_dir)
-    if kind == "cobo":
-        return serve_cobo(grid, meta_dir, node_data_dir)
     if kind == "defection-free":
         return serve_duopoly(grid, meta_dir, node_data_dir)
     return serve(grid, meta_dir, node_data_dir)

@@ -8,9 +8,9 @@ whole run on this machine: it writes the partitions, starts ``flower-superlink``
 ``flower-supernode --node-config "partition-id=<k> data-dir='<dir>'"`` for every client (each
 node reads only its own partition), runs ``flwr run`` and reads back the result the ServerApp
 wrote (:mod:`learning.runtimes.flower.results`). On several machines the same commands run with the
-SuperLink's address in place of ``127.0.0.1`` (``docs/flower.md``). :func:`deploy_ipfl`,
-:func:`deploy_duopoly` and :func:`deploy_cobo` deploy the mechanisms that run their own
-server loop (:func:`learning.runtimes.flower.apps.serve_any`) in the same way.
+SuperLink's address in place of ``127.0.0.1`` (``docs/flower.md``). :func:`deploy_ipfl` and
+:func:`deploy_duopoly` deploy the mechanisms that run their own server loop
+(:func:`learning.runtimes.flower.apps.serve_any`) in the same way.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from learning.runtimes.flower.partitions import write_partitions
 from learning.runtimes.flower.processes import Processes
 from learning.train import TrainConfig
 
-__all__ = ["deploy", "deploy_cobo", "deploy_duopoly", "deploy_ipfl", "launch", "write_app"]
+__all__ = ["deploy", "deploy_duopoly", "deploy_ipfl", "launch", "write_app"]
 
 _APP = """[build-system]
 requires = ["hatchling"]
@@ -188,39 +188,6 @@ def deploy_duopoly(
         out,
         2,
         lambda data: write_duopoly_partitions(setup, seed, rounds, data, **options),
-        port,
-        timeout,
-    )
-
-
-def deploy_cobo(
-    config: TrainConfig,
-    out: str | os.PathLike[str],
-    *,
-    port: int = 8000,
-    data_dir: str | None = None,
-    timeout: float = 900.0,
-) -> dict[str, Any]:
-    """CoBo (Hashemi et al. 2024, Algorithm 1; ``config.algorithm == "cobo"``) deployed as
-    :func:`deploy` deploys a run: the models, momentum buffers and collaboration weights on
-    the SuperLink's ServerApp, the pair and step gradients on one SuperNode per client
-    (:mod:`learning.runtimes.flower.cobo`); the ServerApp's ``result.json``
-    (:meth:`learning.runtimes.flower.cobo.FlowerCoBoResult.to_dict`) with the final client models.
-
-    Raises
-    ------
-    ValueError
-        ``config`` is not a CoBo run, or trains with DP-SGD
-        (:func:`learning.runtimes.flower.cobo.write_cobo_partitions`).
-    RuntimeError
-        As :func:`deploy`.
-    """
-    from learning.runtimes.flower.cobo import write_cobo_partitions
-
-    return _deploy(
-        out,
-        config.clients,
-        lambda data: write_cobo_partitions(config, data, data_dir),
         port,
         timeout,
     )
