@@ -47,7 +47,7 @@ from learning import stacked
 from learning.engine import Engine, LocalResult, Params, SGDConfig, ShardedData, sgd_step
 
 __all__ = [
-    "DPSGD",
+    "DPSGDSettings",
     "clip_and_sum",
     "clip_factors",
     "clipped_gradient_sum",
@@ -62,7 +62,7 @@ _NORM_FLOOR = 1e-6  # Opacus's: C / (||g|| + 1e-6)
 
 
 @dataclass(frozen=True, slots=True)
-class DPSGD:
+class DPSGDSettings:
     """Per-example clipping norm :math:`C` and noise multiplier :math:`z` of DP-SGD."""
 
     max_grad_norm: float
@@ -206,7 +206,7 @@ def private_gradients(
     params: Params,
     x: torch.Tensor,
     y: torch.Tensor,
-    dp: DPSGD,
+    dp: DPSGDSettings,
     generators: Sequence[torch.Generator] | None,
 ) -> tuple[Params, torch.Tensor, torch.Tensor]:
     r"""One DP-SGD gradient per client: clipped sum, plus noise, over the batch size.
@@ -218,7 +218,7 @@ def private_gradients(
     ----------
     engine, params, x, y
         The engine, the stacked parameters ``(K, *shape)`` and the batches ``(K, b, ...)``.
-    dp : DPSGD
+    dp : DPSGDSettings
         Clipping norm and noise multiplier.
     generators : sequence of K torch.Generator, or None
         The noise: client ``k``'s generator ``k`` draws ``shape`` per parameter, as Opacus
@@ -314,7 +314,7 @@ def dp_local_sgd(
     steps: int,
     batch_size: int,
     sgd: SGDConfig,
-    dp: DPSGD,
+    dp: DPSGDSettings,
     rng: np.random.Generator,
     momentum: Params | None = None,
 ) -> LocalResult:

@@ -26,7 +26,7 @@ from learning.algorithms import LocalTraining, State, build_algorithm
 from learning.algorithms.base import check_algorithm
 from learning.build import build
 from learning.data import DATASETS
-from learning.dp import DPSGD
+from learning.dp import DPSGDSettings
 from learning.engine import (
     ENGINES,
     Engine,
@@ -124,11 +124,11 @@ class TrainConfig:
                 raise ValueError("DP-SGD accounting needs every client in every round")
 
     @property
-    def dp(self) -> DPSGD | None:
+    def dp(self) -> DPSGDSettings | None:
         """The DP-SGD settings of local training, or None."""
         if self.dp_noise_multiplier is None:
             return None
-        return DPSGD(self.dp_max_grad_norm, self.dp_noise_multiplier)
+        return DPSGDSettings(self.dp_max_grad_norm, self.dp_noise_multiplier)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (the mappings as plain dicts)."""

@@ -1,11 +1,15 @@
 """``import collabecon`` gives the public API, lazily; the packages say what is public.
 
-The README's Python quickstart runs as written; ``learning.byzantine`` imports on its own.
+The README's Python quickstart runs as written; ``learning.byzantine`` imports on its own;
+no two public classes of the four packages share a name.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import inspect
+import pkgutil
 import re
 import subprocess
 import sys
@@ -34,6 +38,7 @@ def test_import_collabecon_and_its_economics_names_do_not_import_torch():
         "collabecon.duopoly_equilibrium(0.3, 0.8)\n"
         "collabecon.market_round([0.2, 0.9])\n"
         "collabecon.PDGame, collabecon.ModelQualities, collabecon.DPMean\n"
+        "collabecon.collaboration_graph([[1.0]]), collabecon.bid_graph([[True]])\n"
         "import learning\n"
         "print('torch' in sys.modules)\n"
     )
@@ -68,6 +73,36 @@ def test_each_package_names_its_public_modules(package):
             assert f"``{name}``" in module.__doc__, f"{package}.{name} missing from the docstring"
     with pytest.raises(AttributeError, match="no_such_module"):
         module.no_such_module  # noqa: B018
+
+
+def _public_modules(package: str) -> list[str]:
+    """Every module of ``package`` with no ``_``-name in its path, but ``__main__``; without
+    the flower extra, the Flower modules that need ``flwr`` are left out."""
+    flower = importlib.util.find_spec("flwr") is not None
+    root = importlib.import_module(package)
+    found = [package]
+    for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ModuleNotFoundError as err:
+            if flower or err.name != "flwr":
+                raise
+            continue
+        found.append(info.name)
+    return found
+
+
+def test_no_two_public_classes_share_a_name():
+    homes: dict[str, list[str]] = {}
+    for package in PACKAGES:
+        for name in _public_modules(package):
+            for attribute, value in vars(importlib.import_module(name)).items():
+                if inspect.isclass(value) and value.__module__ == name and attribute[0] != "_":
+                    homes.setdefault(attribute, []).append(name)
+    shared = {name: modules for name, modules in homes.items() if len(modules) > 1}
+    assert not shared, shared
 
 
 def test_byzantine_imports_on_its_own_and_robust_fedavg_registers_with_the_algorithms():

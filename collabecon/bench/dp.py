@@ -27,7 +27,7 @@ from collabecon.bench.timing import best_of_each
 from econ.outputs import plain
 from econ.validation import positive_int
 from learning.device import resolve_device
-from learning.dp import DPSGD, private_gradients, sample_subsets
+from learning.dp import DPSGDSettings, private_gradients, sample_subsets
 from learning.engine import (
     ENGINES,
     Params,
@@ -94,7 +94,7 @@ def measure_dp(
     batch_size = positive_int("batch_size", batch_size)
     steps = positive_int("steps", steps)
     repeats = positive_int("repeats", repeats)
-    dp = DPSGD(max_grad_norm=max_grad_norm, noise_multiplier=noise_multiplier)
+    dp = DPSGDSettings(max_grad_norm=max_grad_norm, noise_multiplier=noise_multiplier)
     dev = resolve_device(device)
     rng = np.random.default_rng(seed)
     data_rng, model_rng, batch_rng = rng.spawn(3)
@@ -104,7 +104,7 @@ def measure_dp(
     rows = torch.from_numpy(picks + data.offsets.cpu().numpy()[:, None, None]).to(dev)
     sgd = SGDConfig(0.05)
 
-    def batched(config: DPSGD) -> dict[str, torch.Tensor]:
+    def batched(config: DPSGDSettings) -> dict[str, torch.Tensor]:
         params = start
         generators = [torch.Generator(device=dev).manual_seed(k) for k in range(clients)]
         for t in range(steps):
@@ -117,7 +117,7 @@ def measure_dp(
 
     modules = [opacus.GradSampleModule(copy.deepcopy(engine.model)) for _ in range(clients)]
 
-    def loop(config: DPSGD) -> dict[str, torch.Tensor]:
+    def loop(config: DPSGDSettings) -> dict[str, torch.Tensor]:
         finals = []
         for k, module in enumerate(modules):
             with torch.no_grad():
@@ -146,11 +146,11 @@ def measure_dp(
     sides = {"batched": batched, "opacus": loop}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Opacus's notes on secure RNG and backward hooks
-        quiet = DPSGD(max_grad_norm=max_grad_norm, noise_multiplier=0.0)
+        quiet = DPSGDSettings(max_grad_norm=max_grad_norm, noise_multiplier=0.0)
         progress("batched and Opacus without noise: the same weights?")
         same = {name: run(quiet) for name, run in sides.items()}
 
-        def finished(run: Callable[[DPSGD], Params]) -> Params:
+        def finished(run: Callable[[DPSGDSettings], Params]) -> Params:
             out = run(dp)
             float(next(iter(out.values())).sum())  # the device has finished
             return out

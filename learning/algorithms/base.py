@@ -80,7 +80,7 @@ import numpy as np
 import torch
 
 from econ.validation import choice, positive_int
-from learning.dp import DPSGD, dp_local_sgd
+from learning.dp import DPSGDSettings, dp_local_sgd
 from learning.engine import Engine, LocalResult, Optimizer, Params, SGDConfig, ShardedData
 
 __all__ = [
@@ -116,7 +116,7 @@ class LocalTraining:
     steps: int
     batch_size: int
     sgd: Optimizer
-    dp: DPSGD | None = None
+    dp: DPSGDSettings | None = None
 
     def __post_init__(self) -> None:
         positive_int("steps", self.steps)

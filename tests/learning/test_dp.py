@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from learning.dp import (
-    DPSGD,
+    DPSGDSettings,
     clip_and_sum,
     clipped_gradient_sum,
     dp_local_sgd,
@@ -40,7 +40,7 @@ def test_one_clients_step_equals_opacus(model, noise):
 
     engine = tiny_engine(model=model)
     x, y = _one_client_batch()
-    dp = DPSGD(max_grad_norm=0.5, noise_multiplier=noise)
+    dp = DPSGDSettings(max_grad_norm=0.5, noise_multiplier=noise)
     sgd = SGDConfig(0.1, momentum=0.9, weight_decay=1e-3)
 
     reference = copy.deepcopy(engine.model)
@@ -70,12 +70,14 @@ def test_clipping_bounds_each_examples_influence():
     engine = tiny_engine(model="mlp")
     x, y = _one_client_batch(8)
     params = broadcast(parameters_of(engine.model), 1)
-    tiny = DPSGD(max_grad_norm=1e-3, noise_multiplier=0.0)
+    tiny = DPSGDSettings(max_grad_norm=1e-3, noise_multiplier=0.0)
     grads, norms, _ = private_gradients(engine, params, x[None], y[None], tiny, None)
     total = torch.sqrt(sum(g.square().sum() for g in grads.values()))
     assert float(total) <= 1e-3 + 1e-9  # a mean of vectors of norm <= C
     assert torch.all(norms > 1e-3)  # every example was clipped
-    loose = DPSGD(max_grad_norm=1e6, noise_multiplier=0.0)  # nothing clipped: the plain gradient
+    loose = DPSGDSettings(
+        max_grad_norm=1e6, noise_multiplier=0.0
+    )  # nothing clipped: the plain gradient
     plain, _, _ = private_gradients(engine, params, x[None], y[None], loose, None)
     full = engine.gradients(params, x[None], y[None])[0]
     for name in plain:
@@ -130,7 +132,7 @@ def test_per_client_generators_give_each_client_its_own_noise():
     k = len(TRAIN_SIZES)
     x, y = _client_batches(k)
     params = broadcast(parameters_of(engine.model), k)
-    dp = DPSGD(max_grad_norm=0.3, noise_multiplier=2.0)
+    dp = DPSGDSettings(max_grad_norm=0.3, noise_multiplier=2.0)
     seeds = [11, 12, 13, 14, 15]
     together, _, _ = private_gradients(
         engine, params, x, y, dp, [torch.Generator().manual_seed(s) for s in seeds]
@@ -163,7 +165,7 @@ def test_each_client_alone_with_its_row_of_the_draws_trains_as_among_all():
     train, _ = tiny_data()
     k = len(TRAIN_SIZES)
     start = broadcast(parameters_of(engine.model), k)
-    kw = dict(steps=3, batch_size=3, sgd=SGDConfig(0.1, momentum=0.9), dp=DPSGD(0.5, 1.1))
+    kw = dict(steps=3, batch_size=3, sgd=SGDConfig(0.1, momentum=0.9), dp=DPSGDSettings(0.5, 1.1))
     rng = np.random.default_rng(4)
     rng.random(2)  # the round has drawn its participants
     state = stream_state(rng)
@@ -206,7 +208,7 @@ def test_dp_training_is_seeded_and_noise_changes_it():
     train, _ = tiny_data()
     params = broadcast(parameters_of(engine.model), len(TRAIN_SIZES))
     clients = np.arange(len(TRAIN_SIZES))
-    kw = dict(steps=3, batch_size=3, sgd=SGDConfig(0.1), dp=DPSGD(1.0, 1.0))
+    kw = dict(steps=3, batch_size=3, sgd=SGDConfig(0.1), dp=DPSGDSettings(1.0, 1.0))
     a = dp_local_sgd(engine, params, train, clients, rng=np.random.default_rng(1), **kw)
     b = dp_local_sgd(engine, params, train, clients, rng=np.random.default_rng(1), **kw)
     c = dp_local_sgd(engine, params, train, clients, rng=np.random.default_rng(2), **kw)
@@ -215,7 +217,7 @@ def test_dp_training_is_seeded_and_noise_changes_it():
     assert any(not torch.equal(a.params[n], c.params[n]) for n in a.params)
     assert a.loss.shape == (len(TRAIN_SIZES),) and np.all(np.isfinite(a.loss))
     with pytest.raises(ValueError, match="max_grad_norm"):
-        DPSGD(0.0, 1.0)
+        DPSGDSettings(0.0, 1.0)
     with pytest.raises(ValueError, match="noise_multiplier"):
-        DPSGD(1.0, -1.0)
+        DPSGDSettings(1.0, -1.0)
     assert CPU.type == "cpu"

@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from learning.algorithms import ALGORITHMS, SplitAlgorithm, build_algorithm
-from learning.dp import DPSGD
+from learning.dp import DPSGDSettings
 from tests.learning._split_nodes import NodeFederation, largest_difference, run
 from tests.learning._tiny_problem import initial_models, tiny_context
 
 #: DP-SGD local training (batches of 3: the smallest client holds 3 examples).
-DP = {"batch_size": 3, "dp": DPSGD(max_grad_norm=1.0, noise_multiplier=1.1)}
+DP = {"batch_size": 3, "dp": DPSGDSettings(max_grad_norm=1.0, noise_multiplier=1.1)}
 
 #: (algorithm, parameters, participants per round[, local-training settings]): every federated
 #: algorithm at least once.
