@@ -72,7 +72,7 @@ class Run:
 
 
 @dataclasses.dataclass(frozen=True)
-class Outcome:
+class RunOutcome:
     """What became of one run: its measures, or the error text after ``attempts`` tries."""
 
     run: Run
@@ -210,7 +210,7 @@ class ResultStore:
 
 
 #: an engine: (runs to do, device, data_dir, retries) -> outcomes as the runs finish
-Runner = Callable[[Sequence[Run], str | None, str | None, int], Iterator[Outcome]]
+Runner = Callable[[Sequence[Run], str | None, str | None, int], Iterator[RunOutcome]]
 
 
 def _error_text(exc: BaseException) -> str:
@@ -219,7 +219,7 @@ def _error_text(exc: BaseException) -> str:
 
 def serial_runner(
     runs: Sequence[Run], device: str | None, data_dir: str | None, retries: int
-) -> Iterator[Outcome]:
+) -> Iterator[RunOutcome]:
     """One run after another in this process, each tried up to ``retries + 1`` times."""
     for run in runs:
         for attempt in range(1, retries + 2):
@@ -228,10 +228,10 @@ def serial_runner(
             except Exception as exc:  # a failed run is recorded; the sweep goes on
                 error = _error_text(exc)
                 continue
-            yield Outcome(run, measures, attempts=attempt)
+            yield RunOutcome(run, measures, attempts=attempt)
             break
         else:
-            yield Outcome(run, None, error, retries + 1)
+            yield RunOutcome(run, None, error, retries + 1)
 
 
 def _limit_threads(threads: int) -> None:
@@ -246,7 +246,7 @@ def pool_runner(workers: int) -> Runner:
 
     def runner(
         runs: Sequence[Run], device: str | None, data_dir: str | None, retries: int
-    ) -> Iterator[Outcome]:
+    ) -> Iterator[RunOutcome]:
         threads = max(1, (os.cpu_count() or 1) // workers)
         with ProcessPoolExecutor(
             max_workers=workers,
@@ -263,17 +263,17 @@ def pool_runner(workers: int) -> Runner:
                     run, attempt = pending.pop(future)
                     exc = future.exception()
                     if exc is None:
-                        yield Outcome(run, future.result(), attempts=attempt)
+                        yield RunOutcome(run, future.result(), attempts=attempt)
                         continue
                     if attempt <= retries:
                         try:
                             again = pool.submit(run_point, run.fields, device, data_dir)
                         except RuntimeError as broken:  # the pool lost a worker process
-                            yield Outcome(run, None, _error_text(broken), attempt)
+                            yield RunOutcome(run, None, _error_text(broken), attempt)
                         else:
                             pending[again] = (run, attempt + 1)
                         continue
-                    yield Outcome(run, None, _error_text(exc), attempt)
+                    yield RunOutcome(run, None, _error_text(exc), attempt)
 
     return runner
 
@@ -307,7 +307,7 @@ def ray_runner(address: str | None, workers: int, gpus_per_run: float) -> Runner
 
     def runner(
         runs: Sequence[Run], device: str | None, data_dir: str | None, retries: int
-    ) -> Iterator[Outcome]:
+    ) -> Iterator[RunOutcome]:
         import ray
 
         started = not ray.is_initialized()
@@ -328,10 +328,10 @@ def ray_runner(address: str | None, workers: int, gpus_per_run: float) -> Runner
                 for ref in done:
                     run = pending.pop(ref)
                     try:
-                        yield Outcome(run, ray.get(ref))
+                        yield RunOutcome(run, ray.get(ref))
                     except Exception as exc:  # the task's error after its retries
                         text = _ANSI.sub("", str(exc)) or _error_text(exc)
-                        yield Outcome(run, None, text, retries + 1)
+                        yield RunOutcome(run, None, text, retries + 1)
         finally:
             if started:
                 ray.shutdown()
@@ -347,7 +347,7 @@ class SweepResult:
     runs: list[Run]
     measures: dict[str, dict[str, Any]]
     resumed: list[str]
-    failed: list[Outcome]
+    failed: list[RunOutcome]
 
 
 def sweep(
@@ -358,7 +358,7 @@ def sweep(
     device: str | None = None,
     data_dir: str | None = None,
     retries: int = 1,
-    on_outcome: Callable[[Outcome], None] | None = None,
+    on_outcome: Callable[[RunOutcome], None] | None = None,
 ) -> SweepResult:
     """Run every run ``store`` has no result for, saving each as it finishes.
 
