@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -428,21 +429,21 @@ def errata_markdown(outcomes: Iterable[Outcome]) -> str:
             lines += [
                 f"### `{p.id}`",
                 "",
-                f"- **Source:** {p.source}",
-                f"- **As printed:** {p.statement}",
-                f"- **Why it fails:** {_one_line(v.evidence)}",
+                f"- **Source:** {_literal(p.source)}",
+                f"- **As printed:** {_literal(p.statement)}",
+                f"- **Why it fails:** {_literal(_one_line(v.evidence))}",
             ]
             if v.counterexample:
                 example = ", ".join(
                     f"{k} = {_rounded(_plain(x))}" for k, x in v.counterexample.items()
                 )
-                lines.append(f"- **Counterexample:** {example}")
+                lines.append(f"- **Counterexample:** {_literal(example)}")
             twin = by_id.get(p.id + CORRECTED)
             if twin is not None:
                 tp, tv = twin.proposition, twin.verdict
                 lines += [
-                    f"- **Corrected** (`{tp.id}`, {tv.status.value}): {tp.statement}",
-                    f"- **Evidence for the correction:** {_one_line(tv.evidence)}",
+                    f"- **Corrected** (`{tp.id}`, {tv.status.value}): {_literal(tp.statement)}",
+                    f"- **Evidence for the correction:** {_literal(_one_line(tv.evidence))}",
                 ]
             lines.append("")
         if lines[-1] == "":
@@ -464,3 +465,13 @@ def _rounded(value: Any) -> Any:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+# the statements are plain-text formulas: ``x**2``, ``a * b``, ``Proj_[0,1](w)``, ``<g, h>`` and
+# ``f~_ij`` are maths, not Markdown's emphasis, links or HTML (an ``_`` inside a word is inert)
+_MARKDOWN_MARKUP = re.compile(r"[\\`*\[\]<]|(?<![^\W_])_|_(?![^\W_])")
+
+
+def _literal(text: str) -> str:
+    """``text`` with the characters that Markdown would read as markup escaped."""
+    return _MARKDOWN_MARKUP.sub(lambda m: "&lt;" if m[0] == "<" else "\\" + m[0], text)

@@ -223,69 +223,105 @@ def _run_figure(plt: Any, rep: PlayReport, title: str, full: bool) -> Any:
     return fig
 
 
+def _colour_bar(plt: Any, fig: Any, ax: Any, low: float, high: float, label: str) -> Any:
+    """A viridis colour scale from ``low`` to ``high`` and its colour bar beside ``ax``."""
+    scale = plt.cm.ScalarMappable(norm=plt.Normalize(low, high), cmap="viridis")
+    fig.colorbar(scale, ax=ax, label=label)
+    return scale
+
+
 def _static_figures(plt: Any) -> dict[str, tuple[Any, dict[str, np.ndarray]]]:
+    from matplotlib.lines import Line2D
+
     out = {}
     d = fig3_4_data()
-    fig, axes = plt.subplots(2, 2, figsize=(9, 7))
-    colours = plt.cm.viridis(d["other"])
-    for i, (key, xlabel, ylim) in enumerate(
-        (
-            ("U_l_vs_ql", "$q_l$", 0.025),
-            ("U_l_vs_qh", "$q_h$", 0.025),
-            ("U_h_vs_ql", "$q_l$", 0.3),
-            ("U_h_vs_qh", "$q_h$", 0.3),
-        )
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), layout="constrained")
+    # left column: q_l on the x-axis, a curve per q_h; right column: the other way round
+    by_qh = _colour_bar(plt, fig, axes[:, 0], 0.0, 1.0, "$q_h$ (one curve each)")
+    by_ql = _colour_bar(plt, fig, axes[:, 1], 0.0, 1.0, "$q_l$ (one curve each)")
+    for ax, key, xlabel, ylabel, ylim, scale in (
+        (axes[0, 0], "U_l_vs_ql", "$q_l$", "$U_l$", 0.025, by_qh),
+        (axes[0, 1], "U_l_vs_qh", "$q_h$", "$U_l$", 0.025, by_ql),
+        (axes[1, 0], "U_h_vs_ql", "$q_l$", "$U_h$", 0.3, by_qh),
+        (axes[1, 1], "U_h_vs_qh", "$q_h$", "$U_h$", 0.3, by_ql),
     ):
-        ax = axes.flat[i]
-        for row, colour in zip(d[key], colours, strict=True):
-            ax.plot(d["grid"], row, c=colour, lw=0.8)
-        ax.set(xlabel=xlabel, ylabel=key.split("_vs")[0].replace("_", "_"), ylim=(0, ylim))
-    fig.suptitle("Fig. 3.4: revenues against qualities (colour: the other quality)")
-    fig.tight_layout()
+        for row, other in zip(d[key], d["other"], strict=True):
+            ax.plot(d["grid"], row, c=scale.to_rgba(other), lw=0.8)
+        ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(0, ylim))
+    fig.suptitle("Fig. 3.4: revenues against one quality, a curve per value of the other")
     out["fig3_4"] = (fig, d)
 
     d = fig3_5_data()
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for row, colour in zip(d["B"], plt.cm.viridis(np.linspace(0, 1, d["b"].size)), strict=True):
-        ax.plot(d["a"], row, c=colour, lw=0.6)
+    fig, ax = plt.subplots(figsize=(6, 4.2), layout="constrained")
+    scale = _colour_bar(plt, fig, ax, float(d["b"][0]), float(d["b"][-1]), "b (one curve each)")
+    for row, b in zip(d["B"], d["b"], strict=True):
+        ax.plot(d["a"], row, c=scale.to_rgba(b), lw=0.6)
     ax.plot(d["a"], d["a"], "k--", label="$B = a$")
     ax.set(xlabel="a", ylabel="B(a, b)", title="Fig. 3.5: B(a, b) >= a for all b >= 1")
-    ax.legend()
+    ax.legend(
+        handles=[Line2D([], [], c="grey", lw=0.8, label="B(a, b)"), *ax.get_lines()[-1:]],
+        loc="lower right",
+    )
     out["fig3_5"] = (fig, d)
 
     d = fig3_6_data()
-    fig, ax = plt.subplots(figsize=(5, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4.5), layout="constrained")
+    scale = _colour_bar(plt, fig, ax, float(d["a"][0]), float(d["a"][-1]), "a (one curve each)")
     for row, a, b_a in zip(d["B_minus_a"], d["a"], d["b_a"], strict=True):
-        (line,) = ax.plot(d["b"], row, lw=0.8)
+        colour = scale.to_rgba(a)
+        ax.plot(d["b"], row, c=colour, lw=0.8)
         if np.isfinite(b_a) and b_a <= 1.2:
             ax.plot(b_a, float(quality_caps.cap_ratio(a, b_a)) - a, "o", c="green", ms=3)
-        ax.plot(d["b"], (4 - 5 * a) * np.log10(d["b"]), ls=":", c=line.get_color(), lw=0.6)
-    ax.axvline(d["b_tilde"][0], ls="--", c="grey", label=rf"$\tilde b$ = {d['b_tilde'][0]:.4f}")
+        ax.plot(d["b"], (4 - 5 * a) * np.log10(d["b"]), ls=":", c=colour, lw=0.6)
+    tilde = ax.axvline(d["b_tilde"][0], ls="--", c="grey")
+    ax.legend(
+        handles=[
+            Line2D([], [], c="grey", lw=0.8, label="$B(a, b) - a$"),
+            Line2D([], [], c="grey", ls=":", lw=0.8, label=r"$(4 - 5a) \log_{10} b$"),
+            Line2D([], [], ls="", marker="o", c="green", ms=3, label="$b_a$: first crossing"),
+            Line2D(
+                [], [], c=tilde.get_color(), ls="--", label=rf"$\tilde b$ = {d['b_tilde'][0]:.4f}"
+            ),
+        ],
+        loc="upper left",
+        fontsize=8,
+    )
     ax.set(xlabel="b", ylabel="B(a, b) - a", xlim=(1, 1.2), ylim=(0, 0.4), title="Fig. 3.6")
-    ax.legend()
     out["fig3_6"] = (fig, d)
 
     d = fig3_7_data()
-    fig, ax = plt.subplots(figsize=(5, 4))
-    sc = ax.scatter(d["q_h0"], d["value"], c=d["q_l0"], s=6)
+    fig, ax = plt.subplots(figsize=(6, 4.2), layout="constrained")
+    sc = ax.scatter(d["q_h0"], d["value"], c=d["q_l0"], s=6, label="a start $(q_{l,0}, q_{h,0})$")
     fig.colorbar(sc, label="$q_{l,0}$")
-    ax.axhline(1.0, ls="--", c="grey")
+    ax.axhline(1.0, ls="--", c="grey", label="1: the inequality holds below")
     ax.set(
         xlabel="$q_{h,0}$",
         ylabel=r"$q_{h,0} 10^{(\rho^*-\rho_0)/(4-5\rho^*)}$",
         ylim=(0, 2),
         title="Fig. 3.7",
     )
+    ax.legend(loc="upper left", fontsize=8)
     out["fig3_7"] = (fig, d)
 
     d = fig3_8_data()
-    fig, ax = plt.subplots(figsize=(5, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4.5), layout="constrained")
     rho0 = d["q_l0"] / d["q_h0"]
-    for row, colour in zip(d["N"], plt.cm.viridis(rho0 / rho0.max()), strict=True):
-        ax.plot(d["q_l"], row, c=colour, lw=0.7)
-    ax.plot(d["q_l_star"], d["N_star"], "o", c="green", ms=3)
-    ax.axvline(0.43, ls="--", c="grey")
+    scale = _colour_bar(
+        plt, fig, ax, 0.0, float(rho0.max()), r"$\rho_0 = q_{l,0}/q_{h,0}$ (one curve each)"
+    )
+    for row, r in zip(d["N"], rho0, strict=True):
+        ax.plot(d["q_l"], row, c=scale.to_rgba(r), lw=0.7)
+    ax.plot(d["q_l_star"], d["N_star"], "o", c="green", ms=3, label="$(q_l^*, N^*)$ of each start")
+    ax.axvline(0.43, ls="--", c="grey", label=r"$q_l = 0.43$ (Lemma 25: $\rho^* \leq 0.43$)")
     ax.set(xlabel="$q_l$", ylabel="$N(q_l, 1)$", ylim=(-0.004, 0.004), title="Fig. 3.8")
+    ax.legend(
+        handles=[
+            Line2D([], [], c="grey", lw=0.7, label="$N(q_l, 1)$ of a start"),
+            *ax.get_lines()[-2:],
+        ],
+        loc="lower left",
+        fontsize=8,
+    )
     out["fig3_8"] = (fig, d)
     return out
 
