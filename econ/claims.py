@@ -35,9 +35,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Claim:
-    """One claim of a paper and its outcome on a reproduction.
+    """One claim of a paper and its outcome on a reproduction (built by keyword).
 
     Parameters
     ----------
