@@ -66,6 +66,7 @@ import numpy as np
 import torch
 
 from collabecon.reproductions.cobo_claims import (
+    CLAIMS,
     CURVE_POINTS,
     NAMES,
     PAPER,
@@ -87,6 +88,7 @@ from learning.loop import run_rounds
 
 __all__ = [
     "CHANCE",
+    "CLAIMS",
     "CODE_MOMENTUM",
     "LEARNING_RATES",
     "LR_GRID",
