@@ -323,20 +323,18 @@ def measure(scale: Scale, seeds: list[int]) -> dict[str, Any]:
     return {"seeds": list(seeds), "fig3": fig3, "fig2": fig2, "fig4": fig4}
 
 
-def _spread_note(a: dict[str, Any], b: dict[str, Any], n: int) -> str:
-    margin = b["mean"] - a["mean"]
-    diff = np.asarray(b["per_seed"]) - np.asarray(a["per_seed"])
+def _spread_note(m: dict[str, Any], key: str, a: str, b: str) -> str:
+    """A note when Fig. 3's margin of ``b`` over ``a`` in panel ``key`` is within the spread."""
+    final = m["fig3"][key]["final"]
+    margin = final[b]["mean"] - final[a]["mean"]
+    diff = np.asarray(final[b]["per_seed"]) - np.asarray(final[a]["per_seed"])
     if diff.size < 2:
         return "one seed: no spread"
     spread = float(diff.std(ddof=1))
     if abs(margin) <= spread:
+        n = len(m["seeds"])
         return f"margin {margin:.3g} within the seed-to-seed spread (std {spread:.3g}, {n} seeds)"
     return ""
-
-
-def _final(m: dict[str, Any], key: str, method: str) -> dict[str, Any]:
-    """Fig. 3's final error of ``method`` in panel ``key`` (mean, std and per seed)."""
-    return dict(m["fig3"][key]["final"][method])
 
 
 def _mean(m: dict[str, Any], key: str, method: str) -> float:
@@ -361,7 +359,7 @@ def _beats(key: str, base: str) -> ClaimSpec:
             "epoch": m["fig3"][key]["epochs"],
         },
         holds=lambda m: _mean(m, key, "fc") < _mean(m, key, base),
-        note=lambda m: _spread_note(_final(m, key, "fc"), _final(m, key, base), len(m["seeds"])),
+        note=lambda m: _spread_note(m, key, "fc", base),
         applies=lambda m: key in m["fig3"],
     )
 
@@ -382,8 +380,6 @@ def _decreasing(sigma: str) -> ClaimSpec:
     )
 
 
-_FIG2 = f"{SOURCE}, §4.1 and Fig. 2"
-
 #: The paper's claims about Figs. 2-4 (its text in §4.1 and §4.3, the captions), on
 #: :func:`measure`'s result; Fig. 3's judged on the mean final error over seeds. The paper
 #: prints only figures: no published numbers.
@@ -396,9 +392,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         where=f"{SOURCE}, §4.1 and Fig. 3 caption",
         measured=lambda m: {"GT": _mean(m, "4x4", "oracle"), "FC": _mean(m, "4x4", "fc")},
         holds=lambda m: _mean(m, "4x4", "oracle") < _mean(m, "4x4", "fc"),
-        note=lambda m: _spread_note(
-            _final(m, "4x4", "oracle"), _final(m, "4x4", "fc"), len(m["seeds"])
-        ),
+        note=lambda m: _spread_note(m, "4x4", "oracle", "fc"),
     ),
     ClaimSpec(
         id="fig3.gap-vanishes-with-n_i",
@@ -427,7 +421,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         id="fig2.a2-bounded",
         statement="the intra-cluster variance ratio (7) does not grow with time and is bounded "
         "by a constant A^2",
-        where=_FIG2,
+        where=f"{SOURCE}, §4.1 and Fig. 2",
         measured=lambda m: {
             "max A^2": max(f["max_a2"] for f in m["fig2"]),
             "last/first epoch max": max(f["a2_growth"] for f in m["fig2"]),
@@ -439,7 +433,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         id="fig2.delta2-positive",
         statement="the inter-cluster separation (8) is bounded below by a positive constant "
         "Delta^2",
-        where=_FIG2,
+        where=f"{SOURCE}, §4.1 and Fig. 2",
         measured=lambda m: {"min Delta^2": min(f["min_delta2"] for f in m["fig2"])},
         holds=lambda m: all(f["min_delta2"] > 0 for f in m["fig2"]),
     ),
