@@ -9,23 +9,35 @@ and its rendered table is :func:`claims_markdown` (or :func:`claims_text` in a t
 
 A claim that does not hold at our scale is reported, never dropped; ``note`` says what limits
 the comparison (the scale, the number of seeds, the seed-to-seed spread).
+
+A reproduction declares its claims as data: a table of :class:`ClaimSpec` (id, statement,
+where the paper prints it, the published number, what is measured and when the claim holds),
+which :func:`evaluate` turns into claims on the reproduction's measured results.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from econ.outputs import plain
 
-__all__ = ["Claim", "Reproduction", "claims_markdown", "claims_text", "count_held"]
+__all__ = [
+    "Claim",
+    "ClaimSpec",
+    "Reproduction",
+    "claims_markdown",
+    "claims_text",
+    "count_held",
+    "evaluate",
+]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Claim:
-    """One claim of a paper and its outcome on a reproduction.
+    """One claim of a paper and its outcome on a reproduction (built by keyword).
 
     Parameters
     ----------
@@ -71,6 +83,67 @@ class Claim:
             "holds": self.holds,
             "note": self.note,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimSpec:
+    """One claim of a paper as data, judged by :func:`evaluate` on a reproduction's results.
+
+    Parameters
+    ----------
+    id, statement
+        As in :class:`Claim`.
+    where
+        Where the paper prints the claim (:attr:`Claim.paper`).
+    measured
+        ``measured(results)``: the number(s) compared with ``published``.
+    holds
+        ``holds(results)``: whether the claim holds at the paper's threshold.
+    published
+        The paper's number(s), or ``published(results)`` where the printed comparison names a
+        quantity of the run (a grid point, a bound the run computes).
+    note
+        What limits the comparison, or ``note(results)``.
+    applies
+        ``applies(results)``: whether the results hold what the claim is about (a method, a
+        task, a scheme that ran); the claim is left out otherwise. Always, when None.
+    """
+
+    id: str
+    statement: str
+    where: str
+    measured: Callable[[Any], Any]
+    holds: Callable[[Any], Any]
+    published: Any = None
+    note: str | Callable[[Any], str] = ""
+    applies: Callable[[Any], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.id or not self.statement or not self.where:
+            raise ValueError("a claim needs a place in the paper, an id and a statement")
+        if not (callable(self.measured) and callable(self.holds)):
+            raise TypeError(f"claim {self.id!r}: measured and holds must be callables")
+
+
+def _value(field: Any, results: Any) -> Any:
+    return field(results) if callable(field) else field
+
+
+def evaluate(specs: Iterable[ClaimSpec], results: Any) -> list[Claim]:
+    """The claims of ``specs`` that apply to ``results``, each judged on them, in table order."""
+    return [
+        Claim(
+            paper=spec.where,
+            id=spec.id,
+            statement=spec.statement,
+            published=_value(spec.published, results),
+            measured=spec.measured(results),
+            holds=bool(spec.holds(results)),
+            note=_value(spec.note, results),
+        )
+        for spec in specs
+        if spec.applies is None or spec.applies(results)
+    ]
 
 
 def _cell(value: Any) -> str:

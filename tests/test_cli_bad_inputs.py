@@ -516,22 +516,6 @@ def test_a_diverging_curve_run_stops_naming_the_round_and_the_learning_rate(
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize(
-    "sub",
-    [
-        pytest.param(sub, marks=pytest.mark.flower) if sub == "flower" else sub
-        for sub in sorted(set(BASE) - {"table1"})  # table1 trains for minutes
-    ],
-)
-def test_every_base_invocation_is_valid(sub, tmp_path, monkeypatch, capsys):
-    # the rows above fail because of the value they add, not because of the base
-    config = tmp_path / "config.toml"
-    config.write_text(CONFIG)
-    monkeypatch.chdir(tmp_path)
-    argv = [str(config) if a == "@config" else a for a in BASE[sub]]
-    assert main(argv) == 0, capsys.readouterr().err
-
-
 def test_the_table_covers_every_subcommand_and_350_inputs():
     named = {argv[0] for argv, _ in (p.values for p in CASES)}
     assert set(COMMANDS) <= named

@@ -330,7 +330,12 @@ from econ.claims import Claim, Reproduction
 
 def reproduce(scale, out, seeds=None):
     Path(out).mkdir(parents=True, exist_ok=True)
-    claims = (Claim("Paper A, Fig. 1", "a.up", "the curve rises", 1.5, 1.7, True),)
+    claims = (
+        Claim(
+            paper="Paper A, Fig. 1", id="a.up", statement="the curve rises", published=1.5,
+            measured=1.7, holds=True,
+        ),
+    )
     return Reproduction("NAME", "Paper A: Figure 1", claims, "settings", (), {})
 """
 

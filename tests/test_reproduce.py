@@ -23,8 +23,10 @@ def reproduce(scale, out, seeds=None):
     Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / "plot.png").write_bytes(b"png")
     claims = (
-        Claim("Paper A, Fig. 1", "a.up", "the curve rises", 1.5, 1.7, True),
-        Claim("Paper A, Fig. 1", "a.cross", "the curves cross once", "one", "two", False, "n"),
+        Claim(paper="Paper A, Fig. 1", id="a.up", statement="the curve rises", published=1.5,
+              measured=1.7, holds=True),
+        Claim(paper="Paper A, Fig. 1", id="a.cross", statement="the curves cross once",
+              published="one", measured="two", holds=False, note="n"),
     )
     return Reproduction("good", "Paper A: Figure 1", claims, "settings", ("plot.png",), {"x": 1})
 """

@@ -59,10 +59,11 @@ from typing import Any
 
 import numpy as np
 
-from econ.claims import Claim, Reproduction
+from econ.claims import Claim, ClaimSpec, Reproduction, evaluate
 from econ.validation import choice, positive_int
 
 __all__ = [
+    "CLAIMS",
     "LR_GRID",
     "METHODS",
     "NAMES",
@@ -342,112 +343,131 @@ def _margin_note(task: dict[str, Any], a: str, b: str) -> str:
     return "; ".join(notes)
 
 
-def claims(measured: dict[str, Any]) -> list[Claim]:
-    """The paper's claims about Table 1 on ``measured`` (:func:`measure`'s result, every
-    method on the tasks present): the text claims of §4.2 and the 21 pairwise orderings of
-    Table 1's published accuracies per task, ``holds`` on the means over seeds."""
-    out: list[Claim] = []
-    tasks = measured["tasks"]
-    for task, rows in tasks.items():
-        paper, mean = PAPER[task], {m: rows[m]["mean"] for m in rows}
-        label = TASK_NAMES[task]
+def _means(m: dict[str, Any], task: str) -> dict[str, float]:
+    return {method: row["mean"] for method, row in m["tasks"][task].items()}
 
-        def pick(values: dict[str, float], methods: tuple[str, ...]) -> dict[str, float]:
-            return {NAMES[m]: round(values[m], 2) for m in methods}
 
-        # §4.2, Performance: "FC outperforms standalone training and all personalization
-        # baselines"; Table 1 caption: "FC outperforms all non-oracle baselines".
-        out.append(
-            Claim(
-                f"{SOURCE}, §4.2 and Table 1",
-                f"table1.{task}.fc>=local",
-                f"FC is at least as accurate as standalone training (Local), {label} task",
-                pick(paper, ("fc", "local")),
-                pick(mean, ("fc", "local")),
-                bool(mean["fc"] >= mean["local"]),
-                _margin_note(rows, "fc", "local"),
-            )
+def _pick(values: dict[str, float], methods: tuple[str, ...]) -> dict[str, float]:
+    return {NAMES[m]: round(values[m], 2) for m in methods}
+
+
+def _margin_notes(m: dict[str, Any], task: str, a: str, others: tuple[str, ...]) -> str:
+    """The margin notes of ``a`` against each of ``others``, joined."""
+    rows = m["tasks"][task]
+    return "; ".join(n for b in others if (n := _margin_note(rows, a, b)))
+
+
+def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
+    """The claims about one task: the text of §4.2 and Table 1's pairwise orderings."""
+    paper, label = PAPER[task], TASK_NAMES[task]
+
+    def spec(claim: str, statement: str, where: str, methods: tuple[str, ...], **rest: Any):
+        return ClaimSpec(
+            id=f"table1.{task}.{claim}",
+            statement=statement,
+            where=f"{SOURCE}, {where}",
+            published=_pick(paper, methods),
+            measured=lambda m: _pick(_means(m, task), methods),
+            applies=lambda m: task in m["tasks"],
+            **rest,
         )
-        others = ("global", "ditto", "ifca", "knn")
-        out.append(
-            Claim(
-                f"{SOURCE}, §4.2 and Table 1",
-                f"table1.{task}.fc>baselines",
-                f"FC outperforms Global, Ditto, IFCA and kNN-Per, {label} task",
-                pick(paper, ("fc", *others)),
-                pick(mean, ("fc", *others)),
-                bool(all(mean["fc"] > mean[m] for m in others)),
-                "; ".join(n for m in others if (n := _margin_note(rows, "fc", m))),
-            )
-        )
-        out.append(
-            Claim(
-                f"{SOURCE}, Table 1",
-                f"table1.{task}.oracle-best",
-                f"the ground-truth Oracle is the most accurate method, {label} task",
-                pick(paper, METHODS),
-                pick(mean, METHODS),
-                bool(mean["oracle"] >= max(mean.values())),
-                "; ".join(
-                    n for m in METHODS if m != "oracle" and (n := _margin_note(rows, "oracle", m))
+
+    baselines = ("global", "ditto", "ifca", "knn")
+    pooled = ("global", "ditto", "knn")
+    # §4.2, Performance: "FC outperforms standalone training and all personalization
+    # baselines"; Table 1 caption: "FC outperforms all non-oracle baselines".
+    text = [
+        spec(
+            "fc>=local",
+            f"FC is at least as accurate as standalone training (Local), {label} task",
+            "§4.2 and Table 1",
+            ("fc", "local"),
+            holds=lambda m: _means(m, task)["fc"] >= _means(m, task)["local"],
+            note=lambda m: _margin_note(m["tasks"][task], "fc", "local"),
+        ),
+        spec(
+            "fc>baselines",
+            f"FC outperforms Global, Ditto, IFCA and kNN-Per, {label} task",
+            "§4.2 and Table 1",
+            ("fc", *baselines),
+            holds=lambda m: all(_means(m, task)["fc"] > _means(m, task)[b] for b in baselines),
+            note=lambda m: _margin_notes(m, task, "fc", baselines),
+        ),
+        spec(
+            "oracle-best",
+            f"the ground-truth Oracle is the most accurate method, {label} task",
+            "Table 1",
+            METHODS,
+            holds=lambda m: _means(m, task)["oracle"] >= max(_means(m, task).values()),
+            note=lambda m: _margin_notes(
+                m, task, "oracle", tuple(x for x in METHODS if x != "oracle")
+            ),
+        ),
+        spec(
+            "global<local",
+            f"Global (FedAvg) is less accurate than Local, {label} task",
+            "Table 1",
+            ("global", "local"),
+            holds=lambda m: _means(m, task)["global"] < _means(m, task)["local"],
+            note=lambda m: _margin_note(m["tasks"][task], "local", "global"),
+        ),
+    ]
+    if task == "private_label":
+        # §4.2: "a model trained over the pool of all datasets only admits inferior
+        # performance. Therefore, ... FedAvg, Ditto, and KNN, perform poorly compared to
+        # training alone."
+        text += [
+            spec(
+                "global-model-methods<local",
+                "the methods that keep a global model (FedAvg, Ditto, kNN-Per) do poorly "
+                "compared to training alone on private labels",
+                "§4.2",
+                ("local", *pooled),
+                holds=lambda m: all(_means(m, task)[p] < _means(m, task)["local"] for p in pooled),
+                note=lambda m: _margin_notes(m, task, "local", pooled),
+            ),
+            ClaimSpec(
+                id="table1.private_label.global<=25%",
+                statement="a model trained on the pool of all clients only admits inferior "
+                f"performance on private labels: at most {POOLED_CEILING:.0f} % (each image "
+                "carries four equally frequent labels)",
+                where=f"{SOURCE}, §4.2 and Table 1",
+                published=paper["global"],
+                measured=lambda m: round(_means(m, task)["global"], 2),
+                holds=lambda m: _means(m, task)["global"] <= POOLED_CEILING,
+                note=lambda m: (
+                    f"std {m['tasks'][task]['global']['std']:.1f} over "
+                    f"{len(m['tasks'][task]['global']['test'])} seeds"
                 ),
-            )
+                applies=lambda m: task in m["tasks"],
+            ),
+        ]
+    pairs = [
+        (a, b) if paper[a] > paper[b] else (b, a) for a, b in itertools.combinations(METHODS, 2)
+    ]
+    orderings = [
+        spec(
+            f"{hi}>{lo}",
+            f"{NAMES[hi]} above {NAMES[lo]}, {label} task",
+            "Table 1",
+            (hi, lo),
+            holds=lambda m, hi=hi, lo=lo: _means(m, task)[hi] > _means(m, task)[lo],
+            note=lambda m, hi=hi, lo=lo: _margin_note(m["tasks"][task], hi, lo),
         )
-        out.append(
-            Claim(
-                f"{SOURCE}, Table 1",
-                f"table1.{task}.global<local",
-                f"Global (FedAvg) is less accurate than Local, {label} task",
-                pick(paper, ("global", "local")),
-                pick(mean, ("global", "local")),
-                bool(mean["global"] < mean["local"]),
-                _margin_note(rows, "local", "global"),
-            )
-        )
-        if task == "private_label":
-            # §4.2: "a model trained over the pool of all datasets only admits inferior
-            # performance. Therefore, ... FedAvg, Ditto, and KNN, perform poorly compared to
-            # training alone."
-            pooled = ("global", "ditto", "knn")
-            out.append(
-                Claim(
-                    f"{SOURCE}, §4.2",
-                    "table1.private_label.global-model-methods<local",
-                    "the methods that keep a global model (FedAvg, Ditto, kNN-Per) do poorly "
-                    "compared to training alone on private labels",
-                    pick(paper, ("local", *pooled)),
-                    pick(mean, ("local", *pooled)),
-                    bool(all(mean[m] < mean["local"] for m in pooled)),
-                    "; ".join(n for m in pooled if (n := _margin_note(rows, "local", m))),
-                )
-            )
-            out.append(
-                Claim(
-                    f"{SOURCE}, §4.2 and Table 1",
-                    "table1.private_label.global<=25%",
-                    "a model trained on the pool of all clients only admits inferior "
-                    f"performance on private labels: at most {POOLED_CEILING:.0f} % (each image "
-                    "carries four equally frequent labels)",
-                    paper["global"],
-                    round(mean["global"], 2),
-                    bool(mean["global"] <= POOLED_CEILING),
-                    f"std {rows['global']['std']:.1f} over {len(rows['global']['test'])} seeds",
-                )
-            )
-        for a, b in itertools.combinations(METHODS, 2):
-            hi, lo = (a, b) if paper[a] > paper[b] else (b, a)
-            out.append(
-                Claim(
-                    f"{SOURCE}, Table 1",
-                    f"table1.{task}.{hi}>{lo}",
-                    f"{NAMES[hi]} above {NAMES[lo]}, {label} task",
-                    pick(paper, (hi, lo)),
-                    pick(mean, (hi, lo)),
-                    bool(mean[hi] > mean[lo]),
-                    _margin_note(rows, hi, lo),
-                )
-            )
-    return out
+        for hi, lo in pairs
+    ]
+    return (*text, *orderings)
+
+
+#: The paper's claims about Table 1, on :func:`measure`'s result (every method on the tasks
+#: present): the text claims of §4.2 and the 21 pairwise orderings of Table 1's published
+#: accuracies per task, ``holds`` on the means over seeds.
+CLAIMS: tuple[ClaimSpec, ...] = tuple(spec for task in TASKS for spec in _task_claims(task))
+
+
+def claims(measured: dict[str, Any]) -> list[Claim]:
+    """The paper's claims about Table 1 (:data:`CLAIMS`) on ``measured``."""
+    return evaluate(CLAIMS, measured)
 
 
 def methods_markdown(measured: dict[str, Any]) -> str:

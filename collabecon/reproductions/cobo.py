@@ -45,15 +45,8 @@ and all clients in ``cross-silo``, 10% of them per round in ``cross-device``. De
   smaller model the midpoint inner products are small and gamma = 0.01 leaves W at 1 for
   the whole run (a pair sampled about ln T times needs a larger step to leave 1).
 
-Every claim the paper makes about these two experiments is a :class:`econ.claims.Claim`
-(:func:`claims`): every pairwise ordering of Table 2 between the methods run, CoBo best among
-the methods without the oracle's knowledge (Table 2), CoBo within the Oracle's 0.8 points
-(Section 4.1), CoBo ahead of every baseline by 5.7 points (Section 4.2) and of Ditto by 9.3
-(abstract), the share of clients a method improves over Local (Table 2, "Imp.(%)"), CoBo
-reaching 60% accuracy 30% sooner than Ditto (Section 4.1), IFCA degenerating to one cluster
-(Section 4.1) and CoBo's weights recovering the block-diagonal oracle (Section 4.1, Figures 6
-and 8). Each is judged on the mean over seeds; the seed-to-seed standard deviation is reported
-next to it, and a note says where a margin is within it.
+Every claim the paper makes about these two experiments is a row of
+:data:`collabecon.reproductions.cobo_claims.CLAIMS`, judged on the mean over seeds.
 """
 
 from __future__ import annotations
@@ -72,6 +65,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from collabecon.reproductions.cobo_claims import (
+    CLAIMS,
+    CURVE_POINTS,
+    NAMES,
+    PAPER,
+    PAPER_IMPROVED,
+    PAPER_REF,
+    PAPER_STD,
+    _pct,
+    _with_std,
+    claims,
+)
 from econ.claims import Claim, Reproduction, claims_markdown
 from econ.validation import choice, positive_int
 from learning.algorithms import ALGORITHMS, Algorithm, Context, LocalTraining, build_algorithm
@@ -83,6 +88,7 @@ from learning.loop import run_rounds
 
 __all__ = [
     "CHANCE",
+    "CLAIMS",
     "CODE_MOMENTUM",
     "LEARNING_RATES",
     "LR_GRID",
@@ -98,8 +104,6 @@ __all__ = [
     "reproduce",
     "run_setting",
 ]
-
-PAPER_REF = "Hashemi, He and Jaggi 2024 (CoBo)"
 
 #: Method key -> (registered algorithm, parameters); ``fedavg-ft``'s fine-tuning steps and
 #: CoBo's ``switch_at`` are filled per run from the number of rounds.
@@ -121,17 +125,6 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "fedavg-ft": ("fedavg", {}),
     "ifca": ("ifca", {}),
     "fc": ("federated-clustering", {}),
-}
-
-NAMES = {
-    "cobo": "CoBo",
-    "oracle": "Oracle",
-    "ditto": "Ditto",
-    "local": "Local",
-    "fedavg": "FedAvg",
-    "fedavg-ft": "Fine-tuning FedAvg",
-    "ifca": "IFCA",
-    "fc": "FC",
 }
 
 MOMENTUM_MODES = ("none", "code")
@@ -170,75 +163,6 @@ LR_GRID: tuple[float, ...] = (0.01, 0.05, 0.1)
 #: Share of every client's training examples held out as validation data.
 VALIDATION_SHARE = 0.2
 
-#: Table 2 of the paper (mean accuracy, CIFAR-100 with ResNet-9); FC was not run
-#: cross-device.
-PAPER: dict[str, dict[str, float]] = {
-    "cross-silo": {
-        "cobo": 0.746,
-        "oracle": 0.754,
-        "ditto": 0.735,
-        "local": 0.649,
-        "fedavg": 0.188,
-        "fedavg-ft": 0.702,
-        "ifca": 0.186,
-        "fc": 0.551,
-    },
-    "cross-device": {
-        "cobo": 0.796,
-        "oracle": 0.836,
-        "ditto": 0.703,
-        "local": 0.549,
-        "fedavg": 0.539,
-        "fedavg-ft": 0.589,
-        "ifca": 0.456,
-    },
-}
-
-#: Table 2's "±" (standard deviation over the paper's runs).
-PAPER_STD: dict[str, dict[str, float]] = {
-    "cross-silo": {
-        "cobo": 0.002,
-        "oracle": 0.002,
-        "ditto": 0.003,
-        "local": 0.001,
-        "fedavg": 0.001,
-        "fedavg-ft": 0.002,
-        "ifca": 0.001,
-        "fc": 0.004,
-    },
-    "cross-device": {
-        "cobo": 0.004,
-        "oracle": 0.003,
-        "ditto": 0.001,
-        "local": 0.001,
-        "fedavg": 0.001,
-        "fedavg-ft": 0.001,
-        "ifca": 0.008,
-    },
-}
-
-#: Table 2's "Imp.(%)": the share of clients whose model beats Local's (FC not run
-#: cross-device; Local itself has none).
-PAPER_IMPROVED: dict[str, dict[str, float]] = {
-    "cross-silo": {
-        "fedavg": 0.0,
-        "fedavg-ft": 0.0,
-        "ditto": 100.0,
-        "ifca": 0.0,
-        "fc": 0.0,
-        "cobo": 100.0,
-        "oracle": 100.0,
-    },
-    "cross-device": {
-        "fedavg": 29.0,
-        "fedavg-ft": 94.0,
-        "ditto": 100.0,
-        "ifca": 4.0,
-        "cobo": 100.0,
-        "oracle": 100.0,
-    },
-}
-
 #: Accuracy of a constant guess: 10 classes cross-silo, the binary tasks ``y mod 2``
 #: cross-device.
 CHANCE = {"cross-silo": 0.1, "cross-device": 0.5}
@@ -258,8 +182,6 @@ _SWITCH_SHARE = 0.02  # constant pair sampling of CoBo's mixed schedule (code: 8
 _MODEL = "mlp"
 _BATCH = 128
 _HEATMAP_SHARES = (0.01, 0.1, 0.5, 1.0)  # rounds shown in the heatmaps, as shares of the run
-_CURVE_POINTS = 20  # test evaluations along the run of CoBo and Ditto (time to 60%)
-_TARGET_ACCURACY = 0.6  # Section 4.1: "the fixed accuracy of 60%"
 
 #: Rounds of each scale: the small CPU analogue and the paper's iterations.
 ROUNDS = {
@@ -480,7 +402,7 @@ def _train(
         steps,
         seed,
         clients_per_round=per_round,
-        eval_every=max(1, steps // _CURVE_POINTS) if curve else steps,
+        eval_every=max(1, steps // CURVE_POINTS) if curve else steps,
     )
     assert result.evaluation.accuracy is not None
     validation = ctx.engine.evaluate(result.models, data.validation).accuracy
@@ -754,238 +676,6 @@ def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[s
     }
     result["claims"] = [c.to_dict() for c in claims(result)]
     return result
-
-
-# --------------------------------------------------------------------------- claims
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
-def _with_std(result: dict[str, Any], key: str) -> str:
-    return f"{_pct(result['accuracy'][key])} ± {_pct(result['accuracy_std'][key])}"
-
-
-def _spread_note(result: dict[str, Any], a: str, b: str, margin: float) -> str:
-    """A note when ``margin`` (accuracy points as a fraction) is within the seed spread."""
-    n = len(result["seeds"])
-    spread = max(result["accuracy_std"][a], result["accuracy_std"][b])
-    if n < 2:
-        return "one seed: no seed-to-seed spread to judge the margin against"
-    if abs(margin) <= spread:
-        return (
-            f"margin {100 * margin:+.1f} pts within the seed spread (std {100 * spread:.1f} "
-            f"pts over {n} seeds)"
-        )
-    return ""
-
-
-def _join(*notes: str) -> str:
-    return "; ".join(n for n in notes if n)
-
-
-def _chance_note(result: dict[str, Any], *keys: str) -> str:
-    return _join(
-        *(
-            f"{NAMES[k]} within 5 pts of chance ({_pct(result['chance'])}%): "
-            f"{result['near_chance'][k]}"
-            for k in keys
-            if k in result["near_chance"]
-        )
-    )
-
-
-def claims(result: dict[str, Any]) -> list[Claim]:
-    """Every claim of the paper about the setting of ``result`` (a :func:`run_setting`
-    output) whose methods were run, judged on the mean over seeds (accuracies in percent)."""
-    setting = result["setting"]
-    acc = result["accuracy"]
-    paper = PAPER[setting]
-    table = f"{PAPER_REF}, Table 2 ({setting})"
-    out: list[Claim] = []
-
-    # every pairwise ordering of Table 2 between the methods run
-    ran = [k for k in METHODS if k in acc and k in paper]
-    for i, a in enumerate(ran):
-        for b in ran[i + 1 :]:
-            hi, lo = (a, b) if paper[a] > paper[b] else (b, a)
-            margin = acc[hi] - acc[lo]
-            out.append(
-                Claim(
-                    table,
-                    f"{setting}.{hi}>{lo}",
-                    f"{NAMES[hi]} reaches a higher mean accuracy than {NAMES[lo]}",
-                    f"{_pct(paper[hi])} > {_pct(paper[lo])}",
-                    f"{_with_std(result, hi)} vs {_with_std(result, lo)}",
-                    bool(margin > 0),
-                    _join(_spread_note(result, hi, lo, margin), _chance_note(result, hi, lo)),
-                )
-            )
-
-    if "cobo" in acc:
-        others = [k for k in acc if k not in ("cobo", "oracle")]
-        if others:
-            best = max(others, key=lambda k: acc[k])
-            paper_best = max(
-                (k for k in paper if k not in ("cobo", "oracle")), key=lambda k: paper[k]
-            )
-            margin = acc["cobo"] - acc[best]
-            out.append(
-                Claim(
-                    table,
-                    f"{setting}.cobo-best-non-oracle",
-                    "CoBo has the best accuracy of the methods without the oracle's knowledge "
-                    "of the clusters",
-                    f"CoBo {_pct(paper['cobo'])}, next {NAMES[paper_best]} "
-                    f"{_pct(paper[paper_best])}",
-                    f"CoBo {_with_std(result, 'cobo')}, best other {NAMES[best]} "
-                    f"{_with_std(result, best)}",
-                    bool(margin > 0),
-                    _spread_note(result, "cobo", best, margin),
-                )
-            )
-            if setting == "cross-device":
-                out.append(
-                    Claim(
-                        f"{PAPER_REF}, Section 4.2",
-                        "cross-device.cobo-margin-5.7",
-                        "CoBo surpasses all other baselines by at least 5.7% in accuracy",
-                        5.7,
-                        round(100 * margin, 2),
-                        bool(margin >= 0.057),
-                        f"points over {NAMES[best]}; Table 2 gives 9.3 (over Ditto)",
-                    )
-                )
-        if setting == "cross-device" and "ditto" in acc:
-            gap = acc["cobo"] - acc["ditto"]
-            out.append(
-                Claim(
-                    f"{PAPER_REF}, abstract and Table 2",
-                    "cross-device.cobo-ditto-9.3",
-                    "CoBo surpasses popular personalization algorithms (Ditto) by 9.3% in "
-                    "accuracy with 80 clients",
-                    9.3,
-                    round(100 * gap, 2),
-                    bool(gap >= 0.093),
-                    _join("points, CoBo minus Ditto", _spread_note(result, "cobo", "ditto", gap)),
-                )
-            )
-        if setting == "cross-silo" and "oracle" in acc:
-            gap = acc["oracle"] - acc["cobo"]
-            out.append(
-                Claim(
-                    f"{PAPER_REF}, Section 4.1 and Table 2",
-                    "cross-silo.cobo-near-oracle",
-                    "CoBo almost preserves the bound of the Oracle: at most the paper's 0.8 "
-                    "points below it",
-                    0.8,
-                    round(100 * gap, 2),
-                    bool(gap <= 0.008),
-                    _join("points, Oracle minus CoBo", _spread_note(result, "oracle", "cobo", gap)),
-                )
-            )
-
-    # Table 2's Imp.(%): clients whose model beats Local's
-    for key, share in result["improved_over_local"].items():
-        published = PAPER_IMPROVED[setting].get(key)
-        if published not in (0.0, 100.0):
-            continue  # 29, 94 and 4 of 80 clients: reported in the data, no threshold stated
-        holds = share == published
-        out.append(
-            Claim(
-                table,
-                f"{setting}.improved.{key}",
-                f"{NAMES[key]} improves on Local for {published:.0f}% of the clients (Imp.)",
-                published,
-                round(share, 1),
-                bool(holds),
-                f"mean over {len(result['seeds'])} seeds of the share of clients whose test "
-                "accuracy strictly beats Local's, ties counted as not improved (the paper does not say whether Imp. compares "
-                "accuracy or loss)",
-            )
-        )
-
-    curves = result["curves"]
-    if setting == "cross-silo" and "cobo" in curves and "ditto" in curves:
-
-        def reached(curve: list[tuple[int, float]]) -> float:
-            hit = [r for r, a in curve if a >= _TARGET_ACCURACY]
-            return float(hit[0]) if hit else math.inf
-
-        cobo = float(np.mean([reached(c) for c in curves["cobo"]]))
-        ditto = float(np.mean([reached(c) for c in curves["ditto"]]))
-        sooner = math.isfinite(cobo) and cobo <= 0.7 * ditto  # never reaching it is not sooner
-        step = max(1, result["rounds"] // _CURVE_POINTS)
-        out.append(
-            Claim(
-                f"{PAPER_REF}, Section 4.1",
-                "cross-silo.cobo-60-sooner",
-                "CoBo reaches 60% accuracy 30% sooner than Ditto (4500 iterations)",
-                "CoBo 4500 iterations, 30% fewer than Ditto",
-                {
-                    k: (v if math.isfinite(v) else "not reached")
-                    for k, v in (("cobo", cobo), ("ditto", ditto))
-                },
-                bool(sooner),
-                f"first evaluated round at >= 60% mean test accuracy, mean over seeds; "
-                f"evaluated every {step} rounds",
-            )
-        )
-
-    if setting == "cross-silo" and result["ifca_models_used"]:
-        used = result["ifca_models_used"]
-        out.append(
-            Claim(
-                f"{PAPER_REF}, Section 4.1 and Figure 6",
-                "cross-silo.ifca-one-cluster",
-                "IFCA always degenerates to one fully connected cluster",
-                1,
-                used,
-                bool(all(u == 1 for u in used)),
-                "cluster models in use at the end, per seed (IFCA is given the true 4)",
-            )
-        )
-
-    if result["weights_match_round"] is not None:
-        rounds = result["rounds"]
-        match = result["weights_match_round"]
-        errors = result["weight_error"]
-        matched = [m for m in match if m is not None]
-        if setting == "cross-silo":
-            share = float(np.mean(matched)) / rounds if len(matched) == len(match) else math.inf
-            out.append(
-                Claim(
-                    f"{PAPER_REF}, Section 4.1 and Figure 6",
-                    "cross-silo.weights-recover-clusters",
-                    "CoBo's collaboration matrix converges to the block-diagonal oracle within "
-                    "12.5% of the training (5000 of 40,000 iterations)",
-                    "from 12.5% of the run",
-                    {
-                        "stable from round (per seed)": match,
-                        "mean off-diagonal |W - W*|": [round(e, 3) for e in errors],
-                    },
-                    bool(share <= 0.125),
-                    f"W thresholded at 1/2 equals the oracle in every later round; {rounds} rounds",
-                )
-            )
-        else:
-            out.append(
-                Claim(
-                    f"{PAPER_REF}, Section 4.2 and Figure 8",
-                    "cross-device.weights-recover-clusters",
-                    "CoBo learns the clusters: its collaboration matrix looks like the "
-                    "block-diagonal oracle from 1.5% of the training",
-                    "oracle's shape from 1.5% of the run (300 of 20,000 iterations)",
-                    {
-                        "stable from round (per seed)": match,
-                        "mean off-diagonal |W - W*|": [round(e, 3) for e in errors],
-                    },
-                    bool(len(matched) == len(match) and np.mean(matched) <= 0.015 * rounds),
-                    f"W thresholded at 1/2 equals the oracle in every later round; {rounds} rounds",
-                )
-            )
-    return out
 
 
 # --------------------------------------------------------------------------- rendering

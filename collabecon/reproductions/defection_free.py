@@ -31,9 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from econ.claims import Claim, Reproduction
+from econ.claims import Claim, ClaimSpec, Reproduction, evaluate
 
 __all__ = [
+    "CLAIMS",
     "NASH_TOLERANCE",
     "RHO_TOLERANCE",
     "SETTINGS",
@@ -70,192 +71,235 @@ def _fixed_label_high_revenue(rep: Any) -> float:
     return float(run_figure_data(rep)["U_h_as_plotted_in_the_thesis"][-1])
 
 
+def _ran(*schemes: str) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether every scheme of ``schemes`` ran."""
+    return lambda r: all(r.get(name) is not None for name in schemes)
+
+
+def _qualities_rise(claim: str, statement: str, scheme: str, where: str) -> ClaimSpec:
+    """Both firms' qualities end above their start under ``scheme``."""
+
+    def rise(r: Mapping[str, Any]) -> tuple[tuple[float, float], tuple[float, float]]:
+        return _ends(r[scheme], "q_l"), _ends(r[scheme], "q_h")
+
+    return ClaimSpec(
+        id=claim,
+        statement=statement,
+        where=where,
+        measured=lambda r: {
+            "q_l": "{:.3f} -> {:.3f}".format(*rise(r)[0]),
+            "q_h": "{:.3f} -> {:.3f}".format(*rise(r)[1]),
+        },
+        holds=lambda r: rise(r)[0][1] > rise(r)[0][0] and rise(r)[1][1] > rise(r)[1][0],
+        applies=_ran(scheme),
+    )
+
+
+def _gap(r: Mapping[str, Any]) -> tuple[float, float]:
+    """|q_h - q_l| at the start and the end of complete collaboration."""
+    (l0, l1), (h0, h1) = _ends(r["complete"], "q_l"), _ends(r["complete"], "q_h")
+    return abs(h0 - l0), abs(h1 - l1)
+
+
+def _revenues(rep: Any) -> tuple[float, float, float, float]:
+    """U_l and U_h at the start and the end: (U_l first, U_l last, U_h first, U_h last)."""
+    return (*_ends(rep, "U_l"), *_ends(rep, "U_h"))
+
+
+def _rho_distance(rep: Any) -> float:
+    """The final ratio's relative distance to rho*."""
+    r1 = _ends(rep, "rho")[1]
+    return abs(r1 - rep.rho_star) / rep.rho_star if rep.rho_star > 0 else float("inf")
+
+
+def _nash_gap(rep: Any) -> float:
+    """The final Nash product's relative gap to its maximum."""
+    return rep.final_nash_gap / rep.nash_max if rep.nash_max > 0 else float("inf")
+
+
+def _last(rep: Any, key: str) -> Any:
+    return rep.rows[-1][key]
+
+
+_FIG31 = f"{PAPER}, Fig. 3.1 and section 3.3"
+_FIG32A = f"{PAPER}, Fig. 3.2a and section 3.3"
+_FIG32B = f"{PAPER}, Fig. 3.2b and section 3.3"
+_FIG33 = f"{PAPER}, Fig. 3.3 and section 3.5"
+_DF, _HIGH = "defection-free", "one-sided-high"
+
+#: The thesis's claims about the schemes of a run (a :class:`PlayReport` per scheme name);
+#: claims about a scheme that did not run are left out.
+CLAIMS: tuple[ClaimSpec, ...] = (
+    _qualities_rise(
+        "fig3.1.qualities_improve",
+        "under complete collaboration both firms' qualities improve",
+        "complete",
+        _FIG31,
+    ),
+    ClaimSpec(
+        id="fig3.1.same_quality",
+        statement="when both firms share with each other, their models converge to the same "
+        "quality",
+        where=_FIG31,
+        published=0.0,
+        measured=lambda r: _gap(r)[1],
+        holds=lambda r: _gap(r)[1] <= ZERO_FRACTION * _gap(r)[0],
+        note=lambda r: "|q_h - q_l| {:.4f} -> {:.4f}; held at {:g} of the starting gap".format(
+            *_gap(r), ZERO_FRACTION
+        ),
+        applies=_ran("complete"),
+    ),
+    ClaimSpec(
+        id="fig3.1.revenues_to_zero",
+        statement="their utilities (revenues) are driven to zero",
+        where=_FIG31,
+        published=0.0,
+        measured=lambda r: {
+            "U_l": _revenues(r["complete"])[1],
+            "U_h": _revenues(r["complete"])[3],
+        },
+        holds=lambda r: (
+            max(_revenues(r["complete"])[1::2]) <= ZERO_FRACTION * _revenues(r["complete"])[2]
+        ),
+        note=lambda r: (
+            "U_l {:.4g} -> {:.4g}, U_h {:.4g} -> {:.4g}; held at {:g} of the high "
+            "firm's starting revenue".format(*_revenues(r["complete"]), ZERO_FRACTION)
+        ),
+        applies=_ran("complete"),
+    ),
+    ClaimSpec(
+        id="fig3.2a.low_outperforms",
+        statement="when only the high-quality firm shares, the low-quality firm's model "
+        "out-performs the high-quality firm's model",
+        where=_FIG32A,
+        published="q_l > q_h",
+        measured=lambda r: {
+            "q_l": _last(r["one-sided-low"], "q_l"),
+            "q_h": _last(r["one-sided-low"], "q_h"),
+        },
+        holds=lambda r: _last(r["one-sided-low"], "q_l") > _last(r["one-sided-low"], "q_h"),
+        applies=_ran("one-sided-low"),
+    ),
+    ClaimSpec(
+        id="fig3.2a.high_revenue_negative",
+        statement="the high-quality firm's revenue decreases and becomes negative",
+        where=_FIG32A,
+        published="< 0",
+        measured=lambda r: _fixed_label_high_revenue(r["one-sided-low"]),
+        holds=lambda r: (
+            _fixed_label_high_revenue(r["one-sided-low"])
+            < 0
+            < float(r["one-sided-low"].rows[0]["U_h"])
+        ),
+        note=lambda r: (
+            "eq. (3.4) with fixed firm labels, as the thesis plots; starting "
+            f"revenue {float(r['one-sided-low'].rows[0]['U_h']):.4g}"
+        ),
+        applies=_ran("one-sided-low"),
+    ),
+    ClaimSpec(
+        id="fig3.2b.both_revenues_rise",
+        statement="when only the low-quality firm shares, over time both firms' revenues increase",
+        where=_FIG32B,
+        measured=lambda r: {
+            "U_l": "{:.4g} -> {:.4g}".format(*_revenues(r[_HIGH])[:2]),
+            "U_h": "{:.4g} -> {:.4g}".format(*_revenues(r[_HIGH])[2:]),
+        },
+        holds=lambda r: (
+            _revenues(r[_HIGH])[1] > _revenues(r[_HIGH])[0]
+            and _revenues(r[_HIGH])[3] > _revenues(r[_HIGH])[2]
+        ),
+        applies=_ran(_HIGH),
+    ),
+    ClaimSpec(
+        id="fig3.2b.positive_but_less",
+        statement="both firms have positive, but less, revenue than with defection-free "
+        "collaboration",
+        where=_FIG32B,
+        published="0 < one-sided < defection-free",
+        measured=lambda r: {
+            "U_l": f"{_revenues(r[_HIGH])[1]:.4g} vs {float(_last(r[_DF], 'U_l')):.4g}",
+            "U_h": f"{_revenues(r[_HIGH])[3]:.4g} vs {float(_last(r[_DF], 'U_h')):.4g}",
+        },
+        holds=lambda r: (
+            0 < _revenues(r[_HIGH])[1] < float(_last(r[_DF], "U_l"))
+            and 0 < _revenues(r[_HIGH])[3] < float(_last(r[_DF], "U_h"))
+        ),
+        note="final revenues, one-sided vs defection-free",
+        applies=_ran(_HIGH, _DF),
+    ),
+    ClaimSpec(
+        id="fig3.3.no_revenue_decrease",
+        statement="at no step of defection-free collaboration does either firm's revenue decrease",
+        where=f"{PAPER}, Proposition 3 and Fig. 3.3",
+        published=">= 0",
+        measured=lambda r: {
+            "min change U_l": r[_DF].audit.min_change_low,
+            "min change U_h": r[_DF].audit.min_change_high,
+        },
+        holds=lambda r: r[_DF].audit.never_decreased,
+        applies=_ran(_DF),
+    ),
+    _qualities_rise("fig3.3.qualities_increase", "both firms' qualities increase", _DF, _FIG33),
+    ClaimSpec(
+        id="fig3.3.rho_converges",
+        statement="the ratio of the firms' qualities converges to the optimal ratio rho*",
+        where=_FIG33,
+        published="rho_T -> rho*",
+        measured=lambda r: {"rho_T": _ends(r[_DF], "rho")[1], "rho*": r[_DF].rho_star},
+        holds=lambda r: _rho_distance(r[_DF]) <= RHO_TOLERANCE,
+        note=lambda r: "rho {:.3f} -> {:.3f}; relative distance {:.1%}, tolerance {:.0%}".format(
+            *_ends(r[_DF], "rho"), _rho_distance(r[_DF]), RHO_TOLERANCE
+        ),
+        applies=_ran(_DF),
+    ),
+    ClaimSpec(
+        id="fig3.3.above_one_sided",
+        statement="the revenues reach a higher level than under one-sided collaboration",
+        where=_FIG33,
+        published="defection-free > one-sided",
+        measured=lambda r: {
+            "U_l": f"{_revenues(r[_DF])[1]:.4g} vs {_revenues(r[_HIGH])[1]:.4g}",
+            "U_h": f"{_revenues(r[_DF])[3]:.4g} vs {_revenues(r[_HIGH])[3]:.4g}",
+        },
+        holds=lambda r: (
+            _revenues(r[_DF])[1] > _revenues(r[_HIGH])[1]
+            and _revenues(r[_DF])[3] > _revenues(r[_HIGH])[3]
+        ),
+        note="final revenues, defection-free vs only the low firm sharing",
+        applies=_ran(_DF, _HIGH),
+    ),
+    ClaimSpec(
+        id="fig3.3.nash_approaches_max",
+        statement="the Nash bargaining objective approaches its maximal value",
+        where=_FIG33,
+        published="N_T -> max N",
+        measured=lambda r: {
+            "N_T": float(_last(r[_DF], "nash_product")),
+            "max N": r[_DF].nash_max,
+        },
+        holds=lambda r: (
+            bool(r[_DF].final_individually_rational) and _nash_gap(r[_DF]) <= NASH_TOLERANCE
+        ),
+        note=lambda r: (
+            f"relative gap {_nash_gap(r[_DF]):.1%}, tolerance {NASH_TOLERANCE:.0%}; "
+            "maximum at the best quality reached"
+            + (
+                ""
+                if r[_DF].final_individually_rational
+                else "; the final point is not individually rational"
+            )
+        ),
+        applies=_ran(_DF),
+    ),
+)
+
+
 def claims(reports: Mapping[str, Any]) -> list[Claim]:
-    """The thesis's claims about the schemes in ``reports`` (a :class:`PlayReport` per scheme
-    name); claims about a scheme that did not run are left out."""
-    out: list[Claim] = []
-    full = reports.get("complete")
-    if full is not None:
-        out += _complete(full)
-    low = reports.get("one-sided-low")
-    if low is not None:
-        out += _only_high_shares(low)
-    df, high = reports.get("defection-free"), reports.get("one-sided-high")
-    if high is not None:
-        out += _only_low_shares(high, df)
-    if df is not None:
-        out += _defection_free(df, high)
-    return out
-
-
-def _qualities_rise(
-    where: str, claim: str, statement: str, low: tuple[float, float], high: tuple[float, float]
-) -> Claim:
-    """Both firms' qualities end above their start: ``low`` and ``high`` are (first, last)."""
-    (l0, l1), (h0, h1) = low, high
-    return Claim(
-        where,
-        claim,
-        statement,
-        None,
-        {"q_l": f"{l0:.3f} -> {l1:.3f}", "q_h": f"{h0:.3f} -> {h1:.3f}"},
-        l1 > l0 and h1 > h0,
-    )
-
-
-def _complete(rep: Any) -> list[Claim]:
-    where = f"{PAPER}, Fig. 3.1 and section 3.3"
-    (l0, l1), (h0, h1) = _ends(rep, "q_l"), _ends(rep, "q_h")
-    (a0, a1), (b0, b1) = _ends(rep, "U_l"), _ends(rep, "U_h")
-    gap0, gap1 = abs(h0 - l0), abs(h1 - l1)
-    return [
-        _qualities_rise(
-            where,
-            "fig3.1.qualities_improve",
-            "under complete collaboration both firms' qualities improve",
-            (l0, l1),
-            (h0, h1),
-        ),
-        Claim(
-            where,
-            "fig3.1.same_quality",
-            "when both firms share with each other, their models converge to the same quality",
-            0.0,
-            gap1,
-            gap1 <= ZERO_FRACTION * gap0,
-            note=f"|q_h - q_l| {gap0:.4f} -> {gap1:.4f}; held at {ZERO_FRACTION:g} of the "
-            "starting gap",
-        ),
-        Claim(
-            where,
-            "fig3.1.revenues_to_zero",
-            "their utilities (revenues) are driven to zero",
-            0.0,
-            {"U_l": a1, "U_h": b1},
-            max(a1, b1) <= ZERO_FRACTION * b0,
-            note=f"U_l {a0:.4g} -> {a1:.4g}, U_h {b0:.4g} -> {b1:.4g}; held at "
-            f"{ZERO_FRACTION:g} of the high firm's starting revenue",
-        ),
-    ]
-
-
-def _only_high_shares(rep: Any) -> list[Claim]:
-    where = f"{PAPER}, Fig. 3.2a and section 3.3"
-    l1, h1 = rep.rows[-1]["q_l"], rep.rows[-1]["q_h"]
-    b0 = float(rep.rows[0]["U_h"])
-    fixed = _fixed_label_high_revenue(rep)
-    return [
-        Claim(
-            where,
-            "fig3.2a.low_outperforms",
-            "when only the high-quality firm shares, the low-quality firm's model out-performs "
-            "the high-quality firm's model",
-            "q_l > q_h",
-            {"q_l": l1, "q_h": h1},
-            l1 > h1,
-        ),
-        Claim(
-            where,
-            "fig3.2a.high_revenue_negative",
-            "the high-quality firm's revenue decreases and becomes negative",
-            "< 0",
-            fixed,
-            fixed < 0 < b0,
-            note=f"eq. (3.4) with fixed firm labels, as the thesis plots; starting revenue "
-            f"{b0:.4g}",
-        ),
-    ]
-
-
-def _only_low_shares(rep: Any, df: Any | None) -> list[Claim]:
-    where = f"{PAPER}, Fig. 3.2b and section 3.3"
-    (a0, a1), (b0, b1) = _ends(rep, "U_l"), _ends(rep, "U_h")
-    out = [
-        Claim(
-            where,
-            "fig3.2b.both_revenues_rise",
-            "when only the low-quality firm shares, over time both firms' revenues increase",
-            None,
-            {"U_l": f"{a0:.4g} -> {a1:.4g}", "U_h": f"{b0:.4g} -> {b1:.4g}"},
-            a1 > a0 and b1 > b0,
-        )
-    ]
-    if df is not None:
-        d_l, d_h = float(df.rows[-1]["U_l"]), float(df.rows[-1]["U_h"])
-        out.append(
-            Claim(
-                where,
-                "fig3.2b.positive_but_less",
-                "both firms have positive, but less, revenue than with defection-free "
-                "collaboration",
-                "0 < one-sided < defection-free",
-                {"U_l": f"{a1:.4g} vs {d_l:.4g}", "U_h": f"{b1:.4g} vs {d_h:.4g}"},
-                0 < a1 < d_l and 0 < b1 < d_h,
-                note="final revenues, one-sided vs defection-free",
-            )
-        )
-    return out
-
-
-def _defection_free(rep: Any, high: Any | None) -> list[Claim]:
-    where = f"{PAPER}, Fig. 3.3 and section 3.5"
-    a = rep.audit
-    (l0, l1), (h0, h1) = _ends(rep, "q_l"), _ends(rep, "q_h")
-    r0, r1 = _ends(rep, "rho")
-    rel_rho = abs(r1 - rep.rho_star) / rep.rho_star if rep.rho_star > 0 else float("inf")
-    out = [
-        Claim(
-            f"{PAPER}, Proposition 3 and Fig. 3.3",
-            "fig3.3.no_revenue_decrease",
-            "at no step of defection-free collaboration does either firm's revenue decrease",
-            ">= 0",
-            {"min change U_l": a.min_change_low, "min change U_h": a.min_change_high},
-            bool(a.never_decreased),
-        ),
-        _qualities_rise(
-            where, "fig3.3.qualities_increase", "both firms' qualities increase", (l0, l1), (h0, h1)
-        ),
-        Claim(
-            where,
-            "fig3.3.rho_converges",
-            "the ratio of the firms' qualities converges to the optimal ratio rho*",
-            "rho_T -> rho*",
-            {"rho_T": r1, "rho*": rep.rho_star},
-            rel_rho <= RHO_TOLERANCE,
-            note=f"rho {r0:.3f} -> {r1:.3f}; relative distance {rel_rho:.1%}, tolerance "
-            f"{RHO_TOLERANCE:.0%}",
-        ),
-    ]
-    if high is not None:
-        d_l, d_h = _ends(rep, "U_l")[1], _ends(rep, "U_h")[1]
-        o_l, o_h = _ends(high, "U_l")[1], _ends(high, "U_h")[1]
-        out.append(
-            Claim(
-                where,
-                "fig3.3.above_one_sided",
-                "the revenues reach a higher level than under one-sided collaboration",
-                "defection-free > one-sided",
-                {"U_l": f"{d_l:.4g} vs {o_l:.4g}", "U_h": f"{d_h:.4g} vs {o_h:.4g}"},
-                d_l > o_l and d_h > o_h,
-                note="final revenues, defection-free vs only the low firm sharing",
-            )
-        )
-    rational = bool(rep.final_individually_rational)
-    rel = rep.final_nash_gap / rep.nash_max if rep.nash_max > 0 else float("inf")
-    out.append(
-        Claim(
-            where,
-            "fig3.3.nash_approaches_max",
-            "the Nash bargaining objective approaches its maximal value",
-            "N_T -> max N",
-            {"N_T": float(rep.rows[-1]["nash_product"]), "max N": rep.nash_max},
-            rational and rel <= NASH_TOLERANCE,
-            note=f"relative gap {rel:.1%}, tolerance {NASH_TOLERANCE:.0%}; maximum at the best "
-            "quality reached"
-            + ("" if rational else "; the final point is not individually rational"),
-        )
-    )
-    return out
+    """The thesis's claims (:data:`CLAIMS`) about the schemes in ``reports`` (a
+    :class:`PlayReport` per scheme name); claims about a scheme that did not run are left
+    out."""
+    return evaluate(CLAIMS, reports)
 
 
 def merge_seeds(per_seed: Sequence[Sequence[Claim]], seeds: Sequence[int]) -> list[Claim]:
@@ -269,12 +313,12 @@ def merge_seeds(per_seed: Sequence[Sequence[Claim]], seeds: Sequence[int]) -> li
         held = sum(c.holds for c in runs)
         merged.append(
             Claim(
-                first.paper,
-                first.id,
-                first.statement,
-                first.published,
-                {f"seed {s}": c.measured for s, c in zip(seeds, runs, strict=True)},
-                held == len(runs),
+                paper=first.paper,
+                id=first.id,
+                statement=first.statement,
+                published=first.published,
+                measured={f"seed {s}": c.measured for s, c in zip(seeds, runs, strict=True)},
+                holds=held == len(runs),
                 note=f"holds on {held} of {len(runs)} seeds"
                 + (f"; {first.note}" if first.note else ""),
             )
@@ -371,10 +415,11 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
         "revenues; welfare = consumer surplus + revenues):\n\n" + "\n".join(table)
     )
     return Reproduction(
-        "defection_free",
-        "Werner (2024), ch. 3: defection-free collaboration between two firms, Figures 3.1-3.3",
-        tuple(merge_seeds(per_seed, seed_list)),
-        body,
-        tuple(figures),
-        {"settings": settings, "seeds": seed_list, "schemes": data},
+        name="defection_free",
+        title="Werner (2024), ch. 3: defection-free collaboration between two firms, Figures "
+        "3.1-3.3",
+        claims=tuple(merge_seeds(per_seed, seed_list)),
+        body=body,
+        figures=tuple(figures),
+        data={"settings": settings, "seeds": seed_list, "schemes": data},
     )

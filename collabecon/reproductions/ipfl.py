@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from econ.claims import Claim, Reproduction
+from econ.claims import Claim, ClaimSpec, Reproduction, evaluate
 from econ.outputs import plain
 from games.ipfl import IPFLConfig, opt_outs, pma
 from learning.algorithms import ALGORITHMS, build_algorithm
@@ -59,6 +59,7 @@ from learning.loop import DivergedError, run_rounds
 __all__ = [
     "BASELINES",
     "CHANCE_MARGIN",
+    "CLAIMS",
     "LR_GRID",
     "SCALE_RUNS",
     "SETTINGS",
@@ -66,6 +67,7 @@ __all__ = [
     "compare",
     "compared_baselines",
     "measure_seed",
+    "order_specs",
     "reproduce",
 ]
 
@@ -345,41 +347,65 @@ def compare(
     }
 
 
-def order_claims(rows: list[dict[str, Any]], run: IPFLRun) -> list[Claim]:
-    """The paper's orderings: IP-FL's personalised accuracy above each baseline's (§6.3-6.4:
+def _versus(rows: list[dict[str, Any]], method: str) -> tuple[dict[str, Any], np.ndarray]:
+    """The row of ``method`` and IP-FL's per-client accuracy minus its (pp)."""
+    row = next(r for r in rows[1:] if r["method"] == method)
+    diff = np.asarray(rows[0]["personalised_accuracy"]) - np.asarray(row["personalised_accuracy"])
+    return row, 100 * diff
+
+
+def _standard_error(diff: np.ndarray) -> float:
+    return float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else float("inf")
+
+
+def _order_note(rows: list[dict[str, Any]], method: str, shift: str, partition: str) -> str:
+    row, diff = _versus(rows, method)
+    note = (
+        f"one seed, {partition} {shift}; per-client difference "
+        f"{diff.mean():+.1f} pp, standard error {_standard_error(diff):.1f} pp"
+    )
+    if row["near_chance"]:
+        note += f"; {method} within {100 * CHANCE_MARGIN:.0f} pp of chance"
+    return note
+
+
+def _order_spec(method: str, shift: str, partition: str) -> ClaimSpec:
+    """IP-FL's personalised accuracy above ``method``'s, under ``shift`` at ``partition``."""
+    table, ours, theirs = PUBLISHED_ORDER[method]
+
+    def diff(rows: list[dict[str, Any]]) -> np.ndarray:
+        return _versus(rows, method)[1]
+
+    return ClaimSpec(
+        id=f"compare.{shift}.{partition}.ip-fl>{method}",
+        statement=f"IP-FL's personalised accuracy exceeds {method}'s (by more than twice the "
+        "standard error of the per-client differences)",
+        where=f"{PAPER}, {table}",
+        published=f"{ours:.1f} > {theirs:.1f}",
+        measured=lambda rows: (
+            f"{100 * rows[0]['personalised_accuracy_mean']:.1f} vs "
+            f"{100 * _versus(rows, method)[0]['personalised_accuracy_mean']:.1f}"
+        ),
+        holds=lambda rows: diff(rows).mean() > 2 * _standard_error(diff(rows)),
+        note=lambda rows: _order_note(rows, method, shift, partition),
+        applies=lambda rows: any(r["method"] == method for r in rows[1:]),
+    )
+
+
+def order_specs(shift: str, partition: str) -> tuple[ClaimSpec, ...]:
+    """The paper's orderings for a comparison under ``shift`` at ``partition``, judged on
+    :func:`compare`'s rows: IP-FL's personalised accuracy above each baseline's (§6.3-6.4:
     "IP-FL consistently outperforms"; Table 5 for FedAvg, FedProx, Ditto and Per-FedAvg,
     Table 3 for IFCA, FedSoft and FedEM). One seed: an ordering holds when the mean of the
     per-client differences exceeds twice its standard error over the clients."""
-    ip = rows[0]
-    claims = []
-    for row in rows[1:]:
-        if row["method"] not in PUBLISHED_ORDER:
-            continue
-        table, ours, theirs = PUBLISHED_ORDER[row["method"]]
-        a, b = 100 * ip["personalised_accuracy_mean"], 100 * row["personalised_accuracy_mean"]
-        diff = 100 * (
-            np.asarray(ip["personalised_accuracy"]) - np.asarray(row["personalised_accuracy"])
-        )
-        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else float("inf")
-        note = (
-            f"one seed, {run.partition} {run.shift}; per-client difference "
-            f"{diff.mean():+.1f} pp, standard error {se:.1f} pp"
-        )
-        if row["near_chance"]:
-            note += f"; {row['method']} within {100 * CHANCE_MARGIN:.0f} pp of chance"
-        claims.append(
-            Claim(
-                paper=f"{PAPER}, {table}",
-                id=f"compare.{run.shift}.{run.partition}.ip-fl>{row['method']}",
-                statement=f"IP-FL's personalised accuracy exceeds {row['method']}'s (by "
-                "more than twice the standard error of the per-client differences)",
-                published=f"{ours:.1f} > {theirs:.1f}",
-                measured=f"{a:.1f} vs {b:.1f}",
-                holds=bool(diff.mean() > 2 * se),
-                note=note,
-            )
-        )
-    return claims
+    return tuple(
+        _order_spec(method, shift, partition) for method in BASELINES if method in PUBLISHED_ORDER
+    )
+
+
+def order_claims(rows: list[dict[str, Any]], run: IPFLRun) -> list[Claim]:
+    """The paper's orderings (:func:`order_specs`) on :func:`compare`'s ``rows`` of ``run``."""
+    return evaluate(order_specs(run.shift, run.partition), rows)
 
 
 # --------------------------------------------------------------------------- B1-B7
@@ -509,11 +535,132 @@ def _pct(s: dict[str, Any]) -> str:
     return f"{100 * s['mean']:.0f} ± {100 * s['sd']:.0f}"
 
 
+def _tag(b: dict[str, Any]) -> str:
+    return f"{b['seeds']} seeds, mean ± sd"
+
+
+def _b_specs(setting: str) -> tuple[ClaimSpec, ...]:
+    """B1-B7 in ``setting``, judged on :func:`b_claims`'s statistics over the seeds."""
+
+    def spec(claim: str, where: str, **rest: Any) -> ClaimSpec:
+        return ClaimSpec(
+            id=f"ipfl.{setting}.{claim}",
+            where=f"{PAPER}, {where}",
+            applies=lambda b: b["setting"] == setting,
+            **rest,
+        )
+
+    def b4(split: str) -> ClaimSpec:
+        return spec(
+            f"{split}.B4",
+            "Corollary 8.1 and Table 5",
+            statement="PMA > 0 against FedAvg for >= 80 % of the clients",
+            published="0 % opt-outs, avg PMA +8.6 pp (Table 5)",
+            measured=lambda b: (
+                f"PMA > 0 for {_pct(b[split]['pma_positive_share'])} %, avg PMA "
+                f"{_ms(b[split]['pma_mean_pp'], 2)} pp"
+            ),
+            holds=lambda b: b[split]["pma_positive_share"]["mean"] >= 0.8,
+            note=_tag,
+        )
+
+    def b7(split: str) -> ClaimSpec:
+        return spec(
+            f"{split}.B7",
+            "Theorem 4",
+            statement="PMA stabilises: tail oscillation < 2 pp for >= 90 % of the clients",
+            measured=lambda b: f"{_pct(b[split]['stable_share'])} % of clients",
+            holds=lambda b: b[split]["stable_share"]["mean"] >= 0.9,
+            note=_tag,
+        )
+
+    return (
+        spec(
+            "B1",
+            "Table 3",
+            statement="at 10:90 each cluster model is best on a different distribution: "
+            "diagonal minus off-diagonal accuracy >= 15 pp, bidder purity >= 0.9",
+            published="gap 21.2 pp (c0 63.7 vs 43.7, c1 63.8 vs 41.3)",
+            measured=lambda b: (
+                f"gap {_ms(b['10:90']['gap_pp'])} pp, purity "
+                f"{_ms(b['10:90']['purity'], 2)}, distinct in {b['10:90']['distinct_seeds']}/"
+                f"{b['seeds']} seeds"
+            ),
+            holds=lambda b: (
+                b["10:90"]["gap_pp"]["mean"] >= 15.0
+                and b["10:90"]["purity"]["mean"] >= 0.9
+                and b["10:90"]["distinct_seeds"] == b["seeds"]
+            ),
+            note=_tag,
+        ),
+        spec(
+            "B2",
+            "Table 3",
+            statement="less specialisation at 30:70 than at 10:90 (margin beyond the "
+            "seed-to-seed spread)",
+            published="gap 0.1 pp at 30:70 vs 21.2 pp at 10:90",
+            measured=lambda b: f"gap 10:90 minus 30:70 {_ms(b['b2_difference_pp'])} pp",
+            holds=lambda b: _beyond_spread(b["b2_difference_pp"]),
+            note=lambda b: f"{_tag(b)}; holds when the mean difference exceeds its sd",
+        ),
+        spec(
+            "B3",
+            "Table 6",
+            statement="incentives (I) beat random bids (NI): higher accuracy of each cluster "
+            "model on its best distribution (margin beyond the seed-to-seed spread)",
+            published="10:90 I 63.0 vs NI 51.4 %; I > NI in all 8 cells",
+            measured=lambda b: (
+                f"I minus NI {_ms(b['b3_difference_pp'])} pp (10:90 I "
+                f"{_ms(b['10:90']['best_cell_i'])} vs NI {_ms(b['10:90']['best_cell_ni'])} %)"
+            ),
+            holds=lambda b: _beyond_spread(b["b3_difference_pp"]),
+            note=lambda b: (
+                f"{_tag(b)} over both splits; holds when the mean difference exceeds its sd"
+            ),
+        ),
+        *(b4(split) for split in SPLITS),
+        spec(
+            "B5",
+            "App. C",
+            statement="providers with noisy labels contribute less and earn fewer tokens "
+            "(one-sided Mann-Whitney p < 0.05 for both, every seed)",
+            measured=lambda b: (
+                "p(ψ) "
+                + ", ".join(f"{x['p_psi']:.3g}" for x in b["b5"])
+                + "; p(tokens) "
+                + ", ".join(f"{x['p_net']:.3g}" for x in b["b5"])
+            ),
+            holds=lambda b: all(x["p_psi"] < 0.05 and x["p_net"] < 0.05 for x in b["b5"]),
+            note=lambda b: (
+                f"{b['seeds']} seeds, 10:90, a fifth of the clients with half their labels flipped"
+            ),
+        ),
+        spec(
+            "B6",
+            "§1 (third contribution)",
+            statement="every never-scheduled client personalises within 3 pp of the "
+            "scheduled clients of the same majority distribution",
+            measured=lambda b: (
+                f"gap {_ms(b['b6_gap_pp'])} pp, largest "
+                f"{max(b['b6_gap_pp']['values']):.1f} pp, over {len(b['b6_gap_pp']['values'])} "
+                "unseen clients"
+            ),
+            holds=lambda b: max(b["b6_gap_pp"]["values"]) <= 3.0,
+            note=lambda b: f"{b['seeds']} seeds, 10:90, a tenth of the clients never scheduled",
+        ),
+        *(b7(split) for split in SPLITS),
+    )
+
+
+#: B1-B7 in every setting, at the paper's thresholds (the module's docstring).
+CLAIMS: tuple[ClaimSpec, ...] = tuple(spec for setting in SETTINGS for spec in _b_specs(setting))
+
+
 def b_claims(setting: str, seeds: list[dict[str, Any]]) -> tuple[list[Claim], dict[str, Any]]:
-    """B1-B7 for one setting from its per-seed measurements (:func:`measure_seed`), each at
-    the paper's threshold; the numbers are means ± standard deviations over the seeds."""
+    """B1-B7 for one setting (:data:`CLAIMS`) from its per-seed measurements
+    (:func:`measure_seed`), each at the paper's threshold, and the statistics they are judged
+    on: means ± standard deviations over the seeds."""
     n = len(seeds)
-    tag = f"{n} seeds, mean ± sd"
     s: dict[str, Any] = {}
     for split in SPLITS:
         m = [x[split] for x in seeds]
@@ -535,101 +682,7 @@ def b_claims(setting: str, seeds: list[dict[str, Any]]) -> tuple[list[Claim], di
     b6 = _stats([g for x in seeds for g in x["b6_gaps_pp"]])
     b5 = [x["b5"] for x in seeds]
     s.update({"b2_difference_pp": d2, "b3_difference_pp": d3, "b6_gap_pp": b6, "b5": b5})
-    ten = s["10:90"]
-    claims = [
-        Claim(
-            paper=f"{PAPER}, Table 3",
-            id=f"ipfl.{setting}.B1",
-            statement="at 10:90 each cluster model is best on a different distribution: "
-            "diagonal minus off-diagonal accuracy >= 15 pp, bidder purity >= 0.9",
-            published="gap 21.2 pp (c0 63.7 vs 43.7, c1 63.8 vs 41.3)",
-            measured=f"gap {_ms(ten['gap_pp'])} pp, purity {_ms(ten['purity'], 2)}, "
-            f"distinct in {ten['distinct_seeds']}/{n} seeds",
-            holds=bool(
-                ten["gap_pp"]["mean"] >= 15.0
-                and ten["purity"]["mean"] >= 0.9
-                and ten["distinct_seeds"] == n
-            ),
-            note=tag,
-        ),
-        Claim(
-            paper=f"{PAPER}, Table 3",
-            id=f"ipfl.{setting}.B2",
-            statement="less specialisation at 30:70 than at 10:90 (margin beyond the "
-            "seed-to-seed spread)",
-            published="gap 0.1 pp at 30:70 vs 21.2 pp at 10:90",
-            measured=f"gap 10:90 minus 30:70 {_ms(d2)} pp",
-            holds=_beyond_spread(d2),
-            note=f"{tag}; holds when the mean difference exceeds its sd",
-        ),
-        Claim(
-            paper=f"{PAPER}, Table 6",
-            id=f"ipfl.{setting}.B3",
-            statement="incentives (I) beat random bids (NI): higher accuracy of each cluster "
-            "model on its best distribution (margin beyond the seed-to-seed spread)",
-            published="10:90 I 63.0 vs NI 51.4 %; I > NI in all 8 cells",
-            measured=f"I minus NI {_ms(d3)} pp (10:90 I {_ms(ten['best_cell_i'])} vs NI "
-            f"{_ms(ten['best_cell_ni'])} %)",
-            holds=_beyond_spread(d3),
-            note=f"{tag} over both splits; holds when the mean difference exceeds its sd",
-        ),
-    ]
-    for split in SPLITS:
-        m = s[split]
-        claims.append(
-            Claim(
-                paper=f"{PAPER}, Corollary 8.1 and Table 5",
-                id=f"ipfl.{setting}.{split}.B4",
-                statement="PMA > 0 against FedAvg for >= 80 % of the clients",
-                published="0 % opt-outs, avg PMA +8.6 pp (Table 5)",
-                measured=f"PMA > 0 for {_pct(m['pma_positive_share'])} %, avg PMA "
-                f"{_ms(m['pma_mean_pp'], 2)} pp",
-                holds=bool(m["pma_positive_share"]["mean"] >= 0.8),
-                note=tag,
-            )
-        )
-    claims.append(
-        Claim(
-            paper=f"{PAPER}, App. C",
-            id=f"ipfl.{setting}.B5",
-            statement="providers with noisy labels contribute less and earn fewer tokens "
-            "(one-sided Mann-Whitney p < 0.05 for both, every seed)",
-            published=None,
-            measured="p(ψ) "
-            + ", ".join(f"{x['p_psi']:.3g}" for x in b5)
-            + "; p(tokens) "
-            + ", ".join(f"{x['p_net']:.3g}" for x in b5),
-            holds=bool(all(x["p_psi"] < 0.05 and x["p_net"] < 0.05 for x in b5)),
-            note=f"{n} seeds, 10:90, a fifth of the clients with half their labels flipped",
-        )
-    )
-    claims.append(
-        Claim(
-            paper=f"{PAPER}, §1 (third contribution)",
-            id=f"ipfl.{setting}.B6",
-            statement="every never-scheduled client personalises within 3 pp of the "
-            "scheduled clients of the same majority distribution",
-            published=None,
-            measured=f"gap {_ms(b6)} pp, largest {max(b6['values']):.1f} pp, over "
-            f"{len(b6['values'])} unseen clients",
-            holds=bool(max(b6["values"]) <= 3.0),
-            note=f"{n} seeds, 10:90, a tenth of the clients never scheduled",
-        )
-    )
-    for split in SPLITS:
-        m = s[split]
-        claims.append(
-            Claim(
-                paper=f"{PAPER}, Theorem 4",
-                id=f"ipfl.{setting}.{split}.B7",
-                statement="PMA stabilises: tail oscillation < 2 pp for >= 90 % of the clients",
-                published=None,
-                measured=f"{_pct(m['stable_share'])} % of clients",
-                holds=bool(m["stable_share"]["mean"] >= 0.9),
-                note=tag,
-            )
-        )
-    return claims, s
+    return evaluate(CLAIMS, {"setting": setting, "seeds": n, **s}), s
 
 
 def _side_by_side(stats: dict[str, dict[str, Any]]) -> str:

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from econ.claims import Claim, Reproduction
+from econ.claims import Claim, ClaimSpec, Reproduction, evaluate
 from econ.privacy.effectiveness import Panel, effectiveness_panels
 
-__all__ = ["SETTINGS", "claims", "measure", "reproduce", "run_figure1", "write_figure1"]
+__all__ = ["CLAIMS", "SETTINGS", "claims", "measure", "reproduce", "run_figure1", "write_figure1"]
 
 PAPER = "Tsoy et al. 2024, section 6, Fig. 1"
 #: scale -> draws per grid point: the authors' notebook (300) and the paper's text (1000).
@@ -83,76 +83,109 @@ def _cells(m: np.ndarray, values: np.ndarray) -> dict[str, float]:
     return {f"m={x:g}": round(float(v), 4) for x, v in zip(m, values, strict=True)}
 
 
-def claims(data: dict[str, Any]) -> list[Claim]:
-    """The claims of section 6 about Figure 1, on the numbers :func:`measure` returns."""
-    dp, bayes = data["dp-mean"], data["bayes"]
-    spread = f"{data['streams']} stream(s) of draws; standard errors over draws in the body"
-    m, diff = dp["m"], dp["personalised"] - dp["symmetric"]
-    out = [
-        Claim(
-            f"{PAPER} (upper, DP mean)",
-            "fig1.dp.personalised_always_better",
-            "the personalized version of the protocol is always more beneficial than the "
-            "symmetric version",
-            "personalised > symmetric at every m",
-            _cells(m, diff),
-            bool(np.all(diff > 0)),
-            note=f"personalised - symmetric Gamma/Gamma* per m; {spread}",
-        )
-    ]
+def _dp(data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The DP panel's m-grid and personalised minus symmetric effectiveness."""
+    dp = data["dp-mean"]
+    return dp["m"], dp["personalised"] - dp["symmetric"]
+
+
+def _dp_relative(data: dict[str, Any]) -> np.ndarray:
+    """The DP panel's relative advantage (personalised - symmetric) / personalised."""
+    _, diff = _dp(data)
+    pers = data["dp-mean"]["personalised"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        relative = np.where(dp["personalised"] > 0, diff / dp["personalised"], 0.0)
-    peak = float(m[int(np.argmax(diff))])
-    out.append(
-        Claim(
-            f"{PAPER} (upper, DP mean)",
-            "fig1.dp.especially_small_lambda",
-            "the personalized version is more beneficial especially for small lambda",
-            "(personalised - symmetric) / personalised falls as m grows",
-            _cells(m, relative),
-            bool(np.all(np.diff(relative) <= 0)),
-            note=f"relative advantage per m; the absolute advantage peaks at m = {peak:g}",
-        )
-    )
-    m, diff = bayes["m"], bayes["personalised"] - bayes["symmetric"]
-    mid = 0.5 * (m[0] + m[-1])
-    small, large = m < mid, m > mid
-    out += [
-        Claim(
-            f"{PAPER} (lower, Bayesian)",
-            "fig1.bayes.personalised_better_small_lambda",
-            "the personalized version of the protocol is more efficient than the symmetric "
-            "version for small lambda",
-            f"personalised > symmetric for m < {mid:g}",
-            _cells(m[small], diff[small]),
-            bool(np.all(diff[small] > 0)),
-            note=f"personalised - symmetric per m in the lower half of the grid; {spread}",
+        return np.asarray(np.where(pers > 0, diff / pers, 0.0))
+
+
+def _bayes(data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, float]:
+    """The Bayesian panel's m-grid, personalised minus symmetric, and the grid's midpoint."""
+    bayes = data["bayes"]
+    m = bayes["m"]
+    return m, bayes["personalised"] - bayes["symmetric"], 0.5 * (m[0] + m[-1])
+
+
+def _halves(data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The Bayesian grid and difference below and above the midpoint: m and diff, twice."""
+    m, diff, mid = _bayes(data)
+    return m[m < mid], diff[m < mid], m[m > mid], diff[m > mid]
+
+
+def _sign_changes(data: dict[str, Any]) -> int:
+    return int(np.count_nonzero(np.diff(np.sign(_bayes(data)[1])) != 0))
+
+
+def _spread(data: dict[str, Any]) -> str:
+    return f"{data['streams']} stream(s) of draws; standard errors over draws in the body"
+
+
+_UPPER, _LOWER = f"{PAPER} (upper, DP mean)", f"{PAPER} (lower, Bayesian)"
+
+#: The claims of section 6 about Figure 1, on the numbers :func:`measure` returns.
+CLAIMS: tuple[ClaimSpec, ...] = (
+    ClaimSpec(
+        id="fig1.dp.personalised_always_better",
+        statement="the personalized version of the protocol is always more beneficial than "
+        "the symmetric version",
+        where=_UPPER,
+        published="personalised > symmetric at every m",
+        measured=lambda d: _cells(*_dp(d)),
+        holds=lambda d: np.all(_dp(d)[1] > 0),
+        note=lambda d: f"personalised - symmetric Gamma/Gamma* per m; {_spread(d)}",
+    ),
+    ClaimSpec(
+        id="fig1.dp.especially_small_lambda",
+        statement="the personalized version is more beneficial especially for small lambda",
+        where=_UPPER,
+        published="(personalised - symmetric) / personalised falls as m grows",
+        measured=lambda d: _cells(_dp(d)[0], _dp_relative(d)),
+        holds=lambda d: np.all(np.diff(_dp_relative(d)) <= 0),
+        note=lambda d: (
+            "relative advantage per m; the absolute advantage peaks at m = "
+            f"{float(_dp(d)[0][int(np.argmax(_dp(d)[1]))]):g}"
         ),
-        Claim(
-            f"{PAPER} (lower, Bayesian)",
-            "fig1.bayes.reversed_large_lambda",
-            "for large lambda the trend is reversed",
-            f"symmetric > personalised for m > {mid:g}",
-            _cells(m[large], -diff[large]),
-            bool(np.all(diff[large] < 0)),
-            note=f"symmetric - personalised per m in the upper half of the grid; {spread}",
+    ),
+    ClaimSpec(
+        id="fig1.bayes.personalised_better_small_lambda",
+        statement="the personalized version of the protocol is more efficient than the "
+        "symmetric version for small lambda",
+        where=_LOWER,
+        published=lambda d: f"personalised > symmetric for m < {_bayes(d)[2]:g}",
+        measured=lambda d: _cells(*_halves(d)[:2]),
+        holds=lambda d: np.all(_halves(d)[1] > 0),
+        note=lambda d: (
+            "personalised - symmetric per m in the lower half of the grid; " + _spread(d)
         ),
-    ]
-    cross = _crossing(m, diff)
-    signs = int(np.count_nonzero(np.diff(np.sign(diff)) != 0))
-    out.append(
-        Claim(
-            f"{PAPER} (lower, Bayesian)",
-            "fig1.bayes.one_reversal",
-            "the personalized version is better for small lambda and the symmetric for large "
-            "lambda: the curves cross once",
-            "one crossing",
-            {"crossing m": cross, "sign changes": signs},
-            signs == 1,
-            note="the paper gives no crossing point; m interpolated linearly",
-        )
-    )
-    return out
+    ),
+    ClaimSpec(
+        id="fig1.bayes.reversed_large_lambda",
+        statement="for large lambda the trend is reversed",
+        where=_LOWER,
+        published=lambda d: f"symmetric > personalised for m > {_bayes(d)[2]:g}",
+        measured=lambda d: _cells(_halves(d)[2], -_halves(d)[3]),
+        holds=lambda d: np.all(_halves(d)[3] < 0),
+        note=lambda d: (
+            "symmetric - personalised per m in the upper half of the grid; " + _spread(d)
+        ),
+    ),
+    ClaimSpec(
+        id="fig1.bayes.one_reversal",
+        statement="the personalized version is better for small lambda and the symmetric for "
+        "large lambda: the curves cross once",
+        where=_LOWER,
+        published="one crossing",
+        measured=lambda d: {
+            "crossing m": _crossing(*_bayes(d)[:2]),
+            "sign changes": _sign_changes(d),
+        },
+        holds=lambda d: _sign_changes(d) == 1,
+        note="the paper gives no crossing point; m interpolated linearly",
+    ),
+)
+
+
+def claims(data: dict[str, Any]) -> list[Claim]:
+    """The claims of section 6 about Figure 1 (:data:`CLAIMS`) on ``data``."""
+    return evaluate(CLAIMS, data)
 
 
 def write_figure1(out: Path, streams: Sequence[tuple[Panel, Panel]]) -> tuple[Path, Path]:
@@ -254,12 +287,12 @@ def run_figure1(
     data = measure(streams)
     rows = [r for panels in streams for panel in panels for r in panel.rows()]
     return Reproduction(
-        name,
-        "Tsoy et al. (2024), section 6: personalised vs symmetric protocols, Figure 1",
-        tuple(claims(data)),
-        _body(data, repetitions, seeds),
-        (png_path.name,),
-        {
+        name=name,
+        title="Tsoy et al. (2024), section 6: personalised vs symmetric protocols, Figure 1",
+        claims=tuple(claims(data)),
+        body=_body(data, repetitions, seeds),
+        figures=(png_path.name,),
+        data={
             "repetitions": repetitions,
             "seeds": list(seeds),
             "png": str(png_path),

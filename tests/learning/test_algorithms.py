@@ -1,41 +1,19 @@
-"""Conformance of every registered algorithm, and what each of the basic ones promises."""
-
-import functools
+"""What each of the basic algorithms promises (the contract of every registered one:
+``tests/contracts/test_algorithm.py``)."""
 
 import numpy as np
 import pytest
 import torch
 
-from learning.algorithms import ALGORITHMS, build_algorithm
+from learning.algorithms import build_algorithm
 from learning.loop import run_rounds
 from learning.rng import round_rng
+from tests.contracts.test_algorithm import check_algorithm
 from tests.learning._tiny_problem import CLUSTERS, initial_models, tiny_context
 
 
 def _rows(params, i):
     return torch.cat([p[i].reshape(-1) for p in params.values()])
-
-
-@pytest.mark.parametrize("name", sorted(ALGORITHMS))
-def test_every_algorithm_follows_the_protocol(name):
-    ctx = tiny_context()
-    outcomes = []
-    for _ in range(2):
-        algorithm = build_algorithm(name, ctx)
-        assert algorithm.name == name
-        state = algorithm.init(initial_models(ctx), np.random.default_rng(0))
-        for r, clients in enumerate([np.arange(5), np.array([0, 2, 3])]):
-            state, metrics = algorithm.round(state, clients, round_rng(0, r))
-            assert np.isfinite(metrics["train_loss"])
-        state = algorithm.finish(state, np.random.default_rng(1))
-        models = algorithm.client_models(state)
-        assert set(models) == set(initial_models(ctx))
-        for key, p in models.items():
-            assert p.shape == initial_models(ctx)[key].shape and torch.isfinite(p).all()
-        outcomes.append(models)
-    assert all(torch.equal(outcomes[0][k], outcomes[1][k]) for k in outcomes[0])
-    result = run_rounds(build_algorithm(name, ctx), initial_models(ctx), 2, 0)
-    assert result.evaluation.accuracy.shape == (5,) and len(result.history) == 2
 
 
 def _trained(name, **params):
@@ -173,11 +151,9 @@ def test_kept_momentum_continues_local_sgd_across_rounds():
 
 @pytest.mark.parametrize("keep", ["client", "group"])
 @pytest.mark.parametrize("name", ["local", "fedavg", "oracle"])
-def test_kept_momentum_follows_the_protocol(name, keep, monkeypatch):
-    monkeypatch.setitem(
-        globals(), "build_algorithm", functools.partial(build_algorithm, keep_momentum=keep)
-    )
-    test_every_algorithm_follows_the_protocol(name)
+def test_kept_momentum_keeps_the_contract(name, keep):
+    for check in check_algorithm(name):
+        check(name, keep_momentum=keep)
 
 
 def test_kept_momentum_needs_a_momentum_optimiser():

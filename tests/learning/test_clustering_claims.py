@@ -202,10 +202,14 @@ def test_clustering_claims_hold_on_the_papers_shape_and_fail_off_it():
 def test_a_margin_inside_the_seed_spread_is_noted():
     from collabecon.reproductions.clustering import _spread_note
 
-    a = {"per_seed": [1.0, 2.0, 3.0], "mean": 2.0}
-    b = {"per_seed": [3.0, 2.1, 1.2], "mean": 2.1}
-    assert "within the seed-to-seed spread" in _spread_note(a, b, 3)
-    assert _spread_note(a, {"per_seed": [11.0, 12.0, 13.0], "mean": 12.0}, 3) == ""
+    final = {
+        "a": {"per_seed": [1.0, 2.0, 3.0], "mean": 2.0},
+        "b": {"per_seed": [3.0, 2.1, 1.2], "mean": 2.1},
+        "far": {"per_seed": [11.0, 12.0, 13.0], "mean": 12.0},
+    }
+    measured = {"seeds": [0, 1, 2], "fig3": {"4x4": {"final": final}}}
+    assert "within the seed-to-seed spread" in _spread_note(measured, "4x4", "a", "b")
+    assert _spread_note(measured, "4x4", "a", "far") == ""
 
 
 def test_reproduce_refuses_bad_arguments(tmp_path):
