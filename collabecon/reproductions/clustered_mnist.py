@@ -70,8 +70,8 @@ __all__ = [
     "PAPER",
     "SCALES",
     "TASKS",
-    "Clients",
-    "Scale",
+    "Table1Scale",
+    "TaskClients",
     "chance_note",
     "claims",
     "clients",
@@ -124,7 +124,7 @@ POOLED_CEILING = 25.0
 
 
 @dataclass(frozen=True, slots=True)
-class Scale:
+class Table1Scale:
     """Sizes of one Table 1 run.
 
     ``epochs`` epochs of ``batches`` minibatch steps (the budget of every method),
@@ -147,8 +147,8 @@ class Scale:
 
 
 SCALES = {
-    "small": Scale("mnist5k", 20, 10, 5, 1, 3, "first"),
-    "paper": Scale("mnist", 300, 30, 7, 15, 3, "first"),
+    "small": Table1Scale("mnist5k", 20, 10, 5, 1, 3, "first"),
+    "paper": Table1Scale("mnist", 300, 30, 7, 15, 3, "first"),
 }
 
 # registry name and parameters of each method (module docstring)
@@ -167,7 +167,7 @@ STEP_PER_ROUND = ("global", "ditto", "ifca", "oracle", "fc")
 
 
 @dataclass(frozen=True, slots=True)
-class Clients:
+class TaskClients:
     """One task's clients for one seed: the training context (``ctx.train`` without the
     validation data, ``ctx.test`` the test data), the validation data and the initial model."""
 
@@ -176,7 +176,7 @@ class Clients:
     model: Any
 
 
-def clients(task: str, scale: Scale, seed: int, data_dir: str | None = None) -> Clients:
+def clients(task: str, scale: Table1Scale, seed: int, data_dir: str | None = None) -> TaskClients:
     """The clients of ``task`` at ``seed``: data, partition, validation split and model all
     derive from ``seed``; they train on the GPU when one is present."""
     from learning.algorithms import LocalTraining
@@ -195,7 +195,7 @@ def clients(task: str, scale: Scale, seed: int, data_dir: str | None = None) -> 
         LocalTraining(scale.batches, BATCH, SGDConfig(0.1, momentum=0.9)), train=train
     )
     model = built.model
-    return Clients(ctx, validation, model)
+    return TaskClients(ctx, validation, model)
 
 
 def _weighted(evaluation: Any) -> float:
@@ -203,7 +203,7 @@ def _weighted(evaluation: Any) -> float:
 
 
 def train_method(
-    method: str, data: Clients, scale: Scale, lr: float, seed: int
+    method: str, data: TaskClients, scale: Table1Scale, lr: float, seed: int
 ) -> tuple[float, float]:
     """Train ``method`` at learning rate ``lr`` on ``data`` with the budget of ``scale``;
     returns its (validation, test) accuracy in %, sample-weighted over the clients."""
@@ -246,7 +246,7 @@ def _paired_std(a: list[float], b: list[float]) -> float:
 
 
 def measure(
-    scale: Scale,
+    scale: Table1Scale,
     seeds: list[int],
     *,
     methods: tuple[str, ...] = METHODS,
@@ -492,7 +492,7 @@ def methods_markdown(measured: dict[str, Any]) -> str:
 
 
 def _settings(scale_name: str, measured: dict[str, Any]) -> str:
-    scale = Scale(**measured["sizes"])
+    scale = Table1Scale(**measured["sizes"])
     tune = (
         "on each seed"
         if measured["tune"] == "each"

@@ -67,7 +67,7 @@ PAPER_LR = {
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Scale:
+class SyntheticScale:
     """Epochs of each Fig. 3 panel, GT epochs of Fig. 2, default number of seeds."""
 
     epochs: dict[tuple[int, int], int]
@@ -76,8 +76,8 @@ class Scale:
 
 
 SCALES = {
-    "small": Scale({(4, 4): 200, (4, 16): 100, (16, 4): 200}, 25, 3),
-    "paper": Scale({(4, 4): 800, (4, 16): 800, (16, 4): 800}, 100, 3),
+    "small": SyntheticScale({(4, 4): 200, (4, 16): 100, (16, 4): 200}, 25, 3),
+    "paper": SyntheticScale({(4, 4): 800, (4, 16): 800, (16, 4): 800}, 100, 3),
 }
 
 
@@ -279,7 +279,7 @@ def _stats(values: list[float]) -> dict[str, Any]:
     return {"per_seed": [float(v) for v in arr], "mean": float(arr.mean()), "std": std}
 
 
-def measure(scale: Scale, seeds: list[int]) -> dict[str, Any]:
+def measure(scale: SyntheticScale, seeds: list[int]) -> dict[str, Any]:
     """Fig. 3's final errors per panel, method and seed; Fig. 2's diagnostics per seed;
     Fig. 4's curves and elbows."""
     import torch

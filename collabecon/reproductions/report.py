@@ -30,11 +30,11 @@ import collabecon.reproductions as experiments
 from econ.claims import Reproduction, count_held
 from econ.outputs import plain
 
-__all__ = ["Outcome", "ReportResult", "run_report", "select"]
+__all__ = ["ReportResult", "ReproductionOutcome", "run_report", "select"]
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ReproductionOutcome:
     """One reproduction's result in the report: its :class:`Reproduction`, or the error."""
 
     name: str
@@ -54,7 +54,7 @@ class ReportResult:
 
     scale: str
     out: Path
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[ReproductionOutcome] = field(default_factory=list)
 
     @property
     def failed(self) -> list[str]:
@@ -119,7 +119,9 @@ def select(only: Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(only))
 
 
-def _run_one(name: str, module_name: str, scale: str, out: Path, seeds: int | None) -> Outcome:
+def _run_one(
+    name: str, module_name: str, scale: str, out: Path, seeds: int | None
+) -> ReproductionOutcome:
     start = time.perf_counter()
     try:
         module = importlib.import_module(module_name)
@@ -133,8 +135,8 @@ def _run_one(name: str, module_name: str, scale: str, out: Path, seeds: int | No
         last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
         where = f" ({Path(last[0].filename).name}:{last[0].lineno})" if last else ""
         error = f"{type(exc).__name__}: {exc}{where}"
-        return Outcome(name, None, error, time.perf_counter() - start)
-    return Outcome(name, reproduction, None, time.perf_counter() - start)
+        return ReproductionOutcome(name, None, error, time.perf_counter() - start)
+    return ReproductionOutcome(name, reproduction, None, time.perf_counter() - start)
 
 
 def _relative_figures(reproduction: Reproduction, name: str) -> Reproduction:
@@ -231,7 +233,7 @@ def run_report(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    done: dict[str, Outcome] = {}
+    done: dict[str, ReproductionOutcome] = {}
     context = multiprocessing.get_context("spawn")  # CUDA and threads do not survive a fork
     with ProcessPoolExecutor(min(workers, len(names)), mp_context=context) as pool:
         futures = {pool.submit(_run_one, n, modules[n], scale, out, seeds): n for n in names}

@@ -155,7 +155,7 @@ def test_the_learning_rate_is_chosen_on_validation_not_test(monkeypatch):
 
     monkeypatch.setattr(clustered_mnist, "train_method", fake)
     monkeypatch.setattr(clustered_mnist, "clients", lambda task, scale, seed, data_dir=None: None)
-    scale = clustered_mnist.Scale("digits", 8, 1, 1, 1, 3, "first")
+    scale = clustered_mnist.Table1Scale("digits", 8, 1, 1, 1, 3, "first")
     measured = clustered_mnist.measure(scale, [0, 1, 2], methods=("local",), tasks=("rotation",))
     row = measured["tasks"]["rotation"]["local"]
     assert row["lr"] == [0.03, 0.03, 0.03]
@@ -163,7 +163,7 @@ def test_the_learning_rate_is_chosen_on_validation_not_test(monkeypatch):
     assert row["validation"]["0.3"] == [40.0, None, None]
     assert [lr for _, lr, seed in calls if seed > 0] == [0.03, 0.03]
     every = clustered_mnist.measure(
-        clustered_mnist.Scale("digits", 8, 1, 1, 1, 3, "each"),
+        clustered_mnist.Table1Scale("digits", 8, 1, 1, 1, 3, "each"),
         [0, 1],
         methods=("fc",),
         tasks=("rotation",),
@@ -172,7 +172,7 @@ def test_the_learning_rate_is_chosen_on_validation_not_test(monkeypatch):
 
 
 def test_validation_is_held_out_of_the_training_data():
-    scale = clustered_mnist.Scale("digits", 8, 1, 1, 1, 3)
+    scale = clustered_mnist.Table1Scale("digits", 8, 1, 1, 1, 3)
     data = clustered_mnist.clients("rotation", scale, 0)
     train, val = data.ctx.train, data.validation
     assert (val.sizes >= 1).all() and (train.sizes >= 1).all()
@@ -203,7 +203,7 @@ def test_every_method_gets_the_same_budget(monkeypatch):
         raise _Stop
 
     monkeypatch.setattr(learning.loop, "run_rounds", record)
-    scale = clustered_mnist.Scale("digits", 8, 3, 2, 2, 3)
+    scale = clustered_mnist.Table1Scale("digits", 8, 3, 2, 2, 3)
     data = clustered_mnist.clients("rotation", scale, 0)
     for method in clustered_mnist.METHODS:
         with pytest.raises(_Stop):
@@ -226,7 +226,7 @@ def test_every_method_gets_the_same_budget(monkeypatch):
 def test_tiny_run_end_to_end(tmp_path):
     """The whole pipeline on a tiny instance: every method trains on the private-label task
     for two seeds, the rate tuned on the first; claims and files."""
-    scale = clustered_mnist.Scale("digits", 8, 1, 1, 2, 2, "first")
+    scale = clustered_mnist.Table1Scale("digits", 8, 1, 1, 2, 2, "first")
     measured = clustered_mnist.measure(scale, [0, 1], grid=(0.1, 0.3), tasks=("private_label",))
     clustered_mnist.report("small", measured, tmp_path)
     rows = measured["tasks"]["private_label"]
