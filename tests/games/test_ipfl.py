@@ -39,7 +39,7 @@ from games.ipfl import (
     settle_cluster,
     shapley_first_order,
 )
-from games.ipfl.propositions import exact_errors, working_errors
+from games.ipfl.gaussian_propositions import exact_errors, working_errors
 
 
 @pytest.mark.parametrize("prop", registered("ipfl."), ids=lambda p: p.id)
