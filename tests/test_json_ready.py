@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import econ.duopoly_propositions  # noqa: F401  (registers thesis.ch3.lemma21)
 from econ import bargaining, duopoly, quality_caps
 from econ.market import market_history, market_round, sampled_market
 from econ.oligopoly import demands, oligopoly_equilibrium
