@@ -30,7 +30,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
-from econ.outputs import fields_frame, plain, plain_fields, scalar_or_array
+from econ.outputs import fields_frame, plain_fields, scalar_or_array
 from econ.validation import unit_interval
 
 q_l, q_h = sp.symbols("q_l q_h", positive=True)
@@ -367,7 +367,37 @@ def revenues(
     return scalar_or_array(out["U_l"], q_l, q_h), scalar_or_array(out["U_h"], q_l, q_h)
 
 
-def cournot_equilibrium(q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class CournotEquilibrium:
+    """Equilibrium of the Cournot variant of the duopoly (Remark 1), arrays broadcast.
+
+    Market shares ``x_l, x_h``, prices ``p_l, p_h`` and revenues ``U_l, U_h``. Each is a
+    Python ``float`` when both qualities were scalars, else an array of their broadcast shape.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Remark 1.
+    """
+
+    x_l: Any
+    x_h: Any
+    p_l: Any
+    p_h: Any
+    U_l: Any
+    U_h: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: floats, or nested lists of the broadcast shape."""
+        return plain_fields(self)
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per pair of qualities (needs pandas)."""
+        return fields_frame(self, "CournotEquilibrium")
+
+
+def cournot_equilibrium(
+    q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False
+) -> CournotEquilibrium:
     r"""Cournot variant of the duopoly (Remark 1): firms choose market shares.
 
     Inverse demands :math:`p_l = q_l(1 - x_l - x_h)`, :math:`p_h = q_h(1 - x_h) - q_l x_l`;
@@ -381,14 +411,15 @@ def cournot_equilibrium(q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False) 
 
     Examples
     --------
-    >>> out = cournot_equilibrium(0.3, 0.8)
-    >>> round(out["x_l"], 4), round(out["x_h"], 4), round(out["U_l"], 4), round(out["U_h"], 4)
+    >>> eq = cournot_equilibrium(0.3, 0.8)
+    >>> round(eq.x_l, 4), round(eq.x_h, 4), round(eq.U_l, 4), round(eq.U_h, 4)
     (0.2759, 0.4483, 0.0228, 0.1608)
-    >>> round(cournot_equilibrium(0.9, 0.9)["U_h"], 4)  # q/9
+    >>> round(cournot_equilibrium(0.9, 0.9).U_h, 4)  # q/9
     0.1
     """
     ql, qh = _qualities(q_l, q_h, order=order)
-    return {k: plain(v) for k, v in _evaluate(_COURNOT, ql, qh).items()}
+    values = _evaluate(_COURNOT, ql, qh)
+    return CournotEquilibrium(**{k: scalar_or_array(v, q_l, q_h) for k, v in values.items()})
 
 
 def equilibrium_exact(q_low: sp.Rational | int, q_high: sp.Rational | int) -> dict[str, sp.Expr]:
