@@ -30,56 +30,71 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
-from econ.outputs import fields_frame, plain, plain_fields, scalar_or_array
-from econ.propositions import (
-    Verdict,
-    checked,
-    on_points,
-    proposition,
-    proved,
-    refuted,
-    sign_on_interval,
-)
+from econ.outputs import fields_frame, plain_fields, scalar_or_array
 from econ.validation import unit_interval
 
-# --------------------------------------------------------------------------------------------
-# Symbols and primitives (Definition 2, Lemma 21)
-# --------------------------------------------------------------------------------------------
-
 q_l, q_h = sp.symbols("q_l q_h", positive=True)
+
+
 p_l, p_h = sp.symbols("p_l p_h", nonnegative=True)
+
+
 theta = sp.Symbol("theta", nonnegative=True)
+
+
 rho = sp.Symbol("rho", nonnegative=True)  # quality ratio q_l / q_h
+
 
 #: Indifferent types: theta q_l - p_l = 0 (3.6) and theta q_l - p_l = theta q_h - p_h (3.7).
 THETA_L = p_l / q_l
+
+
 THETA_H = (p_h - p_l) / (q_h - q_l)
+
 
 #: Demands of Lemma 21 (valid for 0 < q_l < q_h and 0 <= THETA_L <= THETA_H <= 1).
 DEMAND_L = THETA_H - THETA_L
+
+
 DEMAND_H = 1 - THETA_H
+
 
 #: Revenues for arbitrary prices (Definition 3, eq. 3.3; zero marginal costs).
 REVENUE_L = p_l * DEMAND_L
+
+
 REVENUE_H = p_h * DEMAND_H
 
-# --------------------------------------------------------------------------------------------
-# Equilibrium (Lemma 22) and the quantities derived from it
-# --------------------------------------------------------------------------------------------
 
 #: Equilibrium prices, Lemma 22 (3.12)-(3.13); ``thesis.ch3.lemma22`` proves they solve both
 #: first-order conditions.
 PRICE_L = q_l * (q_h - q_l) / (4 * q_h - q_l)
+
+
 PRICE_H = 2 * q_h * (q_h - q_l) / (4 * q_h - q_l)
+
+
 _AT_EQUILIBRIUM = {p_l: PRICE_L, p_h: PRICE_H}
 
+
 EQ_THETA_L = sp.factor(THETA_L.subs(_AT_EQUILIBRIUM))
+
+
 EQ_THETA_H = sp.factor(THETA_H.subs(_AT_EQUILIBRIUM))
+
+
 EQ_DEMAND_L = sp.factor(DEMAND_L.subs(_AT_EQUILIBRIUM))
+
+
 EQ_DEMAND_H = sp.factor(DEMAND_H.subs(_AT_EQUILIBRIUM))
+
+
 #: Price-optimal revenues U_l(q_l, q_h), U_h(q_l, q_h) of eq. (3.4).
 U_L = sp.factor(REVENUE_L.subs(_AT_EQUILIBRIUM))
+
+
 U_H = sp.factor(REVENUE_H.subs(_AT_EQUILIBRIUM))
+
 
 #: Consumer surplus: the integral of theta q - p over the buyers of each firm.
 CONSUMER_SURPLUS = sp.factor(
@@ -88,31 +103,42 @@ CONSUMER_SURPLUS = sp.factor(
         + sp.integrate(theta * q_h - p_h, (theta, THETA_H, 1))
     ).subs(_AT_EQUILIBRIUM)
 )
+
+
 WELFARE = sp.factor(CONSUMER_SURPLUS + U_L + U_H)
+
 
 #: Revenues per unit of q_h as functions of rho = q_l / q_h (degree-1 homogeneity).
 u_l_rho = sp.factor((U_L / q_h).subs(q_l, rho * q_h))
+
+
 u_h_rho = sp.factor((U_H / q_h).subs(q_l, rho * q_h))
 
-# --------------------------------------------------------------------------------------------
-# Cournot variant (the alternative that Remark 1 names; derived here, not in the thesis)
-# --------------------------------------------------------------------------------------------
 
 x_l, x_h = sp.symbols("x_l x_h", nonnegative=True)  # quantities (market shares)
+
+
 #: Inverse demands of the vertical model when the firms sell shares x_l, x_h.
 COURNOT_PRICE_L = q_l * (1 - x_l - x_h)
+
+
 COURNOT_PRICE_H = q_h * (1 - x_h) - q_l * x_l
+
+
 #: Cournot equilibrium shares; ``thesis.ch3.remark1.cournot`` proves they solve both FOCs.
 COURNOT_X_L = q_h / (4 * q_h - q_l)
+
+
 COURNOT_X_H = (2 * q_h - q_l) / (4 * q_h - q_l)
+
+
 _AT_COURNOT = {x_l: COURNOT_X_L, x_h: COURNOT_X_H}
+
+
 COURNOT_U_L = sp.factor((x_l * COURNOT_PRICE_L).subs(_AT_COURNOT))
+
+
 COURNOT_U_H = sp.factor((x_h * COURNOT_PRICE_H).subs(_AT_COURNOT))
-
-
-# --------------------------------------------------------------------------------------------
-# Numeric twins
-# --------------------------------------------------------------------------------------------
 
 
 def _numeric(expr: sp.Expr) -> Callable[..., NDArray[np.float64]]:
@@ -152,7 +178,11 @@ _FIELDS: dict[str, sp.Expr] = {
     "consumer_surplus": CONSUMER_SURPLUS,
     "welfare": WELFARE,
 }
+
+
 _NUMERIC = {name: _homogeneous(expr) for name, expr in _FIELDS.items()}
+
+
 _COURNOT = {
     "x_l": _homogeneous(COURNOT_X_L),
     "x_h": _homogeneous(COURNOT_X_H),
@@ -161,7 +191,11 @@ _COURNOT = {
     "U_l": _homogeneous(COURNOT_U_L),
     "U_h": _homogeneous(COURNOT_U_H),
 }
+
+
 u_l = _numeric_rho(u_l_rho)
+
+
 u_h = _numeric_rho(u_h_rho)
 
 
@@ -333,7 +367,37 @@ def revenues(
     return scalar_or_array(out["U_l"], q_l, q_h), scalar_or_array(out["U_h"], q_l, q_h)
 
 
-def cournot_equilibrium(q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class CournotEquilibrium:
+    """Equilibrium of the Cournot variant of the duopoly (Remark 1), arrays broadcast.
+
+    Market shares ``x_l, x_h``, prices ``p_l, p_h`` and revenues ``U_l, U_h``. Each is a
+    Python ``float`` when both qualities were scalars, else an array of their broadcast shape.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Remark 1.
+    """
+
+    x_l: Any
+    x_h: Any
+    p_l: Any
+    p_h: Any
+    U_l: Any
+    U_h: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: floats, or nested lists of the broadcast shape."""
+        return plain_fields(self)
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per pair of qualities (needs pandas)."""
+        return fields_frame(self, "CournotEquilibrium")
+
+
+def cournot_equilibrium(
+    q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False
+) -> CournotEquilibrium:
     r"""Cournot variant of the duopoly (Remark 1): firms choose market shares.
 
     Inverse demands :math:`p_l = q_l(1 - x_l - x_h)`, :math:`p_h = q_h(1 - x_h) - q_l x_l`;
@@ -347,14 +411,15 @@ def cournot_equilibrium(q_l: ArrayLike, q_h: ArrayLike, *, order: bool = False) 
 
     Examples
     --------
-    >>> out = cournot_equilibrium(0.3, 0.8)
-    >>> round(out["x_l"], 4), round(out["x_h"], 4), round(out["U_l"], 4), round(out["U_h"], 4)
+    >>> eq = cournot_equilibrium(0.3, 0.8)
+    >>> round(eq.x_l, 4), round(eq.x_h, 4), round(eq.U_l, 4), round(eq.U_h, 4)
     (0.2759, 0.4483, 0.0228, 0.1608)
-    >>> round(cournot_equilibrium(0.9, 0.9)["U_h"], 4)  # q/9
+    >>> round(cournot_equilibrium(0.9, 0.9).U_h, 4)  # q/9
     0.1
     """
     ql, qh = _qualities(q_l, q_h, order=order)
-    return {k: plain(v) for k, v in _evaluate(_COURNOT, ql, qh).items()}
+    values = _evaluate(_COURNOT, ql, qh)
+    return CournotEquilibrium(**{k: scalar_or_array(v, q_l, q_h) for k, v in values.items()})
 
 
 def equilibrium_exact(q_low: sp.Rational | int, q_high: sp.Rational | int) -> dict[str, sp.Expr]:
@@ -410,541 +475,3 @@ def demands(
     d_h = np.where(low_sells, 1 - np.clip(th_h, 0, 1), 1 - np.clip(ph / qh, 0, 1))
     given = (p_low, p_high, q_low, q_high)
     return scalar_or_array(d_l, *given), scalar_or_array(d_h, *given)
-
-
-# --------------------------------------------------------------------------------------------
-# Propositions (Werner 2024, ch. 3: sections 3.2-3.3, pp. 59-64, proofs in section 3.7, pp. 70ff)
-# --------------------------------------------------------------------------------------------
-
-
-_SRC = "Werner (2024), Collaborative Learning: Aligning Goals and Outcomes, ch. 3"
-_S32 = f"{_SRC}, section 3.2 (pp. 59-62)"
-_S37 = f"{_SRC}, section 3.7 (pp. 70ff)"
-_TRIALS = (
-    (sp.Rational(3, 10), sp.Rational(4, 5), sp.Rational(1, 7)),
-    (sp.Rational(1, 5), sp.Rational(2, 3), sp.Rational(2, 9)),
-    (sp.Rational(5, 11), sp.Rational(7, 8), sp.Rational(3, 13)),
-)
-
-
-def same_expression(derived: sp.Expr, printed: sp.Expr, what: str) -> Verdict:
-    """``proved`` if ``derived - printed`` simplifies to 0, else ``refuted`` at a rational point.
-
-    The counterexample assigns exact rationals to the free symbols (with ``0 < q_l < q_h``)
-    and reports the exact difference there, so a refutation never rests on floating point.
-
-    References
-    ----------
-    collabecon's own check; builds on Werner (2024), ch. 3, §3.2 and §3.7 (the printed expressions
-    it compares).
-    """
-    residual = sp.cancel(sp.together(derived - printed))
-    if residual != 0:
-        residual = sp.simplify(residual)
-    if residual == 0:
-        return proved(f"{what}: the derived and the printed expression agree identically")
-    symbols = sorted(residual.free_symbols, key=str)
-    for low, high, other in _TRIALS:  # q_l < q_h, as every statement here assumes
-        named = {"q_l": low, "q_h": high}
-        point = {s: named.get(str(s), other + sp.Rational(i, 17)) for i, s in enumerate(symbols)}
-        value = sp.nsimplify(residual.subs(point))
-        if value != 0 and value.is_finite:
-            return refuted(
-                f"{what}: derived minus printed is {residual}, not 0",
-                {**{str(s): str(v) for s, v in point.items()}, "difference": str(value)},
-            )
-    raise ValueError(f"could not find a point where {what} differs: {residual}")
-
-
-def _ratio_form(expr: sp.Expr) -> sp.Expr:
-    """``expr`` with q_l = rho q_h, simplified: degree-0 expressions become functions of rho."""
-    return sp.factor(sp.simplify(expr.subs(q_l, rho * q_h)))
-
-
-def _sign(expr_in_rho: sp.Expr, low: Any, high: Any) -> int | None:
-    """The constant sign of ``expr_in_rho`` on (low, high), or None where it changes sign."""
-    try:
-        return sign_on_interval(expr_in_rho, rho, low, high)
-    except ValueError:
-        return None
-
-
-_PRINTED_D_L = (p_h - p_l) / (q_h - q_l) - p_l / q_l
-_PRINTED_D_H = 1 - (p_h - p_l) / (q_h - q_l)
-
-
-@proposition(
-    "thesis.ch3.lemma21",
-    source=f"{_S32}, Lemma 21; proof in section 3.7, eqs. (3.6)-(3.7)",
-    statement="D_l = (p_h-p_l)/(q_h-q_l) - p_l/q_l and D_h = 1 - (p_h-p_l)/(q_h-q_l), from the indifferent types of (3.6)-(3.7)",
-    perturb={"demand_l": (p_h - p_l) / (q_h - q_l) - p_l / q_h},
-)
-def _lemma21(demand_l: sp.Expr = _PRINTED_D_L, demand_h: sp.Expr = _PRINTED_D_H) -> Verdict:
-    t = sp.Symbol("t")
-    t_l = sp.solve(sp.Eq(t * q_l - p_l, 0), t)[0]  # (3.6)
-    t_h = sp.solve(sp.Eq(t * q_l - p_l, t * q_h - p_h), t)[0]  # (3.7)
-    low = same_expression(t_h - t_l, demand_l, "D_l = theta_h - theta_l")
-    if not low.holds:
-        return low
-    high = same_expression(1 - t_h, demand_h, "D_h = 1 - theta_h")
-    if not high.holds:
-        return high
-    return proved(
-        "solving (3.6) and (3.7) gives theta_h - theta_l and 1 - theta_h equal to the printed D_l, D_h"
-    )
-
-
-_PRINTED_P_L = q_l * (q_h - q_l) / (4 * q_h - q_l)
-_PRINTED_P_H = 2 * q_h * (q_h - q_l) / (4 * q_h - q_l)
-_PRINTED_U_L = q_l * q_h * (q_h - q_l) / (4 * q_h - q_l) ** 2
-_PRINTED_U_H = 4 * q_h**2 * (q_h - q_l) / (4 * q_h - q_l) ** 2
-_PRINTED_BR_L = q_l * p_h / (2 * q_h)  # (3.9)
-_PRINTED_BR_H = (p_l + (q_h - q_l)) / 2  # (3.11)
-_DU_L_DP_L = sp.diff(REVENUE_L, p_l)
-_DU_H_DP_H = sp.diff(REVENUE_H, p_h)
-_ZERO = sp.Integer(0)
-_FOUR_SEVENTHS = sp.Rational(4, 7)
-
-
-@proposition(
-    "thesis.ch3.lemma22",
-    source=f"{_S32}, Lemma 22, eq. (3.4); proof in section 3.7, eqs. (3.8)-(3.13)",
-    statement="the best responses are p_l = q_l p_h/(2q_h) (3.9) and p_h = (p_l + q_h - q_l)/2 (3.11); they meet at "
-    "p_l* = q_l(q_h-q_l)/(4q_h-q_l), p_h* = 2q_h(q_h-q_l)/(4q_h-q_l), giving U_l = q_l q_h (q_h-q_l)/(4q_h-q_l)^2 and "
-    "U_h = 4 q_h^2 (q_h-q_l)/(4q_h-q_l)^2 (3.4)",
-    perturb={"price_l": q_l * (q_h - q_l) / (3 * q_h - q_l)},
-)
-def _lemma22(
-    price_l: sp.Expr = _PRINTED_P_L,
-    price_h: sp.Expr = _PRINTED_P_H,
-    revenue_l: sp.Expr = _PRINTED_U_L,
-    revenue_h: sp.Expr = _PRINTED_U_H,
-    best_response_l: sp.Expr = _PRINTED_BR_L,
-    best_response_h: sp.Expr = _PRINTED_BR_H,
-) -> Verdict:
-    root_l = sp.solve(sp.diff(REVENUE_L, p_l), p_l)[0]
-    root_h = sp.solve(sp.diff(REVENUE_H, p_h), p_h)[0]
-    at_printed = {p_l: price_l, p_h: price_h}
-    for derived, printed, what in (
-        (root_l, best_response_l, "(3.9): root of dU_l/dp_l"),
-        (root_h, best_response_h, "(3.11): root of dU_h/dp_h"),
-        (root_l.subs(p_h, price_h), price_l, "p_l* is the low best response to p_h*"),
-        (root_h.subs(p_l, price_l), price_h, "p_h* is the high best response to p_l*"),
-        (REVENUE_L.subs(at_printed), revenue_l, "U_l = p_l* D_l at p*"),
-        (REVENUE_H.subs(at_printed), revenue_h, "U_h = p_h* D_h at p*"),
-    ):
-        verdict = same_expression(derived, printed, what)
-        if not verdict.holds:
-            return verdict
-    # each revenue is a quadratic in its own price: the root is its maximiser iff the sign is negative
-    soc_l = _ratio_form(sp.diff(REVENUE_L, p_l, 2) * q_h)
-    soc_h = _ratio_form(sp.diff(REVENUE_H, p_h, 2) * q_h)
-    if _sign(soc_l, 0, 1) != -1 or _sign(soc_h, 0, 1) != -1:
-        return refuted(
-            "a revenue is not concave in its own price", {"soc_l": soc_l, "soc_h": soc_h}
-        )
-    return proved(
-        "the roots of both first-order conditions are the printed (3.9), (3.11); they meet at the printed p*; "
-        f"p* D at p* is the printed (3.4); q_h d2U_l/dp_l2 = {soc_l} and q_h d2U_h/dp_h2 = {soc_h} are "
-        "negative for every rho = q_l/q_h in (0, 1) (Sturm), so each root maximises its firm's revenue "
-        "where Lemma 21's demands apply (global deviations: thesis.ch3.lemma22.global)"
-    )
-
-
-def _argmax_price(maximand: sp.Expr, price: sp.Symbol, rival: dict[sp.Symbol, sp.Expr]) -> sp.Expr:
-    """The maximiser over ``price >= 0`` of ``maximand`` (concave or affine in ``price``) at the rival's p*."""
-    slope = sp.diff(maximand, price).subs(rival)
-    curvature = sp.factor(sp.diff(slope, price))
-    if (
-        curvature == 0
-    ):  # affine in the price: a decreasing one peaks at 0, an increasing one nowhere
-        sign = _sign(_ratio_form(slope * q_h), 0, 1)
-        return sp.Integer(0) if sign == -1 else sp.oo
-    if _sign(_ratio_form(curvature * q_h), 0, 1) != -1:
-        return sp.oo
-    return sp.solve(slope, price)[0]
-
-
-@proposition(
-    "thesis.ch3.lemma22.argmax",
-    source=f"{_S37}, proof of Lemma 22, eqs. (3.9) and (3.11)",
-    statement="as printed: p_l* = argmax_{p_l} dU_l/dp_l and p_h* = argmax_{p_h} dU_h/dp_h",
-    holds=False,
-    perturb={"maximand_l": REVENUE_L, "maximand_h": REVENUE_H},
-)
-def _lemma22_argmax(maximand_l: sp.Expr = _DU_L_DP_L, maximand_h: sp.Expr = _DU_H_DP_H) -> Verdict:
-    for maximand, price, rival, star, name in (
-        (maximand_l, p_l, {p_h: PRICE_H}, PRICE_L, "p_l*"),
-        (maximand_h, p_h, {p_l: PRICE_L}, PRICE_H, "p_h*"),
-    ):
-        argmax = _argmax_price(maximand, price, rival)
-        verdict = same_expression(
-            argmax, star, f"argmax over {price} >= 0 of {maximand} versus {name}"
-        )
-        if not verdict.holds:
-            return verdict
-    return proved(
-        f"each printed maximand peaks at p* given the rival's p*: {maximand_l}, {maximand_h}"
-    )
-
-
-proposition(
-    "thesis.ch3.lemma22.argmax.corrected",
-    source=f"{_S37}, proof of Lemma 22, eqs. (3.9) and (3.11), with argmax of U instead of dU/dp",
-    statement="p_l* = argmax_{p_l} U_l and p_h* = argmax_{p_h} U_h: the roots of dU/dp = 0, each U concave in its own price",
-    perturb={"maximand_l": _DU_L_DP_L, "maximand_h": _DU_H_DP_H},
-)(lambda maximand_l=REVENUE_L, maximand_h=REVENUE_H: _lemma22_argmax(maximand_l, maximand_h))
-
-
-def _deviation_gain(ql: NDArray, qh: NDArray, pl: NDArray, ph: NDArray) -> NDArray:
-    """Largest relative revenue gain of either firm from a unilateral price deviation (grid search).
-
-    Demand is Lemma 21's, extended piecewise by :func:`demands` (a dominated low model sells
-    nothing). The low firm searches [0, p_h] (above p_h it sells nothing), the high firm
-    [0, q_h] and, finely, [0, 4 p_h]; grids scale with each point, so near-ties are resolved.
-    """
-    d_l, d_h = demands(pl, ph, ql, qh)
-    base_l, base_h = pl * d_l, ph * d_h
-    n = 4001
-    grid_l = np.linspace(0.0, 1.0, n)[None, :] * ph[:, None]
-    grid_h = np.concatenate(
-        [
-            np.linspace(0.0, 1.0, n)[None, :] * qh[:, None],
-            np.linspace(0.0, 4.0, n)[None, :] * ph[:, None],
-        ],
-        axis=1,
-    )
-    dev_l, _ = demands(grid_l, ph[:, None], ql[:, None], qh[:, None])
-    _, dev_h = demands(pl[:, None], grid_h, ql[:, None], qh[:, None])
-    gain_l = (np.max(grid_l * dev_l, axis=1) - base_l) / np.maximum(base_l, 1e-300)
-    gain_h = (np.max(grid_h * dev_h, axis=1) - base_h) / np.maximum(base_h, 1e-300)
-    return np.maximum(gain_l, gain_h)
-
-
-def _lemma22_points() -> list[dict[str, float]]:
-    rng = np.random.default_rng(0)
-    sample = np.sort(rng.uniform(0.0, 1.0, (400, 2)), axis=1)
-    edges = [
-        (qh * r, qh)
-        for qh in (0.05, 0.3, 0.7, 1.0)
-        for r in (1e-6, 1e-3, 0.5, 4 / 7, 0.999, 1 - 1e-5)
-    ]
-    return [{"ql": float(a), "qh": float(b)} for a, b in [*map(tuple, sample), *edges]]
-
-
-@proposition(
-    "thesis.ch3.lemma22.global",
-    source=f"{_S32}, Lemma 22",
-    statement="p_l*, p_h* are global best responses to each other: no price in [0, infinity) earns either firm more, "
-    "with the demands of Lemma 21 extended piecewise where a model is priced out",
-    perturb={"price_h": 3 * q_h * (q_h - q_l) / (2 * (4 * q_h - q_l))},
-)
-def _lemma22_global(price_l: sp.Expr = _PRINTED_P_L, price_h: sp.Expr = _PRINTED_P_H) -> Verdict:
-    points = _lemma22_points()
-    ql = np.array([p["ql"] for p in points])
-    qh = np.array([p["qh"] for p in points])
-    pl = np.broadcast_to(_numeric(price_l)(ql, qh), ql.shape).astype(np.float64)
-    ph = np.broadcast_to(_numeric(price_h)(ql, qh), ql.shape).astype(np.float64)
-    gains = _deviation_gain(ql, qh, pl, ph)
-    return on_points(
-        lambda q_l, q_h, gain: bool(gain <= 1e-9),
-        [{"q_l": a, "q_h": b, "gain": float(g)} for a, b, g in zip(ql, qh, gains, strict=True)],
-        "no unilateral deviation on a 4001-point price grid per firm (8002 for the high firm) raises "
-        "either revenue by more than 1e-9 relative",
-        drawn="400 seeded uniform (q_l, q_h) in the triangle 0 < q_l < q_h < 1 (seed 0), plus q_h in "
-        "{0.05, 0.3, 0.7, 1} with q_l/q_h in {1e-6, 1e-3, 1/2, 4/7, 0.999, 1 - 1e-5} (near 0 and near-ties)",
-        hypothesis=lambda q_l, q_h, gain: 0 < q_l < q_h,
-    )
-
-
-def _homogeneous_revenues(q: float, p_1: NDArray, p_2: NDArray) -> tuple[NDArray, NDArray]:
-    """Revenues when both firms sell quality q: the cheaper model takes the market, ties split."""
-    demand_1 = np.clip(1 - p_1 / q, 0, 1)
-    demand_2 = np.clip(1 - p_2 / q, 0, 1)
-    share_1 = np.where(p_1 < p_2, 1.0, np.where(p_1 == p_2, 0.5, 0.0))
-    return p_1 * demand_1 * share_1, p_2 * demand_2 * (1 - share_1)
-
-
-def _best_deviation(q: float, rival: NDArray) -> NDArray:
-    """Supremum of a firm's revenue over its own prices when the rival charges ``rival``.
-
-    Undercutting takes the whole market, so the supremum is the monopoly revenue p(1 - p/q)
-    over p < rival (or matching the rival for half of it): R(min(rival, q/2)).
-    """
-    p = np.minimum(rival, q / 2)
-    return np.maximum(p * (1 - p / q), rival * np.clip(1 - rival / q, 0, 1) / 2)
-
-
-@proposition(
-    "thesis.ch3.lemma23",
-    source=f"{_SRC}, section 3.3 (pp. 62-64), Lemma 23",
-    statement="under complete collaboration (both firms sell the same quality q) the equilibrium revenues are U_l = U_h = 0",
-    perturb={"revenue": q_h / 9},
-)
-def _lemma23(revenue: sp.Expr = _ZERO) -> Verdict:
-    # A price profile is an equilibrium iff neither firm's supremal deviation revenue exceeds
-    # what it earns. The grid holds every profile p_1, p_2 in {0, q/200, ..., q}; a deviation is
-    # not restricted to the grid (the supremum is exact), so grid equilibria are true ones.
-    found = []
-    for q in (0.1, 0.5, 0.8, 1.0):
-        prices = np.linspace(0.0, q, 201)
-        p_1, p_2 = np.meshgrid(prices, prices, indexing="ij")
-        r_1, r_2 = _homogeneous_revenues(q, p_1, p_2)
-        stable = (_best_deviation(q, p_2) <= r_1 + 1e-15) & (_best_deviation(q, p_1) <= r_2 + 1e-15)
-        printed = float(revenue.subs(q_h, q)) if isinstance(revenue, sp.Basic) else float(revenue)
-        if not stable.any():
-            return refuted("no price profile is an equilibrium", {"q": q})
-        for i, j in zip(*np.nonzero(stable), strict=True):
-            if abs(r_1[i, j] - printed) > 1e-15 or abs(r_2[i, j] - printed) > 1e-15:
-                return refuted(
-                    "an equilibrium's revenues differ from the printed ones",
-                    {
-                        "q": q,
-                        "p_1": prices[i],
-                        "p_2": prices[j],
-                        "U_1": r_1[i, j],
-                        "U_2": r_2[i, j],
-                        "printed": printed,
-                    },
-                )
-        found.append(int(stable.sum()))
-    return checked(
-        f"the equilibria on each grid ({found} profiles) all earn the printed revenue {revenue}: "
-        "any positive price is undercut, so only p_1 = p_2 = 0 survives",
-        4,
-        drawn="4 markets, q in {0.1, 0.5, 0.8, 1}; in each, every price profile on a 201 x 201 grid "
-        "of [0, q]^2 tested against the exact supremum of the deviations (undercutting, matching, "
-        "monopoly price)",
-    )
-
-
-_PRINTED_PARTIALS = {
-    "dU_h/dq_h": (
-        U_H,
-        q_h,
-        4 * q_h * (4 * q_h**2 - 3 * q_h * q_l + 2 * q_l**2) / (4 * q_h - q_l) ** 3,
-    ),
-    "dU_h/dq_l": (U_H, q_l, -4 * q_h**2 * (2 * q_h + q_l) / (4 * q_h - q_l) ** 3),
-    "dU_l/dq_h": (U_L, q_h, q_l**2 * (2 * q_h + q_l) / (4 * q_h - q_l) ** 3),
-    "dU_l/dq_l": (U_L, q_l, q_h**2 * (4 * q_h - 7 * q_l) / (4 * q_h - q_l) ** 3),
-}
-
-
-def _monotone(name: str) -> Callable[..., Verdict]:
-    expr, var, printed_default = _PRINTED_PARTIALS[name]
-
-    def check(
-        derivative: sp.Expr = printed_default, increasing: bool = name != "dU_h/dq_l"
-    ) -> Verdict:
-        as_printed = same_expression(sp.diff(expr, var), derivative, f"printed {name}")
-        if not as_printed.holds:
-            return as_printed
-        in_rho = _ratio_form(derivative)
-        found = _sign(in_rho, 0, 1)
-        want = 1 if increasing else -1
-        if found != want:
-            return refuted(
-                f"{name} = {in_rho} is {'not ' if found is None else ''}of sign {found} on rho in (0, 1), "
-                f"so the function is not {'increasing' if increasing else 'decreasing'}",
-                {"rho": "1/2", name: str(in_rho.subs(rho, sp.Rational(1, 2)))},
-            )
-        ends = {str(e): str(in_rho.subs(rho, e)) for e in (0, 1)}
-        return proved(
-            f"{name} = {in_rho} with rho = q_l/q_h (as printed in the proof); Sturm: no root in (0, 1), "
-            f"sign {'+' if want > 0 else '-'} on the whole of 0 < q_l < q_h; at rho = 0, 1: {ends}"
-        )
-
-    return check
-
-
-for _item, (_name, _words) in enumerate(
-    [
-        ("dU_h/dq_h", "U_h is increasing in q_h"),
-        ("dU_h/dq_l", "U_h is decreasing in q_l"),
-        ("dU_l/dq_h", "U_l is increasing in q_h"),
-    ],
-    start=1,
-):
-    proposition(
-        f"thesis.ch3.prop1.{_item}",
-        source=f"{_S32}, Proposition 1.{_item}; derivative printed in its proof, section 3.7",
-        statement=f"for q_l <= q_h, {_words}; {_name} = {_PRINTED_PARTIALS[_name][2]}",
-        perturb={"increasing": _name == "dU_h/dq_l"},
-    )(_monotone(_name))
-
-
-@proposition(
-    "thesis.ch3.prop1.4",
-    source=f"{_S32}, Proposition 1.4; derivative printed in its proof, section 3.7",
-    statement="U_l is increasing in q_l for q_l <= 4q_h/7 and decreasing otherwise; dU_l/dq_l = q_h^2(4q_h - 7q_l)/(4q_h - q_l)^3",
-    perturb={"threshold": sp.Rational(3, 5)},
-)
-def _prop1_4(
-    threshold: sp.Expr = _FOUR_SEVENTHS, derivative: sp.Expr = _PRINTED_PARTIALS["dU_l/dq_l"][2]
-) -> Verdict:
-    as_printed = same_expression(sp.diff(U_L, q_l), derivative, "printed dU_l/dq_l")
-    if not as_printed.holds:
-        return as_printed
-    in_rho = _ratio_form(derivative)
-    up, down = _sign(in_rho, 0, threshold), _sign(in_rho, threshold, 1)
-    if (up, down) != (1, -1):
-        return refuted(
-            f"dU_l/dq_l = {in_rho} does not change sign at rho = {threshold}",
-            {"threshold": str(threshold), "sign below": up, "sign above": down},
-        )
-    return proved(
-        f"dU_l/dq_l = {in_rho} (as printed): Sturm gives sign + on (0, {threshold}) and - on ({threshold}, 1)"
-    )
-
-
-@proposition(
-    "thesis.ch3.identities",
-    source=f"derived from {_S32}, eq. (3.4)",
-    statement="U_l, U_h are homogeneous of degree 1 in (q_l, q_h), and U_l/U_h = q_l/(4q_h)",
-    kind="derived",
-    perturb={"ratio": q_l / (3 * q_h)},
-)
-def _identities(ratio: sp.Expr = q_l / (4 * q_h), degree: int = 1) -> Verdict:
-    lam = sp.Symbol("lambda", positive=True)
-    scaled = {q_l: lam * q_l, q_h: lam * q_h}
-    for derived, printed, what in (
-        (U_L.subs(scaled, simultaneous=True), lam**degree * U_L, "U_l homogeneity"),
-        (U_H.subs(scaled, simultaneous=True), lam**degree * U_H, "U_h homogeneity"),
-        (U_L / U_H, ratio, "U_l/U_h"),
-    ):
-        verdict = same_expression(derived, printed, what)
-        if not verdict.holds:
-            return verdict
-    return proved(
-        f"U(lambda q) = lambda^{degree} U(q) for both firms and U_l/U_h = {ratio}, identically"
-    )
-
-
-_Y = sp.Symbol("y", nonnegative=True)
-U_H_INVERSE = 4 - 6 / (1 + sp.sqrt(1 - 3 * _Y))
-
-
-@proposition(
-    "thesis.ch3.uh_inverse",
-    source=f"derived from {_S32}, eq. (3.4): u_h(rho) = U_h(rho, 1)",
-    statement="u_h(rho) = 4(1-rho)/(4-rho)^2 is decreasing on [0, 1] with inverse 4 - 6/(1 + sqrt(1 - 3y)) on [0, 1/4]",
-    kind="derived",
-    perturb={"inverse": 4 - 5 / (1 + sp.sqrt(1 - 3 * _Y))},
-)
-def _uh_inverse(inverse: sp.Expr = U_H_INVERSE) -> Verdict:
-    s = sp.Symbol("s", positive=True)  # s = sqrt(1 - 3y), in (0, 1] for y in [0, 1/3)
-    in_s = inverse.subs(sp.sqrt(1 - 3 * _Y), s).subs(_Y, (1 - s**2) / 3)
-    composed = same_expression(
-        u_h_rho.subs(rho, in_s), (1 - s**2) / 3, "u_h(u_h^{-1}(y)) - y, s = sqrt(1-3y)"
-    )
-    if not composed.holds:
-        return composed
-    if _sign(sp.diff(u_h_rho, rho), 0, 1) != -1:
-        return refuted("u_h is not decreasing", {})
-    # the right branch: y = 0 (s = 1) maps to rho = 1 and y = 1/4 (s = 1/2) to rho = 0, and in
-    # between the inverse is monotone, so it maps [0, 1/4] onto [0, 1]
-    ends = [sp.simplify(in_s.subs(s, v)) for v in (1, sp.Rational(1, 2))]
-    if ends != [1, 0]:
-        return refuted(
-            f"inverse(0) = {ends[0]} and inverse(1/4) = {ends[1]}, not 1 and 0: another branch",
-            {"inverse(0)": str(ends[0]), "inverse(1/4)": str(ends[1])},
-        )
-    try:
-        sign_on_interval(sp.diff(in_s, s), s, sp.Rational(1, 2), 1)
-    except ValueError:
-        return refuted("the inverse is not monotone for y in [0, 1/4]", {})
-    return proved(
-        "u_h(inverse(y)) = y identically (with s = sqrt(1-3y)); du_h/drho < 0 on (0, 1) (Sturm); "
-        "inverse(0) = 1, inverse(1/4) = 0, and the inverse is monotone in between (Sturm), so it "
-        "maps [0, 1/4] onto [0, 1]"
-    )
-
-
-@proposition(
-    "thesis.ch3.surplus",
-    source=f"derived from {_S32}, Definition 2 (eq. 3.2) and Lemma 22",
-    statement="CS* = q_h^2(4q_h + 5q_l)/(2(4q_h - q_l)^2) and W* = CS* + U_l + U_h = q_h(12q_h^2 - q_h q_l - 2q_l^2)/(2(4q_h - q_l)^2)",
-    kind="derived",
-    perturb={"surplus": q_h**2 * (4 * q_h + 4 * q_l) / (2 * (4 * q_h - q_l) ** 2)},
-)
-def _surplus(
-    surplus: sp.Expr = q_h**2 * (4 * q_h + 5 * q_l) / (2 * (4 * q_h - q_l) ** 2),
-    welfare: sp.Expr = q_h * (12 * q_h**2 - q_h * q_l - 2 * q_l**2) / (2 * (4 * q_h - q_l) ** 2),
-) -> Verdict:
-    integral = (
-        sp.integrate(theta * q_l - p_l, (theta, THETA_L, THETA_H))
-        + sp.integrate(theta * q_h - p_h, (theta, THETA_H, 1))
-    ).subs(_AT_EQUILIBRIUM)
-    cs = same_expression(integral, surplus, "CS*")
-    if not cs.holds:
-        return cs
-    w = same_expression(integral + U_L + U_H, welfare, "W*")
-    if not w.holds:
-        return w
-    return proved(
-        "integrating theta q - p over each firm's buyers at p* gives CS*; adding U_l + U_h gives W*"
-    )
-
-
-@proposition(
-    "thesis.ch3.remark1.cournot",
-    source=f"derived; the thesis names Cournot competition as the alternative to its Bertrand model ({_S32}, Remark 1)",
-    statement="with inverse demands p_l = q_l(1 - x_l - x_h), p_h = q_h(1 - x_h) - q_l x_l, the Cournot shares "
-    "x_l = q_h/(4q_h-q_l), x_h = (2q_h-q_l)/(4q_h-q_l) solve both FOCs (each profit concave); equal qualities leave q/9 each",
-    kind="derived",
-    perturb={"share_l": q_h / (3 * q_h - q_l)},
-)
-def _cournot(
-    share_l: sp.Expr = COURNOT_X_L, share_h: sp.Expr = COURNOT_X_H, tie: sp.Expr = q_h / 9
-) -> Verdict:
-    at = {x_l: share_l, x_h: share_h}
-    profit_l, profit_h = x_l * COURNOT_PRICE_L, x_h * COURNOT_PRICE_H
-    for derived, printed, what in (
-        (sp.diff(profit_l, x_l).subs(at), sp.Integer(0), "Cournot FOC of l"),
-        (sp.diff(profit_h, x_h).subs(at), sp.Integer(0), "Cournot FOC of h"),
-        (profit_l.subs(at).subs(q_l, q_h), tie, "U_l(q, q)"),
-        (profit_h.subs(at).subs(q_l, q_h), tie, "U_h(q, q)"),
-    ):
-        verdict = same_expression(derived, printed, what)
-        if not verdict.holds:
-            return verdict
-    if sp.diff(profit_l, x_l, 2) != -2 * q_l or sp.diff(profit_h, x_h, 2) != -2 * q_h:
-        return refuted("a Cournot profit is not concave in its own share", {})
-    return proved(
-        "both FOCs vanish at the shares; profits have second derivatives -2q_l, -2q_h < 0; ties give q/9"
-    )
-
-
-@proposition(
-    "thesis.ch3.oligopoly.n2",
-    source=f"derived; the thesis says its duopoly results extend to more firms ({_SRC}, section 3.2, p. 59)",
-    statement="the n-firm vertical Bertrand equilibrium of econ.oligopoly with n = 2 has Lemma 22's prices and revenues",
-    kind="derived",
-    perturb={"price_h": 2 * q_h * (q_h - q_l) / (4 * q_h - 2 * q_l)},
-)
-def _oligopoly_n2(
-    price_l: sp.Expr = _PRINTED_P_L,
-    price_h: sp.Expr = _PRINTED_P_H,
-    revenue_l: sp.Expr = _PRINTED_U_L,
-    revenue_h: sp.Expr = _PRINTED_U_H,
-) -> Verdict:
-    from econ.oligopoly import oligopoly_equilibrium
-
-    printed = [_numeric(e) for e in (price_l, price_h, revenue_l, revenue_h)]
-
-    def agrees(q_l: float, q_h: float) -> bool:
-        n_firm = oligopoly_equilibrium([q_l, q_h])
-        ours = [*n_firm.price, *n_firm.revenue]
-        return bool(np.allclose(ours, [f(q_l, q_h) for f in printed], rtol=1e-9, atol=0))
-
-    rng = np.random.default_rng(0)
-    pts = [(float(a), float(b)) for a, b in np.sort(rng.uniform(0.01, 1, (200, 2)), axis=1)]
-    pts += [(q * r, q) for q in (0.1, 1.0) for r in (1e-4, 4 / 7, 0.999)]
-    return on_points(
-        agrees,
-        [{"q_l": a, "q_h": b} for a, b in pts],
-        "the n-firm solver's prices and revenues equal the printed p* and (3.4) to 1e-9 relative",
-        drawn="200 seeded uniform (q_l, q_h) with 0.01 <= q_l < q_h <= 1 (seed 0), plus q_h in {0.1, 1} "
-        "with q_l/q_h in {1e-4, 4/7, 0.999}",
-        hypothesis=lambda q_l, q_h: 0 < q_l < q_h,
-    )

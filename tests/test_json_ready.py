@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import econ.duopoly_propositions  # noqa: F401  (registers thesis.ch3.lemma21)
 from econ import bargaining, duopoly, quality_caps
 from econ.market import market_history, market_round, sampled_market
 from econ.oligopoly import demands, oligopoly_equilibrium
@@ -114,9 +115,9 @@ RESULTS = {
     "propositions.Outcome": _proposition,
     "defection_free.PlayReport": lambda: dfree.report(_play()),
     "defection_free.RevenueAudit": lambda: dfree.revenue_audit([0.3, 0.4], [0.8, 0.9]),
-    "defection_free.Claim": lambda: dfree.scheme_claims({"defection-free": dfree.report(_play())})[
-        0
-    ],
+    "defection_free.SchemeClaim": lambda: dfree.scheme_claims(
+        {"defection-free": dfree.report(_play())}
+    )[0],
     "ipfl.IPFLConfig": lambda: IPFLConfig(price=np.float64(2.0)),
     "ipfl.TokenQualities": lambda: TokenQualities(
         names=("c0", "c1"),

@@ -150,7 +150,7 @@ def test_duopoly_equilibrium(pair: tuple[float, float], swap: bool) -> None:
     assert _close(eq.welfare, eq.consumer_surplus + eq.U_l + eq.U_h, qh)
     u_l, u_h = duopoly.revenues(ql, qh)
     assert (u_l, u_h) == (eq.U_l, eq.U_h)
-    cournot = duopoly.cournot_equilibrium(ql, qh)
+    cournot = duopoly.cournot_equilibrium(ql, qh).to_dict()
     _finite(*cournot.values())
     assert min(cournot.values()) >= 0 and cournot["x_l"] + cournot["x_h"] <= 1 + 1e-15
 

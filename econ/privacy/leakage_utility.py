@@ -403,7 +403,7 @@ def _appc1_err(
     ),
 ) -> Verdict:
     """One independent Monte Carlo estimate (20 000 draws, its own seed) per setting."""
-    from econ.privacy.models import _mc_verdict, _mc_within
+    from econ.privacy.models_propositions import _mc_verdict, _mc_within
 
     results = []
     for seed, (alphas, n_samples, sigma) in enumerate(_APPC_SETTINGS):

@@ -19,18 +19,14 @@ r"""Symmetric optima :math:`\beta_i = \beta` of the total utility (Tsoy et al. 2
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import brentq
 
 from econ.privacy import symbolic as S
-from econ.privacy._checks import all_hold, identity, proves_positive
 from econ.privacy.models import DPSGD, DPMean
-from econ.propositions import Verdict, checked, on_points, proposition
 from econ.validation import non_negative, positive, positive_int
 
 
@@ -51,8 +47,14 @@ class SymmetricOptimum:
 
 
 _ARGS = (S.n_clients, S.lam, S.rho, S.kappa)
+
+
 _dp_beta = sp.lambdify(_ARGS, S.DP_MEAN_SYM_BETA)
+
+
 _dp_alpha2 = sp.lambdify(_ARGS, S.DP_MEAN_SYM_ALPHA2)
+
+
 _dp_gain = sp.lambdify(_ARGS, S.DP_MEAN_SYM_BEST_GAIN)
 
 
@@ -90,6 +92,8 @@ def dp_mean_symmetric_optimum(model: DPMean, lam: float, n_clients: int) -> Symm
 
 
 _sgd_beta = sp.lambdify((S.psi, S.rho, S.n_clients), S.DP_SGD_SYM_BETA)
+
+
 _sgd_gain = sp.lambdify((S.psi, S.rho, S.n_clients, S.kappa, S.dim), S.DP_SGD_SYM_BEST_GAIN)
 
 
@@ -120,17 +124,27 @@ def dp_sgd_symmetric_optimum(model: DPSGD, lam: float) -> SymmetricOptimum:
     return SymmetricOptimum(beta, alpha2, float(_sgd_gain(psi, rho, n, kappa, model.dim)), True)
 
 
-# --------------------------------------------------------------------------------------------
-# Theorem 5.3 / Lemma B.5: symmetric Bayesian optimum
-# --------------------------------------------------------------------------------------------
-
 _BARGS = (S.beta, S.n_clients, S.lam, S.rho, S.tau)
+
+
 _H1 = sp.diff(S.BAYES_SYM_GAIN_PRINTED, S.beta)
+
+
 _H2 = sp.diff(_H1, S.beta)
+
+
 _h = sp.lambdify(_BARGS, S.BAYES_SYM_GAIN_PRINTED)
+
+
 _h1 = sp.lambdify(_BARGS, _H1)
+
+
 _h2 = sp.lambdify(_BARGS, _H2)
+
+
 _QUARTIC = sp.Poly(sp.numer(sp.together(_H1)), S.beta)
+
+
 _quartic = sp.lambdify(_BARGS[1:], _QUARTIC.all_coeffs())
 
 
@@ -212,597 +226,3 @@ def bayes_asymptotic_optimum(
     if lam_ <= (r + t) / t:
         return 0.0, 0.0
     return r * np.sqrt((lam_ - 1) / positive_int("n_clients", n_clients)), lam_ / (r + t) - 1 / t
-
-
-# --------------------------------------------------------------------------------------------
-# Registered results
-# --------------------------------------------------------------------------------------------
-
-_e, _m, _t = sp.symbols("e m t", positive=True)  # margin, N - 1 and beta = rho t/(1 + t)
-
-
-def _dp_mean_points(seed: int, count: int) -> list[dict[str, float]]:
-    """Symmetric DP-mean settings; lambda spread around the threshold kappa^2 rho^2/(N - 1)."""
-    rng = np.random.default_rng(seed)
-    # the paper's Figure 1 setting first: N = 5, rho = 1 (n = 100, sigma = 10), B = 20
-    kappa = float(np.sqrt(2 * np.log(1.25 * 100**2)) * 20 / 100)
-    points = [{"N": 5, "lam": 1.0, "kappa": kappa, "rho": 1.0}]
-    for _ in range(count):
-        n, rho, kappa = (
-            int(rng.integers(2, 60)),
-            float(np.exp(rng.normal(0, 1))),
-            float(np.exp(rng.normal(-0.5, 1))),
-        )
-        lam = kappa**2 * rho**2 / (n - 1) * float(np.exp(rng.uniform(-1, 5)))
-        points.append({"N": n, "lam": lam, "kappa": kappa, "rho": rho})
-    return points
-
-
-def _dp_mean_beta_star(n: int, lam: float, kappa: float, rho: float) -> float:
-    """The maximiser of the symmetric gain h on [0, rho): the root of the decreasing h'."""
-
-    def slope(b: float) -> float:
-        return lam * (n - 1) / ((n - 1) * b + rho) ** 2 - kappa**2 * rho**2 / (rho - b) ** 2
-
-    if slope(0.0) <= 0:
-        return 0.0
-    return float(brentq(slope, 0.0, rho * (1 - 1e-15), xtol=1e-300, rtol=1e-15, maxiter=500))
-
-
-def _with_values(verdict: Verdict, values: Callable[..., tuple[float, float]]) -> Verdict:
-    """Add the printed value and the optimum at a counterexample to its evidence."""
-    if verdict.counterexample is None:
-        return verdict
-    printed, optimum = values(**verdict.counterexample)
-    return Verdict(
-        verdict.status,
-        f"{verdict.evidence}; printed {printed:.6g}, optimum {optimum:.6g}",
-        {**verdict.counterexample, "printed": printed, "optimum": optimum},
-    )
-
-
-def _thm51_printed_check(alpha2: Callable[..., float]) -> Verdict:
-    def values(N: int, lam: float, kappa: float, rho: float) -> tuple[float, float]:
-        beta = _dp_mean_beta_star(N, lam, kappa, rho)
-        with np.errstate(invalid="ignore"):
-            return float(alpha2(N, lam, kappa, rho)), 1 / beta - 1 / rho
-
-    def agrees(N: int, lam: float, kappa: float, rho: float) -> bool:
-        value, optimum = values(N, lam, kappa, rho)
-        return bool(abs(value - optimum) <= 1e-7 * optimum)
-
-    return _with_values(
-        on_points(
-            agrees,
-            _dp_mean_points(51, 60),
-            "(alpha*)^2 = 1/beta* - 1/rho at the root beta* of h' (brentq), to 1e-7",
-            drawn=(
-                "seeded sample (seed 51) of 60: N in 2..59, rho, kappa log-normal, (N-1) lambda/"
-                "(kappa rho)^2 log-uniform in [e^-1, e^5]; plus Figure 1's N = 5, rho = 1, B = 20"
-            ),
-            hypothesis=lambda N, lam, kappa, rho: (N - 1) * lam > kappa**2 * rho**2,
-        ),
-        values,
-    )
-
-
-def _alpha2_appendix(N: float, lam: float, kappa: float, rho: float) -> float:
-    return N * kappa / (np.sqrt((N - 1) * lam) - kappa * rho)
-
-
-@proposition(
-    "tsoy.thm5.1",
-    source="Tsoy et al. (2024), section 5, Theorem 5.1",
-    statement=(
-        "as printed: if (N-1) lambda > kappa^2 rho^2 the optimal symmetric noise is "
-        "(alpha*)^2 = N kappa/sqrt((N-1) lambda - kappa rho)"
-    ),
-    holds=False,
-    perturb={"alpha2": _alpha2_appendix},
-)
-def _thm51_printed(
-    alpha2: Callable[..., float] = lambda N, lam, kappa, rho: (
-        N * kappa / np.sqrt((N - 1) * lam - kappa * rho)
-    ),
-) -> Verdict:
-    """The printed noise level against the numerically maximised symmetric gain."""
-    return _thm51_printed_check(alpha2)
-
-
-@proposition(
-    "tsoy.thm5.1.corrected",
-    source=(
-        "Tsoy et al. (2024), Theorem 5.1 with (alpha*)^2 = N/(sqrt((N-1) lambda)/kappa - rho), "
-        "the second line of its proof in Appendix B.3"
-    ),
-    statement=(
-        "beta* = 0 iff (N-1) lambda <= kappa^2 rho^2; otherwise (alpha*)^2 = N kappa/(sqrt((N-1) "
-        "lambda) - kappa rho), u(alpha*) - u^0 = (sqrt((N-1) lambda) - kappa rho)^2/(N rho), "
-        "d(alpha*)^2/d lambda <= 0 and sign d(alpha*)^2/dN = sign((N-2) sqrt(lambda) - 2 sqrt(N-1) "
-        "kappa rho)"
-    ),
-    perturb={"alpha2": lambda N, lam, kappa, rho: N * kappa / sp.sqrt((N - 1) * lam - kappa * rho)},
-)
-def _thm51(
-    alpha2: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: (
-        N * kappa / (sp.sqrt((N - 1) * lam) - kappa * rho)
-    ),
-    gain: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: (
-        (sp.sqrt((N - 1) * lam) - kappa * rho) ** 2 / (N * rho)
-    ),
-    sign_dn: Callable[..., sp.Expr] = lambda N, lam, kappa, rho: (
-        (N - 2) * sp.sqrt(lam) - 2 * sp.sqrt(N - 1) * kappa * rho
-    ),
-) -> Verdict:
-    """Every claim for all N >= 2, with N = 1 + m and, when profitable, lambda = (kappa rho + e)^2/m."""
-    k, r, lam = S.kappa, S.rho, S.lam
-    n = 1 + _m
-    h = S.DP_MEAN_SYM_GAIN.subs(S.n_clients, n)
-    h1, h2 = sp.diff(h, S.beta), sp.diff(h, S.beta, 2)
-    at = {lam: (k * r + _e) ** 2 / _m}  # (N - 1) lambda > kappa^2 rho^2
-    a2 = alpha2(n, lam, k, r)
-    beta = (1 / (1 / r + a2)).subs(at)
-    dn = sp.diff(alpha2(S.n_clients, lam, k, r), S.n_clients).subs(S.n_clients, n)
-    denominator = 2 * sp.sqrt(_m) * k * (sp.sqrt(_m * lam) / k - r) ** 2
-    return all_hold(
-        [
-            identity(
-                h1.subs(S.beta, 0) - (_m * lam - k**2 * r**2) / r**2,
-                "h'(0) - ((N-1) lambda - kappa^2 rho^2)/rho^2",
-            ),
-            lambda: proves_positive(-h2.subs(S.beta, r * _t / (1 + _t)), "-h''(beta) on (0, rho)"),
-            lambda: identity(h1.subs(at).subs(S.beta, beta), "h'(beta(alpha*))"),
-            lambda: proves_positive(beta, "beta*"),
-            lambda: proves_positive(r - beta, "rho - beta*"),
-            lambda: identity(
-                h.subs(at).subs(S.beta, beta) - gain(n, lam, k, r).subs(at),
-                "h(beta*) - printed gain",
-            ),
-            lambda: proves_positive(-sp.diff(a2, lam).subs(at), "-d(alpha*)^2/d lambda"),
-            lambda: identity(
-                (dn * denominator - sign_dn(n, lam, k, r)).subs(at),
-                "d(alpha*)^2/dN * 2 sqrt(N-1) kappa (sqrt((N-1) lambda)/kappa - rho)^2 - sign expression",
-            ),
-        ],
-        "h is strictly concave on [0, rho), so beta* = 0 iff h'(0) <= 0; otherwise beta* in (0, rho) "
-        "is the root of h'",
-    )
-
-
-@proposition(
-    "tsoy.thm5.2",
-    source="Tsoy et al. (2024), section 5, Theorem 5.2",
-    statement=(
-        "as printed: if sqrt((N-1) lambda) >= sqrt(4 N L mu d/(N-1)) kappa rho the optimal "
-        "symmetric noise is (alpha*)^2 = sqrt(L mu N kappa)/sqrt(lambda d)"
-    ),
-    holds=False,
-    perturb={
-        "alpha2": lambda L, mu, N, kappa, lam, d: np.sqrt(L * mu * N) * kappa / np.sqrt(lam * d)
-    },
-)
-def _thm52_printed(
-    alpha2: Callable[..., float] = lambda L, mu, N, kappa, lam, d: (
-        np.sqrt(L * mu * N * kappa) / np.sqrt(lam * d)
-    ),
-) -> Verdict:
-    """The printed noise level against the numerically maximised symmetric DP-SGD gain."""
-    rng = np.random.default_rng(52)
-    points = []
-    for _ in range(60):
-        L = float(np.exp(rng.uniform(-1, 2)))
-        mu, d, N = (
-            L * float(rng.uniform(0.01, 1)),
-            int(rng.integers(1, 50)),
-            int(rng.integers(2, 40)),
-        )
-        kappa, rho = float(np.exp(rng.normal(-1, 1.5))), float(np.exp(rng.normal(0, 1)))
-        threshold = 4 * N * L * mu * d * kappa**2 * rho**2 / (N - 1) ** 2
-        points.append(
-            {
-                "L": L,
-                "mu": mu,
-                "d": d,
-                "N": N,
-                "kappa": kappa,
-                "rho": rho,
-                "lam": threshold * float(np.exp(rng.uniform(0, 4))),
-            }
-        )
-
-    def values(
-        L: float, mu: float, d: int, N: int, kappa: float, rho: float, lam: float
-    ) -> tuple[float, float]:
-        def slope(
-            b: float,
-        ) -> float:  # h(beta) = -kappa^2 d rho beta/(rho - beta) - lam/(L mu N beta)
-            return lam / (L * mu * N * b**2) - kappa**2 * d * rho**2 / (rho - b) ** 2
-
-        beta = float(
-            brentq(slope, 1e-12 * rho, rho * (1 - 1e-15), xtol=1e-300, rtol=1e-15, maxiter=500)
-        )
-        return float(alpha2(L, mu, N, kappa, lam, d)), (1 / beta - 1 / rho) / d
-
-    def agrees(L: float, mu: float, d: int, N: int, kappa: float, rho: float, lam: float) -> bool:
-        value, optimum = values(L, mu, d, N, kappa, rho, lam)
-        return bool(abs(value - optimum) <= 1e-7 * optimum)
-
-    return _with_values(
-        on_points(
-            agrees,
-            points,
-            "(alpha*)^2 = (1/beta* - 1/rho)/d at the root beta* of h' (brentq), to 1e-7",
-            drawn=(
-                "seeded sample (seed 52) of 60: L log-uniform in [e^-1, e^2], mu/L in [0.01, 1], "
-                "d in 1..49, N in 2..39, kappa, rho log-normal, lambda from the profitability "
-                "threshold to e^4 times it"
-            ),
-            hypothesis=lambda L, mu, d, N, kappa, rho, lam: (
-                (N - 1) * lam >= 4 * N * L * mu * d * kappa**2 * rho**2 / (N - 1)
-            ),
-        ),
-        values,
-    )
-
-
-@proposition(
-    "tsoy.thm5.2.corrected",
-    source=(
-        "Tsoy et al. (2024), Theorem 5.2 with (alpha*)^2 = sqrt(N L mu) kappa/sqrt(lambda d), "
-        "as derived in Appendix B.8"
-    ),
-    statement=(
-        "collaboration is profitable iff sqrt((N-1) lambda) >= sqrt(4 N L mu d/(N-1)) kappa rho; "
-        "then (alpha*)^2 = sqrt(L mu N) kappa/sqrt(lambda d), u(alpha*) - u^0 = sqrt((N-1) lambda)/"
-        "(L mu rho N) (sqrt((N-1) lambda) - sqrt(4 N L mu d/(N-1)) kappa rho), and (alpha*)^2 "
-        "falls in lambda and sigma^2 and grows in N (kappa grows with T, T with N and 1/sigma^2)"
-    ),
-    perturb={
-        "alpha2": lambda L, mu, N, kappa, lam, d: sp.sqrt(L * mu * N * kappa) / sp.sqrt(lam * d)
-    },
-)
-def _thm52(
-    alpha2: Callable[..., sp.Expr] = lambda L, mu, N, kappa, lam, d: (
-        sp.sqrt(L * mu * N) * kappa / sp.sqrt(lam * d)
-    ),
-    gain: Callable[..., sp.Expr] = lambda L, mu, N, kappa, lam, d, rho: (
-        sp.sqrt((N - 1) * lam)
-        / (L * mu * rho * N)
-        * (sp.sqrt((N - 1) * lam) - sp.sqrt(4 * N * L * mu * d / (N - 1)) * kappa * rho)
-    ),
-) -> Verdict:
-    """The symmetric gain of eq. (2), h(beta) = kappa^2 rho d (psi (1 - rho/(N beta)) - beta/(rho - beta))."""
-    L, mu, k, lam, d, r = S.L_smooth, S.mu_sc, S.kappa, S.lam, S.dim, S.rho
-    n = 1 + _m
-    psi = lam / (L * mu * d * k**2 * r**2)
-    h = k**2 * r * d * (psi * (1 - r / (n * S.beta)) - S.beta / (r - S.beta))
-    h1 = sp.diff(h, S.beta)
-    a2 = alpha2(L, mu, n, k, lam, d)
-    beta = 1 / (1 / r + d * a2)
-    # kappa^2 = c T ln(1.25 T n^2) (Theorem 4.4 with m = T); T = ln(y0)/g, y0 = L mu n N D^2/sigma^2
-    T, c, g, ell = sp.symbols("T c g ell", positive=True)  # ell = ln(1.25 T n^2) > 0
-    kappa2_dt = (
-        sp.diff(c * T * sp.Function("ell")(T), T)
-        .subs(sp.Derivative(sp.Function("ell")(T), T), 1 / T)
-        .subs(sp.Function("ell")(T), ell)
-    )
-    n_sym, sigma2 = sp.symbols("N sigma2", positive=True)
-    t_of = sp.log(L * mu * n_sym / sigma2) / g
-    return all_hold(
-        [
-            proves_positive(
-                -sp.diff(h, S.beta, 2).subs(S.beta, r * _t / (1 + _t)), "-h''(beta) on (0, rho)"
-            ),
-            identity(h1.subs(S.beta, beta), "h'(beta(alpha*))"),
-            proves_positive(r - beta, "rho - beta*"),
-            identity(
-                h.subs(S.beta, beta) - gain(L, mu, n, k, lam, d, r), "h(beta*) - printed gain"
-            ),
-            proves_positive(-sp.diff(a2, lam), "-d(alpha*)^2/d lambda"),
-            proves_positive(sp.diff(a2, _m), "d(alpha*)^2/dN at fixed kappa"),
-            proves_positive(sp.diff(a2, k), "d(alpha*)^2/d kappa"),
-            proves_positive(kappa2_dt, "d kappa^2/dT"),
-            proves_positive(sp.diff(t_of, n_sym), "dT/dN (T > 1)"),
-            proves_positive(-sp.diff(t_of, sigma2), "-dT/d sigma^2 (T > 1)"),
-        ],
-        "h is strictly concave, its root is beta(alpha*), the printed gain is h there; the gain "
-        "is a positive factor times sqrt((N-1) lambda) - sqrt(4 N L mu d/(N-1)) kappa rho, which "
-        "gives the threshold",
-    )
-
-
-def _bayes_limits(
-    low: Callable[..., float], zero: Callable[..., float], top: Callable[..., float]
-) -> Callable[[int, float, float], tuple[float, float, float]]:
-    return lambda n, rho, tau: (low(n, rho, tau), zero(n, rho, tau), top(n, rho, tau))
-
-
-def _thm53_points(
-    limits: Callable[[int, float, float], tuple[float, float, float]],
-) -> list[dict[str, float]]:
-    """Settings and lambdas drawn in each regime of the passed thresholds."""
-    rng = np.random.default_rng(53)
-    points = []
-    for k in range(240):
-        n = int(rng.integers(2, 40)) if k % 2 else int(rng.integers(10, 200))
-        rho, tau = float(np.exp(rng.normal(0, 1.2))), float(np.exp(rng.normal(0, 1.2)))
-        low, zero, top = limits(n, rho, tau)
-        regime = k % 4
-        if regime == 0:  # below lambda_low
-            lam = low * float(rng.uniform(0.2, 1.0))
-        elif regime == 1:  # above lambda_0
-            lam = zero * float(np.exp(rng.uniform(0, 2)))
-        elif regime == 2:  # above lambda_0 and lambda_rho
-            lam = max(zero, top) * float(np.exp(rng.uniform(0, 2)))
-        else:  # between lambda_0 and lambda_rho (when that interval is not empty)
-            lam = zero + (top - zero) * float(rng.uniform(0.01, 0.99))
-        points.append({"n": n, "rho": rho, "tau": tau, "lam": lam})
-    return points
-
-
-@proposition(
-    "tsoy.thm5.3",
-    source="Tsoy et al. (2024), section 5, Theorem 5.3 (proof in Appendix B.12)",
-    statement=(
-        "Bayes symmetric: beta* = 0 if lambda < (N rho + tau)^2/((N-1)^2 rho^2); beta* > 0 if "
-        "lambda > lambda_0 = (N rho^2 + 2 rho tau + tau^2)(rho + tau)^2/((N-1) rho^2 tau^2); if "
-        "also lambda < lambda_rho = (N rho + tau)^2/((N-1) rho^2), beta* is the only root of "
-        "du/dbeta in [0, rho] and grows with lambda and rho; if lambda > lambda_0 and lambda >= "
-        "lambda_rho, beta* = rho"
-    ),
-    perturb={"low": lambda n, rho, tau: (n * rho + tau) ** 2 / ((n - 1) * rho**2)},
-)
-def _thm53(
-    low: Callable[..., float] = lambda n, rho, tau: (n * rho + tau) ** 2 / ((n - 1) ** 2 * rho**2),
-    zero: Callable[..., float] = lambda n, rho, tau: (
-        (n * rho**2 + 2 * rho * tau + tau**2) * (rho + tau) ** 2 / ((n - 1) * rho**2 * tau**2)
-    ),
-    top: Callable[..., float] = lambda n, rho, tau: (n * rho + tau) ** 2 / ((n - 1) * rho**2),
-) -> Verdict:
-    """Every clause at points drawn in its regime; the optimum from Lemma B.5's candidates."""
-    n_, r_, t_ = S.n_clients, S.rho, S.tau
-    h1 = sp.diff(S.BAYES_SYM_GAIN_PRINTED, S.beta)
-    h2 = sp.diff(h1, S.beta)
-    # h'' > 0 on [0, rho] iff lambda < lambda_low: the bracket of Appendix B.12 is smallest at rho
-    at_rho = (r_ + t_ / n_) ** 2 / (n_ * r_**2) * (
-        1 + (n_ * r_ + t_) / (n_ * (n_ - 1) * (r_ + t_ / n_))
-    ) ** 3 - S.lam / (n_ - 1)
-    symbolic = all_hold(
-        [
-            identity(
-                S.BAYES_SYM_GAIN - S.BAYES_SYM_GAIN_PRINTED,
-                "symmetric gain of Appendix B.12 - eq. (3) with gamma = (N-1) beta",
-            ),
-            identity(
-                h1.subs(S.beta, 0) - (n_ - 1) / (r_ + t_) ** 2 * (S.lam - zero(n_, r_, t_)),
-                "h'(0) - (N-1)/(rho+tau)^2 (lambda - lambda_0)",
-            ),
-            identity(
-                h1.subs(S.beta, r_) - (n_ - 1) / (n_ * r_ + t_) ** 2 * (S.lam - top(n_, r_, t_)),
-                "h'(rho) - (N-1)/(N rho+tau)^2 (lambda - lambda_rho)",
-            ),
-            identity(
-                h2.subs(S.beta, r_) - 2 / (r_ + (r_ + t_) / (n_ - 1)) ** 3 * at_rho,
-                "h''(rho) - the bracket of Appendix B.12 at rho",
-            ),
-            identity(
-                at_rho - (low(n_, r_, t_) - S.lam) / (n_ - 1),
-                "bracket at rho - (lambda_low - lambda)/(N-1)",
-            ),
-        ],
-        "the thresholds are the signs of h'(0), h'(rho) and h''(rho)",
-    )
-    if not symbolic.holds:
-        return symbolic
-    limits = _bayes_limits(low, zero, top)
-
-    def clauses(n: int, rho: float, tau: float, lam: float) -> list[bool]:
-        lo, z, t = limits(n, rho, tau)
-        return [lam < lo, lam > z, z < lam < t, lam > z and lam >= t]
-
-    def holds(n: int, rho: float, tau: float, lam: float) -> bool:
-        below, positive_, middle, full = clauses(n, rho, tau, lam)
-        opt = bayes_symmetric_optimum(rho, tau, lam, n)
-        ok = (not below or opt.beta == 0) and (not positive_ or opt.beta > 0)
-        ok = ok and (not full or opt.beta == rho)
-        if middle:
-            args = (n, lam, rho, tau)
-            grid = np.linspace(0, rho, 4001)
-            slope = _h1(grid, *args)
-            roots = int(np.sum(np.sign(slope[:-1]) != np.sign(slope[1:])))
-            up_lam = bayes_symmetric_optimum(rho, tau, lam * (1 + 1e-6), n).beta
-            up_rho = bayes_symmetric_optimum(rho * (1 + 1e-6), tau, lam, n).beta
-            ok = ok and roots == 1 and 0 < opt.beta < rho
-            ok = ok and up_lam >= opt.beta * (1 - 1e-12) and up_rho >= opt.beta * (1 - 1e-12)
-        return bool(ok)
-
-    what = (
-        "beta* (the best of 0, rho and the roots of h' with h'' <= 0) obeys each clause whose "
-        "condition holds; in the middle clause h' changes sign once on a 4001-point grid and "
-        "beta* does not fall when lambda or rho grows by a factor 1 + 1e-6"
-    )
-    numeric = on_points(
-        holds,
-        _thm53_points(limits),
-        what,
-        drawn=(
-            "seeded sample (seed 53) of 240: N in 2..39 or 10..199, rho, tau log-normal, lambda "
-            "in turn below lambda_low, above lambda_0, above max(lambda_0, lambda_rho) and "
-            "between lambda_0 and lambda_rho"
-        ),
-        hypothesis=lambda n, rho, tau, lam: lam > 0 and any(clauses(n, rho, tau, lam)),
-    )
-    if not numeric.holds or numeric.n_points is None or numeric.drawn is None:
-        return numeric
-    return checked(
-        f"{what}; {symbolic.evidence}",
-        numeric.n_points,
-        drawn=numeric.drawn,
-    )
-
-
-@proposition(
-    "tsoy.thm5.3.self_consistency",
-    source="Tsoy et al. (2024), proof of Theorem 5.3 (Appendix B.12), the self-consistency condition",
-    statement=(
-        "lambda_0 <= lambda_rho iff N rho^3 + (2N+2) rho^2 tau <= (N^2-N-5) rho tau^2 + "
-        "(2N-4) tau^3, which holds for N large enough"
-    ),
-    perturb={
-        "poly": lambda n, r, t: (
-            (n**2 - n - 4) * r * t**2 + (2 * n - 4) * t**3 - n * r**3 - (2 * n + 2) * r**2 * t
-        )
-    },
-)
-def _self_consistency(
-    poly: Callable[..., sp.Expr] = lambda n, r, t: (
-        (n**2 - n - 5) * r * t**2 + (2 * n - 4) * t**3 - n * r**3 - (2 * n + 2) * r**2 * t
-    ),
-) -> Verdict:
-    """(lambda_rho - lambda_0) (N - 1) rho tau^2 is the printed polynomial, and (N - 1) rho tau^2 > 0."""
-    n, r, t = S.n_clients, S.rho, S.tau
-    p = sp.expand(poly(n, r, t))
-    return all_hold(
-        [
-            identity(
-                (S.BAYES_LAMBDA_RHO - S.BAYES_LAMBDA_0) * (n - 1) * r * t**2 - p,
-                "(lambda_rho - lambda_0) (N-1) rho tau^2 - polynomial",
-            ),
-            lambda: proves_positive(sp.Poly(p, n).LC(), "leading coefficient in N"),
-        ],
-        "the sign of lambda_rho - lambda_0 is that of the polynomial, positive for large N",
-    )
-
-
-def _lemma_b5_points() -> list[dict[str, float]]:
-    rng = np.random.default_rng(55)
-    points = []
-    for _ in range(120):
-        n = int(rng.integers(2, 40))
-        rho, tau = float(np.exp(rng.normal(0, 1))), float(np.exp(rng.normal(0, 1)))
-        lam_low = (n * rho + tau) ** 2 / ((n - 1) ** 2 * rho**2)
-        points.append(
-            {"n": n, "rho": rho, "tau": tau, "lam": lam_low * float(np.exp(rng.uniform(0, 5)))}
-        )
-    return points
-
-
-@proposition(
-    "tsoy.lemmaB.5",
-    source="Tsoy et al. (2024), Lemmas B.5 and B.6 (Appendix B.12)",
-    statement=(
-        "for lambda > lambda_low, beta* is rho (case 1), in {0, rho} (case 2), a root of h' with "
-        "h'' <= 0 (case 3), 0 or such a root (case 4), or 0 (case 5); at a root with h'' < 0, "
-        "(N-1) beta + tau >= (N-1)^(1/3) rho"
-    ),
-    perturb={"root": 1},
-)
-def _lemma_b5(root: int = 3) -> Verdict:
-    """The maximiser of h on a 20001-point grid against the case's candidates."""
-
-    def agrees(n: int, rho: float, tau: float, lam: float) -> bool:
-        args = (n, lam, rho, tau)
-        grid = np.linspace(0, rho, 20001)
-        values, slope = _h(grid, *args), _h1(grid, *args)
-        best = int(np.argmax(values))
-        beta, step = float(grid[best]), rho / 20000
-        d0, d_rho = slope[0], slope[-1]
-        changes = int(np.sum(np.sign(slope[:-1]) != np.sign(slope[1:])))
-        interior = step < beta < rho - step
-        if interior:  # refine to the root of h'
-            lo, hi = grid[best - 1], grid[best + 1]
-            beta = (
-                float(brentq(lambda b: _h1(b, *args), lo, hi))
-                if _h1(lo, *args) * _h1(hi, *args) < 0
-                else beta
-            )
-        if d0 > 0 and d_rho > 0:
-            case_ok = beta >= rho - step
-        elif d0 <= 0 and d_rho > 0:
-            case_ok = not interior
-        elif d0 > 0:
-            case_ok = interior and _h2(beta, *args) <= 1e-9
-        elif changes:
-            case_ok = beta <= step or (interior and _h2(beta, *args) <= 1e-9)
-        else:
-            case_ok = beta <= step
-        b6 = not interior or (n - 1) * beta + tau >= (n - 1) ** (1 / root) * rho * (1 - 1e-9)
-        return bool(case_ok and b6)
-
-    return on_points(
-        agrees,
-        _lemma_b5_points(),
-        "the grid maximiser lies in the set its case names; Lemma B.6's bound at interior maximisers",
-        drawn=(
-            "seeded sample (seed 55) of 120: N in 2..39, rho, tau log-normal, lambda log-uniform "
-            "from lambda_low to e^5 lambda_low"
-        ),
-        hypothesis=lambda n, rho, tau, lam: lam > (n * rho + tau) ** 2 / ((n - 1) ** 2 * rho**2),
-    )
-
-
-_THM54_SETTINGS = (
-    (1.0, 1.0, 3.0),
-    (1.0, 1.0, 5.0),
-    (1.0, 1.0, 1.5),
-    (2.0, 0.5, 8.0),
-    (2.0, 0.5, 4.0),
-    (0.3, 2.0, 1.5),
-    (0.3, 2.0, 1.0),
-    (5.0, 5.0, 2.5),
-    (5.0, 5.0, 1.8),
-    (0.5, 0.1, 12.0),
-    (0.5, 0.1, 4.0),
-    (10.0, 1.0, 30.0),
-)
-
-
-@proposition(
-    "tsoy.thm5.4",
-    source="Tsoy et al. (2024), section 5, Theorem 5.4 (proof in Appendix B.13)",
-    statement=(
-        "as N -> infinity: for lambda > (rho+tau)/tau, beta* = sqrt((lambda-1)/N) rho + o(N^-1/2) "
-        "and u(beta*) - u^0 = lambda/(rho+tau) - 1/tau + o(1); for lambda < (rho+tau)/tau, "
-        "beta* = 0; as rho -> infinity or rho -> 0, beta* = 0"
-    ),
-    perturb={"beta_lead": lambda lam, n, rho: rho * np.sqrt(lam / n)},
-)
-def _thm54(
-    beta_lead: Callable[[float, float, float], float] = lambda lam, n, rho: (
-        rho * np.sqrt((lam - 1) / n)
-    ),
-    gain_lead: Callable[[float, float, float], float] = lambda lam, rho, tau: (
-        lam / (rho + tau) - 1 / tau
-    ),
-) -> Verdict:
-    """Each setting: the exact optimum at N = 1e3 ... 1e6, and at rho -> infinity and rho -> 0."""
-    sizes = (10**3, 10**4, 10**5, 10**6)
-
-    def agrees(rho: float, tau: float, lam: float) -> bool:
-        opts = [bayes_symmetric_optimum(rho, tau, lam, n) for n in sizes]
-        if lam < (rho + tau) / tau:
-            ok = opts[-1].beta == 0
-        else:
-            beta_gap = [
-                abs(o.beta / beta_lead(lam, n, rho) - 1) for o, n in zip(opts, sizes, strict=True)
-            ]
-            gain_gap = [abs(o.gain - gain_lead(lam, rho, tau)) for o in opts]
-            ok = beta_gap[-1] < 0.05 and beta_gap[-1] < beta_gap[0] and gain_gap[-1] < gain_gap[0]
-            ok = ok and gain_gap[-1] < 0.05 * abs(gain_lead(lam, rho, tau))
-        far = all(
-            bayes_symmetric_optimum(r, tau, lam, 10).beta == 0 for r in (1e4 * rho, 1e-4 * rho)
-        )
-        return bool(ok and far)
-
-    return on_points(
-        agrees,
-        [{"rho": r, "tau": t, "lam": la} for r, t, la in _THM54_SETTINGS],
-        "above the threshold the relative gap of beta* sqrt(N) to the lead and the gap of the "
-        "gain shrink from N = 1e3 to 1e6 and are below 5 % there; below it beta* = 0 at N = 1e6; "
-        "beta* = 0 at rho x 1e4 and rho x 1e-4 (N = 10)",
-        drawn=(
-            f"{len(_THM54_SETTINGS)} fixed settings (rho, tau) from (0.3, 2) to (10, 1), lambda "
-            "above and below (rho + tau)/tau, each followed over N = 1e3, 1e4, 1e5, 1e6"
-        ),
-        hypothesis=lambda rho, tau, lam: abs(lam * tau / (rho + tau) - 1) > 0.05,
-    )

@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ import duopoly, quality_caps
 from econ.bargaining import duopoly_nash_solution, nash_product
+from econ.duopoly_propositions import same_expression
 from econ.propositions import Verdict, checked, on_points, proposition, refuted
 from games.defection_free import (
     B_TILDE,
@@ -511,7 +512,7 @@ def _thm5_identity(factor: sp.Expr = 2 / _ALPHA) -> Verdict:
     lhs = (_g.T * (_x - _xs))[0] - _ALPHA / 2 * (_g.T * _g)[0]
     step = _x - _ALPHA * _g - _xs
     rhs = factor * (((_x - _xs).T * (_x - _xs))[0] - (step.T * step)[0])
-    return duopoly.same_expression(
+    return same_expression(
         lhs,
         rhs,
         f"g'(x - x*) - (alpha/2)||g||^2 minus ({factor})(||x - x*||^2 - ||x - alpha g - x*||^2) in R^2",

@@ -1,5 +1,7 @@
 """Duopoly closed forms (Werner 2024, ch. 3, Lemmas 21-23, eq. 3.4), checked at exact rationals."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -112,8 +114,20 @@ def test_bad_input_is_named(q_low, q_high, match):
 
 
 def test_cournot_complete_collaboration_keeps_revenue():
-    out = duopoly.cournot_equilibrium(0.6, 0.6)
-    assert out["U_l"] == pytest.approx(0.6 / 9) and out["U_h"] == pytest.approx(0.6 / 9)
+    eq = duopoly.cournot_equilibrium(0.6, 0.6)
+    assert eq.U_l == pytest.approx(0.6 / 9) and eq.U_h == pytest.approx(0.6 / 9)
+
+
+def test_cournot_equilibrium_is_a_frozen_record_of_scalars_or_arrays():
+    eq = duopoly.cournot_equilibrium(0.3, 0.8)
+    assert isinstance(eq, duopoly.CournotEquilibrium)
+    assert all(type(v) is float for v in eq.to_dict().values())
+    assert list(eq.to_dict()) == ["x_l", "x_h", "p_l", "p_h", "U_l", "U_h"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        eq.U_l = 0.0  # type: ignore[misc]
+    arrays = duopoly.cournot_equilibrium([0.3, 0.5], 0.8)
+    assert arrays.U_h.shape == (2,) and arrays.U_h[0] == eq.U_h
+    assert arrays.to_dict()["U_h"] == [eq.U_h, float(arrays.U_h[1])]
 
 
 def test_monte_carlo_demands_match_lemma21():

@@ -5,6 +5,7 @@ import pytest
 import sympy as sp
 
 from econ import duopoly, quality_caps
+from econ import quality_caps_propositions as caps_props
 
 B_TABLE = [
     (0.3, 1.0, 0.3),
@@ -146,34 +147,32 @@ def test_b_rejects_bad_input(a, b, match):
 
 
 def _at(expr, rho, h, c):
-    return float(expr.subs({quality_caps._rho: rho, quality_caps._h: h, quality_caps._c: c}))
+    return float(expr.subs({caps_props._rho: rho, caps_props._h: h, caps_props._c: c}))
 
 
 def test_printed_roots_of_the_proof_of_proposition_3():
     rho, h, c = 0.25, 0.6, 0.66
     # q^h as printed is the cap of Algorithm 5's step 8
-    assert _at(quality_caps.CAP_HIGH_PRINTED, rho, h, c) == pytest.approx(
+    assert _at(caps_props.CAP_HIGH_PRINTED, rho, h, c) == pytest.approx(
         float(quality_caps.cap_high(rho * h, h, c)), abs=1e-12
     )
     # q^l as printed lacks the factor q_{h,t}: 0.8614 is no root; times c it is cap_low
-    printed = _at(quality_caps.CAP_LOW_PRINTED, rho, h, c)
+    printed = _at(caps_props.CAP_LOW_PRINTED, rho, h, c)
     assert printed == pytest.approx(0.861378788810, abs=1e-9)
     assert printed * c == pytest.approx(float(quality_caps.cap_low(rho * h, h, c)), abs=1e-12)
-    quad = quality_caps.QUAD_315.subs(
-        {quality_caps._ql: rho * h, quality_caps._h: h, quality_caps._c: c}
-    )
-    assert abs(float(quad.subs(quality_caps._x, printed))) > 0.1
-    assert abs(float(quad.subs(quality_caps._x, printed * c))) < 1e-12
+    quad = caps_props.QUAD_315.subs({caps_props._ql: rho * h, caps_props._h: h, caps_props._c: c})
+    assert abs(float(quad.subs(caps_props._x, printed))) > 0.1
+    assert abs(float(quad.subs(caps_props._x, printed * c))) < 1e-12
 
 
 def test_quadratic_314_vanishes_at_the_exact_cap():
     # rho = 1/3, b = 24/19: s = 8/11 and B = 10/19, so the cap 144/361 is rational
     point = {
-        quality_caps._ql: sp.Rational(1, 5),
-        quality_caps._h: sp.Rational(3, 5),
-        quality_caps._c: sp.Rational(72, 95),
+        caps_props._ql: sp.Rational(1, 5),
+        caps_props._h: sp.Rational(3, 5),
+        caps_props._c: sp.Rational(72, 95),
     }
-    assert quality_caps.QUAD_314.subs(point).subs(quality_caps._x, sp.Rational(144, 361)) == 0
+    assert caps_props.QUAD_314.subs(point).subs(caps_props._x, sp.Rational(144, 361)) == 0
     assert float(quality_caps.cap_high(0.2, 0.6, 72 / 95)) == pytest.approx(144 / 361, abs=1e-14)
 
 

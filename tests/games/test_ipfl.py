@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from econ.propositions import registered, run
+from econ.propositions import load, registered, run
 from games.ipfl import (
     IPFLConfig,
     Ledger,
@@ -39,7 +39,9 @@ from games.ipfl import (
     settle_cluster,
     shapley_first_order,
 )
-from games.ipfl.propositions import exact_errors, working_errors
+from games.ipfl.gaussian_propositions import exact_errors, working_errors
+
+load(["games.ipfl"])  # registers the statements of every module of games.ipfl
 
 
 @pytest.mark.parametrize("prop", registered("ipfl."), ids=lambda p: p.id)

@@ -123,7 +123,7 @@ def test_zero_regret_seller_beats_u1_star_against_coin_beliefs():
 
 
 def test_corrected_propositions_8_and_10_need_estimator_beliefs():
-    from games.price_discrimination import propositions as P
+    from games.price_discrimination import regret_propositions as P
 
     assert not P._prop8_corrected(beliefs="consistent").holds
     assert not P._prop10(beliefs="consistent").holds
