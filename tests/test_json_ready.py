@@ -137,10 +137,10 @@ RESULTS = {
     "defection_free.Play": _play,
     "defection_free.MarketPath": lambda: dfree.market_path([0.3, 0.9], [0.8, 0.5]),
     "benchmarks.AllPairsBenchmark": _benchmarks,
-    "experiment.TrainConfig": lambda: __import__("learning.train").experiment.TrainConfig(
+    "train.TrainConfig": lambda: __import__("learning.train").train.TrainConfig(
         lr=np.float64(0.1), seed=np.int64(3)
     ),
-    "experiment.TrainResult": _train_result,
+    "train.TrainResult": _train_result,
 }
 
 
