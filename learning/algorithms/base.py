@@ -109,7 +109,8 @@ State = dict[str, Any]
 
 #: The state type of one algorithm: a ``TypedDict`` naming its entries (``FedAvg``'s
 #: :class:`~learning.algorithms.averaging.GroupAveragingState`, ...), at run time a plain
-#: :data:`State`.
+#: :data:`State`. Its optional entries are those some settings never fill and the round's
+#: ``plan`` entries that ``next_dispatch`` and ``server_update`` read from their ``state``.
 S = TypeVar("S", bound=Mapping[str, Any])
 
 
