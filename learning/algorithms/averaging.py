@@ -53,7 +53,7 @@ Personalised methods that move clients between groups (IFCA, clustering) subclas
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import torch
@@ -69,19 +69,30 @@ from learning.algorithms.base import (
 )
 from learning.engine import LocalResult, Params, group_mean, select
 
-__all__ = ["KEEP_MOMENTUM", "FedAvg", "GroupAveraging", "Local", "Oracle"]
+__all__ = ["KEEP_MOMENTUM", "FedAvg", "GroupAveraging", "GroupAveragingState", "Local", "Oracle"]
 
 #: Who owns a momentum buffer that persists across rounds (module docstring).
 KEEP_MOMENTUM = ("client", "group")
 
 
-class GroupAveraging(FederatedAlgorithm, FinishExchange):
-    """FedAvg within fixed groups of clients (see the module docstring).
+class _GroupAveragingEntries(TypedDict):
+    groups: Params
+    assignment: torch.Tensor
 
-    State: ``groups`` (stacked group models), ``assignment`` (group of each client, int64
-    tensor), with ``keep_momentum`` the buffers ``momentum`` (stacked, one row per client or
-    per group) and, after fine-tuning, ``personal`` (stacked client models).
-    """
+
+class GroupAveragingState(_GroupAveragingEntries, total=False):
+    """State of :class:`GroupAveraging`: ``groups`` (stacked group models), ``assignment``
+    (group of each client, int64 tensor), with ``keep_momentum`` the buffers ``momentum``
+    (stacked, one row per client or per group) and, after fine-tuning, ``personal`` (stacked
+    client models)."""
+
+    momentum: Params
+    personal: Params
+
+
+class GroupAveraging(FederatedAlgorithm[GroupAveragingState], FinishExchange[GroupAveragingState]):
+    """FedAvg within fixed groups of clients (see the module docstring); state
+    :class:`GroupAveragingState`."""
 
     def __init__(
         self, ctx: Context, finetune_steps: int = 0, keep_momentum: str | None = None
@@ -101,10 +112,10 @@ class GroupAveraging(FederatedAlgorithm, FinishExchange):
     def assignment(self) -> np.ndarray:
         """Group index of each client, values ``0 .. G-1``."""
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
+    def init(self, models: Params, rng: np.random.Generator) -> GroupAveragingState:
         assignment = np.asarray(self.assignment(), dtype=np.int64)
         first = [int(np.flatnonzero(assignment == g)[0]) for g in range(assignment.max() + 1)]
-        state: State = {
+        state: GroupAveragingState = {
             "groups": select(models, np.array(first)),
             "assignment": torch.as_tensor(assignment, device=self.ctx.device),
         }
@@ -113,23 +124,28 @@ class GroupAveraging(FederatedAlgorithm, FinishExchange):
             state["momentum"] = {k: torch.zeros_like(v) for k, v in owners.items()}
         return state
 
-    def configure(self, state: State, clients: np.ndarray) -> Params:
+    def configure(self, state: GroupAveragingState, clients: np.ndarray) -> Params:
         return select(state["groups"], state["assignment"][self._index(clients)])
 
-    def _owners(self, state: State, clients: np.ndarray) -> torch.Tensor:
+    def _owners(self, state: GroupAveragingState, clients: np.ndarray) -> torch.Tensor:
         """Row of ``state["momentum"]`` that each of ``clients`` reads and writes."""
         index = self._index(clients)
         return index if self.keep_momentum == "client" else state["assignment"][index]
 
-    def fit_options(self, state: State, clients: np.ndarray) -> dict[str, Any]:
+    def fit_options(self, state: GroupAveragingState, clients: np.ndarray) -> dict[str, Any]:
         if self.keep_momentum is None:
             return {}
         return {"momentum": select(state["momentum"], self._owners(state, clients))}
 
-    def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
+    def aggregate(
+        self, state: GroupAveragingState, clients: np.ndarray, trained: LocalResult
+    ) -> GroupAveragingState:
         groups = state["assignment"][self._index(clients)]
         weights = self.ctx.train_sizes(clients)
-        new = {**state, "groups": group_mean(trained.params, weights, groups, state["groups"])}
+        new: GroupAveragingState = {
+            **state,
+            "groups": group_mean(trained.params, weights, groups, state["groups"]),
+        }
         momentum = trained.momentum
         if self.keep_momentum == "group":
             assert momentum is not None  # kept momentum needs sgd.momentum > 0 (__init__)
@@ -145,12 +161,12 @@ class GroupAveraging(FederatedAlgorithm, FinishExchange):
     def _index(self, clients: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(np.asarray(clients), dtype=torch.long, device=self.ctx.device)
 
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: GroupAveragingState) -> Params:
         if "personal" in state:
             return state["personal"]
         return select(state["groups"], state["assignment"])
 
-    def final_dispatch(self, state: State) -> Dispatch | None:
+    def final_dispatch(self, state: GroupAveragingState) -> Dispatch | None:
         """With ``finetune_steps``, every client receives its group's model."""
         if not self.finetune_steps:
             return None
@@ -167,7 +183,7 @@ class GroupAveraging(FederatedAlgorithm, FinishExchange):
         tuned = ctx.fit(sent.each["start"], clients, rng, steps=int(sent.config["steps"]))
         return {"personal": tuned.params}
 
-    def server_finish(self, state: State, replies: State) -> State:
+    def server_finish(self, state: GroupAveragingState, replies: State) -> GroupAveragingState:
         """The fine-tuned models are the clients' personal models."""
         return {**state, "personal": replies["personal"]}
 

@@ -14,7 +14,8 @@ methods:
 
 and optionally ``finish(state, rng) -> state`` after the last round. ``state`` is a plain
 dict of tensors (or dicts of tensors), so the loop can checkpoint it with
-``torch.save(weights_only)`` and move it between devices.
+``torch.save(weights_only)`` and move it between devices; each algorithm names its entries in
+a ``TypedDict``, the type ``S`` it is generic over (:class:`Algorithm` ``[S]``).
 
 :class:`FederatedAlgorithm` gives ``round`` Flower's shape (configure, fit, aggregate):
 ``configure`` says where each participating client starts, the engine runs everyone's local
@@ -74,7 +75,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import numpy as np
 import torch
@@ -105,6 +106,12 @@ __all__ = [
 
 #: Algorithm state: tensors, or dicts of tensors (stacked parameters), by name.
 State = dict[str, Any]
+
+#: The state type of one algorithm: a ``TypedDict`` naming its entries (``FedAvg``'s
+#: :class:`~learning.algorithms.averaging.GroupAveragingState`, ...), at run time a plain
+#: :data:`State`. Its optional entries are those some settings never fill and the round's
+#: ``plan`` entries that ``next_dispatch`` and ``server_update`` read from their ``state``.
+S = TypeVar("S", bound=Mapping[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,8 +208,9 @@ class Context:
         return self.engine.local_sgd(start, self.train, clients, **common, **options)
 
 
-class Algorithm(ABC):
-    """A federated (or local) training algorithm; see the module docstring."""
+class Algorithm(ABC, Generic[S]):
+    """A federated (or local) training algorithm with state of type ``S``; see the module
+    docstring."""
 
     #: Registry name.
     name: ClassVar[str]
@@ -211,20 +219,20 @@ class Algorithm(ABC):
         self.ctx = ctx
 
     @abstractmethod
-    def init(self, models: Params, rng: np.random.Generator) -> State:
+    def init(self, models: Params, rng: np.random.Generator) -> S:
         """Initial state from one row of ``models`` per client."""
 
     @abstractmethod
     def round(
-        self, state: State, clients: np.ndarray, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: S, clients: np.ndarray, rng: np.random.Generator
+    ) -> tuple[S, dict[str, float]]:
         """One round with the participating ``clients``; returns new state and metrics."""
 
     @abstractmethod
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: S) -> Params:
         """The model of every client, stacked (one row per client)."""
 
-    def finish(self, state: State, rng: np.random.Generator) -> State:
+    def finish(self, state: S, rng: np.random.Generator) -> S:
         """Work after the last round (e.g. local fine-tuning); nothing by default."""
         return state
 
@@ -262,7 +270,7 @@ class Dispatch:
         return clients if self.receivers is None else clients[self.receivers]
 
 
-class SplitAlgorithm(Algorithm):
+class SplitAlgorithm(Algorithm[S]):
     """``round`` as ``dispatch`` (server) -> ``client_update`` (every participant on its own
     data) -> ``server_update`` (server); see the module docstring."""
 
@@ -282,7 +290,7 @@ class SplitAlgorithm(Algorithm):
         return {p: getattr(self, p) for p in self.client_parameters}
 
     @abstractmethod
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(self, state: S, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """What the server sends the participating ``clients`` (sorted indices)."""
 
     @abstractmethod
@@ -298,13 +306,13 @@ class SplitAlgorithm(Algorithm):
 
     @abstractmethod
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: S, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[S, dict[str, float]]:
         """The new state and the round's metrics from the participants' ``replies``."""
 
     def round(
-        self, state: State, clients: np.ndarray, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: S, clients: np.ndarray, rng: np.random.Generator
+    ) -> tuple[S, dict[str, float]]:
         clients = np.asarray(clients, dtype=np.int64)
         if isinstance(self, Survey):
             asked = self.survey(state, clients)
@@ -323,16 +331,16 @@ class SplitAlgorithm(Algorithm):
             kept = {k: replies.pop(k) for k in held}
             if held:
                 held = {k: _write_rows(v, idx, kept[k]) for k, v in held.items()}
-            current = {**state, **sent.plan}
+            current = cast(S, {**state, **sent.plan})
             sent = (
                 self.next_dispatch(current, clients, replies)
                 if isinstance(self, MultiExchange)
                 else None
             )
         new, metrics = self.server_update(current, clients, replies, rng)
-        return {**new, **held} if held else new, metrics
+        return cast(S, {**new, **held}) if held else new, metrics
 
-    def finish(self, state: State, rng: np.random.Generator) -> State:
+    def finish(self, state: S, rng: np.random.Generator) -> S:
         """The finish exchange (:class:`FinishExchange`) with every client at once, each
         with its client-held rows; the state as it is without one."""
         if not isinstance(self, FinishExchange):
@@ -345,15 +353,15 @@ class SplitAlgorithm(Algorithm):
         everyone = np.arange(self.ctx.n_clients)
         replies = self.client_finish(self.ctx, sent, everyone, rng)
         kept = {k: replies.pop(k) for k in held}
-        return {**self.server_finish(state, replies), **kept}
+        return cast(S, {**self.server_finish(state, replies), **kept})
 
 
-class Survey(ABC):
+class Survey(ABC, Generic[S]):
     """A :class:`SplitAlgorithm` that asks the participants something before it dispatches
     (FedSoft's importance weights): ``survey`` -> ``client_survey`` -> ``server_survey``."""
 
     @abstractmethod
-    def survey(self, state: State, clients: np.ndarray) -> Dispatch | None:
+    def survey(self, state: S, clients: np.ndarray) -> Dispatch | None:
         """What the server asks the participants this round; None: nothing."""
 
     @abstractmethod
@@ -361,11 +369,11 @@ class Survey(ABC):
         """The participants' answers, stacked one row each (no random draw)."""
 
     @abstractmethod
-    def server_survey(self, state: State, clients: np.ndarray, replies: State) -> State:
+    def server_survey(self, state: S, clients: np.ndarray, replies: State) -> S:
         """The state with the participants' answers."""
 
 
-class MultiExchange(ABC):
+class MultiExchange(ABC, Generic[S]):
     """A :class:`SplitAlgorithm` whose round is several exchanges with its participants
     (CoBo: the gradients at the pairs' midpoints, then one gradient per local step, the
     server stepping every participant's model in between): ``dispatch`` opens the round,
@@ -379,20 +387,20 @@ class MultiExchange(ABC):
     round in every exchange."""
 
     @abstractmethod
-    def next_dispatch(self, state: State, clients: np.ndarray, replies: State) -> Dispatch | None:
+    def next_dispatch(self, state: S, clients: np.ndarray, replies: State) -> Dispatch | None:
         """The dispatch of the round's next exchange from the ``replies`` to the last one
         (``state`` carries that dispatch's ``plan``; ``clients`` are all the round's
         participants); None: these replies are the round's last, for ``server_update``.
         No random draw."""
 
 
-class FinishExchange(ABC):
+class FinishExchange(ABC, Generic[S]):
     """A :class:`SplitAlgorithm` whose clients work after the last round on their own data
     (fine-tuning, Per-FedAvg's personalisation): ``final_dispatch`` -> ``client_finish`` ->
     ``server_finish``; :meth:`SplitAlgorithm.finish` runs it in process."""
 
     @abstractmethod
-    def final_dispatch(self, state: State) -> Dispatch | None:
+    def final_dispatch(self, state: S) -> Dispatch | None:
         """What every client receives for its final work (with its client-held rows); None:
         no such work in this run."""
 
@@ -404,7 +412,7 @@ class FinishExchange(ABC):
         ``client_update``); client-held entries of the reply go back to the clients."""
 
     @abstractmethod
-    def server_finish(self, state: State, replies: State) -> State:
+    def server_finish(self, state: S, replies: State) -> S:
         """The state after the clients' final work."""
 
 
@@ -422,7 +430,7 @@ def _write_rows(value: Any, idx: torch.Tensor, rows: Any) -> Any:
     return out
 
 
-class FederatedAlgorithm(SplitAlgorithm):
+class FederatedAlgorithm(SplitAlgorithm[S]):
     """``round`` as configure -> every client's local SGD at once -> aggregate.
 
     The client half is local SGD from the configured start with the :meth:`fit_options`
@@ -431,18 +439,18 @@ class FederatedAlgorithm(SplitAlgorithm):
     """
 
     @abstractmethod
-    def configure(self, state: State, clients: np.ndarray) -> Params:
+    def configure(self, state: S, clients: np.ndarray) -> Params:
         """Start point of each participating client (one row per entry of ``clients``)."""
 
     @abstractmethod
-    def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
+    def aggregate(self, state: S, clients: np.ndarray, trained: LocalResult) -> S:
         """Fold the clients' trained models back into the state."""
 
-    def fit_options(self, state: State, clients: np.ndarray) -> dict[str, Any]:
+    def fit_options(self, state: S, clients: np.ndarray) -> dict[str, Any]:
         """Extra options of local SGD (``prox_center``, ``prox_mu``); none by default."""
         return {}
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(self, state: S, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         each: State = {"start": self.configure(state, clients)}
         config: dict[str, Any] = {}
         for key, value in self.fit_options(state, clients).items():
@@ -463,8 +471,8 @@ class FederatedAlgorithm(SplitAlgorithm):
         return replies
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: S, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[S, dict[str, float]]:
         loss = replies["loss"].cpu().numpy()
         trained = LocalResult(replies["params"], replies.get("momentum"), loss)
         return self.aggregate(state, clients, trained), {"train_loss": float(loss.mean())}
@@ -478,16 +486,16 @@ def plan_seed(rng: np.random.Generator) -> State:
     return {"seed": torch.tensor(int(rng.integers(2**63)), dtype=torch.int64)}
 
 
-def planned(state: State) -> np.random.Generator:
+def planned(state: Mapping[str, Any]) -> np.random.Generator:
     """The generator of the seed that :func:`plan_seed` put in the round's ``state``."""
     return np.random.default_rng(int(state["seed"]))
 
 
 #: Registry: algorithm name -> class. Filled by :func:`register`.
-ALGORITHMS: dict[str, type[Algorithm]] = {}
+ALGORITHMS: dict[str, type[Algorithm[Any]]] = {}
 
 
-def register(cls: type[Algorithm]) -> type[Algorithm]:
+def register(cls: type[Algorithm[Any]]) -> type[Algorithm[Any]]:
     """Class decorator: add ``cls`` to :data:`ALGORITHMS` under ``cls.name``."""
     if cls.name in ALGORITHMS:
         raise ValueError(f"algorithm {cls.name!r} is registered twice")
@@ -513,7 +521,7 @@ def check_algorithm(name: str, params: Mapping[str, Any]) -> None:
         )
 
 
-def build_algorithm(name: str, ctx: Context, **params: Any) -> Algorithm:
+def build_algorithm(name: str, ctx: Context, **params: Any) -> Algorithm[Any]:
     """The algorithm registered as ``name``, built on ``ctx`` with its ``params``."""
     check_algorithm(name, params)
     return ALGORITHMS[name](ctx, **params)

@@ -18,16 +18,18 @@ data-weighted mean of its participants' models.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 import torch
 from sklearn.cluster import AgglomerativeClustering
 
 from econ.validation import non_negative, positive
-from learning.algorithms.base import Context, FederatedAlgorithm, State, register
+from learning.algorithms.base import Context, FederatedAlgorithm, register
 from learning.all_pairs import flatten
 from learning.engine import LocalResult, Params, group_mean, select
 
-__all__ = ["CFL", "cosine_bipartition"]
+__all__ = ["CFL", "CFLState", "cosine_bipartition"]
 
 
 def cosine_bipartition(updates: torch.Tensor) -> np.ndarray:
@@ -41,13 +43,19 @@ def cosine_bipartition(updates: torch.Tensor) -> np.ndarray:
     return model.fit(distance).labels_.astype(np.int64)
 
 
-@register
-class CFL(FederatedAlgorithm):
-    """CFL with thresholds ``eps1``, ``eps2`` on update norms, splits from ``min_round``.
+class CFLState(TypedDict):
+    """State of :class:`CFL`: ``groups`` (stacked cluster models), ``assignment`` (cluster of
+    each client), ``rounds`` (rounds done, a 0-d tensor)."""
 
-    State: ``groups`` (stacked cluster models), ``assignment`` (cluster of each client),
-    ``rounds`` (rounds done, a 0-d tensor).
-    """
+    groups: Params
+    assignment: torch.Tensor
+    rounds: torch.Tensor
+
+
+@register
+class CFL(FederatedAlgorithm[CFLState]):
+    """CFL with thresholds ``eps1``, ``eps2`` on update norms, splits from ``min_round``;
+    state :class:`CFLState`."""
 
     name = "cfl"
 
@@ -59,20 +67,20 @@ class CFL(FederatedAlgorithm):
         self.eps2 = float(positive("eps2", eps2))
         self.min_round = int(non_negative("min_round", min_round))
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
+    def init(self, models: Params, rng: np.random.Generator) -> CFLState:
         return {
             "groups": select(models, np.array([0])),
             "assignment": torch.zeros(self.ctx.n_clients, dtype=torch.long, device=self.ctx.device),
             "rounds": torch.tensor(0),
         }
 
-    def configure(self, state: State, clients: np.ndarray) -> Params:
+    def configure(self, state: CFLState, clients: np.ndarray) -> Params:
         return select(state["groups"], state["assignment"][torch.as_tensor(clients)])
 
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: CFLState) -> Params:
         return select(state["groups"], state["assignment"])
 
-    def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
+    def aggregate(self, state: CFLState, clients: np.ndarray, trained: LocalResult) -> CFLState:
         assignment = state["assignment"].clone()
         idx = torch.as_tensor(clients, device=assignment.device)
         start = select(state["groups"], assignment[idx])

@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 import torch
@@ -89,6 +90,7 @@ __all__ = [
     "INNER_SOLVERS",
     "SCHEDULES",
     "CoBo",
+    "CoBoState",
     "PairSchedule",
     "QuadraticRun",
     "QuadraticToy",
@@ -426,9 +428,38 @@ def leave_client(
 # --------------------------------------------------------------------------- federated algorithm
 
 
+class _CoBoEntries(TypedDict):
+    models: Params
+    momentum: Params
+    started: torch.Tensor
+    weights: torch.Tensor
+    round: torch.Tensor
+
+
+class CoBoState(_CoBoEntries, total=False):
+    """State of :class:`CoBo`: every client's ``models`` and ``momentum`` buffers (stacked),
+    which clients have ``started``, the collaboration weights :math:`W` (``weights``) and the
+    ``round``. Between ``dispatch`` and ``server_update`` it also carries the round's memo
+    (each dispatch's ``plan``): the sampled ``pairs``, the minibatch positions of every local
+    step (``batches``), the participants' current models and buffers (``local``,
+    ``local_momentum``), which of them take their ``fresh`` first step, the ``losses`` so far,
+    the updated :math:`W` (``new_weights``), the midpoint ``slots`` of the pairs' exchange and
+    the current local ``step``."""
+
+    pairs: torch.Tensor
+    batches: torch.Tensor
+    local: Params
+    local_momentum: Params
+    fresh: torch.Tensor
+    losses: torch.Tensor
+    new_weights: torch.Tensor
+    slots: torch.Tensor
+    step: torch.Tensor
+
+
 @register
-class CoBo(SplitAlgorithm, MultiExchange):
-    r"""CoBo on the round loop (see the module docstring).
+class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
+    r"""CoBo on the round loop (see the module docstring); state :class:`CoBoState`.
 
     Each round: sample pairs among the participating clients, draw one fresh minibatch per
     client, update :math:`W` from the midpoint inner products, then ``local.steps`` outer
@@ -501,7 +532,7 @@ class CoBo(SplitAlgorithm, MultiExchange):
         if domain == "simplex" and inner_solver == "exact":
             raise ValueError("inner_solver='exact' is defined on the box domain only")
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
+    def init(self, models: Params, rng: np.random.Generator) -> CoBoState:
         n = self.ctx.n_clients
         return {
             "models": {k: v.clone() for k, v in models.items()},
@@ -517,7 +548,7 @@ class CoBo(SplitAlgorithm, MultiExchange):
             raise ValueError("CoBo's local steps are SGD steps, not Adadelta")
         return sgd
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(self, state: CoBoState, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """The pairs of the round and every minibatch position (``rng``'s first child draws
         the pairs, its second the pair minibatch and one minibatch per local step); the
         pairs' exchange, or the first step's when no pair was drawn."""
@@ -568,7 +599,7 @@ class CoBo(SplitAlgorithm, MultiExchange):
         )
 
     def _first_step(
-        self, state: State, clients: np.ndarray, plan: State, inner: torch.Tensor
+        self, state: CoBoState, clients: np.ndarray, plan: State, inner: torch.Tensor
     ) -> Dispatch:
         """The inner step on the round's pairs with their products ``inner``, and the first
         local step's exchange."""
@@ -592,7 +623,7 @@ class CoBo(SplitAlgorithm, MultiExchange):
             plan={**plan, "step": torch.tensor(step)},
         )
 
-    def _stepped(self, state: State, clients: np.ndarray, replies: State) -> State:
+    def _stepped(self, state: CoBoState, clients: np.ndarray, replies: State) -> State:
         """The round's memo after the local step whose gradients are ``replies``."""
         idx = torch.as_tensor(np.asarray(clients, dtype=np.int64), device=self.ctx.device)
         coupling = state["new_weights"].index_select(0, idx).index_select(1, idx)
@@ -606,7 +637,7 @@ class CoBo(SplitAlgorithm, MultiExchange):
             state.get("fresh"),
         )
         loss = replies["loss"].detach()[None]
-        done = {k: state[k] for k in _MEMO if k in state and k != "fresh"}
+        done = {k: v for k, v in state.items() if k in _MEMO and k != "fresh"}
         losses = loss if "losses" not in state else torch.cat([state["losses"], loss])
         return {**done, "local": local, "local_momentum": momentum, "losses": losses}
 
@@ -625,10 +656,12 @@ class CoBo(SplitAlgorithm, MultiExchange):
         grads, loss = ctx.engine.gradients(sent.each["model"], x, y)
         return {"gradient": {k: g.detach() for k, g in grads.items()}, "loss": loss.detach()}
 
-    def next_dispatch(self, state: State, clients: np.ndarray, replies: State) -> Dispatch | None:
+    def next_dispatch(
+        self, state: CoBoState, clients: np.ndarray, replies: State
+    ) -> Dispatch | None:
         if "step" not in state:  # the pairs' exchange
             inner = inner_products(replies["gradient"], state["slots"])
-            plan = {k: state[k] for k in _MEMO if k in state}
+            plan = {k: v for k, v in state.items() if k in _MEMO}
             return self._first_step(state, clients, plan, inner)
         step = int(state["step"])
         if step + 1 == self.ctx.local.steps:
@@ -636,8 +669,8 @@ class CoBo(SplitAlgorithm, MultiExchange):
         return self._step_exchange(self._stepped(state, clients, replies), step + 1)
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: CoBoState, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[CoBoState, dict[str, float]]:
         done = self._stepped(state, clients, replies)
         idx = torch.as_tensor(np.asarray(clients, dtype=np.int64), device=self.ctx.device)
         models = {k: v.clone() for k, v in state["models"].items()}
@@ -647,7 +680,7 @@ class CoBo(SplitAlgorithm, MultiExchange):
             momentum[name][idx] = done["local_momentum"][name].detach()
         started = state["started"].clone()
         started[idx] = True
-        new_state = {
+        new_state: CoBoState = {
             "models": models,
             "momentum": momentum,
             "started": started,
@@ -660,7 +693,7 @@ class CoBo(SplitAlgorithm, MultiExchange):
         }
         return new_state, metrics
 
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: CoBoState) -> Params:
         return state["models"]
 
 

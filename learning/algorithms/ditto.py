@@ -29,7 +29,7 @@ so the global model is driven by gradients taken at the personal models, not at 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import torch
@@ -40,14 +40,25 @@ from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, r
 from learning.all_pairs import client_batches, flatten, unflatten
 from learning.engine import Params, group_mean, momentum_buffer, select
 
-__all__ = ["Ditto"]
+__all__ = ["Ditto", "DittoState"]
+
+
+#: The required entries (``global`` is a keyword, hence the functional form).
+_DittoEntries = TypedDict("_DittoEntries", {"global": Params, "personal": Params})
+
+
+class DittoState(_DittoEntries, total=False):
+    """State of :class:`Ditto`: ``global`` (one row) and the clients' ``personal`` models,
+    and for ``variant="as-run"`` the clients' ``momentum`` buffers (one flat row each) and
+    which clients have ``started``."""
+
+    momentum: torch.Tensor
+    started: torch.Tensor
 
 
 @register
-class Ditto(SplitAlgorithm):
-    """Ditto with proximal weight ``lam``; state ``global`` (one row) and ``personal``, and
-    for ``variant="as-run"`` the clients' ``momentum`` buffers and which clients have
-    ``started``. ``momentum`` (default 0.9) and ``dampening`` (default 0) belong to the
+class Ditto(SplitAlgorithm[DittoState]):
+    """Ditto with proximal weight ``lam``; state :class:`DittoState`. ``momentum`` (default 0.9) and ``dampening`` (default 0) belong to the
     as-run variant; the standard one trains with the context's optimiser."""
 
     name = "ditto"
@@ -73,8 +84,8 @@ class Ditto(SplitAlgorithm):
         self.momentum = float(in_interval("momentum", beta, 0.0, 1.0, high_open=True))
         self.dampening = float(in_interval("dampening", dampening, 0.0, 1.0, high_open=True))
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
-        state: State = {
+    def init(self, models: Params, rng: np.random.Generator) -> DittoState:
+        state: DittoState = {
             "global": select(models, np.array([0])),
             "personal": {k: v.clone() for k, v in models.items()},
         }
@@ -85,7 +96,7 @@ class Ditto(SplitAlgorithm):
             )
         return state
 
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: DittoState) -> Params:
         return state["personal"]
 
     @property
@@ -98,7 +109,9 @@ class Ditto(SplitAlgorithm):
             return {"lam": self.lam, "variant": self.variant}
         return super().client_arguments()
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(
+        self, state: DittoState, clients: np.ndarray, rng: np.random.Generator
+    ) -> Dispatch:
         """Every participant receives the global model :math:`w^t`."""
         return Dispatch(each={}, common={"global": state["global"]}, config={})
 
@@ -141,8 +154,8 @@ class Ditto(SplitAlgorithm):
         }
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: DittoState, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[DittoState, dict[str, float]]:
         """The global model: FedAvg of the participants' (standard), or
         :math:`w^t - \\eta \\frac{1}{m} \\sum_i u_i` (as-run)."""
         clients = np.asarray(clients, dtype=np.int64)

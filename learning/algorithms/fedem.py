@@ -38,7 +38,7 @@ mixture itself (IP-FL's comparison does).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 import numpy as np
 import torch
@@ -48,7 +48,7 @@ from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, r
 from learning.engine import Params, ShardedData, group_mean, select
 from learning.per_example import client_rows, per_example_losses
 
-__all__ = ["FedEM", "resample"]
+__all__ = ["FedEM", "FedEMState", "resample"]
 
 
 def resample(weights: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -90,10 +90,17 @@ def resample(weights: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -
     return np.concatenate(out)
 
 
+class FedEMState(TypedDict):
+    """State of :class:`FedEM`, all on the server: the ``components`` (stacked component
+    models) and the mixture weights ``pi`` (N, K)."""
+
+    components: Params
+    pi: torch.Tensor
+
+
 @register
-class FedEM(SplitAlgorithm):
-    """FedEM with ``components`` models; state ``components`` and ``pi`` (N, K), both on the
-    server (module docstring)."""
+class FedEM(SplitAlgorithm[FedEMState]):
+    """FedEM with ``components`` models; state :class:`FedEMState` (module docstring)."""
 
     name = "fedem"
     client_parameters: ClassVar[tuple[str, ...]] = ("components",)
@@ -102,7 +109,7 @@ class FedEM(SplitAlgorithm):
         super().__init__(ctx)
         self.components = positive_int("components", components)
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
+    def init(self, models: Params, rng: np.random.Generator) -> FedEMState:
         k, n = self.components, self.ctx.n_clients
         # components start apart: the shared initial model plus small independent noise
         gen = torch.Generator().manual_seed(int(rng.integers(2**63)))
@@ -113,7 +120,9 @@ class FedEM(SplitAlgorithm):
         }
         return {"components": noisy, "pi": torch.full((n, k), 1.0 / k, dtype=torch.float64)}
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(
+        self, state: FedEMState, clients: np.ndarray, rng: np.random.Generator
+    ) -> Dispatch:
         """Every participant receives the components and its own row :math:`\\pi_i`."""
         pi = state["pi"]
         idx = torch.as_tensor(np.asarray(clients), dtype=torch.long, device=pi.device)
@@ -166,8 +175,8 @@ class FedEM(SplitAlgorithm):
         }
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: FedEMState, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[FedEMState, dict[str, float]]:
         r"""Component :math:`k` becomes the mean of its trained copies weighted by
         :math:`n_i \pi_{ik}`; the participants' rows of :math:`\pi` are their replies."""
         clients = np.asarray(clients, dtype=np.int64)
@@ -184,15 +193,15 @@ class FedEM(SplitAlgorithm):
             "train_loss": float(replies["loss"].double().mean())
         }
 
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: FedEMState) -> Params:
         best = state["pi"].argmax(dim=1).cpu().numpy()
         return select(state["components"], best)
 
-    def cluster_models(self, state: State) -> Params:
+    def cluster_models(self, state: FedEMState) -> Params:
         """The ``K`` component models (for cluster-level evaluation)."""
         return state["components"]
 
-    def mixture(self, state: State) -> tuple[Params, np.ndarray]:
+    def mixture(self, state: FedEMState) -> tuple[Params, np.ndarray]:
         """The components and the mixture weights :math:`\\pi` (N, K) of the prediction
         :math:`\\sum_k \\pi_{ik} p_{\\theta_k}(y|x)`."""
         return state["components"], state["pi"].double().cpu().numpy()

@@ -44,6 +44,7 @@ every method here runs with the attackers of an :class:`~learning.byzantine.Adve
 from __future__ import annotations
 
 import math
+from typing import TypedDict, TypeVar
 
 import numpy as np
 import torch
@@ -70,8 +71,11 @@ from learning.engine import Params
 
 __all__ = [
     "FederatedClustering",
+    "FederatedClusteringState",
     "MomentumClustering",
+    "MomentumClusteringState",
     "MyopicClustering",
+    "MyopicClusteringState",
     "fc_directions",
     "kmeans",
     "kmeans_plus_plus",
@@ -187,7 +191,47 @@ def separation_diagnostics(
     return a2, d2.masked_fill(same, math.inf).min(dim=1).values
 
 
-class _GradientMethod(SplitAlgorithm):
+class _Models(TypedDict):
+    models: Params
+
+
+class MyopicClusteringState(_Models, total=False):
+    """State of :class:`MyopicClustering`: the clients' ``models`` (stacked); inside
+    ``server_update`` also the round's plan ``seed``."""
+
+    seed: torch.Tensor
+
+
+class _FederatedClusteringEntries(_Models):
+    momentum: torch.Tensor
+
+
+class FederatedClusteringState(_FederatedClusteringEntries, total=False):
+    """State of :class:`FederatedClustering`: the clients' ``models`` (stacked) and their
+    ``momentum`` buffers (one flat row each); inside ``server_update`` also the round's plan,
+    each participant's subgroup ``group``."""
+
+    group: torch.Tensor
+
+
+class _MomentumClusteringEntries(_Models):
+    momenta: torch.Tensor
+    centers: torch.Tensor
+
+
+class MomentumClusteringState(_MomentumClusteringEntries, total=False):
+    """State of :class:`MomentumClustering`: the clients' ``models`` (stacked), their
+    ``momenta`` (one flat row each) and the kept cluster ``centers`` (none before the first
+    round); inside ``server_update`` also the round's plan ``seed``."""
+
+    seed: torch.Tensor
+
+
+#: The state type of a :class:`_GradientMethod`.
+G = TypeVar("G", bound=_Models)
+
+
+class _GradientMethod(SplitAlgorithm[G]):
     """Shared state and plumbing: stacked models, one minibatch gradient per client.
 
     The default halves are Myopic- and Momentum-Clustering's: each participant receives its
@@ -207,13 +251,10 @@ class _GradientMethod(SplitAlgorithm):
             else ctx.local.batch_size
         )
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
-        return {"models": {k: v.clone() for k, v in models.items()}}
-
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: G) -> Params:
         return state["models"]
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(self, state: G, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Each participant receives its own model; the plan holds the seed of the server's
         draws (:func:`learning.algorithms.base.plan_seed`)."""
         idx = torch.as_tensor(np.asarray(clients), device=self.ctx.device)
@@ -237,7 +278,7 @@ class _GradientMethod(SplitAlgorithm):
 
 
 @register
-class FederatedClustering(_GradientMethod):
+class FederatedClustering(_GradientMethod[FederatedClusteringState]):
     r"""Federated-Clustering; see the module docstring.
 
     Parameters
@@ -287,10 +328,11 @@ class FederatedClustering(_GradientMethod):
         beta = (0.9 if as_run else 0.0) if momentum is None else momentum
         self.momentum = float(in_interval("momentum", beta, 0.0, 1.0, high_open=True))
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
-        state = super().init(models, rng)
-        state["momentum"] = torch.zeros_like(flatten(models))
-        return state
+    def init(self, models: Params, rng: np.random.Generator) -> FederatedClusteringState:
+        return {
+            "models": {k: v.clone() for k, v in models.items()},
+            "momentum": torch.zeros_like(flatten(models)),
+        }
 
     def subgroups(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """The subgroup of each of ``n`` participants (by position): one group (no draw) or
@@ -301,7 +343,9 @@ class FederatedClustering(_GradientMethod):
             group[rng.permutation(n)] = np.arange(n) // size
         return group
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(
+        self, state: FederatedClusteringState, clients: np.ndarray, rng: np.random.Generator
+    ) -> Dispatch:
         """Each participant receives the models of its subgroup (:meth:`subgroups`), in client
         order and zero-padded to the largest subgroup (``models``, ``(n, S, ...)``), how many
         are real (``count``) and its own place among them (``position``); the plan keeps the
@@ -354,8 +398,12 @@ class FederatedClustering(_GradientMethod):
         return {"points": points, "loss": own}
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self,
+        state: FederatedClusteringState,
+        clients: np.ndarray,
+        replies: State,
+        rng: np.random.Generator,
+    ) -> tuple[FederatedClusteringState, dict[str, float]]:
         r"""The server clusters: in every subgroup, for every receiver ``i`` one-centre
         Threshold-Clustering over the subgroup's :math:`\{g_j(x_i)\}_j`
         (:func:`fc_directions`), then the momentum and the step."""
@@ -377,7 +425,7 @@ class FederatedClustering(_GradientMethod):
 
 
 @register
-class MyopicClustering(_GradientMethod):
+class MyopicClustering(_GradientMethod[MyopicClusteringState]):
     """Myopic-Clustering: k-means on the gradients at the clients' own models, a step with
     the group mean (``n_clusters`` defaults to the number of ground-truth clusters).
 
@@ -397,9 +445,16 @@ class MyopicClustering(_GradientMethod):
         super().__init__(ctx, lr, batch_size)
         self.n_clusters = ctx.cluster_count(n_clusters)
 
+    def init(self, models: Params, rng: np.random.Generator) -> MyopicClusteringState:
+        return {"models": {k: v.clone() for k, v in models.items()}}
+
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self,
+        state: MyopicClusteringState,
+        clients: np.ndarray,
+        replies: State,
+        rng: np.random.Generator,
+    ) -> tuple[MyopicClusteringState, dict[str, float]]:
         """k-means of the submitted gradients (:func:`myopic_directions`) and the step."""
         clients = np.asarray(clients, dtype=np.int64)
         grads = byzantine.submit(self.ctx, replies["gradient"], clients, rng)
@@ -409,7 +464,7 @@ class MyopicClustering(_GradientMethod):
 
 
 @register
-class MomentumClustering(_GradientMethod):
+class MomentumClustering(_GradientMethod[MomentumClusteringState]):
     """Momentum-Clustering: Threshold-Clustering with ``n_clusters`` centres on the
     clients' momenta (weight ``alpha`` on the new gradient), nearest-centre steps.
 
@@ -446,16 +501,21 @@ class MomentumClustering(_GradientMethod):
         self.rule: RadiusRule = FixedRadius(radius) if radius is not None else QuantileRadius(q)
         self.inclusive = radius is not None
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
-        state = super().init(models, rng)
+    def init(self, models: Params, rng: np.random.Generator) -> MomentumClusteringState:
         flat = flatten(models)
-        state["momenta"] = torch.zeros_like(flat)
-        state["centers"] = flat.new_zeros(0, flat.shape[1])
-        return state
+        return {
+            "models": {k: v.clone() for k, v in models.items()},
+            "momenta": torch.zeros_like(flat),
+            "centers": flat.new_zeros(0, flat.shape[1]),
+        }
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self,
+        state: MomentumClusteringState,
+        clients: np.ndarray,
+        replies: State,
+        rng: np.random.Generator,
+    ) -> tuple[MomentumClusteringState, dict[str, float]]:
         """The momenta (:func:`momentum_update`) of the submitted gradients,
         Threshold-Clustering from the kept centres, the re-seed and the nearest-centre step."""
         clients = np.asarray(clients, dtype=np.int64)
@@ -476,5 +536,5 @@ class MomentumClustering(_GradientMethod):
             centers, _ = reseed_collapsed(centers, result.taus[-1], points)
         nearest = torch.cdist(points, centers).argmin(dim=1)
         models = self._step(state["models"], clients, centers[nearest])
-        state = {"models": models, "momenta": momenta, "centers": centers}
-        return state, {"train_loss": float(replies["loss"].mean())}
+        new: MomentumClusteringState = {"models": models, "momenta": momenta, "centers": centers}
+        return new, {"train_loss": float(replies["loss"].mean())}

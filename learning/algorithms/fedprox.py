@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from econ.validation import non_negative
-from learning.algorithms.averaging import FedAvg
-from learning.algorithms.base import Context, State, register
+from learning.algorithms.averaging import FedAvg, GroupAveragingState
+from learning.algorithms.base import Context, register
 
 __all__ = ["FedProx"]
 
@@ -32,5 +32,5 @@ class FedProx(FedAvg):
         super().__init__(ctx, finetune_steps=finetune_steps)
         self.mu = float(non_negative("mu", mu))
 
-    def fit_options(self, state: State, clients: np.ndarray) -> dict[str, Any]:
+    def fit_options(self, state: GroupAveragingState, clients: np.ndarray) -> dict[str, Any]:
         return {"prox_center": self.configure(state, clients), "prox_mu": self.mu}

@@ -19,6 +19,8 @@ of its selected clients' models. The personalised model is the client's local mo
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 import torch
 
@@ -34,7 +36,7 @@ from learning.algorithms.base import (
 from learning.engine import Params, group_mean, select
 from learning.per_example import per_example_losses
 
-__all__ = ["FedSoft", "argmin_shares"]
+__all__ = ["FedSoft", "FedSoftState", "argmin_shares"]
 
 
 def argmin_shares(
@@ -51,14 +53,26 @@ def argmin_shares(
     return counts / counts.sum(axis=1, keepdims=True)
 
 
-@register
-class FedSoft(SplitAlgorithm, Survey):
-    """FedSoft with ``clusters`` models; see the module docstring.
+class _FedSoftEntries(TypedDict):
+    clusters: Params
+    local: Params
+    u: torch.Tensor
+    round: torch.Tensor
 
-    State: ``clusters`` (the ``K`` cluster models), ``local`` (the clients' local models,
-    held by the clients), ``u`` (the importance weights the clients last reported, one row
-    per client) and ``round``.
-    """
+
+class FedSoftState(_FedSoftEntries, total=False):
+    """State of :class:`FedSoft`: ``clusters`` (the ``K`` cluster models), ``local`` (the
+    clients' local models, held by the clients), ``u`` (the importance weights the clients
+    last reported, one row per client) and ``round``; inside ``server_update`` also the
+    round's plan, the clusters' ``selected`` participants."""
+
+    selected: torch.Tensor
+
+
+@register
+class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
+    """FedSoft with ``clusters`` models, state :class:`FedSoftState`; see the module
+    docstring."""
 
     name = "fedsoft"
     client_parameters = ("lam", "smoother")
@@ -82,7 +96,7 @@ class FedSoft(SplitAlgorithm, Survey):
         )
         self.smoother = float(positive("smoother", smoother))
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
+    def init(self, models: Params, rng: np.random.Generator) -> FedSoftState:
         n = self.ctx.n_clients
         return {
             "clusters": select(models, np.zeros(self.clusters, dtype=np.int64)),
@@ -96,14 +110,14 @@ class FedSoft(SplitAlgorithm, Survey):
         """The local (personalised) models stay on the clients."""
         return ("local",)
 
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: FedSoftState) -> Params:
         return state["local"]
 
-    def cluster_models(self, state: State) -> Params:
+    def cluster_models(self, state: FedSoftState) -> Params:
         """The ``K`` cluster models (for cluster-level evaluation)."""
         return state["clusters"]
 
-    def survey(self, state: State, clients: np.ndarray) -> Dispatch | None:
+    def survey(self, state: FedSoftState, clients: np.ndarray) -> Dispatch | None:
         """Every ``tau`` rounds (from round 0) the participants receive the cluster models to
         estimate their importance weights (Algorithm 1, the estimation every :math:`\\tau`
         rounds); None otherwise."""
@@ -119,13 +133,17 @@ class FedSoft(SplitAlgorithm, Survey):
         shares = argmin_shares(losses, owner, clients.size, self.smoother)
         return {"u": torch.as_tensor(shares)}
 
-    def server_survey(self, state: State, clients: np.ndarray, replies: State) -> State:
+    def server_survey(
+        self, state: FedSoftState, clients: np.ndarray, replies: State
+    ) -> FedSoftState:
         """The participants' reported :math:`u_{i\\cdot}` replace their rows of ``u``."""
         u = state["u"].clone()
         u[torch.as_tensor(np.asarray(clients, dtype=np.int64))] = replies["u"].to(u)
         return {**state, "u": u}
 
-    def selection(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def selection(
+        self, state: FedSoftState, clients: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
         """Each cluster's selected participants (positions among ``clients``, sorted), one row
         per cluster: ``selection_size`` (default ``max(1, m // K)``, at most ``m``) drawn
         without replacement with probabilities :math:`v_{si} \\propto u_{is} n_i`."""
@@ -139,7 +157,9 @@ class FedSoft(SplitAlgorithm, Survey):
             ]
         )
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(
+        self, state: FedSoftState, clients: np.ndarray, rng: np.random.Generator
+    ) -> Dispatch:
         """The selected clients (the union of the clusters' selections) receive the cluster
         models and each its own :math:`u_{i\\cdot}`; the selection goes to the plan."""
         clients = np.asarray(clients, dtype=np.int64)
@@ -171,8 +191,8 @@ class FedSoft(SplitAlgorithm, Survey):
         }
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: FedSoftState, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[FedSoftState, dict[str, float]]:
         """Each cluster model becomes the plain mean of its selected clients' models."""
         chosen = state["selected"].cpu().numpy()
         rows = np.searchsorted(np.unique(chosen), chosen.reshape(-1))
@@ -184,6 +204,7 @@ class FedSoft(SplitAlgorithm, Survey):
             torch.as_tensor(groups, device=device),
             state["clusters"],
         )
-        new = {k: v for k, v in state.items() if k != "selected"}
-        new.update(clusters=clusters, round=state["round"] + 1)
+        new = state.copy()
+        new.pop("selected", None)
+        new["clusters"], new["round"] = clusters, state["round"] + 1
         return new, {"train_loss": float(replies["loss"].cpu().numpy().mean())}

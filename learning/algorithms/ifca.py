@@ -31,7 +31,7 @@ of its own.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 import numpy as np
 import torch
@@ -43,7 +43,7 @@ from learning.all_pairs import client_batches, flatten, pairwise_losses, unflatt
 from learning.engine import Params, broadcast, group_mean, momentum_buffer, select
 from learning.rng import torch_generator
 
-__all__ = ["IFCA", "shuffled_models"]
+__all__ = ["IFCA", "IFCAState", "shuffled_models"]
 
 
 def shuffled_models(model: Params, k: int, rng: np.random.Generator) -> Params:
@@ -61,14 +61,24 @@ def shuffled_models(model: Params, k: int, rng: np.random.Generator) -> Params:
     return out
 
 
-@register
-class IFCA(SplitAlgorithm):
-    """IFCA with ``n_clusters`` models (default: the number of ground-truth clusters);
-    see the module docstring.
+class _IFCAEntries(TypedDict):
+    clusters: Params
+    assignment: torch.Tensor
 
-    State: ``clusters`` (stacked cluster models), ``assignment`` (last choice of each
-    client, int64) and, with ``momentum``, the clients' buffers ``momentum`` and which
-    clients have ``started``.
+
+class IFCAState(_IFCAEntries, total=False):
+    """State of :class:`IFCA`: ``clusters`` (stacked cluster models), ``assignment`` (last
+    choice of each client, int64) and, with ``momentum``, the clients' buffers ``momentum``
+    (one flat row each) and which clients have ``started``."""
+
+    momentum: torch.Tensor
+    started: torch.Tensor
+
+
+@register
+class IFCA(SplitAlgorithm[IFCAState]):
+    """IFCA with ``n_clusters`` models (default: the number of ground-truth clusters), state
+    :class:`IFCAState`; see the module docstring.
     """
 
     name = "ifca"
@@ -112,7 +122,7 @@ class IFCA(SplitAlgorithm):
             raise ValueError(f"momentum={momentum} needs option='gradient', got {option!r}")
         self.dampening = float(in_interval("dampening", dampening, 0.0, 1.0, high_open=True))
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
+    def init(self, models: Params, rng: np.random.Generator) -> IFCAState:
         first = select(models, np.array([0]))
         assignment = torch.zeros(self.ctx.n_clients, dtype=torch.long, device=self.ctx.device)
         if self.init_rule == "random":
@@ -124,7 +134,7 @@ class IFCA(SplitAlgorithm):
             leaders = np.array([np.flatnonzero(owner == c)[0] for c in range(truth.size)])
             clusters = select(models, leaders)
             assignment = torch.as_tensor(owner, dtype=torch.long, device=self.ctx.device)
-        state = {"clusters": clusters, "assignment": assignment}
+        state: IFCAState = {"clusters": clusters, "assignment": assignment}
         if self.momentum > 0:
             state["momentum"] = torch.zeros_like(flatten(models))
             state["started"] = torch.zeros(
@@ -132,7 +142,7 @@ class IFCA(SplitAlgorithm):
             )
         return state
 
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: IFCAState) -> Params:
         return select(state["clusters"], state["assignment"])
 
     def choose(
@@ -157,7 +167,7 @@ class IFCA(SplitAlgorithm):
             losses.append(pairwise_losses(ctx.engine, one, x, y)[0])
         return torch.stack(losses).argmin(dim=0)
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(self, state: IFCAState, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Every participant receives all cluster models; with ``momentum`` each its own
         buffer and whether it has started."""
         each: State = {}
@@ -194,14 +204,14 @@ class IFCA(SplitAlgorithm):
         return replies
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: IFCAState, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[IFCAState, dict[str, float]]:
         r"""Option I: :math:`\theta_j \leftarrow \theta_j - \frac{\gamma}{m}
         \sum_{i: \hat j_i = j} g_i`; option II: the per-cluster data-weighted mean."""
         clients = np.asarray(clients, dtype=np.int64)
         clusters = state["clusters"]
         chosen = replies["chosen"]
-        extra: State = {}
+        out = state.copy()
         if self.option == "gradient":
             g = replies["update"]
             if self.momentum > 0:
@@ -209,7 +219,7 @@ class IFCA(SplitAlgorithm):
                 idx = torch.as_tensor(clients, device=buffer.device)
                 buffer[idx] = replies["momentum"]
                 started[idx] = True
-                extra = {"momentum": buffer, "started": started}
+                out["momentum"], out["started"] = buffer, started
             g = byzantine.submit(self.ctx, g, clients, rng)
             step = torch.zeros_like(flatten(clusters)).index_add_(0, chosen, g)
             if self.aggregate == "mean":
@@ -221,6 +231,5 @@ class IFCA(SplitAlgorithm):
             train_loss = float(replies["loss"].cpu().numpy().mean())
         assignment = state["assignment"].clone()
         assignment[torch.as_tensor(clients, device=assignment.device)] = chosen
-        return {**state, **extra, "clusters": new, "assignment": assignment}, {
-            "train_loss": train_loss
-        }
+        out["clusters"], out["assignment"] = new, assignment
+        return out, {"train_loss": train_loss}

@@ -22,6 +22,8 @@ step (the finish exchange: ``client_finish``, ``server_finish``).
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 import torch
 
@@ -36,7 +38,7 @@ from learning.algorithms.base import (
 )
 from learning.engine import Params, broadcast, group_mean, sample_batches, select
 
-__all__ = ["PerFedAvg"]
+__all__ = ["PerFedAvg", "PerFedAvgState"]
 
 
 def _rows(ctx: Context, clients: np.ndarray, steps: int, rng: np.random.Generator) -> torch.Tensor:
@@ -53,9 +55,20 @@ def _starts(sent: Dispatch, n: int, device: torch.device) -> Params:
     return select(sent.common["global"], torch.zeros(n, dtype=torch.long, device=device))
 
 
+#: The required entry (``global`` is a keyword, hence the functional form).
+_PerFedAvgEntries = TypedDict("_PerFedAvgEntries", {"global": Params})
+
+
+class PerFedAvgState(_PerFedAvgEntries, total=False):
+    """State of :class:`PerFedAvg`: ``global`` (one row) and, after ``finish``, the clients'
+    ``personal`` models."""
+
+    personal: Params
+
+
 @register
-class PerFedAvg(SplitAlgorithm, FinishExchange):
-    """First-order Per-FedAvg; state ``global`` (one row) and, after ``finish``, ``personal``.
+class PerFedAvg(SplitAlgorithm[PerFedAvgState], FinishExchange[PerFedAvgState]):
+    """First-order Per-FedAvg; state :class:`PerFedAvgState`.
 
     :meth:`client_models` is the global model for every client until ``finish``, and the
     personalised models (Eq. 3) after it.
@@ -68,10 +81,12 @@ class PerFedAvg(SplitAlgorithm, FinishExchange):
         super().__init__(ctx)
         self.beta = float(positive("beta", beta))
 
-    def init(self, models: Params, rng: np.random.Generator) -> State:
+    def init(self, models: Params, rng: np.random.Generator) -> PerFedAvgState:
         return {"global": select(models, np.array([0]))}
 
-    def dispatch(self, state: State, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+    def dispatch(
+        self, state: PerFedAvgState, clients: np.ndarray, rng: np.random.Generator
+    ) -> Dispatch:
         """Every participant receives the global model."""
         return Dispatch(each={}, common={"global": state["global"]}, config={})
 
@@ -98,20 +113,20 @@ class PerFedAvg(SplitAlgorithm, FinishExchange):
         return {"params": params, "loss": total / steps}
 
     def server_update(
-        self, state: State, clients: np.ndarray, replies: State, rng: np.random.Generator
-    ) -> tuple[State, dict[str, float]]:
+        self, state: PerFedAvgState, clients: np.ndarray, replies: State, rng: np.random.Generator
+    ) -> tuple[PerFedAvgState, dict[str, float]]:
         """The data-weighted mean of the participants' models (weights :math:`n_i`)."""
         groups = torch.zeros(len(clients), dtype=torch.long, device=self.ctx.device)
         weights = self.ctx.train_sizes(clients)
         new = group_mean(replies["params"], weights, groups, state["global"])
         return {"global": new}, {"train_loss": float(replies["loss"].mean())}
 
-    def client_models(self, state: State) -> Params:
+    def client_models(self, state: PerFedAvgState) -> Params:
         if "personal" in state:
             return state["personal"]
         return broadcast({k: v[0] for k, v in state["global"].items()}, self.ctx.n_clients)
 
-    def final_dispatch(self, state: State) -> Dispatch:
+    def final_dispatch(self, state: PerFedAvgState) -> Dispatch:
         """Every client receives the global model."""
         return Dispatch(each={}, common={"global": state["global"]}, config={})
 
@@ -127,6 +142,6 @@ class PerFedAvg(SplitAlgorithm, FinishExchange):
         alpha = ctx.local.sgd.lr
         return {"personal": {k: (p - alpha * grads[k]).detach() for k, p in start.items()}}
 
-    def server_finish(self, state: State, replies: State) -> State:
+    def server_finish(self, state: PerFedAvgState, replies: State) -> PerFedAvgState:
         """The personalised models are the clients' models."""
         return {**state, "personal": replies["personal"]}

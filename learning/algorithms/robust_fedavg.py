@@ -9,8 +9,8 @@ import numpy as np
 
 from econ.validation import choice, non_negative
 from learning import byzantine
-from learning.algorithms.averaging import FedAvg
-from learning.algorithms.base import Context, State, register
+from learning.algorithms.averaging import FedAvg, GroupAveragingState
+from learning.algorithms.base import Context, register
 from learning.all_pairs import flatten, unflatten
 from learning.engine import LocalResult
 
@@ -32,6 +32,8 @@ class RobustFedAvg(FedAvg):
         self.aggregator = choice("aggregator", aggregator, tuple(byzantine.AGGREGATORS))
         self.n_bad = int(non_negative("n_bad", n_bad))
 
-    def aggregate(self, state: State, clients: np.ndarray, trained: LocalResult) -> State:
+    def aggregate(
+        self, state: GroupAveragingState, clients: np.ndarray, trained: LocalResult
+    ) -> GroupAveragingState:
         combined = byzantine.AGGREGATORS[self.aggregator](flatten(trained.params), self.n_bad)
         return {**state, "groups": unflatten(combined[None], state["groups"])}

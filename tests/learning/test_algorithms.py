@@ -1,11 +1,13 @@
 """What each of the basic algorithms promises (the contract of every registered one:
 ``tests/contracts/test_algorithm.py``)."""
 
+import typing
+
 import numpy as np
 import pytest
 import torch
 
-from learning.algorithms import build_algorithm
+from learning.algorithms import ALGORITHMS, build_algorithm
 from learning.loop import run_rounds
 from learning.rng import round_rng
 from tests.contracts.test_algorithm import check_algorithm
@@ -14,6 +16,46 @@ from tests.learning._tiny_problem import CLUSTERS, initial_models, tiny_context
 
 def _rows(params, i):
     return torch.cat([p[i].reshape(-1) for p in params.values()])
+
+
+#: Optional state entries that an algorithm holds after its rounds and ``finish``, by the
+#: settings that fill them (none for the defaults of every other algorithm).
+_OPTIONAL_ENTRIES = [
+    ("per-fedavg", {}, {"personal"}),
+    ("fedavg", {"keep_momentum": "client", "finetune_steps": 1}, {"momentum", "personal"}),
+    ("oracle", {"keep_momentum": "group"}, {"momentum"}),
+    ("ifca", {"momentum": 0.5}, {"momentum", "started"}),
+    ("ditto", {"variant": "as-run"}, {"momentum", "started"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "optional_at_end"),
+    [(name, {}, set()) for name in sorted(set(ALGORITHMS) - {"per-fedavg"})] + _OPTIONAL_ENTRIES,
+)
+def test_every_state_holds_the_entries_its_typed_dict_names(name, params, optional_at_end):
+    ctx = tiny_context()
+    algorithm = build_algorithm(name, ctx, **params)
+    declared = typing.get_type_hints(type(algorithm).init)["return"]
+    required, optional = declared.__required_keys__, declared.__optional_keys__
+    types = typing.get_type_hints(declared)
+    assert set(types) == required | optional and optional_at_end <= optional
+
+    def check(state):
+        assert type(state) is dict
+        assert required <= set(state) <= required | optional
+        for key, value in state.items():
+            kind = typing.get_origin(types[key]) or types[key]
+            assert isinstance(value, kind), (key, type(value))
+
+    state = algorithm.init(initial_models(ctx), np.random.default_rng(0))
+    check(state)
+    for r, clients in enumerate([np.arange(5), np.array([0, 2, 3])]):
+        state, _ = algorithm.round(state, clients, round_rng(0, r))
+        check(state)
+    state = algorithm.finish(state, np.random.default_rng(1))
+    check(state)
+    assert set(state) - required == optional_at_end
 
 
 def _trained(name, **params):
