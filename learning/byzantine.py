@@ -62,22 +62,24 @@ __all__ = [
 Attack = Callable[[torch.Tensor, int, np.random.Generator, float], torch.Tensor]
 
 
-def _large_gradient(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float):
+def _large_gradient(
+    honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float
+) -> torch.Tensor:
     draw = rng.normal(1e6, 200.0, size=(honest.shape[-1],))
     return torch.as_tensor(draw, dtype=honest.dtype, device=honest.device).expand(
         *honest.shape[:-2], n_bad, honest.shape[-1]
     )
 
 
-def _bit_flip(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float):
+def _bit_flip(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float) -> torch.Tensor:
     return (-honest[..., :1, :]).expand(*honest.shape[:-2], n_bad, honest.shape[-1])
 
 
-def _zeros(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float):
+def _zeros(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float) -> torch.Tensor:
     return honest.new_zeros(*honest.shape[:-2], n_bad, honest.shape[-1])
 
 
-def _alie(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float):
+def _alie(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float) -> torch.Tensor:
     n = honest.shape[-2] + n_bad
     s = math.floor(n / 2 + 1) - n_bad
     z = NormalDist().inv_cdf(min(max((n - s) / n, 1e-6), 1 - 1e-6))
@@ -86,7 +88,7 @@ def _alie(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, _: float):
     return vector.expand(*honest.shape[:-2], n_bad, honest.shape[-1])
 
 
-def _ipm(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, eps: float):
+def _ipm(honest: torch.Tensor, n_bad: int, rng: np.random.Generator, eps: float) -> torch.Tensor:
     vector = -eps * honest.mean(dim=-2, keepdim=True)
     return vector.expand(*honest.shape[:-2], n_bad, honest.shape[-1])
 
