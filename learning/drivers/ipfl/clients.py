@@ -68,12 +68,10 @@ class IPFLClients(ABC):
         its validation data (Eq. 7), the input of its bids (Alg. 2)."""
 
     @abstractmethod
-    def train(
-        self, start: Params, ks: np.ndarray, cs: np.ndarray, rng: np.random.Generator
-    ) -> LocalResult:
-        """Local training of payer ``cs[j]`` from row ``j`` of ``start`` (its cluster
-        ``ks[j]``'s model), minibatches from ``rng`` as :meth:`learning.algorithms.Context.fit`
-        draws them; ``loss`` holds one mean loss per payer."""
+    def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
+        """Local training of payer ``cs[j]`` from row ``j`` of ``start`` (its cluster's
+        model), minibatches from ``rng`` as :meth:`learning.algorithms.Context.fit` draws
+        them; ``loss`` holds one mean loss per payer."""
 
     @abstractmethod
     def profile(
@@ -114,9 +112,7 @@ class InProcessClients(IPFLClients):
     def scores(self, models: Params) -> np.ndarray:
         return importance(self.engine, models, self.setup.val, self.run.importance)
 
-    def train(
-        self, start: Params, ks: np.ndarray, cs: np.ndarray, rng: np.random.Generator
-    ) -> LocalResult:
+    def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
         return local_train(self.run, self.setup.ctx, start, cs, rng)
 
     def profile(

@@ -89,7 +89,7 @@ def play_ipfl(
         accuracy: dict[int, float] = {}
         contributions: dict[int, np.ndarray] = {}
         if cs.size:
-            trained = clients.train(select(models, ks), ks, cs, rng)
+            trained = clients.train(select(models, ks), cs, rng)
             check_finite_loss("training", float(np.mean(trained.loss)), r + 1, run.lr)
             device = next(iter(models.values())).device
             new = group_mean(
