@@ -21,8 +21,9 @@ personalisation :math:`p_i(y|x) = \\sum_k w_{ik} p_k(y|x)` (not IP-FL's Eq. 8; r
 separately), the per-class-F1 cold start of App. B, and the reference code's Adadelta.
 
 The package: :mod:`~learning.drivers.ipfl.config` (the run's settings), :mod:`~learning.drivers.ipfl.setup`
-(the federation on the device), :mod:`~learning.drivers.ipfl.driver` (the round loop),
-:mod:`~learning.drivers.ipfl.training`, :mod:`~learning.drivers.ipfl.evaluation`,
+(the federation on the device), :mod:`~learning.drivers.ipfl.driver` (the round loop, one for
+the in-process driver and the Flower federation), :mod:`~learning.drivers.ipfl.clients` (the
+clients' work in a round), :mod:`~learning.drivers.ipfl.training`, :mod:`~learning.drivers.ipfl.evaluation`,
 :mod:`~learning.drivers.ipfl.checkpoint`, :mod:`~learning.drivers.ipfl.result`.
 """
 

@@ -1,5 +1,7 @@
 """The IP-FL round loop (Khan et al., Alg. 1): the token economy of :mod:`games.ipfl` around
-training on the batched engine."""
+the clients' work (:class:`learning.drivers.ipfl.clients.IPFLClients`), one loop for the
+in-process driver (:func:`run_ipfl`) and the Flower federation
+(:mod:`learning.runtimes.flower.ipfl`)."""
 
 from __future__ import annotations
 
@@ -25,28 +27,111 @@ from learning.drivers.ipfl.checkpoint import (
     read_ipfl_checkpoint,
     restore_state,
 )
+from learning.drivers.ipfl.clients import InProcessClients, IPFLClients
 from learning.drivers.ipfl.config import IPFLRun
-from learning.drivers.ipfl.evaluation import (
-    bidder_purity,
-    cluster_accuracy,
-    flat,
-    holdout_gradient,
-    importance,
-    personalised_accuracy,
-)
+from learning.drivers.ipfl.evaluation import bidder_purity, flat
 from learning.drivers.ipfl.result import IPFLResult
 from learning.drivers.ipfl.setup import Setup, build_setup
-from learning.drivers.ipfl.training import (
-    cold_start,
-    local_train,
-    reference_accuracy,
-    updates_per_round,
-)
-from learning.engine import broadcast, group_mean, select
+from learning.drivers.ipfl.training import cold_start, reference_accuracy, updates_per_round
+from learning.engine import Params, broadcast, group_mean, select
 from learning.loop import check_finite_loss, write_checkpoint
 from learning.rng import draw_entropy, round_rng
 
-__all__ = ["run_ipfl"]
+__all__ = ["play_ipfl", "run_ipfl", "start_state"]
+
+
+def start_state(
+    run: IPFLRun, n: int, models: Params, groups: list[np.ndarray] | None = None
+) -> dict[str, Any]:
+    """The loop's state before round 0: the :math:`K` cluster models ``models``, a cold
+    start's clusters ``groups`` (round 0 trains them), every client's opening balance."""
+    return {
+        "round": 0,
+        "entropy": draw_entropy(np.random.default_rng(run.seed)),
+        "groups": groups,
+        "models": models,
+        "tokens": TokenState.start(n, run.clusters, run.mechanism),
+        "best": np.zeros(run.clusters, dtype=np.int64),
+        "history": [],
+    }
+
+
+def play_ipfl(
+    clients: IPFLClients,
+    run: IPFLRun,
+    state: dict[str, Any],
+    after_round: Callable[[dict[str, Any]], None] = lambda _: None,
+) -> dict[str, Any]:
+    """Play the rounds ``state["round"]`` to ``run.rounds`` of IP-FL with ``clients`` and
+    return the state after the last; ``after_round`` sees the state after every round.
+
+    A round draws from its stream (:func:`learning.rng.round_rng`) the bids and selection
+    (:func:`games.ipfl.open_round`; every client scores the cluster models from round 1 on),
+    the payers' minibatches (:meth:`IPFLClients.train`) and the hold-out rows
+    (:meth:`IPFLClients.profile`). Each cluster model becomes the mean of its payers' models
+    weighted by their training-set sizes; each payer's contribution is its first-order
+    Shapley value (Eq. 16); :func:`games.ipfl.close_round` pays refunds and rewards. The
+    round's record holds the ledger, the payers, the bids, the contributions, the refunds,
+    the purity of the bids (where the clients' majorities are known) and, every
+    ``eval_every`` rounds and after the last, the cluster and personalised accuracies.
+    """
+    mech = run.mechanism
+    sizes, available = clients.sizes, clients.available
+    for r in range(state["round"], run.rounds):
+        rng = round_rng(state["entropy"], r)
+        models = state["models"]
+        scores = None if r == 0 else clients.scores(models)
+        opening = open_round(
+            state["tokens"], r, mech, rng, scores=scores, available=available,
+            groups=state["groups"],
+        )  # fmt: skip
+        ks, cs = opening.participations()
+        accuracy: dict[int, float] = {}
+        contributions: dict[int, np.ndarray] = {}
+        if cs.size:
+            trained = clients.train(select(models, ks), cs, rng)
+            check_finite_loss("training", float(np.mean(trained.loss)), r + 1, run.lr)
+            device = next(iter(models.values())).device
+            new = group_mean(
+                trained.params,
+                torch.as_tensor(sizes[cs], device=device),
+                torch.as_tensor(ks, device=device),
+                models,
+            )
+            payer_accuracy, gradients = clients.profile(new, opening, rng)
+            for c, rows, members in opening.by_cluster():
+                lam = aggregation_weights(sizes[members], mech)
+                contributions[c] = shapley_first_order(
+                    gradients[c], flat(trained.params, rows), flat(new, [c])[0], lam
+                )
+                accuracy[c] = float(payer_accuracy[rows].mean())
+            models = new
+        tokens, refunds = close_round(opening, accuracy, contributions, mech)
+        record: dict[str, Any] = {
+            "round": r,
+            "paid": opening.paid,
+            "tokens": tokens.ledger.tokens.tolist(),
+            "pools": tokens.ledger.pools.tolist(),
+            "selected": [s.tolist() for s in opening.payers],
+            "bids": opening.bids.astype(int).tolist(),
+            "psi": tokens.psi.tolist(),
+            "refund": refunds.tolist(),
+        }
+        if clients.majority is not None:
+            record["bidder_purity"] = (
+                bidder_purity(opening.bids, clients.majority, state["best"])
+                if opening.paid
+                else float("nan")
+            )
+        if (r + 1) % run.eval_every == 0 or r + 1 == run.rounds:
+            acc = clients.cluster_accuracy(models)
+            state["best"] = np.argmax(acc, axis=1)
+            record["cluster_accuracy"] = acc.tolist()
+            record["personalised_accuracy"] = clients.personalised(models)[0].tolist()
+        state["history"].append(record)
+        state["models"], state["tokens"], state["round"] = models, tokens, r + 1
+        after_round(state)
+    return state
 
 
 def run_ipfl(
@@ -71,106 +156,35 @@ def run_ipfl(
     saved = None
     if resume and ckpt is not None and ckpt.exists():
         saved = read_ipfl_checkpoint(ckpt, run)  # before any data is loaded or trained
-    resuming = saved is not None
     setup = build_setup(run, device=device, data_dir=data_dir) if setup is None else setup
-    ctx, engine, mech = setup.ctx, setup.ctx.engine, run.mechanism
-    n, k = ctx.n_clients, run.clusters
-    sizes = ctx.train.sizes_numpy().astype(np.float64)
-    start, models, groups = setup.initial, broadcast(setup.initial, k), None
-    if run.cold_start == "f1_kmeans" and not resuming:
-        start, models, groups = cold_start(run, setup, np.random.default_rng([run.seed, 3]))
-    state: dict[str, Any] = {
-        "round": 0,
-        "entropy": draw_entropy(np.random.default_rng(run.seed)),
-        "start": start,
-        "groups": groups,
-        "models": models,
-        "tokens": TokenState.start(n, k, mech),
-        "best": np.zeros(k, dtype=np.int64),
-        "history": [],
-    }
+    clients = InProcessClients.of(run, setup)
+    n, k = setup.ctx.n_clients, run.clusters
     if saved is not None:
         assert ckpt is not None
-        state = restore_state(ckpt, saved, ctx.device)
-    tokens_start = np.full(n, float(mech.tok_init))
-    available = np.ones(n, dtype=bool)
-    available[setup.unseen] = False
+        state = restore_state(ckpt, saved, setup.ctx.device)
+    elif run.cold_start == "f1_kmeans":
+        start, models, groups = cold_start(run, setup, np.random.default_rng([run.seed, 3]))
+        state = {**start_state(run, n, models, groups), "start": start}
+    else:
+        state = {**start_state(run, n, broadcast(setup.initial, k)), "start": setup.initial}
+
+    def after_round(done: dict[str, Any]) -> None:
+        if ckpt is not None:
+            write_checkpoint(ckpt, checkpoint_payload(run, done))
+        progress(done["round"])
 
     progress(state["round"])
-    for r in range(state["round"], run.rounds):
-        rng = round_rng(state["entropy"], r)
-        models = state["models"]
-        scores = None if r == 0 else importance(engine, models, setup.val, run.importance)
-        opening = open_round(
-            state["tokens"], r, mech, rng, scores=scores, available=available,
-            groups=state["groups"],
-        )  # fmt: skip
-        payers = opening.payers
-        ks, cs = opening.participations()
-        accuracy: dict[int, float] = {}
-        contributions: dict[int, np.ndarray] = {}
-        if cs.size:
-            trained = local_train(run, ctx, select(models, ks), cs, rng)
-            check_finite_loss("training", float(np.mean(trained.loss)), r + 1, run.lr)
-            sample_weights = torch.as_tensor(sizes[cs], device=ctx.device)
-            new = group_mean(
-                trained.params, sample_weights, torch.as_tensor(ks, device=ctx.device), models
-            )
-            cluster_val = engine.evaluate(select(new, ks), setup.val, cs).accuracy
-            assert cluster_val is not None
-            for c, rows, members in opening.by_cluster():
-                lam = aggregation_weights(sizes[members], mech)
-                g = holdout_gradient(
-                    engine,
-                    select(new, np.array([c])),
-                    setup.val,
-                    members,
-                    run.holdout_per_client,
-                    rng,
-                )
-                contributions[c] = shapley_first_order(
-                    g, flat(trained.params, rows), flat(new, [c])[0], lam
-                )
-                accuracy[c] = float(cluster_val[rows].mean())
-            models = new
-        tokens, refunds = close_round(opening, accuracy, contributions, mech)
-        ledger = tokens.ledger
-        paid_round, bids = opening.paid, opening.bids
-        record: dict[str, Any] = {
-            "round": r,
-            "paid": paid_round,
-            "tokens": ledger.tokens.tolist(),
-            "pools": ledger.pools.tolist(),
-            "selected": [s.tolist() for s in payers],
-            "bids": bids.astype(int).tolist(),
-            "psi": tokens.psi.tolist(),
-            "refund": refunds.tolist(),
-            "bidder_purity": bidder_purity(bids, setup.majority, state["best"])
-            if paid_round
-            else float("nan"),
-        }
-        if (r + 1) % run.eval_every == 0 or r + 1 == run.rounds:
-            acc = cluster_accuracy(engine, models, setup.sources)
-            state["best"] = np.argmax(acc, axis=1)
-            record["cluster_accuracy"] = acc.tolist()
-            personal_r, _ = personalised_accuracy(engine, models, setup, run)
-            record["personalised_accuracy"] = personal_r.tolist()
-        state["history"].append(record)
-        state["models"], state["tokens"], state["round"] = models, tokens, r + 1
-        if ckpt is not None:
-            write_checkpoint(ckpt, checkpoint_payload(run, state))
-        progress(r + 1)
-
+    state = play_ipfl(clients, run, state, after_round)
     models = state["models"]
-    personal, weights = personalised_accuracy(engine, models, setup, run)
+    personal, weights = clients.personalised(models)
     rho = reference_accuracy(run, setup, updates_per_round(state["history"]), state["start"])
     final: TokenState = state["tokens"]
     explored = final.explored
     return IPFLResult(
         run=run,
-        tokens_start=tokens_start,
+        tokens_start=np.full(n, float(run.mechanism.tok_init)),
         tokens_end=final.ledger.tokens.copy(),
-        cluster_accuracy=cluster_accuracy(engine, models, setup.sources),
+        cluster_accuracy=clients.cluster_accuracy(models),
         personalised_accuracy=personal,
         reference_accuracy=rho,
         weights=weights,
@@ -192,6 +206,6 @@ def run_ipfl(
             },
             "best": state["best"],
         },
-        engine=engine,
+        engine=clients.engine,
         federation=setup.federation,
     )

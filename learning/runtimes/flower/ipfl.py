@@ -5,29 +5,30 @@ contributions), the :math:`K` cluster models and the source test distributions t
 models are scored on; node :math:`k` holds client :math:`k`'s training, validation and test
 data (``partition-<k>.npz``, written by :func:`write_ipfl_partitions` from
 :func:`learning.drivers.ipfl.setup.build_setup`, so the data are those of the in-process driver
-:func:`learning.drivers.ipfl.run_ipfl`). A round:
+:func:`learning.drivers.ipfl.run_ipfl`). The rounds are those of the in-process driver:
+:func:`learning.drivers.ipfl.driver.play_ipfl` with :class:`FlowerIPFLClients`, whose work
+goes to the nodes:
 
 1. ``query.ipfl_scores`` (paid rounds): every node scores the :math:`K` cluster models on
    its validation data, :math:`\upsilon_{ik}` of Eq. 7 (Alg. 2's input);
-2. the server opens the round (:func:`games.ipfl.open_round`: bids, selection, payment into
-   the pools);
-3. ``train.ipfl``: each payer trains its cluster's model on its own data, minibatches from
-   its row of the round's stream (:class:`learning.runtimes.flower.streams.RowStream`); the server
-   aggregates each cluster's updates weighted by the reported training-set sizes;
-4. ``query.ipfl_profile``: each payer evaluates its cluster's aggregated model on its
+2. ``train.ipfl``: each payer trains its cluster's model on its own data, minibatches from
+   its row of the round's stream (:class:`learning.runtimes.flower.streams.RowStream`); the
+   server moves its generator past the payers' minibatch keys;
+3. ``query.ipfl_profile``: each payer evaluates its cluster's aggregated model on its
    validation data and returns the gradient of its mean loss on hold-out rows the server
    drew (the profiler's input, §4.2); the server weights the gradients by their rows into the
-   cluster's hold-out gradient, computes the first-order Shapley values
-   (:func:`games.ipfl.shapley_first_order`) and closes the round
-   (:func:`games.ipfl.close_round`: refunds, rewards).
+   cluster's hold-out gradient;
+4. ``query.ipfl_personal`` (evaluation rounds and the end): each client's personalised model
+   (Eq. 8, weights from its validation scores) on its test data.
 
 The server draws from the round's stream in the in-process order (bids, selection, the
 training minibatch keys it skips, the hold-out rows), so for one seed the ledger and the
-models are those of :func:`learning.drivers.ipfl.run_ipfl`; the hold-out gradient is a weighted sum
-of the payers' gradients instead of one gradient over their pooled rows, equal up to float32
-rounding. ``query.ipfl_personal`` evaluates each client's personalised model (Eq. 8,
-weights from its validation scores) on its test data. The reference accuracy
-:math:`\rho_i` of PMA (Eq. 1) is a separate FedAvg run and is not part of this federation.
+models are those of :func:`learning.drivers.ipfl.run_ipfl`; the hold-out gradient is a
+weighted sum of the payers' gradients instead of one gradient over their pooled rows, equal
+up to float32 rounding. The training loss checked for divergence is the mean of the payers'
+mean losses, as in process. The clients' majority sources stay on the nodes, so the records
+have no ``bidder_purity``. The reference accuracy :math:`\rho_i` of PMA (Eq. 1) is a separate
+FedAvg run and is not part of this federation.
 """
 
 from __future__ import annotations
@@ -45,31 +46,31 @@ from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid
 
-from games.ipfl import (
-    IPFLConfig,
-    TokenState,
-    aggregation_weights,
-    close_round,
-    importance_weights,
-    open_round,
-    shapley_first_order,
-)
+from games.ipfl import IPFLConfig, Opening, importance_weights
 from learning.algorithms import Context as AlgorithmContext
 from learning.algorithms import LocalTraining
 from learning.build import build_engine
+from learning.drivers.ipfl.clients import IPFLClients
 from learning.drivers.ipfl.config import IPFLRun
-from learning.drivers.ipfl.evaluation import cluster_accuracy, flat, personalise
+from learning.drivers.ipfl.driver import play_ipfl, start_state
+from learning.drivers.ipfl.evaluation import accuracy_matrix, flat, personalise
 from learning.drivers.ipfl.setup import build_setup
-from learning.engine import AdadeltaConfig, Params, SGDConfig, ShardedData, broadcast, group_mean
+from learning.engine import (
+    AdadeltaConfig,
+    LocalResult,
+    Params,
+    SGDConfig,
+    ShardedData,
+    broadcast,
+)
 from learning.engine import select as select_rows
-from learning.loop import check_finite_loss
 from learning.models import build_model
-from learning.rng import draw_entropy, round_rng
 from learning.runtimes.flower.records import pack, record_of, scalar, scalars, stack, unpack
 from learning.runtimes.flower.requests import Requests, answer, discover, metric, partition_of
 from learning.runtimes.flower.streams import RowStream, stream_state
 
 __all__ = [
+    "FlowerIPFLClients",
     "FlowerIPFLResult",
     "check_ipfl_run",
     "ipfl_run_from_dict",
@@ -219,15 +220,8 @@ def _node(data_dir: str, partition: int) -> _Node:
     return _NODES[key]
 
 
-def _scores(node: _Node, models: Params) -> np.ndarray:
-    """(K,): accuracy of every cluster model on the node's validation data (Eq. 7)."""
-    k = next(iter(models.values())).shape[0]
-    out = np.zeros(k)
-    for c in range(k):
-        acc = node.ctx.engine.evaluate(select_rows(models, np.array([c])), node.val).accuracy
-        assert acc is not None
-        out[c] = acc[0]
-    return out
+def _params(message: Message, name: str) -> Params:
+    return unpack(record_of(message.content, "arrays", ArrayRecord).to_torch_state_dict(), name)
 
 
 def register_ipfl(app: ClientApp) -> None:
@@ -235,11 +229,6 @@ def register_ipfl(app: ClientApp) -> None:
 
     def node_of(message: Message, context: Context) -> _Node:
         return _node(*partition_of(message, context))
-
-    def models_of(message: Message) -> Params:
-        return unpack(
-            record_of(message.content, "arrays", ArrayRecord).to_torch_state_dict(), "model"
-        )
 
     reply = answer
 
@@ -257,7 +246,8 @@ def register_ipfl(app: ClientApp) -> None:
 
     @app.query("ipfl_scores")
     def _score(message: Message, context: Context) -> Message:
-        scores = _scores(node_of(message, context), models_of(message))
+        node = node_of(message, context)
+        scores = accuracy_matrix(node.ctx.engine, _params(message, "model"), node.val)[0]
         return reply(message, {"metrics": MetricRecord({"scores": scores.tolist()})})
 
     @app.train("ipfl")
@@ -270,7 +260,7 @@ def register_ipfl(app: ClientApp) -> None:
             int(scalar(config["rows"])),
             int(scalar(config["width"])),
         )
-        trained = node.ctx.fit(models_of(message), np.array([0]), stream)  # type: ignore[arg-type]
+        trained = node.ctx.fit(_params(message, "model"), np.array([0]), stream)  # type: ignore[arg-type]
         return reply(
             message,
             {
@@ -287,7 +277,7 @@ def register_ipfl(app: ClientApp) -> None:
     @app.query("ipfl_profile")
     def _profile(message: Message, context: Context) -> Message:
         node = node_of(message, context)
-        model = models_of(message)
+        model = _params(message, "model")
         holdout = np.asarray(message.content["config"]["holdout"], dtype=np.int64)
         acc = node.ctx.engine.evaluate(model, node.val).accuracy
         assert acc is not None
@@ -304,9 +294,8 @@ def register_ipfl(app: ClientApp) -> None:
     @app.query("ipfl_personal")
     def _personal(message: Message, context: Context) -> Message:
         node = node_of(message, context)
-        models = models_of(message)
-        scores = _scores(node, models)
-        weights = importance_weights(scores[None])
+        models = _params(message, "model")
+        weights = importance_weights(accuracy_matrix(node.ctx.engine, models, node.val))
         acc = node.ctx.engine.evaluate(personalise(models, weights), node.ctx.test).accuracy
         assert acc is not None
         return reply(
@@ -369,154 +358,129 @@ def _discover(
     return nodes, train, val
 
 
-def serve_ipfl(
-    grid: Grid, meta_dir: str, node_data_dir: str = "", timeout: float = 600.0
-) -> FlowerIPFLResult:
-    """Run the IP-FL federation whose ``meta.json`` is in ``meta_dir`` on the nodes of
-    ``grid`` (module docstring); ``node_data_dir`` as in :func:`learning.runtimes.flower.apps.serve`."""
-    directory = Path(meta_dir)
-    meta = json.loads((directory / "meta.json").read_text())
-    run = ipfl_run_from_dict(meta["run"])
-    check_ipfl_run(run)
-    mech = run.mechanism
-    n, k = int(meta["n_clients"]), run.clusters
-    held = torch.load(directory / _SERVER_FILE, weights_only=True)
-    sources = tuple(
-        (held[f"source-{i}-x"].numpy(), held[f"source-{i}-y"].numpy())
-        for i in range(int(meta["sources"]))
-    )
-    cpu = torch.device("cpu")
-    engine = build_engine(run.engine, _architecture(run, meta), int(meta["n_classes"]), cpu)
-    base = {"data-dir": node_data_dir}
-    nodes, sizes, val_sizes = _discover(grid, n, base, timeout)
-    server = Requests(grid, nodes, base, timeout)
-    everyone = np.arange(n)
-    models = broadcast(held["initial"], k)
-    tokens = TokenState.start(n, k, mech)
-    entropy = draw_entropy(np.random.default_rng(run.seed))
-    available = np.ones(n, dtype=bool)
-    available[np.asarray(meta["unseen"], dtype=np.int64)] = False
-    history: list[dict[str, Any]] = []
-    started = time.perf_counter()
+@dataclass
+class FlowerIPFLClients(IPFLClients):
+    """:class:`~learning.drivers.ipfl.clients.IPFLClients` on the server: each client's data
+    on its node (``requests``), ``val_sizes`` the validation-set sizes the nodes reported.
+    The clients' majorities stay on the nodes (``majority`` None: the records carry no
+    purity of the bids)."""
 
-    def personal(models: Params) -> tuple[np.ndarray, np.ndarray]:
-        got = server.ask("query.ipfl_personal", everyone, [pack(models, "model")] * n)
+    requests: Requests
+    val_sizes: np.ndarray
+    holdout_per_client: int
+
+    def _everyone(self, kind: str, models: Params) -> list[Message]:
+        n = self.sizes.size
+        return self.requests.ask(kind, np.arange(n), [pack(models, "model")] * n)
+
+    def scores(self, models: Params) -> np.ndarray:
+        """``query.ipfl_scores``: every node scores the cluster models on its validation data."""
+        got = self._everyone("query.ipfl_scores", models)
+        return np.array(
+            [list(scalars(record_of(m.content, "metrics", MetricRecord)["scores"])) for m in got],
+            dtype=np.float64,
+        )
+
+    def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
+        """``train.ipfl``: each payer trains on its row of the round's stream
+        (:class:`~learning.runtimes.flower.streams.RowStream`); ``rng`` moves past the
+        minibatch keys the payers draw."""
+        width = int(self.sizes[cs].max())
+        stream = stream_state(rng)
+        rng.random((cs.size, width))  # the minibatch keys the payers draw their rows of
+        got = self.requests.ask(
+            "train.ipfl",
+            cs,
+            [pack(select_rows(start, np.array([j])), "model") for j in range(cs.size)],
+            [
+                {"stream": stream, "row": j, "rows": int(cs.size), "width": width}
+                for j in range(cs.size)
+            ],
+        )
+        return LocalResult(
+            params=stack([_params(m, "model") for m in got]),
+            momentum=None,
+            loss=np.array([float(metric(m, "loss")) for m in got]),
+        )
+
+    def profile(
+        self, new: Params, opening: Opening, rng: np.random.Generator
+    ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """``query.ipfl_profile``: each payer's accuracy and the gradient on its hold-out rows
+        (drawn here); a cluster's hold-out gradient weights its payers' gradients by their
+        rows (one gradient over the pooled rows up to float32 rounding)."""
+        ks, cs = opening.participations()
+        holdout: dict[int, list[int]] = {}
+        for _, rows, members in opening.by_cluster():
+            for j, i in zip(rows, members, strict=True):
+                m_i = int(self.val_sizes[i])
+                holdout[int(j)] = rng.permutation(m_i)[: min(m_i, self.holdout_per_client)].tolist()
+        got = self.requests.ask(
+            "query.ipfl_profile",
+            cs,
+            [pack(select_rows(new, ks[[j]]), "model") for j in range(cs.size)],
+            [{"holdout": holdout[j]} for j in range(cs.size)],
+        )
+        gradients = {}
+        for c, rows, _ in opening.by_cluster():
+            counts = np.array([int(metric(got[j], "rows")) for j in rows], dtype=np.float64)
+            grads = np.stack([flat(_params(got[j], "gradient"), [0])[0] for j in rows])
+            gradients[c] = counts @ grads / counts.sum()
+        return np.array([float(metric(m, "accuracy")) for m in got]), gradients
+
+    def personalised(self, models: Params) -> tuple[np.ndarray, np.ndarray]:
+        """``query.ipfl_personal``: each node's Eq. 8 model on its test data."""
+        got = self._everyone("query.ipfl_personal", models)
         metrics = [record_of(m.content, "metrics", MetricRecord) for m in got]
         return (
             np.array([float(scalar(m["accuracy"])) for m in metrics]),
             np.array([list(scalars(m["weights"])) for m in metrics], dtype=np.float64),
         )
 
-    for r in range(run.rounds):
-        rng = round_rng(entropy, r)
-        scores = None
-        if r > 0:
-            got = server.ask("query.ipfl_scores", everyone, [pack(models, "model")] * n)
-            scores = np.array(
-                [
-                    list(scalars(record_of(m.content, "metrics", MetricRecord)["scores"]))
-                    for m in got
-                ],
-                dtype=np.float64,
-            )
-        opening = open_round(tokens, r, mech, rng, scores=scores, available=available)
-        payers = opening.payers
-        ks, cs = opening.participations()
-        accuracy: dict[int, float] = {}
-        contributions: dict[int, np.ndarray] = {}
-        if cs.size:
-            width = int(sizes[cs].max())
-            stream = stream_state(rng)
-            rng.random((cs.size, width))  # the minibatch keys the payers draw their rows of
-            got = server.ask(
-                "train.ipfl",
-                cs,
-                [pack(select_rows(models, ks[[i]]), "model") for i in range(cs.size)],
-                [
-                    {"stream": stream, "row": i, "rows": int(cs.size), "width": width}
-                    for i in range(cs.size)
-                ],
-            )
-            trained = stack(
-                [
-                    unpack(
-                        record_of(m.content, "arrays", ArrayRecord).to_torch_state_dict(), "model"
-                    )
-                    for m in got
-                ]
-            )
-            loss = float(np.mean([float(metric(m, "loss")) for m in got]))
-            check_finite_loss("training", loss, r + 1, run.lr)
-            new = group_mean(
-                trained, torch.as_tensor(sizes[cs].astype(np.float64)), torch.as_tensor(ks), models
-            )
-            holdout: dict[int, list[int]] = {}
-            for c in range(
-                k
-            ):  # the hold-out rows, drawn as learning.drivers.ipfl.evaluation.holdout_gradient does
-                for i in np.flatnonzero(ks == c):
-                    m_i = int(val_sizes[cs[i]])
-                    holdout[int(i)] = rng.permutation(m_i)[
-                        : min(m_i, run.holdout_per_client)
-                    ].tolist()
-            profiled = server.ask(
-                "query.ipfl_profile",
-                cs,
-                [pack(select_rows(new, ks[[i]]), "model") for i in range(cs.size)],
-                [{"holdout": holdout[i]} for i in range(cs.size)],
-            )
-            for c, rows, members in opening.by_cluster():
-                lam = aggregation_weights(sizes[members], mech)
-                counts = np.array(
-                    [int(metric(profiled[i], "rows")) for i in rows],
-                    dtype=np.float64,
-                )
-                grads = np.stack(
-                    [
-                        flat(
-                            unpack(
-                                record_of(
-                                    profiled[i].content, "arrays", ArrayRecord
-                                ).to_torch_state_dict(),
-                                "gradient",
-                            ),
-                            [0],
-                        )[0]
-                        for i in rows
-                    ]
-                )
-                g = counts @ grads / counts.sum()
-                contributions[c] = shapley_first_order(
-                    g, flat(trained, rows), flat(new, [c])[0], lam
-                )
-                accuracy[c] = float(np.mean([float(metric(profiled[i], "accuracy")) for i in rows]))
-            models = new
-        tokens, refunds = close_round(opening, accuracy, contributions, mech)
-        record: dict[str, Any] = {
-            "round": r,
-            "paid": opening.paid,
-            "tokens": tokens.ledger.tokens.tolist(),
-            "pools": tokens.ledger.pools.tolist(),
-            "selected": [s.tolist() for s in payers],
-            "bids": opening.bids.astype(int).tolist(),
-            "psi": tokens.psi.tolist(),
-            "refund": refunds.tolist(),
-        }
-        if (r + 1) % run.eval_every == 0 or r + 1 == run.rounds:
-            record["cluster_accuracy"] = cluster_accuracy(engine, models, sources).tolist()
-            record["personalised_accuracy"] = personal(models)[0].tolist()
-        history.append(record)
 
-    accuracy_end, weights = personal(models)
+def serve_ipfl(
+    grid: Grid, meta_dir: str, node_data_dir: str = "", timeout: float = 600.0
+) -> FlowerIPFLResult:
+    """Run the IP-FL federation whose ``meta.json`` is in ``meta_dir`` on the nodes of
+    ``grid``: :func:`learning.drivers.ipfl.driver.play_ipfl` with
+    :class:`FlowerIPFLClients` (module docstring); ``node_data_dir`` as in
+    :func:`learning.runtimes.flower.apps.serve`."""
+    directory = Path(meta_dir)
+    meta = json.loads((directory / "meta.json").read_text())
+    run = ipfl_run_from_dict(meta["run"])
+    check_ipfl_run(run)
+    n = int(meta["n_clients"])
+    held = torch.load(directory / _SERVER_FILE, weights_only=True)
+    base = {"data-dir": node_data_dir}
+    nodes, sizes, val_sizes = _discover(grid, n, base, timeout)
+    clients = FlowerIPFLClients(
+        engine=build_engine(
+            run.engine, _architecture(run, meta), int(meta["n_classes"]), torch.device("cpu")
+        ),
+        sizes=sizes.astype(np.float64),
+        sources=tuple(
+            (held[f"source-{i}-x"].numpy(), held[f"source-{i}-y"].numpy())
+            for i in range(int(meta["sources"]))
+        ),
+        unseen=np.asarray(meta["unseen"], dtype=np.int64),
+        majority=None,
+        requests=Requests(grid, nodes, base, timeout),
+        val_sizes=val_sizes,
+        holdout_per_client=run.holdout_per_client,
+    )
+    started = time.perf_counter()
+    state = play_ipfl(clients, run, start_state(run, n, broadcast(held["initial"], run.clusters)))
+    models, tokens = state["models"], state["tokens"]
+    accuracy, weights = clients.personalised(models)
     return FlowerIPFLResult(
         run=run,
-        tokens_start=np.full(n, float(mech.tok_init)),
+        tokens_start=np.full(n, float(run.mechanism.tok_init)),
         tokens_end=tokens.ledger.tokens.copy(),
         pools_end=tokens.ledger.pools.copy(),
-        cluster_accuracy=cluster_accuracy(engine, models, sources),
-        personalised_accuracy=accuracy_end,
+        cluster_accuracy=clients.cluster_accuracy(models),
+        personalised_accuracy=accuracy,
         weights=weights,
-        history=tuple(history),
+        history=tuple(state["history"]),
         models=models,
         seconds=time.perf_counter() - started,
     )

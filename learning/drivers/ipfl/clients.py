@@ -1,0 +1,138 @@
+"""The clients' work in an IP-FL round (Khan et al., Alg. 1): what the round loop of
+:mod:`learning.drivers.ipfl.driver` asks of them, and its in-process implementation on the
+batched engine (:class:`InProcessClients`). The Flower federation implements the same
+protocol with the data on the nodes (:mod:`learning.runtimes.flower.ipfl`)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from games.ipfl import Opening
+from learning.drivers.ipfl.config import IPFLRun
+from learning.drivers.ipfl.evaluation import (
+    cluster_accuracy,
+    holdout_gradient,
+    importance,
+    personalised_accuracy,
+)
+from learning.drivers.ipfl.setup import Setup
+from learning.drivers.ipfl.training import local_train
+from learning.engine import Engine, LocalResult, Params, select
+
+__all__ = ["IPFLClients", "InProcessClients"]
+
+
+@dataclass
+class IPFLClients(ABC):
+    """The :math:`N` clients of an IP-FL federation as the round loop sees them.
+
+    Attributes
+    ----------
+    engine : Engine
+        Evaluates the cluster models where the loop runs.
+    sizes : ndarray of float64
+        Every client's training-set size :math:`n_i` (FedAvg and profiler weights).
+    sources : tuple of (x, y)
+        The source test distributions the cluster models are scored on.
+    unseen : ndarray of int64
+        Clients never scheduled.
+    majority : ndarray of int64 or None
+        Each client's majority source, where the loop knows it (the purity of the bids);
+        None where the clients keep it.
+    """
+
+    engine: Engine
+    sizes: np.ndarray
+    sources: Sequence[tuple[np.ndarray, np.ndarray]]
+    unseen: np.ndarray
+    majority: np.ndarray | None
+
+    @property
+    def available(self) -> np.ndarray:
+        """(N,) bool: the clients the scheduler may pick."""
+        out = np.ones(self.sizes.size, dtype=bool)
+        out[self.unseen] = False
+        return out
+
+    def cluster_accuracy(self, models: Params) -> np.ndarray:
+        """(K, D): accuracy of every cluster model on every source distribution."""
+        return cluster_accuracy(self.engine, models, self.sources)
+
+    @abstractmethod
+    def scores(self, models: Params) -> np.ndarray:
+        """(N, K): every client's importance :math:`\\upsilon_{ik}` of every cluster model on
+        its validation data (Eq. 7), the input of its bids (Alg. 2)."""
+
+    @abstractmethod
+    def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
+        """Local training of payer ``cs[j]`` from row ``j`` of ``start`` (its cluster's
+        model), minibatches from ``rng`` as :meth:`learning.algorithms.Context.fit` draws
+        them; ``loss`` holds one mean loss per payer."""
+
+    @abstractmethod
+    def profile(
+        self, new: Params, opening: Opening, rng: np.random.Generator
+    ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """The profiler's input (§4.2) after aggregation into ``new``: every payer's accuracy of
+        its cluster's model on its validation data (in the order of
+        :meth:`games.ipfl.Opening.participations`), and for every cluster that trained the
+        flat gradient of the loss of its model on a hold-out from its payers' validation data
+        (``holdout_per_client`` rows each, drawn from ``rng`` cluster by cluster, payer by
+        payer)."""
+
+    @abstractmethod
+    def personalised(self, models: Params) -> tuple[np.ndarray, np.ndarray]:
+        """Every client's personalised accuracy :math:`f_i` on its test data and its weights
+        :math:`w_{ik}` (Eq. 8)."""
+
+
+@dataclass
+class InProcessClients(IPFLClients):
+    """All clients in this process, on the batched engine of ``setup``."""
+
+    run: IPFLRun
+    setup: Setup
+
+    @classmethod
+    def of(cls, run: IPFLRun, setup: Setup) -> InProcessClients:
+        return cls(
+            engine=setup.ctx.engine,
+            sizes=setup.ctx.train.sizes_numpy().astype(np.float64),
+            sources=setup.sources,
+            unseen=setup.unseen,
+            majority=setup.majority,
+            run=run,
+            setup=setup,
+        )
+
+    def scores(self, models: Params) -> np.ndarray:
+        return importance(self.engine, models, self.setup.val, self.run.importance)
+
+    def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
+        return local_train(self.run, self.setup.ctx, start, cs, rng)
+
+    def profile(
+        self, new: Params, opening: Opening, rng: np.random.Generator
+    ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        ks, cs = opening.participations()
+        accuracy = self.engine.evaluate(select(new, ks), self.setup.val, cs).accuracy
+        assert accuracy is not None
+        gradients = {
+            c: holdout_gradient(
+                self.engine,
+                select(new, np.array([c])),
+                self.setup.val,
+                members,
+                self.run.holdout_per_client,
+                rng,
+            )
+            for c, _, members in opening.by_cluster()
+        }
+        return accuracy, gradients
+
+    def personalised(self, models: Params) -> tuple[np.ndarray, np.ndarray]:
+        return personalised_accuracy(self.engine, models, self.setup, self.run)
