@@ -65,7 +65,7 @@ from learning.loop import RoundRecord
 from learning.models import build_model
 from learning.rng import draw_entropy, finish_rng, init_rng, round_rng, torch_generator
 from learning.runtimes.flower.duopoly import register_duopoly, serve_duopoly
-from learning.runtimes.flower.ipfl import register_ipfl, serve_ipfl
+from learning.runtimes.flower.ipfl import play_ipfl_on_flower, register_ipfl
 from learning.runtimes.flower.node import client_evaluate, client_work, local_training, node_context
 from learning.runtimes.flower.partitions import read_meta
 from learning.runtimes.flower.records import pack, record_of, rows, scalar, stack, unpack
@@ -627,11 +627,11 @@ def run_kind(meta_dir: str) -> str:
 
 
 def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
-    """:func:`serve`, :func:`learning.runtimes.flower.ipfl.serve_ipfl` or
+    """:func:`serve`, :func:`learning.runtimes.flower.ipfl.play_ipfl_on_flower` or
     :func:`learning.runtimes.flower.duopoly.serve_duopoly`, as :func:`run_kind` says."""
     kind = run_kind(meta_dir)
     if kind == "ipfl":
-        return serve_ipfl(grid, meta_dir, node_data_dir)
+        return play_ipfl_on_flower(grid, meta_dir, node_data_dir)
     if kind == "defection-free":
         return serve_duopoly(grid, meta_dir, node_data_dir)
     return serve(grid, meta_dir, node_data_dir)

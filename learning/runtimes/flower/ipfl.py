@@ -1,6 +1,6 @@
 r"""IP-FL's token economy (Khan et al., Alg. 1) on Flower: the ledger on the server.
 
-The server (:func:`serve_ipfl`) holds the :class:`games.ipfl.TokenState` (balances, pools,
+The server (:func:`play_ipfl_on_flower`) holds the :class:`games.ipfl.TokenState` (balances, pools,
 contributions), the :math:`K` cluster models and the source test distributions the cluster
 models are scored on; node :math:`k` holds client :math:`k`'s training, validation and test
 data (``partition-<k>.npz``, written by :func:`write_ipfl_partitions` from
@@ -74,8 +74,8 @@ __all__ = [
     "FlowerIPFLResult",
     "check_ipfl_run",
     "ipfl_run_from_dict",
+    "play_ipfl_on_flower",
     "register_ipfl",
-    "serve_ipfl",
     "write_ipfl_partitions",
 ]
 
@@ -309,7 +309,7 @@ def register_ipfl(app: ClientApp) -> None:
 
 @dataclass(frozen=True, slots=True)
 class FlowerIPFLResult:
-    """Outcome of :func:`serve_ipfl`.
+    """Outcome of :func:`play_ipfl_on_flower`.
 
     ``history`` has one record per round (``paid``, ``tokens``, ``pools``, ``selected``,
     ``bids``, ``psi``, ``refund``, and at evaluations ``cluster_accuracy`` and
@@ -438,7 +438,7 @@ class FlowerIPFLClients(IPFLClients):
         )
 
 
-def serve_ipfl(
+def play_ipfl_on_flower(
     grid: Grid, meta_dir: str, node_data_dir: str = "", timeout: float = 600.0
 ) -> FlowerIPFLResult:
     """Run the IP-FL federation whose ``meta.json`` is in ``meta_dir`` on the nodes of
