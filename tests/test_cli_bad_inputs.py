@@ -285,7 +285,7 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("ipfl-device-banana", [*BASE["ipfl"], "--device", "banana"]),
     ("ipfl-dataset-unknown", [*BASE["ipfl"], "--dataset", "nope"]),
     ("ipfl-model-unknown", [*BASE["ipfl"], "--model", "nope"]),
-    ("ipfl-rc-bugs-alone", [*BASE["ipfl"], "--rc-bugs"]),
+    ("ipfl-rc-bugs-alone", [*BASE["ipfl"], "--code-bugs"]),
     ("ipfl-out-file", [*BASE["ipfl"], "--out", "@FILE"]),
     ("ipfl-checkpoint-file", [*BASE["ipfl"], "--checkpoint", "@FILE"]),
     ("train-resume-no-checkpoint", [*BASE["train"], "--resume"]),

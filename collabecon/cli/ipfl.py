@@ -37,21 +37,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=30, help="communication rounds R")
     parser.add_argument("--local-steps", type=int, default=10, help="local SGD steps per round")
     parser.add_argument(
-        "--lr", type=float, default=None, help="learning rate (0.05; 1.0 with --rc-compat)"
+        "--lr", type=float, default=None, help="learning rate (0.05; 1.0 with --code-compat)"
     )
     parser.add_argument("--tok-init", type=float, default=100.0, help="starting tokens")
     parser.add_argument("--price", type=float, default=1.0, help="price per cluster per round")
     parser.add_argument("--perf-share", type=float, default=0.2, help="N_p as a share of N")
     parser.add_argument("--no-incentive", action="store_true", help="random bids (NI ablation)")
     parser.add_argument(
-        "--rc-compat",
+        "--code-compat",
         action="store_true",
         help="reference-code behaviours (Adadelta, 5+2 slots, step refunds to all members)",
     )
     parser.add_argument(
-        "--rc-bugs",
+        "--code-bugs",
         action="store_true",
-        help="with --rc-compat, also the reference code's bugs (the last selected client pays "
+        help="with --code-compat, also the reference code's bugs (the last selected client pays "
         "for everyone, Acc_max reset, reward passes stop at an empty pool)",
     )
     parser.add_argument(
@@ -100,8 +100,8 @@ def _run_config(args: argparse.Namespace) -> Any:
         perf_share=args.perf_share,
         th_bid=args.th_bid,
         incentive=not args.no_incentive,
-        rc_compat=args.rc_compat,
-        rc_bugs=args.rc_bugs,
+        code_compat=args.code_compat,
+        code_bugs=args.code_bugs,
     )
     return IPFLRun(
         dataset=args.dataset,
@@ -112,7 +112,7 @@ def _run_config(args: argparse.Namespace) -> Any:
         rounds=args.rounds,
         model=args.model,
         local_steps=args.local_steps,
-        lr=args.lr if args.lr is not None else (1.0 if args.rc_compat else 0.05),
+        lr=args.lr if args.lr is not None else (1.0 if args.code_compat else 0.05),
         importance=args.importance,
         personalize=args.personalize,
         cold_start=args.cold_start,

@@ -302,7 +302,7 @@ def compare(
     """
     if run.local_optimizer != "sgd":
         raise ValueError(
-            "compare trains the baselines with SGD; give optimizer='sgd' (with --rc-compat, "
+            "compare trains the baselines with SGD; give optimizer='sgd' (with --code-compat, "
             "the reference code's Adadelta is used for IP-FL alone)"
         )
     if not lr_grid or any(not (lr > 0 and np.isfinite(lr)) for lr in lr_grid):

@@ -19,7 +19,7 @@ The behaviours of the authors' reference code (repository
 ``AFKD98/PI-FL-Personalized-and-Incentivized-Federated-Learning``, files
 ``aggregator/fusion/tier_fedavg_fusion_handler.py`` and
 ``party/training/tier_fedavg_local_training_handler.py``; "RC" below) are available with
-``rc_compat=True``; its outright bugs only with ``rc_bugs=True``.
+``code_compat=True``; its outright bugs only with ``code_bugs=True``.
 
 The package's modules: ``config`` (:class:`IPFLConfig`), ``tokens`` (the ledger, refunds and
 rewards), ``round`` (:func:`open_round` and :func:`close_round` around training),
@@ -43,21 +43,21 @@ from games.ipfl.qualities import TokenQualities, opt_outs, pma
 from games.ipfl.round import Opening, TokenState, close_round, open_round
 from games.ipfl.scheduler import (
     bootstrap_select,
+    code_slots,
     n_perf_default,
     n_rand_schedule,
-    rc_slots,
     select_clients,
 )
 from games.ipfl.tokens import (
     Ledger,
     RefundTracker,
+    code_refund_fraction,
+    code_split_rewards,
     collect,
     literal_reward_total,
     net_token_change,
     net_token_change_expr,
     rank_rewards,
-    rc_refund_fraction,
-    rc_split_rewards,
     refund,
     refund_fraction,
     reward,
@@ -74,6 +74,9 @@ __all__ = [
     "aggregation_weights",
     "bootstrap_select",
     "close_round",
+    "code_refund_fraction",
+    "code_slots",
+    "code_split_rewards",
     "collect",
     "f1_features",
     "importance_weights",
@@ -88,9 +91,6 @@ __all__ = [
     "pma",
     "preference_bids",
     "rank_rewards",
-    "rc_refund_fraction",
-    "rc_slots",
-    "rc_split_rewards",
     "refund",
     "refund_fraction",
     "reward",

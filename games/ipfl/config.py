@@ -25,7 +25,7 @@ BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
 
 
-_REWARD_MODES = ("rank_lex", "rc_split")
+_REWARD_MODES = ("rank_lex", "code_split")
 
 
 _TH_MODES = ("raw", "normalized")
@@ -56,21 +56,21 @@ class IPFLConfig:
     integer_tokens
         Floor every transfer and keep the remainder in the pool (RC).
     reward_mode
-        ``"rank_lex"`` (Eq. 13 corrected) or ``"rc_split"`` (RC two-pass rewards).
-    rc_compat
+        ``"rank_lex"`` (Eq. 13 corrected) or ``"code_split"`` (RC two-pass rewards).
+    code_compat
         Reference-code behaviours: step refund with the pool override, paid to
         every client ever associated with the tier, split rewards, integer tokens, fixed
-        ``rc_perf`` + ``rc_rand`` slots per tier (one moves from random to performance at
-        round ``rc_shift_round``), random extras from bidders, ascending sort after a
+        ``code_perf`` + ``code_rand`` slots per tier (one moves from random to performance at
+        round ``code_shift_round``), random extras from bidders, ascending sort after a
         non-improving round, uniform :math:`\\lambda` in :math:`\\psi`. (The driver adds the
         RC's local optimiser, Adadelta.)
-    rc_perf, rc_rand, rc_shift_round
+    code_perf, code_rand, code_shift_round
         The RC slot schedule (``iter_avg`` config: 5 + 2 per tier, shift at round 100).
-    rc_bugs
+    code_bugs
         Also the RC's bugs: the last selected client pays for
         everyone; ``Acc_max`` reset to 0 after a non-improving round; the reward passes of a
         round stop at the first tier whose pool is empty, skipping every later tier (see
-        :func:`settle_cluster`). Only with ``rc_compat``.
+        :func:`settle_cluster`). Only with ``code_compat``.
 
     References
     ----------
@@ -90,11 +90,11 @@ class IPFLConfig:
     rand_low: float = 0.05
     integer_tokens: bool = False
     reward_mode: str = "rank_lex"
-    rc_compat: bool = False
-    rc_bugs: bool = False
-    rc_perf: int = 5
-    rc_rand: int = 2
-    rc_shift_round: int = 100
+    code_compat: bool = False
+    code_bugs: bool = False
+    code_perf: int = 5
+    code_rand: int = 2
+    code_shift_round: int = 100
 
     def __post_init__(self) -> None:
         non_negative("tok_init", self.tok_init)
@@ -107,16 +107,16 @@ class IPFLConfig:
         in_interval("rand_low", self.rand_low, 0.0, 1.0)
         in_interval("rand_high", self.rand_high, float(self.rand_low), 1.0)
         choice("reward_mode", self.reward_mode, _REWARD_MODES)
-        positive_int("rc_perf", self.rc_perf)
-        for name in ("rc_rand", "rc_shift_round"):
+        positive_int("code_perf", self.code_perf)
+        for name in ("code_rand", "code_shift_round"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-        if self.rc_bugs and not self.rc_compat:
-            raise ValueError("rc_bugs needs rc_compat=True")
-        if self.rc_compat:
+        if self.code_bugs and not self.code_compat:
+            raise ValueError("code_bugs needs code_compat=True")
+        if self.code_compat:
             object.__setattr__(self, "integer_tokens", True)
-            object.__setattr__(self, "reward_mode", "rc_split")
+            object.__setattr__(self, "reward_mode", "code_split")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy.

@@ -16,7 +16,7 @@ from games.ipfl.config import FloatArray, IPFLConfig
 def aggregation_weights(sizes: ArrayLike, config: IPFLConfig) -> FloatArray:
     r"""The aggregation weights :math:`\lambda_i` of a cluster's payers in the profiler
     (Eq. 15-16): their shares of the training examples (FedAvg), or equal shares under
-    ``rc_compat`` (the reference code averages uniformly).
+    ``code_compat`` (the reference code averages uniformly).
 
     References
     ----------
@@ -27,13 +27,13 @@ def aggregation_weights(sizes: ArrayLike, config: IPFLConfig) -> FloatArray:
     --------
     >>> aggregation_weights([10, 30], IPFLConfig()).tolist()
     [0.25, 0.75]
-    >>> aggregation_weights([10, 30], IPFLConfig(rc_compat=True)).tolist()
+    >>> aggregation_weights([10, 30], IPFLConfig(code_compat=True)).tolist()
     [0.5, 0.5]
     """
     n = np.asarray(sizes, dtype=np.float64).reshape(-1)
     if n.size == 0 or (n <= 0).any():
         raise ValueError(f"sizes must be positive training-set sizes, got {n.tolist()}")
-    return np.full(n.size, 1.0 / n.size) if config.rc_compat else n / n.sum()
+    return np.full(n.size, 1.0 / n.size) if config.code_compat else n / n.sum()
 
 
 def shapley_first_order(

@@ -62,7 +62,7 @@ def preference_bids(
     Incentivised: :math:`P_B(i) = \\{k : \\upsilon_{ik} > Th\\} \\cup \\{\\arg\\max_k
     \\upsilon_{ik}\\}` (on normalised weights with ``th_mode="normalized"``); a client keeps
     only the highest-weight bids it can pay for (:math:`|P_B| \\cdot \\tau_p \\le tok_i`).
-    ``rc_compat``: the argmax only. NI: one uniformly random cluster.
+    ``code_compat``: the argmax only. NI: one uniformly random cluster.
 
     References
     ----------
@@ -79,7 +79,7 @@ def preference_bids(
         w = importance_weights(acc)
         score = acc if config.th_mode == "raw" else w
         best = np.argmax(acc, axis=1)
-        if not config.rc_compat:
+        if not config.code_compat:
             bids |= score > config.th_bid
         bids[np.arange(n), best] = True
         affordable = np.floor(tokens / config.price + 1e-12).astype(np.int64)

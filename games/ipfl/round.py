@@ -19,9 +19,9 @@ from games.ipfl.config import BoolArray, FloatArray, IntArray, IPFLConfig
 from games.ipfl.preferences import preference_bids
 from games.ipfl.scheduler import (
     bootstrap_select,
+    code_slots,
     n_perf_default,
     n_rand_schedule,
-    rc_slots,
     select_clients,
 )
 from games.ipfl.tokens import Ledger, RefundTracker, collect, settle_cluster
@@ -138,8 +138,8 @@ def open_round(
     n, k = state.psi.shape[1], state.psi.shape[0]
     r = int(non_negative("round_index", round_index))
     avail = np.ones(n, dtype=bool) if available is None else np.asarray(available, dtype=bool)
-    if config.rc_compat:
-        n_perf, n_rand = rc_slots(r, config)
+    if config.code_compat:
+        n_perf, n_rand = code_slots(r, config)
     else:
         n_perf = n_perf_default(n, k, config.perf_share)
         _, n_rand = n_rand_schedule(
@@ -163,8 +163,10 @@ def open_round(
         )  # fmt: skip
         payers = []
         for c in range(k):
-            ledger, paid = collect(ledger, c, selected[c], config.price, stale_payer=config.rc_bugs)
-            payers.append(selected[c] if config.rc_bugs else paid)
+            ledger, paid = collect(
+                ledger, c, selected[c], config.price, stale_payer=config.code_bugs
+            )
+            payers.append(selected[c] if config.code_bugs else paid)
     explored = state.explored.copy()
     for p in payers:
         explored[p] = True
@@ -184,7 +186,7 @@ def close_round(
     accuracy and ``contributions[c]`` the first-order Shapley values of its payers, in the
     order of ``opening.payers[c]``. The contributions and participation counts are recorded;
     in a paid round :func:`settle_cluster` refunds (Eq. 11-12) and rewards (Eq. 13) from the
-    cluster's pool, in cluster order; in round 0 only ``Acc_max`` is set. With ``rc_bugs`` the
+    cluster's pool, in cluster order; in round 0 only ``Acc_max`` is set. With ``code_bugs`` the
     rewards of the later clusters stop once a pool is found empty. Returns the new state and
     each cluster's refund fraction.
 
@@ -217,7 +219,7 @@ def close_round(
                 ledger, tracker, c, members, acc_c, psi[c], omega[c], config,
                 registered=np.flatnonzero(omega[c] > 0), rewards=not halted,
             )  # fmt: skip
-            halted |= config.rc_bugs and empty
+            halted |= config.code_bugs and empty
         else:
             tracker = tracker.update(c, acc_c, config)
     return TokenState(ledger, tracker, psi, omega, s.explored, improved), refunds

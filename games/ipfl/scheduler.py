@@ -2,7 +2,7 @@
 
 Khan et al., "IP-FL: Incentivized and Personalized Federated Learning" (arXiv 2304.07514 v4), §4.3
 and Alg. 1 (``SelectClients``): performance and random slots, the first round's bootstrap selection,
-and the reference code's schedule of them (:func:`rc_slots`).
+and the reference code's schedule of them (:func:`code_slots`).
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ def n_rand_schedule(
     return total, math.ceil(total / n_clusters)
 
 
-def rc_slots(round_index: int, config: IPFLConfig) -> tuple[int, int]:
-    """The RC's fixed slots per tier: ``(rc_perf, rc_rand)``
-    performance and random picks, and from round ``rc_shift_round`` on one slot moves from
+def code_slots(round_index: int, config: IPFLConfig) -> tuple[int, int]:
+    """The RC's fixed slots per tier: ``(code_perf, code_rand)``
+    performance and random picks, and from round ``code_shift_round`` on one slot moves from
     random to performance (5 + 2 -> 6 + 1 in the ``iter_avg`` config).
 
     References
@@ -72,13 +72,13 @@ def rc_slots(round_index: int, config: IPFLConfig) -> tuple[int, int]:
 
     Examples
     --------
-    >>> rc_slots(0, IPFLConfig()), rc_slots(100, IPFLConfig())
+    >>> code_slots(0, IPFLConfig()), code_slots(100, IPFLConfig())
     ((5, 2), (6, 1))
     """
     round_index = int(non_negative("round_index", round_index))
-    if round_index >= config.rc_shift_round and config.rc_rand > 0:
-        return config.rc_perf + 1, config.rc_rand - 1
-    return config.rc_perf, config.rc_rand
+    if round_index >= config.code_shift_round and config.code_rand > 0:
+        return config.code_perf + 1, config.code_rand - 1
+    return config.code_perf, config.code_rand
 
 
 def bootstrap_select(
@@ -118,7 +118,7 @@ def select_clients(
     still pay are eligible, and a client pays once per cluster it joins.
 
     The first ``n_perf`` entries of each returned array are the performance picks, in rank
-    order. ``rc_compat``: extras from the bidders only, all bidders taken when they fit,
+    order. ``code_compat``: extras from the bidders only, all bidders taken when they fit,
     random clients for a cluster nobody bids for, and ascending order for clusters whose
     entry of ``ascending`` is true (last improvement <= 0).
 
@@ -137,16 +137,16 @@ def select_clients(
     for c in range(k):
         can_pay = avail & (budget >= config.price)
         bidders = np.flatnonzero(bids[:, c] & can_pay)
-        sign = 1.0 if (config.rc_compat and asc[c]) else -1.0
+        sign = 1.0 if (config.code_compat and asc[c]) else -1.0
         ranked = sorted(bidders.tolist(), key=lambda i: (sign * psi[c, i], sign * omega[c, i], i))
-        if config.rc_compat and len(ranked) <= n_perf + n_rand:
+        if config.code_compat and len(ranked) <= n_perf + n_rand:
             chosen = list(ranked)
             if not chosen:
                 pool = np.flatnonzero(can_pay)
                 chosen = rng.choice(pool, min(n_perf + n_rand, pool.size), replace=False).tolist()
         else:
             chosen = ranked[:n_perf]
-            source = np.array(ranked[n_perf:]) if config.rc_compat else np.flatnonzero(can_pay)
+            source = np.array(ranked[n_perf:]) if config.code_compat else np.flatnonzero(can_pay)
             rest = np.setdiff1d(source, chosen) if source.size else source
             if rest.size:
                 chosen += rng.choice(rest, min(n_rand, rest.size), replace=False).tolist()

@@ -148,7 +148,7 @@ def refund_fraction(acc: float, acc_max: float, eta_tok: float, gamma_acc: float
     return eta_tok * (gamma_acc - min(gamma_acc, max(0.0, delta))) / gamma_acc
 
 
-def rc_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
+def code_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
     """RC refund: 1 without improvement, else 0; overwritten to
     ``n_parties / pool`` whenever the pool holds more than ``n_parties`` tokens.
 
@@ -159,9 +159,9 @@ def rc_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
 
     Examples
     --------
-    >>> rc_refund_fraction(False, 3.0, 5), rc_refund_fraction(True, 3.0, 5)
+    >>> code_refund_fraction(False, 3.0, 5), code_refund_fraction(True, 3.0, 5)
     (1.0, 0.0)
-    >>> rc_refund_fraction(True, 10.0, 5)
+    >>> code_refund_fraction(True, 10.0, 5)
     0.5
     """
     if pool > n_parties:
@@ -173,7 +173,7 @@ def refund(
     ledger: Ledger, cluster: int, payers: ArrayLike, fraction: float, *, integer: bool = False
 ) -> Ledger:
     """Eq. 12 (corrected): ``fraction`` of ``pool[cluster]`` goes back to the payers equally
-    (under ``rc_compat`` the driver passes every client ever associated with the tier).
+    (under ``code_compat`` the driver passes every client ever associated with the tier).
 
     .. math::  \\tau_i \\leftarrow \\tau_i + \\frac{u_k\\, \\tau_{a,k}}{|S_k|},\\ i \\in S_k;
                \\qquad \\tau_{a,k} \\leftarrow \\tau_{a,k} - u_k \\tau_{a,k}
@@ -280,7 +280,7 @@ def reward(
     return ledger._with(tokens, pools)
 
 
-def rc_split_rewards(
+def code_split_rewards(
     ledger: Ledger,
     cluster: int,
     providers: ArrayLike,
@@ -357,8 +357,8 @@ class RefundTracker:
         best = self.acc_max[cluster]
         if best is None or best == 0:
             return 0.0
-        if config.rc_compat:
-            return rc_refund_fraction(acc > best, pool, n_payers)
+        if config.code_compat:
+            return code_refund_fraction(acc > best, pool, n_payers)
         return refund_fraction(acc, best, config.eta_tok, config.gamma_acc)
 
     def update(self, cluster: int, acc: float, config: IPFLConfig) -> RefundTracker:
@@ -370,7 +370,7 @@ class RefundTracker:
         """
         best = self.acc_max[cluster]
         values = list(self.acc_max)
-        if config.rc_bugs and best is not None and best != 0 and acc <= best:
+        if config.code_bugs and best is not None and best != 0 and acc <= best:
             values[cluster] = 0.0
         else:
             values[cluster] = float(acc) if best is None else max(best, float(acc))
@@ -394,10 +394,10 @@ def settle_cluster(
     training -> aggregation -> profiler -> reimbursement -> rewards).
 
     ``registered`` lists every client ever associated with the tier (default: the payers);
-    under ``rc_compat`` the refund goes to all of them (RC "Reimburse Token to ALL
+    under ``code_compat`` the refund goes to all of them (RC "Reimburse Token to ALL
     Consumers") and the participation pass of the rewards ranks them.
     ``rewards=False`` skips the rewards: the RC's reward functions ``return`` at the first
-    tier whose pool is empty, so with ``rc_bugs`` the driver stops rewarding the later
+    tier whose pool is empty, so with ``code_bugs`` the driver stops rewarding the later
     clusters of the round once this function reports an empty pool.
     Returns the ledger, the updated ``Acc_max`` tracker, the refund fraction used, and
     whether the pool was empty when the rewards came due.
@@ -409,15 +409,15 @@ def settle_cluster(
     """
     payers = np.asarray(payers, dtype=np.int64).reshape(-1)
     members = payers if registered is None else np.asarray(registered, dtype=np.int64).ravel()
-    consumers = members if config.rc_compat else payers
+    consumers = members if config.code_compat else payers
     u = tracker.fraction(cluster, acc, config, float(ledger.pools[cluster]), consumers.size)
     best = tracker.acc_max[cluster]
     improved = best is not None and acc > best
     ledger = refund(ledger, cluster, consumers, u, integer=config.integer_tokens)
     empty = bool(ledger.pools[cluster] <= 0)
     if rewards and not empty:
-        if config.reward_mode == "rc_split":
-            ledger = rc_split_rewards(
+        if config.reward_mode == "code_split":
+            ledger = code_split_rewards(
                 ledger, cluster, payers, psi, members, omega, improved=improved
             )
         else:

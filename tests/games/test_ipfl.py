@@ -18,6 +18,7 @@ from games.ipfl import (
     RefundTracker,
     TokenQualities,
     bootstrap_select,
+    code_slots,
     collect,
     f1_features,
     importance_weights,
@@ -31,7 +32,6 @@ from games.ipfl import (
     pma,
     preference_bids,
     rank_rewards,
-    rc_slots,
     refund,
     refund_fraction,
     reward,
@@ -85,7 +85,7 @@ def _round(ledger, tracker, config, rng, n_clusters, accs):
     for c in range(n_clusters):
         chosen = rng.choice(n, int(rng.integers(1, n + 1)), replace=False)
         start = ledger.total
-        ledger, paid = collect(ledger, c, chosen, config.price, stale_payer=config.rc_bugs)
+        ledger, paid = collect(ledger, c, chosen, config.price, stale_payer=config.code_bugs)
         assert abs(ledger.total - start) < 1e-9
         psi = rng.normal(size=n)
         omega = rng.integers(0, 5, size=n)
@@ -110,7 +110,7 @@ def _round(ledger, tracker, config, rng, n_clusters, accs):
 def test_ledger_conserves_and_never_goes_negative(seed, n, k, rounds, price, tok_init, integer, rc):
     if integer or rc:
         price, tok_init = float(math.ceil(price)), float(math.floor(tok_init))
-    config = IPFLConfig(price=price, tok_init=tok_init, integer_tokens=integer, rc_compat=rc)
+    config = IPFLConfig(price=price, tok_init=tok_init, integer_tokens=integer, code_compat=rc)
     rng = np.random.default_rng(seed)
     ledger = Ledger.start(n, k, tok_init)
     tracker = RefundTracker.start(k)
@@ -169,15 +169,15 @@ def test_acc_max_is_non_decreasing_and_first_round_skips():
         tracker = tracker.update(0, acc, config)
         best.append(tracker.acc_max[0])
     assert best == sorted(best) == [0.5, 0.5, 0.6, 0.6, 0.9]
-    bug = RefundTracker((0.6,)).update(0, 0.5, IPFLConfig(rc_compat=True, rc_bugs=True))
+    bug = RefundTracker((0.6,)).update(0, 0.5, IPFLConfig(code_compat=True, code_bugs=True))
     assert bug.acc_max == (0.0,)
 
 
 def test_rc_refund_goes_to_every_tier_member():
-    """The authors' reference code: under rc_compat the refund is split (integer floor) over every client
+    """The authors' reference code: under code_compat the refund is split (integer floor) over every client
     ever associated with the tier, not only this round's payers; a pool larger than the
     number of members refunds exactly one token each."""
-    config = IPFLConfig(rc_compat=True)
+    config = IPFLConfig(code_compat=True)
     ledger, paid = collect(Ledger.start(6, 1, 10.0), 0, [0, 1, 2, 3, 4], 2.0)
     tracker = RefundTracker((0.5,))
     members = np.array([0, 1, 2, 3, 4, 5])  # client 5 joined in an earlier round
@@ -198,7 +198,7 @@ def test_rc_refund_goes_to_every_tier_member():
 def test_settlement_reports_an_empty_pool_and_can_skip_the_rewards():
     """A reference-code bug: the reward passes stop at the first tier whose pool is empty;
     settle_cluster reports the empty pool so the driver can skip the later tiers' rewards."""
-    config = IPFLConfig(rc_compat=True, rc_bugs=True)
+    config = IPFLConfig(code_compat=True, code_bugs=True)
     ledger, paid = collect(Ledger.start(4, 1, 10.0), 0, [0, 1, 2, 3], 1.0)
     psi, omega = np.array([0.4, 0.3, 0.2, 0.1]), np.ones(4)
     tracker = RefundTracker((0.5,))
@@ -215,14 +215,14 @@ def test_settlement_reports_an_empty_pool_and_can_skip_the_rewards():
 
 
 def test_rc_slot_schedule_moves_one_slot_at_round_100():
-    config = IPFLConfig(rc_compat=True)
-    assert rc_slots(0, config) == rc_slots(99, config) == (5, 2)
-    assert rc_slots(100, config) == rc_slots(500, config) == (6, 1)
-    assert rc_slots(100, IPFLConfig(rc_compat=True, rc_rand=0)) == (5, 0)
-    with pytest.raises(ValueError, match="rc_perf"):
-        IPFLConfig(rc_perf=0)
-    with pytest.raises(ValueError, match="rc_rand must be an integer"):
-        IPFLConfig(rc_rand=1.5)
+    config = IPFLConfig(code_compat=True)
+    assert code_slots(0, config) == code_slots(99, config) == (5, 2)
+    assert code_slots(100, config) == code_slots(500, config) == (6, 1)
+    assert code_slots(100, IPFLConfig(code_compat=True, code_rand=0)) == (5, 0)
+    with pytest.raises(ValueError, match="code_perf"):
+        IPFLConfig(code_perf=0)
+    with pytest.raises(ValueError, match="code_rand must be an integer"):
+        IPFLConfig(code_rand=1.5)
 
 
 def test_f1_features_pick_the_most_varied_classes():
@@ -312,7 +312,7 @@ def test_bids_hold_the_argmax_and_the_clusters_above_the_threshold():
     poor = preference_bids(acc, np.array([1.0, 0.5, 3.0]), IPFLConfig(), np.random.default_rng(0))
     assert poor[0].tolist() == [True, False, False] and not poor[1].any()
     rc = preference_bids(
-        acc, np.full(3, 10.0), IPFLConfig(rc_compat=True), np.random.default_rng(0)
+        acc, np.full(3, 10.0), IPFLConfig(code_compat=True), np.random.default_rng(0)
     )
     assert rc.sum(axis=1).tolist() == [1, 1, 1]
 
@@ -445,6 +445,6 @@ def test_token_qualities_answer_individual_rationality():
 def test_config_validation():
     with pytest.raises(ValueError, match="price"):
         IPFLConfig(price=0.0)
-    with pytest.raises(ValueError, match="rc_bugs"):
-        IPFLConfig(rc_bugs=True)
-    assert IPFLConfig(rc_compat=True).integer_tokens
+    with pytest.raises(ValueError, match="code_bugs"):
+        IPFLConfig(code_bugs=True)
+    assert IPFLConfig(code_compat=True).integer_tokens

@@ -57,8 +57,8 @@ def test_the_token_economy_runs_without_torch():
 
 @pytest.mark.parametrize(
     "config",
-    [IPFLConfig(), IPFLConfig(rc_compat=True), IPFLConfig(reward_mode="rc_split")],
-    ids=["paper", "rc_compat", "rc_split"],
+    [IPFLConfig(), IPFLConfig(code_compat=True), IPFLConfig(reward_mode="code_split")],
+    ids=["paper", "code_compat", "code_split"],
 )
 def test_tokens_are_conserved_and_never_negative(config):
     state, totals = _play(config)

@@ -194,7 +194,7 @@ def test_resume_from_a_checkpoint_ends_like_the_uninterrupted_run(
 
 
 def test_reference_code_mode_keeps_integer_tokens(tiny_setup):
-    rc = dataclasses.replace(TINY, mechanism=IPFLConfig(rc_compat=True, rc_shift_round=2))
+    rc = dataclasses.replace(TINY, mechanism=IPFLConfig(code_compat=True, code_shift_round=2))
     assert rc.local_optimizer == "adadelta"
     result = run_ipfl(rc, setup=tiny_setup)
     for record in result.history:
@@ -332,21 +332,21 @@ def test_command_line_writes_csv_and_json(tmp_path, capsys):
 
 
 def test_command_line_options_reach_the_run(tmp_path, capsys):
-    """``--rc-compat`` brings Adadelta's learning rate 1.0 unless ``--lr`` is given; the
+    """``--code-compat`` brings Adadelta's learning rate 1.0 unless ``--lr`` is given; the
     personalisation options are passed through and named in ``--compare``-style output."""
     tiny = ["ipfl", "--dataset", "digits", "--model", "linear", "--clients", "8", "--rounds", "2"]
     tiny += ["--local-steps", "2", "--json"]
-    assert main([*tiny, "--rc-compat", "--out", str(tmp_path / "rc")]) == 0
+    assert main([*tiny, "--code-compat", "--out", str(tmp_path / "rc")]) == 0
     saved = json.loads((tmp_path / "rc" / "ipfl_result.json").read_text())
-    assert saved["run"]["lr"] == 1.0 and saved["run"]["mechanism"]["rc_compat"] is True
-    assert saved["run"]["mechanism"]["rc_bugs"] is False
+    assert saved["run"]["lr"] == 1.0 and saved["run"]["mechanism"]["code_compat"] is True
+    assert saved["run"]["mechanism"]["code_bugs"] is False
     capsys.readouterr()
-    assert main([*tiny, "--rc-compat", "--rc-bugs", "--out", str(tmp_path / "bugs")]) == 0
+    assert main([*tiny, "--code-compat", "--code-bugs", "--out", str(tmp_path / "bugs")]) == 0
     bugs = json.loads((tmp_path / "bugs" / "ipfl_result.json").read_text())
-    assert bugs["run"]["mechanism"]["rc_bugs"] is True
+    assert bugs["run"]["mechanism"]["code_bugs"] is True
     capsys.readouterr()
-    assert main([*tiny, "--rc-bugs"]) == 2  # the bugs only come with the reference code
-    assert "--rc-bugs needs --rc-compat" in capsys.readouterr().err
+    assert main([*tiny, "--code-bugs"]) == 2  # the bugs only come with the reference code
+    assert "--code-bugs needs --code-compat" in capsys.readouterr().err
     options = ["--importance", "fedsoft", "--personalize", "output_mixture", "--th-bid", "1.0"]
     assert main([*tiny, *options, "--out", str(tmp_path / "mix")]) == 0
     saved = json.loads((tmp_path / "mix" / "ipfl_result.json").read_text())

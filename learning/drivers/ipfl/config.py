@@ -38,7 +38,7 @@ class IPFLRun:
     the clients' local models on a server test set of ``server_test_size`` examples drawn
     from the source distributions). ``optimizer`` is ``"sgd"`` or ``"adadelta"`` (RC,
     PyTorch defaults with ``lr``; the RC uses lr 1.0); None picks Adadelta under
-    ``mechanism.rc_compat`` and SGD otherwise.
+    ``mechanism.code_compat`` and SGD otherwise.
     """
 
     dataset: str = "mnist5k"
@@ -117,10 +117,10 @@ class IPFLRun:
     @property
     def local_optimizer(self) -> str:
         """The optimiser of local training: ``optimizer``, else Adadelta under
-        ``mechanism.rc_compat`` and SGD otherwise."""
+        ``mechanism.code_compat`` and SGD otherwise."""
         if self.optimizer is not None:
             return self.optimizer
-        return "adadelta" if self.mechanism.rc_compat else "sgd"
+        return "adadelta" if self.mechanism.code_compat else "sgd"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy."""
