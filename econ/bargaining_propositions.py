@@ -24,9 +24,9 @@ from econ.bargaining import (
     RHO_INF,
     A,
     H,
-    _disagreement,
-    _nash_rho,
+    disagreement_ratios,
     duopoly_nash_solution,
+    nash_product_at_q_max,
     nash_report,
     rho,
 )
@@ -423,7 +423,9 @@ def _rho_inf(quadratic: sp.Expr = _LIMIT_QUADRATIC) -> Verdict:
 def _code_nash_optimum(a_: float, h_: float, lo: float, hi: float) -> float:
     """The authors' compute_nash_optimum: a bounded scalar search of the Nash product over (lo, hi)."""
     res = minimize_scalar(
-        lambda r: -float(_nash_rho(np.float64(r), a_, h_)), bounds=(lo, hi), method="bounded"
+        lambda r: -float(nash_product_at_q_max(np.float64(r), a_, h_)),
+        bounds=(lo, hi),
+        method="bounded",
     )
     return float(res.x)
 
@@ -431,7 +433,7 @@ def _code_nash_optimum(a_: float, h_: float, lo: float, hi: float) -> float:
 def _code_points(rational_only: bool) -> list[dict[str, Any]]:
     ql0, qh0 = _start_grid(25)
     sol = duopoly_nash_solution(ql0, qh0)
-    a_, h_, _ = _disagreement(ql0, qh0, 1.0)
+    a_, h_, _ = disagreement_ratios(ql0, qh0, 1.0)
     out = []
     for i in range(ql0.size):
         lo, hi = (float(sol.rho_low[i]), float(sol.rho_high[i])) if rational_only else (0.0, 1.0)
