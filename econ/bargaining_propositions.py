@@ -30,7 +30,7 @@ from econ.bargaining import (
     nash_report,
     rho,
 )
-from econ.duopoly_propositions import _ratio_form, _sign, same_expression
+from econ.duopoly_propositions import ratio_form, rho_sign, same_expression
 from econ.propositions import (
     Verdict,
     checked,
@@ -79,9 +79,9 @@ _DN_DQH = sp.diff(_N, _q_h)
 
 def _dn_dqh_signs() -> tuple[sp.Expr, sp.Expr, int | None, int | None]:
     """dU_l/dq_h and dU_h/dq_h in rho = q_l/q_h, with their signs on (0, 1)."""
-    dul = _ratio_form(sp.diff(duopoly.U_L, _q_h))
-    duh = _ratio_form(sp.diff(duopoly.U_H, _q_h))
-    return dul, duh, _sign(dul, 0, 1), _sign(duh, 0, 1)
+    dul = ratio_form(sp.diff(duopoly.U_L, _q_h))
+    duh = ratio_form(sp.diff(duopoly.U_H, _q_h))
+    return dul, duh, rho_sign(dul, 0, 1), rho_sign(duh, 0, 1)
 
 
 @proposition(
