@@ -63,8 +63,8 @@ _NAMES: dict[str, tuple[str, str]] = {
     "MarketHistory": ("econ.market", "MarketHistory"),
     "duopoly_nash_solution": ("econ.bargaining", "duopoly_nash_solution"),
     "DuopolyNashSolution": ("econ.bargaining", "DuopolyNashSolution"),
-    "nash_bargaining": ("econ.bargaining", "nash_bargaining"),
-    "BargainingSolution": ("econ.bargaining", "BargainingSolution"),
+    "nash_bargaining": ("econ.nash_bargaining", "nash_bargaining"),
+    "BargainingSolution": ("econ.nash_bargaining", "BargainingSolution"),
     "cap_ratio": ("econ.quality_caps", "cap_ratio"),
     "ModelQualities": ("econ.qualities", "ModelQualities"),
     # econ.privacy: privacy-accuracy utilities, protocols and accounting (Tsoy et al. 2024)
@@ -243,17 +243,13 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from collabecon._verify import verify
     from collabecon.graphs import bid_graph, collaboration_graph, component_labels, threshold_graph
     from collabecon.reproductions.cobo import run_setting as run_cobo_setting
-    from econ.bargaining import (
-        BargainingSolution,
-        DuopolyNashSolution,
-        duopoly_nash_solution,
-        nash_bargaining,
-    )
+    from econ.bargaining import DuopolyNashSolution, duopoly_nash_solution
     from econ.claims import Claim, Reproduction
     from econ.duopoly import DuopolyEquilibrium, cournot_equilibrium
     from econ.duopoly import equilibrium as duopoly_equilibrium
     from econ.duopoly import revenues as duopoly_revenues
     from econ.market import MarketHistory, MarketRound, market_history, market_round, sampled_market
+    from econ.nash_bargaining import BargainingSolution, nash_bargaining
     from econ.oligopoly import OligopolyEquilibrium, oligopoly_equilibrium
     from econ.privacy.accountants import accountant_epsilon, accountant_sigma
     from econ.privacy.effectiveness import BAYES_GRID as EFFECTIVENESS_BAYES_GRID

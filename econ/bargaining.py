@@ -1,14 +1,8 @@
-r"""Nash bargaining: a general two-player solver and the duopoly's closed form.
+r"""The Nash bargaining solution of the duopoly, in closed form.
 
-The Nash bargaining solution (Nash 1950; Werner 2024, ch. 3, section 3.4) maximises the
-Nash product over the *individually rational* part of the feasible set,
-
-.. math::
-
-    \max_x \; (u_1(x) - d_1)(u_2(x) - d_2) \quad \text{s.t.} \quad u_1(x) \ge d_1,\; u_2(x) \ge d_2 .
-
-The restriction matters: the product is also positive where *both* factors are negative, and
-an unrestricted maximisation can pick such points (``thesis.ch3.nash.unconstrained``).
+The Nash bargaining solution (Nash 1950; Werner 2024, ch. 3, section 3.4) maximises the Nash
+product over the *individually rational* part of the feasible set;
+:mod:`econ.nash_bargaining` solves that program for any two players over a box of parameters.
 
 For the duopoly the thesis's program constrains the two revenues and nothing else: the low
 firm's bargained quality :math:`q_l^*` may lie below its starting quality, and Proposition 4
@@ -34,18 +28,17 @@ cubic's root inside the individually rational interval :math:`[\rho_a, \min(\rho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize, minimize_scalar
+from scipy.optimize import minimize_scalar
 
 from econ import duopoly
-from econ.outputs import fields_frame, plain, plain_fields, scalar_or_array
-from econ.validation import in_interval, positive_int
+from econ.outputs import fields_frame, plain_fields, scalar_or_array
+from econ.validation import in_interval
 
 rho = duopoly.rho
 
@@ -256,7 +249,7 @@ def feasible_interval(
     >>> round(float(lo), 6), round(float(hi), 6)
     (0.225191, 0.739681)
     """
-    a_, h_, q = _disagreement(q_l0, q_h0, q_max)
+    a_, h_, q = disagreement_ratios(q_l0, q_h0, q_max)
     lo, hi = _interval(a_, h_)
     if not allow_lower:
         lo = np.maximum(lo, np.asarray(q_l0, dtype=np.float64) / q)
@@ -301,7 +294,7 @@ def duopoly_nash_solution(
     >>> round(float(deal.q_l_star), 6), float(deal.q_h_star)
     (0.396832, 1.0)
     """
-    a_, h_, q = _disagreement(q_l0, q_h0, q_max)
+    a_, h_, q = disagreement_ratios(q_l0, q_h0, q_max)
     lo, hi = _interval(a_, h_)
     monic = _monic_cubic(a_, h_)
     best = _middle_root(*monic)
@@ -321,7 +314,7 @@ def duopoly_nash_solution(
         best,
         q_l_star,
         q,
-        q**2 * _nash_rho(best, a_, h_),
+        q**2 * nash_product_at_q_max(best, a_, h_),
         q * duopoly.u_l(best),
         q * duopoly.u_h(best),
         lo,
@@ -333,7 +326,25 @@ def duopoly_nash_solution(
     )
 
 
-def _disagreement(q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike):
+def disagreement_ratios(
+    q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    r"""The start's revenues per unit of :math:`Q`: ``(A, H, Q)``, broadcast, inputs checked.
+
+    :math:`A = U_{l,0}/Q` and :math:`H = U_{h,0}/Q` are computed in ratios,
+    :math:`(q_{h,0}/Q)\, u(q_{l,0}/q_{h,0})`, so they stay finite for any tiny quality.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4, the disagreement point of the Nash bargaining program; §3.7,
+    eqs. (3.17)-(3.18).
+
+    Examples
+    --------
+    >>> a_, h_, q = disagreement_ratios(0.2, 0.6, 1.0)
+    >>> round(float(a_), 6), round(float(h_), 6)
+    (0.009917, 0.119008)
+    """
     ql0 = in_interval("q_l0", q_l0, 0.0, 1.0)
     qh0 = in_interval("q_h0", q_h0, 0.0, 1.0)
     q = in_interval("q_max", q_max, 0.0, 1.0, low_open=True)
@@ -429,14 +440,27 @@ def _best_rational_root(
     roots = _all_roots(b2, b1, b0)
     inside = (roots >= lo[:, None] - 1e-12) & (roots <= hi[:, None] + 1e-12)
     roots = np.clip(roots, lo[:, None], hi[:, None])
-    value = np.where(inside, _nash_rho(roots, a_[:, None], h_[:, None]), -np.inf)
+    value = np.where(inside, nash_product_at_q_max(roots, a_[:, None], h_[:, None]), -np.inf)
     best = np.take_along_axis(roots, np.argmax(value, axis=-1)[:, None], axis=-1)[:, 0]
     for i in np.flatnonzero(~np.isfinite(value.max(axis=-1))):
         best[i] = _bounded_argmax(float(a_[i]), float(h_[i]), float(lo[i]), float(hi[i]))
     return best
 
 
-def _nash_rho(r: ArrayLike, a_: ArrayLike, h_: ArrayLike) -> NDArray[np.float64]:
+def nash_product_at_q_max(r: ArrayLike, a_: ArrayLike, h_: ArrayLike) -> NDArray[np.float64]:
+    r""":math:`N(\rho Q, Q)/Q^2 = (u_l(\rho) - A)(u_h(\rho) - H)`, the Nash product along :math:`q_h = Q`.
+
+    ``a_`` and ``h_`` are :math:`A` and :math:`H` of :func:`disagreement_ratios`.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.7, eq. (3.17), for any :math:`Q` (the thesis takes :math:`Q = 1`).
+
+    Examples
+    --------
+    >>> round(float(nash_product_at_q_max(0.4, 0.01, 0.1)), 8)
+    0.00072565
+    """
     r, a_, h_ = (np.asarray(v, dtype=np.float64) for v in (r, a_, h_))
     return np.asarray((duopoly.u_l(r) - a_) * (duopoly.u_h(r) - h_), dtype=np.float64)
 
@@ -445,107 +469,8 @@ def _bounded_argmax(a_: float, h_: float, lo: float, hi: float) -> float:
     if hi <= lo:
         return lo
     res = minimize_scalar(
-        lambda r: -float(_nash_rho(np.float64(r), a_, h_)), bounds=(lo, hi), method="bounded"
+        lambda r: -float(nash_product_at_q_max(np.float64(r), a_, h_)),
+        bounds=(lo, hi),
+        method="bounded",
     )
     return float(res.x)
-
-
-@dataclass(frozen=True, slots=True)
-class BargainingSolution:
-    """Nash bargaining solution of a parametrised two-player problem.
-
-    References
-    ----------
-    Nash (1950), the bargaining problem; as used in Werner (2024), ch. 3, §3.4 (Nash Bargaining).
-    """
-
-    x: NDArray[np.float64]
-    utilities: tuple[float, float]
-    nash_product: float
-    disagreement: tuple[float, float]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the solution ``x``, the utilities, the Nash product, the disagreement."""
-        return plain(
-            {
-                "x": self.x,
-                "utilities": self.utilities,
-                "nash_product": self.nash_product,
-                "disagreement": self.disagreement,
-            }
-        )
-
-
-def nash_bargaining(
-    u1: Callable[[NDArray[np.float64]], float],
-    u2: Callable[[NDArray[np.float64]], float],
-    bounds: Sequence[tuple[float, float]],
-    disagreement: tuple[float, float],
-    *,
-    grid: int = 201,
-) -> BargainingSolution:
-    r"""Maximise :math:`(u_1(x) - d_1)(u_2(x) - d_2)` over the individually rational part of a box.
-
-    Parameters
-    ----------
-    u1, u2
-        Utilities of the two players as functions of the parameter vector ``x``.
-    bounds
-        ``[(low, high), ...]``: the feasible set is this box (1 to 3 dimensions).
-    disagreement
-        :math:`(d_1, d_2)`, what each player gets without agreement.
-    grid
-        Points per dimension of the search grid that seeds the local refinement.
-
-    Notes
-    -----
-    A grid over the box finds the best individually rational point (``u_i >= d_i``), and
-    SLSQP refines it with the two rationality constraints. Without a rational grid point other
-    than ones giving a zero product, the best grid point is returned as is.
-
-    References
-    ----------
-    Nash (1950), the bargaining problem; as used in Werner (2024), ch. 3, §3.4 (Nash Bargaining).
-    """
-    lows = np.array([lo for lo, _ in bounds], dtype=np.float64)
-    highs = np.array([hi for _, hi in bounds], dtype=np.float64)
-    if lows.size == 0 or lows.size > 3:
-        raise ValueError(f"bounds must give 1 to 3 dimensions, got {lows.size}")
-    if np.any(highs < lows):
-        raise ValueError(f"bounds must have low <= high, got {list(bounds)}")
-    grid = positive_int("grid", grid)
-    d1, d2 = (float(v) for v in disagreement)
-    axes = [np.linspace(lo, hi, grid) for lo, hi in zip(lows, highs, strict=True)]
-    points = np.stack([m.ravel() for m in np.meshgrid(*axes, indexing="ij")], axis=-1)
-    g1 = np.array([u1(p) for p in points]) - d1
-    g2 = np.array([u2(p) for p in points]) - d2
-    rational = (g1 >= 0) & (g2 >= 0)
-    if not rational.any():
-        raise ValueError("no point of the feasible set is individually rational for both players")
-    start = points[np.argmax(np.where(rational, g1 * g2, -np.inf))]
-    res = minimize(
-        lambda x: -(u1(x) - d1) * (u2(x) - d2),
-        start,
-        method="SLSQP",
-        bounds=list(zip(lows, highs, strict=True)),
-        constraints=[
-            {"type": "ineq", "fun": lambda x: u1(x) - d1},
-            {"type": "ineq", "fun": lambda x: u2(x) - d2},
-        ],
-        options={
-            "ftol": 1e-15,
-            "maxiter": 1000,
-        },  # Nash products are small: tolerances are absolute
-    )
-    candidates = [start, np.clip(res.x, lows, highs)]
-    scores = [
-        (u1(x) - d1) * (u2(x) - d2) if (u1(x) >= d1 - 1e-12 and u2(x) >= d2 - 1e-12) else -np.inf
-        for x in candidates
-    ]
-    x = candidates[int(np.argmax(scores))]
-    return BargainingSolution(
-        x=x,
-        utilities=(float(u1(x)), float(u2(x))),
-        nash_product=float(max(scores)),
-        disagreement=(d1, d2),
-    )

@@ -1,14 +1,13 @@
 """The propositions of Werner (2024), ch. 3 about Nash bargaining between the two firms.
 
-Section 3.4 (pp. 64-69), with the proofs of section 3.7 (pp. 70ff): Proposition 2, the Nash program
-with and without reachable qualities, its cubic, equations (3.17)-(3.18) and the limit ratio, Lemma
-25 and the catch-up of Figure 3.7, checked against :mod:`econ.bargaining`.
+Section 3.4 (pp. 64-69), with the proofs of section 3.7 (pp. 70ff): Proposition 2 and the Nash
+program with and without reachable qualities, as printed and as the authors' code solves it,
+checked against :mod:`econ.bargaining`. The bargained ratio :math:`\\rho^*` (its cubic, Lemma 25
+and Proposition 5) is in :mod:`econ.bargaining_ratio_propositions`.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -17,20 +16,14 @@ import sympy as sp
 from numpy.typing import NDArray
 from scipy.optimize import minimize_scalar
 
-from econ import duopoly, quality_caps
+from econ import duopoly
 from econ.bargaining import (
-    CUBIC,
-    NASH_RHO,
-    RHO_INF,
-    A,
-    H,
-    _disagreement,
-    _nash_rho,
+    disagreement_ratios,
     duopoly_nash_solution,
+    nash_product_at_q_max,
     nash_report,
-    rho,
 )
-from econ.duopoly_propositions import _ratio_form, _sign, same_expression
+from econ.duopoly_propositions import ratio_form, rho_sign, same_expression
 from econ.propositions import (
     Verdict,
     checked,
@@ -46,20 +39,10 @@ _SRC = "Werner (2024), Collaborative Learning: Aligning Goals and Outcomes, ch. 
 _S34 = f"{_SRC}, section 3.4 (pp. 64-69)"
 
 
-_S37 = f"{_SRC}, section 3.7 (pp. 70ff)"
-
-
 _CODE = "mwerner28/defection-free-collaborative-learning, mnist_dfcl.py"
 
 
-@functools.cache
-def _grid_solution(n: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Starting grid and its rho*, shared by the checks that sweep it."""
-    ql0, qh0 = _start_grid(n)
-    return ql0, qh0, duopoly_nash_solution(ql0, qh0).rho_star
-
-
-def _start_grid(n: int = 60) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def start_grid(n: int = 60) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Starting points 0 <= q_l0 < q_h0 <= 1 on a grid over (r = q_h0, rho_0)."""
     r, rho0 = np.meshgrid(np.linspace(0.02, 0.99, n), np.linspace(0.0, 0.98, n), indexing="ij")
     return (rho0 * r).ravel(), r.ravel()
@@ -68,20 +51,22 @@ def _start_grid(n: int = 60) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
 _q_l, _q_h = duopoly.q_l, duopoly.q_h
 
 
-_U_L0, _U_H0 = sp.symbols("U_l0 U_h0", nonnegative=True)
+#: The disagreement revenues U_l0, U_h0 as symbols.
+U_L0, U_H0 = sp.symbols("U_l0 U_h0", nonnegative=True)
 
 
-_N = (duopoly.U_L - _U_L0) * (duopoly.U_H - _U_H0)
+#: The Nash product N(q_l, q_h) = (U_l - U_l0)(U_h - U_h0) of section 3.4.
+NASH_PRODUCT = (duopoly.U_L - U_L0) * (duopoly.U_H - U_H0)
 
 
-_DN_DQH = sp.diff(_N, _q_h)
+_DN_DQH = sp.diff(NASH_PRODUCT, _q_h)
 
 
 def _dn_dqh_signs() -> tuple[sp.Expr, sp.Expr, int | None, int | None]:
     """dU_l/dq_h and dU_h/dq_h in rho = q_l/q_h, with their signs on (0, 1)."""
-    dul = _ratio_form(sp.diff(duopoly.U_L, _q_h))
-    duh = _ratio_form(sp.diff(duopoly.U_H, _q_h))
-    return dul, duh, _sign(dul, 0, 1), _sign(duh, 0, 1)
+    dul = ratio_form(sp.diff(duopoly.U_L, _q_h))
+    duh = ratio_form(sp.diff(duopoly.U_H, _q_h))
+    return dul, duh, rho_sign(dul, 0, 1), rho_sign(duh, 0, 1)
 
 
 @proposition(
@@ -93,8 +78,8 @@ def _dn_dqh_signs() -> tuple[sp.Expr, sp.Expr, int | None, int | None]:
 def _prop2(q_h_star: str = "max") -> Verdict:
     product_rule = same_expression(
         _DN_DQH,
-        sp.diff(duopoly.U_L, _q_h) * (duopoly.U_H - _U_H0)
-        + (duopoly.U_L - _U_L0) * sp.diff(duopoly.U_H, _q_h),
+        sp.diff(duopoly.U_L, _q_h) * (duopoly.U_H - U_H0)
+        + (duopoly.U_L - U_L0) * sp.diff(duopoly.U_H, _q_h),
         "dN/dq_h = dU_l/dq_h (U_h - U_h0) + (U_l - U_l0) dU_h/dq_h",
     )
     if not product_rule.holds:
@@ -107,9 +92,9 @@ def _prop2(q_h_star: str = "max") -> Verdict:
     if rises != claimed_top:
         # the two ends of q_h in [q_h0, Q] from the start (1/5, 1/2), Q = 1, exactly
         start = {_q_l: sp.Rational(1, 5), _q_h: sp.Rational(1, 2)}
-        gains = {_U_L0: duopoly.U_L.subs(start), _U_H0: duopoly.U_H.subs(start)}
+        gains = {U_L0: duopoly.U_L.subs(start), U_H0: duopoly.U_H.subs(start)}
         at = {
-            end: sp.nsimplify(_N.subs({**gains, _q_l: sp.Rational(1, 5), _q_h: end}))
+            end: sp.nsimplify(NASH_PRODUCT.subs({**gains, _q_l: sp.Rational(1, 5), _q_h: end}))
             for end in (sp.Rational(1, 2), 1)
         }
         claimed, other = (1, sp.Rational(1, 2)) if claimed_top else (sp.Rational(1, 2), 1)
@@ -145,7 +130,7 @@ def _prop2_step(domain: str = "all") -> Verdict:
     if domain not in ("all", "rational"):
         raise ValueError(f"domain must be 'all' or 'rational', got {domain!r}")
     # exact rational arithmetic: the expressions have integer coefficients, so Fractions stay exact
-    args = (_q_l, _q_h, _U_L0, _U_H0)
+    args = (_q_l, _q_h, U_L0, U_H0)
     dn_dqh = sp.lambdify(args, _DN_DQH, modules="math")
     u_l, u_h = (sp.lambdify((_q_l, _q_h), u, modules="math") for u in (duopoly.U_L, duopoly.U_H))
     grid = [Fraction(k, 10) for k in range(1, 11)]
@@ -164,8 +149,8 @@ def _prop2_step(domain: str = "all") -> Verdict:
                 {
                     _q_l: sp.Rational(ql),
                     _q_h: sp.Rational(qh),
-                    _U_L0: sp.Rational(ul0),
-                    _U_H0: sp.Rational(uh0),
+                    U_L0: sp.Rational(ul0),
+                    U_H0: sp.Rational(uh0),
                 }
             )
             signs = "both negative" if max(gains) < 0 else f"{gains[0]} and {gains[1]}"
@@ -314,124 +299,20 @@ def _nash_reachable(quality_floor: bool = True) -> Verdict:
     return _program_check(quality_floor=quality_floor, allow_lower=False)
 
 
-_PRINTED_CUBIC = (
-    (4 + 7 * H + 4 * A) * rho**3
-    + (32 - 60 * H - 24 * A) * rho**2
-    + (144 * H - 52) * rho
-    + (16 - 64 * H + 128 * A)
-)
-
-
-@proposition(
-    "thesis.ch3.nash.cubic",
-    source=f"derived from {_S37}, eqs. (3.17)-(3.18), for any Q (the thesis takes Q = 1)",
-    statement="the stationary points of N(rho Q, Q) are the roots of (4+7H+4A)rho^3 + (32-60H-24A)rho^2 + "
-    "(144H-52)rho + (16-64H+128A), A = U_l0/Q, H = U_h0/Q",
-    kind="derived",
-    perturb={"cubic": _PRINTED_CUBIC + H * rho**3},
-)
-def _nash_cubic(cubic: sp.Expr = _PRINTED_CUBIC) -> Verdict:
-    return same_expression(
-        sp.cancel(sp.diff(NASH_RHO, rho) * (4 - rho) ** 5), cubic, "(4 - rho)^5 dN/drho"
-    )
-
-
-_QL0, _QH0 = sp.symbols("q_l0 q_h0", positive=True)
-
-
-_START = {
-    _U_L0: duopoly.U_L.subs({_q_l: _QL0, _q_h: _QH0}, simultaneous=True),
-    _U_H0: duopoly.U_H.subs({_q_l: _QL0, _q_h: _QH0}, simultaneous=True),
-}
-
-
-_PRINTED_317 = (_q_l * (1 - _q_l) / (4 - _q_l) ** 2 - _U_L0) * (
-    4 * (1 - _q_l) / (4 - _q_l) ** 2 - _U_H0
-)
-
-
-_RHO0 = sp.Symbol("rho_0", nonnegative=True)
-
-
-_PRINTED_318 = (
-    (7 * _U_H0 + _U_H0 * _RHO0 + 4) * _q_l**3
-    + (-60 * _U_H0 - 6 * _U_H0 * _RHO0 + 32) * _q_l**2
-    + (144 * _U_H0 - 52) * _q_l
-    + (-64 * _U_H0 + 32 * _U_H0 * _RHO0 + 16)
-) / (4 - _q_l) ** 5
-
-
-@proposition(
-    "thesis.ch3.eq3.17",
-    source=f"{_S37}, proof of Lemma 25, eq. (3.17)",
-    statement="N(q_l, q_h* = 1) = (q_l(1-q_l)/(4-q_l)^2 - U_l0)(4(1-q_l)/(4-q_l)^2 - U_h0)",
-    perturb={
-        "printed": (_q_l * (1 - _q_l) / (4 - _q_l) ** 2 - _U_L0)
-        * (3 * (1 - _q_l) / (4 - _q_l) ** 2 - _U_H0)
-    },
-)
-def _eq317(printed: sp.Expr = _PRINTED_317) -> Verdict:
-    return same_expression(_N.subs(_q_h, 1), printed, "N(q_l, 1) minus (3.17)")
-
-
-@proposition(
-    "thesis.ch3.eq3.18",
-    source=f"{_S37}, proof of Lemma 25, eq. (3.18)",
-    statement="dN(q_l, 1)/dq_l = (1/(4-q_l)^5)((7U_h0 + U_h0 rho_0 + 4) q_l^3 + (-60U_h0 - 6U_h0 rho_0 + 32) q_l^2 "
-    "+ (144U_h0 - 52) q_l + (-64U_h0 + 32U_h0 rho_0 + 16)), with U_h0 = U_h(q_l0, q_h0), rho_0 = q_l0/q_h0",
-    perturb={"printed": _PRINTED_318 + _U_H0 * _q_l**3 / (4 - _q_l) ** 5},
-)
-def _eq318(printed: sp.Expr = _PRINTED_318) -> Verdict:
-    # U_l0 is not in (3.18): it is rho_0 U_h0/4 (U_l/U_h = q_l/(4 q_h)); here both are computed from
-    # the start qualities, so the check does not assume that identity.
-    derived = sp.diff(_N.subs(_q_h, 1), _q_l).subs(_START)
-    return same_expression(
-        derived, printed.subs({**_START, _RHO0: _QL0 / _QH0}), "dN(q_l, 1)/dq_l minus (3.18)"
-    )
-
-
-_LIMIT_QUADRATIC = rho**2 + 9 * rho - 4
-
-
-@proposition(
-    "thesis.ch3.nash.rho_inf",
-    source=f"derived from {_S37}, eq. (3.18), as the disagreement revenues vanish",
-    statement="with A = H = 0 the cubic is 4(rho-1)(rho^2+9rho-4), so rho* -> rho_inf = (sqrt(97)-9)/2 = 0.424429 "
-    "as the start's revenues vanish",
-    kind="derived",
-    perturb={"quadratic": rho**2 + 9 * rho - 3},
-)
-def _rho_inf(quadratic: sp.Expr = _LIMIT_QUADRATIC) -> Verdict:
-    limit = same_expression(
-        CUBIC.as_expr().subs({A: 0, H: 0}), 4 * (rho - 1) * quadratic, "cubic at A = H = 0"
-    )
-    if not limit.holds:
-        return limit
-    root = max(sp.solve(quadratic, rho), key=lambda r: float(r) if r.is_real else -1)
-    got = duopoly_nash_solution(np.zeros(3), np.array([1e-9, 1e-6, 1e-3])).rho_star
-    if np.any(np.abs(got - float(root)) > 1e-2):
-        return refuted(
-            "the solver does not approach the root",
-            {"q_h0": [1e-9, 1e-6, 1e-3], "rho_star": got.tolist()},
-        )
-    return proved(
-        f"cubic at A = H = 0 is 4(rho-1)({quadratic}) identically; its root in (0, 1) is {root} = {float(root):.12f}; "
-        f"the solver gives {got.tolist()} at q_l0 = 0, q_h0 = 1e-9, 1e-6, 1e-3"
-    )
-
-
 def _code_nash_optimum(a_: float, h_: float, lo: float, hi: float) -> float:
     """The authors' compute_nash_optimum: a bounded scalar search of the Nash product over (lo, hi)."""
     res = minimize_scalar(
-        lambda r: -float(_nash_rho(np.float64(r), a_, h_)), bounds=(lo, hi), method="bounded"
+        lambda r: -float(nash_product_at_q_max(np.float64(r), a_, h_)),
+        bounds=(lo, hi),
+        method="bounded",
     )
     return float(res.x)
 
 
 def _code_points(rational_only: bool) -> list[dict[str, Any]]:
-    ql0, qh0 = _start_grid(25)
+    ql0, qh0 = start_grid(25)
     sol = duopoly_nash_solution(ql0, qh0)
-    a_, h_, _ = _disagreement(ql0, qh0, 1.0)
+    a_, h_, _ = disagreement_ratios(ql0, qh0, 1.0)
     out = []
     for i in range(ql0.size):
         lo, hi = (float(sol.rho_low[i]), float(sol.rho_high[i])) if rational_only else (0.0, 1.0)
@@ -478,112 +359,3 @@ proposition(
     "Nash bargaining rho* (the cubic's root inside it)",
     perturb={"rational_only": False},
 )(lambda rational_only=True: _nash_unconstrained(rational_only))
-
-
-@proposition(
-    "thesis.ch3.lemma25",
-    source=f"{_S37}, Lemma 25 and Fig. 3.8 (checked with graphing software in the thesis)",
-    statement="for all rho_0 with rho_0 <= rho*, rho* <= 0.43 (q_h* = 1)",
-    perturb={"bound": 0.42},
-)
-def _lemma25(bound: float = 0.43) -> Verdict:
-    ql0, qh0, r = _grid_solution(150)
-    return on_points(
-        lambda rho_0, rho_star: rho_star <= bound,
-        [
-            {"rho_0": float(a / b), "rho_star": float(c)}
-            for a, b, c in zip(ql0, qh0, r, strict=True)
-        ],
-        f"rho* <= {bound} (largest {float(r[ql0 / qh0 <= r].max()):.6f})",
-        drawn="150 x 150 grid of q_h0 in [0.02, 0.99] and rho_0 in [0, 0.98], Q = 1",
-        hypothesis=lambda rho_0, rho_star: rho_0 <= rho_star,
-    )
-
-
-@proposition(
-    "thesis.ch3.lemma25.sharp",
-    source=f"derived; sharpens {_S37}, Lemma 25",
-    statement="rho* lies between rho_0 and rho_inf = (sqrt(97)-9)/2 = 0.424429; so rho_0 <= rho* iff rho_0 <= rho_inf, "
-    "and then rho* < rho_inf",
-    kind="derived",
-    perturb={"limit": 0.42},
-)
-def _lemma25_sharp(limit: float = RHO_INF) -> Verdict:
-    ql0, qh0, r = _grid_solution(150)
-    return on_points(
-        lambda rho_0, rho_star: min(rho_0, limit) - 1e-12 <= rho_star <= max(rho_0, limit) + 1e-12,
-        [
-            {"rho_0": float(a / b), "rho_star": float(c)}
-            for a, b, c in zip(ql0, qh0, r, strict=True)
-        ],
-        f"rho* between rho_0 and {limit}",
-        drawn="150 x 150 grid of q_h0 in [0.02, 0.99] and rho_0 in [0, 0.98], Q = 1",
-    )
-
-
-@proposition(
-    "thesis.ch3.prop5.fig37",
-    source=f"{_S37}, proof of Proposition 5, Fig. 3.7 (empirical verification in the thesis)",
-    statement="for every start with rho_0 <= rho* (q_h* = 1): (4 - 5 rho*) log10(q_h*/q_h0) >= rho* - rho_0",
-    perturb={"intercept": 2.0},
-)
-def _fig37(intercept: float = 4.0, slope: float = 5.0, base: float = 10.0) -> Verdict:
-    ql0, qh0, r = _grid_solution(200)
-    rho0 = ql0 / qh0
-    margin = (intercept - slope * r) * np.log(1 / qh0) / np.log(base) - (r - rho0)
-    return on_points(
-        lambda rho_0, q_h0, rho_star, margin: margin >= -1e-12,
-        [
-            {"rho_0": float(a), "q_h0": float(b), "rho_star": float(c), "margin": float(m)}
-            for a, b, c, m in zip(rho0, qh0, r, margin, strict=True)
-        ],
-        f"({intercept} - {slope} rho*) log_{base:g}(1/q_h0) - (rho* - rho_0) >= 0 (smallest margin "
-        f"{margin[rho0 <= r].min():.2e})",
-        drawn="200 x 200 grid of q_h0 in [0.02, 0.99] and rho_0 in [0, 0.98], Q = 1",
-        hypothesis=lambda rho_0, q_h0, rho_star, margin: rho_0 <= rho_star,
-    )
-
-
-def _printed_threshold(u_h0: NDArray, rho_star: NDArray) -> NDArray:
-    return u_h0 / duopoly.u_h(rho_star)
-
-
-@proposition(
-    "thesis.ch3.prop5.catchup",
-    source=f"derived from {_SRC}, Algorithm 5 line 8 (the cap B, section 3.4) and Lemma 24 (section 3.7)",
-    statement="from a start with rho_0 < rho*, a low firm that steps to the cap hat q reaches rho* exactly when q_h "
-    "reaches U_h0/u_h(rho*), and this threshold is <= Q",
-    kind="derived",
-    perturb={"threshold": lambda u_h0, rho_star: u_h0 / duopoly.u_h(rho_star) * 0.99},
-)
-def _catchup(threshold: Callable[[NDArray, NDArray], NDArray] = _printed_threshold) -> Verdict:
-    ql0, qh0 = _start_grid(80)
-    sol = duopoly_nash_solution(ql0, qh0)
-    _, uh0 = duopoly.revenues(ql0, qh0)
-    thr = threshold(uh0, sol.rho_star)
-    growth = thr / qh0
-    reached = np.where(
-        growth >= 1, quality_caps.cap_ratio(ql0 / qh0, np.maximum(growth, 1.0)), np.nan
-    )
-    return on_points(
-        lambda q_l0, q_h0, rho_star, threshold, rho_reached: (
-            threshold <= 1 + 1e-12 and abs(rho_reached - rho_star) <= 1e-9
-        ),
-        [
-            {
-                "q_l0": float(a),
-                "q_h0": float(b),
-                "rho_star": float(c),
-                "threshold": float(d),
-                "rho_reached": float(e),
-            }
-            for a, b, c, d, e in zip(ql0, qh0, sol.rho_star, thr, reached, strict=True)
-        ],
-        "one jump of q_h from q_h0 to the threshold lets the low firm reach B(rho_0, threshold/q_h0) = rho* "
-        "(to 1e-9), and the threshold is <= Q; B composes over rounds (B(B(a, b1), b2) = B(a, b1 b2)), so any "
-        "path of q_h reaching the threshold does the same",
-        drawn="80 x 80 grid of q_h0 in [0.02, 0.99] and rho_0 in [0, 0.98], Q = 1",
-        hypothesis=lambda q_l0, q_h0, rho_star, threshold, rho_reached: (
-            q_l0 / q_h0 < rho_star - 1e-9
-        ),
-    )

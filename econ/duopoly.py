@@ -74,26 +74,27 @@ PRICE_L = q_l * (q_h - q_l) / (4 * q_h - q_l)
 PRICE_H = 2 * q_h * (q_h - q_l) / (4 * q_h - q_l)
 
 
-_AT_EQUILIBRIUM = {p_l: PRICE_L, p_h: PRICE_H}
+#: The substitution of the equilibrium prices for ``p_l``, ``p_h``.
+AT_EQUILIBRIUM = {p_l: PRICE_L, p_h: PRICE_H}
 
 
-EQ_THETA_L = sp.factor(THETA_L.subs(_AT_EQUILIBRIUM))
+EQ_THETA_L = sp.factor(THETA_L.subs(AT_EQUILIBRIUM))
 
 
-EQ_THETA_H = sp.factor(THETA_H.subs(_AT_EQUILIBRIUM))
+EQ_THETA_H = sp.factor(THETA_H.subs(AT_EQUILIBRIUM))
 
 
-EQ_DEMAND_L = sp.factor(DEMAND_L.subs(_AT_EQUILIBRIUM))
+EQ_DEMAND_L = sp.factor(DEMAND_L.subs(AT_EQUILIBRIUM))
 
 
-EQ_DEMAND_H = sp.factor(DEMAND_H.subs(_AT_EQUILIBRIUM))
+EQ_DEMAND_H = sp.factor(DEMAND_H.subs(AT_EQUILIBRIUM))
 
 
 #: Price-optimal revenues U_l(q_l, q_h), U_h(q_l, q_h) of eq. (3.4).
-U_L = sp.factor(REVENUE_L.subs(_AT_EQUILIBRIUM))
+U_L = sp.factor(REVENUE_L.subs(AT_EQUILIBRIUM))
 
 
-U_H = sp.factor(REVENUE_H.subs(_AT_EQUILIBRIUM))
+U_H = sp.factor(REVENUE_H.subs(AT_EQUILIBRIUM))
 
 
 #: Consumer surplus: the integral of theta q - p over the buyers of each firm.
@@ -101,7 +102,7 @@ CONSUMER_SURPLUS = sp.factor(
     (
         sp.integrate(theta * q_l - p_l, (theta, THETA_L, THETA_H))
         + sp.integrate(theta * q_h - p_h, (theta, THETA_H, 1))
-    ).subs(_AT_EQUILIBRIUM)
+    ).subs(AT_EQUILIBRIUM)
 )
 
 
@@ -139,10 +140,6 @@ COURNOT_U_L = sp.factor((x_l * COURNOT_PRICE_L).subs(_AT_COURNOT))
 
 
 COURNOT_U_H = sp.factor((x_h * COURNOT_PRICE_H).subs(_AT_COURNOT))
-
-
-def _numeric(expr: sp.Expr) -> Callable[..., NDArray[np.float64]]:
-    return sp.lambdify((q_l, q_h), expr, modules="numpy")
 
 
 def _numeric_rho(expr: sp.Expr) -> Callable[..., NDArray[np.float64]]:

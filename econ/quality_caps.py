@@ -15,9 +15,10 @@ firm's revenue exactly where it was; the numerically stable form used here is
 
 The paper's form cancels catastrophically for large ``b``; ``thesis.ch3.B.forms`` proves the
 two equal. The propositions registered in :mod:`econ.quality_caps_propositions` are Algorithm
-5's cap, Lemma 24 and the proof of Proposition 3 (Werner 2024, ch. 3, §3.4 p. 64 and §3.7 pp.
-70ff), the properties of :math:`B` that the toolkit relies on, and the constant
-:math:`\tilde b` of the proof of Proposition 5.
+5's cap, Lemma 24, the properties of :math:`B` that the toolkit relies on, and the constant
+:math:`\tilde b` of the proof of Proposition 5; the proof of Proposition 3 (Werner 2024, ch. 3,
+§3.4 p. 64 and §3.7 pp. 70ff) is in :mod:`econ.quality_caps_guarantee_propositions` and, for the
+low firm's step size, :mod:`econ.quality_caps_step_propositions`.
 """
 
 from __future__ import annotations

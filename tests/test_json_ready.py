@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import econ.duopoly_propositions  # noqa: F401  (registers thesis.ch3.lemma21)
-from econ import bargaining, duopoly, quality_caps
+from econ import bargaining, duopoly, nash_bargaining, quality_caps
 from econ.market import market_history, market_round, sampled_market
 from econ.oligopoly import demands, oligopoly_equilibrium
 from econ.outputs import frame, plain, scalar_or_array
@@ -100,7 +100,7 @@ RESULTS = {
         [0.2, 0.3], [0.7, 0.8]
     ),
     "bargaining.nash_report(not rational: NaN)": lambda: bargaining.nash_report(0.1, 0.2, 0.3, 0.8),
-    "bargaining.nash_bargaining": lambda: bargaining.nash_bargaining(
+    "nash_bargaining.nash_bargaining": lambda: nash_bargaining.nash_bargaining(
         lambda x: float(x[0]), lambda x: float(1 - x[0]), [(0.0, 1.0)], (0.0, 0.0), grid=11
     ),
     "oligopoly.oligopoly_equilibrium": lambda: oligopoly_equilibrium([0.2, 0.5, 0.5, 0.9]),

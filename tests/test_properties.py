@@ -35,7 +35,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from econ import bargaining, duopoly, market, oligopoly, quality_caps
+from econ import bargaining, duopoly, market, nash_bargaining, oligopoly, quality_caps
 from econ.privacy import conversions, existence, optimal
 from econ.privacy.models import DPSGD, Bayes, DPMean
 from games import defection_free
@@ -262,7 +262,7 @@ def test_general_nash_bargaining_is_individually_rational(d1, d2, weight, swap) 
     def u2(x):
         return weight * (1 - float(x[0]))
 
-    sol = _fails_cleanly(bargaining.nash_bargaining, u1, u2, [(0.0, 1.0)], (d1, d2), grid=21)
+    sol = _fails_cleanly(nash_bargaining.nash_bargaining, u1, u2, [(0.0, 1.0)], (d1, d2), grid=21)
     if sol is None:  # no grid point is rational: then x = d1 leaves player 2 short
         assert d2 > weight * (1 - d1) - 0.05 * weight
         return

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from collabecon.cli import bargain as bargain_cli
-from econ import bargaining, duopoly
+from econ import bargaining, duopoly, nash_bargaining
 
 TABLE = [
     # q_l0, q_h0, Q, rho*, N*, U_l*, U_h*: reference values of the cubic's rational root
@@ -106,7 +106,7 @@ def test_solution_is_feasible_and_beats_the_grid(t):
 def test_general_solver_matches_closed_form():
     ql0, qh0 = 0.2, 0.6
     ul0, uh0 = (float(v) for v in duopoly.revenues(ql0, qh0))
-    sol = bargaining.nash_bargaining(
+    sol = nash_bargaining.nash_bargaining(
         lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[0]),
         lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[1]),
         bounds=[(0.0, 1.0), (0.0, 1.0)],
@@ -120,11 +120,13 @@ def test_general_solver_matches_closed_form():
 
 def test_general_solver_rejects_irrational_sets():
     with pytest.raises(ValueError, match="individually rational"):
-        bargaining.nash_bargaining(lambda x: x[0], lambda x: -x[0], [(0.0, 1.0)], (2.0, 2.0))
+        nash_bargaining.nash_bargaining(lambda x: x[0], lambda x: -x[0], [(0.0, 1.0)], (2.0, 2.0))
 
 
 def test_general_solver_symmetric_split():
-    sol = bargaining.nash_bargaining(lambda x: x[0], lambda x: 1 - x[0], [(0.0, 1.0)], (0.0, 0.2))
+    sol = nash_bargaining.nash_bargaining(
+        lambda x: x[0], lambda x: 1 - x[0], [(0.0, 1.0)], (0.0, 0.2)
+    )
     assert sol.x[0] == pytest.approx(0.4, abs=1e-6)
 
 
@@ -164,7 +166,7 @@ def test_reachable_program_keeps_the_starting_quality():
 def test_reachable_program_matches_the_general_solver_on_the_reachable_box():
     ql0, qh0 = 0.6, 0.9
     d = tuple(float(v) for v in duopoly.revenues(ql0, qh0))
-    general = bargaining.nash_bargaining(
+    general = nash_bargaining.nash_bargaining(
         lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[0]),
         lambda x: float(duopoly.revenues(min(x[0], x[1]), x[1])[1]),
         bounds=[(ql0, 1.0), (qh0, 1.0)],

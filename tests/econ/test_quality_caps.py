@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 
 from econ import duopoly, quality_caps
-from econ import quality_caps_propositions as caps_props
+from econ import quality_caps_guarantee_propositions as guarantee
 
 B_TABLE = [
     (0.3, 1.0, 0.3),
@@ -147,32 +147,32 @@ def test_b_rejects_bad_input(a, b, match):
 
 
 def _at(expr, rho, h, c):
-    return float(expr.subs({caps_props._rho: rho, caps_props._h: h, caps_props._c: c}))
+    return float(expr.subs({guarantee._rho: rho, guarantee._h: h, guarantee._c: c}))
 
 
 def test_printed_roots_of_the_proof_of_proposition_3():
     rho, h, c = 0.25, 0.6, 0.66
     # q^h as printed is the cap of Algorithm 5's step 8
-    assert _at(caps_props.CAP_HIGH_PRINTED, rho, h, c) == pytest.approx(
+    assert _at(guarantee.CAP_HIGH_PRINTED, rho, h, c) == pytest.approx(
         float(quality_caps.cap_high(rho * h, h, c)), abs=1e-12
     )
     # q^l as printed lacks the factor q_{h,t}: 0.8614 is no root; times c it is cap_low
-    printed = _at(caps_props.CAP_LOW_PRINTED, rho, h, c)
+    printed = _at(guarantee.CAP_LOW_PRINTED, rho, h, c)
     assert printed == pytest.approx(0.861378788810, abs=1e-9)
     assert printed * c == pytest.approx(float(quality_caps.cap_low(rho * h, h, c)), abs=1e-12)
-    quad = caps_props.QUAD_315.subs({caps_props._ql: rho * h, caps_props._h: h, caps_props._c: c})
-    assert abs(float(quad.subs(caps_props._x, printed))) > 0.1
-    assert abs(float(quad.subs(caps_props._x, printed * c))) < 1e-12
+    quad = guarantee.QUAD_315.subs({guarantee._ql: rho * h, guarantee._h: h, guarantee._c: c})
+    assert abs(float(quad.subs(guarantee._x, printed))) > 0.1
+    assert abs(float(quad.subs(guarantee._x, printed * c))) < 1e-12
 
 
 def test_quadratic_314_vanishes_at_the_exact_cap():
     # rho = 1/3, b = 24/19: s = 8/11 and B = 10/19, so the cap 144/361 is rational
     point = {
-        caps_props._ql: sp.Rational(1, 5),
-        caps_props._h: sp.Rational(3, 5),
-        caps_props._c: sp.Rational(72, 95),
+        guarantee._ql: sp.Rational(1, 5),
+        guarantee._h: sp.Rational(3, 5),
+        guarantee._c: sp.Rational(72, 95),
     }
-    assert caps_props.QUAD_314.subs(point).subs(caps_props._x, sp.Rational(144, 361)) == 0
+    assert guarantee.QUAD_314.subs(point).subs(guarantee._x, sp.Rational(144, 361)) == 0
     assert float(quality_caps.cap_high(0.2, 0.6, 72 / 95)) == pytest.approx(144 / 361, abs=1e-14)
 
 
