@@ -1,6 +1,7 @@
 """CoBo (Hashemi, He and Jaggi 2024): the clustered quadratics of Example 2 (Section 3),
 started far from all optima (Point A of Figure 1), the
-pairwise work batched against the loop, the weight domains, and protocol conformance."""
+pairwise work batched against the loop and the weight domains (the contract every algorithm
+keeps: tests/contracts/test_algorithm.py)."""
 
 import dataclasses
 import math
@@ -28,7 +29,6 @@ from learning.algorithms.cobo import (
     weight_error,
 )
 from learning.loop import run_rounds
-from tests.learning import test_algorithms as conformance
 from tests.learning._tiny_problem import CLUSTERS, initial_models, tiny_context
 
 TOY = QuadraticToy()  # n = 8 in 4 clusters of 2, d = 10, x0 = 20 * 1 (Point A)
@@ -277,10 +277,6 @@ def test_toy_is_reproducible_and_validated():
 
 
 # --------------------------------------------------------------------------- the algorithm
-
-
-def test_cobo_follows_the_protocol():
-    conformance.test_every_algorithm_follows_the_protocol("cobo")
 
 
 def test_cobo_rounds_keep_weights_symmetric_in_the_box_and_match_the_loop_engine():

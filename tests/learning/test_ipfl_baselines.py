@@ -1,6 +1,6 @@
 """The baselines of IP-FL's comparison (Khan et al., §6 and Tables 4, 5, 10, 11)
-on the shared engine: conformance with the
-algorithm protocol, and what each one promises."""
+on the shared engine: what each one promises (the contract every algorithm keeps:
+tests/contracts/test_algorithm.py)."""
 
 import numpy as np
 import pytest
@@ -17,15 +17,7 @@ from learning.drivers.ipfl.evaluation import mixture_accuracy
 from learning.engine import broadcast, parameters_of, sample_batches
 from learning.loop import run_rounds
 from learning.per_example import per_example_losses, per_example_losses_loop
-from tests.learning import test_algorithms as conformance
 from tests.learning._tiny_problem import initial_models, tiny_context
-
-BASELINES = ["fedprox", "per-fedavg", "fedsoft", "fedem"]
-
-
-@pytest.mark.parametrize("name", BASELINES)
-def test_baseline_passes_the_conformance_test(name):
-    conformance.test_every_algorithm_follows_the_protocol(name)
 
 
 def test_per_example_losses_match_the_loop_reference():
