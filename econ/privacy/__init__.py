@@ -8,6 +8,7 @@ Modules:
 ``mechanisms``     the privacy constants κ (Gaussian mechanism, shuffled DP-SGD);
 ``sgd``            step sizes, rounds and error bound of Algorithm 1;
 ``models``         DP mean, DP SGD and Bayesian mean estimation for heterogeneous clients;
+``client_model``   what the models share: clients' weights and data, formula evaluation;
 ``empirical``      clients of a measured (noise, ε, accuracy) curve of DP-SGD training;
 ``existence``      Theorems 4.2, 4.5 / Corollary 4.6 and 4.9;
 ``symmetric``      Theorems 5.1-5.4 (corrected forms);

@@ -56,7 +56,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import PchipInterpolator
 
 from econ.outputs import plain
-from econ.privacy.models import client_weights
+from econ.privacy.client_model import client_weights
 from econ.validation import read_json
 
 Array = NDArray[np.float64]

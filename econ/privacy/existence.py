@@ -27,8 +27,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from econ.outputs import plain
+from econ.privacy.client_model import client_weights
 from econ.privacy.empirical import SLACK_TOL, Empirical, scan
-from econ.privacy.models import DPSGD, Bayes, DPMean, Model, client_weights
+from econ.privacy.models import DPSGD, Bayes, DPMean, Model
 
 Array = NDArray[np.float64]
 

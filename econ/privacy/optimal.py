@@ -46,9 +46,10 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from econ.outputs import plain
+from econ.privacy.client_model import client_weights
 from econ.privacy.empirical import SLACK_TOL, Empirical, scan
 from econ.privacy.families import scale_scan
-from econ.privacy.models import Bayes, DPMean, Model, client_weights
+from econ.privacy.models import Bayes, DPMean, Model
 from econ.privacy.optimal_bayes import bayes_accuracy, bayes_welfare
 from econ.privacy.optimal_dp import dp_mean_accuracy, dp_mean_cvxpy, sgd_accuracy, sgd_cvxpy
 from econ.validation import choice, positive_int
