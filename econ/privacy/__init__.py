@@ -10,7 +10,8 @@ Modules:
 ``models``         DP mean, DP SGD and Bayesian mean estimation for heterogeneous clients;
 ``client_model``   what the models share: clients' weights and data, formula evaluation;
 ``empirical``      clients of a measured (noise, ε, accuracy) curve of DP-SGD training;
-``existence``      Theorems 4.2, 4.5 / Corollary 4.6 and 4.9;
+``monotone``       monotone fits of measured curves (isotonic regression, PCHIP);
+``existence``      Theorems 4.2, 4.5 / Corollary 4.6 and 4.9, and the scan of measured clients;
 ``symmetric``      Theorems 5.1-5.4 (corrected forms);
 ``families``       the paper's one-parameter families and its grid scan;
 ``optimal``        optimal protocols: the result, the entry point, measured clients;

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ.outputs import plain
 from econ.privacy.client_model import client_weights
-from econ.privacy.empirical import SLACK_TOL, Empirical, scan
+from econ.privacy.empirical import Empirical
 from econ.privacy.models import DPSGD, Bayes, DPMean, Model
 
 Array = NDArray[np.float64]
@@ -215,13 +215,41 @@ def bayes_small_deviation_exists(model: Bayes, lam: ArrayLike) -> Existence:
     return Existence(bool(xi.min() >= 0.0 and total > 1.0), total, 1.0)
 
 
+def scan(model: Empirical, lam: ArrayLike) -> tuple[Array, Array, Array]:
+    r"""For every aggregate level :math:`\bar z` of :meth:`Empirical.grid`: the minimal noises
+    :math:`\ell(\bar z)` (rows) and the slack :math:`\bar z - \bar z(\ell(\bar z))`
+    (``-inf`` where some client accepts no measured noise level).
+
+    A protocol with aggregate :math:`\bar z` exists iff the slack is >= 0: raising the noises
+    from :math:`\ell` towards :math:`z_{\max}` moves the aggregate continuously up to
+    :math:`z_{\max} \ge \bar z`, and every :math:`z \ge \ell` keeps every client's gain >= 0.
+
+    References
+    ----------
+    Tsoy et al. (AISTATS 2024), Definition 3.2 (existence of a mutually beneficial protocol) and
+    §7.
+    """
+    grid = model.grid()
+    floor = model.minimal_noise(grid, lam)
+    finite = np.all(np.isfinite(floor), axis=1)
+    agg = np.full(grid.size, np.inf)
+    if finite.any():
+        agg[finite] = model.aggregate(floor[finite])
+    slack = np.where(finite, grid - agg, -np.inf)
+    return grid, floor, slack
+
+
+#: Relative tolerance of the slack (the bisection of the minimal noises resolves ~1e-16).
+SLACK_TOL = 1e-9
+
+
 def empirical_exists(model: Empirical, lam: ArrayLike) -> Existence:
     r"""Definition 3.2 on measured clients: is some noise vector in the measured range mutually beneficial?
 
     With :math:`\ell_i(\bar z)` the least noise client :math:`i` accepts at aggregate noise
     :math:`\bar z` (:meth:`Empirical.minimal_noise`), a protocol with aggregate :math:`\bar z`
     exists iff every :math:`\ell_i(\bar z)` is finite and
-    :math:`\bar z(\ell(\bar z)) \le \bar z` (:func:`econ.privacy.empirical.scan`). The
+    :math:`\bar z(\ell(\bar z)) \le \bar z` (:func:`scan`). The
     statistic is the largest slack :math:`\max_{\bar z}(\bar z - \bar z(\ell(\bar z)))` over the
     measured levels and a geometric grid of 1025 levels between them (``-inf`` when, at every
     level, some client accepts no measured noise); a protocol exists iff it is >= 0.

@@ -47,7 +47,8 @@ from scipy.optimize import minimize
 
 from econ.outputs import plain
 from econ.privacy.client_model import client_weights
-from econ.privacy.empirical import SLACK_TOL, Empirical, scan
+from econ.privacy.empirical import Empirical
+from econ.privacy.existence import SLACK_TOL, scan
 from econ.privacy.families import scale_scan
 from econ.privacy.models import Bayes, DPMean, Model
 from econ.privacy.optimal_bayes import bayes_accuracy, bayes_welfare
