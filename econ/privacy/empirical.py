@@ -23,11 +23,10 @@ FedAvg):
   without DP: a model that is never released leaks nothing, as in the paper's
   :math:`u_i^0 = -\lambda_i\,\mathrm{err}_i^{0\,2}` (sections 4.1-4.3).
 
-Interpolation, monotone by construction: per client, the measured means are first made
-monotone by isotonic regression (pool-adjacent-violators: error non-decreasing, ε
-non-increasing in the noise), then joined by the shape-preserving piecewise cubic Hermite
-interpolant (Fritsch & Carlson 1980; :class:`scipy.interpolate.PchipInterpolator`) in
-:math:`\ln z` (ε in :math:`\ln\varepsilon`, exact for :math:`\varepsilon \propto 1/z`).
+Interpolation, monotone by construction (:mod:`econ.privacy.monotone`): per client, the measured
+means are made monotone (error non-decreasing, ε non-increasing in the noise) and joined by a
+shape-preserving interpolant in :math:`\ln z` (ε in :math:`\ln\varepsilon`, exact for
+:math:`\varepsilon \propto 1/z`).
 
 Assumption where the measurement is thinner than the protocol: the curve measures federated
 training with one common noise multiplier, while a protocol gives each client its own. The
@@ -53,10 +52,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.interpolate import PchipInterpolator
 
 from econ.outputs import plain
-from econ.privacy.models import client_weights
+from econ.privacy.client_model import client_weights
+from econ.privacy.monotone import monotone_interpolants
 from econ.validation import read_json
 
 Array = NDArray[np.float64]
@@ -64,34 +63,6 @@ Array = NDArray[np.float64]
 #: Points of the grid of aggregate noise levels scanned by the existence test (plus the
 #: measured levels themselves).
 GRID = 1025
-
-
-def isotonic(values: ArrayLike, increasing: bool = True) -> Array:
-    """Least-squares monotone fit of a sequence (pool-adjacent-violators, equal weights).
-
-    Parameters
-    ----------
-    values
-        One value per point, in the order of the points.
-    increasing
-        Fit a non-decreasing sequence (else non-increasing).
-
-    References
-    ----------
-    Ayer et al. (1955), pool-adjacent-violators algorithm; used for the monotone measured curves
-    of Tsoy et al. (AISTATS 2024), §7.
-    """
-    y = np.asarray(values, dtype=np.float64)
-    if not increasing:
-        return -isotonic(-y, True)
-    blocks: list[list[float]] = []  # [mean, count]
-    for v in y:
-        blocks.append([float(v), 1.0])
-        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
-            m2, c2 = blocks.pop()
-            m1, c1 = blocks[-1]
-            blocks[-1] = [(m1 * c1 + m2 * c2) / (c1 + c2), c1 + c2]
-    return np.concatenate([np.full(int(c), m) for m, c in blocks])
 
 
 def _matrix(name: str, value: ArrayLike, shape: tuple[int, int]) -> Array:
@@ -187,17 +158,12 @@ class Empirical:
         ):
             object.__setattr__(self, field, value)
         log_z = np.log(z)
-        object.__setattr__(self, "_log_eps", self._fit(log_z, np.log(eps), increasing=False))
-        object.__setattr__(self, "_fed", self._fit(log_z, fed, increasing=True))
+        object.__setattr__(
+            self, "_log_eps", monotone_interpolants(log_z, np.log(eps), increasing=False)
+        )
+        object.__setattr__(self, "_fed", monotone_interpolants(log_z, fed, increasing=True))
         if local is not None:
-            object.__setattr__(self, "_local", self._fit(log_z, local, increasing=True))
-
-    @staticmethod
-    def _fit(log_z: Array, values: Array, increasing: bool) -> list[PchipInterpolator]:
-        return [
-            PchipInterpolator(log_z, isotonic(values[:, i], increasing))
-            for i in range(values.shape[1])
-        ]
+            object.__setattr__(self, "_local", monotone_interpolants(log_z, local, increasing=True))
 
     # ----------------------------------------------------------------------------------------
     # construction from a saved curve
@@ -490,31 +456,3 @@ class Empirical:
                 "weights": self.weights,
             }
         )
-
-
-def scan(model: Empirical, lam: ArrayLike) -> tuple[Array, Array, Array]:
-    r"""For every aggregate level :math:`\bar z` of :meth:`Empirical.grid`: the minimal noises
-    :math:`\ell(\bar z)` (rows) and the slack :math:`\bar z - \bar z(\ell(\bar z))`
-    (``-inf`` where some client accepts no measured noise level).
-
-    A protocol with aggregate :math:`\bar z` exists iff the slack is >= 0: raising the noises
-    from :math:`\ell` towards :math:`z_{\max}` moves the aggregate continuously up to
-    :math:`z_{\max} \ge \bar z`, and every :math:`z \ge \ell` keeps every client's gain >= 0.
-
-    References
-    ----------
-    Tsoy et al. (AISTATS 2024), Definition 3.2 (existence of a mutually beneficial protocol) and
-    §7.
-    """
-    grid = model.grid()
-    floor = model.minimal_noise(grid, lam)
-    finite = np.all(np.isfinite(floor), axis=1)
-    agg = np.full(grid.size, np.inf)
-    if finite.any():
-        agg[finite] = model.aggregate(floor[finite])
-    slack = np.where(finite, grid - agg, -np.inf)
-    return grid, floor, slack
-
-
-#: Relative tolerance of the slack (the bisection of the minimal noises resolves ~1e-16).
-SLACK_TOL = 1e-9

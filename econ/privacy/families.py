@@ -20,7 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import symbolic as S
 from econ.privacy._checks import all_hold, identity, proves_positive
-from econ.privacy.models import Bayes, DPMean, Model, client_weights
+from econ.privacy.client_model import client_weights
+from econ.privacy.models import Bayes, DPMean, Model
 from econ.propositions import Verdict, proposition
 from econ.validation import choice, positive_int
 

@@ -34,8 +34,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import symbolic as S
 from econ.privacy._checks import all_hold, identity
+from econ.privacy.client_model import client_weights
 from econ.privacy.mechanisms import kappa_mean, kappa_sgd
-from econ.privacy.models import client_weights
 from econ.propositions import Verdict, checked, on_points, proposition, proved, refuted
 from econ.validation import in_interval, positive, positive_int
 

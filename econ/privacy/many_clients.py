@@ -21,7 +21,8 @@ import sympy as sp
 from numpy.typing import ArrayLike
 
 from econ.privacy._checks import all_hold, identity, proves_positive
-from econ.privacy.models import DPMean, client_weights
+from econ.privacy.client_model import client_weights
+from econ.privacy.models import DPMean
 from econ.propositions import Verdict, proposition
 from econ.validation import positive
 

@@ -49,6 +49,18 @@ DP_MEAN_Q = ZETA * (gamma + beta) * rho - (gamma + beta + rho) * beta + beta**2
 DP_MEAN_Q_FACTOR = rho * (gamma + rho) * (rho - beta) / (lam + kappa**2 * rho**2)
 
 # --------------------------------------------------------------------------------------------
+# Algorithm 1's bound recursion (Lemma B.4); chi = mu/L
+# --------------------------------------------------------------------------------------------
+
+y_bound, chi, eta, t_round = sp.symbols("y chi eta t", positive=True)
+#: Lemma B.4: one step of the bound recursion, its minimiser and the optimal recursion map h.
+Y_NEXT = (1 - 2 * eta * chi * L_smooth + L_smooth * chi * L_smooth * eta**2) * y_bound + (
+    L_smooth * chi * L_smooth * eta**2
+)
+ETA_STAR = y_bound / (L_smooth * (y_bound + 1))
+H_MAP = (1 - chi * y_bound / (y_bound + 1)) * y_bound
+
+# --------------------------------------------------------------------------------------------
 # DP strongly convex SGD (section 4.2, Theorem 4.3, eq. 2); Gamma = gamma + beta
 # --------------------------------------------------------------------------------------------
 

@@ -133,13 +133,11 @@ _H1 = sp.diff(S.BAYES_SYM_GAIN_PRINTED, S.beta)
 _H2 = sp.diff(_H1, S.beta)
 
 
-_h = sp.lambdify(_BARGS, S.BAYES_SYM_GAIN_PRINTED)
-
-
-_h1 = sp.lambdify(_BARGS, _H1)
-
-
-_h2 = sp.lambdify(_BARGS, _H2)
+#: The symmetric Bayesian gain :math:`h_\lambda` of Theorem 5.3 (Appendix B.12) and its first
+#: and second derivatives in β, lambdified with arguments (β, N, λ, ρ, τ).
+h_lambda = sp.lambdify(_BARGS, S.BAYES_SYM_GAIN_PRINTED)
+dh_lambda = sp.lambdify(_BARGS, _H1)
+d2h_lambda = sp.lambdify(_BARGS, _H2)
 
 
 _QUARTIC = sp.Poly(sp.numer(sp.together(_H1)), S.beta)
@@ -164,7 +162,7 @@ def bayes_symmetric_gain(
     """
     b = non_negative("beta", beta)
     return np.asarray(
-        _h(
+        h_lambda(
             b,
             positive_int("n_clients", n_clients),
             float(non_negative("lam", lam)),
@@ -194,10 +192,10 @@ def bayes_symmetric_optimum(rho: float, tau: float, lam: float, n_clients: int) 
     interior = sorted(
         float(z.real) for z in roots if abs(z.imag) < 1e-9 * max(1.0, abs(z)) and 0 < z.real < r
     )
-    candidates = [0.0, r, *[b for b in interior if _h2(b, *args) <= 0]]
-    values = [float(_h(b, *args)) for b in candidates]
+    candidates = [0.0, r, *[b for b in interior if d2h_lambda(b, *args) <= 0]]
+    values = [float(h_lambda(b, *args)) for b in candidates]
     best = int(np.argmax(values))
-    d0, d_rho = _h1(0.0, *args), _h1(r, *args)
+    d0, d_rho = dh_lambda(0.0, *args), dh_lambda(r, *args)
     case = 1 if d0 > 0 and d_rho > 0 else 2 if d_rho > 0 else 3 if d0 > 0 else 4 if interior else 5
     beta = candidates[best] if values[best] > 0 else 0.0
     alpha2 = np.inf if beta == 0 else 1 / beta - 1 / r

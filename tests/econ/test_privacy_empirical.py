@@ -10,7 +10,7 @@ import pytest
 
 from collabecon.cli import main
 from econ.privacy import DPSGD, DPMean, Empirical, exists, optimal_protocol
-from econ.privacy.empirical import isotonic
+from econ.privacy.monotone import isotonic
 
 
 def sampled(model, lam, alphas):
