@@ -249,7 +249,7 @@ def test_ipfl_draws_a_bar_over_the_rounds(monkeypatch, capsys):
 
 
 def test_ipfl_compare_prints_a_line_per_method_and_learning_rate(monkeypatch, capsys):
-    import collabecon.reproductions.ipfl as experiment
+    import collabecon.reproductions.ipfl_comparison as experiment
 
     monkeypatch.setattr(experiment, "compared_baselines", lambda: ["fedavg"])
 
