@@ -367,6 +367,7 @@ def test_reproduce_numbers_its_reproductions(tmp_path, monkeypatch, capsys):
 
 def test_cobo_prints_a_line_per_method_learning_rate_and_seed(monkeypatch, capsys):
     import collabecon.reproductions.cobo as experiment
+    from collabecon.reproductions import cobo_results
 
     def federation(setting, seed, device):
         clusters = np.arange(setting.clients) % 2
@@ -374,7 +375,7 @@ def test_cobo_prints_a_line_per_method_learning_rate_and_seed(monkeypatch, capsy
 
     def train(key, setting, data, *, lr, rounds, seed, schedule, momentum):
         n = setting.clients
-        return experiment._Run(
+        return cobo_results.Run(
             test=np.full(n, 0.5 + lr),
             validation=np.full(n, 0.5 + lr),
             curve=[],
