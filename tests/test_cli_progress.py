@@ -375,7 +375,7 @@ def test_cobo_prints_a_line_per_method_learning_rate_and_seed(monkeypatch, capsy
 
     def train(key, setting, data, *, lr, rounds, seed, schedule, momentum):
         n = setting.clients
-        return cobo_results.Run(
+        return cobo_results.TrainingRun(
             test=np.full(n, 0.5 + lr),
             validation=np.full(n, 0.5 + lr),
             curve=[],

@@ -83,7 +83,12 @@ from collabecon.reproductions.cobo_methods import (
     finetune_steps,
     method_parameters,
 )
-from collabecon.reproductions.cobo_results import MethodRuns, Run, summarise, tables_markdown
+from collabecon.reproductions.cobo_results import (
+    MethodRuns,
+    TrainingRun,
+    summarise,
+    tables_markdown,
+)
 from econ.claims import Reproduction
 from econ.validation import choice, positive_int
 from learning.algorithms import Algorithm, Context, LocalTraining, build_algorithm
@@ -176,7 +181,7 @@ def _train(
     seed: int,
     schedule: str,
     momentum: str,
-) -> Run:
+) -> TrainingRun:
     """Train method ``key`` for ``rounds`` rounds at learning rate ``lr``."""
     code = momentum == "code" and key in CODE_PARAMETERS
     sgd = CODE_MOMENTUM if code else SGDConfig(1.0)
@@ -213,7 +218,7 @@ def _train(
     assignment = None
     if key == "ifca":
         assignment = [int(a) for a in result.state["assignment"].cpu().numpy()]
-    return Run(
+    return TrainingRun(
         test=np.asarray(result.evaluation.accuracy, dtype=float),
         validation=np.asarray(validation, dtype=float),
         curve=points,
@@ -335,7 +340,7 @@ def run_method(
     device = torch.device(device)
     common: dict[str, Any] = dict(rounds=rounds, schedule=schedule, momentum=momentum)
 
-    def train(data: _Data, lr: float, s: int, why: str) -> Run:
+    def train(data: _Data, lr: float, s: int, why: str) -> TrainingRun:
         progress(f"{key}: lr {lr:g}, seed {s} ({why})")
         return _train(key, setting, data, lr=lr, seed=s, **common)
 

@@ -1,7 +1,7 @@
 """The result of one setting of CoBo's experiments (Hashemi, He and Jaggi 2024, Sections
-4.1-4.2, Table 2) from the runs of its methods: the records of a training run (:class:`Run`)
-and of one method's runs (:class:`MethodRuns`), their summary with mean accuracies, spread
-over seeds, CoBo's weight recovery and every claim of
+4.1-4.2, Table 2) from the runs of its methods: the records of a training run
+(:class:`TrainingRun`) and of one method's runs (:class:`MethodRuns`), their summary with mean
+accuracies, spread over seeds, CoBo's weight recovery and every claim of
 :mod:`collabecon.reproductions.cobo_claims` (:func:`summarise`), the heatmaps of CoBo's
 weights, and the tables next to the paper's (:func:`tables_markdown`).
 """
@@ -31,7 +31,7 @@ from learning.algorithms.cobo import oracle_weights, weight_error
 __all__ = [
     "CHANCE",
     "MethodRuns",
-    "Run",
+    "TrainingRun",
     "match_round",
     "summarise",
     "tables_markdown",
@@ -54,7 +54,7 @@ _HEATMAP_SHARES = (0.01, 0.1, 0.5, 1.0)  # rounds shown in the heatmaps, as shar
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class TrainingRun:
     """One method, one seed, one learning rate: per-client test and validation accuracy,
     the test-accuracy curve, CoBo's weights over time, IFCA's final assignment."""
 
@@ -80,7 +80,7 @@ class MethodRuns:
     grid: tuple[float, ...]
     tuning: dict[float, float]
     chosen: float
-    runs: tuple[Run, ...]
+    runs: tuple[TrainingRun, ...]
     clients: int
     clusters: np.ndarray
 

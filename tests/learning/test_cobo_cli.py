@@ -14,7 +14,7 @@ import collabecon.reproductions.cobo as experiment
 from collabecon.cli import main
 from collabecon.reproductions.cobo import METHODS, SETTINGS, claims, run_method, run_setting
 from collabecon.reproductions.cobo_claims import PAPER
-from collabecon.reproductions.cobo_results import CHANCE, Run, match_round, summarise
+from collabecon.reproductions.cobo_results import CHANCE, TrainingRun, match_round, summarise
 
 
 def _run(capsys, *argv):
@@ -111,7 +111,7 @@ def _fake_train(validation_by_lr, test_by_lr):
 
     def train(key, setting, data, *, lr, rounds, seed, schedule, momentum):
         n = setting.clients
-        return Run(
+        return TrainingRun(
             test=np.full(n, test_by_lr[lr] + 0.001 * seed),
             validation=np.full(n, validation_by_lr[lr]),
             curve=[],
