@@ -249,7 +249,7 @@ def test_ipfl_draws_a_bar_over_the_rounds(monkeypatch, capsys):
 
 
 def test_ipfl_compare_prints_a_line_per_method_and_learning_rate(monkeypatch, capsys):
-    import collabecon.reproductions.ipfl as experiment
+    import collabecon.reproductions.ipfl_comparison as experiment
 
     monkeypatch.setattr(experiment, "compared_baselines", lambda: ["fedavg"])
 
@@ -367,6 +367,7 @@ def test_reproduce_numbers_its_reproductions(tmp_path, monkeypatch, capsys):
 
 def test_cobo_prints_a_line_per_method_learning_rate_and_seed(monkeypatch, capsys):
     import collabecon.reproductions.cobo as experiment
+    from collabecon.reproductions import cobo_results
 
     def federation(setting, seed, device):
         clusters = np.arange(setting.clients) % 2
@@ -374,7 +375,7 @@ def test_cobo_prints_a_line_per_method_learning_rate_and_seed(monkeypatch, capsy
 
     def train(key, setting, data, *, lr, rounds, seed, schedule, momentum):
         n = setting.clients
-        return experiment._Run(
+        return cobo_results.TrainingRun(
             test=np.full(n, 0.5 + lr),
             validation=np.full(n, 0.5 + lr),
             curve=[],

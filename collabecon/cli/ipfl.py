@@ -6,8 +6,8 @@ on each source distribution, PMA against FedAvg and the opt-out rate. ``--shift 
 replaces the rotation by a concept shift (:math:`D_B` relabels :math:`y \to (y + 5) \bmod 10`).
 ``--compare`` runs IP-FL and the registered baselines on the same federation and budget, each
 with its learning rate chosen from ``--lr-grid`` on validation data
-(:func:`collabecon.reproductions.ipfl.compare`), and prints a table like the paper's Tables 5, 10
-and 11 with the paper's orderings as claims. ``--out DIR`` writes the per-round CSV and the
+(:func:`collabecon.reproductions.ipfl_comparison.compare`), and prints a table like the
+paper's Tables 5, 10 and 11 with the paper's orderings as claims. ``--out DIR`` writes the per-round CSV and the
 JSON record.
 """
 
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     config = _run_config(args)
     if args.compare:
-        from collabecon.reproductions.ipfl import LR_GRID, compare, compared_baselines
+        from collabecon.reproductions.ipfl_comparison import LR_GRID, compare, compared_baselines
 
         grid = tuple(args.lr_grid) if args.lr_grid is not None else LR_GRID
         runs = (1 + len(compared_baselines())) * len(grid)

@@ -30,13 +30,8 @@ All methods then train on the remaining training data; the test accuracy reporte
 the run at the chosen rate. With ``tune="first"`` the rates are chosen on the first seed and
 reused on the others (the output says which).
 
-Claims (:func:`claims`): the paper's text (§4.2: FC outperforms standalone training and all
-personalisation baselines; the methods that keep a global model do poorly on private labels;
-a pooled model is at most 25 % right on private labels, each image carrying four equally
-frequent labels) and every pairwise ordering of Table 1's published accuracies, 21 pairs per
-task, judged on the mean over seeds, with the seed-to-seed spread of each margin. Our loss is
-cross-entropy, not the ``-p_y`` of the authors' code, so Table 1's loss column is not
-compared.
+Claims: the text of §4.2 and every pairwise ordering of Table 1's published accuracies,
+judged on the mean over seeds (:mod:`collabecon.reproductions.clustered_mnist_claims`).
 
 ``scale="small"`` runs 20 clients of ``mnist5k`` (5 per cluster) on CPU: 3 seeds with the rates
 tuned on the first take about 27 CPU minutes (70 training runs, FC's all-pairs gradients the
@@ -49,7 +44,6 @@ the paper's §4.2 says 16 subgroups).
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import time
 from collections.abc import Callable
@@ -59,7 +53,17 @@ from typing import Any
 
 import numpy as np
 
-from econ.claims import Claim, ClaimSpec, Reproduction, evaluate
+from collabecon.reproductions.clustered_mnist_claims import (
+    CLAIMS,
+    METHODS,
+    NAMES,
+    PAPER,
+    SOURCE,
+    TASK_NAMES,
+    chance_note,
+    claims,
+)
+from econ.claims import Reproduction
 from econ.validation import choice, positive_int
 
 __all__ = [
@@ -70,9 +74,9 @@ __all__ = [
     "PAPER",
     "SCALES",
     "TASKS",
+    "TASK_NAMES",
     "Table1Scale",
     "TaskClients",
-    "chance_note",
     "claims",
     "clients",
     "measure",
@@ -82,45 +86,13 @@ __all__ = [
     "train_method",
 ]
 
-METHODS = ("local", "global", "ditto", "ifca", "knn", "fc", "oracle")
-NAMES = {
-    "local": "Local",
-    "global": "Global",
-    "ditto": "Ditto",
-    "ifca": "IFCA",
-    "knn": "kNN-Per",
-    "fc": "FC",
-    "oracle": "Oracle",
-}
 #: task key -> partition view of :func:`learning.federation.make_federation`
 TASKS = {"rotation": "rotation", "private_label": "private-label"}
-TASK_NAMES = {"rotation": "rotation", "private_label": "private-label"}
-
-#: Werner et al. (2023), Table 1: test accuracy (%) on the two tasks.
-PAPER = {
-    "rotation": {
-        "local": 71.3, "global": 46.6, "ditto": 62.0, "ifca": 54.6, "knn": 52.1, "fc": 75.4,
-        "oracle": 84.7,
-    },
-    "private_label": {
-        "local": 75.2, "global": 22.2, "ditto": 61.7, "ifca": 65.4, "knn": 63.2, "fc": 77.0,
-        "oracle": 85.1,
-    },
-}  # fmt: skip
-
-SOURCE = "Werner et al. 2023"
 #: learning rates each method chooses from, on validation data
 LR_GRID = (0.03, 0.1, 0.3)
 #: share of every client's training data held out to choose the learning rate
 VALIDATION_FRACTION = 0.2
 BATCH = 32
-N_CLASSES = 10
-CHANCE = 100.0 / N_CLASSES
-#: a method within this many points of chance gets a note saying why
-NEAR_CHANCE = 5.0
-#: private labels: each image carries 4 equally frequent labels, so one model is right on at
-#: most a quarter of them (Werner et al. 2023, §4.2)
-POOLED_CEILING = 25.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,12 +211,6 @@ def train_method(
     return _weighted(val), _weighted(test)
 
 
-def _paired_std(a: list[float], b: list[float]) -> float:
-    """Seed-to-seed standard deviation (ddof 1) of the paired differences a - b."""
-    diff = np.asarray(a) - np.asarray(b)
-    return float(diff.std(ddof=1)) if diff.size > 1 else float("nan")
-
-
 def measure(
     scale: Table1Scale,
     seeds: list[int],
@@ -308,166 +274,6 @@ def measure(
         "sizes": dataclasses.asdict(scale),
         "wall_s": time.perf_counter() - started,
     }
-
-
-def chance_note(task: str, method: str, accuracy: float) -> str:
-    """Why a method sits within :data:`NEAR_CHANCE` points of chance (10 % on 10 classes), or
-    empty when it does not."""
-    if accuracy > CHANCE + NEAR_CHANCE:
-        return ""
-    if task == "private_label" and method == "global":
-        return (
-            f"{accuracy:.1f} % is near chance by construction: one model for every client is "
-            f"right on at most {POOLED_CEILING:.0f} % of private labels (each image carries "
-            "four equally frequent labels; the paper's 22.2 %, §4.2)"
-        )
-    return (
-        f"{accuracy:.1f} % is within {NEAR_CHANCE:.0f} points of chance ({CHANCE:.0f} %) at "
-        "the learning rate chosen from the grid: the method does not learn in this budget"
-    )
-
-
-def _margin_note(task: dict[str, Any], a: str, b: str) -> str:
-    """The margin mean_a - mean_b against the seed-to-seed spread of the paired difference."""
-    margin = task[a]["mean"] - task[b]["mean"]
-    spread = _paired_std(task[a]["test"], task[b]["test"])
-    notes = [task[m]["note"] for m in (a, b) if task[m]["note"]]
-    if np.isfinite(spread) and abs(margin) <= spread:
-        notes.insert(
-            0,
-            f"margin {margin:+.1f} points is within the seed-to-seed spread of the difference "
-            f"(std {spread:.1f} over {len(task[a]['test'])} seeds)",
-        )
-    elif not np.isfinite(spread):
-        notes.insert(0, "one seed: no spread")
-    return "; ".join(notes)
-
-
-def _means(m: dict[str, Any], task: str) -> dict[str, float]:
-    return {method: row["mean"] for method, row in m["tasks"][task].items()}
-
-
-def _pick(values: dict[str, float], methods: tuple[str, ...]) -> dict[str, float]:
-    return {NAMES[m]: round(values[m], 2) for m in methods}
-
-
-def _margin_notes(m: dict[str, Any], task: str, a: str, others: tuple[str, ...]) -> str:
-    """The margin notes of ``a`` against each of ``others``, joined."""
-    rows = m["tasks"][task]
-    return "; ".join(n for b in others if (n := _margin_note(rows, a, b)))
-
-
-def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
-    """The claims about one task: the text of §4.2 and Table 1's pairwise orderings."""
-    paper, label = PAPER[task], TASK_NAMES[task]
-
-    def spec(claim: str, statement: str, where: str, methods: tuple[str, ...], **rest: Any):
-        return ClaimSpec(
-            id=f"table1.{task}.{claim}",
-            statement=statement,
-            where=f"{SOURCE}, {where}",
-            published=_pick(paper, methods),
-            measured=lambda m: _pick(_means(m, task), methods),
-            applies=lambda m: task in m["tasks"],
-            **rest,
-        )
-
-    baselines = ("global", "ditto", "ifca", "knn")
-    pooled = ("global", "ditto", "knn")
-    # §4.2, Performance: "FC outperforms standalone training and all personalization
-    # baselines"; Table 1 caption: "FC outperforms all non-oracle baselines".
-    text = [
-        spec(
-            "fc>=local",
-            f"FC is at least as accurate as standalone training (Local), {label} task",
-            "§4.2 and Table 1",
-            ("fc", "local"),
-            holds=lambda m: _means(m, task)["fc"] >= _means(m, task)["local"],
-            note=lambda m: _margin_note(m["tasks"][task], "fc", "local"),
-        ),
-        spec(
-            "fc>baselines",
-            f"FC outperforms Global, Ditto, IFCA and kNN-Per, {label} task",
-            "§4.2 and Table 1",
-            ("fc", *baselines),
-            holds=lambda m: all(_means(m, task)["fc"] > _means(m, task)[b] for b in baselines),
-            note=lambda m: _margin_notes(m, task, "fc", baselines),
-        ),
-        spec(
-            "oracle-best",
-            f"the ground-truth Oracle is the most accurate method, {label} task",
-            "Table 1",
-            METHODS,
-            holds=lambda m: _means(m, task)["oracle"] >= max(_means(m, task).values()),
-            note=lambda m: _margin_notes(
-                m, task, "oracle", tuple(x for x in METHODS if x != "oracle")
-            ),
-        ),
-        spec(
-            "global<local",
-            f"Global (FedAvg) is less accurate than Local, {label} task",
-            "Table 1",
-            ("global", "local"),
-            holds=lambda m: _means(m, task)["global"] < _means(m, task)["local"],
-            note=lambda m: _margin_note(m["tasks"][task], "local", "global"),
-        ),
-    ]
-    if task == "private_label":
-        # §4.2: "a model trained over the pool of all datasets only admits inferior
-        # performance. Therefore, ... FedAvg, Ditto, and KNN, perform poorly compared to
-        # training alone."
-        text += [
-            spec(
-                "global-model-methods<local",
-                "the methods that keep a global model (FedAvg, Ditto, kNN-Per) do poorly "
-                "compared to training alone on private labels",
-                "§4.2",
-                ("local", *pooled),
-                holds=lambda m: all(_means(m, task)[p] < _means(m, task)["local"] for p in pooled),
-                note=lambda m: _margin_notes(m, task, "local", pooled),
-            ),
-            ClaimSpec(
-                id="table1.private_label.global<=25%",
-                statement="a model trained on the pool of all clients only admits inferior "
-                f"performance on private labels: at most {POOLED_CEILING:.0f} % (each image "
-                "carries four equally frequent labels)",
-                where=f"{SOURCE}, §4.2 and Table 1",
-                published=paper["global"],
-                measured=lambda m: round(_means(m, task)["global"], 2),
-                holds=lambda m: _means(m, task)["global"] <= POOLED_CEILING,
-                note=lambda m: (
-                    f"std {m['tasks'][task]['global']['std']:.1f} over "
-                    f"{len(m['tasks'][task]['global']['test'])} seeds"
-                ),
-                applies=lambda m: task in m["tasks"],
-            ),
-        ]
-    pairs = [
-        (a, b) if paper[a] > paper[b] else (b, a) for a, b in itertools.combinations(METHODS, 2)
-    ]
-    orderings = [
-        spec(
-            f"{hi}>{lo}",
-            f"{NAMES[hi]} above {NAMES[lo]}, {label} task",
-            "Table 1",
-            (hi, lo),
-            holds=lambda m, hi=hi, lo=lo: _means(m, task)[hi] > _means(m, task)[lo],
-            note=lambda m, hi=hi, lo=lo: _margin_note(m["tasks"][task], hi, lo),
-        )
-        for hi, lo in pairs
-    ]
-    return (*text, *orderings)
-
-
-#: The paper's claims about Table 1, on :func:`measure`'s result (every method on the tasks
-#: present): the text claims of §4.2 and the 21 pairwise orderings of Table 1's published
-#: accuracies per task, ``holds`` on the means over seeds.
-CLAIMS: tuple[ClaimSpec, ...] = tuple(spec for task in TASKS for spec in _task_claims(task))
-
-
-def claims(measured: dict[str, Any]) -> list[Claim]:
-    """The paper's claims about Table 1 (:data:`CLAIMS`) on ``measured``."""
-    return evaluate(CLAIMS, measured)
 
 
 def methods_markdown(measured: dict[str, Any]) -> str:

@@ -34,6 +34,8 @@ __all__ = [
     "PAPER_STD",
     "TARGET_ACCURACY",
     "claims",
+    "pct",
+    "with_std",
 ]
 
 PAPER_REF = "Hashemi, He and Jaggi 2024 (CoBo)"
@@ -128,13 +130,14 @@ TARGET_ACCURACY = 0.6
 Result = dict[str, Any]
 
 
-def _pct(x: float) -> str:
+def pct(x: float) -> str:
+    """An accuracy in percent, one decimal."""
     return f"{100 * x:.1f}"
 
 
-def _with_std(result: Result, key: str) -> str:
+def with_std(result: Result, key: str) -> str:
     """A method's mean accuracy ± its standard deviation over seeds, in percent."""
-    return f"{_pct(result['accuracy'][key])} ± {_pct(result['accuracy_std'][key])}"
+    return f"{pct(result['accuracy'][key])} ± {pct(result['accuracy_std'][key])}"
 
 
 def _spread_note(result: Result, a: str, b: str, margin: float) -> str:
@@ -158,7 +161,7 @@ def _join(*notes: str) -> str:
 def _chance_note(result: Result, *keys: str) -> str:
     return _join(
         *(
-            f"{NAMES[k]} within 5 pts of chance ({_pct(result['chance'])}%): "
+            f"{NAMES[k]} within 5 pts of chance ({pct(result['chance'])}%): "
             f"{result['near_chance'][k]}"
             for k in keys
             if k in result["near_chance"]
@@ -195,8 +198,8 @@ def _ordering(setting: str, a: str, b: str) -> ClaimSpec:
         id=f"{setting}.{hi}>{lo}",
         statement=f"{NAMES[hi]} reaches a higher mean accuracy than {NAMES[lo]}",
         where=f"{PAPER_REF}, Table 2 ({setting})",
-        published=f"{_pct(paper[hi])} > {_pct(paper[lo])}",
-        measured=lambda r: f"{_with_std(r, hi)} vs {_with_std(r, lo)}",
+        published=f"{pct(paper[hi])} > {pct(paper[lo])}",
+        measured=lambda r: f"{with_std(r, hi)} vs {with_std(r, lo)}",
         holds=lambda r: _gap(r, hi, lo) > 0,
         note=lambda r: _join(_spread_note(r, hi, lo, _gap(r, hi, lo)), _chance_note(r, hi, lo)),
         applies=_ran(setting, a, b),
@@ -211,10 +214,10 @@ def _best_non_oracle(setting: str) -> ClaimSpec:
         statement="CoBo has the best accuracy of the methods without the oracle's knowledge "
         "of the clusters",
         where=f"{PAPER_REF}, Table 2 ({setting})",
-        published=f"CoBo {_pct(paper['cobo'])}, next {NAMES[paper_best]} {_pct(paper[paper_best])}",
+        published=f"CoBo {pct(paper['cobo'])}, next {NAMES[paper_best]} {pct(paper[paper_best])}",
         measured=lambda r: (
-            f"CoBo {_with_std(r, 'cobo')}, best other "
-            f"{NAMES[_best_other(r)]} {_with_std(r, _best_other(r))}"
+            f"CoBo {with_std(r, 'cobo')}, best other "
+            f"{NAMES[_best_other(r)]} {with_std(r, _best_other(r))}"
         ),
         holds=lambda r: _gap(r, "cobo", _best_other(r)) > 0,
         note=lambda r: _spread_note(r, "cobo", _best_other(r), _gap(r, "cobo", _best_other(r))),

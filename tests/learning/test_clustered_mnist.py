@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from collabecon.cli import main
-from collabecon.reproductions import clustered_mnist
+from collabecon.reproductions import clustered_mnist, clustered_mnist_claims
 from econ.claims import Claim
 
 TASKS = tuple(clustered_mnist.TASKS)
@@ -38,7 +38,7 @@ def _measured(values, std=1.0, seeds=3, notes=None):
                 "paper": clustered_mnist.PAPER[task][method],
                 "mean": float(np.mean(test)),
                 "std": float(np.std(test, ddof=1)) if seeds > 1 else float("nan"),
-                "note": clustered_mnist.chance_note(task, method, float(np.mean(test))),
+                "note": clustered_mnist_claims.chance_note(task, method, float(np.mean(test))),
             }
         tasks[task] = rows
     return {
@@ -126,14 +126,16 @@ def test_a_margin_within_the_spread_is_noted():
 
 def test_paired_spread_is_the_std_of_the_differences():
     # the same seed-to-seed offsets on both methods: the difference does not spread at all
-    assert clustered_mnist._paired_std([70.0, 72.0, 74.0], [60.0, 62.0, 64.0]) == 0.0
-    assert clustered_mnist._paired_std([70.0, 72.0, 74.0], [64.0, 62.0, 60.0]) == pytest.approx(4.0)
+    assert clustered_mnist_claims._paired_std([70.0, 72.0, 74.0], [60.0, 62.0, 64.0]) == 0.0
+    assert clustered_mnist_claims._paired_std(
+        [70.0, 72.0, 74.0], [64.0, 62.0, 60.0]
+    ) == pytest.approx(4.0)
 
 
 def test_near_chance_methods_get_a_note():
-    assert "at most 25 %" in clustered_mnist.chance_note("private_label", "global", 12.0)
-    assert "does not learn" in clustered_mnist.chance_note("rotation", "ifca", 14.0)
-    assert clustered_mnist.chance_note("rotation", "ifca", 15.5) == ""
+    assert "at most 25 %" in clustered_mnist_claims.chance_note("private_label", "global", 12.0)
+    assert "does not learn" in clustered_mnist_claims.chance_note("rotation", "ifca", 14.0)
+    assert clustered_mnist_claims.chance_note("rotation", "ifca", 15.5) == ""
     values = {t: dict(clustered_mnist.PAPER[t]) for t in TASKS}
     values["rotation"]["ditto"] = 11.0
     rep = clustered_mnist.report("small", _measured(values))

@@ -12,16 +12,9 @@ import pytest
 
 import collabecon.reproductions.cobo as experiment
 from collabecon.cli import main
-from collabecon.reproductions.cobo import (
-    METHODS,
-    PAPER,
-    SETTINGS,
-    claims,
-    match_round,
-    run_method,
-    run_setting,
-    summarise,
-)
+from collabecon.reproductions.cobo import METHODS, SETTINGS, claims, run_method, run_setting
+from collabecon.reproductions.cobo_claims import PAPER
+from collabecon.reproductions.cobo_results import CHANCE, TrainingRun, match_round, summarise
 
 
 def _run(capsys, *argv):
@@ -118,7 +111,7 @@ def _fake_train(validation_by_lr, test_by_lr):
 
     def train(key, setting, data, *, lr, rounds, seed, schedule, momentum):
         n = setting.clients
-        return experiment._Run(
+        return TrainingRun(
             test=np.full(n, test_by_lr[lr] + 0.001 * seed),
             validation=np.full(n, validation_by_lr[lr]),
             curve=[],
@@ -152,7 +145,7 @@ def _result(accuracy, std=None, *, setting="cross-device", seeds=3, **extra):
         "accuracy": accuracy,
         "accuracy_std": {k: std.get(k, 0.001) for k in accuracy},
         "improved_over_local": {},
-        "chance": experiment.CHANCE[setting],
+        "chance": CHANCE[setting],
         "near_chance": {},
         "curves": {},
         "ifca_models_used": [],

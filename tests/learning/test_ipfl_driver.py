@@ -29,14 +29,13 @@ import torch
 
 from collabecon.cli import main
 from collabecon.cli.ipfl import render
-from collabecon.reproductions.ipfl import (
-    SCALE_RUNS,
+from collabecon.reproductions.ipfl import SCALE_RUNS, reproduce
+from collabecon.reproductions.ipfl_claims import b_claims
+from collabecon.reproductions.ipfl_comparison import (
     _baseline_params,
     _row,
     _variant_name,
-    b_claims,
     compare,
-    reproduce,
 )
 from econ.market import market_round
 from econ.oligopoly import deviation_gains

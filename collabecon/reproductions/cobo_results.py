@@ -1,0 +1,268 @@
+"""The result of one setting of CoBo's experiments (Hashemi, He and Jaggi 2024, Sections
+4.1-4.2, Table 2) from the runs of its methods: the records of a training run
+(:class:`TrainingRun`) and of one method's runs (:class:`MethodRuns`), their summary with mean
+accuracies, spread over seeds, CoBo's weight recovery and every claim of
+:mod:`collabecon.reproductions.cobo_claims` (:func:`summarise`), the heatmaps of CoBo's
+weights, and the tables next to the paper's (:func:`tables_markdown`).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from collabecon.reproductions.cobo_claims import (
+    NAMES,
+    PAPER,
+    PAPER_IMPROVED,
+    PAPER_STD,
+    claims,
+    pct,
+    with_std,
+)
+from collabecon.reproductions.cobo_methods import BATCH, VALIDATION_SHARE, finetune_steps
+from learning.algorithms.cobo import oracle_weights, weight_error
+
+__all__ = [
+    "CHANCE",
+    "MethodRuns",
+    "TrainingRun",
+    "match_round",
+    "summarise",
+    "tables_markdown",
+]
+
+#: Accuracy of a constant guess: 10 classes cross-silo, the binary tasks ``y mod 2``
+#: cross-device.
+CHANCE = {"cross-silo": 0.1, "cross-device": 0.5}
+_NEAR_CHANCE = 0.05  # a method this close to chance gets a note
+
+#: Why a method can end near chance in a setting (the note next to it).
+_CHANCE_REASONS = {
+    ("cross-silo", "fedavg"): "one shared model must serve four label permutations that "
+    "disagree on every class; the paper's Table 2 has FedAvg at 18.8% on 100 classes",
+    ("cross-silo", "ifca"): "where IFCA's clusters merge its shared models face the "
+    "conflicting label permutations as FedAvg's does; the paper's Table 2 has IFCA at 18.6%",
+}
+
+_HEATMAP_SHARES = (0.01, 0.1, 0.5, 1.0)  # rounds shown in the heatmaps, as shares of the run
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingRun:
+    """One method, one seed, one learning rate: per-client test and validation accuracy,
+    the test-accuracy curve, CoBo's weights over time, IFCA's final assignment."""
+
+    test: np.ndarray
+    validation: np.ndarray
+    curve: list[tuple[int, float]]
+    weights: list[np.ndarray]
+    assignment: list[int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class MethodRuns:
+    """One method on one setting: its learning-rate search and its run on every seed (what
+    :func:`summarise` gathers; methods are independent, so they may run in parallel)."""
+
+    setting: str
+    key: str
+    rounds: int
+    seeds: tuple[int, ...]
+    schedule: str
+    momentum: str
+    learning_rates: str
+    grid: tuple[float, ...]
+    tuning: dict[float, float]
+    chosen: float
+    runs: tuple[TrainingRun, ...]
+    clients: int
+    clusters: np.ndarray
+
+
+def _std(values: Sequence[float]) -> float:
+    """Sample standard deviation over seeds (0 for one seed)."""
+    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def match_round(history: list[np.ndarray], clusters: np.ndarray) -> int | None:
+    """First round (1-based) from which :math:`W > 1/2` off the diagonal equals the oracle
+    in every later round; None when the last round does not match."""
+    oracle = oracle_weights(clusters).astype(bool)
+    off = ~np.eye(clusters.size, dtype=bool)
+    matches = [bool(np.array_equal((w > 0.5)[off], oracle[off])) for w in history]
+    if not matches or not matches[-1]:
+        return None
+    wrong = [r for r, ok in enumerate(matches, start=1) if not ok]
+    return wrong[-1] + 1 if wrong else 1
+
+
+def _write_heatmaps(
+    out: Path, history: list[np.ndarray], clusters: np.ndarray, setting: str
+) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    rounds = len(history)
+    shown = sorted({max(1, round(share * rounds)) for share in _HEATMAP_SHARES})
+    csv_path = out / f"cobo_weights_{setting}.csv"
+    with csv_path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["round", "i", "j", "weight"])
+        for r, w in enumerate(history, start=1):
+            for i, j in zip(*np.triu_indices(w.shape[0], k=1), strict=True):
+                writer.writerow([r, int(i), int(j), f"{w[i, j]:.6g}"])
+    panels: list[int | str] = [*shown, "oracle"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3 * len(panels), 3.2), squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        w = oracle_weights(clusters) if panel == "oracle" else history[int(panel) - 1]
+        masked = np.ma.array(w, mask=np.eye(w.shape[0], dtype=bool))
+        image = ax.imshow(masked, vmin=0.0, vmax=1.0, cmap="viridis")
+        ax.set_title("oracle" if panel == "oracle" else f"round {panel}")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="collaboration weight")
+    png_path = out / f"cobo_weights_{setting}.png"
+    fig.savefig(png_path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return [str(png_path), str(csv_path)]
+
+
+def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[str, Any]:
+    """The result of one setting from the runs of its methods (all of one setting, rounds,
+    seeds and options): accuracies, spread, tuning, CoBo's weights, claims; heatmaps of the
+    first seed's CoBo into ``out``."""
+    if not methods:
+        raise ValueError("methods must name at least one method")
+    one = next(iter(methods.values()))
+    shared = ("setting", "rounds", "seeds", "schedule", "momentum", "learning_rates", "grid")
+    for m in methods.values():
+        if any(getattr(m, f) != getattr(one, f) for f in shared):
+            raise ValueError(f"methods must share {', '.join(shared)}; {m.key} differs")
+    setting_name, rounds, seed, seeds = one.setting, one.rounds, one.seeds[0], len(one.seeds)
+    schedule, momentum, learning_rates, grid = (
+        one.schedule,
+        one.momentum,
+        one.learning_rates,
+        one.grid,
+    )
+    runs = {k: list(m.runs) for k, m in methods.items()}
+    tuning = {k: {"grid": m.tuning, "chosen": m.chosen} for k, m in methods.items()}
+    per_seed = {k: [float(r.test.mean()) for r in rs] for k, rs in runs.items()}
+    accuracy = {k: float(np.mean(v)) for k, v in per_seed.items()}
+    spread = {k: _std(v) for k, v in per_seed.items()}
+    improved: dict[str, list[float]] = {}
+    if "local" in runs:
+        for key in methods:
+            if key != "local":
+                improved[key] = [
+                    100.0 * float(np.mean(r.test > loc.test))
+                    for r, loc in zip(runs[key], runs["local"], strict=True)
+                ]
+    clusters = one.clusters
+    weights = [r.weights for r in runs.get("cobo", []) if r.weights]
+    match = [match_round(h, clusters) for h in weights]
+    files = _write_heatmaps(out, weights[0], clusters, setting_name) if out and weights else []
+    chance = CHANCE[setting_name]
+    near_chance = {
+        k: _CHANCE_REASONS.get(
+            (setting_name, k),
+            f"at its best learning rate of the grid on validation data it does not learn "
+            f"in {rounds} rounds",
+        )
+        for k, a in accuracy.items()
+        if a < chance + _NEAR_CHANCE
+    }
+    result: dict[str, Any] = {
+        "setting": setting_name,
+        "clients": one.clients,
+        "rounds": rounds,
+        "budget": f"{rounds} rounds for every method, one minibatch ({BATCH}) SGD step per "
+        f"model per round; fedavg-ft: {rounds - finetune_steps(rounds)} FedAvg rounds then "
+        f"{finetune_steps(rounds)} local fine-tuning steps",
+        "seeds": list(range(seed, seed + seeds)),
+        "schedule": schedule,
+        "momentum": momentum,
+        "learning_rates": learning_rates,
+        "tuning": {
+            "grid": list(grid) if learning_rates == "tuned" else [],
+            "validation_share": VALIDATION_SHARE,
+            "tuned_on_seed": seed,
+            "methods": tuning,
+        },
+        "accuracy": accuracy,
+        "accuracy_std": spread,
+        "accuracy_per_seed": per_seed,
+        "improved_over_local": {k: float(np.mean(v)) for k, v in improved.items()},
+        "chance": chance,
+        "near_chance": near_chance,
+        "paper": {k: v for k, v in PAPER[setting_name].items() if k in accuracy},
+        "paper_std": {k: v for k, v in PAPER_STD[setting_name].items() if k in accuracy},
+        "curves": {k: [r.curve for r in rs] for k, rs in runs.items() if rs[0].curve},
+        "ifca_models_used": [len(set(r.assignment)) for r in runs.get("ifca", []) if r.assignment],
+        "weights_match_oracle": None if not weights else [m is not None for m in match],
+        "weights_match_round": match if weights else None,
+        "weight_error": [weight_error(h[-1], clusters) for h in weights] if weights else None,
+        "final_weights": weights[0][-1] if weights else None,
+        "files": files,
+    }
+    result["claims"] = [c.to_dict() for c in claims(result)]
+    return result
+
+
+def tables_markdown(result: dict[str, Any]) -> str:
+    """The measured accuracies (mean ± std over seeds) next to Table 2, the learning-rate
+    grid with every method's validation accuracy and choice, and the notes."""
+    grid = result["tuning"]["grid"]
+    lines = [
+        f"**{result['setting']}**: {result['clients']} clients, seeds {result['seeds']}, "
+        f"wall time {result.get('wall_s', '-')} s; "
+        f"{result['budget']}; {result['schedule']} pair sampling, momentum "
+        f"{result['momentum']}.",
+        "",
+    ]
+    if grid:
+        lines += [
+            f"Learning rates: each method's best of {grid} by mean validation accuracy "
+            f"({100 * result['tuning']['validation_share']:.0f}% of every client's training "
+            f"data, held out), chosen on seed {result['tuning']['tuned_on_seed']} and reused "
+            "for the other seeds.",
+            "",
+        ]
+    else:
+        lines += ['Learning rates: the paper\'s (appendix "Experimental Details").', ""]
+    head = "| method | accuracy (%) | paper (%) | Imp. (%) | paper Imp. (%) | lr |"
+    if grid:
+        head += " validation acc. per lr |"
+    lines += [head, "|" + "---|" * (head.count("|") - 1)]
+    for key in sorted(result["accuracy"], key=lambda k: -result["accuracy"][k]):
+        paper = result["paper"].get(key)
+        paper_cell = "-" if paper is None else f"{pct(paper)} ± {pct(result['paper_std'][key])}"
+        imp = result["improved_over_local"].get(key)
+        paper_imp = PAPER_IMPROVED[result["setting"]].get(key)
+        row = [
+            NAMES[key],
+            with_std(result, key),
+            paper_cell,
+            "-" if imp is None else f"{imp:.0f}",
+            "-" if paper_imp is None else f"{paper_imp:.0f}",
+            f"{result['tuning']['methods'][key]['chosen']:g}",
+        ]
+        if grid:
+            scores = result["tuning"]["methods"][key]["grid"]
+            row.append(", ".join(f"{float(lr):g}: {pct(a)}" for lr, a in scores.items()))
+        lines.append("| " + " | ".join(row) + " |")
+    for key, why in result["near_chance"].items():
+        lines += [
+            "",
+            f"{NAMES[key]} ends within 5 points of chance ({pct(result['chance'])}%): {why}.",
+        ]
+    return "\n".join(lines) + "\n"

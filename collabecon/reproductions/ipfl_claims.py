@@ -1,0 +1,212 @@
+"""The behavioural claims B1-B7 of IP-FL (Khan et al., "IP-FL: Incentivized and Personalized
+Federated Learning") as a table (:data:`CLAIMS`), judged by :func:`b_claims` on the per-seed
+measurements of :func:`collabecon.reproductions.ipfl.measure_seed` in each setting
+(:data:`SETTINGS`) at the 10:90 and 30:70 mixtures of §6.1 (:data:`SPLITS`).
+
+The claims, at the paper's thresholds:
+
+- B1 (Table 3): at 10:90 each cluster model is best on a different distribution, diagonal
+  minus off-diagonal accuracy >= 15 pp (the paper: 21.2 pp) and bidder purity >= 0.9;
+- B2 (Table 3): less specialisation at 30:70 than at 10:90 (the paper: 0.1 against 21.2 pp),
+  the mean difference larger than its seed-to-seed standard deviation;
+- B3 (Table 6): incentives beat random bids: best-cell accuracy with incentives (I) above
+  that with random bids (NI), the mean difference larger than its seed-to-seed deviation;
+- B4 (Corollary 8.1, Table 5): PMA > 0 against FedAvg for >= 80 % of the clients (the
+  paper: 0 % opt-outs);
+- B5 (App. C): providers with noisy labels contribute less and earn fewer tokens (one-sided
+  Mann-Whitney p < 0.05 for both, in every seed);
+- B6 (§1, third contribution): every never-scheduled client personalises within 3 pp of the
+  scheduled clients of the same majority distribution;
+- B7 (Theorem 4): PMA stabilises, tail oscillation < 2 pp for >= 90 % of the clients.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from econ.claims import Claim, ClaimSpec, evaluate
+
+__all__ = ["CLAIMS", "PAPER", "SETTINGS", "SPLITS", "b_claims"]
+
+PAPER = "Khan et al., IP-FL"
+
+#: Settings of :func:`collabecon.reproductions.ipfl.reproduce`: what distinguishes :math:`D_B`
+#: (:data:`learning.drivers.ipfl.SHIFTS`).
+SETTINGS = ("rotation", "labels")
+#: The mixtures of §6.1 the claims are measured at (partitions of :class:`learning.drivers.ipfl.IPFLRun`).
+SPLITS = ("10:90", "30:70")
+
+
+def _stats(values: list[float]) -> dict[str, Any]:
+    arr = np.asarray(values, dtype=float)
+    return {
+        "mean": float(arr.mean()),
+        "sd": float(arr.std(ddof=1)) if arr.size > 1 else float("nan"),
+        "values": arr.tolist(),
+    }
+
+
+def _ms(s: dict[str, Any], digits: int = 1) -> str:
+    return f"{s['mean']:.{digits}f} ± {s['sd']:.{digits}f}"
+
+
+def _beyond_spread(d: dict[str, Any]) -> bool:
+    """A difference of :func:`_stats` whose mean is positive and exceeds its sd."""
+    return bool(d["mean"] > 0 and d["mean"] > d["sd"])
+
+
+def _pct(s: dict[str, Any]) -> str:
+    """A share's mean ± sd in percent."""
+    return f"{100 * s['mean']:.0f} ± {100 * s['sd']:.0f}"
+
+
+def _tag(b: dict[str, Any]) -> str:
+    return f"{b['seeds']} seeds, mean ± sd"
+
+
+def _b_specs(setting: str) -> tuple[ClaimSpec, ...]:
+    """B1-B7 in ``setting``, judged on :func:`b_claims`'s statistics over the seeds."""
+
+    def spec(claim: str, where: str, **rest: Any) -> ClaimSpec:
+        return ClaimSpec(
+            id=f"ipfl.{setting}.{claim}",
+            where=f"{PAPER}, {where}",
+            applies=lambda b: b["setting"] == setting,
+            **rest,
+        )
+
+    def b4(split: str) -> ClaimSpec:
+        return spec(
+            f"{split}.B4",
+            "Corollary 8.1 and Table 5",
+            statement="PMA > 0 against FedAvg for >= 80 % of the clients",
+            published="0 % opt-outs, avg PMA +8.6 pp (Table 5)",
+            measured=lambda b: (
+                f"PMA > 0 for {_pct(b[split]['pma_positive_share'])} %, avg PMA "
+                f"{_ms(b[split]['pma_mean_pp'], 2)} pp"
+            ),
+            holds=lambda b: b[split]["pma_positive_share"]["mean"] >= 0.8,
+            note=_tag,
+        )
+
+    def b7(split: str) -> ClaimSpec:
+        return spec(
+            f"{split}.B7",
+            "Theorem 4",
+            statement="PMA stabilises: tail oscillation < 2 pp for >= 90 % of the clients",
+            measured=lambda b: f"{_pct(b[split]['stable_share'])} % of clients",
+            holds=lambda b: b[split]["stable_share"]["mean"] >= 0.9,
+            note=_tag,
+        )
+
+    return (
+        spec(
+            "B1",
+            "Table 3",
+            statement="at 10:90 each cluster model is best on a different distribution: "
+            "diagonal minus off-diagonal accuracy >= 15 pp, bidder purity >= 0.9",
+            published="gap 21.2 pp (c0 63.7 vs 43.7, c1 63.8 vs 41.3)",
+            measured=lambda b: (
+                f"gap {_ms(b['10:90']['gap_pp'])} pp, purity "
+                f"{_ms(b['10:90']['purity'], 2)}, distinct in {b['10:90']['distinct_seeds']}/"
+                f"{b['seeds']} seeds"
+            ),
+            holds=lambda b: (
+                b["10:90"]["gap_pp"]["mean"] >= 15.0
+                and b["10:90"]["purity"]["mean"] >= 0.9
+                and b["10:90"]["distinct_seeds"] == b["seeds"]
+            ),
+            note=_tag,
+        ),
+        spec(
+            "B2",
+            "Table 3",
+            statement="less specialisation at 30:70 than at 10:90 (margin beyond the "
+            "seed-to-seed spread)",
+            published="gap 0.1 pp at 30:70 vs 21.2 pp at 10:90",
+            measured=lambda b: f"gap 10:90 minus 30:70 {_ms(b['b2_difference_pp'])} pp",
+            holds=lambda b: _beyond_spread(b["b2_difference_pp"]),
+            note=lambda b: f"{_tag(b)}; holds when the mean difference exceeds its sd",
+        ),
+        spec(
+            "B3",
+            "Table 6",
+            statement="incentives (I) beat random bids (NI): higher accuracy of each cluster "
+            "model on its best distribution (margin beyond the seed-to-seed spread)",
+            published="10:90 I 63.0 vs NI 51.4 %; I > NI in all 8 cells",
+            measured=lambda b: (
+                f"I minus NI {_ms(b['b3_difference_pp'])} pp (10:90 I "
+                f"{_ms(b['10:90']['best_cell_i'])} vs NI {_ms(b['10:90']['best_cell_ni'])} %)"
+            ),
+            holds=lambda b: _beyond_spread(b["b3_difference_pp"]),
+            note=lambda b: (
+                f"{_tag(b)} over both splits; holds when the mean difference exceeds its sd"
+            ),
+        ),
+        *(b4(split) for split in SPLITS),
+        spec(
+            "B5",
+            "App. C",
+            statement="providers with noisy labels contribute less and earn fewer tokens "
+            "(one-sided Mann-Whitney p < 0.05 for both, every seed)",
+            measured=lambda b: (
+                "p(ψ) "
+                + ", ".join(f"{x['p_psi']:.3g}" for x in b["b5"])
+                + "; p(tokens) "
+                + ", ".join(f"{x['p_net']:.3g}" for x in b["b5"])
+            ),
+            holds=lambda b: all(x["p_psi"] < 0.05 and x["p_net"] < 0.05 for x in b["b5"]),
+            note=lambda b: (
+                f"{b['seeds']} seeds, 10:90, a fifth of the clients with half their labels flipped"
+            ),
+        ),
+        spec(
+            "B6",
+            "§1 (third contribution)",
+            statement="every never-scheduled client personalises within 3 pp of the "
+            "scheduled clients of the same majority distribution",
+            measured=lambda b: (
+                f"gap {_ms(b['b6_gap_pp'])} pp, largest "
+                f"{max(b['b6_gap_pp']['values']):.1f} pp, over {len(b['b6_gap_pp']['values'])} "
+                "unseen clients"
+            ),
+            holds=lambda b: max(b["b6_gap_pp"]["values"]) <= 3.0,
+            note=lambda b: f"{b['seeds']} seeds, 10:90, a tenth of the clients never scheduled",
+        ),
+        *(b7(split) for split in SPLITS),
+    )
+
+
+#: B1-B7 in every setting, at the paper's thresholds (the module's docstring).
+CLAIMS: tuple[ClaimSpec, ...] = tuple(spec for setting in SETTINGS for spec in _b_specs(setting))
+
+
+def b_claims(setting: str, seeds: list[dict[str, Any]]) -> tuple[list[Claim], dict[str, Any]]:
+    """B1-B7 for one setting (:data:`CLAIMS`) from its per-seed measurements
+    (:func:`collabecon.reproductions.ipfl.measure_seed`), each at the paper's threshold, and
+    the statistics they are judged on: means ± standard deviations over the seeds."""
+    n = len(seeds)
+    s: dict[str, Any] = {}
+    for split in SPLITS:
+        m = [x[split] for x in seeds]
+        s[split] = {
+            key: _stats([v[key] for v in m])
+            for key in (
+                "gap_pp",
+                "purity",
+                "pma_positive_share",
+                "pma_mean_pp",
+                "stable_share",
+                "best_cell_i",
+                "best_cell_ni",
+            )
+        }
+        s[split]["distinct_seeds"] = int(sum(v["distinct"] for v in m))
+    d2 = _stats([x["10:90"]["gap_pp"] - x["30:70"]["gap_pp"] for x in seeds])
+    d3 = _stats([x[sp]["best_cell_i"] - x[sp]["best_cell_ni"] for x in seeds for sp in SPLITS])
+    b6 = _stats([g for x in seeds for g in x["b6_gaps_pp"]])
+    b5 = [x["b5"] for x in seeds]
+    s.update({"b2_difference_pp": d2, "b3_difference_pp": d3, "b6_gap_pp": b6, "b5": b5})
+    return evaluate(CLAIMS, {"setting": setting, "seeds": n, **s}), s
