@@ -255,7 +255,16 @@ def _program_check(quality_floor: bool, allow_lower: bool) -> Verdict:
         )
     ]
 
-    def in_set_and_best(q_l0, q_h0, Q, q_l_star, q_h_star, N_star, N_grid, rational):
+    def in_set_and_best(
+        q_l0: float,
+        q_h0: float,
+        Q: float,
+        q_l_star: float,
+        q_h_star: float,
+        N_star: float,
+        N_grid: float,
+        rational: bool,
+    ) -> bool:
         inside = rational and q_l_star <= q_h_star <= Q + 1e-12
         if quality_floor:
             inside = inside and q_l_star >= q_l0 - 1e-12 and q_h_star >= q_h0 - 1e-12

@@ -252,7 +252,9 @@ class DuopolyEquilibrium:
         return fields_frame(self, "DuopolyEquilibrium")
 
 
-def _qualities(q_low: ArrayLike, q_high: ArrayLike, *, order: bool, literal: bool = False):
+def _qualities(
+    q_low: ArrayLike, q_high: ArrayLike, *, order: bool, literal: bool = False
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     ql = unit_interval("q_l", q_low)
     qh = unit_interval("q_h", q_high)
     ql, qh = np.broadcast_arrays(ql, qh)

@@ -286,7 +286,9 @@ def b_tilde() -> tuple[float, float]:
     return float(res.fun), float(res.x)
 
 
-def _round(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike):
+def _round(
+    q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     ql = in_interval("q_l_prev", q_l_prev, 0.0, 1.0)
     qh = in_interval("q_h_prev", q_h_prev, 0.0, 1.0, low_open=True)
     qn = in_interval("q_h_new", q_h_new, 0.0, 1.0, low_open=True)

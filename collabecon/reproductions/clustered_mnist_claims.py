@@ -127,7 +127,9 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
     """The claims about one task: the text of §4.2 and Table 1's pairwise orderings."""
     paper, label = PAPER[task], TASK_NAMES[task]
 
-    def spec(claim: str, statement: str, where: str, methods: tuple[str, ...], **rest: Any):
+    def spec(
+        claim: str, statement: str, where: str, methods: tuple[str, ...], **rest: Any
+    ) -> ClaimSpec:
         return ClaimSpec(
             id=f"table1.{task}.{claim}",
             statement=statement,
