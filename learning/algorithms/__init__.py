@@ -1,24 +1,12 @@
 """Federated algorithms on one round loop, registered by name in :data:`ALGORITHMS`.
 
-See :mod:`learning.algorithms.base` for the protocol. Importing this package registers
-every algorithm module listed here.
+See :mod:`learning.algorithms.base` for the protocol. Importing this package imports every
+module in it, so that each registers its algorithms: a new algorithm is one module here.
 """
 
-from learning.algorithms import (  # noqa: F401  (importing registers each method)
-    averaging,
-    cfl,
-    cobo,
-    ditto,
-    fedem,
-    federated_clustering,
-    fedprox,
-    fedsoft,
-    hypcluster,
-    ifca,
-    knn_per,
-    perfedavg,
-    robust_fedavg,
-)
+import importlib
+import pkgutil
+
 from learning.algorithms.base import (
     ALGORITHMS,
     Algorithm,
@@ -47,3 +35,6 @@ __all__ = [
     "check_algorithm",
     "register",
 ]
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
