@@ -24,8 +24,9 @@ from games import defection_free as dfree
 from games import ipfl
 from games.ipfl import IPFLConfig, TokenQualities
 from games.price_discrimination.certificate import certify
-from games.price_discrimination.game import PARAMETER_SETS, equilibrium_profile
-from games.price_discrimination.game import equilibrium as pd_equilibrium
+from games.price_discrimination.equilibrium import equilibrium as pd_equilibrium
+from games.price_discrimination.equilibrium import equilibrium_profile
+from games.price_discrimination.game import PARAMETER_SETS
 
 _PLAIN = (dict, list, str, bool, int, float, type(None))
 

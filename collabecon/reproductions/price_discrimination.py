@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from econ.claims import Claim, ClaimSpec, Reproduction, evaluate
+from games.price_discrimination.equilibrium import equilibrium
 from games.price_discrimination.figures import (
     BIAS_LEVELS,
     FIGURE_SELLERS,
@@ -43,7 +44,7 @@ from games.price_discrimination.figures import (
     figure_data,
     plot_figures,
 )
-from games.price_discrimination.game import PARAMETER_SETS, THESIS_GAME, equilibrium
+from games.price_discrimination.game import PARAMETER_SETS, THESIS_GAME
 from games.price_discrimination.repeated import ACTIONS
 
 __all__ = [

@@ -21,12 +21,8 @@ from econ.propositions import (
     proved,
     refuted,
 )
-from games.price_discrimination.game import (
-    PDGame,
-    alpha_of,
-    equilibrium,
-    seller_utility,
-)
+from games.price_discrimination.equilibrium import equilibrium
+from games.price_discrimination.game import PDGame, alpha_of, seller_utility
 from games.price_discrimination.propositions import (
     _A,
     _B,

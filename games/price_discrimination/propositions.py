@@ -39,6 +39,7 @@ from econ.propositions import (
     refuted,
 )
 from games.price_discrimination.certificate import certify
+from games.price_discrimination.equilibrium import equilibrium
 from games.price_discrimination.game import (
     C_B,
     C_S,
@@ -48,7 +49,6 @@ from games.price_discrimination.game import (
     THETA_H,
     THETA_L,
     PDGame,
-    equilibrium,
     high_buyer_utility,
     seller_utility,
 )

@@ -21,12 +21,8 @@ from econ.propositions import (
     proposition,
     refuted,
 )
-from games.price_discrimination.game import (
-    PDGame,
-    alpha_of,
-    equilibrium,
-    seller_utility,
-)
+from games.price_discrimination.equilibrium import equilibrium
+from games.price_discrimination.game import PDGame, alpha_of, seller_utility
 from games.price_discrimination.one_round_propositions import (
     _kappa_larger,
     _kappa_printed,

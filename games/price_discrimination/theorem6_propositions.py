@@ -24,13 +24,8 @@ from econ.propositions import (
     refuted,
 )
 from games.price_discrimination.certificate import certify
-from games.price_discrimination.game import (
-    PDGame,
-    Profile,
-    equilibrium_profile,
-    high_buyer_utility,
-    posterior_after_low,
-)
+from games.price_discrimination.equilibrium import Profile, equilibrium_profile
+from games.price_discrimination.game import PDGame, high_buyer_utility, posterior_after_low
 from games.price_discrimination.propositions import (
     ALPHAS_DRAWN,
     GAMES,
