@@ -60,8 +60,8 @@ def _proposition():
 
 
 def _repeated():
+    from games.price_discrimination.exp3 import ContextualExp3
     from games.price_discrimination.repeated import simulate
-    from games.price_discrimination.sellers import ContextualExp3
 
     return simulate(PARAMETER_SETS["P0"], ContextualExp3(), 50, 2, seed=0)
 

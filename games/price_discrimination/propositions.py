@@ -40,6 +40,7 @@ from econ.propositions import (
 )
 from games.price_discrimination.certificate import certify
 from games.price_discrimination.equilibrium import equilibrium
+from games.price_discrimination.exp3 import ContextualExp3
 from games.price_discrimination.game import (
     C_B,
     C_S,
@@ -53,12 +54,7 @@ from games.price_discrimination.game import (
     seller_utility,
 )
 from games.price_discrimination.repeated import RepeatedRun, simulate
-from games.price_discrimination.sellers import (
-    AlphaPD,
-    BeliefTracking,
-    ContextualExp3,
-    FixedProduct,
-)
+from games.price_discrimination.sellers import AlphaPD, BeliefTracking, FixedProduct
 
 F = Fraction
 

@@ -22,6 +22,7 @@ from econ.propositions import (
     refuted,
 )
 from games.price_discrimination.equilibrium import equilibrium
+from games.price_discrimination.exp3 import ContextualExp3
 from games.price_discrimination.game import PDGame, alpha_of, seller_utility
 from games.price_discrimination.one_round_propositions import (
     _kappa_larger,
@@ -47,11 +48,7 @@ from games.price_discrimination.propositions import (
     _u1_star,
 )
 from games.price_discrimination.repeated import simulate
-from games.price_discrimination.sellers import (
-    AlphaPD,
-    BeliefTracking,
-    ContextualExp3,
-)
+from games.price_discrimination.sellers import AlphaPD, BeliefTracking
 
 
 def _coin_beta(rounds: int = 4000, runs: int = 10, seed: int = 29) -> dict[str, Any]:
