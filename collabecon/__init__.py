@@ -18,7 +18,7 @@ application, grouped by layer in :data:`_NAMES`:
   :mod:`networkx` graphs.
 
 Names that would be ambiguous on their own carry their model's prefix (``pd_equilibrium`` is
-``equilibrium`` of :mod:`games.price_discrimination.game`, ``CoBoPairSchedule`` is
+``equilibrium`` of :mod:`games.price_discrimination.equilibrium`, ``CoBoPairSchedule`` is
 ``PairSchedule`` of :mod:`learning.algorithms.cobo`).
 
 ``collabecon.__version__`` is the installed distribution's version, the one of
@@ -92,8 +92,8 @@ _NAMES: dict[str, tuple[str, str]] = {
     # games: price discrimination (Werner 2024, ch. 4)
     "PDGame": ("games.price_discrimination.game", "PDGame"),
     "PD_THESIS_GAME": ("games.price_discrimination.game", "THESIS_GAME"),
-    "pd_equilibrium": ("games.price_discrimination.game", "equilibrium"),
-    "pd_equilibrium_profile": ("games.price_discrimination.game", "equilibrium_profile"),
+    "pd_equilibrium": ("games.price_discrimination.equilibrium", "equilibrium"),
+    "pd_equilibrium_profile": ("games.price_discrimination.equilibrium", "equilibrium_profile"),
     "pd_certify": ("games.price_discrimination.certificate", "certify"),
     "PD_FIGURE_SELLERS": ("games.price_discrimination.figures", "FIGURE_SELLERS"),
     "pd_run_sellers": ("games.price_discrimination.figures", "run_sellers"),
@@ -276,6 +276,8 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from games.ipfl import IPFLConfig
     from games.ipfl import net_token_change as ipfl_net_token_change
     from games.price_discrimination.certificate import certify as pd_certify
+    from games.price_discrimination.equilibrium import equilibrium as pd_equilibrium
+    from games.price_discrimination.equilibrium import equilibrium_profile as pd_equilibrium_profile
     from games.price_discrimination.figures import FIGURE_SELLERS as PD_FIGURE_SELLERS
     from games.price_discrimination.figures import (
         fig4_1_data,
@@ -287,8 +289,6 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from games.price_discrimination.figures import run_sellers as pd_run_sellers
     from games.price_discrimination.game import THESIS_GAME as PD_THESIS_GAME
     from games.price_discrimination.game import PDGame
-    from games.price_discrimination.game import equilibrium as pd_equilibrium
-    from games.price_discrimination.game import equilibrium_profile as pd_equilibrium_profile
     from games.quadratic_firms import thesis_toy as quadratic_firms_toy
     from learning.algorithms import ALGORITHMS, build_algorithm
     from learning.algorithms import register as register_algorithm

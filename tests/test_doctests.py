@@ -36,6 +36,7 @@ WITH_EXAMPLES = (
     "econ.privacy.mechanisms",
     "econ.privacy.existence",
     "econ.privacy.optimal",
+    "games.price_discrimination.equilibrium",
     "games.price_discrimination.estimator",
     "games.price_discrimination.game",
 )

@@ -24,8 +24,9 @@ from games import defection_free as dfree
 from games import ipfl
 from games.ipfl import IPFLConfig, TokenQualities
 from games.price_discrimination.certificate import certify
-from games.price_discrimination.game import PARAMETER_SETS, equilibrium_profile
-from games.price_discrimination.game import equilibrium as pd_equilibrium
+from games.price_discrimination.equilibrium import equilibrium as pd_equilibrium
+from games.price_discrimination.equilibrium import equilibrium_profile
+from games.price_discrimination.game import PARAMETER_SETS
 
 _PLAIN = (dict, list, str, bool, int, float, type(None))
 
@@ -59,8 +60,8 @@ def _proposition():
 
 
 def _repeated():
+    from games.price_discrimination.exp3 import ContextualExp3
     from games.price_discrimination.repeated import simulate
-    from games.price_discrimination.sellers import ContextualExp3
 
     return simulate(PARAMETER_SETS["P0"], ContextualExp3(), 50, 2, seed=0)
 

@@ -39,6 +39,7 @@ from econ import bargaining, duopoly, market, nash_bargaining, oligopoly, qualit
 from econ.privacy import conversions, existence, optimal
 from econ.privacy.models import DPSGD, Bayes, DPMean
 from games import defection_free
+from games.price_discrimination import equilibrium as pd_eq
 from games.price_discrimination import game as pd
 
 _BUDGET: dict[str, int] = {}
@@ -517,12 +518,12 @@ def test_pd_equilibrium(mu, theta_low, gap, c_b, c_s, alpha, convention) -> None
     g = _fails_cleanly(pd.PDGame, mu, theta_low, theta_low + gap, c_b, c_s)
     if g is None:
         return
-    eq = pd.equilibrium(g, alpha, convention)
+    eq = pd_eq.equilibrium(g, alpha, convention)
     _finite(eq.seller, eq.high_buyer, eq.low_buyer, eq.buyer_avg)
     dust = 1e-12 * (g.theta_high + g.c_b)  # the strict profile's 0 is a difference of products
     assert eq.high_buyer >= -dust and eq.low_buyer >= -dust
     if convention == "strict":
-        gain = pd.high_buyer_deviation_gain(g, alpha, convention)
+        gain = pd_eq.high_buyer_deviation_gain(g, alpha, convention)
         assert gain <= 1e-9 * (1 + g.theta_high)
 
 

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
+from games.price_discrimination.exp3 import exp3_parameters
 from games.price_discrimination.game import PDGame
-from games.price_discrimination.sellers import exp3_parameters
 
 
 class _Exp3:

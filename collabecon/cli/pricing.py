@@ -114,7 +114,7 @@ def _progress(args: argparse.Namespace, total: int) -> Any:
 
 
 def _equilibrium(args: argparse.Namespace) -> dict[str, Any]:
-    from games.price_discrimination.game import (
+    from games.price_discrimination.equilibrium import (
         equilibrium,
         high_buyer_deviation_gain,
         profiles_differ,

@@ -20,6 +20,7 @@ import numpy as np
 
 from collabecon.reproductions.price_discrimination_claims import CLAIMS, claims, plus_minus
 from econ.claims import Reproduction
+from games.price_discrimination.equilibrium import equilibrium
 from games.price_discrimination.figures import (
     BIAS_LEVELS,
     FIGURE_SELLERS,
@@ -27,7 +28,7 @@ from games.price_discrimination.figures import (
     figure_data,
     plot_figures,
 )
-from games.price_discrimination.game import PARAMETER_SETS, equilibrium
+from games.price_discrimination.game import PARAMETER_SETS
 from games.price_discrimination.repeated import ACTIONS
 
 __all__ = [

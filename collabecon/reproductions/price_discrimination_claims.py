@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from econ.claims import Claim, ClaimSpec, evaluate
+from games.price_discrimination.equilibrium import equilibrium
 from games.price_discrimination.figures import FIGURE_SELLERS
-from games.price_discrimination.game import THESIS_GAME, equilibrium
+from games.price_discrimination.game import THESIS_GAME
 
 __all__ = [
     "BELIEF_TOLERANCE",

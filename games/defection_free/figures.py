@@ -178,7 +178,15 @@ def _save_csv(path: Path, columns: Mapping[str, np.ndarray]) -> None:
     path.write_text(",".join(names) + "\n" + "\n".join(",".join(r) for r in rows) + "\n")
 
 
-def _run_figure(plt: Any, rep: PlayReport, title: str, full: bool) -> Any:
+def run_figure(plt: Any, rep: PlayReport, title: str, full: bool) -> Any:
+    """The figure of one run drawn with ``plt`` (matplotlib.pyplot): qualities and revenues,
+    with ``full`` also the revenue gains and the Nash product against its value at the solution.
+
+    References
+    ----------
+    Werner (2024), Collaborative Learning: Aligning Goals and Outcomes, ch. 3, Figures 3.1-3.3
+    (§3.3-3.4).
+    """
     c = run_figure_data(rep)
     t = c["t"] + 1
     fig, axes = plt.subplots(1, 4 if full else 2, figsize=(16 if full else 9, 3.6))
@@ -230,7 +238,14 @@ def _colour_bar(plt: Any, fig: Any, ax: Any, low: float, high: float, label: str
     return scale
 
 
-def _static_figures(plt: Any) -> dict[str, tuple[Any, dict[str, np.ndarray]]]:
+def static_figures(plt: Any) -> dict[str, tuple[Any, dict[str, np.ndarray]]]:
+    """Figures 3.4-3.8 drawn with ``plt`` (matplotlib.pyplot), by name, each with its numbers.
+
+    References
+    ----------
+    Werner (2024), Collaborative Learning: Aligning Goals and Outcomes, ch. 3, Figures 3.4-3.8
+    (§3.4 and §3.7).
+    """
     from matplotlib.lines import Line2D
 
     out = {}
@@ -347,7 +362,7 @@ def write_figures(reports: Mapping[str, PlayReport], out: str | Path) -> list[st
     for name, (scheme, title) in RUN_FIGURES.items():
         if scheme not in reports:
             continue
-        fig = _run_figure(
+        fig = run_figure(
             plt,
             reports[scheme],
             f"Fig. {name[3:].replace('_', '.')}: {title}",
@@ -357,7 +372,7 @@ def write_figures(reports: Mapping[str, PlayReport], out: str | Path) -> list[st
         plt.close(fig)
         _save_csv(directory / f"{name}.csv", run_figure_data(reports[scheme]))
         written += [str(directory / f"{name}.png"), str(directory / f"{name}.csv")]
-    for name, (fig, data) in _static_figures(plt).items():
+    for name, (fig, data) in static_figures(plt).items():
         fig.savefig(directory / f"{name}.png", dpi=110)
         plt.close(fig)
         _save_csv(directory / f"{name}.csv", data)

@@ -19,19 +19,17 @@ from econ.propositions import (
     proposition,
     refuted,
 )
+from games.price_discrimination.checked_games import (
+    GAMES,
+    TRACKED,
+    UNINFORMATIVE,
+    repeated_run,
+    rho_min,
+)
 from games.price_discrimination.game import (
     PARAMETER_SETS,
 )
-from games.price_discrimination.propositions import (
-    _TRACKED,
-    _UNINFORMATIVE,
-    GAMES,
-    S43,
-    S47,
-    F,
-    _rho_min,
-    _run,
-)
+from games.price_discrimination.propositions import S43, S47, F
 
 
 def _coin_belief_counterexample(eps: float, delta: float) -> Verdict | None:
@@ -80,20 +78,18 @@ def _estimator_deviations(
 ) -> list[dict[str, Any]]:
     points = []
     for k, (name, seller) in enumerate(settings):
-        run = _run(name, seller, rounds, 120, 260 + k)
+        run = repeated_run(name, seller, rounds, 120, 260 + k)
         gaps = np.abs(run.final_belief - run.alpha_bar()[:, -1])
-        rho_min = _rho_min(GAMES[name])
+        rho = rho_min(GAMES[name])
         eff = max(eps - 1 / rounds, 0.0)
-        bound = (
-            2 * np.exp(-2 * (rounds - 1) * eff**2 / (1 + 1 / rho_min) ** 2) if rho_min > 0 else 1.0
-        )
+        bound = 2 * np.exp(-2 * (rounds - 1) * eff**2 / (1 + 1 / rho) ** 2) if rho > 0 else 1.0
         points.append(
             {
                 "game": name,
                 "seller": seller.name,
                 "share": float(np.mean(gaps >= eps)),
                 "bound": float(min(bound, 1.0)),
-                "rho_min": rho_min,
+                "rho_min": rho,
             }
         )
     return points
@@ -113,7 +109,7 @@ def _lemma26(eps: float = -0.1, delta: float = 0.5, beliefs: str = "consistent")
         verdict = _coin_belief_counterexample(eps, delta)
         if verdict is not None:
             return verdict
-    points = _estimator_deviations(eps, _TRACKED)
+    points = _estimator_deviations(eps, TRACKED)
     return on_points(
         lambda game, seller, share, bound, rho_min: share <= delta,
         points,
@@ -137,7 +133,7 @@ def _lemma26(eps: float = -0.1, delta: float = 0.5, beliefs: str = "consistent")
 def _lemma26_corrected(
     eps: float = 0.05, delta: float = 0.1, require_informative: bool = True
 ) -> Verdict:
-    points = _estimator_deviations(eps, _TRACKED + _UNINFORMATIVE)
+    points = _estimator_deviations(eps, TRACKED + UNINFORMATIVE)
     return on_points(
         lambda game, seller, share, bound, rho_min: share <= min(bound, delta),
         points,
@@ -204,10 +200,10 @@ def _prop6(n_min: int = 1) -> Verdict:
 def _unbiasedness(require_informative: bool, n_values: tuple[int, ...]) -> Verdict:
     rounds, reps = 50, 4000
     points = []
-    settings = _TRACKED[:4] + _TRACKED[5:] + _UNINFORMATIVE
+    settings = TRACKED[:4] + TRACKED[5:] + UNINFORMATIVE
     for n in n_values:
         for k, (name, seller) in enumerate(settings):
-            run = _run(name, seller, rounds, reps, 600 + k, n=n)
+            run = repeated_run(name, seller, rounds, reps, 600 + k, n=n)
             diff = run.final_belief - run.alpha.sum(axis=1) / (rounds + 1)
             points.append(
                 {
@@ -216,7 +212,7 @@ def _unbiasedness(require_informative: bool, n_values: tuple[int, ...]) -> Verdi
                     "n": n,
                     "mean_gap": float(diff.mean()),
                     "se": float(diff.std(ddof=1) / np.sqrt(reps)),
-                    "rho_min": _rho_min(dataclasses.replace(GAMES[name], n=n)),
+                    "rho_min": rho_min(dataclasses.replace(GAMES[name], n=n)),
                 }
             )
     return on_points(

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from econ.outputs import plain
+from games.price_discrimination.equilibrium import Profile
 from games.price_discrimination.game import (
     PDGame,
-    Profile,
     high_buyer_utility,
     low_buyer_utility,
     posterior_after_low,

@@ -14,13 +14,8 @@ from typing import Any
 import numpy as np
 
 from econ.validation import positive_int
-from games.price_discrimination.game import (
-    PARAMETER_SETS,
-    THESIS_GAME,
-    PDGame,
-    equilibrium,
-    utility_curves,
-)
+from games.price_discrimination.equilibrium import equilibrium, utility_curves
+from games.price_discrimination.game import PARAMETER_SETS, THESIS_GAME, PDGame
 from games.price_discrimination.repeated import ACTIONS, RepeatedRun, simulate
 from games.price_discrimination.sellers import SELLERS
 

@@ -21,41 +21,30 @@ from econ.propositions import (
     proved,
     refuted,
 )
-from games.price_discrimination.game import (
-    PDGame,
-    alpha_of,
-    equilibrium,
-    seller_utility,
-)
-from games.price_discrimination.propositions import (
-    _A,
-    _B,
-    _CS,
-    GAMES,
-    S43,
-    S47,
-    F,
-    _instance,
-    _nonnegative,
-    _regime_game,
-    _rho_min,
-    _run,
-    _sign_facts,
-    _u1_star,
-)
+from games.price_discrimination.checked_games import GAMES, repeated_run, rho_min
+from games.price_discrimination.equilibrium import equilibrium
+from games.price_discrimination.game import C_S, A, B, PDGame, alpha_of, seller_utility
+from games.price_discrimination.propositions import S43, S47, F
 from games.price_discrimination.sellers import (
     AlphaPD,
+)
+from games.price_discrimination.symbolic_regimes import (
+    commitment_utility,
+    nonnegative,
+    regime_game,
+    sign_facts,
+    vanishes,
 )
 
 
 def _vertices(regime: str, label: str, expr: Any) -> list[tuple[str, str, Any]]:
     """``expr >= 0`` on [0, 1]^2 as four facts: ``expr`` is multilinear in (a, b), so its
     minimum over the square is at a vertex."""
-    poly = sp.Poly(sp.expand(expr), _A, _B)
-    if max(poly.degree(_A), poly.degree(_B)) > 1 or any(i + j > 2 for i, j in poly.monoms()):
+    poly = sp.Poly(sp.expand(expr), A, B)
+    if max(poly.degree(A), poly.degree(B)) > 1 or any(i + j > 2 for i, j in poly.monoms()):
         raise ValueError(f"{label} is not multilinear in (a, b)")
     return [
-        (regime, f"{label} at (a, b) = ({va}, {vb})", expr.subs({_A: va, _B: vb}))
+        (regime, f"{label} at (a, b) = ({va}, {vb})", expr.subs({A: va, B: vb}))
         for va in (0, 1)
         for vb in (0, 1)
     ]
@@ -65,18 +54,18 @@ def _pd_best_response() -> list[tuple[str, str, Any]]:
     """U_S(q; PD) - U_S(q; a, b) >= 0 for every (a, b) and q in {0, q*}, both regimes."""
     facts = []
     for regime in ("A", "B"):
-        game, q_star = _regime_game(regime)
+        game, q_star = regime_game(regime)
         for q in (0, q_star):
-            gap = seller_utility(game, q, 1, 0) - seller_utility(game, q, _A, _B)
+            gap = seller_utility(game, q, 1, 0) - seller_utility(game, q, A, B)
             facts += _vertices(regime, f"U_S(q; PD) - U_S(q; a, b) at q = {q}", gap)
     return facts
 
 
-def _kappa_printed(game: PDGame) -> Any:
+def kappa_printed(game: PDGame) -> Any:
     return sp.Min(game.mu * game.delta, (1 - game.mu) * game.theta_low)
 
 
-def _kappa_larger(game: PDGame) -> Any:
+def kappa_larger(game: PDGame) -> Any:
     return sp.Max(game.mu * game.delta, (1 - game.mu) * game.theta_low)
 
 
@@ -96,7 +85,7 @@ def _regime_facts(
     """``margin(regime, game, q_star, kappa)`` at the vertices of both symbolic regimes."""
     facts = []
     for regime in ("A", "B"):
-        game, q_star = _regime_game(regime)
+        game, q_star = regime_game(regime)
         k = _kappa_of(regime, game, kappa)
         facts += _vertices(regime, label, margin(regime, game, q_star, k))
     return facts
@@ -108,47 +97,33 @@ def _lemma28_facts(kappa: Callable[[PDGame], Any]) -> list[tuple[str, str, Any]]
         kappa,
         "U_S(0; PD) - U_S(0; a, b) - kappa (1 - a + b)",
         lambda regime, game, q_star, k: (
-            seller_utility(game, 0, 1, 0) - seller_utility(game, 0, _A, _B) - k * (1 - _A + _B)
+            seller_utility(game, 0, 1, 0) - seller_utility(game, 0, A, B) - k * (1 - A + B)
         ),
     )
 
 
-def _truthful_slack_facts(kappa: Callable[[PDGame], Any]) -> list[tuple[str, str, Any]]:
+def truthful_slack_facts(kappa: Callable[[PDGame], Any]) -> list[tuple[str, str, Any]]:
     """Truthful round: U_S(0; a, b) - U1* <= kappa (alpha(a, b) - alpha*) for every (a, b)."""
     return _regime_facts(
         kappa,
         "kappa (alpha(a, b) - alpha*) - (U_S(0; a, b) - U1*)",
         lambda regime, game, q_star, k: (
-            k * (alpha_of(_A, _B) - game.c_b / game.delta)
-            - (seller_utility(game, 0, _A, _B) - _u1_star(game, regime))
+            k * (alpha_of(A, B) - game.c_b / game.delta)
+            - (seller_utility(game, 0, A, B) - commitment_utility(game, regime))
         ),
     )
 
 
-def _strategic_slack_facts(kappa: Callable[[PDGame], Any]) -> list[tuple[str, str, Any]]:
+def strategic_slack_facts(kappa: Callable[[PDGame], Any]) -> list[tuple[str, str, Any]]:
     """Strategic round: U_S(q*; a, b) - U1* <= -kappa alpha* for every (a, b)."""
     return _regime_facts(
         kappa,
         "U1* - U_S(q*; a, b) - kappa alpha*",
         lambda regime, game, q_star, k: (
-            _u1_star(game, regime)
-            - seller_utility(game, q_star, _A, _B)
+            commitment_utility(game, regime)
+            - seller_utility(game, q_star, A, B)
             - k * (game.c_b / game.delta)
         ),
-    )
-
-
-def _zero(expr: Any, what: str, regime: str = "B", extra: dict[Any, Any] | None = None) -> Verdict:
-    """``proved`` if ``expr`` simplifies to 0, else ``refuted`` at a numeric instance."""
-    value = sp.cancel(sp.together(expr))
-    if value == 0:
-        return proved(f"{what}: simplifies to 0")
-    point = {**_instance(regime), **(extra or {})}
-    at = sp.nsimplify(sp.sympify(value).subs(point))
-    if at == 0:
-        raise ValueError(f"{what}: non-zero residual {value} vanishes at the test instance")
-    return refuted(
-        f"{what}: does not vanish", {**{str(k): str(v) for k, v in point.items()}, "value": str(at)}
     )
 
 
@@ -156,7 +131,7 @@ def _pd_runs(consistent_only: bool) -> list[dict[str, Any]]:
     points = []
     settings = [("P0", 700), ("P3", 701), ("random0", 703), ("random2", 704), ("P2", 702)]
     for name, seed in settings:
-        run = _run(name, AlphaPD(1.0), 4000, 5, seed)
+        run = repeated_run(name, AlphaPD(1.0), 4000, 5, seed)
         late = run.expected_seller_utility()[:, 2000:].mean(axis=1)
         gap = np.abs(run.final_belief - run.alpha_bar()[:, -1])
         for i in range(run.runs):
@@ -167,7 +142,7 @@ def _pd_runs(consistent_only: bool) -> list[dict[str, Any]]:
                     "late_average": float(late[i]),
                     "u_S(1)": float(equilibrium(GAMES[name], 1).seller),
                     "belief_gap": float(gap[i]),
-                    "rho_min": _rho_min(GAMES[name]),
+                    "rho_min": rho_min(GAMES[name]),
                 }
             )
     return points
@@ -181,7 +156,7 @@ def _pd_runs(consistent_only: bool) -> list[dict[str, Any]]:
     perturb={"consistent_only": False},
 )
 def _prop7(consistent_only: bool = True) -> Verdict:
-    regret = _sign_facts(
+    regret = sign_facts(
         _pd_best_response(), "zero regret of PD against truthful and strategic buyers"
     )
     if not regret.holds:
@@ -205,12 +180,12 @@ def _lemma27_gaps(c_s_positive: bool) -> list[tuple[str, Any]]:
     (u_S(0) - u_S(1)))."""
     gaps = []
     for regime in ("A", "B"):
-        game, q_star = _regime_game(regime, _CS if c_s_positive else 0)
+        game, q_star = regime_game(regime, C_S if c_s_positive else 0)
         star = game.c_b / game.delta
         bound = star * seller_utility(game, 0, 1, 0) + (1 - star) * seller_utility(
             game, q_star, 1, 0
         )
-        gaps.append((regime, sp.cancel(sp.together(_u1_star(game, regime) - bound))))
+        gaps.append((regime, sp.cancel(sp.together(commitment_utility(game, regime) - bound))))
     return gaps
 
 
@@ -224,7 +199,7 @@ def _lemma27_gaps(c_s_positive: bool) -> list[tuple[str, Any]]:
     perturb={"c_s_positive": True},
 )
 def _lemma27(c_s_positive: bool = False) -> Verdict:
-    verdict = _lemma27_proof(c_s_positive)
+    verdict = lemma27_proof(c_s_positive)
     if verdict.holds:
         return verdict
     game = PDGame(F(1, 2), F(5), F(15), F(5), F(0))
@@ -246,13 +221,13 @@ def _lemma27(c_s_positive: bool = False) -> Verdict:
     )
 
 
-def _lemma27_proof(c_s_positive: bool) -> Verdict:
-    per_round = _sign_facts(_pd_best_response(), "PD is a best response every round")
+def lemma27_proof(c_s_positive: bool) -> Verdict:
+    per_round = sign_facts(_pd_best_response(), "PD is a best response every round")
     if not per_round.holds:
         return per_round
     for regime, gap in _lemma27_gaps(c_s_positive):
         # a non-zero rational function with non-negative coefficients in positive symbols is > 0
-        if gap == 0 or not _nonnegative(gap):
+        if gap == 0 or not nonnegative(gap):
             return refuted(
                 "U1* minus Lemma 27's bound is not positive",
                 {"regime": regime, "c_S": "c_S" if c_s_positive else "0", "gap": str(gap)},
@@ -273,7 +248,7 @@ def _lemma27_proof(c_s_positive: bool) -> Verdict:
     perturb={"c_s_positive": False},
 )
 def _lemma27_corrected(c_s_positive: bool = True) -> Verdict:
-    return _lemma27_proof(c_s_positive)
+    return lemma27_proof(c_s_positive)
 
 
 @proposition(
@@ -282,11 +257,11 @@ def _lemma27_corrected(c_s_positive: bool = True) -> Verdict:
     statement="for a no-regret seller against CBER buyers, lim |T|/T <= lim (1/T) sum_{t in T} "
     "alpha_t; via R_T >= (kappa/T) sum_{t in T} (1 - a_t + b_t), kappa = min(mu Delta, "
     "(1-mu) theta_L)",
-    perturb={"kappa": _kappa_larger},
+    perturb={"kappa": kappa_larger},
 )
-def _lemma28(kappa: Callable[[PDGame], Any] = _kappa_printed) -> Verdict:
-    verdict = _sign_facts(
-        _pd_best_response() + _lemma28_facts(kappa) + _lemma30_facts(),
+def _lemma28(kappa: Callable[[PDGame], Any] = kappa_printed) -> Verdict:
+    verdict = sign_facts(
+        _pd_best_response() + _lemma28_facts(kappa) + lemma30_facts(),
         "per round, the regret against PD is >= 0 and, in a truthful round, >= kappa (1 - a_t + "
         "b_t); with alpha_t >= a_t - b_t (Lemma 30): f_T - R_T/kappa <= beta_T for every T and "
         "every sequence, so lim f_T <= lim beta_T when R_T -> 0",
@@ -294,8 +269,8 @@ def _lemma28(kappa: Callable[[PDGame], Any] = _kappa_printed) -> Verdict:
     return verdict
 
 
-def _lemma30_facts() -> list[tuple[str, str, Any]]:
-    identity = sp.expand(alpha_of(_A, _B) - (_A - _B + 2 * _B * (1 - _A)))
+def lemma30_facts() -> list[tuple[str, str, Any]]:
+    identity = sp.expand(alpha_of(A, B) - (A - B + 2 * B * (1 - A)))
     return [("A", "alpha(a, b) - (a - b + 2b(1-a))", -(identity**2))]
 
 
@@ -307,9 +282,9 @@ def _lemma30_facts() -> list[tuple[str, str, Any]]:
     perturb={"factor": 1},
 )
 def _lemma30(factor: int = 2) -> Verdict:
-    identity = sp.expand(alpha_of(_A, _B) - (_A - _B + factor * _B * (1 - _A)))
-    verdict = _zero(
-        identity, f"alpha(a, b) - (a - b + {factor} b (1-a))", extra={_A: F(1, 3), _B: F(1, 2)}
+    identity = sp.expand(alpha_of(A, B) - (A - B + factor * B * (1 - A)))
+    verdict = vanishes(
+        identity, f"alpha(a, b) - (a - b + {factor} b (1-a))", extra={A: F(1, 3), B: F(1, 2)}
     )
     if not verdict.holds:
         return verdict

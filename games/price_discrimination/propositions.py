@@ -11,23 +11,22 @@ for every sequence of play, and through simulations of the one step a limit need
 buyers' beliefs track the seller's rate of price discrimination); the evidence says which
 part is proved and which is sampled.
 
-This module holds what the statements share (the games and awareness levels they are checked
-on, the symbolic regimes, the repeated-play simulations) and Corollaries 2-3; Theorem 6 is in
+This module holds the sources the statements cite and Corollaries 2-3; the games, awareness
+levels and repeated-play runs they are checked on are in
+:mod:`games.price_discrimination.checked_games`, the symbolic regimes and sympy's proofs of
+sign in :mod:`games.price_discrimination.symbolic_regimes`. Theorem 6 is in
 :mod:`games.price_discrimination.theorem6_propositions`, Lemma 26 and Proposition 6 in
 :mod:`games.price_discrimination.belief_propositions`, Proposition 7 and Lemmas 27, 28 and 30
 in :mod:`games.price_discrimination.one_round_propositions`, Lemma 29 and Propositions 8-10 in
-:mod:`games.price_discrimination.regret_propositions`.
-"""
+:mod:`games.price_discrimination.regret_propositions`."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
-from functools import cache
+from operator import attrgetter
 from typing import Any
 
-import numpy as np
 import sympy as sp
 
 from econ.propositions import (
@@ -39,6 +38,8 @@ from econ.propositions import (
     refuted,
 )
 from games.price_discrimination.certificate import certify
+from games.price_discrimination.checked_games import GAMES, GAMES_DRAWN, assumption1
+from games.price_discrimination.equilibrium import equilibrium
 from games.price_discrimination.game import (
     C_B,
     C_S,
@@ -48,16 +49,8 @@ from games.price_discrimination.game import (
     THETA_H,
     THETA_L,
     PDGame,
-    equilibrium,
     high_buyer_utility,
     seller_utility,
-)
-from games.price_discrimination.repeated import RepeatedRun, simulate
-from games.price_discrimination.sellers import (
-    AlphaPD,
-    BeliefTracking,
-    ContextualExp3,
-    FixedProduct,
 )
 
 F = Fraction
@@ -73,122 +66,6 @@ S43 = f"{SRC}, section 4.3 (pp. 88-94)"
 
 
 S47 = f"{SRC}, section 4.7 (pp. 98-109)"
-
-
-def random_games(count: int, seed: int = 0) -> Iterator[PDGame]:
-    """Random valid games with exact rational parameters, Assumption 1 and ``c_S > 0``."""
-    rng = np.random.default_rng(seed)
-    for _ in range(count):
-        mu = F(int(rng.integers(1, 20)), 20)
-        low = F(int(rng.integers(1, 40)), 4)
-        high = low + F(int(rng.integers(1, 40)), 4)
-        c_b = (high - low) * F(int(rng.integers(1, 20)), 20)
-        c_s = F(int(rng.integers(1, 40)), 4)
-        yield PDGame(mu, low, high, c_b, c_s)
-
-
-GAMES: dict[str, PDGame] = {
-    **PARAMETER_SETS,
-    **{f"random{i}": g for i, g in enumerate(random_games(40))},
-}
-
-
-GAMES_DRAWN = (
-    "the parameter sets P0-P3 (P1 on the regime boundary theta_L = mu theta_H) and 40 games "
-    "with seeded random rational parameters (seed 0), both regimes"
-)
-
-
-def alpha_grid(game: PDGame) -> tuple[Fraction, ...]:
-    """Awareness levels 0, alpha*/2, alpha*, alpha* + 1/100, (1 + alpha*)/2, 1."""
-    star = game.alpha_star
-    return (F(0), star / 2, star, star + F(1, 100), (1 + star) / 2, F(1))
-
-
-ALPHAS_DRAWN = "alpha in {0, alpha*/2, alpha*, alpha* + 1/100, (1 + alpha*)/2, 1}"
-
-
-def _assumption1(game: str, **_: Any) -> bool:
-    """Thesis Assumption 1 (section 4.2): c_B < Delta theta."""
-    g = GAMES[game]
-    return bool(g.c_b < g.delta)
-
-
-# Every parameter constraint becomes positivity: mu = 1/(1+m), alpha* = k/(1+k), and
-# regime A (theta_L >= mu theta_H, i.e. m theta_L >= Delta) writes Delta = m theta_L/(1+g),
-# regime B (m theta_L < Delta) writes Delta = m theta_L + g, with m, k, g, theta_L > 0.
-_M, _K, _G, _TL, _CS = sp.symbols("m k g theta_L c_S", positive=True)
-
-
-_A, _B = sp.symbols("a b", nonnegative=True)
-
-
-def _regime_game(regime: str, c_s: Any = _CS) -> tuple[PDGame, Any]:
-    """A symbolic game of one regime and its q*."""
-    mu = 1 / (1 + _M)
-    delta = _M * _TL / (1 + _G) if regime == "A" else _M * _TL + _G
-    game = object.__new__(PDGame)
-    values = (mu, _TL, _TL + delta, _K / (1 + _K) * delta, c_s, 10)
-    for name, value in zip(
-        ("mu", "theta_low", "theta_high", "c_b", "c_s", "n"), values, strict=True
-    ):
-        object.__setattr__(game, name, value)
-    q_star = 1 if regime == "A" else game.q_bar
-    return game, q_star
-
-
-def _nonnegative(expr: Any) -> bool | None:
-    """True if ``expr`` (a rational function of positive symbols) is provably >= 0."""
-    expr = sp.factor(sp.together(expr))
-    if expr.is_nonnegative:
-        return True
-    num, den = sp.fraction(expr)
-    polys = [sp.Poly(sp.expand(p), *sorted(expr.free_symbols, key=str)) for p in (num, den)]
-    if expr.free_symbols and all(all(c >= 0 for c in p.coeffs()) for p in polys):
-        return True
-    if expr.is_negative:
-        return False
-    return None
-
-
-def _instance(regime: str) -> dict[Any, Any]:
-    """A numeric point of the parametrisation, for counterexamples."""
-    return (
-        {_M: 1, _K: 1, _G: 1, _TL: 5, _CS: 5}
-        if regime == "B"
-        else {_M: 2, _K: 1, _G: 1, _TL: 5, _CS: 5}
-    )
-
-
-def _sign_facts(facts: list[tuple[str, str, Any]], what: str) -> Verdict:
-    """``proved`` if every ``(regime, label, expr)`` has ``expr >= 0``; else a counterexample."""
-    for regime, label, expr in facts:
-        ok = _nonnegative(expr)
-        if ok:
-            continue
-        point = _instance(regime)
-        value = sp.nsimplify(sp.sympify(expr).subs(point))
-        if value < 0:
-            return refuted(
-                f"{label} is negative in regime {regime}",
-                {
-                    "regime": regime,
-                    **{str(k): str(v) for k, v in point.items()},
-                    "value": str(value),
-                },
-            )
-        raise ValueError(f"sympy could not sign {label} in regime {regime}: {expr}")
-    return proved(
-        f"{what}: every term is a polynomial with non-negative coefficients in positive "
-        "parameters (mu = 1/(1+m), alpha* = k/(1+k), Delta by regime)"
-    )
-
-
-def _u1_star(game: PDGame, regime: str) -> Any:
-    r"""U1* = alpha* U_S(0; PD) + (1 - alpha*) u_S(0) (Remark 3 with Corollary 3)."""
-    star = game.c_b / game.delta
-    blind = 1 if regime == "B" else 0
-    return star * seller_utility(game, 0, 1, 0) + (1 - star) * seller_utility(game, 0, blind, blind)
 
 
 _RELATIONS: dict[str, Callable[[Any, Any], bool]] = {
@@ -231,7 +108,7 @@ def _cor2(buyer_b: str, convention: str, needs_equilibrium: bool) -> Verdict:
         "u_S(alpha*) > u_S(0) > u_S(1), u_S maximal at alpha* on a grid of 51 alphas, the high "
         "buyer's ordering of (a)/(b), low buyers 0",
         drawn=GAMES_DRAWN,
-        hypothesis=lambda game: _assumption1(game) and GAMES[game].c_s > 0,
+        hypothesis=lambda game: assumption1(game) and GAMES[game].c_s > 0,
     )
 
 
@@ -413,10 +290,6 @@ def _cor2_buyer_forms_corrected(aware_indicator: str = ">") -> Verdict:
     )
 
 
-def _alpha_star_printed(game: PDGame) -> Any:
-    return game.c_b / game.delta
-
-
 @proposition(
     "thesis.ch4.cor3",
     source=f"{S42}, Corollary 3 and Remark 3",
@@ -425,7 +298,7 @@ def _alpha_star_printed(game: PDGame) -> Any:
     "equilibrium: no other commitment alpha gives the seller more (U1* = u_S(alpha*))",
     perturb={"alpha_commit": lambda game: game.c_b / (2 * game.delta)},
 )
-def _cor3(alpha_commit: Callable[[PDGame], Any] = _alpha_star_printed) -> Verdict:
+def _cor3(alpha_commit: Callable[[PDGame], Any] = attrgetter("alpha_star")) -> Verdict:
     def holds(game: str) -> bool:
         g = GAMES[game]
         chosen = alpha_commit(g)
@@ -444,39 +317,5 @@ def _cor3(alpha_commit: Callable[[PDGame], Any] = _alpha_star_printed) -> Verdic
         "equilibrium utility there is at least that at every alpha of a grid of 101 and at "
         "alpha* +- 1/1000, and equals U1*",
         drawn=GAMES_DRAWN,
-        hypothesis=_assumption1,
+        hypothesis=assumption1,
     )
-
-
-@cache
-def _run(name: str, seller: Any, rounds: int, runs: int, seed: int, n: int = 10) -> RepeatedRun:
-    game = dataclasses.replace(GAMES[name], n=n) if n != GAMES[name].n else GAMES[name]
-    return simulate(game, seller, rounds, runs, seed)
-
-
-def _rho(game: PDGame, q: float) -> float:
-    """P(a round shows both signals) when high types evade w.p. q (the normaliser of (4.7))."""
-    g = game.numeric()
-    p_low = (1 - g.mu) + g.mu * q
-    return float(1 - p_low**g.n - (1 - p_low) ** g.n)
-
-
-def _rho_min(game: PDGame) -> float:
-    return min(_rho(game, 0.0), _rho(game, float(game.q_star)))
-
-
-#: Sellers against which the estimator (4.7) is run: fixed, alternating and adaptive ones.
-_TRACKED: tuple[tuple[str, Any], ...] = (
-    ("P0", AlphaPD(0.3)),
-    ("P0", AlphaPD(1.0)),
-    ("P0", FixedProduct(0.8, 0.3)),
-    ("P0", BeliefTracking(0.01)),
-    ("P0", ContextualExp3()),
-    ("P3", AlphaPD(0.2)),
-    ("P3", AlphaPD(1.0)),
-    ("P3", BeliefTracking(0.0)),
-)
-
-
-#: Regime A, where strategic high types all send s_L: (4.7) never sees both signals.
-_UNINFORMATIVE: tuple[tuple[str, Any], ...] = (("P2", AlphaPD(1.0)),)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -21,40 +22,32 @@ from econ.propositions import (
     proposition,
     refuted,
 )
-from games.price_discrimination.game import (
-    PDGame,
-    alpha_of,
-    equilibrium,
-    seller_utility,
-)
-from games.price_discrimination.one_round_propositions import (
-    _kappa_larger,
-    _kappa_printed,
-    _lemma27_proof,
-    _lemma30_facts,
-    _strategic_slack_facts,
-    _truthful_slack_facts,
-    _zero,
-)
-from games.price_discrimination.propositions import (
-    _TRACKED,
-    _UNINFORMATIVE,
+from games.price_discrimination.checked_games import (
     GAMES,
-    S43,
-    S47,
-    F,
-    _alpha_star_printed,
-    _regime_game,
-    _rho_min,
-    _run,
-    _sign_facts,
-    _u1_star,
+    TRACKED,
+    UNINFORMATIVE,
+    repeated_run,
+    rho_min,
 )
+from games.price_discrimination.equilibrium import equilibrium
+from games.price_discrimination.exp3 import ContextualExp3
+from games.price_discrimination.game import PDGame, alpha_of, seller_utility
+from games.price_discrimination.one_round_propositions import (
+    kappa_larger,
+    kappa_printed,
+    lemma27_proof,
+    lemma30_facts,
+    strategic_slack_facts,
+    truthful_slack_facts,
+)
+from games.price_discrimination.propositions import S43, S47, F
 from games.price_discrimination.repeated import simulate
-from games.price_discrimination.sellers import (
-    AlphaPD,
-    BeliefTracking,
-    ContextualExp3,
+from games.price_discrimination.sellers import AlphaPD, BeliefTracking
+from games.price_discrimination.symbolic_regimes import (
+    commitment_utility,
+    regime_game,
+    sign_facts,
+    vanishes,
 )
 
 
@@ -99,8 +92,8 @@ def _lemma29(beliefs: str) -> Verdict:
                 },
             )
     points = []
-    for k, (name, seller) in enumerate(_TRACKED + _UNINFORMATIVE):
-        run = _run(name, seller, 4000, 4, 290 + k)
+    for k, (name, seller) in enumerate(TRACKED + UNINFORMATIVE):
+        run = repeated_run(name, seller, 4000, 4, 290 + k)
         for i, beta in enumerate(run.beta()):
             points.append(
                 {
@@ -109,7 +102,7 @@ def _lemma29(beliefs: str) -> Verdict:
                     "run": i,
                     "beta": float(beta),
                     "alpha*": float(GAMES[name].alpha_star),
-                    "rho_min": _rho_min(GAMES[name]),
+                    "rho_min": rho_min(GAMES[name]),
                 }
             )
     return on_points(
@@ -150,7 +143,7 @@ def _lemma29_corrected(beliefs: str = "estimator (4.7)") -> Verdict:
 def _bound_runs(sellers: tuple[tuple[str, Any], ...], seed: int) -> list[dict[str, Any]]:
     points = []
     for k, (name, seller) in enumerate(sellers):
-        run = _run(name, seller, 4000, 4, seed + k)
+        run = repeated_run(name, seller, 4000, 4, seed + k)
         g = GAMES[name]
         average = run.expected_seller_utility().mean(axis=1)
         for i in range(run.runs):
@@ -166,7 +159,7 @@ def _bound_runs(sellers: tuple[tuple[str, Any], ...], seed: int) -> list[dict[st
                         g.alpha_star * g.full_extraction
                         + (1 - g.alpha_star) * equilibrium(g, 1).seller
                     ),
-                    "rho_min": _rho_min(g),
+                    "rho_min": rho_min(g),
                 }
             )
     return points
@@ -314,7 +307,7 @@ def _prop8(
         )
         if verdict is not None:
             return verdict
-    chain = _lemma27_proof(True)
+    chain = lemma27_proof(True)
     if not chain.holds:
         return chain
     sellers = _NO_REGRET + (() if no_regret_only else (("P0", AlphaPD(0.49)),))
@@ -352,22 +345,25 @@ def _prop8_corrected(no_regret_only: bool = True, beliefs: str = "estimator (4.7
     "earn u_S(alpha~) against CBER buyers",
     perturb={"commit": lambda game: 2 * game.c_b / game.delta},
 )
-def _prop9(commit: Callable[[PDGame], Any] = _alpha_star_printed) -> Verdict:
+def _prop9(commit: Callable[[PDGame], Any] = attrgetter("alpha_star")) -> Verdict:
     alpha = sp.Symbol("alpha_tilde", positive=True)
     for regime in ("A", "B"):
-        game, _ = _regime_game(regime)
+        game, _ = regime_game(regime)
         blind = 1 if regime == "B" else 0
         a, b = alpha + (1 - alpha) * blind, (1 - alpha) * blind
         limit = seller_utility(game, 0, a, b).subs(alpha, commit(game))
         for expr, what in (
-            (limit - _u1_star(game, regime), "U_S(0; alpha~-PD) at alpha~ = alpha* minus U1*"),
+            (
+                limit - commitment_utility(game, regime),
+                "U_S(0; alpha~-PD) at alpha~ = alpha* minus U1*",
+            ),
             (alpha_of(a, b) - alpha, "alpha(alpha~-PD) - alpha~"),
         ):
-            reach = _zero(expr, f"{what}, regime {regime}", regime, {alpha: F(1, 4)})
+            reach = vanishes(expr, f"{what}, regime {regime}", regime, {alpha: F(1, 4)})
             if not reach.holds:
                 return reach
-    upper = _sign_facts(
-        _truthful_slack_facts(_kappa_printed),
+    upper = sign_facts(
+        truthful_slack_facts(kappa_printed),
         "no fixed (a, b) with alpha(a, b) <= alpha* beats U1* against truthful buyers",
     )
     if not upper.holds:
@@ -377,7 +373,7 @@ def _prop9(commit: Callable[[PDGame], Any] = _alpha_star_printed) -> Verdict:
         g = GAMES[name]
         for share in (F(1, 2), F(9, 10)):
             tilde = float(g.alpha_star * share)
-            run = _run(name, AlphaPD(tilde), 4000, 4, 900 + 2 * k + (share == F(9, 10)))
+            run = repeated_run(name, AlphaPD(tilde), 4000, 4, 900 + 2 * k + (share == F(9, 10)))
             late = run.expected_seller_utility()[:, 2000:].mean(axis=1)
             target = float(equilibrium(g, g.alpha_star * share).seller)
             points += [
@@ -403,21 +399,19 @@ def _prop9(commit: Callable[[PDGame], Any] = _alpha_star_printed) -> Verdict:
     holds=False,
     perturb={"beliefs": "estimator (4.7)"},
 )
-def _prop10(
-    kappa: Callable[[PDGame], Any] = _kappa_printed, beliefs: str = "consistent"
-) -> Verdict:
+def _prop10(kappa: Callable[[PDGame], Any] = kappa_printed, beliefs: str = "consistent") -> Verdict:
     if beliefs == "consistent":
         verdict = _coin_seller_refutation("'any seller's average utility converges to at most U1*'")
         if verdict is not None:
             return verdict
-    finite = _sign_facts(
-        _truthful_slack_facts(kappa) + _strategic_slack_facts(kappa) + _lemma30_facts(),
+    finite = sign_facts(
+        truthful_slack_facts(kappa) + strategic_slack_facts(kappa) + lemma30_facts(),
         "per round: truthful U_S(0; a, b) - U1* <= kappa (alpha(a, b) - alpha*), strategic "
         "U_S(q*; a, b) - U1* <= -kappa alpha*",
     )
     if not finite.holds:
         return finite
-    sellers = (*_TRACKED, ("P0", AlphaPD(0.49)))
+    sellers = (*TRACKED, ("P0", AlphaPD(0.49)))
     return on_points(
         lambda average, **p: average <= p["U1*"] + 0.02,
         _bound_runs(sellers, 1000),
@@ -438,7 +432,7 @@ def _prop10(
     statement="given CBER buyers with the beliefs of estimator (4.7), rho_min > 0, any seller's "
     "average utility converges to at most U1*; for every T and sequence avg_T U_S - U1* <= "
     "kappa (beta_T - alpha*), kappa = min(mu Delta, (1-mu) theta_L), both regimes",
-    perturb={"kappa": _kappa_larger},
+    perturb={"kappa": kappa_larger},
 )
-def _prop10_corrected(kappa: Callable[[PDGame], Any] = _kappa_printed) -> Verdict:
+def _prop10_corrected(kappa: Callable[[PDGame], Any] = kappa_printed) -> Verdict:
     return _prop10(kappa=kappa, beliefs="estimator (4.7)")

@@ -14,24 +14,24 @@ the block's modes up front. At the end ``prices()`` gives the logged prices and
 P(:math:`\\bar\\theta` | low signal) and :math:`\\alpha_t` = P(the two prices differ) under the
 seller's joint distribution.
 
-Werner (2024), section 4.4 (Exp3, contextual Exp3, the Stackelberg seller); learning rates
-and reward normalisation as in the authors' experiment code linked from section 4.4.
+Werner (2024), section 4.4: the policy protocol, the committed sellers (the Stackelberg
+seller and fixed or belief-tracking rates) and :data:`SELLERS`; the learning sellers Exp3 and
+contextual Exp3 are in :mod:`games.price_discrimination.exp3`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import expit
 
-from econ.validation import choice, in_interval, non_negative, positive, unit_interval
-from games.price_discrimination.buyers import Block, RoundTypes
+from econ.validation import in_interval, unit_interval
+from games.price_discrimination.buyers import Block
 from games.price_discrimination.estimator import ConsistentEstimator
+from games.price_discrimination.exp3 import ContextualExp3, Exp3
 from games.price_discrimination.game import PDGame, alpha_of
 
 Bools = NDArray[np.bool_]
@@ -107,253 +107,6 @@ class Seller(Protocol):
         ----------
         Werner (2024), ch. 4, §4.6, Algorithm 6.
         """
-
-
-# ---------------------------------------------------------------------------------- Exp3(-IX)
-
-PRESETS: tuple[str, ...] = ("paper_code", "book_ix", "neu_ix")
-
-
-def exp3_parameters(preset: str, horizon: int, k: int = 2) -> tuple[float, float]:
-    r"""Learning rate :math:`\eta` and implicit exploration :math:`\gamma` of an Exp3-IX preset.
-
-    ``paper_code``: :math:`\eta = \sqrt{\ln k/(Tk)}`, :math:`\gamma = 0` (plain Exp3; the
-    authors' final experiments). ``book_ix``: :math:`\eta = \sqrt{2\ln(k+1)/(Tk)}`,
-    :math:`\gamma = \eta/2` (Lattimore & Szepesvári, *Bandit Algorithms*, Theorem 12.1).
-    ``neu_ix``: :math:`\eta = \sqrt{2\ln k/(Tk)}`, :math:`\gamma = \eta/2`.
-
-    References
-    ----------
-    Auer, Cesa-Bianchi, Freund & Schapire (2002), The Nonstochastic Multiarmed Bandit Problem,
-    SIAM J. Comput. 32(1) (algorithm Exp3).
-    Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic bandits,
-    NeurIPS, Algorithm 1 (Exp3-IX).
-    Lattimore & Szepesvári (2020), Bandit Algorithms, ch. 12 (Exp3-IX), Theorem 12.1.
-
-    Examples
-    --------
-    >>> eta, gamma = exp3_parameters("neu_ix", 10_000)
-    >>> round(eta, 6), round(gamma, 6)
-    (0.008326, 0.004163)
-    """
-    choice("preset", preset, PRESETS)
-    if preset == "paper_code":
-        return math.sqrt(math.log(k) / (horizon * k)), 0.0
-    eta = math.sqrt(2 * math.log(k + 1 if preset == "book_ix" else k) / (horizon * k))
-    return eta, eta / 2
-
-
-class Exp3Bank:
-    r"""Independent two-armed Exp3-IX learners (arm 0 = price :math:`\underline\theta`, arm 1 =
-    :math:`\bar\theta`), in loss form (Lattimore & Szepesvári, *Bandit Algorithms*, ch. 12).
-
-    With two arms only the difference of the loss estimates matters; the bank keeps the logit
-    :math:`G = -\eta(\hat L_1 - \hat L_0)`, so :math:`P_1 = 1/(1 + e^{-G})`. After playing arm
-    :math:`A` with loss :math:`Y \in [0, 1]`, :math:`\hat L_A \mathrel{+}= Y/(P_A + \gamma)`.
-
-    References
-    ----------
-    Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic bandits,
-    NeurIPS, Algorithm 1 (Exp3-IX).
-    Lattimore & Szepesvári (2020), Bandit Algorithms, ch. 12 (Exp3-IX).
-    Auer, Cesa-Bianchi, Freund & Schapire (2002), The Nonstochastic Multiarmed Bandit Problem,
-    SIAM J. Comput. 32(1) (algorithm Exp3; plain Exp3 is gamma = 0).
-    """
-
-    def __init__(self, shape: tuple[int, ...], eta: float, gamma: float) -> None:
-        self.logit = np.zeros(shape)
-        self.eta = eta
-        self.gamma = gamma
-        self._one_plus_gamma = np.full(shape, 1.0 + gamma)
-        self._played = np.empty(shape)  # work buffers of play()
-        self._step = np.empty(shape)
-
-    def prob_high(self) -> Floats:
-        """P(arm 1 = the high price) of every learner.
-
-        References
-        ----------
-        Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic
-        bandits, NeurIPS, Algorithm 1 (Exp3-IX).
-        """
-        return expit(self.logit)
-
-    def signed(self, loss: Floats) -> Floats:
-        r"""Turn losses ``(..., arm, *shape)`` (arm 0, arm 1; ``shape`` that of the bank) into
-        the steps of the logit, :math:`+\eta Y_0` and :math:`-\eta Y_1`, for :meth:`play`.
-
-        References
-        ----------
-        Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic
-        bandits, NeurIPS, Algorithm 1 (Exp3-IX; the loss estimates).
-        """
-        return loss * np.array([self.eta, -self.eta]).reshape(2, *(1,) * self.logit.ndim)
-
-    def play(self, uniforms: Floats, signed: Floats, p_out: Floats, high_out: Bools) -> Bools:
-        r"""One round of every learner: draw the arms, then charge the played arm its loss.
-
-        Arm 1 is played iff ``uniforms`` :math:`< P_1`; then
-        :math:`G \mathrel{-}= \eta Y_1/(P_1 + \gamma)`, else
-        :math:`G \mathrel{+}= \eta Y_0/(1 - P_1 + \gamma)`, with ``signed`` the round's
-        :meth:`signed` losses ``(arm, *shape)``. A learner whose loss is 0 does not move, which
-        is how an empty signal class is skipped. :math:`P_1` and the arms are written into
-        ``p_out`` and ``high_out`` (the caller's logs); the arms are returned.
-
-        References
-        ----------
-        Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic
-        bandits, NeurIPS, Algorithm 1 (Exp3-IX).
-        Auer, Cesa-Bianchi, Freund & Schapire (2002), The Nonstochastic Multiarmed Bandit Problem,
-        SIAM J. Comput. 32(1) (algorithm Exp3; plain Exp3 is gamma = 0).
-        """
-        p = expit(self.logit, out=p_out)
-        high = np.less(uniforms, p, out=high_out)
-        # the played arm's probability (+ gamma) and signed loss, by masked copies, which are
-        # cheaper than np.where on arrays this small; the played probability is never 0
-        played = np.subtract(self._one_plus_gamma, p, out=self._played)
-        np.copyto(played, p + self.gamma if self.gamma else p, where=high)
-        step = self._step
-        np.copyto(step, signed[0])
-        np.copyto(step, signed[1], where=high)
-        self.logit += np.divide(step, played, out=step)
-        return high
-
-
-def _loss(game: PDGame, reward: Floats) -> Floats:
-    r"""Normalised loss of a per-buyer reward :math:`r \in [-c_S, \bar\theta]` (the authors' experiment code):
-    :math:`Y = (\bar\theta - r)/(\bar\theta + c_S)`."""
-    th = float(game.theta_high)
-    return (th - reward) / (th + float(game.c_s))
-
-
-@dataclass(frozen=True, slots=True)
-class Exp3:
-    r"""A signal-blind seller: one Exp3-IX learner over the two prices, charged to everyone.
-
-    Werner (2024), section 4.4, seller 1. It learns from the average seller utility over all
-    :math:`n` buyers. ``eta``/``gamma`` override the preset (the thesis gives neither).
-
-    References
-    ----------
-    Werner (2024), ch. 4, §4.4, Algorithms, seller 1.
-    Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic bandits,
-    NeurIPS, Algorithm 1 (Exp3-IX).
-    Auer, Cesa-Bianchi, Freund & Schapire (2002), The Nonstochastic Multiarmed Bandit Problem,
-    SIAM J. Comput. 32(1) (algorithm Exp3).
-    """
-
-    preset: str = "paper_code"
-    eta: float | None = None
-    gamma: float | None = None
-    name: str = "exp3"
-
-    def _bank(self, shape: tuple[int, ...], rounds: int) -> Exp3Bank:
-        eta, gamma = exp3_parameters(self.preset, rounds)
-        eta = eta if self.eta is None else float(positive("eta", self.eta))
-        gamma = gamma if self.gamma is None else float(non_negative("gamma", self.gamma))
-        return Exp3Bank(shape, eta, gamma)
-
-    def start(self, game: PDGame, runs: int, rounds: int) -> Policy:
-        """A policy for ``runs`` runs of ``rounds`` rounds.
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.4, Algorithms, seller 1.
-        """
-        return _BlindExp3Policy(game, self._bank((runs,), rounds), rounds)
-
-
-class _BlindExp3Policy:
-    discriminates = False
-
-    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
-        self.bank = bank
-        self.p_log = np.empty((rounds, *bank.logit.shape))
-        self.high_log = np.empty((rounds, *bank.logit.shape), dtype=bool)
-        # logit steps (arm, mode * pairs) when everyone pays the low or the high price
-        loss = _loss(game, RoundTypes.of(game).everyone_reward())  # (mode, arm, pairs)
-        self.table = bank.signed(loss.transpose(1, 0, 2).reshape(2, -1))
-
-    def begin(self, block: Block, strategic: Bools | None) -> None:
-        self.steps = self.table.take(block.types.columns(block.pair, strategic), axis=1)
-        self.u = block.uniforms[:, 0]
-
-    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
-        return self.bank.play(self.u[j], self.steps[:, j], self.p_log[t], self.high_log[t])
-
-    def prices(self) -> tuple[Bools, Bools]:
-        return self.high_log, self.high_log
-
-    def marginals(self) -> tuple[Floats, Floats, Floats]:
-        return self.p_log, self.p_log, np.zeros_like(self.p_log)
-
-
-@dataclass(frozen=True, slots=True)
-class ContextualExp3(Exp3):
-    r"""Contextual Exp3 ("CExp3"): one Exp3-IX learner per signal.
-
-    Werner (2024), section 4.4, seller 2. Each learner prices its signal class and learns from
-    the average seller utility over that class only; a learner whose class is empty does not
-    learn. :math:`\alpha_t = a_t(1-b_t) + (1-a_t)b_t` from the round's distributions.
-
-    References
-    ----------
-    Werner (2024), ch. 4, §4.4, Algorithms, seller 2.
-    Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic bandits,
-    NeurIPS, Algorithm 1 (Exp3-IX).
-    Auer, Cesa-Bianchi, Freund & Schapire (2002), The Nonstochastic Multiarmed Bandit Problem,
-    SIAM J. Comput. 32(1) (algorithm Exp3).
-    """
-
-    name: str = "cexp3"
-
-    def start(self, game: PDGame, runs: int, rounds: int) -> Policy:
-        """A policy for ``runs`` runs of ``rounds`` rounds.
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.4, Algorithms, seller 2.
-        """
-        return _ContextualExp3Policy(game, self._bank((2, runs), rounds), rounds)
-
-
-class _ContextualExp3Policy:
-    """Row 0 of the bank prices the high-signal class, row 1 the low-signal class."""
-
-    discriminates = True
-
-    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
-        self.bank = bank
-        self.p_log = np.empty((rounds, *bank.logit.shape))
-        self.high_log = np.empty(self.p_log.shape, dtype=bool)
-        types = RoundTypes.of(game)
-        th, tl = float(game.theta_high), float(game.theta_low)
-        # high-signal learner: reward = the price (truthful high types always buy); low-signal
-        # learner: the low class's reward; zero loss where the class is empty
-        high_class = _loss(game, np.array([tl, th]))[None, :, None] * types.has_high()[:, None]
-        low_class = _loss(game, types.low_reward()) * types.has_low()[:, None]
-        loss = np.stack([high_class, low_class], axis=2)  # (mode, arm, learner, pairs)
-        # logit steps (arm, learner, mode * pairs)
-        self.table = bank.signed(loss.transpose(1, 2, 0, 3).reshape(2, 2, -1))
-
-    def begin(self, block: Block, strategic: Bools | None) -> None:
-        self.u = block.uniforms
-
-    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
-        assert column is not None  # a discriminating policy is always given the column
-        steps = self.table.take(column, axis=-1)
-        high = self.bank.play(self.u[j], steps, self.p_log[t], self.high_log[t])
-        return np.not_equal(high[0], high[1])
-
-    def prices(self) -> tuple[Bools, Bools]:
-        return self.high_log[:, 1], self.high_log[:, 0]
-
-    def marginals(self) -> tuple[Floats, Floats, Floats]:
-        a, b = self.p_log[:, 0], self.p_log[:, 1]
-        return a, b, alpha_of(a, b)
-
-
-# ----------------------------------------------------------------------- committed sellers
 
 
 class _FixedPolicy:

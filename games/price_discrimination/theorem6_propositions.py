@@ -24,25 +24,17 @@ from econ.propositions import (
     refuted,
 )
 from games.price_discrimination.certificate import certify
-from games.price_discrimination.game import (
-    PDGame,
-    Profile,
-    equilibrium_profile,
-    high_buyer_utility,
-    posterior_after_low,
-)
-from games.price_discrimination.propositions import (
+from games.price_discrimination.checked_games import (
     ALPHAS_DRAWN,
     GAMES,
     GAMES_DRAWN,
-    S42,
-    S47,
-    F,
-    _assumption1,
-    _instance,
-    _regime_game,
     alpha_grid,
+    assumption1,
 )
+from games.price_discrimination.equilibrium import Profile, equilibrium_profile
+from games.price_discrimination.game import PDGame, high_buyer_utility, posterior_after_low
+from games.price_discrimination.propositions import S42, S47, F
+from games.price_discrimination.symbolic_regimes import regime_game, regime_instance
 
 
 def _printed_aware_b(game: PDGame, alpha: Fraction) -> Any:
@@ -86,7 +78,7 @@ def _thm6(aware_b: Callable[..., Any] = _printed_aware_b) -> Verdict:
         _pbne_points(),
         "no pure deviation gains at any information set (brute-force certificate)",
         drawn=f"{GAMES_DRAWN}, each at {ALPHAS_DRAWN}",
-        hypothesis=_assumption1,
+        hypothesis=assumption1,
     )
     if verdict.holds or verdict.counterexample is None:
         return verdict
@@ -144,7 +136,7 @@ def _thm6_corrected(r_star: Callable[[Any, Any], Any] = _r_star) -> Verdict:
         _pbne_points(),
         "brute-force best responses at every information set, both profiles",
         drawn=f"{GAMES_DRAWN}, each at {ALPHAS_DRAWN}",
-        hypothesis=_assumption1,
+        hypothesis=assumption1,
     )
 
 
@@ -158,7 +150,7 @@ def _thm6_corrected(r_star: Callable[[Any, Any], Any] = _r_star) -> Verdict:
     perturb={"r_star": lambda star, alpha: star / alpha**2},
 )
 def _thm6_indifference(r_star: Callable[[Any, Any], Any] = _r_star) -> Verdict:
-    game, q_bar = _regime_game("B")
+    game, q_bar = regime_game("B")
     seller_gap = game.theta_low - posterior_after_low(game, q_bar) * game.theta_high
     alpha = sp.Symbol("alpha", positive=True)
     b = 1 - r_star(game.c_b / game.delta, alpha)  # aware P(theta_H | s_L); blind price theta_H
@@ -172,7 +164,7 @@ def _thm6_indifference(r_star: Callable[[Any, Any], Any] = _r_star) -> Verdict:
             "theta_L - mu_hat(q_bar) theta_H and U_H(s_L) - U_H(s_H) simplify to 0 for every "
             "regime B game and alpha"
         )
-    point = {**_instance("B"), alpha: sp.Rational(3, 4)}
+    point = {**regime_instance("B"), alpha: sp.Rational(3, 4)}
     return refuted(
         "the high buyer is not indifferent",
         {
@@ -222,7 +214,7 @@ def _uniqueness(exclude_ties: bool) -> Verdict:
         "P(theta_H | s_L) on grids of 11 plus q* and 1 - alpha*/alpha, blind P(theta_H) in "
         "{0, 1/2, 1})",
         hypothesis=lambda game, alpha: (
-            _assumption1(game) and not (exclude_ties and tie(game, alpha))
+            assumption1(game) and not (exclude_ties and tie(game, alpha))
         ),
     )
     if verdict.holds or verdict.counterexample is None:

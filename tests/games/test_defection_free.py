@@ -462,7 +462,7 @@ def test_fig3_3_reference_is_the_nash_product_at_the_solution():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from games.defection_free.figures import _run_figure, run_figure_data
+    from games.defection_free.figures import run_figure, run_figure_data
 
     firms = thesis_toy(*T1)
     start = firms.measure()
@@ -470,7 +470,7 @@ def test_fig3_3_reference_is_the_nash_product_at_the_solution():
     rep = report(play(rule, firms, 30), q_max=0.99)  # q_h stops short of Q = 0.99
     star = float(bargaining.duopoly_nash_solution(start["low"], start["high"], 0.99).nash_product)
     assert rep.nash_star == pytest.approx(star, abs=1e-15) and rep.nash_star > rep.nash_max
-    fig = _run_figure(plt, rep, "Fig. 3.3", full=True)
+    fig = run_figure(plt, rep, "Fig. 3.3", full=True)
     levels = [line.get_ydata()[0] for line in fig.axes[3].lines if line.get_linestyle() == "--"]
     bottom, top = fig.axes[3].get_ylim()
     plt.close(fig)

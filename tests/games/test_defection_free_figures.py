@@ -9,12 +9,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from games.defection_free.figures import _static_figures
+from games.defection_free.figures import static_figures
 
 
 @pytest.fixture(scope="module")
 def figures():
-    made = _static_figures(plt)
+    made = static_figures(plt)
     yield made
     for fig, _ in made.values():
         plt.close(fig)

@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from games.price_discrimination.certificate import certify
-from games.price_discrimination.game import PARAMETER_SETS, PDGame, equilibrium_profile
+from games.price_discrimination.equilibrium import equilibrium_profile
+from games.price_discrimination.game import PARAMETER_SETS, PDGame
 
 P0, P3 = PARAMETER_SETS["P0"], PARAMETER_SETS["P3"]
 

@@ -5,9 +5,10 @@ from fractions import Fraction as F
 import numpy as np
 
 from games.price_discrimination.estimator import ConsistentEstimator, informative_probability
+from games.price_discrimination.exp3 import Exp3
 from games.price_discrimination.game import PARAMETER_SETS
 from games.price_discrimination.repeated import simulate
-from games.price_discrimination.sellers import AlphaPD, Exp3
+from games.price_discrimination.sellers import AlphaPD
 
 P0, P2 = PARAMETER_SETS["P0"], PARAMETER_SETS["P2"]
 

@@ -13,6 +13,11 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
+from games.price_discrimination.equilibrium import (
+    equilibrium,
+    high_buyer_deviation_gain,
+    utility_curves,
+)
 from games.price_discrimination.game import (
     PARAMETER_SETS,
     Q_H,
@@ -25,12 +30,9 @@ from games.price_discrimination.game import (
     B,
     PDGame,
     alpha_of,
-    equilibrium,
-    high_buyer_deviation_gain,
     high_buyer_utility,
     posterior_after_low,
     seller_utility,
-    utility_curves,
 )
 
 P0, P1, P2, P3 = (PARAMETER_SETS[k] for k in ("P0", "P1", "P2", "P3"))

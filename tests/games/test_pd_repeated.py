@@ -4,15 +4,10 @@ Figures 4.2-4.5 (section 4.4), the long runs at the paper's horizon T = 20,000."
 import numpy as np
 import pytest
 
+from games.price_discrimination.exp3 import ContextualExp3, Exp3
 from games.price_discrimination.game import PARAMETER_SETS, seller_utility
 from games.price_discrimination.repeated import policy_regret, simulate
-from games.price_discrimination.sellers import (
-    AlphaPD,
-    BeliefTracking,
-    ContextualExp3,
-    Exp3,
-    FixedProduct,
-)
+from games.price_discrimination.sellers import AlphaPD, BeliefTracking, FixedProduct
 
 P0, P2 = PARAMETER_SETS["P0"], PARAMETER_SETS["P2"]
 

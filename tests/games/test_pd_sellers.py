@@ -5,18 +5,15 @@ import math
 import numpy as np
 import pytest
 
-from games.price_discrimination.game import PARAMETER_SETS
-from games.price_discrimination.sellers import (
-    SELLERS,
-    AlphaPD,
-    BeliefTracking,
+from games.price_discrimination.exp3 import (
     ContextualExp3,
     Exp3,
     Exp3Bank,
-    FixedProduct,
-    _loss,
     exp3_parameters,
+    normalised_loss,
 )
+from games.price_discrimination.game import PARAMETER_SETS
+from games.price_discrimination.sellers import SELLERS, AlphaPD, BeliefTracking, FixedProduct
 
 P0, P2 = PARAMETER_SETS["P0"], PARAMETER_SETS["P2"]
 
@@ -50,7 +47,7 @@ def test_exp3_never_divides_by_a_vanishing_probability():
 
 def test_reward_normalisation_p0():
     # P0's revenues mapped to [0, 1]: r = -5 -> loss 1, r = 15 -> loss 0, r = 7.5 -> reward 0.625
-    np.testing.assert_allclose(1 - _loss(P0, np.array([-5.0, 15.0, 7.5])), [0, 1, 0.625])
+    np.testing.assert_allclose(1 - normalised_loss(P0, np.array([-5.0, 15.0, 7.5])), [0, 1, 0.625])
 
 
 def test_presets():
