@@ -83,8 +83,9 @@ from learning.algorithms import ALGORITHMS, Algorithm, Context, LocalTraining, b
 from learning.algorithms.base import State
 from learning.algorithms.cobo import oracle_weights, weight_error
 from learning.build import build
-from learning.engine import Params, SGDConfig, ShardedData
+from learning.engine import Params, ShardedData
 from learning.loop import run_rounds
+from learning.optim import SGDConfig
 
 __all__ = [
     "CHANCE",

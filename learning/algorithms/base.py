@@ -82,7 +82,8 @@ import torch
 
 from econ.validation import choice, positive_int
 from learning.dp import DPSGDSettings, dp_local_sgd
-from learning.engine import Engine, LocalResult, Optimizer, Params, SGDConfig, ShardedData
+from learning.engine import Engine, LocalResult, Params, ShardedData
+from learning.optim import Optimizer, SGDConfig
 
 __all__ = [
     "ALGORITHMS",

@@ -75,15 +75,8 @@ from learning.algorithms.base import (
     register,
 )
 from learning.all_pairs import checked_pairs, gradients_on, midpoint_gradient_products
-from learning.engine import (
-    Engine,
-    Params,
-    SGDConfig,
-    Task,
-    momentum_buffer,
-    sample_batches,
-    select,
-)
+from learning.engine import Engine, Params, Task, sample_batches, select
+from learning.optim import SGDConfig, momentum_buffer
 
 __all__ = [
     "DOMAINS",
@@ -286,7 +279,7 @@ def local_step(
                x \leftarrow x - \eta\,(m + \rho\,\nabla_x \tfrac12 \textstyle\sum_{ij}
                w_{ij} \lVert x_i - x_j \rVert^2)
 
-    with ``g`` the minibatch gradients, the momentum of :func:`learning.engine.momentum_buffer`
+    with ``g`` the minibatch gradients, the momentum of :func:`learning.optim.momentum_buffer`
     (plain ``g`` without momentum; ``fresh`` marks clients whose buffer starts now) and the
     Laplacian penalty of :func:`laplacian_penalty` over the participants' ``weights``.
     Returns the new parameters and momentum buffers.
@@ -472,7 +465,7 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
 
     with the context's optimiser (learning rate :math:`\eta`, momentum :math:`\beta`, dampening
     :math:`d`, weight decay :math:`\lambda`; a client's first step sets :math:`m = g + \lambda x`,
-    :func:`learning.engine.momentum_buffer`) on the gradient part only (the penalty has no momentum,
+    :func:`learning.optim.momentum_buffer`) on the gradient part only (the penalty has no momentum,
     as in the official vision code), the sum running over the participating clients.
 
     **Client and server halves** (:class:`~learning.algorithms.base.MultiExchange`, one

@@ -53,17 +53,10 @@ from games.defection_free import (
 )
 from learning.data import Dataset, load_dataset
 from learning.device import resolve_device
-from learning.engine import (
-    BatchedEngine,
-    Evaluation,
-    Params,
-    Task,
-    float32_step,
-    parameters_of,
-    sample_batches,
-)
+from learning.engine import BatchedEngine, Evaluation, Params, Task, parameters_of, sample_batches
 from learning.loop import DivergedError
 from learning.models import build_model
+from learning.optim import float32_step
 from learning.partition import label_cdf
 from learning.qualities import qualities_from_evaluation
 from learning.rng import torch_generator

@@ -60,10 +60,11 @@ from learning.build import build_engine
 from learning.drivers.ipfl.config import IPFLRun
 from learning.drivers.ipfl.evaluation import cluster_accuracy, flat, personalise
 from learning.drivers.ipfl.setup import build_setup
-from learning.engine import AdadeltaConfig, Params, SGDConfig, ShardedData, broadcast, group_mean
+from learning.engine import Params, ShardedData, broadcast, group_mean
 from learning.engine import select as select_rows
 from learning.loop import check_finite_loss
 from learning.models import build_model
+from learning.optim import AdadeltaConfig, SGDConfig
 from learning.rng import draw_entropy, round_rng
 from learning.runtimes.flower.records import pack, record_of, scalar, scalars, stack, unpack
 from learning.runtimes.flower.requests import Requests, answer, discover, metric, partition_of
