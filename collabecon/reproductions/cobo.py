@@ -81,7 +81,7 @@ from econ.claims import Claim, Reproduction, claims_markdown
 from econ.validation import choice, positive_int
 from learning.algorithms import ALGORITHMS, Algorithm, Context, LocalTraining, build_algorithm
 from learning.algorithms.base import State
-from learning.algorithms.cobo import oracle_weights, weight_error
+from learning.algorithms.cobo_steps import oracle_weights, weight_error
 from learning.build import build
 from learning.engine import Params, ShardedData
 from learning.loop import run_rounds
@@ -458,7 +458,7 @@ def run_setting(
     rounds, seed, seeds : int
         Rounds of every method (one SGD step per model each), first seed, number of seeds.
     schedule : str
-        CoBo's pair sampling (:data:`learning.algorithms.cobo.SCHEDULES`).
+        CoBo's pair sampling (:data:`learning.algorithms.cobo_steps.SCHEDULES`).
     momentum : {"none", "code"}
         Plain SGD, or the official code's EMA momentum (module docstring).
     learning_rates : {"tuned", "paper"}
