@@ -80,8 +80,8 @@ from collabecon.reproductions.cobo_claims import (
 from econ.claims import Claim, Reproduction, claims_markdown
 from econ.validation import choice, positive_int
 from learning.algorithms import ALGORITHMS, Algorithm, Context, LocalTraining, build_algorithm
-from learning.algorithms.base import State
 from learning.algorithms.cobo_steps import oracle_weights, weight_error
+from learning.algorithms.exchanges import State
 from learning.build import build
 from learning.engine import Params, ShardedData
 from learning.loop import run_rounds

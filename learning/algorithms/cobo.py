@@ -61,14 +61,7 @@ import numpy as np
 import torch
 
 from econ.validation import choice, non_negative, positive, positive_int
-from learning.algorithms.base import (
-    Context,
-    Dispatch,
-    MultiExchange,
-    SplitAlgorithm,
-    State,
-    register,
-)
+from learning.algorithms.base import Context, SplitAlgorithm, register
 from learning.algorithms.cobo_steps import (
     DOMAINS,
     INNER_SOLVERS,
@@ -78,6 +71,7 @@ from learning.algorithms.cobo_steps import (
     sample_pairs,
     update_weights,
 )
+from learning.algorithms.exchanges import Dispatch, MultiExchange, State
 from learning.all_pairs import gradients_on, paired_products
 from learning.engine import Engine, Params, sample_batches, select
 from learning.optim import SGDConfig
@@ -135,7 +129,7 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
     :func:`learning.optim.momentum_buffer`) on the gradient part only (the penalty has no momentum,
     as in the official vision code), the sum running over the participating clients.
 
-    **Client and server halves** (:class:`~learning.algorithms.base.MultiExchange`, one
+    **Client and server halves** (:class:`~learning.algorithms.exchanges.MultiExchange`, one
     exchange for the pairs and one per local step). ``dispatch`` samples the pairs and draws
     every minibatch of the round (the pair minibatch, then one per step), and sends each
     client in a pair the midpoints :math:`z_{ij}` of its pairs with its pair minibatch's

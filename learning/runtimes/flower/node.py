@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from learning.algorithms import Context, Dispatch, LocalTraining, SplitAlgorithm, build_algorithm
-from learning.algorithms.base import FinishExchange, Survey
+from learning.algorithms.exchanges import FinishExchange, Survey
 from learning.build import build_engine
 from learning.engine import Params, ShardedData
 from learning.models import build_model
