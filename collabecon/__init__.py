@@ -136,7 +136,7 @@ _NAMES: dict[str, tuple[str, str]] = {
     "measure_privacy_curve": ("learning.drivers.privacy_curve", "measure"),
     "DuopolySetup": ("learning.drivers.defection_free", "DuopolySetup"),
     "TorchFirms": ("learning.drivers.defection_free", "TorchFirms"),
-    "run_defection_free_schemes": ("learning.drivers.defection_free", "run_schemes"),
+    "run_defection_free_schemes": ("learning.drivers.defection_free_schemes", "run_schemes"),
     "IPFLRun": ("learning.drivers.ipfl", "IPFLRun"),
     "run_ipfl": ("learning.drivers.ipfl", "run_ipfl"),
     # the application: one setting of the CoBo reproduction
@@ -303,7 +303,7 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from learning.algorithms.threshold_clustering import QuantileRadius, threshold_clustering
     from learning.data import load_dataset
     from learning.drivers.defection_free import DuopolySetup, TorchFirms
-    from learning.drivers.defection_free import run_schemes as run_defection_free_schemes
+    from learning.drivers.defection_free_schemes import run_schemes as run_defection_free_schemes
     from learning.drivers.ipfl import IPFLRun, run_ipfl
     from learning.drivers.privacy_curve import measure as measure_privacy_curve
     from learning.engine import select as select_models
