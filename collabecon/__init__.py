@@ -19,7 +19,7 @@ application, grouped by layer in :data:`_NAMES`:
 
 Names that would be ambiguous on their own carry their model's prefix (``pd_equilibrium`` is
 ``equilibrium`` of :mod:`games.price_discrimination.equilibrium`, ``CoBoPairSchedule`` is
-``PairSchedule`` of :mod:`learning.algorithms.cobo`).
+``PairSchedule`` of :mod:`learning.algorithms.cobo_steps`).
 
 ``collabecon.__version__`` is the installed distribution's version, the one of
 ``pyproject.toml`` (``collabecon --version`` prints it too).
@@ -128,15 +128,15 @@ _NAMES: dict[str, tuple[str, str]] = {
     # learning: Threshold-Clustering (Werner et al. 2023) and CoBo (Hashemi et al. 2024)
     "threshold_clustering": ("learning.algorithms.threshold_clustering", "threshold_clustering"),
     "QuantileRadius": ("learning.algorithms.threshold_clustering", "QuantileRadius"),
-    "CoBoPairSchedule": ("learning.algorithms.cobo", "PairSchedule"),
-    "CoBoQuadraticToy": ("learning.algorithms.cobo", "QuadraticToy"),
-    "simulate_cobo_quadratic": ("learning.algorithms.cobo", "simulate_quadratic"),
-    "cobo_oracle_weights": ("learning.algorithms.cobo", "oracle_weights"),
+    "CoBoPairSchedule": ("learning.algorithms.cobo_steps", "PairSchedule"),
+    "CoBoQuadraticToy": ("learning.algorithms.cobo_quadratic", "QuadraticToy"),
+    "simulate_cobo_quadratic": ("learning.algorithms.cobo_quadratic", "simulate_quadratic"),
+    "cobo_oracle_weights": ("learning.algorithms.cobo_steps", "oracle_weights"),
     # learning: the drivers that train real models for the economics
     "measure_privacy_curve": ("learning.drivers.privacy_curve", "measure"),
     "DuopolySetup": ("learning.drivers.defection_free", "DuopolySetup"),
     "TorchFirms": ("learning.drivers.defection_free", "TorchFirms"),
-    "run_defection_free_schemes": ("learning.drivers.defection_free", "run_schemes"),
+    "run_defection_free_schemes": ("learning.drivers.defection_free_schemes", "run_schemes"),
     "IPFLRun": ("learning.drivers.ipfl", "IPFLRun"),
     "run_ipfl": ("learning.drivers.ipfl", "run_ipfl"),
     # the application: one setting of the CoBo reproduction
@@ -292,14 +292,14 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from games.quadratic_firms import thesis_toy as quadratic_firms_toy
     from learning.algorithms import ALGORITHMS, build_algorithm
     from learning.algorithms import register as register_algorithm
-    from learning.algorithms.cobo import PairSchedule as CoBoPairSchedule
-    from learning.algorithms.cobo import QuadraticToy as CoBoQuadraticToy
-    from learning.algorithms.cobo import oracle_weights as cobo_oracle_weights
-    from learning.algorithms.cobo import simulate_quadratic as simulate_cobo_quadratic
+    from learning.algorithms.cobo_quadratic import QuadraticToy as CoBoQuadraticToy
+    from learning.algorithms.cobo_quadratic import simulate_quadratic as simulate_cobo_quadratic
+    from learning.algorithms.cobo_steps import PairSchedule as CoBoPairSchedule
+    from learning.algorithms.cobo_steps import oracle_weights as cobo_oracle_weights
     from learning.algorithms.threshold_clustering import QuantileRadius, threshold_clustering
     from learning.data import load_dataset
     from learning.drivers.defection_free import DuopolySetup, TorchFirms
-    from learning.drivers.defection_free import run_schemes as run_defection_free_schemes
+    from learning.drivers.defection_free_schemes import run_schemes as run_defection_free_schemes
     from learning.drivers.ipfl import IPFLRun, run_ipfl
     from learning.drivers.privacy_curve import measure as measure_privacy_curve
     from learning.engine import select as select_models

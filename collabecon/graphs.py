@@ -125,7 +125,7 @@ def collaboration_graph(weights: ArrayLike, *, directed: bool = False) -> nx.Gra
     Parameters
     ----------
     weights : array (n, n)
-        :math:`W`, finite and non-negative: :attr:`learning.algorithms.cobo.QuadraticRun.weights`,
+        :math:`W`, finite and non-negative: :attr:`learning.algorithms.cobo_quadratic.QuadraticRun.weights`,
         or the ``"weights"`` of a CoBo state moved to the CPU.
     directed : bool
         A :class:`networkx.DiGraph` for a :math:`W` that is not symmetric.

@@ -28,8 +28,10 @@ from learning.engine import Engine, Params, ShardedData, Task, sample_batches
 __all__ = [
     "client_batches",
     "flatten",
+    "functional_loss",
     "gradients_on",
     "midpoint_gradient_products",
+    "paired_products",
     "pairwise_gradients",
     "pairwise_gradients_loop",
     "pairwise_losses",
@@ -137,7 +139,7 @@ def gradients_on(
     sorted_batches = batches.index_select(0, order)
     budget = _CUDA_EXAMPLES if device.type == "cuda" else _EXAMPLES
     use_stacked = stacked.supports(model)
-    vmapped = vmap(grad_and_value(_loss_fn(model, task)))
+    vmapped = vmap(grad_and_value(functional_loss(model, task)))
     grads = {k: v.new_empty((slots, *v.shape[1:])) for k, v in params.items()}
     losses = x.new_empty(slots, dtype=next(iter(params.values())).dtype)
     for start, stop, inputs, shared in _calls(sorted_batches, x.shape[1], budget, use_stacked):
@@ -193,9 +195,13 @@ def _calls(
     return calls
 
 
-def _loss_fn(
+def functional_loss(
     model: nn.Module, task: Task
 ) -> Callable[[Params, torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The mean loss of ``model`` with the parameters ``params`` on the batch ``(x, y)``, as a
+    function ``loss(params, x, y)`` of the three (``torch.func.functional_call``; the model's
+    own weights unused)."""
+
     def loss(params: Params, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return task.loss(functional_call(model, params, (x,)), y)
 
@@ -269,7 +275,7 @@ def midpoint_gradient_products(
 
     (Hashemi et al. 2024, Algorithm 1, eq. (w)): the :math:`2P` midpoint gradients in
     :func:`gradients_on`, model ``z_ij`` once on batch ``i`` and once on batch ``j``. The same
-    numbers as :func:`learning.algorithms.cobo.pairwise_work` (both paths) up to
+    numbers as :func:`learning.algorithms.cobo_steps.pairwise_work` (both paths) up to
     floating-point summation order.
 
     Parameters
@@ -295,10 +301,22 @@ def midpoint_gradient_products(
     i, j = block[:, 0], block[:, 1]
     z = {k: 0.5 * (v.index_select(0, i) + v.index_select(0, j)) for k, v in params.items()}
     half = pairs.shape[0]
-    both = torch.arange(half, device=first.device).repeat(2)
-    grads, _ = gradients_on(model, task, z, x, y, torch.cat([i, j]), both)
+    rows = torch.arange(half, device=first.device)
+    grads, _ = gradients_on(model, task, z, x, y, torch.cat([i, j]), rows.repeat(2))
+    return paired_products(grads, rows, rows + half)
+
+
+def paired_products(
+    gradients: Mapping[str, torch.Tensor], first: torch.Tensor, second: torch.Tensor
+) -> torch.Tensor:
+    r"""The inner products :math:`\langle g_{a_p}, g_{b_p} \rangle` of rows ``a = first`` and
+    ``b = second`` of stacked ``gradients``, summed over every parameter tensor: CoBo's
+    :math:`s_{ij}` from the two midpoint gradients of each pair (Hashemi et al. 2024,
+    Algorithm 1, eq. (w)). Returns a tensor of shape ``(P,)``, ``P = len(first)``."""
+    pairs = first.shape[0]
     return sum(  # type: ignore[return-value]
-        (g[:half] * g[half:]).reshape(half, -1).sum(1) for g in grads.values()
+        (g.index_select(0, first) * g.index_select(0, second)).reshape(pairs, -1).sum(1)
+        for g in gradients.values()
     )
 
 
@@ -335,6 +353,6 @@ def pairwise_losses(
 ) -> torch.Tensor:
     """Mean loss of model ``i`` on batch ``j``: ``(M, N)``, forward passes only."""
 
-    loss = _loss_fn(engine.model, engine.task)
+    loss = functional_loss(engine.model, engine.task)
     table = vmap(vmap(loss, in_dims=(None, 0, 0)), in_dims=(0, None, None))
     return table(params, x, y)

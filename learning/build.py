@@ -21,12 +21,27 @@ import torch
 from econ.validation import choice, in_interval
 from learning.algorithms import Context, LocalTraining
 from learning.device import resolve_device
-from learning.engine import ENGINES, Engine, Params, ShardedData, Task, broadcast, parameters_of
+from learning.engine import (
+    BatchedEngine,
+    Engine,
+    Params,
+    ShardedData,
+    Task,
+    broadcast,
+    parameters_of,
+)
 from learning.federation import Federation, make_federation
+from learning.loop_engine import LoopEngine
 from learning.models import build_model
 from learning.rng import torch_generator
 
-__all__ = ["Built", "build", "build_engine"]
+__all__ = ["ENGINES", "Built", "build", "build_engine"]
+
+#: Registry: engine name -> class.
+ENGINES: dict[str, Callable[[torch.nn.Module, Task, torch.device], Engine]] = {
+    BatchedEngine.name: BatchedEngine,
+    LoopEngine.name: LoopEngine,
+}
 
 #: A map applied to every client's labels (e.g. ``y % 2`` for a two-class task).
 LabelMap = Callable[[np.ndarray], np.ndarray]

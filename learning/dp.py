@@ -44,7 +44,8 @@ from torch.nn.grad import conv2d_weight
 
 from econ.validation import non_negative, positive, positive_int
 from learning import stacked
-from learning.engine import Engine, LocalResult, Params, SGDConfig, ShardedData, sgd_step
+from learning.engine import Engine, LocalResult, Params, ShardedData
+from learning.optim import SGDConfig, sgd_step
 
 __all__ = [
     "DPSGDSettings",

@@ -5,28 +5,15 @@ parameter name to a tensor whose leading axis is the client. :class:`BatchedEngi
 hand-stacked layers of :mod:`learning.stacked` (``torch.vmap`` of
 ``torch.func.grad_and_value`` of a ``functional_call`` for other architectures), so a
 single call does the forward and backward pass of all ``K`` clients, each on its own weights
-and its own minibatch, and then a functional SGD step (momentum, weight decay, optional
-proximal pull) for all of them. :class:`LoopEngine` does the same work one client at a time
-with an ``nn.Module`` and ``torch.optim.SGD``; it is the reference the tests hold the batched
-engine to.
+and its own minibatch, and then a functional step of the local optimiser
+(:mod:`learning.optim`: SGD with momentum, weight decay and an optional proximal pull, or
+Adadelta) for all of them. :class:`learning.loop_engine.LoopEngine` does the same work one
+client at a time; it is the reference the tests hold the batched engine to.
 
 Data of all clients lives on the device as one flat tensor (:class:`ShardedData`: client
 ``k`` owns rows ``offsets[k] : offsets[k] + sizes[k]``), so clients with unequal data sizes
 cost no padding. Every client takes the same number of local steps per call; its minibatch
 indices come from :func:`sample_batches` (numpy, so identical on every device).
-
-The local update of client :math:`k` at step :math:`t` is PyTorch's SGD:
-
-.. math::
-
-    g &= \\nabla \\ell_k(w_t; B_{k,t}) + \\lambda w_t + \\mu (w_t - c_k), \\\\
-    m_{t+1} &= \\beta m_t + (1 - d)\\, g \\ (m_1 = g), \\qquad w_{t+1} = w_t - \\eta\\, m_{t+1},
-
-with learning rate :math:`\\eta`, momentum :math:`\\beta`, dampening :math:`d`
-(:func:`momentum_buffer`; ``d = 0.1`` with :math:`\\beta = 0.9` is the exponential moving
-average of CoBo's code), weight decay
-:math:`\\lambda`, and an optional proximal centre :math:`c_k` with weight :math:`\\mu`
-(FedProx, Li et al. 2020; Ditto's personal objective, Li et al. 2021).
 """
 
 from __future__ import annotations
@@ -43,35 +30,31 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
-from econ.validation import in_interval, non_negative, positive, positive_int
+from econ.validation import non_negative, positive_int
 from learning import stacked
+from learning.optim import AdadeltaConfig, Optimizer, adadelta_step, sgd_step
 
 __all__ = [
-    "ENGINES",
-    "FLOAT32_MAX",
+    "EVAL_CHUNK",
     "BatchedEngine",
     "Engine",
     "Evaluation",
     "LocalResult",
-    "LoopEngine",
     "Params",
-    "SGDConfig",
     "ShardedData",
     "Task",
     "broadcast",
-    "float32_step",
     "group_mean",
-    "momentum_buffer",
     "parameters_of",
     "sample_batches",
     "select",
-    "sgd_step",
 ]
 
 #: Stacked parameters: name -> tensor with a leading client axis.
 Params = dict[str, torch.Tensor]
 
-_EVAL_EXAMPLES = 8192  # examples (summed over clients) per evaluation chunk
+#: Examples (summed over clients) per evaluation chunk.
+EVAL_CHUNK = 8192
 
 
 # --------------------------------------------------------------------------- stacked params
@@ -233,123 +216,6 @@ class Task:
 
 
 @dataclass(frozen=True, slots=True)
-class SGDConfig:
-    """Local optimiser of every client: PyTorch's SGD (no Nesterov)."""
-
-    lr: float
-    momentum: float = 0.0
-    weight_decay: float = 0.0
-    dampening: float = 0.0
-
-    def __post_init__(self) -> None:
-        float32_step("lr", float(positive("lr", self.lr)))
-        in_interval("momentum", self.momentum, 0.0, 1.0, high_open=True)
-        float32_step("weight_decay", float(non_negative("weight_decay", self.weight_decay)))
-        in_interval("dampening", self.dampening, 0.0, 1.0, high_open=True)
-
-
-@dataclass(frozen=True, slots=True)
-class AdadeltaConfig:
-    r"""Local optimiser Adadelta (Zeiler 2012) with PyTorch's defaults, its state fresh at
-    every call of :meth:`Engine.local_sgd` (the IP-FL reference code's local optimiser):
-
-    .. math::
-
-        s \leftarrow \rho s + (1-\rho) g^2, \quad
-        d = \frac{\sqrt{a + \epsilon}}{\sqrt{s + \epsilon}}\, g, \quad
-        a \leftarrow \rho a + (1-\rho) d^2, \quad w \leftarrow w - \mathrm{lr}\, d.
-
-    The loop engine runs ``torch.optim.Adadelta``; the batched engine the same formula for
-    every client at once (:func:`adadelta_step`), and a test holds the two together.
-    """
-
-    lr: float = 1.0
-    rho: float = 0.9
-    eps: float = 1e-6
-
-    def __post_init__(self) -> None:
-        float32_step("lr", float(positive("lr", self.lr)))
-        in_interval("rho", self.rho, 0.0, 1.0, high_open=True)
-        positive("eps", self.eps)
-
-    @property
-    def momentum(self) -> float:
-        """Adadelta carries no heavy-ball buffer from one call to the next."""
-        return 0.0
-
-
-#: A client's local optimiser.
-Optimizer = SGDConfig | AdadeltaConfig
-
-
-def adadelta_step(
-    params: Params, grads: Params, state: Params | None, opt: AdadeltaConfig
-) -> tuple[Params, Params]:
-    """One :class:`AdadeltaConfig` update of stacked ``params``; ``state`` holds the running
-    averages ``"<name>.square"`` and ``"<name>.delta"`` (None: zeros)."""
-    state = {} if state is None else state
-    new_params: Params = {}
-    new_state: Params = {}
-    for name, p in params.items():
-        g = grads[name]
-        square = state.get(f"{name}.square", torch.zeros_like(p))
-        delta = state.get(f"{name}.delta", torch.zeros_like(p))
-        square = opt.rho * square + (1 - opt.rho) * g * g
-        step = torch.sqrt(delta + opt.eps) / torch.sqrt(square + opt.eps) * g
-        new_state[f"{name}.square"] = square
-        new_state[f"{name}.delta"] = opt.rho * delta + (1 - opt.rho) * step * step
-        new_params[name] = p - opt.lr * step
-    return new_params, new_state
-
-
-FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def float32_step(name: str, value: float) -> float:
-    """Refuse a learning rate (or another step scale) that float32 arithmetic cannot hold.
-
-    Raises
-    ------
-    ValueError
-        ``abs(value)`` exceeds :data:`FLOAT32_MAX` (about 3.4e38).
-    """
-    if abs(value) > FLOAT32_MAX:
-        raise ValueError(
-            f"{name} must be at most {FLOAT32_MAX:.3g} (the largest float32), got {value:g}"
-        )
-    return value
-
-
-def momentum_buffer(
-    previous: torch.Tensor | None,
-    g: torch.Tensor,
-    momentum: float,
-    dampening: float = 0.0,
-    *,
-    fresh: torch.Tensor | None = None,
-) -> torch.Tensor:
-    r"""PyTorch's SGD momentum buffer, row by row (one row per client):
-
-    .. math:: m \leftarrow g \ \text{at a client's first step}, \qquad
-              m \leftarrow \beta m + (1 - d)\, g \ \text{after}.
-
-    ``previous`` None: every row is at its first step. ``fresh`` (bool, one per row): the
-    rows at their first step, for buffers kept as zeros until a client first trains. The one
-    place of this formula for the engines, CoBo, Ditto and IFCA.
-    """
-    if previous is None:
-        return g
-    buffer = (
-        torch.add(previous * momentum, g, alpha=1.0 - dampening)
-        if dampening
-        else torch.add(g, previous, alpha=momentum)
-    )
-    if fresh is not None:
-        buffer = torch.where(fresh.reshape(-1, *([1] * (g.ndim - 1))), g, buffer)
-    return buffer
-
-
-@dataclass(frozen=True, slots=True)
 class LocalResult:
     """Outcome of local training: new stacked parameters, momentum, mean training loss."""
 
@@ -466,34 +332,6 @@ class Engine(ABC):
         )
 
 
-def sgd_step(
-    params: Params,
-    grads: Params,
-    momentum: Params | None,
-    sgd: SGDConfig,
-    prox_center: Params | None = None,
-    prox_mu: float = 0.0,
-) -> tuple[Params, Params | None]:
-    """One SGD update of stacked ``params`` from ``grads`` (the module docstring's formula)."""
-    new_params: Params = {}
-    new_momentum: Params | None = {} if sgd.momentum > 0 else None
-    # torch.add(a, b, alpha=c) is a + c b in one pass over memory (these updates are
-    # memory-bound: with many clients they are a seventh of a LeNet-5 step done in two passes)
-    for name, p in params.items():
-        g = grads[name]
-        if sgd.weight_decay:
-            g = torch.add(g, p, alpha=sgd.weight_decay)
-        if prox_center is not None and prox_mu:
-            g = torch.add(g, p - prox_center[name], alpha=prox_mu)
-        if new_momentum is not None:
-            g = momentum_buffer(
-                None if momentum is None else momentum[name], g, sgd.momentum, sgd.dampening
-            )
-            new_momentum[name] = g
-        new_params[name] = torch.add(p, g, alpha=-sgd.lr)
-    return new_params, new_momentum
-
-
 class BatchedEngine(Engine):
     """All clients at once: ``vmap(grad_and_value(functional_call))`` per local step."""
 
@@ -555,7 +393,7 @@ class BatchedEngine(Engine):
         sizes, starts = data.sizes[idx], data.offsets[idx]
         n = sizes.cpu().numpy()
         k = len(clients)
-        chunk = max(1, min(_EVAL_EXAMPLES // k, int(n.max(initial=1))))
+        chunk = max(1, min(EVAL_CHUNK // k, int(n.max(initial=1))))
         loss_sum = torch.zeros(k, device=self.device)
         hits = torch.zeros(k, device=self.device)
         for start in range(0, int(n.max(initial=0)), chunk):
@@ -575,7 +413,7 @@ class BatchedEngine(Engine):
     def evaluate_on(self, params: Params, x: np.ndarray, y: np.ndarray) -> Evaluation:
         xt, yt = self._common_set(x, y)
         k = next(iter(params.values())).shape[0]
-        chunk = max(1, _EVAL_EXAMPLES // k)
+        chunk = max(1, EVAL_CHUNK // k)
         loss_sum = torch.zeros(k, device=self.device)
         hits = torch.zeros(k, device=self.device)
         for start in range(0, xt.shape[0], chunk):
@@ -587,132 +425,3 @@ class BatchedEngine(Engine):
             if self.task.classification:
                 hits += self.task.correct(out, yc).sum(1)
         return self._evaluation(loss_sum, hits, np.full(k, xt.shape[0]))
-
-
-class LoopEngine(Engine):
-    """The reference: one client after another, ``nn.Module`` + ``torch.optim.SGD``."""
-
-    name = "loop"
-
-    def _client_model(self, params: Params, i: int) -> nn.Module:
-        model = copy.deepcopy(self.model)
-        with torch.no_grad():
-            for name, p in model.named_parameters():
-                p.copy_(params[name][i])
-        return model
-
-    def gradients(
-        self, params: Params, x: torch.Tensor, y: torch.Tensor
-    ) -> tuple[Params, torch.Tensor]:
-        grads: list[Params] = []
-        losses = []
-        for i in range(x.shape[0]):
-            model = self._client_model(params, i)
-            loss = self.task.loss(model(x[i]), y[i])
-            loss.backward()
-            grads.append({n: _gradient(p).detach() for n, p in model.named_parameters()})
-            losses.append(loss.detach())
-        return _stack(grads), torch.stack(losses)
-
-    def _train(
-        self,
-        params: Params,
-        data: ShardedData,
-        rows: torch.Tensor,
-        sgd: Optimizer,
-        momentum: Params | None,
-        prox_center: Params | None,
-        prox_mu: float,
-    ) -> LocalResult:
-        n_clients, steps = rows.shape[0], rows.shape[1]
-        new_params: list[Params] = []
-        new_momentum: list[Params] = []
-        losses = np.zeros(n_clients)
-        for i in range(n_clients):
-            model = self._client_model(params, i)
-            named = dict(model.named_parameters())
-            opt: torch.optim.Optimizer
-            if isinstance(sgd, AdadeltaConfig):
-                opt = torch.optim.Adadelta(model.parameters(), lr=sgd.lr, rho=sgd.rho, eps=sgd.eps)
-            else:
-                opt = torch.optim.SGD(
-                    model.parameters(),
-                    lr=sgd.lr,
-                    momentum=sgd.momentum,
-                    weight_decay=sgd.weight_decay,
-                    dampening=sgd.dampening,
-                )
-            if momentum is not None:
-                for name, p in named.items():
-                    opt.state[p]["momentum_buffer"] = momentum[name][i].clone()
-            total = 0.0
-            for t in range(steps):
-                batch = rows[i, t]
-                opt.zero_grad()
-                loss = self.task.loss(model(data.x[batch]), data.y[batch])
-                loss.backward()
-                if prox_center is not None and prox_mu:
-                    with torch.no_grad():
-                        for name, p in named.items():
-                            _gradient(p).add_(p - prox_center[name][i], alpha=prox_mu)
-                opt.step()
-                total += float(loss.detach())
-            losses[i] = total / steps
-            new_params.append(parameters_of(model))
-            if sgd.momentum > 0:
-                new_momentum.append(
-                    {name: opt.state[p]["momentum_buffer"].detach() for name, p in named.items()}
-                )
-        return LocalResult(
-            _stack(new_params), _stack(new_momentum) if new_momentum else None, losses
-        )
-
-    @torch.no_grad()
-    def evaluate(
-        self, params: Params, data: ShardedData, clients: np.ndarray | None = None
-    ) -> Evaluation:
-        clients = np.arange(data.n_clients) if clients is None else np.asarray(clients)
-        sizes, starts = data.sizes_numpy(), data.offsets.cpu().numpy()
-        return self._each(
-            params,
-            [
-                (data.x[starts[c] : starts[c] + sizes[c]], data.y[starts[c] : starts[c] + sizes[c]])
-                for c in clients
-            ],
-        )
-
-    @torch.no_grad()
-    def evaluate_on(self, params: Params, x: np.ndarray, y: np.ndarray) -> Evaluation:
-        xt, yt = self._common_set(x, y)
-        k = next(iter(params.values())).shape[0]
-        return self._each(params, [(xt, yt)] * k)
-
-    def _each(self, params: Params, sets: list[tuple[torch.Tensor, torch.Tensor]]) -> Evaluation:
-        loss_sum = torch.zeros(len(sets), dtype=torch.float64)
-        hits = torch.zeros(len(sets), dtype=torch.float64)
-        for i, (x, y) in enumerate(sets):
-            model = self._client_model(params, i)
-            for start in range(0, x.shape[0], _EVAL_EXAMPLES):
-                out = model(x[start : start + _EVAL_EXAMPLES])
-                yc = y[start : start + _EVAL_EXAMPLES]
-                loss_sum[i] += float(self.task.losses(out, yc).sum())
-                if self.task.classification:
-                    hits[i] += float(self.task.correct(out, yc).sum())
-        return self._evaluation(loss_sum, hits, np.array([x.shape[0] for x, _ in sets]))
-
-
-def _gradient(p: torch.Tensor) -> torch.Tensor:
-    """``p.grad`` after a backward pass that reached ``p``."""
-    assert p.grad is not None, "the backward pass did not reach this parameter"
-    return p.grad
-
-
-def _stack(items: list[Params]) -> Params:
-    return {name: torch.stack([item[name] for item in items]) for name in items[0]}
-
-
-#: Registry: engine name -> class.
-ENGINES: dict[str, Callable[[nn.Module, Task, torch.device], Engine]] = {
-    BatchedEngine.name: BatchedEngine,
-    LoopEngine.name: LoopEngine,
-}

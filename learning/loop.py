@@ -29,7 +29,8 @@ import torch
 from tqdm import tqdm
 
 from econ.validation import positive_int
-from learning.algorithms.base import Algorithm, State
+from learning.algorithms.base import Algorithm
+from learning.algorithms.exchanges import State
 from learning.engine import Evaluation, Params
 from learning.rng import draw_entropy, finish_rng, init_rng, round_rng
 

@@ -24,20 +24,14 @@ from econ.qualities import ModelQualities
 from econ.validation import choice, in_interval, positive_int
 from learning.algorithms import LocalTraining, State, build_algorithm
 from learning.algorithms.base import check_algorithm
-from learning.build import build
+from learning.build import ENGINES, build
 from learning.data import DATASETS
 from learning.dp import DPSGDSettings
-from learning.engine import (
-    ENGINES,
-    Engine,
-    Evaluation,
-    Params,
-    SGDConfig,
-    float32_step,
-)
+from learning.engine import Engine, Evaluation, Params
 from learning.federation import Federation
 from learning.loop import Checkpointing, RoundRecord, run_rounds
 from learning.models import MODELS
+from learning.optim import SGDConfig, float32_step
 from learning.partition import PARTITIONS
 from learning.qualities import model_qualities
 

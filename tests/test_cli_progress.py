@@ -466,7 +466,7 @@ def test_privacy_and_pricing_report_on_stderr_and_are_quiet_with_json(
 
 
 def test_library_code_is_silent_by_default(capsys):
-    from learning.drivers.defection_free import run_schemes
+    from learning.drivers.defection_free_schemes import run_schemes
 
     runs = run_schemes(_ToyFirms(), 2, schemes=("defection-free",))  # no progress given
     assert set(runs) == {"defection-free"}
@@ -474,7 +474,7 @@ def test_library_code_is_silent_by_default(capsys):
 
 
 def test_run_schemes_reports_each_scheme_before_it_runs():
-    from learning.drivers.defection_free import run_schemes
+    from learning.drivers.defection_free_schemes import run_schemes
 
     lines = []
     run_schemes(_ToyFirms(), 1, schemes=("one-sided-low", "complete"), progress=lines.append)

@@ -11,7 +11,8 @@ import torch
 
 from collabecon.graphs import bid_graph, collaboration_graph, component_labels, threshold_graph
 from games.ipfl import IPFLConfig, preference_bids
-from learning.algorithms.cobo import QuadraticToy, oracle_weights, simulate_quadratic
+from learning.algorithms.cobo_quadratic import QuadraticToy, simulate_quadratic
+from learning.algorithms.cobo_steps import oracle_weights
 from learning.algorithms.threshold_clustering import (
     FixedRadius,
     QuantileRadius,

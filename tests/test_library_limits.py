@@ -6,7 +6,7 @@ from econ.market import sampled_market
 from games.price_discrimination.game import THESIS_GAME
 from games.price_discrimination.repeated import simulate
 from games.price_discrimination.sellers import SELLERS
-from learning.engine import SGDConfig
+from learning.optim import SGDConfig
 
 
 @pytest.mark.parametrize("field", ["lr", "weight_decay"])

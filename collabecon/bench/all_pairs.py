@@ -3,7 +3,7 @@
 ``fc``: Federated-Clustering's table of every model's gradient on every client's minibatch
 (:func:`learning.all_pairs.pairwise_gradients` vs :func:`~learning.all_pairs.pairwise_gradients_loop`).
 ``cobo``: CoBo's gradient inner products at the midpoints of all pairs
-(:func:`learning.algorithms.cobo.pairwise_work`, batched through
+(:func:`learning.algorithms.cobo_steps.pairwise_work`, batched through
 :func:`learning.all_pairs.midpoint_gradient_products`, vs its per-pair loop).
 Clients hold iid shares of ``mnist5k``; every client's model is the same initial model plus
 its own small perturbation, so all models differ. Each path is timed ``repeats`` times,
@@ -100,7 +100,7 @@ def measure_all_pairs(
             return flatten(run(engine, params, x, y)[0], lead=2)
 
     else:
-        from learning.algorithms.cobo import pairwise_work
+        from learning.algorithms.cobo_steps import pairwise_work
 
         pairs = np.array([(i, j) for i in range(clients) for j in range(i + 1, clients)])
 

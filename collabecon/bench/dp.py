@@ -26,14 +26,11 @@ from collabecon.bench.clients import iid_clients, max_weight_difference
 from collabecon.bench.timing import best_of_each
 from econ.outputs import plain
 from econ.validation import positive_int
+from learning.build import ENGINES
 from learning.device import resolve_device
 from learning.dp import DPSGDSettings, private_gradients, sample_subsets
-from learning.engine import (
-    ENGINES,
-    Params,
-    SGDConfig,
-    sgd_step,
-)
+from learning.engine import Params
+from learning.optim import SGDConfig, sgd_step
 
 __all__ = ["DPBenchmark", "measure_dp"]
 

@@ -22,8 +22,9 @@ from collabecon.bench.clients import iid_clients, max_weight_difference
 from collabecon.bench.timing import best_of_each
 from econ.outputs import plain
 from econ.validation import positive_int
+from learning.build import ENGINES
 from learning.device import resolve_device
-from learning.engine import ENGINES, SGDConfig
+from learning.optim import SGDConfig
 
 __all__ = ["EngineBenchmark", "measure_engine"]
 

@@ -29,7 +29,7 @@ from collabecon.reproductions.cobo import (
     tables_markdown,
 )
 from econ.claims import Claim, claims_text
-from learning.algorithms.cobo import SCHEDULES
+from learning.algorithms.cobo_steps import SCHEDULES
 
 __all__ = ["add_arguments", "render", "run"]
 

@@ -107,7 +107,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     choice("dataset", args.dataset, tuple(DATASETS))  # before the progress starts
     from games.defection_free import DefectionFreeConfig
-    from learning.drivers.defection_free import DuopolySetup, TorchFirms, run_schemes
+    from learning.drivers.defection_free import DuopolySetup, TorchFirms
+    from learning.drivers.defection_free_schemes import run_schemes
 
     setup = DuopolySetup(
         dataset=args.dataset,

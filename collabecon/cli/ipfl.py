@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.lr_grid is not None and not args.compare:
         raise ValueError("--lr-grid needs --compare")
     if args.lr_grid is not None:
-        from learning.engine import float32_step
+        from learning.optim import float32_step
 
         for lr in args.lr_grid:
             if lr <= 0:

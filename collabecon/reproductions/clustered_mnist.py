@@ -153,7 +153,7 @@ def clients(task: str, scale: Table1Scale, seed: int, data_dir: str | None = Non
     derive from ``seed``; they train on the GPU when one is present."""
     from learning.algorithms import LocalTraining
     from learning.build import build
-    from learning.engine import SGDConfig
+    from learning.optim import SGDConfig
 
     choice("task", task, tuple(TASKS))
     rng = np.random.default_rng(seed)
@@ -181,8 +181,9 @@ def train_method(
     returns its (validation, test) accuracy in %, sample-weighted over the clients."""
     from learning.algorithms import LocalTraining, build_algorithm
     from learning.algorithms.knn_per import KNNPer
-    from learning.engine import SGDConfig, broadcast, parameters_of
+    from learning.engine import broadcast, parameters_of
     from learning.loop import run_rounds
+    from learning.optim import SGDConfig
 
     choice("method", method, METHODS)
     name, params = _ALGORITHMS[method]

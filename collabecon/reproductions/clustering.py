@@ -117,7 +117,8 @@ def setup(
     import torch
 
     from learning.algorithms import Context, LocalTraining, build_algorithm
-    from learning.engine import BatchedEngine, SGDConfig, Task, broadcast
+    from learning.engine import BatchedEngine, Task, broadcast
+    from learning.optim import SGDConfig
 
     dtype = torch.float32 if dtype is None else dtype
     n, dim = clusters.size, truth.shape[1]

@@ -92,10 +92,11 @@ from collabecon.reproductions.cobo_results import (
 from econ.claims import Reproduction
 from econ.validation import choice, positive_int
 from learning.algorithms import Algorithm, Context, LocalTraining, build_algorithm
-from learning.algorithms.base import State
+from learning.algorithms.exchanges import State
 from learning.build import build
-from learning.engine import Params, SGDConfig, ShardedData
+from learning.engine import Params, ShardedData
 from learning.loop import run_rounds
+from learning.optim import SGDConfig
 
 __all__ = [
     "CLAIMS",
@@ -255,7 +256,7 @@ def run_setting(
     rounds, seed, seeds : int
         Rounds of every method (one SGD step per model each), first seed, number of seeds.
     schedule : str
-        CoBo's pair sampling (:data:`learning.algorithms.cobo.SCHEDULES`).
+        CoBo's pair sampling (:data:`learning.algorithms.cobo_steps.SCHEDULES`).
     momentum : {"none", "code"}
         Plain SGD, or the official code's EMA momentum (module docstring).
     learning_rates : {"tuned", "paper"}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from learning.algorithms import ALGORITHMS
-from learning.engine import SGDConfig
+from learning.optim import SGDConfig
 
 __all__ = [
     "BATCH",

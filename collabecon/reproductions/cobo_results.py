@@ -26,7 +26,7 @@ from collabecon.reproductions.cobo_claims import (
     with_std,
 )
 from collabecon.reproductions.cobo_methods import BATCH, VALIDATION_SHARE, finetune_steps
-from learning.algorithms.cobo import oracle_weights, weight_error
+from learning.algorithms.cobo_steps import oracle_weights, weight_error
 
 __all__ = [
     "CHANCE",

@@ -341,7 +341,7 @@ def run(
 
     ``out`` is created first. ``progress`` is called with a short text as each of six phases
     starts: preparing the firms (data and the high firm's pre-training), each scheme
-    (:func:`learning.drivers.defection_free.run_schemes`), the figures.
+    (:func:`learning.drivers.defection_free_schemes.run_schemes`), the figures.
 
     ``threads`` caps torch's CPU threads while the firms train (restored afterwards; None
     leaves torch's setting): one by default, since LeNet-5 on minibatches of 32 and 64
@@ -354,7 +354,8 @@ def run(
 
     from econ.validation import positive_int
     from games.defection_free.figures import write_figures
-    from learning.drivers.defection_free import DuopolySetup, TorchFirms, run_schemes
+    from learning.drivers.defection_free import DuopolySetup, TorchFirms
+    from learning.drivers.defection_free_schemes import run_schemes
 
     out.mkdir(parents=True, exist_ok=True)
     setup = DuopolySetup(size=size, target_per_class=target_per_class, lr=0.05, batch_size=32)

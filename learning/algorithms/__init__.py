@@ -11,15 +11,14 @@ from learning.algorithms.base import (
     ALGORITHMS,
     Algorithm,
     Context,
-    Dispatch,
     FederatedAlgorithm,
     LocalTraining,
     SplitAlgorithm,
-    State,
     build_algorithm,
     check_algorithm,
     register,
 )
+from learning.algorithms.exchanges import Dispatch, State
 
 __all__ = [
     "ALGORITHMS",

@@ -59,14 +59,8 @@ import numpy as np
 import torch
 
 from econ.validation import choice, non_negative
-from learning.algorithms.base import (
-    Context,
-    Dispatch,
-    FederatedAlgorithm,
-    FinishExchange,
-    State,
-    register,
-)
+from learning.algorithms.base import Context, FederatedAlgorithm, register
+from learning.algorithms.exchanges import Dispatch, FinishExchange, State
 from learning.engine import LocalResult, Params, group_mean, select
 
 __all__ = ["KEEP_MOMENTUM", "FedAvg", "GroupAveraging", "GroupAveragingState", "Local", "Oracle"]

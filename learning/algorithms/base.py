@@ -37,17 +37,6 @@ federation runs on different machines (the ServerApp and ClientApp of Flower, Be
     server: the new state from the replies alone (``state`` carries the round's ``plan``
     entries; ``clients`` are all the round's participants).
 
-A round may take several exchanges (:class:`MultiExchange`: CoBo's midpoint gradients, then
-one exchange per local step): ``next_dispatch`` makes the next dispatch from the replies to
-the last, and ``server_update`` takes the replies of the round's last exchange.
-
-Two optional exchanges surround the round. A :class:`Survey` asks the participants something
-before the server dispatches (FedSoft's importance weights: ``survey`` -> ``client_survey`` ->
-``server_survey``, with no random draw), and a :class:`FinishExchange` is every client's work
-after the last round on its own data (fine-tuning, Per-FedAvg's personalisation step:
-``final_dispatch`` -> ``client_finish`` -> ``server_finish``; :meth:`SplitAlgorithm.finish`
-runs it in process).
-
 In process :meth:`SplitAlgorithm.round` runs every participant's half at once on the
 federation's :class:`Context` (the batched engine); :mod:`learning.runtimes.flower` runs the same
 ``client_update`` on a one-client context per Flower node and the same ``server_update`` on
@@ -56,12 +45,12 @@ training-set sizes :math:`n_k` (the ``num-examples`` a Flower client reports), n
 example. ``client_parameters`` names the constructor arguments the client half reads; a
 node builds the algorithm from those alone.
 
-On Flower the server's ``rng`` is not advanced by the nodes' draws, so ``server_update`` may
-draw from it only where the in-process round draws nothing after the clients (the attacks of
-:mod:`learning.byzantine`, which a federation does not simulate); a server draw that follows
-the clients' work takes a seed drawn in ``dispatch`` and handed over in the ``plan``
-(:func:`plan_seed`, :func:`planned`).
-``tests/learning/test_split_nodes.py`` runs every algorithm node by node this way.
+A round may take several exchanges, and optional exchanges surround it (a survey before the
+dispatch, a finish exchange after the last round): :mod:`learning.algorithms.exchanges` holds
+them with the round's message (:class:`~learning.algorithms.exchanges.Dispatch`) and the seed
+of a server draw that follows the clients' work
+(:func:`~learning.algorithms.exchanges.plan_seed`).
+``tests/learning/test_split_nodes.py`` runs every algorithm node by node, as Flower does.
 
 State entries named in ``client_held`` (one row per client: Ditto's personal models and
 buffers) belong to the clients: the round hands each participant its rows in ``sent.each``
@@ -74,44 +63,37 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Generic, cast
 
 import numpy as np
 import torch
 
 from econ.validation import choice, positive_int
+from learning.algorithms.exchanges import (
+    Dispatch,
+    FinishExchange,
+    MultiExchange,
+    S,
+    State,
+    Survey,
+)
 from learning.dp import DPSGDSettings, dp_local_sgd
-from learning.engine import Engine, LocalResult, Optimizer, Params, SGDConfig, ShardedData
+from learning.engine import Engine, LocalResult, Params, ShardedData
+from learning.optim import Optimizer, SGDConfig
 
 __all__ = [
     "ALGORITHMS",
     "Algorithm",
     "Context",
-    "Dispatch",
     "FederatedAlgorithm",
-    "FinishExchange",
     "LocalTraining",
-    "MultiExchange",
     "SplitAlgorithm",
-    "State",
-    "Survey",
     "algorithm_parameters",
     "build_algorithm",
     "check_algorithm",
-    "plan_seed",
-    "planned",
     "register",
 ]
-
-#: Algorithm state: tensors, or dicts of tensors (stacked parameters), by name.
-State = dict[str, Any]
-
-#: The state type of one algorithm: a ``TypedDict`` naming its entries (``FedAvg``'s
-#: :class:`~learning.algorithms.averaging.GroupAveragingState`, ...), at run time a plain
-#: :data:`State`. Its optional entries are those some settings never fill and the round's
-#: ``plan`` entries that ``next_dispatch`` and ``server_update`` read from their ``state``.
-S = TypeVar("S", bound=Mapping[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,39 +219,6 @@ class Algorithm(ABC, Generic[S]):
         return state
 
 
-@dataclass(frozen=True, slots=True)
-class Dispatch:
-    """What the server sends the participants of a round.
-
-    Attributes
-    ----------
-    each : State
-        Tensors (or dicts of them) stacked one row per receiver: row ``i`` goes to receiver
-        ``i`` only.
-    common : State
-        Tensors (or dicts of them) every receiver gets whole.
-    config : dict
-        Scalar settings (numbers, strings, booleans).
-    receivers : ndarray of int64, optional
-        Positions, among the round's participants, of those that work this round (sorted);
-        None: all of them.
-    plan : State
-        The server's memo of the round (FedSoft's selection): :meth:`SplitAlgorithm.round`
-        hands these entries to ``server_update`` inside its ``state``; never sent.
-    """
-
-    each: State
-    common: State
-    config: dict[str, Any]
-    receivers: np.ndarray | None = None
-    plan: State = field(default_factory=dict)
-
-    def working(self, clients: np.ndarray) -> np.ndarray:
-        """The receivers among the participants ``clients``."""
-        clients = np.asarray(clients, dtype=np.int64)
-        return clients if self.receivers is None else clients[self.receivers]
-
-
 class SplitAlgorithm(Algorithm[S]):
     """``round`` as ``dispatch`` (server) -> ``client_update`` (every participant on its own
     data) -> ``server_update`` (server); see the module docstring."""
@@ -356,66 +305,6 @@ class SplitAlgorithm(Algorithm[S]):
         return cast(S, {**self.server_finish(state, replies), **kept})
 
 
-class Survey(ABC, Generic[S]):
-    """A :class:`SplitAlgorithm` that asks the participants something before it dispatches
-    (FedSoft's importance weights): ``survey`` -> ``client_survey`` -> ``server_survey``."""
-
-    @abstractmethod
-    def survey(self, state: S, clients: np.ndarray) -> Dispatch | None:
-        """What the server asks the participants this round; None: nothing."""
-
-    @abstractmethod
-    def client_survey(self, ctx: Context, sent: Dispatch, clients: np.ndarray) -> State:
-        """The participants' answers, stacked one row each (no random draw)."""
-
-    @abstractmethod
-    def server_survey(self, state: S, clients: np.ndarray, replies: State) -> S:
-        """The state with the participants' answers."""
-
-
-class MultiExchange(ABC, Generic[S]):
-    """A :class:`SplitAlgorithm` whose round is several exchanges with its participants
-    (CoBo: the gradients at the pairs' midpoints, then one gradient per local step, the
-    server stepping every participant's model in between): ``dispatch`` opens the round,
-    ``next_dispatch`` turns the replies of each exchange but the last into the next
-    dispatch, and ``server_update`` takes the last replies. The round's working memo goes
-    from exchange to exchange in each dispatch's ``plan``.
-
-    Its client halves draw nothing from the round's stream: ``dispatch`` draws everything
-    the round needs (CoBo: every exchange's minibatch positions, sent to their owners), so
-    that a node, which sees the stream's state as the server left it, reproduces the batched
-    round in every exchange."""
-
-    @abstractmethod
-    def next_dispatch(self, state: S, clients: np.ndarray, replies: State) -> Dispatch | None:
-        """The dispatch of the round's next exchange from the ``replies`` to the last one
-        (``state`` carries that dispatch's ``plan``; ``clients`` are all the round's
-        participants); None: these replies are the round's last, for ``server_update``.
-        No random draw."""
-
-
-class FinishExchange(ABC, Generic[S]):
-    """A :class:`SplitAlgorithm` whose clients work after the last round on their own data
-    (fine-tuning, Per-FedAvg's personalisation): ``final_dispatch`` -> ``client_finish`` ->
-    ``server_finish``; :meth:`SplitAlgorithm.finish` runs it in process."""
-
-    @abstractmethod
-    def final_dispatch(self, state: S) -> Dispatch | None:
-        """What every client receives for its final work (with its client-held rows); None:
-        no such work in this run."""
-
-    @abstractmethod
-    def client_finish(
-        self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
-    ) -> State:
-        """Every client's final work, one row each (random draws: minibatch keys only, as in
-        ``client_update``); client-held entries of the reply go back to the clients."""
-
-    @abstractmethod
-    def server_finish(self, state: S, replies: State) -> S:
-        """The state after the clients' final work."""
-
-
 def _rows(value: Any, idx: torch.Tensor) -> Any:
     if isinstance(value, dict):
         return {k: v.index_select(0, idx) for k, v in value.items()}
@@ -476,19 +365,6 @@ class FederatedAlgorithm(SplitAlgorithm[S]):
         loss = replies["loss"].cpu().numpy()
         trained = LocalResult(replies["params"], replies.get("momentum"), loss)
         return self.aggregate(state, clients, trained), {"train_loss": float(loss.mean())}
-
-
-def plan_seed(rng: np.random.Generator) -> State:
-    """A seed drawn from the round's ``rng`` in ``dispatch``, kept in the server's plan
-    (``{"seed": int64 tensor}``): on Flower the nodes' minibatch draws do not advance the
-    server's generator, so a server draw after the clients' work takes its own stream
-    (module docstring)."""
-    return {"seed": torch.tensor(int(rng.integers(2**63)), dtype=torch.int64)}
-
-
-def planned(state: Mapping[str, Any]) -> np.random.Generator:
-    """The generator of the seed that :func:`plan_seed` put in the round's ``state``."""
-    return np.random.default_rng(int(state["seed"]))
 
 
 #: Registry: algorithm name -> class. Filled by :func:`register`.

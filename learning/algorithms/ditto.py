@@ -36,9 +36,11 @@ import torch
 
 from econ.validation import choice, in_interval, non_negative
 from learning import byzantine
-from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
+from learning.algorithms.base import Context, SplitAlgorithm, register
+from learning.algorithms.exchanges import Dispatch, State
 from learning.all_pairs import client_batches, flatten, unflatten
-from learning.engine import Params, group_mean, momentum_buffer, select
+from learning.engine import Params, group_mean, select
+from learning.optim import momentum_buffer
 
 __all__ = ["Ditto", "DittoState"]
 

@@ -44,7 +44,8 @@ import numpy as np
 import torch
 
 from econ.validation import positive_int
-from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
+from learning.algorithms.base import Context, SplitAlgorithm, register
+from learning.algorithms.exchanges import Dispatch, State
 from learning.engine import Params, ShardedData, group_mean, select
 from learning.per_example import client_rows, per_example_losses
 

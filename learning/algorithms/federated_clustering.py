@@ -35,7 +35,7 @@ receives its own model and sends its minibatch gradient there; the server cluste
 Momentum-Clustering's server keeps the momenta, which are a deterministic function of the
 gradients sent (the paper's clients send the momenta themselves). The server's draws after
 the clients' work (k-means++) come from a seed drawn in ``dispatch``
-(:func:`learning.algorithms.base.plan_seed`).
+(:func:`learning.algorithms.exchanges.plan_seed`).
 
 The vectors the clients send pass through :func:`learning.byzantine.submit` on the server, so
 every method here runs with the attackers of an :class:`~learning.byzantine.AdversarialContext`.
@@ -51,15 +51,8 @@ import torch
 
 from econ.validation import choice, in_interval, positive, positive_int
 from learning import byzantine
-from learning.algorithms.base import (
-    Context,
-    Dispatch,
-    SplitAlgorithm,
-    State,
-    plan_seed,
-    planned,
-    register,
-)
+from learning.algorithms.base import Context, SplitAlgorithm, register
+from learning.algorithms.exchanges import Dispatch, State, plan_seed, planned
 from learning.algorithms.threshold_clustering import (
     FixedRadius,
     QuantileRadius,
@@ -237,7 +230,7 @@ class _GradientMethod(SplitAlgorithm[G]):
     The default halves are Myopic- and Momentum-Clustering's: each participant receives its
     own model and sends its minibatch gradient there (:meth:`client_update`); the server's
     draws after that work come from the seed of the round's ``plan``
-    (:func:`learning.algorithms.base.planned`).
+    (:func:`learning.algorithms.exchanges.planned`).
     """
 
     client_parameters = ("batch_size",)
@@ -256,7 +249,7 @@ class _GradientMethod(SplitAlgorithm[G]):
 
     def dispatch(self, state: G, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Each participant receives its own model; the plan holds the seed of the server's
-        draws (:func:`learning.algorithms.base.plan_seed`)."""
+        draws (:func:`learning.algorithms.exchanges.plan_seed`)."""
         idx = torch.as_tensor(np.asarray(clients), device=self.ctx.device)
         own = {k: v.index_select(0, idx) for k, v in state["models"].items()}
         return Dispatch(each={"model": own}, common={}, config={}, plan=plan_seed(rng))

@@ -25,14 +25,8 @@ import numpy as np
 import torch
 
 from econ.validation import non_negative, positive, positive_int
-from learning.algorithms.base import (
-    Context,
-    Dispatch,
-    SplitAlgorithm,
-    State,
-    Survey,
-    register,
-)
+from learning.algorithms.base import Context, SplitAlgorithm, register
+from learning.algorithms.exchanges import Dispatch, State, Survey
 from learning.engine import Params, group_mean, select
 from learning.per_example import per_example_losses
 

@@ -38,9 +38,11 @@ import torch
 
 from econ.validation import choice, in_interval, positive
 from learning import byzantine
-from learning.algorithms.base import Context, Dispatch, SplitAlgorithm, State, register
+from learning.algorithms.base import Context, SplitAlgorithm, register
+from learning.algorithms.exchanges import Dispatch, State
 from learning.all_pairs import client_batches, flatten, pairwise_losses, unflatten
-from learning.engine import Params, broadcast, group_mean, momentum_buffer, select
+from learning.engine import Params, broadcast, group_mean, select
+from learning.optim import momentum_buffer
 from learning.rng import torch_generator
 
 __all__ = ["IFCA", "IFCAState", "shuffled_models"]

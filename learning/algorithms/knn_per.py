@@ -37,7 +37,8 @@ from torch.func import functional_call
 
 from econ.validation import positive, positive_int, unit_interval
 from learning.algorithms.averaging import FedAvg
-from learning.algorithms.base import Context, State, register
+from learning.algorithms.base import Context, register
+from learning.algorithms.exchanges import State
 from learning.engine import Evaluation, Params, ShardedData, sample_batches
 
 __all__ = ["LAMBDA_GRID", "KNNPer", "knn_probabilities"]

@@ -28,14 +28,8 @@ import numpy as np
 import torch
 
 from econ.validation import positive
-from learning.algorithms.base import (
-    Context,
-    Dispatch,
-    FinishExchange,
-    SplitAlgorithm,
-    State,
-    register,
-)
+from learning.algorithms.base import Context, SplitAlgorithm, register
+from learning.algorithms.exchanges import Dispatch, FinishExchange, State
 from learning.engine import Params, broadcast, group_mean, sample_batches, select
 
 __all__ = ["PerFedAvg", "PerFedAvgState"]

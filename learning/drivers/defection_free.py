@@ -20,55 +20,35 @@ rules of :mod:`games.defection_free` drive real training, round by round:
 * ``inner="oracle"`` leaves the low model untrained and sets its quality to the cap, the
   quality-level simulation of the authors' code behind the thesis's Figure 3.3.
 
-Each run is reported by :func:`games.defection_free.report`: revenues, consumer surplus and
-welfare of the market (:data:`games.defection_free.REVENUE_CONVENTION`).
+:func:`learning.drivers.defection_free_schemes.run_schemes` plays the schemes on them.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 import torch
 
 from econ.qualities import METRICS, ModelQualities
-from econ.validation import choice, in_interval, non_negative, positive, positive_int
+from econ.validation import choice, non_negative, positive, positive_int
 from games.defection_free import (
-    INNER_MODES,
-    SCHEMES,
-    CompleteCollaboration,
-    DefectionFreeConfig,
     HighMove,
-    Play,
-    PlayReport,
-    build_scheme,
-    estimate_q_max,
     paced_step_size,
-    play,
     raise_to_cap,
-    report,
 )
 from learning.data import Dataset, load_dataset
 from learning.device import resolve_device
-from learning.engine import (
-    BatchedEngine,
-    Evaluation,
-    Params,
-    Task,
-    float32_step,
-    parameters_of,
-    sample_batches,
-)
+from learning.engine import BatchedEngine, Evaluation, Params, Task, parameters_of, sample_batches
 from learning.loop import DivergedError
 from learning.models import build_model
+from learning.optim import float32_step
 from learning.partition import label_cdf
 from learning.qualities import qualities_from_evaluation
 from learning.rng import torch_generator
 
-__all__ = ["DuopolyRun", "DuopolySetup", "TorchFirms", "run_schemes"]
+__all__ = ["DuopolySetup", "TorchFirms"]
 
 _NAMES = ("low", "high")
 #: How many parameter sets' evaluations on the common target set a :class:`TorchFirms` keeps.
@@ -380,132 +360,3 @@ class TorchFirms:
             max_halvings=self.setup.max_halvings,
             monotone=False,
         )
-
-
-@dataclass(frozen=True, slots=True)
-class DuopolyRun:
-    """One scheme on real models: the per-round qualities, the economics of them, and the
-    firms at the end of the run.
-
-    Attributes
-    ----------
-    play
-        The qualities of every round (:class:`games.defection_free.Play`).
-    report
-        :func:`games.defection_free.report` of ``play``.
-    firms
-        The two firms after the last round: their final models (``firms.params``), data and
-        target set; :meth:`qualities` evaluates them.
-    """
-
-    play: Play
-    report: PlayReport
-    firms: TorchFirms
-
-    @property
-    def round_qualities(self) -> list[ModelQualities]:
-        """The qualities of every round as the market sees them (round 0 the start; in the
-        ``oracle`` inner mode the low firm's is the rule's), for
-        :func:`econ.market.market_history`."""
-        return self.play.qualities()
-
-    def qualities(
-        self, target: tuple[np.ndarray, np.ndarray] | None = None, *, metric: str | None = None
-    ) -> ModelQualities:
-        """The firms at the end of the run as the parties of a market, in one call.
-
-        Parameters
-        ----------
-        target : (x, y), optional
-            A set the consumers care about. Without it (and without ``metric``), the last
-            round's qualities as the run measured them on its common target set (the rule's
-            quality for the low firm in the ``oracle`` inner mode, whose model is untrained).
-        metric : {"accuracy", "1-loss"}, optional
-            With a ``target`` or a metric other than the run's, both final models are
-            evaluated (:meth:`TorchFirms.qualities_on`).
-
-        Examples
-        --------
-        ``econ.market.market_round(run.qualities())`` is the market at the end of the run.
-        """
-        if target is None and metric in (None, self.firms.setup.metric):
-            return self.play.qualities()[-1]
-        return self.firms.qualities_on(target, metric=metric)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.report.to_dict()
-
-
-def _rounds(n: int) -> str:
-    return f"{n} round" if n == 1 else f"{n} rounds"
-
-
-def run_schemes(
-    firms: TorchFirms,
-    rounds: int,
-    *,
-    schemes: tuple[str, ...] = SCHEMES,
-    q_max: float | None = None,
-    config: DefectionFreeConfig | None = None,
-    inner: str = "gd",
-    train_alone: bool = False,
-    seed: int | np.random.Generator | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> dict[str, DuopolyRun]:
-    """Run each of ``schemes`` for ``rounds`` rounds on its own fork of ``firms``.
-
-    Parameters
-    ----------
-    q_max
-        :math:`Q` for the Nash bargaining solution. None estimates it from a pooled-training
-        run: complete collaboration for the same rounds from the same start (Algorithm 5
-        needs :math:`q_l^* = \\rho^* Q` with :math:`Q = \\max_x q(x)` unknown); that run is
-        also the result of ``"complete"``.
-    config
-        Options of the defection-free rule (its ``q_max`` is replaced by the ``Q`` used).
-    inner
-        The low firm's capped raise: ``"gd"`` (real training), ``"oracle"`` or ``"while"``.
-    train_alone
-        In the one-sided schemes, the firm that receives nothing trains on its own data
-        each round (the authors' code) instead of staying put (the thesis's assumption
-        before Algorithm 5, §3.4).
-    seed
-        Minibatch streams, one child per scheme.
-    progress
-        Called with a short text (``"complete (15 rounds)"``) as each scheme starts.
-    """
-    for name in schemes:
-        choice("scheme", name, SCHEMES)
-    choice("inner", inner, INNER_MODES)
-    rounds = positive_int("rounds", rounds)
-    streams = dict(zip(SCHEMES, np.random.default_rng(seed).spawn(len(SCHEMES)), strict=True))
-    start = firms.measure()
-    q_l0, q_h0 = start["low"], start["high"]
-    if q_max is not None:
-        in_interval("q_max", q_max, 0.0, 1.0, low_open=True)
-        if q_max < q_h0:
-            raise ValueError(
-                f"q_max must be at least the high firm's starting quality q_h0 = {q_h0:.6g} "
-                f"(Q bounds every reachable quality), got {q_max}"
-            )
-    plays: dict[str, Play] = {}
-    ends: dict[str, TorchFirms] = {}
-    if q_max is None:
-        why = "" if "complete" in schemes else ", to estimate Q"
-        progress(f"complete ({_rounds(rounds)}{why})")
-        ends["complete"] = firms.fork(streams["complete"])
-        pooled = play(CompleteCollaboration(), ends["complete"], rounds)
-        q_max = estimate_q_max(pooled.measured, q_h0)
-        plays["complete"] = pooled
-    q = float(in_interval("q_max", max(q_max, q_h0), 0.0, 1.0, low_open=True))
-    cfg = replace(config or DefectionFreeConfig(), q_max=q)
-    runs = {}
-    for name in schemes:
-        if name not in plays:
-            progress(f"{name} ({_rounds(rounds)})")
-            rule = build_scheme(name, q_l0, q_h0, cfg, train_alone=train_alone)
-            ends[name] = firms.fork(streams[name])
-            plays[name] = play(rule, ends[name], rounds, inner=inner)
-        rep = report(plays[name], q_max=q, tolerance=cfg.tolerance)
-        runs[name] = DuopolyRun(plays[name], rep, ends[name])
-    return runs

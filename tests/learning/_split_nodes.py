@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from learning.algorithms import Context, Dispatch, SplitAlgorithm, State
-from learning.algorithms.base import FinishExchange, MultiExchange, Survey
+from learning.algorithms.exchanges import FinishExchange, MultiExchange, Survey
 from learning.engine import Params, ShardedData
 from learning.runtimes.flower.records import rows, stack
 from learning.runtimes.flower.streams import RowStream, stream_state

@@ -10,8 +10,10 @@ import numpy as np
 import torch
 
 from learning.algorithms import Context, LocalTraining
-from learning.engine import ENGINES, Engine, SGDConfig, ShardedData, Task, broadcast, parameters_of
+from learning.build import ENGINES
+from learning.engine import Engine, ShardedData, Task, broadcast, parameters_of
 from learning.models import build_model
+from learning.optim import SGDConfig
 
 TRAIN_SIZES = (7, 12, 3, 20, 9)
 TEST_SIZES = (3, 4, 2, 5, 3)

@@ -108,7 +108,8 @@ def _line_context(targets, clusters):
     """Client i has one example x = 1 with target targets[i]: loss (w - t_i)^2, gradient
     2 (w - t_i); one local step of heavy ball at lr 0.25, beta 0.5."""
     from learning.algorithms import Context, LocalTraining
-    from learning.engine import BatchedEngine, SGDConfig, ShardedData, Task
+    from learning.engine import BatchedEngine, ShardedData, Task
+    from learning.optim import SGDConfig
 
     xs = [np.ones((1, 1), np.float32) for _ in targets]
     ys = [np.array([t], np.float32) for t in targets]

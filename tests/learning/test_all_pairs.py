@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from learning import all_pairs
-from learning.algorithms.cobo import pairwise_work
+from learning.algorithms.cobo_steps import pairwise_work
 from learning.all_pairs import (
     client_batches,
     flatten,

@@ -94,16 +94,10 @@ def test_same_seed_same_attackers():
 
 def _digits_private_label(threat):
     from learning.algorithms import Context, LocalTraining
-    from learning.engine import (
-        BatchedEngine,
-        SGDConfig,
-        ShardedData,
-        Task,
-        broadcast,
-        parameters_of,
-    )
+    from learning.engine import BatchedEngine, ShardedData, Task, broadcast, parameters_of
     from learning.federation import make_federation
     from learning.models import build_model
+    from learning.optim import SGDConfig
     from learning.rng import torch_generator
 
     rng = np.random.default_rng(0)

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from learning.algorithms import build_algorithm
-from learning.algorithms.cobo import (
+from learning.algorithms.cobo_quadratic import QuadraticToy, simulate_quadratic
+from learning.algorithms.cobo_steps import (
     PairSchedule,
-    QuadraticToy,
     initial_weights,
     join_client,
     laplacian_penalty,
@@ -24,7 +24,6 @@ from learning.algorithms.cobo import (
     pairwise_work,
     project_rows_to_simplex,
     sample_pairs,
-    simulate_quadratic,
     update_weights,
     weight_error,
 )

@@ -11,7 +11,8 @@ import torch
 from collabecon.cli import main
 from econ.market import market_history, market_round
 from games.defection_free import HighMove, scheme_claims
-from learning.drivers.defection_free import DuopolySetup, TorchFirms, run_schemes
+from learning.drivers.defection_free import DuopolySetup, TorchFirms
+from learning.drivers.defection_free_schemes import run_schemes
 
 TINY = DuopolySetup(
     dataset="digits",

@@ -19,7 +19,8 @@ from learning.dp import (
     private_gradients,
     sample_subsets,
 )
-from learning.engine import SGDConfig, ShardedData, broadcast, parameters_of, sgd_step
+from learning.engine import ShardedData, broadcast, parameters_of
+from learning.optim import SGDConfig, sgd_step
 from learning.runtimes.flower.streams import RowStream, stream_state
 from tests.learning._tiny_problem import CPU, TRAIN_SIZES, tiny_data, tiny_engine
 

@@ -7,17 +7,16 @@ from torch import nn
 
 from learning.engine import (
     BatchedEngine,
-    LoopEngine,
-    SGDConfig,
     ShardedData,
     Task,
     broadcast,
     group_mean,
-    momentum_buffer,
     parameters_of,
     sample_batches,
     select,
 )
+from learning.loop_engine import LoopEngine
+from learning.optim import SGDConfig, momentum_buffer
 from tests.learning._tiny_problem import CPU, TRAIN_SIZES, tiny_data, tiny_engine
 
 CLIENTS = np.arange(len(TRAIN_SIZES))

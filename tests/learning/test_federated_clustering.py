@@ -20,8 +20,9 @@ from learning.algorithms.federated_clustering import (
 )
 from learning.algorithms.threshold_clustering import FixedRadius, QuantileRadius
 from learning.all_pairs import client_batches, flatten, pairwise_gradients, unflatten
-from learning.engine import BatchedEngine, SGDConfig, ShardedData, Task, select
+from learning.engine import BatchedEngine, ShardedData, Task, select
 from learning.loop import run_rounds
+from learning.optim import SGDConfig
 from learning.rng import round_rng
 from tests.learning._tiny_problem import initial_models, tiny_context
 

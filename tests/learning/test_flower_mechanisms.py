@@ -12,7 +12,8 @@ import time
 import numpy as np
 import pytest
 
-from learning.drivers.defection_free import DuopolySetup, TorchFirms, run_schemes
+from learning.drivers.defection_free import DuopolySetup, TorchFirms
+from learning.drivers.defection_free_schemes import run_schemes
 from learning.drivers.ipfl import IPFLRun, run_ipfl
 from learning.train import TrainConfig, train
 
@@ -110,7 +111,7 @@ def test_defection_free_on_flower_never_lowers_a_firms_revenue(simulated):
 @pytest.mark.flower
 def test_defection_free_on_flower_equals_the_in_process_driver_for_one_seed(simulated):
     """The mediator's qualities, caps and final models are those of
-    :func:`learning.drivers.defection_free.run_schemes` on :class:`TorchFirms` for the same seeds
+    :func:`learning.drivers.defection_free_schemes.run_schemes` on :class:`TorchFirms` for the same seeds
     (the joint gradient is a weighted sum of the firms' gradients: float32 rounding)."""
     ours = simulated["duopoly"].runs["defection-free"]
     firms = TorchFirms.prepare(DUOPOLY, seed=DUOPOLY_SEED, device="cpu")

@@ -43,14 +43,9 @@ from games.ipfl import IPFLConfig, personalised_model
 from learning.drivers.ipfl import IPFLRun, build_setup, personalise, run_ipfl
 from learning.drivers.ipfl.evaluation import accuracy_matrix, mixture_accuracy
 from learning.drivers.ipfl.training import group_training
-from learning.engine import (
-    AdadeltaConfig,
-    ShardedData,
-    parameters_of,
-    sample_batches,
-    select,
-)
+from learning.engine import ShardedData, parameters_of, sample_batches, select
 from learning.federation import make_federation
+from learning.optim import AdadeltaConfig
 
 TINY = IPFLRun(dataset="digits", model="linear", clients=8, rounds=3, local_steps=2, eval_every=1)
 

@@ -92,8 +92,8 @@ def test_the_finish_exchange_hands_each_client_its_held_rows_and_keeps_its_reply
     """In process, a :class:`FinishExchange` with client-held state gives every client its
     held rows and writes back the held entries of its reply; the server's half sees none."""
     from learning.algorithms import Dispatch
-    from learning.algorithms.base import FinishExchange
     from learning.algorithms.ditto import Ditto
+    from learning.algorithms.exchanges import FinishExchange
 
     seen = []
 

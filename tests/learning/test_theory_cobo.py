@@ -75,7 +75,7 @@ def test_one_round_by_hand_with_a_weight_projected_to_zero():
 
 def test_the_iteration_equals_the_toolkit_update_rules():
     torch = pytest.importorskip("torch")
-    from learning.algorithms.cobo import laplacian_penalty, update_weights
+    from learning.algorithms.cobo_steps import laplacian_penalty, update_weights
 
     rng = np.random.default_rng(0)
     n, d = 5, 3

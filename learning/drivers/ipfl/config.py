@@ -9,7 +9,7 @@ from typing import Any
 from econ.outputs import plain
 from econ.validation import choice, in_interval, positive_int
 from games.ipfl import IPFLConfig
-from learning.engine import SGDConfig, float32_step
+from learning.optim import SGDConfig, float32_step
 
 __all__ = ["LABEL_SHIFT", "PARTITIONS", "SHIFTS", "IPFLRun"]
 

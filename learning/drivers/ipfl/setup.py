@@ -12,8 +12,9 @@ import torch
 from learning.algorithms import Context, LocalTraining
 from learning.build import build
 from learning.drivers.ipfl.config import LABEL_SHIFT, IPFLRun
-from learning.engine import AdadeltaConfig, Params, SGDConfig, ShardedData
+from learning.engine import Params, ShardedData
 from learning.federation import Federation
+from learning.optim import AdadeltaConfig, SGDConfig
 
 __all__ = ["Setup", "build_setup", "source_distributions"]
 

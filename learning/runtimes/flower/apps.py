@@ -58,7 +58,7 @@ from flwr.serverapp.strategy import Strategy
 
 from learning.algorithms import Context as AlgorithmContext
 from learning.algorithms import Dispatch, SplitAlgorithm, State, build_algorithm
-from learning.algorithms.base import FinishExchange, MultiExchange, Survey
+from learning.algorithms.exchanges import FinishExchange, MultiExchange, Survey
 from learning.build import build_engine
 from learning.engine import Params, ShardedData, broadcast, parameters_of
 from learning.loop import RoundRecord

@@ -34,13 +34,8 @@ from flwr.serverapp import Grid
 
 from games.defection_free import DefectionFreeConfig
 from learning.data import load_dataset
-from learning.drivers.defection_free import (
-    DuopolyRun,
-    DuopolySetup,
-    TorchFirms,
-    _split_data,
-    run_schemes,
-)
+from learning.drivers.defection_free import DuopolySetup, TorchFirms, _split_data
+from learning.drivers.defection_free_schemes import DuopolyRun, run_schemes
 from learning.engine import BatchedEngine, Params, Task, parameters_of
 from learning.loop import DivergedError
 from learning.models import build_model

@@ -55,16 +55,10 @@ from learning.drivers.ipfl.config import IPFLRun
 from learning.drivers.ipfl.driver import play_ipfl, start_state
 from learning.drivers.ipfl.evaluation import accuracy_matrix, flat, personalise
 from learning.drivers.ipfl.setup import build_setup
-from learning.engine import (
-    AdadeltaConfig,
-    LocalResult,
-    Params,
-    SGDConfig,
-    ShardedData,
-    broadcast,
-)
+from learning.engine import LocalResult, Params, ShardedData, broadcast
 from learning.engine import select as select_rows
 from learning.models import build_model
+from learning.optim import AdadeltaConfig, SGDConfig
 from learning.runtimes.flower.records import pack, record_of, scalar, scalars, stack, unpack
 from learning.runtimes.flower.requests import Requests, answer, discover, metric, partition_of
 from learning.runtimes.flower.streams import RowStream, stream_state

@@ -17,10 +17,11 @@ import numpy as np
 import torch
 
 from learning.algorithms import Context, Dispatch, LocalTraining, SplitAlgorithm, build_algorithm
-from learning.algorithms.base import FinishExchange, Survey
+from learning.algorithms.exchanges import FinishExchange, Survey
 from learning.build import build_engine
-from learning.engine import Params, SGDConfig, ShardedData
+from learning.engine import Params, ShardedData
 from learning.models import build_model
+from learning.optim import SGDConfig
 from learning.runtimes.flower.partitions import read_meta, read_partition
 from learning.runtimes.flower.streams import RowStream
 from learning.train import TrainConfig
