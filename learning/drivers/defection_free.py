@@ -280,13 +280,17 @@ class TorchFirms:
         return self.qualities_on()
 
     # -- training
-    def _batch(self, name: str, joint: bool, rows: dict[str, np.ndarray]):
+    def _batch(
+        self, name: str, joint: bool, rows: dict[str, np.ndarray]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         parts = _NAMES if joint else (name,)
         xs = [self.data[p][0][torch.from_numpy(rows[p])] for p in parts]
         ys = [self.data[p][1][torch.from_numpy(rows[p])] for p in parts]
         return torch.cat(xs).unsqueeze(0), torch.cat(ys).unsqueeze(0)
 
-    def _gradient(self, params: Params, name: str, joint: bool, rows: dict[str, np.ndarray]):
+    def _gradient(
+        self, params: Params, name: str, joint: bool, rows: dict[str, np.ndarray]
+    ) -> Params:
         x, y = self._batch(name, joint, rows)
         grads, loss = self.engine.gradients(params, x, y)
         value = float(loss.sum())
