@@ -47,12 +47,15 @@ def test_every_subcommand_keeps_the_contract(name):
         check(name)
 
 
+#: marks by base: slow for the demo (``tests/test_demo.py`` runs a small demo with ``--json``
+#: in the fast suite and checks every part of its output) and for table1 (it trains for
+#: minutes); flower's needs its extra
+MARKS = {"demo": pytest.mark.slow, "table1": pytest.mark.slow, "flower": pytest.mark.flower}
+
+
 @pytest.mark.parametrize(
     "base",
-    [
-        pytest.param(base, marks=pytest.mark.flower) if base == "flower" else base
-        for base in sorted(set(BASE) - {"table1"})  # table1 trains for minutes
-    ],
+    [pytest.param(base, marks=MARKS[base]) if base in MARKS else base for base in sorted(BASE)],
 )
 def test_a_small_invocation_prints_one_json_object(base, tmp_path, monkeypatch, capsys):
     # the rows of the bad-input table fail because of the value they add, not the base
