@@ -310,11 +310,14 @@ def duopoly_nash_solution(
         lo = np.maximum(lo, floor)
         best = np.maximum(best, floor)
         q_l_star = np.maximum(best * q, start)  # never below the start, also in floating point
+    # inside the rational interval both gains are >= 0, so the product is; where the interval
+    # is a point (the high firm already at Q) rounding leaves a product of order -1e-35
+    product = np.maximum(q**2 * nash_product_at_q_max(best, a_, h_), 0.0)
     arrays = (
         best,
         q_l_star,
         q,
-        q**2 * nash_product_at_q_max(best, a_, h_),
+        product,
         q * duopoly.u_l(best),
         q * duopoly.u_h(best),
         lo,
