@@ -74,7 +74,8 @@ class MarketRound:
 
     def to_frame(self) -> Any:
         """A pandas DataFrame indexed by firm name: quality, price, share, revenue, priced_out
-        (needs pandas; consumer surplus and welfare are the market's, attributes here)."""
+        (needs pandas; consumer surplus and welfare are the market's, attributes here).
+        """
         table = frame(
             {
                 "name": list(self.names),
@@ -177,7 +178,8 @@ class MarketHistory:
 
     def to_frame(self) -> Any:
         """A pandas DataFrame of :meth:`rows`, one row per round indexed by ``t`` (needs
-        pandas)."""
+        pandas).
+        """
         return frame(self.rows(), "MarketHistory").set_index("t")
 
 

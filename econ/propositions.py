@@ -11,6 +11,10 @@ the :func:`proposition` decorator around a ``check()`` function that returns a
 ``refuted``
     it fails; the verdict carries a counterexample. The corrected statement is registered
     beside it with the id suffix ``.corrected``.
+``unchecked``
+    no numerical check is possible (the statement's constants cannot be computed on any
+    instance); the verdict gives the reason. Such an entry is listed and counted apart, never
+    silently absent, and names no perturbation.
 
 Each entry also declares whether it is expected to hold (``holds``); ``collabecon verify``
 fails only when a verdict disagrees with that expectation. Each entry has a :class:`Kind`
@@ -59,6 +63,7 @@ class Status(str, Enum):
     PROVED = "proved"
     CHECKED = "checked"
     REFUTED = "refuted"
+    UNCHECKED = "unchecked"  # registered with the reason no check is possible
     ERROR = "error"  # the check itself raised: never agrees with any expectation
 
 
@@ -103,6 +108,13 @@ def checked(evidence: str, n_points: int, *, drawn: str) -> Verdict:
 def refuted(evidence: str, counterexample: Mapping[str, Any]) -> Verdict:
     """A failure, with the point that shows it."""
     return Verdict(Status.REFUTED, evidence, dict(counterexample))
+
+
+def unchecked(reason: str) -> Verdict:
+    """A statement registered without a check, with the ``reason`` none is possible."""
+    if not reason.strip():
+        raise ValueError("an unchecked statement needs the reason it cannot be checked")
+    return Verdict(Status.UNCHECKED, reason)
 
 
 def on_points(
@@ -292,9 +304,11 @@ class Outcome:
 
     @property
     def agrees(self) -> bool:
-        return (
-            self.verdict.status is not Status.ERROR and self.verdict.holds == self.proposition.holds
-        )
+        """Whether the verdict is what the entry expects (an ``unchecked`` one expects none)."""
+        status = self.verdict.status
+        if status is Status.UNCHECKED:
+            return self.proposition.perturb is None
+        return status is not Status.ERROR and self.verdict.holds == self.proposition.holds
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; exact (sympy) values of a counterexample as strings."""
@@ -347,6 +361,7 @@ def summary(outcomes: Iterable[Outcome]) -> dict[str, int]:
         "proved": 0,
         "checked": 0,
         "refuted": 0,
+        "unchecked": 0,
         "error": 0,
         "disagreeing": 0,
         "errors_in_papers": 0,
@@ -453,7 +468,8 @@ def errata_markdown(outcomes: Iterable[Outcome]) -> str:
 
 def _rounded(value: Any) -> Any:
     """Floats to 10 significant digits: the page must not depend on the last bits of a
-    platform's arithmetic."""
+    platform's arithmetic.
+    """
     if isinstance(value, float):
         return float(f"{value:.10g}")
     if isinstance(value, (list, tuple)):

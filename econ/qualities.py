@@ -110,7 +110,8 @@ class ModelQualities:
 
     def to_frame(self) -> Any:
         """A pandas DataFrame indexed by name: quality, its standard error and n_eval
-        (needs pandas)."""
+        (needs pandas).
+        """
         table = frame(
             {
                 "name": list(self.names),

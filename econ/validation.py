@@ -87,7 +87,8 @@ def choice(name: str, value: str, allowed: tuple[str, ...] | list[str]) -> str:
 
 def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
     """The JSON value in the file at ``path``, or a ValueError naming ``what`` and the path
-    when the file cannot be read or is not JSON."""
+    when the file cannot be read or is not JSON.
+    """
     p = Path(path)
     try:
         return json.loads(p.read_text())

@@ -41,14 +41,16 @@ __all__ = [
 
 def flatten(params: Mapping[str, torch.Tensor], lead: int = 1) -> torch.Tensor:
     """Concatenate stacked ``params`` into vectors: ``(*lead_shape, P)`` where the first
-    ``lead`` axes of every tensor are kept."""
+    ``lead`` axes of every tensor are kept.
+    """
     shape = next(iter(params.values())).shape[:lead]
     return torch.cat([p.reshape(*shape, -1) for p in params.values()], dim=-1)
 
 
 def unflatten(vectors: torch.Tensor, like: Mapping[str, torch.Tensor], lead: int = 1) -> Params:
     """Inverse of :func:`flatten`: split ``vectors (*lead_shape, P)`` into the shapes of
-    ``like`` (whose first ``lead`` axes are replaced by those of ``vectors``)."""
+    ``like`` (whose first ``lead`` axes are replaced by those of ``vectors``).
+    """
     shape = vectors.shape[:-1]
     out: Params = {}
     start = 0
@@ -67,7 +69,8 @@ def client_batches(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One minibatch of ``batch_size`` per client of ``clients``: ``x (n, B, ...)``,
     ``y (n, B, ...)`` (indices from :func:`learning.engine.sample_batches`; a client with
-    fewer examples repeats some)."""
+    fewer examples repeats some).
+    """
     clients = np.asarray(clients, dtype=np.int64)
     local = sample_batches(data.sizes_numpy()[clients], 1, batch_size, rng)[:, 0]
     rows = torch.from_numpy(local + data.offsets.cpu().numpy()[clients][:, None])
@@ -200,7 +203,8 @@ def functional_loss(
 ) -> Callable[[Params, torch.Tensor, torch.Tensor], torch.Tensor]:
     """The mean loss of ``model`` with the parameters ``params`` on the batch ``(x, y)``, as a
     function ``loss(params, x, y)`` of the three (``torch.func.functional_call``; the model's
-    own weights unused)."""
+    own weights unused).
+    """
 
     def loss(params: Params, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return task.loss(functional_call(model, params, (x,)), y)
@@ -312,7 +316,8 @@ def paired_products(
     r"""The inner products :math:`\langle g_{a_p}, g_{b_p} \rangle` of rows ``a = first`` and
     ``b = second`` of stacked ``gradients``, summed over every parameter tensor: CoBo's
     :math:`s_{ij}` from the two midpoint gradients of each pair (Hashemi et al. 2024,
-    Algorithm 1, eq. (w)). Returns a tensor of shape ``(P,)``, ``P = len(first)``."""
+    Algorithm 1, eq. (w)). Returns a tensor of shape ``(P,)``, ``P = len(first)``.
+    """
     pairs = first.shape[0]
     return sum(  # type: ignore[return-value]
         (g.index_select(0, first) * g.index_select(0, second)).reshape(pairs, -1).sum(1)
@@ -352,7 +357,6 @@ def pairwise_losses(
     engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor
 ) -> torch.Tensor:
     """Mean loss of model ``i`` on batch ``j``: ``(M, N)``, forward passes only."""
-
     loss = functional_loss(engine.model, engine.task)
     table = vmap(vmap(loss, in_dims=(None, 0, 0)), in_dims=(0, None, None))
     return table(params, x, y)

@@ -98,7 +98,8 @@ class Built:
         test: ShardedData | None = None,
     ) -> Context:
         """The context an algorithm runs in: the clients' train and test data (or the given
-        ones), local training ``local`` and the true clusters."""
+        ones), local training ``local`` and the true clusters.
+        """
         return Context(
             engine=self.engine,
             train=self.sharded("train") if train is None else train,

@@ -107,7 +107,8 @@ ATTACKS: dict[str, Attack] = {
 @dataclass(frozen=True, slots=True)
 class Threat:
     """An ``attack`` of :data:`ATTACKS` run by a ``fraction`` of the clients (``eps`` is
-    IPM's scale)."""
+    IPM's scale).
+    """
 
     attack: str
     fraction: float
@@ -122,7 +123,8 @@ class Threat:
 @dataclass(frozen=True, slots=True)
 class AdversarialContext(Context):
     """A :class:`Context` some of whose clients (``attackers``, boolean per client) run
-    ``threat``; see the module docstring."""
+    ``threat``; see the module docstring.
+    """
 
     attackers: np.ndarray
     threat: Threat
@@ -147,7 +149,8 @@ def adversarial_context(
     ctx: Context, threat: Threat, rng: np.random.Generator
 ) -> AdversarialContext:
     """``ctx`` with ``round(fraction N)`` attackers drawn by ``rng`` running ``threat``
-    (for ``label-flip`` their training labels become ``C - 1 - y``)."""
+    (for ``label-flip`` their training labels become ``C - 1 - y``).
+    """
     n = ctx.n_clients
     attackers = np.zeros(n, dtype=bool)
     attackers[rng.choice(n, size=round(threat.fraction * n), replace=False)] = True
@@ -181,7 +184,8 @@ def submit(
 ) -> torch.Tensor:
     """What the receivers see: ``vectors (..., n, P)`` from ``clients`` (one per column of
     axis ``-2``) with the attackers' entries replaced by the attack; unchanged when ``ctx``
-    has no threat."""
+    has no threat.
+    """
     if not isinstance(ctx, AdversarialContext):
         return vectors
     bad = ctx.attackers[np.asarray(clients)]
@@ -213,7 +217,8 @@ def trimmed_mean(vectors: torch.Tensor, n_bad: int = 0) -> torch.Tensor:
 
 def krum(vectors: torch.Tensor, n_bad: int = 0) -> torch.Tensor:
     r"""Krum: the vector with the smallest sum of squared distances to its
-    :math:`n - b - 2` nearest others (Blanchard et al. 2017)."""
+    :math:`n - b - 2` nearest others (Blanchard et al. 2017).
+    """
     n = vectors.shape[0]
     m = max(1, n - int(n_bad) - 2)
     d = torch.cdist(vectors, vectors).square()

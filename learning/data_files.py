@@ -85,7 +85,8 @@ def mnist_like_arrays(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The raw images (uint8, N x 28 x 28) and labels of ``name`` under ``data_dir``: the
     Keras-style archive ``<name>.npz`` if present, else the IDX files (optionally gzipped) in
-    ``<name>/``; ``part`` is 'all' (train then test), 'train' or 'test'."""
+    ``<name>/``; ``part`` is 'all' (train then test), 'train' or 'test'.
+    """
     root = data_root(data_dir, name, f"{name}/ (IDX files) or {name}.npz")
     parts = ("train", "test") if part == "all" else (part,)
     npz = root / f"{name}.npz"
@@ -274,7 +275,8 @@ def cifar_arrays(
     """The raw pixels (uint8, N x 3072) and labels of the python pickle batches of ``name`` in
     ``<data_dir>/<folder>/``: the batches listed in ``files[part]`` (both parts, train first,
     for 'all'), each read with :class:`_BatchUnpickler` and its labels ``label_key`` checked
-    to lie in ``[0, n_classes)``."""
+    to lie in ``[0, n_classes)``.
+    """
     root = data_root(data_dir, name, f"{folder}/ (the python version)") / folder
     wanted = [f for p in (("train", "test") if part == "all" else (part,)) for f in files[p]]
     missing = [f for f in wanted if not (root / f).is_file()]

@@ -52,7 +52,8 @@ _FORMAT = 1
 @dataclass(frozen=True, slots=True)
 class RoundRecord:
     """Metrics after one round: mean training loss of the participants, and the mean test
-    loss and accuracy (None for regression) of every client's model on its own test set."""
+    loss and accuracy (None for regression) of every client's model on its own test set.
+    """
 
     round: int
     train_loss: float
@@ -80,7 +81,8 @@ class Checkpointing:
 @dataclass(frozen=True, slots=True)
 class LoopResult:
     """Final state, per-round history, and the final evaluation of every client's model on
-    its own test set."""
+    its own test set.
+    """
 
     state: State
     models: Params

@@ -93,7 +93,8 @@ def adadelta_step(
     params: Params, grads: Params, state: Params | None, opt: AdadeltaConfig
 ) -> tuple[Params, Params]:
     """One :class:`AdadeltaConfig` update of stacked ``params``; ``state`` holds the running
-    averages ``"<name>.square"`` and ``"<name>.delta"`` (None: zeros)."""
+    averages ``"<name>.square"`` and ``"<name>.delta"`` (None: zeros).
+    """
     state = {} if state is None else state
     new_params: Params = {}
     new_state: Params = {}

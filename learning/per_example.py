@@ -25,7 +25,8 @@ _CHUNK = 4096
 
 def client_rows(data: ShardedData, clients: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
     """Global row indices of ``clients``' examples (concatenated in that order) and the
-    client position of each row."""
+    client position of each row.
+    """
     sizes = data.sizes_numpy()[clients]
     starts = data.offsets.cpu().numpy()[clients]
     rows = np.concatenate([s + np.arange(n) for s, n in zip(starts, sizes, strict=True)])
@@ -38,7 +39,8 @@ def per_example_losses(
     engine: Engine, models: Params, data: ShardedData, clients: np.ndarray
 ) -> tuple[torch.Tensor, np.ndarray]:
     """Loss of each of the ``K`` stacked ``models`` on every example of ``clients``:
-    a tensor ``(rows, K)`` and the client position of each row."""
+    a tensor ``(rows, K)`` and the client position of each row.
+    """
     rows, owner = client_rows(data, np.asarray(clients))
 
     def forward(params: Params, x: torch.Tensor) -> torch.Tensor:

@@ -73,7 +73,8 @@ def _has_weight(m: nn.Module) -> bool:
 
 def _pool_first(leaves: list[tuple[str, nn.Module]]) -> list[tuple[str, nn.Module]]:
     """``leaves`` with every activation that is directly followed by a max-pooling moved
-    after it (all activations of :data:`_ACTIVATIONS` are non-decreasing)."""
+    after it (all activations of :data:`_ACTIVATIONS` are non-decreasing).
+    """
     out = list(leaves)
     for i in range(len(out) - 1):
         if type(out[i][1]) in _ACTIVATIONS and isinstance(out[i + 1][1], nn.MaxPool2d):

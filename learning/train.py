@@ -130,7 +130,8 @@ class TrainConfig:
 
     def fingerprint(self, device: torch.device) -> dict[str, Any]:
         """What a checkpoint must agree on to be resumed: everything but the number of
-        rounds and the evaluation schedule, plus the device."""
+        rounds and the evaluation schedule, plus the device.
+        """
         keep = self.to_dict()
         for key in ("rounds", "eval_every"):
             keep.pop(key)
@@ -203,13 +204,15 @@ class TrainResult:
     @property
     def epsilon(self) -> np.ndarray | None:
         """Each client's ε at ``config.dp_delta`` under DP-SGD (None without it):
-        :func:`dp_epsilon` of its training-set size."""
+        :func:`dp_epsilon` of its training-set size.
+        """
         return dp_epsilon(self.config, [c.n_train for c in self.federation.clients])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: the configuration, per-client test accuracy and loss (and on
         the target set), ε under DP-SGD, the history by round, the seconds and the device.
-        The models, the algorithm's state and the data stay out."""
+        The models, the algorithm's state and the data stay out.
+        """
         target = self.target
         return plain(
             {
@@ -229,7 +232,8 @@ class TrainResult:
 
     def to_frame(self) -> Any:
         """The history as a pandas DataFrame indexed by round: mean training loss of the
-        participants, mean test loss and accuracy (needs pandas)."""
+        participants, mean test loss and accuracy (needs pandas).
+        """
         rows = [dataclasses.asdict(r) for r in self.history]
         columns = ("round", "train_loss", "test_loss", "test_accuracy")
         return frame(rows or {c: [] for c in columns}, "TrainResult").set_index("round")

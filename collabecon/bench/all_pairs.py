@@ -74,7 +74,8 @@ def measure_all_pairs(
     progress: Callable[[str], None] = lambda _: None,
 ) -> AllPairsBenchmark:
     """Time one round of ``method``'s all-pairs work for ``clients`` clients; ``progress`` is
-    called with a short text as the timing starts."""
+    called with a short text as the timing starts.
+    """
     choice("method", method, ("fc", "cobo"))
     clients = positive_int("clients", clients)
     batch_size = positive_int("batch_size", batch_size)
@@ -145,7 +146,8 @@ def single_model_reference(
     """Best seconds of one ``nn.Module`` forward and backward over ``clients**2 * 32``
     examples (the FC table's arithmetic, one model instead of ``clients``), in minibatches
     of each of ``batch_sizes``; random images of ``mnist5k``'s shape, on the CPU.
-    ``progress`` is called with a short text as each batch size starts."""
+    ``progress`` is called with a short text as each batch size starts.
+    """
     repeats = positive_int("repeats", repeats)
     gen = torch.Generator().manual_seed(seed)
     net = build_model(model, (1, 28, 28), 10, generator=gen)

@@ -1,5 +1,6 @@
 """The clients the engine and DP-SGD benchmarks time (:func:`iid_clients`), and how far
-two ways of training them end apart (:func:`max_weight_difference`)."""
+two ways of training them end apart (:func:`max_weight_difference`).
+"""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def iid_clients(
     model_rng: np.random.Generator,
 ) -> Clients:
     """``clients`` iid clients of ``dataset``, each starting from the same ``model``
-    (built by :func:`learning.build.build`)."""
+    (built by :func:`learning.build.build`).
+    """
     built = build(
         dataset, "iid", clients, model=model, data_rng=data_rng, model_rng=model_rng, device=device
     )

@@ -24,7 +24,8 @@ __all__ = ["Timing", "best_of", "best_of_each"]
 class Timing:
     """The shortest wall-clock time (``seconds``) and shortest CPU time of this process
     (``cpu_seconds``) over the repeats, each minimised on its own, and the last call's
-    ``result``."""
+    ``result``.
+    """
 
     seconds: float
     cpu_seconds: float

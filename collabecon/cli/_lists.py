@@ -83,7 +83,8 @@ def float_list(
     parser: argparse.ArgumentParser | Any, flag: str, *, count: int | None = None, **kwargs: Any
 ) -> None:
     """Declare ``flag`` as a list of numbers (words and/or comma-separated); ``count``
-    fixes how many."""
+    fixes how many.
+    """
     _declare(parser, flag, float, "X", count, False, **kwargs)
 
 
@@ -91,7 +92,8 @@ def int_list(
     parser: argparse.ArgumentParser | Any, flag: str, *, count: int | None = None, **kwargs: Any
 ) -> None:
     """Declare ``flag`` as a list of integers (words and/or comma-separated); ``count``
-    fixes how many."""
+    fixes how many.
+    """
     _declare(parser, flag, int, "N", count, False, **kwargs)
 
 
@@ -103,5 +105,6 @@ def str_list(
     **kwargs: Any,
 ) -> None:
     """Declare ``flag`` as a list of words (words and/or comma-separated); ``distinct``
-    rejects a repeated item."""
+    rejects a repeated item.
+    """
     _declare(parser, flag, str, "NAME", None, distinct, **kwargs)

@@ -13,7 +13,8 @@ from econ.outputs import plain
 
 def dump_json(result: Mapping[str, Any]) -> str:
     """One strict JSON object (:func:`econ.outputs.plain`: numpy and sympy numbers and arrays
-    converted, NaN/inf as null)."""
+    converted, NaN/inf as null).
+    """
     return json.dumps(plain(result), allow_nan=False)
 
 

@@ -24,7 +24,8 @@ __all__ = ["Progress", "quiet"]
 
 def quiet(args: argparse.Namespace) -> bool:
     """Whether a command run with ``args`` keeps stderr free of progress: ``--json``, or
-    ``--no-progress`` where a command has it."""
+    ``--no-progress`` where a command has it.
+    """
     return bool(getattr(args, "json", False) or getattr(args, "no_progress", False))
 
 
@@ -62,7 +63,8 @@ class Progress:
 
     def bar(self, total: int, *, unit: str = "it", **options: Any) -> Any:
         """A tqdm bar of ``total`` units on stderr, named after the command, disabled when the
-        progress is silent; ``options`` go to tqdm (``leave``, ``delay``, ``mininterval``)."""
+        progress is silent; ``options`` go to tqdm (``leave``, ``delay``, ``mininterval``).
+        """
         from tqdm import tqdm
 
         options.setdefault("desc", f"collabecon {self.command}")

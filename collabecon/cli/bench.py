@@ -258,7 +258,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def render(result: dict[str, Any]) -> str:
     """The scalars as one table of quantities; a list of records as a table of its own
-    under its name; a record's entries as ``name.entry``."""
+    under its name; a record's entries as ``name.entry``.
+    """
     scalars: list[tuple[str, Any]] = []
     tables: list[str] = []
 

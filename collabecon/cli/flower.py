@@ -59,7 +59,8 @@ def _add_federation_flags(parser: argparse.ArgumentParser) -> None:
 class _Mechanism(argparse._SubParsersAction):
     """The optional mechanism after the action: its own flags follow its name and are parsed
     into ``settings``; a flag of the algorithm runs given before the name is refused (it
-    would set nothing), except ``--json``."""
+    would set nothing), except ``--json``.
+    """
 
     def __call__(
         self,
@@ -131,7 +132,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class _Run:
     """One federation of a command: its name (``run-<i>-<name>``), its number of nodes,
     ``write(directory)`` writing its partitions and ``deploy(out, port=...)`` running it on
-    separate processes (:mod:`learning.runtimes.flower.deploy`)."""
+    separate processes (:mod:`learning.runtimes.flower.deploy`).
+    """
 
     name: str
     clients: int
@@ -141,7 +143,8 @@ class _Run:
 
 def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
     """The runs of ``--algorithm``, each a split algorithm
-    (:func:`learning.runtimes.flower.apps.serve`)."""
+    (:func:`learning.runtimes.flower.apps.serve`).
+    """
     from learning.runtimes.flower.apps import check_flower_config
     from learning.runtimes.flower.deploy import deploy
     from learning.runtimes.flower.partitions import write_partitions
@@ -203,7 +206,8 @@ def _ipfl_run(flags: argparse.Namespace) -> _Run:
 
 def _given(cls: type, flags: argparse.Namespace) -> dict[str, Any]:
     """The fields of dataclass ``cls`` that ``flags`` sets (a flag of the same name, not
-    None)."""
+    None).
+    """
     values = {f.name: getattr(flags, f.name, None) for f in dataclasses.fields(cls)}
     return {name: value for name, value in values.items() if value is not None}
 
@@ -211,7 +215,8 @@ def _given(cls: type, flags: argparse.Namespace) -> dict[str, Any]:
 def _duopoly_run(flags: argparse.Namespace) -> _Run:
     """Defection-free collaboration as ``collabecon defection-free`` with ``flags`` plays it
     (:mod:`collabecon.cli.defection_free`): the same split, pre-training and minibatch stream
-    (``--seed``)."""
+    (``--seed``).
+    """
     from collabecon.cli._checks import counts_at_least
     from games.defection_free import DefectionFreeConfig
     from learning.drivers.defection_free import DuopolySetup

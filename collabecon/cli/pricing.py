@@ -106,7 +106,8 @@ def _game(args: argparse.Namespace) -> Any:
 
 def _progress(args: argparse.Namespace, total: int) -> Any:
     """A bar over ``total`` rounds on stderr (none with ``--json``), drawn after half a
-    second, gone when done."""
+    second, gone when done.
+    """
     from collabecon.cli._progress import Progress
 
     progress = Progress.of(args, f"pricing {args.action}")

@@ -72,7 +72,8 @@ def add_train_flags(
 ) -> None:
     """The flags of :class:`learning.train.TrainConfig`'s fields (``--NAME``, its
     default shown) and the ``--NAME-arg KEY=VALUE`` flags of its parameter dicts; ``help_for``
-    replaces the help of named fields. ``collabecon train`` and ``collabecon flower`` share them."""
+    replaces the help of named fields. ``collabecon train`` and ``collabecon flower`` share them.
+    """
     from learning.train import TrainConfig
 
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}

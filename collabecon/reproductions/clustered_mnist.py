@@ -141,7 +141,8 @@ STEP_PER_ROUND = ("global", "ditto", "ifca", "oracle", "fc")
 @dataclass(frozen=True, slots=True)
 class TaskClients:
     """One task's clients for one seed: the training context (``ctx.train`` without the
-    validation data, ``ctx.test`` the test data), the validation data and the initial model."""
+    validation data, ``ctx.test`` the test data), the validation data and the initial model.
+    """
 
     ctx: Any
     validation: Any
@@ -150,7 +151,8 @@ class TaskClients:
 
 def clients(task: str, scale: Table1Scale, seed: int, data_dir: str | None = None) -> TaskClients:
     """The clients of ``task`` at ``seed``: data, partition, validation split and model all
-    derive from ``seed``; they train on the GPU when one is present."""
+    derive from ``seed``; they train on the GPU when one is present.
+    """
     from learning.algorithms import LocalTraining
     from learning.build import build
     from learning.optim import SGDConfig
@@ -178,7 +180,8 @@ def train_method(
     method: str, data: TaskClients, scale: Table1Scale, lr: float, seed: int
 ) -> tuple[float, float]:
     """Train ``method`` at learning rate ``lr`` on ``data`` with the budget of ``scale``;
-    returns its (validation, test) accuracy in %, sample-weighted over the clients."""
+    returns its (validation, test) accuracy in %, sample-weighted over the clients.
+    """
     from learning.algorithms import LocalTraining, build_algorithm
     from learning.algorithms.knn_per import KNNPer
     from learning.engine import broadcast, parameters_of
@@ -279,7 +282,8 @@ def measure(
 
 def methods_markdown(measured: dict[str, Any]) -> str:
     """Every method's accuracy (mean and std over seeds) next to the paper's, with the
-    learning rate it chose, per task, as a markdown table."""
+    learning rate it chose, per task, as a markdown table.
+    """
     tasks = list(measured["tasks"])
     header = ["method"]
     for task in tasks:
@@ -359,7 +363,8 @@ def reproduce(
 
 def report(scale: str, measured: dict[str, Any], out: Path | None = None) -> Reproduction:
     """The :class:`econ.claims.Reproduction` of ``measured`` (:func:`measure`'s result at
-    ``scale``), written into ``out`` when given."""
+    ``scale``), written into ``out`` when given.
+    """
     body = [_settings(scale, measured), "", methods_markdown(measured)]
     notes = _notes(measured)
     if notes:

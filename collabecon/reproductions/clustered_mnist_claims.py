@@ -78,7 +78,8 @@ def _paired_std(a: list[float], b: list[float]) -> float:
 
 def chance_note(task: str, method: str, accuracy: float) -> str:
     """Why a method sits within :data:`NEAR_CHANCE` points of chance (10 % on 10 classes), or
-    empty when it does not."""
+    empty when it does not.
+    """
     if accuracy > CHANCE + NEAR_CHANCE:
         return ""
     if task == "private_label" and method == "global":

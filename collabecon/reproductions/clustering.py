@@ -113,7 +113,8 @@ def setup(
 ) -> tuple[Any, Any]:
     """The algorithm ``name`` on the regression clients (full-batch GD, step ``lr`` on the
     paper's loss, heavy ball ``sgd_momentum`` in local training) and its stacked initial
-    models, computed in ``dtype`` (float32 when None; the data are the float32 values)."""
+    models, computed in ``dtype`` (float32 when None; the data are the float32 values).
+    """
     import torch
 
     from learning.algorithms import Context, LocalTraining, build_algorithm
@@ -150,7 +151,8 @@ def errors(
 ) -> dict[int, float]:
     """Mean parameter error :math:`(1/N)\\sum_i \\|x_i - \\theta^*_{c(i)}\\|` after each round
     in ``log`` (0 for the start), with the streams of :func:`learning.loop.run_rounds` at seed
-    0; ``prepare`` edits the initial state."""
+    0; ``prepare`` edits the initial state.
+    """
     from learning.rng import draw_entropy, init_rng, round_rng
 
     n = clusters.size
@@ -184,7 +186,8 @@ def trajectory(
     oracle start: GT and Global keep one momentum buffer per group across rounds (GD with
     momentum on the pooled data), Local one per client, FC momentum on its cluster estimate
     (q = 1/K, 10 Threshold-Clustering iterations); IFCA-M is option II with one plain GD step,
-    its K models started at the oracle centres (a correct initialisation)."""
+    its K models started at the oracle centres (a correct initialisation).
+    """
     import torch
 
     choice("method", method, FIG3_METHODS)
@@ -222,7 +225,8 @@ def panel(
     seed: int = 0,
 ) -> dict[str, dict[int, float]]:
     """Every Fig. 3 method's trajectory in ``grid`` (cached: several readers share one run);
-    logged at ``log`` and at ``rounds``."""
+    logged at ``log`` and at ``rounds``.
+    """
     steps = {e for e in log if e <= rounds} | {rounds}
     return {m: trajectory(m, grid, rounds, steps, dtype, seed) for m in PAPER_LR[grid]}
 
@@ -231,7 +235,8 @@ def fig2_diagnostics(epochs: int, seed: int = 0) -> tuple[Any, Any]:
     """:math:`A^2_i` and :math:`\\Delta^2_i` (eqs. 7-8 with D = 0, the paper's loss scale) of
     all 300 clients at client 0's model before each of ``epochs`` GT epochs (lr 1e-4 with the
     EMA momentum 0.9: the heavy ball at 1e-5 with one buffer per cluster kept across rounds;
-    oracle start); each ``(epochs, 300)``."""
+    oracle start); each ``(epochs, 300)``.
+    """
     import torch
 
     from learning.algorithms.federated_clustering import separation_diagnostics
@@ -263,7 +268,8 @@ def fig2_diagnostics(epochs: int, seed: int = 0) -> tuple[Any, Any]:
 @functools.cache
 def clipping_curve(std: float) -> np.ndarray:
     """Fig. 4's mean curve for spread ``std``: 10 clusters x 10 repetitions, 50 iterations,
-    radius at the 10 % quantile (§4.3)."""
+    radius at the 10 % quantile (§4.3).
+    """
     import torch
 
     from learning.algorithms.threshold_clustering import clipping_study
@@ -282,7 +288,8 @@ def _stats(values: list[float]) -> dict[str, Any]:
 
 def measure(scale: SyntheticScale, seeds: list[int]) -> dict[str, Any]:
     """Fig. 3's final errors per panel, method and seed; Fig. 2's diagnostics per seed;
-    Fig. 4's curves and elbows."""
+    Fig. 4's curves and elbows.
+    """
     import torch
 
     from learning.algorithms.threshold_clustering import elbow

@@ -147,7 +147,8 @@ class _WeightRecorder(Algorithm):
 @dataclass(frozen=True, slots=True)
 class _Data:
     """One seed's federation: training data (validation removed), validation and test data,
-    the initial models and the true clusters."""
+    the initial models and the true clusters.
+    """
 
     base: Context
     validation: ShardedData
@@ -156,7 +157,8 @@ class _Data:
 
 def _federation(setting: Setting, seed: int, device: torch.device) -> _Data:
     """The federation of ``setting`` for ``seed``: every client's training examples split
-    into training and validation (:data:`VALIDATION_SHARE`, at random), one initial model."""
+    into training and validation (:data:`VALIDATION_SHARE`, at random), one initial model.
+    """
     rng = np.random.default_rng(seed)
     data_rng, model_rng, split_rng = rng.spawn(3)
     modulus = setting.label_modulus or 0
@@ -327,7 +329,8 @@ def run_method(
     """Method ``key`` on ``setting_name``: its learning rate (the best of ``grid`` by mean
     validation accuracy on seed ``seed``, or the paper's), then its runs on the other seeds
     (parameters as in :func:`run_setting`; ``progress`` is called with a short text before
-    each training run)."""
+    each training run).
+    """
     setting_name = choice("setting", setting_name, tuple(SETTINGS))
     momentum = choice("momentum", momentum, MOMENTUM_MODES)
     learning_rates = choice("learning_rates", learning_rates, ("tuned", "paper"))

@@ -227,7 +227,8 @@ def _best_non_oracle(setting: str) -> ClaimSpec:
 
 def _improved(setting: str, key: str) -> ClaimSpec:
     """Table 2's Imp.(%): ``key`` beats Local on 0% or 100% of the clients (29, 94 and 4 of 80
-    clients state no threshold: reported in the data only)."""
+    clients state no threshold: reported in the data only).
+    """
     published = PAPER_IMPROVED[setting][key]
     return ClaimSpec(
         id=f"{setting}.improved.{key}",
@@ -388,5 +389,6 @@ CLAIMS: tuple[ClaimSpec, ...] = (
 
 def claims(result: Result) -> list[Claim]:
     """Every claim of the paper (:data:`CLAIMS`) about the setting of ``result`` (a
-    :func:`collabecon.reproductions.cobo.run_setting` output) whose methods were run."""
+    :func:`collabecon.reproductions.cobo.run_setting` output) whose methods were run.
+    """
     return evaluate(CLAIMS, result)

@@ -103,7 +103,8 @@ BATCH = 128
 @dataclass(frozen=True, slots=True)
 class Setting:
     """A federation of ``mnist5k``: the partition, its parameters, the methods run by
-    default, the modulus of the labels (None: kept) and IFCA's share of clients per round."""
+    default, the modulus of the labels (None: kept) and IFCA's share of clients per round.
+    """
 
     partition: str
     clients: int
@@ -139,7 +140,8 @@ def check_methods(names: Sequence[str]) -> list[str]:
 
 def _ensure_registered(algorithm: str) -> None:
     """Import the module of a registered name (``federated-clustering`` ->
-    ``learning.algorithms.federated_clustering``) when the package has not yet."""
+    ``learning.algorithms.federated_clustering``) when the package has not yet.
+    """
     if algorithm not in ALGORITHMS:
         try:
             importlib.import_module(f"learning.algorithms.{algorithm.replace('-', '_')}")
@@ -149,7 +151,8 @@ def _ensure_registered(algorithm: str) -> None:
 
 def finetune_steps(rounds: int) -> int:
     """Local fine-tuning steps of ``fedavg-ft``: the last 10% of the rounds (none in a
-    one-round run), so that its budget is every other method's."""
+    one-round run), so that its budget is every other method's.
+    """
     return 0 if rounds < 2 else max(1, round(_FINETUNE_SHARE * rounds))
 
 

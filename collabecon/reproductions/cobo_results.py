@@ -56,7 +56,8 @@ _HEATMAP_SHARES = (0.01, 0.1, 0.5, 1.0)  # rounds shown in the heatmaps, as shar
 @dataclass(frozen=True, slots=True)
 class TrainingRun:
     """One method, one seed, one learning rate: per-client test and validation accuracy,
-    the test-accuracy curve, CoBo's weights over time, IFCA's final assignment."""
+    the test-accuracy curve, CoBo's weights over time, IFCA's final assignment.
+    """
 
     test: np.ndarray
     validation: np.ndarray
@@ -68,7 +69,8 @@ class TrainingRun:
 @dataclass(frozen=True, slots=True)
 class MethodRuns:
     """One method on one setting: its learning-rate search and its run on every seed (what
-    :func:`summarise` gathers; methods are independent, so they may run in parallel)."""
+    :func:`summarise` gathers; methods are independent, so they may run in parallel).
+    """
 
     setting: str
     key: str
@@ -92,7 +94,8 @@ def _std(values: Sequence[float]) -> float:
 
 def match_round(history: list[np.ndarray], clusters: np.ndarray) -> int | None:
     """First round (1-based) from which :math:`W > 1/2` off the diagonal equals the oracle
-    in every later round; None when the last round does not match."""
+    in every later round; None when the last round does not match.
+    """
     oracle = oracle_weights(clusters).astype(bool)
     off = ~np.eye(clusters.size, dtype=bool)
     matches = [bool(np.array_equal((w > 0.5)[off], oracle[off])) for w in history]
@@ -139,7 +142,8 @@ def _write_heatmaps(
 def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[str, Any]:
     """The result of one setting from the runs of its methods (all of one setting, rounds,
     seeds and options): accuracies, spread, tuning, CoBo's weights, claims; heatmaps of the
-    first seed's CoBo into ``out``."""
+    first seed's CoBo into ``out``.
+    """
     if not methods:
         raise ValueError("methods must name at least one method")
     one = next(iter(methods.values()))
@@ -220,7 +224,8 @@ def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[s
 
 def tables_markdown(result: dict[str, Any]) -> str:
     """The measured accuracies (mean ± std over seeds) next to Table 2, the learning-rate
-    grid with every method's validation accuracy and choice, and the notes."""
+    grid with every method's validation accuracy and choice, and the notes.
+    """
     grid = result["tuning"]["grid"]
     lines = [
         f"**{result['setting']}**: {result['clients']} clients, seeds {result['seeds']}, "

@@ -298,13 +298,15 @@ CLAIMS: tuple[ClaimSpec, ...] = (
 def claims(reports: Mapping[str, Any]) -> list[Claim]:
     """The thesis's claims (:data:`CLAIMS`) about the schemes in ``reports`` (a
     :class:`PlayReport` per scheme name); claims about a scheme that did not run are left
-    out."""
+    out.
+    """
     return evaluate(CLAIMS, reports)
 
 
 def merge_seeds(per_seed: Sequence[Sequence[Claim]], seeds: Sequence[int]) -> list[Claim]:
     """One claim per id over several seeds: held when it holds on every seed, measured per
-    seed."""
+    seed.
+    """
     if len(per_seed) == 1:
         return list(per_seed[0])
     merged = []
@@ -380,7 +382,8 @@ def run(
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     """The demo's four schemes at ``scale`` (small: 500 examples per firm, 15 rounds; paper:
     1000 per firm, 30 rounds), one seed unless ``seeds`` says otherwise; figures of the first
-    seed."""
+    seed.
+    """
     if scale not in SETTINGS:
         raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}")
     if seeds is not None and seeds < 1:

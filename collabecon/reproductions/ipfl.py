@@ -57,7 +57,8 @@ SCALE_RUNS: dict[str, IPFLRun] = {
 
 def _gap(acc: np.ndarray) -> tuple[float, bool]:
     """Mean diagonal minus off-diagonal accuracy (pp), clusters matched to their best
-    source, and whether the two clusters are best on different sources."""
+    source, and whether the two clusters are best on different sources.
+    """
     best = acc.argmax(axis=1)
     rows = np.arange(len(best))
     return 100 * float(np.mean(acc[rows, best] - acc[rows, 1 - best])), len(set(best)) == 2
@@ -70,7 +71,8 @@ def _late_purity(result: IPFLResult) -> float:
 
 def _oscillation_share(result: IPFLResult) -> float:
     """Share of clients whose PMA stays within 2 pp of its last value over the last fifth
-    of the evaluations (Theorem 4)."""
+    of the evaluations (Theorem 4).
+    """
     evals = np.array(
         [h["personalised_accuracy"] for h in result.history if "personalised_accuracy" in h]
     )
@@ -138,7 +140,8 @@ def measure_seed(
 ) -> dict[str, Any]:
     """Measure B1-B7 for one setting and seed at ``scale`` and write it to ``out`` (as
     ``ipfl_<scale>_<setting>_seed<seed>.json``, with the run it measured); an existing file
-    of the same run is read instead."""
+    of the same run is read instead.
+    """
     if scale not in SCALE_RUNS:
         raise ValueError(f"scale must be one of {', '.join(SCALE_RUNS)}, got {scale!r}")
     if setting not in SETTINGS:
@@ -221,7 +224,8 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     comparison with the baselines at 10:90 in both settings (seed 0), with the paper's
     orderings.
 
-    Per-seed measurements and the comparisons are written to (and read back from) ``out``."""
+    Per-seed measurements and the comparisons are written to (and read back from) ``out``.
+    """
     if scale not in SCALE_RUNS:
         raise ValueError(f"scale must be one of {', '.join(SCALE_RUNS)}, got {scale!r}")
     n = 3 if seeds is None else int(seeds)

@@ -186,7 +186,8 @@ CLAIMS: tuple[ClaimSpec, ...] = tuple(spec for setting in SETTINGS for spec in _
 def b_claims(setting: str, seeds: list[dict[str, Any]]) -> tuple[list[Claim], dict[str, Any]]:
     """B1-B7 for one setting (:data:`CLAIMS`) from its per-seed measurements
     (:func:`collabecon.reproductions.ipfl.measure_seed`), each at the paper's threshold, and
-    the statistics they are judged on: means ± standard deviations over the seeds."""
+    the statistics they are judged on: means ± standard deviations over the seeds.
+    """
     n = len(seeds)
     s: dict[str, Any] = {}
     for split in SPLITS:

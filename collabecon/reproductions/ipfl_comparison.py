@@ -85,7 +85,8 @@ def _baseline_params(name: str, clusters: int, lr: float) -> dict[str, Any]:
     """Each baseline's own parameters in the comparison: the number of clusters under its
     own name; IFCA's option II (local training and model averaging, Ghosh et al. 2020,
     Alg. 1), so that it trains with the same local steps as the others; Per-FedAvg's outer
-    step :math:`\\beta` equal to the learning rate."""
+    step :math:`\\beta` equal to the learning rate.
+    """
     params: dict[str, Any] = {
         p: clusters for p in algorithm_parameters(name) if p in _CLUSTER_PARAMETERS
     }
@@ -105,7 +106,8 @@ def _with_lr(setup: Setup, lr: float) -> Setup:
 
 def _variant_name(run: IPFLRun) -> str:
     """``ip-fl`` for the paper's personalisation; the options are named, so that the output
-    mixture (not Eq. 8) is never reported as IP-FL."""
+    mixture (not Eq. 8) is never reported as IP-FL.
+    """
     options = [
         value
         for value, default in (
@@ -134,7 +136,8 @@ def _baseline_accuracy(
     name: str, run: IPFLRun, setup: Setup, lr: float, updates: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validation and test accuracy of baseline ``name`` trained ``run.rounds`` rounds of
-    ``updates`` clients with learning rate ``lr``."""
+    ``updates`` clients with learning rate ``lr``.
+    """
     tuned = _with_lr(setup, lr)
     ctx = tuned.ctx
     algorithm = build_algorithm(name, ctx, **_baseline_params(name, run.clusters, lr))
@@ -338,7 +341,8 @@ def order_specs(shift: str, partition: str) -> tuple[ClaimSpec, ...]:
     :func:`compare`'s rows: IP-FL's personalised accuracy above each baseline's (§6.3-6.4:
     "IP-FL consistently outperforms"; Table 5 for FedAvg, FedProx, Ditto and Per-FedAvg,
     Table 3 for IFCA, FedSoft and FedEM). One seed: an ordering holds when the mean of the
-    per-client differences exceeds twice its standard error over the clients."""
+    per-client differences exceeds twice its standard error over the clients.
+    """
     return tuple(
         _order_spec(method, shift, partition) for method in BASELINES if method in PUBLISHED_ORDER
     )

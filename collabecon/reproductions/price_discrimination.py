@@ -175,7 +175,8 @@ def figures(
 
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     """Figures 4.1-4.5 at ``scale`` (small: T = 5,000; paper: T = 20,000), 3 seeds unless
-    ``seeds`` says otherwise, seed 1 (the thesis's)."""
+    ``seeds`` says otherwise, seed 1 (the thesis's).
+    """
     if scale not in SETTINGS:
         raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}")
     rounds, default_seeds = SETTINGS[scale]

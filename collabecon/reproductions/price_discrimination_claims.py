@@ -424,5 +424,6 @@ CLAIMS: tuple[ClaimSpec, ...] = (
 
 def claims(m: dict[str, Any]) -> list[Claim]:
     """Every claim of section 4.4 and Corollary 2 (:data:`CLAIMS`) on
-    :func:`collabecon.reproductions.price_discrimination.measure`'s numbers, each held or not."""
+    :func:`collabecon.reproductions.price_discrimination.measure`'s numbers, each held or not.
+    """
     return evaluate(CLAIMS, m)

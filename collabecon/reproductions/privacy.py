@@ -50,7 +50,8 @@ def _pooled(panels: Sequence[Panel], column: str) -> tuple[np.ndarray, np.ndarra
 
 def measure(streams: Sequence[tuple[Panel, Panel]]) -> dict[str, Any]:
     """Per panel: m, personalised and symmetric means (and standard errors), pooled over the
-    independent streams, and the per-stream differences."""
+    independent streams, and the per-stream differences.
+    """
     out: dict[str, Any] = {"streams": len(streams)}
     for k, model in enumerate(("dp-mean", "bayes")):
         panels = [s[k] for s in streams]
@@ -190,7 +191,8 @@ def claims(data: dict[str, Any]) -> list[Claim]:
 
 def write_figure1(out: Path, streams: Sequence[tuple[Panel, Panel]]) -> tuple[Path, Path]:
     """``figure1.csv`` (one row per stream, panel and m) and ``figure1.png`` (the first
-    stream, as the paper draws it) in ``out``."""
+    stream, as the paper draws it) in ``out``.
+    """
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for k, panels in enumerate(streams):
@@ -304,7 +306,8 @@ def run_figure1(
 
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     """Figure 1 at ``scale`` (small: 300 draws per m, the notebook's; paper: 1000), from
-    ``seeds`` independent streams (seed 179, 180, ...; one unless given)."""
+    ``seeds`` independent streams (seed 179, 180, ...; one unless given).
+    """
     if scale not in SETTINGS:
         raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}")
     if seeds is not None and seeds < 1:

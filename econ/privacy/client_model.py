@@ -97,7 +97,8 @@ class ClientModel(ABC):
     def _set_data(self, n: ArrayLike, sigma: ArrayLike, n_clients: int | None = None) -> None:
         """Check and store ``n`` (>= 1) and ``sigma`` (> 0), one entry per client when
         ``n_clients`` is given, and refuse a precision ``n/sigma^2`` that is not a positive
-        finite float."""
+        finite float.
+        """
         n = in_interval("n", n, 1.0)
         if n_clients is not None:
             n = per_client("n", n, n_clients)

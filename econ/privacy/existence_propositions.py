@@ -239,7 +239,7 @@ def _sgd_solvable(psi: Array) -> bool:
 
 
 def _lam_of_psi(n_clients: int) -> float:
-    """lambda per unit psi for the default DPSGD model with ``n_clients`` clients."""
+    """Lambda per unit psi for the default DPSGD model with ``n_clients`` clients."""
     model = DPSGD(n_clients=n_clients)
     return 1.0 / float(model.psi(np.ones(n_clients))[0])
 

@@ -143,7 +143,7 @@ def sgd_gain(
 def _appc1(
     s_star: Callable[[sp.Expr, sp.Expr], sp.Expr] = lambda a, n: a * n / 3,
 ) -> Verdict:
-    """d benefit/ds = lambda (N-1)/N (aN - 3s)/(2N sqrt s): one sign change, at s* = aN/3."""
+    """D benefit/ds = lambda (N-1)/N (aN - 3s)/(2N sqrt s): one sign change, at s* = aN/3."""
     lam, n, a, s = S.lam, S.n_clients, S.a_var, S.s_var
     benefit = S.APPC_SYM_BENEFIT
     star = s_star(a, n)

@@ -298,7 +298,8 @@ def _sgd_repair(psi: Array, rho: Array, beta: Array) -> Array:
     r"""The largest :math:`\beta' \le \beta` with every :math:`\beta'_i \le \rho_i s_i/(1+s_i)`,
     :math:`s_i = \psi_i(1 - \rho_i/\Gamma')` (Theorem 4.5's constraint solved for
     :math:`\beta_i`); the cap increases in Γ, so the iteration of :func:`_dp_mean_repair`
-    applies."""
+    applies.
+    """
     for _ in range(1000):
         total = float(beta.sum())
         if total <= 0:

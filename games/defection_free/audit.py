@@ -76,7 +76,8 @@ class RevenueAudit:
 
     def to_frame(self) -> Any:
         """A pandas DataFrame of the changes from round ``t - 1`` to ``t`` (``t >= 1``), with
-        the slack allowed at ``t`` (needs pandas)."""
+        the slack allowed at ``t`` (needs pandas).
+        """
         t = np.arange(1, self.change_low.size + 1)
         table = frame(
             {

@@ -52,7 +52,8 @@ def _toy_start(rng: np.random.Generator) -> QuadraticFirms:
 
 def _starts(seed: int, n_toy: int, n_random: int) -> Iterator[tuple[str, QuadraticFirms]]:
     """T1, T2, then of ``n_toy`` uniform toy starts and ``n_random`` :func:`random_firms`
-    (seeded) those at which both firms' losses lie in [0, 1] (§3.2)."""
+    (seeded) those at which both firms' losses lie in [0, 1] (§3.2).
+    """
     yield "toy T1", thesis_toy(*_T1)
     yield "toy T2", thesis_toy(*_T2)
     rng = np.random.default_rng(seed)

@@ -26,7 +26,8 @@ def _individually_rational(
     allowed: NDArray[np.float64] | float = 0.0,
 ) -> NDArray[np.bool_]:
     """Whether neither firm is worse off than at round 0 (the constraints of the Nash
-    bargaining problem of §3.4, p. 64 ff.), up to ``allowed``."""
+    bargaining problem of §3.4, p. 64 ff.), up to ``allowed``.
+    """
     return (u_l - u_l[0] >= -allowed) & (u_h - u_h[0] >= -allowed)
 
 
@@ -94,7 +95,8 @@ class PlayReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The run, JSON-ready: scheme, rounds, the audit, rho*, the Nash references and
-        the gap."""
+        the gap.
+        """
         return plain(
             {
                 "scheme": self.scheme,
@@ -115,7 +117,8 @@ class PlayReport:
 
     def to_frame(self) -> Any:
         """A pandas DataFrame of :attr:`rows`, one row per round indexed by ``t`` (needs
-        pandas)."""
+        pandas).
+        """
         return frame(list(self.rows), "PlayReport").set_index("t")
 
 

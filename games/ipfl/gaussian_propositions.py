@@ -132,7 +132,8 @@ def _model3_mse(
 ) -> float:
     """MSE of client 0's estimate under Eq. 3 from the estimator's coefficients a_j on the
     client means: bias sum_{T_2} a_j (beta_2 - beta_1), tau^2 ||a - e_0||^2 from the mu_j
-    (independent N(beta, tau^2)), sum a_j^2 sigma^2/n_j from the sampling noise."""
+    (independent N(beta, tau^2)), sum a_j^2 sigma^2/n_j from the sampling noise.
+    """
     a = np.zeros(sizes.size)
     members = slice(None) if estimator == "fl" else slice(0, m1)
     a[members] = sizes[members] / sizes[members].sum()
@@ -238,7 +239,8 @@ def _fl_error_corrected(formula: Callable[..., dict[str, float]] = exact_errors)
 @cache
 def cluster_error_equal() -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """Equal sizes :math:`n_0`: the cluster MSE under the working model (Eq. 6), under the
-    hierarchical model Eq. 3, and the local MSE (Eq. 4)."""
+    hierarchical model Eq. 3, and the local MSE (Eq. 4).
+    """
     s2, t2, n0, m1 = sp.symbols("sigma2 tau2 n0 m1", positive=True)
     return (
         _model_error("working", s2, t2, n0, m1),
@@ -286,7 +288,8 @@ def _hierarchical_threshold(s2: sp.Expr, n0: sp.Expr, m1: sp.Expr) -> sp.Expr:
 
 def _eq6_check(model: str, error: Formula, threshold: Formula) -> Verdict:
     """Does ``error`` equal the cluster MSE under ``model``, and is it below the local MSE
-    exactly when tau^2 < ``threshold``? (m1 >= 2 clients in the cluster, all of size n0.)"""
+    exactly when tau^2 < ``threshold``? (m1 >= 2 clients in the cluster, all of size n0.)
+    """
     s2, t2, n0 = sp.symbols("sigma2 tau2 n0", positive=True)
     k = sp.Symbol("k", nonnegative=True, integer=True)
     m1 = k + 2  # m1 >= 2

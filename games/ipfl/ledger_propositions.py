@@ -177,7 +177,8 @@ def _printed_reimbursement(
     tokens: FloatArray, pool: float, util: float, payers: NDArray[np.int64]
 ) -> tuple[FloatArray, float]:
     """Eq. 12 as printed: tau_i = tau_i - tau_ar Util for every i in [N]; the pool is not
-    touched."""
+    touched.
+    """
     return tokens - pool * util, pool
 
 

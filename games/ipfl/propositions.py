@@ -195,7 +195,8 @@ def lloyd(
     size-weighted mean :math:`\\sum n_i \\hat\\mu_i / \\sum n_i`); returns the final assignment
     and the objective after every assignment step and every centroid step
     (:math:`\\sum_k \\sum_{i\\in C_k} n_i (\\beta_k - \\hat\\mu_i)^2`, the proof's
-    :math:`\\sum_i \\sum_j (\\beta_k - z_{ij})^2` up to a constant)."""
+    :math:`\\sum_i \\sum_j (\\beta_k - z_{ij})^2` up to a constant).
+    """
     mu = np.asarray(means, dtype=np.float64)
     n = np.asarray(sizes, dtype=np.float64)
     centres = np.asarray(init, dtype=np.float64).copy()

@@ -101,7 +101,8 @@ class Opening:
 
     def by_cluster(self) -> Iterator[tuple[int, IntArray, IntArray]]:
         """``(cluster, rows, members)`` for every cluster that trains: ``rows`` index the
-        arrays of :meth:`participations`, ``members`` are the clients at those rows."""
+        arrays of :meth:`participations`, ``members`` are the clients at those rows.
+        """
         clusters, clients = self.participations()
         for c in range(len(self.payers)):
             rows = np.flatnonzero(clusters == c)

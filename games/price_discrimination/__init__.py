@@ -1,2 +1,3 @@
 """The price-discrimination game of Werner (2024), Chapter 4: one-shot equilibrium,
-commitment, and repeated play between a learning seller and belief-based buyers."""
+commitment, and repeated play between a learning seller and belief-based buyers.
+"""

@@ -155,7 +155,8 @@ _SELLER_B = {("H", "H"): F(1, 2), ("L", "L"): F(1, 2)}  # averaged over its coin
 
 def _observed_law(joint: dict[tuple[str, str], Fraction], n: int) -> dict[str, Any]:
     """What a round can show of a seller's prices: with one buyer only the price of the one
-    signal sent (a marginal); with two or more, also both prices together."""
+    signal sent (a marginal); with two or more, also both prices together.
+    """
     law: dict[str, Any] = {
         "after s_L": {p: sum(w for (lo, _), w in joint.items() if lo == p) for p in ("L", "H")},
         "after s_H": {p: sum(w for (_, hi), w in joint.items() if hi == p) for p in ("L", "H")},

@@ -66,6 +66,7 @@ class PDGame:
     AssumptionWarning
         When ``c_b >= theta_high - theta_low`` (thesis Assumption 1 fails: buyers are then
         always truthful and the orderings of Corollary 2 do not apply).
+
     References
     ----------
     M. Werner, *Collaborative Learning: Aligning Goals and Outcomes*, PhD thesis, UC

@@ -39,7 +39,8 @@ from games.price_discrimination.symbolic_regimes import (
 
 def _vertices(regime: str, label: str, expr: Any) -> list[tuple[str, str, Any]]:
     """``expr >= 0`` on [0, 1]^2 as four facts: ``expr`` is multilinear in (a, b), so its
-    minimum over the square is at a vertex."""
+    minimum over the square is at a vertex.
+    """
     poly = sp.Poly(sp.expand(expr), A, B)
     if max(poly.degree(A), poly.degree(B)) > 1 or any(i + j > 2 for i, j in poly.monoms()):
         raise ValueError(f"{label} is not multilinear in (a, b)")
@@ -70,7 +71,7 @@ def kappa_larger(game: PDGame) -> Any:
 
 
 def _kappa_of(regime: str, game: PDGame, kappa: Callable[[PDGame], Any]) -> Any:
-    """kappa of a symbolic regime game (a min or max of the two terms is decided by the regime)."""
+    """Kappa of a symbolic regime game (a min or max of the two terms is decided by the regime)."""
     value = kappa(game)
     if isinstance(value, sp.Min | sp.Max):
         first, second = game.mu * game.delta, (1 - game.mu) * game.theta_low
@@ -177,7 +178,8 @@ def _prop7(consistent_only: bool = True) -> Verdict:
 
 def _lemma27_gaps(c_s_positive: bool) -> list[tuple[str, Any]]:
     """U1* - [alpha* U_S(0; PD) + (1 - alpha*) u_S(1)] in each regime (it is (1 - alpha*)
-    (u_S(0) - u_S(1)))."""
+    (u_S(0) - u_S(1))).
+    """
     gaps = []
     for regime in ("A", "B"):
         game, q_star = regime_game(regime, C_S if c_s_positive else 0)

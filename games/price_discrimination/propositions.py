@@ -18,7 +18,8 @@ sign in :mod:`games.price_discrimination.symbolic_regimes`. Theorem 6 is in
 :mod:`games.price_discrimination.theorem6_propositions`, Lemma 26 and Proposition 6 in
 :mod:`games.price_discrimination.belief_propositions`, Proposition 7 and Lemmas 27, 28 and 30
 in :mod:`games.price_discrimination.one_round_propositions`, Lemma 29 and Propositions 8-10 in
-:mod:`games.price_discrimination.regret_propositions`."""
+:mod:`games.price_discrimination.regret_propositions`.
+"""
 
 from __future__ import annotations
 

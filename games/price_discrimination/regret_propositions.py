@@ -54,7 +54,8 @@ from games.price_discrimination.symbolic_regimes import (
 def _coin_beta(rounds: int = 4000, runs: int = 10, seed: int = 29) -> dict[str, Any]:
     """Lemma 29 against Definition 6 alone: alpha_t alternates 1, 0 (price discrimination every
     other round, oblivious), beliefs alpha_hat_t = 1{buyer 1 of round t-1 had the high value},
-    mu = 1/2, so E alpha_hat_t = 1/2 and |E alpha_hat_t - alpha_bar_t| <= 1/(2t)."""
+    mu = 1/2, so E alpha_hat_t = 1/2 and |E alpha_hat_t - alpha_bar_t| <= 1/(2t).
+    """
     game = PDGame(F(1, 2), F(5), F(15), F(1), F(5))  # alpha* = 1/10
     rng = np.random.default_rng(seed)
     t = np.arange(1, rounds + 1)
@@ -175,7 +176,8 @@ _NO_REGRET = (
 
 def _prop8_zero_cost() -> Verdict | None:
     """P0 with c_S = 0: the belief-tracking seller (price-discriminate iff alpha_hat_t < alpha*,
-    else the blind price theta_H) has zero regret every round and averages U1*."""
+    else the blind price theta_H) has zero regret every round and averages U1*.
+    """
     game = PDGame(F(1, 2), F(5), F(15), F(5), F(0))
     run = simulate(game, BeliefTracking(0.0), 20_000, 6, 8)
     average = run.expected_seller_utility().mean(axis=1)

@@ -179,7 +179,8 @@ def _other_equilibria(name: str, alpha: Fraction) -> list[dict[str, float]]:
     accepts: the high type's evasion rate q on a grid of 11 plus q*, the aware seller's
     P(theta_H | s_L) on a grid of 11 plus 1 - alpha*/alpha, the blind seller's P(theta_H) in
     {0, 1/2, 1}; the low type is truthful and the aware seller charges theta_H after s_H (both
-    strictly dominant on path; off path the proof's belief that s_H comes from a high type)."""
+    strictly dominant on path; off path the proof's belief that s_H comes from a high type).
+    """
     g = GAMES[name].numeric()
     a = float(alpha)
     eq = equilibrium_profile(g, a)

@@ -78,7 +78,8 @@ class GroupAveragingState(_GroupAveragingEntries, total=False):
     """State of :class:`GroupAveraging`: ``groups`` (stacked group models), ``assignment``
     (group of each client, int64 tensor), with ``keep_momentum`` the buffers ``momentum``
     (stacked, one row per client or per group) and, after fine-tuning, ``personal`` (stacked
-    client models)."""
+    client models).
+    """
 
     momentum: Params
     personal: Params
@@ -86,7 +87,8 @@ class GroupAveragingState(_GroupAveragingEntries, total=False):
 
 class GroupAveraging(FederatedAlgorithm[GroupAveragingState], FinishExchange[GroupAveragingState]):
     """FedAvg within fixed groups of clients (see the module docstring); state
-    :class:`GroupAveragingState`."""
+    :class:`GroupAveragingState`.
+    """
 
     def __init__(
         self, ctx: Context, finetune_steps: int = 0, keep_momentum: str | None = None

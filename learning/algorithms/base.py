@@ -100,7 +100,8 @@ __all__ = [
 class LocalTraining:
     """Local work of one client per round: ``steps`` SGD steps on minibatches of
     ``batch_size`` with the optimiser ``sgd``; with ``dp``, DP-SGD steps
-    (:mod:`learning.dp`: per-example clipping and Gaussian noise, fresh fixed-size batches)."""
+    (:mod:`learning.dp`: per-example clipping and Gaussian noise, fresh fixed-size batches).
+    """
 
     steps: int
     batch_size: int
@@ -165,7 +166,8 @@ class Context:
         """Local SGD of ``clients`` from ``start`` (one row each) on their training data;
         ``steps`` defaults to ``local.steps``, ``options`` go to
         :meth:`learning.engine.Engine.local_sgd` (``momentum``, ``prox_center``,
-        ``prox_mu``); under DP-SGD only ``momentum`` applies."""
+        ``prox_mu``); under DP-SGD only ``momentum`` applies.
+        """
         common: dict[str, Any] = {
             "steps": self.local.steps if steps is None else steps,
             "batch_size": self.local.batch_size,
@@ -192,7 +194,8 @@ class Context:
 
 class Algorithm(ABC, Generic[S]):
     """A federated (or local) training algorithm with state of type ``S``; see the module
-    docstring."""
+    docstring.
+    """
 
     #: Registry name.
     name: ClassVar[str]
@@ -221,7 +224,8 @@ class Algorithm(ABC, Generic[S]):
 
 class SplitAlgorithm(Algorithm[S]):
     """``round`` as ``dispatch`` (server) -> ``client_update`` (every participant on its own
-    data) -> ``server_update`` (server); see the module docstring."""
+    data) -> ``server_update`` (server); see the module docstring.
+    """
 
     #: Constructor arguments that the client half reads (the rest are the server's).
     client_parameters: ClassVar[tuple[str, ...]] = ()
@@ -251,7 +255,8 @@ class SplitAlgorithm(Algorithm[S]):
 
         Its only random draws are minibatch keys (:func:`learning.engine.sample_batches`
         on ``ctx.train``), so that a node reproduces its row of the batched draw
-        (:class:`learning.runtimes.flower.streams.RowStream`)."""
+        (:class:`learning.runtimes.flower.streams.RowStream`).
+        """
 
     @abstractmethod
     def server_update(
@@ -291,7 +296,8 @@ class SplitAlgorithm(Algorithm[S]):
 
     def finish(self, state: S, rng: np.random.Generator) -> S:
         """The finish exchange (:class:`FinishExchange`) with every client at once, each
-        with its client-held rows; the state as it is without one."""
+        with its client-held rows; the state as it is without one.
+        """
         if not isinstance(self, FinishExchange):
             return state
         sent = self.final_dispatch(state)

@@ -34,7 +34,8 @@ __all__ = ["CFL", "CFLState", "cosine_bipartition"]
 
 def cosine_bipartition(updates: torch.Tensor) -> np.ndarray:
     """Labels 0/1 of the complete-linkage bipartition of ``updates (n, P)`` under the
-    cosine distance :math:`1 - \\alpha_{ij}`."""
+    cosine distance :math:`1 - \\alpha_{ij}`.
+    """
     u = updates.double()
     unit = u / (u.norm(dim=1, keepdim=True) + 1e-12)
     distance = (1.0 - unit @ unit.T).clamp_min(0.0).cpu().numpy()
@@ -45,7 +46,8 @@ def cosine_bipartition(updates: torch.Tensor) -> np.ndarray:
 
 class CFLState(TypedDict):
     """State of :class:`CFL`: ``groups`` (stacked cluster models), ``assignment`` (cluster of
-    each client), ``rounds`` (rounds done, a 0-d tensor)."""
+    each client), ``rounds`` (rounds done, a 0-d tensor).
+    """
 
     groups: Params
     assignment: torch.Tensor
@@ -55,7 +57,8 @@ class CFLState(TypedDict):
 @register
 class CFL(FederatedAlgorithm[CFLState]):
     """CFL with thresholds ``eps1``, ``eps2`` on update norms, splits from ``min_round``;
-    state :class:`CFLState`."""
+    state :class:`CFLState`.
+    """
 
     name = "cfl"
 

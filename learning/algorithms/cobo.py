@@ -98,7 +98,8 @@ class CoBoState(_CoBoEntries, total=False):
     step (``batches``), the participants' current models and buffers (``local``,
     ``local_momentum``), which of them take their ``fresh`` first step, the ``losses`` so far,
     the updated :math:`W` (``new_weights``), the midpoint ``slots`` of the pairs' exchange and
-    the current local ``step``."""
+    the current local ``step``.
+    """
 
     pairs: torch.Tensor
     batches: torch.Tensor
@@ -205,7 +206,8 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
     def dispatch(self, state: CoBoState, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """The pairs of the round and every minibatch position (``rng``'s first child draws
         the pairs, its second the pair minibatch and one minibatch per local step); the
-        pairs' exchange, or the first step's when no pair was drawn."""
+        pairs' exchange, or the first step's when no pair was drawn.
+        """
         self._sgd()
         clients = np.asarray(clients, dtype=np.int64)
         pair_rng, batch_rng = rng.spawn(2)
@@ -256,7 +258,8 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
         self, state: CoBoState, clients: np.ndarray, plan: State, inner: torch.Tensor
     ) -> Dispatch:
         """The inner step on the round's pairs with their products ``inner``, and the first
-        local step's exchange."""
+        local step's exchange.
+        """
         weights = update_weights(
             state["weights"],
             plan["pairs"].numpy(),
@@ -361,7 +364,8 @@ def _midpoint_slots(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, 
     midpoints each gets, and for each pair ``(i, j)`` of ``pairs`` (positions) the slots of
     its two gradients (receiver row times the largest count, plus the midpoint's place).
     Each receiver gets the pairs it opens, then those it closes, in pair order: the order in
-    which :func:`learning.all_pairs.midpoint_gradient_products` runs them on its batch."""
+    which :func:`learning.all_pairs.midpoint_gradient_products` runs them on its batch.
+    """
     degree = np.bincount(pairs.reshape(-1), minlength=n)
     receivers = np.flatnonzero(degree)
     row = np.full(n, -1, dtype=np.int64)
@@ -384,7 +388,8 @@ def midpoint_gradients(
     :math:`\nabla f_r(z; \xi_r)` at the first ``count[r]`` of its midpoints ``midpoints[r]``
     on its minibatch ``(x[r], y[r])``, laid out (and zero-padded) like ``midpoints``:
     :func:`learning.all_pairs.gradients_on` on the batched engine (every midpoint a slot,
-    run in order of its batch), the engine's per-client gradients otherwise."""
+    run in order of its batch), the engine's per-client gradients otherwise.
+    """
     first = next(iter(midpoints.values()))
     receivers, width = first.shape[0], first.shape[1]
     counts = count.to(device=first.device, dtype=torch.long)
@@ -412,6 +417,7 @@ def inner_products(gradients: Params, slots: torch.Tensor) -> torch.Tensor:
     r"""The server half of CoBo's pairwise work: :math:`s_{ij}` of each pair from the
     receivers' midpoint gradients (:func:`midpoint_gradients`, stacked one row per
     receiver); ``slots[p]`` are the positions (receiver row times the rows' width plus the
-    midpoint) of pair ``p``'s two gradients."""
+    midpoint) of pair ``p``'s two gradients.
+    """
     flat = {k: g.reshape(-1, *g.shape[2:]) for k, g in gradients.items()}
     return paired_products(flat, slots[:, 0], slots[:, 1])

@@ -112,7 +112,8 @@ class QuadraticRun:
 
 def in_cluster_consensus(x: torch.Tensor, clusters: np.ndarray) -> float:
     r"""Sum over clusters of :math:`\frac1{c^2} \sum_{i,j \in \mathcal C} \|x_i - x_j\|^2`
-    (the left-hand side of Theorem 1, before the time average)."""
+    (the left-hand side of Theorem 1, before the time average).
+    """
     return float((torch.cdist(x, x).square() * _consensus_mask(clusters).to(x)).sum())
 
 

@@ -58,7 +58,8 @@ def initial_weights(
     n: int, domain: str = "box", *, dtype: torch.dtype = torch.float64
 ) -> torch.Tensor:
     r""":math:`W^0`: all ones on the box (Algorithm 1), :math:`(\mathbf 1\mathbf 1^\top - I)/(n-1)`
-    on the simplex (the official LLM code; a single client keeps weight 1 on itself)."""
+    on the simplex (the official LLM code; a single client keeps weight 1 on itself).
+    """
     n = positive_int("n", n)
     choice("domain", domain, DOMAINS)
     if domain == "box":
@@ -148,7 +149,8 @@ def laplacian_penalty(params: Mapping[str, torch.Tensor], weights: torch.Tensor)
     r"""The consensus force :math:`(D_W - W) X`, row :math:`i` being
     :math:`\sum_k w_{ik} (x_i - x_k)`, for every stacked parameter (the gradient of
     :math:`\frac12 \sum_{i<j} w_{ij} \|x_i - x_j\|^2` for symmetric :math:`W`; the penalty of
-    the paper's outer problem, Model-Training, Section 2)."""
+    the paper's outer problem, Model-Training, Section 2).
+    """
     out: Params = {}
     for name, p in params.items():
         w = weights.to(p.dtype)
@@ -244,7 +246,8 @@ def sample_pairs(
     schedule: PairSchedule, t: int, clients: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
     """Unordered pairs ``(i, j)``, ``i < j`` of ``clients``, each kept with probability
-    ``schedule.probability(t, len(clients))``; shape ``(P, 2)``."""
+    ``schedule.probability(t, len(clients))``; shape ``(P, 2)``.
+    """
     clients = np.sort(np.asarray(clients, dtype=np.int64))
     a, b = np.triu_indices(clients.size, k=1)
     p = schedule.probability(t, clients.size)
@@ -334,7 +337,8 @@ def join_client(
     models: Mapping[str, torch.Tensor], weights: torch.Tensor, model: Mapping[str, torch.Tensor]
 ) -> tuple[Params, torch.Tensor]:
     """Add a client with parameters ``model`` (no client axis): its row and column of
-    :math:`W` start at 1 (box domain), like :math:`W^0` of Algorithm 1."""
+    :math:`W` start at 1 (box domain), like :math:`W^0` of Algorithm 1.
+    """
     grown = {k: torch.cat([v, model[k].unsqueeze(0).to(v)]) for k, v in models.items()}
     n = weights.shape[0] + 1
     new = torch.ones(n, n, dtype=weights.dtype, device=weights.device)

@@ -52,7 +52,8 @@ _DittoEntries = TypedDict("_DittoEntries", {"global": Params, "personal": Params
 class DittoState(_DittoEntries, total=False):
     """State of :class:`Ditto`: ``global`` (one row) and the clients' ``personal`` models,
     and for ``variant="as-run"`` the clients' ``momentum`` buffers (one flat row each) and
-    which clients have ``started``."""
+    which clients have ``started``.
+    """
 
     momentum: torch.Tensor
     started: torch.Tensor
@@ -61,7 +62,8 @@ class DittoState(_DittoEntries, total=False):
 @register
 class Ditto(SplitAlgorithm[DittoState]):
     """Ditto with proximal weight ``lam``; state :class:`DittoState`. ``momentum`` (default 0.9) and ``dampening`` (default 0) belong to the
-    as-run variant; the standard one trains with the context's optimiser."""
+    as-run variant; the standard one trains with the context's optimiser.
+    """
 
     name = "ditto"
     client_parameters = ("lam", "variant", "momentum", "dampening")
@@ -121,7 +123,8 @@ class Ditto(SplitAlgorithm[DittoState]):
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
         """Standard: local training of :math:`w^t` and of the personal model with the pull
-        :math:`\\lambda (v_i - w^t)`; as-run: one step (module docstring)."""
+        :math:`\\lambda (v_i - w^t)`; as-run: one step (module docstring).
+        """
         clients = np.asarray(clients, dtype=np.int64)
         personal = sent.each["personal"]
         if self.variant == "as-run":
@@ -159,7 +162,8 @@ class Ditto(SplitAlgorithm[DittoState]):
         self, state: DittoState, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[DittoState, dict[str, float]]:
         """The global model: FedAvg of the participants' (standard), or
-        :math:`w^t - \\eta \\frac{1}{m} \\sum_i u_i` (as-run)."""
+        :math:`w^t - \\eta \\frac{1}{m} \\sum_i u_i` (as-run).
+        """
         clients = np.asarray(clients, dtype=np.int64)
         if self.variant == "as-run":
             sent = byzantine.submit(self.ctx, replies["update"], clients, rng)

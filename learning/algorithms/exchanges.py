@@ -89,7 +89,8 @@ class Dispatch:
 class Survey(ABC, Generic[S]):
     """A :class:`~learning.algorithms.base.SplitAlgorithm` that asks the participants
     something before it dispatches (FedSoft's importance weights): ``survey`` ->
-    ``client_survey`` -> ``server_survey``."""
+    ``client_survey`` -> ``server_survey``.
+    """
 
     @abstractmethod
     def survey(self, state: S, clients: np.ndarray) -> Dispatch | None:
@@ -115,33 +116,38 @@ class MultiExchange(ABC, Generic[S]):
     Its client halves draw nothing from the round's stream: ``dispatch`` draws everything
     the round needs (CoBo: every exchange's minibatch positions, sent to their owners), so
     that a node, which sees the stream's state as the server left it, reproduces the batched
-    round in every exchange."""
+    round in every exchange.
+    """
 
     @abstractmethod
     def next_dispatch(self, state: S, clients: np.ndarray, replies: State) -> Dispatch | None:
         """The dispatch of the round's next exchange from the ``replies`` to the last one
         (``state`` carries that dispatch's ``plan``; ``clients`` are all the round's
         participants); None: these replies are the round's last, for ``server_update``.
-        No random draw."""
+        No random draw.
+        """
 
 
 class FinishExchange(ABC, Generic[S]):
     """A :class:`~learning.algorithms.base.SplitAlgorithm` whose clients work after the last
     round on their own data (fine-tuning, Per-FedAvg's personalisation): ``final_dispatch``
     -> ``client_finish`` -> ``server_finish``;
-    :meth:`learning.algorithms.base.SplitAlgorithm.finish` runs it in process."""
+    :meth:`learning.algorithms.base.SplitAlgorithm.finish` runs it in process.
+    """
 
     @abstractmethod
     def final_dispatch(self, state: S) -> Dispatch | None:
         """What every client receives for its final work (with its client-held rows); None:
-        no such work in this run."""
+        no such work in this run.
+        """
 
     @abstractmethod
     def client_finish(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
         """Every client's final work, one row each (random draws: minibatch keys only, as in
-        ``client_update``); client-held entries of the reply go back to the clients."""
+        ``client_update``); client-held entries of the reply go back to the clients.
+        """
 
     @abstractmethod
     def server_finish(self, state: S, replies: State) -> S:
@@ -152,7 +158,8 @@ def plan_seed(rng: np.random.Generator) -> State:
     """A seed drawn from the round's ``rng`` in ``dispatch``, kept in the server's plan
     (``{"seed": int64 tensor}``): on Flower the nodes' minibatch draws do not advance the
     server's generator, so a server draw after the clients' work takes its own stream
-    (module docstring)."""
+    (module docstring).
+    """
     return {"seed": torch.tensor(int(rng.integers(2**63)), dtype=torch.int64)}
 
 

@@ -93,7 +93,8 @@ def resample(weights: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -
 
 class FedEMState(TypedDict):
     """State of :class:`FedEM`, all on the server: the ``components`` (stacked component
-    models) and the mixture weights ``pi`` (N, K)."""
+    models) and the mixture weights ``pi`` (N, K).
+    """
 
     components: Params
     pi: torch.Tensor
@@ -138,7 +139,8 @@ class FedEM(SplitAlgorithm[FedEMState]):
     ) -> State:
         r"""E-step, M-step for :math:`\pi_i`, resampling and local SGD of each participant's
         ``K`` component copies; replies ``components`` (stacked ``(m, K, ...)``), ``pi``
-        ``(m, K)`` and ``loss`` (the mean over its components)."""
+        ``(m, K)`` and ``loss`` (the mean over its components).
+        """
         clients = np.asarray(clients, dtype=np.int64)
         components = sent.common["components"]
         losses, owner = per_example_losses(ctx.engine, components, ctx.train, clients)
@@ -179,7 +181,8 @@ class FedEM(SplitAlgorithm[FedEMState]):
         self, state: FedEMState, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[FedEMState, dict[str, float]]:
         r"""Component :math:`k` becomes the mean of its trained copies weighted by
-        :math:`n_i \pi_{ik}`; the participants' rows of :math:`\pi` are their replies."""
+        :math:`n_i \pi_{ik}`; the participants' rows of :math:`\pi` are their replies.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         k = self.components
         new_pi = replies["pi"].to(torch.float64)
@@ -204,5 +207,6 @@ class FedEM(SplitAlgorithm[FedEMState]):
 
     def mixture(self, state: FedEMState) -> tuple[Params, np.ndarray]:
         """The components and the mixture weights :math:`\\pi` (N, K) of the prediction
-        :math:`\\sum_k \\pi_{ik} p_{\\theta_k}(y|x)`."""
+        :math:`\\sum_k \\pi_{ik} p_{\\theta_k}(y|x)`.
+        """
         return state["components"], state["pi"].double().cpu().numpy()

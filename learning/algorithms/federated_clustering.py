@@ -81,7 +81,8 @@ __all__ = [
 
 def kmeans_plus_plus(points: torch.Tensor, k: int, rng: np.random.Generator) -> torch.Tensor:
     """Indices of ``k`` seeds by k-means++ (Arthur & Vassilvitskii 2007): each next seed is
-    drawn with probability proportional to the squared distance to the nearest seed."""
+    drawn with probability proportional to the squared distance to the nearest seed.
+    """
     n = points.shape[0]
     seeds = [int(rng.integers(n))]
     for _ in range(1, k):
@@ -114,7 +115,8 @@ def fc_directions(
 ) -> torch.Tensor:
     """Federated-Clustering's cluster estimates: ``points[i, j]`` is :math:`g_j(x_i)`
     (``(n, n, P)``); receiver ``i`` runs one-centre Threshold-Clustering over row ``i``
-    started at its own gradient ``points[i, i]``. Returns ``(n, P)``."""
+    started at its own gradient ``points[i, i]``. Returns ``(n, P)``.
+    """
     own = torch.diagonal(points, dim1=0, dim2=1).T
     return threshold_clustering(points, own[:, None], iters, radius, inclusive=inclusive).centers[
         :, 0
@@ -125,7 +127,8 @@ def myopic_directions(
     grads: torch.Tensor, k: int, rng: np.random.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Myopic-Clustering's step directions: k-means labels of the gradients ``(n, P)`` and
-    each client's group-mean gradient ``(n, P)``."""
+    each client's group-mean gradient ``(n, P)``.
+    """
     labels = kmeans(grads, k, rng)
     one_hot = torch.nn.functional.one_hot(labels).to(grads.dtype)
     means = (one_hot.T @ grads) / one_hot.sum(0).clamp_min(1)[:, None]
@@ -136,7 +139,8 @@ def momentum_update(momenta: torch.Tensor, grads: torch.Tensor, alpha: float) ->
     r"""Momentum-Clustering's client momentum (Werner et al. 2023, eq. (6)):
     :math:`m_{i,t} = \alpha\, g_i(x_{i,t-1}) + (1 - \alpha)\, m_{i,t-1}`. Of iid gradients
     of variance :math:`\sigma^2` it has stationary variance :math:`\alpha\sigma^2/(2-\alpha)
-    \le \alpha\sigma^2` (Lemma 14; :func:`learning.theory.clustering_variance.ema_variance`)."""
+    \le \alpha\sigma^2` (Lemma 14; :func:`learning.theory.clustering_variance.ema_variance`).
+    """
     return alpha * grads + (1 - alpha) * momenta
 
 
@@ -146,7 +150,8 @@ def reseed_collapsed(
     """Re-seed collapsed centres (Algorithm 4 leaves the centres' initialisation open; this
     is collabecon's rule): while some centre ``k'`` lies within the
     radius ``taus[k]`` of an earlier kept centre ``k``, move ``k'`` to the point farthest from
-    all current centres. Returns the centres ``(K, P)`` and the re-seeded indices."""
+    all current centres. Returns the centres ``(K, P)`` and the re-seeded indices.
+    """
     centers = centers.clone()
     moved: list[int] = []
     for later in range(1, centers.shape[0]):
@@ -190,7 +195,8 @@ class _Models(TypedDict):
 
 class MyopicClusteringState(_Models, total=False):
     """State of :class:`MyopicClustering`: the clients' ``models`` (stacked); inside
-    ``server_update`` also the round's plan ``seed``."""
+    ``server_update`` also the round's plan ``seed``.
+    """
 
     seed: torch.Tensor
 
@@ -202,7 +208,8 @@ class _FederatedClusteringEntries(_Models):
 class FederatedClusteringState(_FederatedClusteringEntries, total=False):
     """State of :class:`FederatedClustering`: the clients' ``models`` (stacked) and their
     ``momentum`` buffers (one flat row each); inside ``server_update`` also the round's plan,
-    each participant's subgroup ``group``."""
+    each participant's subgroup ``group``.
+    """
 
     group: torch.Tensor
 
@@ -215,7 +222,8 @@ class _MomentumClusteringEntries(_Models):
 class MomentumClusteringState(_MomentumClusteringEntries, total=False):
     """State of :class:`MomentumClustering`: the clients' ``models`` (stacked), their
     ``momenta`` (one flat row each) and the kept cluster ``centers`` (none before the first
-    round); inside ``server_update`` also the round's plan ``seed``."""
+    round); inside ``server_update`` also the round's plan ``seed``.
+    """
 
     seed: torch.Tensor
 
@@ -249,7 +257,8 @@ class _GradientMethod(SplitAlgorithm[G]):
 
     def dispatch(self, state: G, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Each participant receives its own model; the plan holds the seed of the server's
-        draws (:func:`learning.algorithms.exchanges.plan_seed`)."""
+        draws (:func:`learning.algorithms.exchanges.plan_seed`).
+        """
         idx = torch.as_tensor(np.asarray(clients), device=self.ctx.device)
         own = {k: v.index_select(0, idx) for k, v in state["models"].items()}
         return Dispatch(each={"model": own}, common={}, config={}, plan=plan_seed(rng))
@@ -258,7 +267,8 @@ class _GradientMethod(SplitAlgorithm[G]):
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
         r"""Client ``i`` sends its gradient on one minibatch at its own model,
-        :math:`g_i(x_{i,t-1})` (``gradient``, ``(n, P)``), and the loss there."""
+        :math:`g_i(x_{i,t-1})` (``gradient``, ``(n, P)``), and the loss there.
+        """
         x, y = client_batches(ctx.train, clients, self.batch_size, rng)
         grads, loss = ctx.engine.gradients(sent.each["model"], x, y)
         return {"gradient": flatten(grads), "loss": loss}
@@ -329,7 +339,8 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
 
     def subgroups(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """The subgroup of each of ``n`` participants (by position): one group (no draw) or
-        ``groups`` blocks of a random permutation, numbered in the order of the blocks."""
+        ``groups`` blocks of a random permutation, numbered in the order of the blocks.
+        """
         group = np.zeros(n, dtype=np.int64)
         if self.groups > 1:
             size = math.ceil(n / self.groups)
@@ -342,7 +353,8 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
         """Each participant receives the models of its subgroup (:meth:`subgroups`), in client
         order and zero-padded to the largest subgroup (``models``, ``(n, S, ...)``), how many
         are real (``count``) and its own place among them (``position``); the plan keeps the
-        subgroups."""
+        subgroups.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         group = self.subgroups(clients.size, rng)
         members = [np.flatnonzero(group == g) for g in range(int(group.max()) + 1)]
@@ -371,7 +383,8 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
     ) -> State:
         r"""Client ``j`` draws one minibatch and sends the gradient of every model ``x_i`` of its
         subgroup on it, :math:`g_j(x_i)` (``points``, ``(S, P)`` per client, zero beyond
-        ``count``), and its loss at its own model."""
+        ``count``), and its loss at its own model.
+        """
         x, y = client_batches(ctx.train, clients, self.batch_size, rng)
         models, count = sent.each["models"], sent.each["count"]
         n, width = count.numel(), next(iter(models.values())).shape[1]
@@ -399,7 +412,8 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
     ) -> tuple[FederatedClusteringState, dict[str, float]]:
         r"""The server clusters: in every subgroup, for every receiver ``i`` one-centre
         Threshold-Clustering over the subgroup's :math:`\{g_j(x_i)\}_j`
-        (:func:`fc_directions`), then the momentum and the step."""
+        (:func:`fc_directions`), then the momentum and the step.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         table = replies["points"]  # [j, s] = g_j(x of the s-th member of j's subgroup)
         group = state["group"].cpu().numpy()
@@ -510,7 +524,8 @@ class MomentumClustering(_GradientMethod[MomentumClusteringState]):
         rng: np.random.Generator,
     ) -> tuple[MomentumClusteringState, dict[str, float]]:
         """The momenta (:func:`momentum_update`) of the submitted gradients,
-        Threshold-Clustering from the kept centres, the re-seed and the nearest-centre step."""
+        Threshold-Clustering from the kept centres, the re-seed and the nearest-centre step.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         grads = byzantine.submit(self.ctx, replies["gradient"], clients, rng)
         momenta = state["momenta"].clone()

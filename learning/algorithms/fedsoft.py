@@ -37,7 +37,8 @@ def argmin_shares(
     losses: torch.Tensor, owner: np.ndarray, n_owners: int, smoother: float
 ) -> np.ndarray:
     """FedSoft's :math:`u_{is}`: share of client ``i``'s rows where model ``s`` has the
-    smallest loss; zero counts become ``smoother * n_i``; rows normalised to sum to 1."""
+    smallest loss; zero counts become ``smoother * n_i``; rows normalised to sum to 1.
+    """
     k = losses.shape[1]
     best = losses.argmin(dim=1).cpu().numpy()
     counts = np.zeros((n_owners, k))
@@ -58,7 +59,8 @@ class FedSoftState(_FedSoftEntries, total=False):
     """State of :class:`FedSoft`: ``clusters`` (the ``K`` cluster models), ``local`` (the
     clients' local models, held by the clients), ``u`` (the importance weights the clients
     last reported, one row per client) and ``round``; inside ``server_update`` also the
-    round's plan, the clusters' ``selected`` participants."""
+    round's plan, the clusters' ``selected`` participants.
+    """
 
     selected: torch.Tensor
 
@@ -66,7 +68,8 @@ class FedSoftState(_FedSoftEntries, total=False):
 @register
 class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
     """FedSoft with ``clusters`` models, state :class:`FedSoftState`; see the module
-    docstring."""
+    docstring.
+    """
 
     name = "fedsoft"
     client_parameters = ("lam", "smoother")
@@ -114,14 +117,16 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
     def survey(self, state: FedSoftState, clients: np.ndarray) -> Dispatch | None:
         """Every ``tau`` rounds (from round 0) the participants receive the cluster models to
         estimate their importance weights (Algorithm 1, the estimation every :math:`\\tau`
-        rounds); None otherwise."""
+        rounds); None otherwise.
+        """
         if int(state["round"]) % self.tau:
             return None
         return Dispatch(each={}, common={"clusters": state["clusters"]}, config={})
 
     def client_survey(self, ctx: Context, sent: Dispatch, clients: np.ndarray) -> State:
         """Each participant's :math:`u_{i\\cdot}` on its training data
-        (:func:`argmin_shares`), ``(n, K)`` float64."""
+        (:func:`argmin_shares`), ``(n, K)`` float64.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         losses, owner = per_example_losses(ctx.engine, sent.common["clusters"], ctx.train, clients)
         shares = argmin_shares(losses, owner, clients.size, self.smoother)
@@ -140,7 +145,8 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
     ) -> np.ndarray:
         """Each cluster's selected participants (positions among ``clients``, sorted), one row
         per cluster: ``selection_size`` (default ``max(1, m // K)``, at most ``m``) drawn
-        without replacement with probabilities :math:`v_{si} \\propto u_{is} n_i`."""
+        without replacement with probabilities :math:`v_{si} \\propto u_{is} n_i`.
+        """
         sizes = self.ctx.train.sizes_numpy()[clients].astype(np.float64)
         v = state["u"][torch.as_tensor(clients)].numpy() * sizes[:, None]
         size = min(self.selection_size or max(1, clients.size // self.clusters), clients.size)
@@ -155,7 +161,8 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
         self, state: FedSoftState, clients: np.ndarray, rng: np.random.Generator
     ) -> Dispatch:
         """The selected clients (the union of the clusters' selections) receive the cluster
-        models and each its own :math:`u_{i\\cdot}`; the selection goes to the plan."""
+        models and each its own :math:`u_{i\\cdot}`; the selection goes to the plan.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         chosen = self.selection(state, clients, rng)
         union = np.unique(chosen)
@@ -172,7 +179,8 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
     ) -> State:
         """Local training of the client's local model with the pull :math:`\\lambda` to
         :math:`\\sum_s u_{is} c_s`; the reply is the trained model (``params``, also kept as
-        ``local``) and the training loss."""
+        ``local``) and the training loss.
+        """
         clusters = sent.common["clusters"]
         dtype = next(iter(clusters.values())).dtype
         u = sent.each["u"].to(ctx.device, dtype)

@@ -50,7 +50,8 @@ __all__ = ["IFCA", "IFCAState", "shuffled_models"]
 
 def shuffled_models(model: Params, k: int, rng: np.random.Generator) -> Params:
     """``k`` models stacked: row 0 is ``model`` (one row), rows ``1..k-1`` permute the
-    entries of each of its tensors at random."""
+    entries of each of its tensors at random.
+    """
     generator = torch_generator(rng)
     out = {}
     for name, p in model.items():
@@ -71,7 +72,8 @@ class _IFCAEntries(TypedDict):
 class IFCAState(_IFCAEntries, total=False):
     """State of :class:`IFCA`: ``clusters`` (stacked cluster models), ``assignment`` (last
     choice of each client, int64) and, with ``momentum``, the clients' buffers ``momentum``
-    (one flat row each) and which clients have ``started``."""
+    (one flat row each) and which clients have ``started``.
+    """
 
     momentum: torch.Tensor
     started: torch.Tensor
@@ -156,7 +158,8 @@ class IFCA(SplitAlgorithm[IFCAState]):
     ) -> torch.Tensor:
         """Each client's cluster: the lowest loss on one minibatch of its training data in
         ``ctx`` (the algorithm's by default; on a minibatch per candidate with
-        ``fresh_batches``)."""
+        ``fresh_batches``).
+        """
         ctx = self.ctx if ctx is None else ctx
         size = ctx.local.batch_size
         if not self.fresh_batches:
@@ -171,7 +174,8 @@ class IFCA(SplitAlgorithm[IFCAState]):
 
     def dispatch(self, state: IFCAState, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
         """Every participant receives all cluster models; with ``momentum`` each its own
-        buffer and whether it has started."""
+        buffer and whether it has started.
+        """
         each: State = {}
         if self.momentum > 0:
             idx = torch.as_tensor(np.asarray(clients), device=state["momentum"].device)
@@ -182,7 +186,8 @@ class IFCA(SplitAlgorithm[IFCAState]):
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
         r"""The cluster :math:`\hat j_i` each participant picks on its own minibatch, and its
-        gradient (option I, or its momentum buffer) or locally trained model (option II)."""
+        gradient (option I, or its momentum buffer) or locally trained model (option II).
+        """
         clusters = sent.common["clusters"]
         chosen = self.choose(clusters, clients, rng, ctx)
         start = select(clusters, chosen)
@@ -209,7 +214,8 @@ class IFCA(SplitAlgorithm[IFCAState]):
         self, state: IFCAState, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[IFCAState, dict[str, float]]:
         r"""Option I: :math:`\theta_j \leftarrow \theta_j - \frac{\gamma}{m}
-        \sum_{i: \hat j_i = j} g_i`; option II: the per-cluster data-weighted mean."""
+        \sum_{i: \hat j_i = j} g_i`; option II: the per-cluster data-weighted mean.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         clusters = state["clusters"]
         chosen = replies["chosen"]

@@ -56,7 +56,8 @@ def knn_probabilities(
     scale: float,
 ) -> torch.Tensor:
     """:math:`p_{kNN}(y \\mid x)` for each query ``(m, F)`` from the store ``keys (n, F)``
-    with ``labels (n,)``: Gaussian-kernel weights over the ``k`` nearest keys."""
+    with ``labels (n,)``: Gaussian-kernel weights over the ``k`` nearest keys.
+    """
     k = min(k, keys.shape[0])
     d2 = torch.cdist(queries, keys).square()
     near, idx = d2.topk(k, dim=1, largest=False)
@@ -110,7 +111,8 @@ class KNNPer(FedAvg):
         queries: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(kNN probabilities, global probabilities) on ``queries`` with the datastore
-        ``store`` of one client."""
+        ``store`` of one client.
+        """
         params = {name: p[0] for name, p in model.items()}
         with torch.no_grad():
             keys = functional_call(ctx.engine.model, params, (store[0],))
@@ -128,7 +130,8 @@ class KNNPer(FedAvg):
         examples of a shuffle of its training set (row :math:`i` of one
         :func:`~learning.engine.sample_batches` draw) and stores the rest; a client of one
         example holds out nothing and reports zeros. ``model`` is the global model (one
-        row)."""
+        row).
+        """
         clients = np.asarray(clients, dtype=np.int64)
         sizes = ctx.train.sizes_numpy()[clients]
         shuffles = sample_batches(sizes, 1, int(sizes.max()), rng)[:, 0]
@@ -149,7 +152,8 @@ class KNNPer(FedAvg):
     def pool_lambda(held_out: torch.Tensor) -> float:
         """The grid value with the lowest pooled held-out cross-entropy
         :math:`\\sum_i L_i(\\lambda)`, from the clients' reports ``held_out`` (one row each,
-        :meth:`client_held_out`)."""
+        :meth:`client_held_out`).
+        """
         if held_out.ndim != 2 or held_out.shape[1] != len(LAMBDA_GRID):
             raise ValueError(
                 f"held_out must have one column per grid value ({len(LAMBDA_GRID)}), "
@@ -163,7 +167,8 @@ class KNNPer(FedAvg):
     ) -> State:
         """Each of ``clients``' test ``loss`` (mean cross-entropy of the mixture with weight
         ``lam``, its whole training set the datastore), ``accuracy`` and number of test
-        examples ``n``, one row each; ``model`` is the global model (one row)."""
+        examples ``n``, one row each; ``model`` is the global model (one row).
+        """
         lam = float(unit_interval("lam", lam))
         clients = np.asarray(clients, dtype=np.int64)
         loss, acc = np.zeros(clients.size), np.zeros(clients.size)
@@ -184,7 +189,8 @@ class KNNPer(FedAvg):
     @staticmethod
     def pool_evaluation(reports: State) -> Evaluation:
         """The federation's personalised :class:`~learning.engine.Evaluation` from the
-        clients' reports (:meth:`client_evaluation`, stacked in client order)."""
+        clients' reports (:meth:`client_evaluation`, stacked in client order).
+        """
         return Evaluation(
             loss=reports["loss"].cpu().numpy(),
             accuracy=reports["accuracy"].cpu().numpy(),
@@ -193,7 +199,8 @@ class KNNPer(FedAvg):
 
     def choose_lambda(self, state: State, rng: np.random.Generator) -> float:
         """The grid value with the lowest pooled held-out cross-entropy over every client:
-        :meth:`pool_lambda` of every client's :meth:`client_held_out`."""
+        :meth:`pool_lambda` of every client's :meth:`client_held_out`.
+        """
         everyone = np.arange(self.ctx.n_clients)
         return self.pool_lambda(
             self.client_held_out(self.ctx, self.global_model(state), everyone, rng)
@@ -202,7 +209,8 @@ class KNNPer(FedAvg):
     def evaluate(self, state: State, rng: np.random.Generator) -> tuple[Evaluation, float]:
         """Personalised test loss (cross-entropy of the mixture) and accuracy of every
         client, and the :math:`\\lambda` used (``lam``, or :meth:`choose_lambda` with
-        ``rng``)."""
+        ``rng``).
+        """
         lam = self.choose_lambda(state, rng) if self.lam is None else self.lam
         everyone = np.arange(self.ctx.n_clients)
         reports = self.client_evaluation(self.ctx, self.global_model(state), everyone, lam)

@@ -37,7 +37,8 @@ __all__ = ["PerFedAvg", "PerFedAvgState"]
 
 def _rows(ctx: Context, clients: np.ndarray, steps: int, rng: np.random.Generator) -> torch.Tensor:
     """Rows of ``ctx.train`` of ``steps`` minibatches of each of ``clients``, shape
-    ``(len(clients), steps, batch_size)``: one :func:`sample_batches` draw."""
+    ``(len(clients), steps, batch_size)``: one :func:`sample_batches` draw.
+    """
     data = ctx.train
     picks = sample_batches(data.sizes_numpy()[clients], steps, ctx.local.batch_size, rng)
     picks = picks + data.offsets.cpu().numpy()[clients][:, None, None]
@@ -55,7 +56,8 @@ _PerFedAvgEntries = TypedDict("_PerFedAvgEntries", {"global": Params})
 
 class PerFedAvgState(_PerFedAvgEntries, total=False):
     """State of :class:`PerFedAvg`: ``global`` (one row) and, after ``finish``, the clients'
-    ``personal`` models."""
+    ``personal`` models.
+    """
 
     personal: Params
 
@@ -90,7 +92,8 @@ class PerFedAvg(SplitAlgorithm[PerFedAvgState], FinishExchange[PerFedAvgState]):
         """``ctx.local.steps`` first-order MAML steps from the global model (module
         docstring), the minibatch pairs :math:`B, B'` of step :math:`t` being minibatches
         :math:`2t, 2t + 1` of one :func:`sample_batches` draw; replies the trained
-        ``params`` and each client's mean inner ``loss``."""
+        ``params`` and each client's mean inner ``loss``.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         steps = ctx.local.steps
         rows = _rows(ctx, clients, 2 * steps, rng)
@@ -128,7 +131,8 @@ class PerFedAvg(SplitAlgorithm[PerFedAvgState], FinishExchange[PerFedAvgState]):
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
         """The personalised model: one step of size :math:`\\alpha` from the global model on
-        a minibatch of the client's training data (Fallah et al. 2020, Eq. 3)."""
+        a minibatch of the client's training data (Fallah et al. 2020, Eq. 3).
+        """
         clients = np.asarray(clients, dtype=np.int64)
         rows = _rows(ctx, clients, 1, rng)[:, 0]
         start = _starts(sent, clients.size, ctx.device)

@@ -1,7 +1,8 @@
 """Robust FedAvg: FedAvg whose server combines the submitted models with a robust aggregator
 (coordinate-wise median, trimmed mean of Yin et al. 2018, or Krum of Blanchard et al. 2017)
 instead of the mean; the defence of Werner (2024), §2.4 "Defense against Byzantine attacks",
-against the attacks of :mod:`learning.byzantine`."""
+against the attacks of :mod:`learning.byzantine`.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ __all__ = ["RobustFedAvg"]
 class RobustFedAvg(FedAvg):
     """FedAvg whose server combines the submitted models with a robust ``aggregator`` of
     :data:`learning.byzantine.AGGREGATORS` instead of the mean; ``n_bad`` is the number of values trimmed per
-    side (trimmed mean) or the attackers Krum allows for."""
+    side (trimmed mean) or the attackers Krum allows for.
+    """
 
     name = "robust-fedavg"
 

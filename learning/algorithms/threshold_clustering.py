@@ -90,7 +90,8 @@ RadiusRule = FixedRadius | QuantileRadius | Callable[[torch.Tensor], torch.Tenso
 @dataclass(frozen=True, slots=True)
 class TCResult:
     """Centres ``(..., K, P)`` after the iterations, and per iteration the radii and the
-    number of points inside each ball, both ``(iters, ..., K)``."""
+    number of points inside each ball, both ``(iters, ..., K)``.
+    """
 
     centers: torch.Tensor
     taus: torch.Tensor
@@ -224,7 +225,8 @@ def clipping_study(
     every true cluster's centre starts at one of its members drawn at random, and
     :func:`distance_curves` runs with the strict quantile radius ``quantile`` (0.1 with 10
     clusters: exactly one cluster's worth of points inside); the curves are averaged over
-    clusters and repetitions."""
+    clusters and repetitions.
+    """
     seeds = positive_int("seeds", seeds)
     rng = np.random.default_rng(seed)
     labels_np = labels.cpu().numpy()
@@ -266,7 +268,8 @@ def excess_contraction(curve: torch.Tensor | np.ndarray, span: int = 10) -> floa
     r"""Mean contraction per iteration of the excess over the floor in the first ``span``
     iterations, :math:`\big((f(\text{span}) - \min f)/(f(0) - \min f)\big)^{1/\text{span}}`
     (Theorem 1's bound allows :math:`1 - \delta/2`; exactly :math:`1 - |I|/N` while the
-    inside set is fixed)."""
+    inside set is fixed).
+    """
     f = np.asarray(curve, dtype=np.float64)
     span = positive_int("span", span)
     if f.ndim != 1 or f.size <= span:

@@ -241,7 +241,8 @@ class TorchFirms:
         self, target: tuple[np.ndarray, np.ndarray] | None = None, *, metric: str | None = None
     ) -> ModelQualities:
         """Both firms' current models evaluated on ``target`` (default: the common target
-        set) with ``metric`` (default: the setup's), as :mod:`learning.qualities` defines it."""
+        set) with ``metric`` (default: the setup's), as :mod:`learning.qualities` defines it.
+        """
         metric = self.setup.metric if metric is None else choice("metric", metric, METRICS)
         x, y = self.target if target is None else target
         if len(x) == 0 or len(x) != len(y):
@@ -276,7 +277,8 @@ class TorchFirms:
     def measure(self) -> ModelQualities:
         """Both firms' qualities on the common target set, each model evaluated alone (as in
         :meth:`raise_low`, so that the numbers compared across calls come from the same
-        computation)."""
+        computation).
+        """
         return self.qualities_on()
 
     # -- training

@@ -60,7 +60,8 @@ class DuopolyRun:
     def round_qualities(self) -> list[ModelQualities]:
         """The qualities of every round as the market sees them (round 0 the start; in the
         ``oracle`` inner mode the low firm's is the rule's), for
-        :func:`econ.market.market_history`."""
+        :func:`econ.market.market_history`.
+        """
         return self.play.qualities()
 
     def qualities(

@@ -354,7 +354,8 @@ def measure(
 
 def plot(curve: PrivacyCurve, path: str | os.PathLike[str]) -> Path:
     """Accuracy against ε (log scale), local-only and federated, with 95% t-intervals over seeds;
-    the non-private accuracies as horizontal lines."""
+    the non-private accuracies as horizontal lines.
+    """
     import matplotlib
 
     matplotlib.use("Agg")

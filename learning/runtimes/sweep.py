@@ -153,7 +153,8 @@ def run_point(
 
 def _write_atomically(path: Path, text: str) -> None:
     """Write ``text`` to a new file beside ``path`` and rename it onto ``path``: a reader
-    (or a sweep resumed after a kill) sees the old file or the whole new one."""
+    (or a sweep resumed after a kill) sees the old file or the whole new one.
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with tmp.open("x") as fh:
@@ -168,7 +169,8 @@ def _write_atomically(path: Path, text: str) -> None:
 
 class ResultStore:
     """One file per run in ``folder``: ``<key>.json`` when it finished, ``<key>.error.txt``
-    when it failed."""
+    when it failed.
+    """
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
@@ -181,7 +183,8 @@ class ResultStore:
 
     def load(self, run: Run) -> dict[str, Any] | None:
         """The stored measures of ``run``, or None when there are none for its configuration
-        (no file, an unreadable file, or a file recording another configuration)."""
+        (no file, an unreadable file, or a file recording another configuration).
+        """
         try:
             record = json.loads(self.result_path(run).read_text())
         except (OSError, ValueError):
@@ -242,7 +245,8 @@ def _limit_threads(threads: int) -> None:
 
 def pool_runner(workers: int) -> Runner:
     """A pool of ``workers`` spawned processes, each limited to its share of the CPU threads;
-    a run that raises is submitted again until it has been tried ``retries + 1`` times."""
+    a run that raises is submitted again until it has been tried ``retries + 1`` times.
+    """
 
     def runner(
         runs: Sequence[Run], device: str | None, data_dir: str | None, retries: int
@@ -280,7 +284,8 @@ def pool_runner(workers: int) -> Runner:
 
 def runtime_env() -> dict[str, Any]:
     """The Ray ``runtime_env`` of a sweep: the packages ``econ``, ``games`` and ``learning``
-    of this checkout as ``py_modules`` (without caches, data or outputs)."""
+    of this checkout as ``py_modules`` (without caches, data or outputs).
+    """
     import econ
     import games
     import learning
@@ -342,7 +347,8 @@ def ray_runner(address: str | None, workers: int, gpus_per_run: float) -> Runner
 @dataclasses.dataclass(frozen=True)
 class SweepResult:
     """A sweep's record: the measures of every finished run (grid order), which of them
-    came from an earlier sweep over the same folder, and the failed runs."""
+    came from an earlier sweep over the same folder, and the failed runs.
+    """
 
     runs: list[Run]
     measures: dict[str, dict[str, Any]]

@@ -78,7 +78,8 @@ PAPER = "Werner, He, Jordan, Jaggi, Karimireddy (TMLR 2023)"
 class TwoPointConstruction:
     """Theorem 2's hard instance: atoms ``0`` and ``atom`` with probabilities ``p`` and
     ``1 - p`` (and swapped for the second component), and the error ``error`` of the best
-    estimate :math:`dp/2` of :math:`\\mu_1 = dp`."""
+    estimate :math:`dp/2` of :math:`\\mu_1 = dp`.
+    """
 
     p: float
     atom: float
@@ -110,7 +111,8 @@ def two_point_symbols() -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Symbol, sp.Symbol
 def two_point_construction(sigma: float, gap: float) -> TwoPointConstruction:
     r"""Numbers of Theorem 2's construction for standard deviation ``sigma`` and separation
     ``gap`` (:math:`\Delta`): :math:`p`, the atom :math:`d = \sqrt{4\sigma^2+\Delta^2}` and
-    the error :math:`(\sqrt{4\sigma^2+\Delta^2}-\Delta)^2/16` (see :func:`two_point_symbols`)."""
+    the error :math:`(\sqrt{4\sigma^2+\Delta^2}-\Delta)^2/16` (see :func:`two_point_symbols`).
+    """
     sigma = float(positive("sigma", sigma))
     gap = float(positive("gap", gap))
     root = math.sqrt(4 * sigma**2 + gap**2)

@@ -42,7 +42,8 @@ __all__ = [
 class QuadraticClusters:
     r"""Clients with quadratic losses :math:`f_i(x) = \tfrac12 (x - x^*_{c(i)})^\top H_i
     (x - x^*_{c(i)})`: ``hessians`` ``(N, d, d)``, ``optima`` ``(K, d)`` and ``clusters``
-    ``(N,)`` (the cluster :math:`c(i)` of each client)."""
+    ``(N,)`` (the cluster :math:`c(i)` of each client).
+    """
 
     hessians: FloatArray
     optima: FloatArray
@@ -55,7 +56,8 @@ class QuadraticClusters:
     def in_class(self, mu: float, smoothness: float) -> bool:
         """Lemma 1's hypothesis: every Hessian's spectrum lies in ``[mu, smoothness]`` (so
         each loss is ``smoothness``-smooth and ``mu``-strongly convex); the clients of a
-        cluster share its optimum by construction."""
+        cluster share its optimum by construction.
+        """
         eig = np.linalg.eigvalsh(self.hessians)
         tol = 1e-9 * max(1.0, smoothness)
         return bool(eig.min() >= mu - tol and eig.max() <= smoothness + tol)
@@ -72,7 +74,8 @@ def random_quadratic_clusters(
 ) -> QuadraticClusters:
     """Random clients: each Hessian :math:`Q\\,\\mathrm{diag}(\\lambda)\\,Q^\\top` with a random
     rotation and eigenvalues uniform in ``[mu, smoothness]`` (the two extremes included), and
-    cluster optima :math:`\\mathcal N(0, \\mathrm{spread}^2 I)`."""
+    cluster optima :math:`\\mathcal N(0, \\mathrm{spread}^2 I)`.
+    """
     n_clusters = positive_int("n_clusters", n_clusters)
     per_cluster = positive_int("per_cluster", per_cluster)
     dim = positive_int("dim", dim)
@@ -91,7 +94,8 @@ def random_quadratic_clusters(
 
 def _outlier_cluster(n: int, dim: int, mu: float, smoothness: float) -> QuadraticClusters:
     """Two clusters; in each, one client has Hessian ``smoothness * I`` and the others
-    ``mu * I``: the cluster mean gradient is small where the outlier's is large."""
+    ``mu * I``: the cluster mean gradient is small where the outlier's is large.
+    """
     eye = np.eye(dim)
     one = [smoothness * eye] + [mu * eye] * (n - 1)
     hessians = np.stack(one + one)
@@ -109,7 +113,8 @@ def _three_cluster_line() -> QuadraticClusters:
 def lemma1_constants(smoothness: float, mu: float) -> tuple[float, float]:
     r"""Lemma 1's constants (Werner 2024, ch. 2, Lemma 1): for :math:`L`-smooth,
     :math:`\mu`-strongly convex losses with shared optima per cluster, A4 holds with
-    :math:`A = 2L/\mu` and A5 with :math:`D = \sqrt{2(1 + (L/\mu)^2)}`. Returns ``(A, D)``."""
+    :math:`A = 2L/\mu` and A5 with :math:`D = \sqrt{2(1 + (L/\mu)^2)}`. Returns ``(A, D)``.
+    """
     mu = float(positive("mu", mu))
     smoothness = float(in_interval("smoothness", smoothness, mu, math.inf))
     kappa = smoothness / mu
@@ -288,7 +293,8 @@ def _a5_holds(
     **_: Any,
 ) -> bool:
     """A5 at ``x`` for every pair i !~ j, with ``gap(at_opt, other)`` the per-client
-    ||grad f_j'(x_i^*)|| reduced over j' !~ i, or (``None``) the pair's own."""
+    ||grad f_j'(x_i^*)|| reduced over j' !~ i, or (``None``) the pair's own.
+    """
     pc = _pieces(_problem(hessians, optima, clusters), x)
     term = pc.at_opt if gap is None else gap(pc.at_opt, pc.other)[:, None]
     slack = pc.diff2 - half * term**2 + d2(L, mu) * pc.own2[:, None]

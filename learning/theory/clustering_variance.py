@@ -144,7 +144,8 @@ def _batch_points() -> Iterator[dict[str, Any]]:
 
 def _batch_variance(laws: list[tuple[FloatArray, FloatArray]]) -> tuple[float, float]:
     """(exact variance of the batch mean by enumerating every batch, max per-sample
-    variance) for independent samples with the given discrete laws."""
+    variance) for independent samples with the given discrete laws.
+    """
     means = [p @ v for v, p in laws]
     variances = [float(p @ ((v - m) ** 2).sum(1)) for (v, p), m in zip(laws, means, strict=True)]
     total_mean = np.mean(means, axis=0)

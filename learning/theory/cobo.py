@@ -150,7 +150,8 @@ def sto_hypothesis(
 ) -> bool:
     r"""Second Theorem 1: :math:`M^2 \in (0, \frac15)`, :math:`\rho \ge \sqrt3 L/c`, :math:`\sigma > 0`,
     :math:`\eta \le \min\{\frac{2}{\sigma\sqrt{LT}}\sqrt{S/c^2}, \frac{1}{2\sqrt3 L}\}` (the batch
-    condition holds: the midpoint gradients are exact, a noise of 0 within A2's bound)."""
+    condition holds: the midpoint gradients are exact, a noise of 0 within A2's bound).
+    """
     cap = min(printed_step_cap(S, int(c), L, sigma, int(T)), 1 / (2 * SQRT3 * L))
     return 0 < m2 < 0.2 and rho * c >= SQRT3 * L and sigma > 0 and eta <= cap * (1 + 1e-12)
 
@@ -162,7 +163,8 @@ def corrected_hypothesis(
     *, m2: float, L: float, rho: float, c: float, eta: float, **_: float
 ) -> bool:
     r""":math:`M^2 \le 1/104`, :math:`\rho c \ge \sqrt3 L`, :math:`\eta \le \frac{1}{2\rho c}`
-    (Lemma 4's condition, which the theorem omits), weights at :math:`W^\star` in every round."""
+    (Lemma 4's condition, which the theorem omits), weights at :math:`W^\star` in every round.
+    """
     return (
         m2 <= 1 / 104 and rho * c >= SQRT3 * L * (1 - 1e-12) and eta <= (1 + 1e-12) / (2 * rho * c)
     )
@@ -181,7 +183,8 @@ def corrected_consensus(
     **_: float,
 ) -> float:
     r""":math:`\frac{96 M^2 S}{\eta\rho^2 c^4 T} + \frac{24 M^2 L\eta\sigma^2 (c+1)}{\rho^2 c^3}
-    + \frac{8\eta\sigma^2 (c-1)}{\rho c^2}`."""
+    + \frac{8\eta\sigma^2 (c-1)}{\rho c^2}`.
+    """
     return (
         96 * m2 * S / (eta * rho**2 * c**4 * T)
         + 24 * m2 * L * eta * sigma**2 * (c + 1) / (rho**2 * c**3)
@@ -203,7 +206,8 @@ def corrected_gradient(
 def corrected_cor2(**q: float) -> float:
     r""":math:`2(1 + M^2)\,G + \frac{L^2}{2}\,C` with :math:`G`, :math:`C` the corrected gradient
     and consensus bounds (:math:`\|a + b\|^2 \le 2\|a\|^2 + 2\|b\|^2`, where the proof of
-    Corollary 2 drops the factor 2)."""
+    Corollary 2 drops the factor 2).
+    """
     return 2 * (1 + q["m2"]) * corrected_gradient(**q) + q["L"] ** 2 / 2 * corrected_consensus(**q)
 
 
@@ -271,7 +275,8 @@ def check_det_consensus(
 ) -> Verdict:
     """The deterministic consensus bound on exact trajectories. It is not invariant under
     (f, rho, eta) -> (kappa f, kappa rho, eta/kappa), which keeps the trajectory and the
-    hypotheses: it scales as 1/kappa."""
+    hypotheses: it scales as 1/kappa.
+    """
     return _theorem(
         False,
         _consensus,
@@ -312,7 +317,8 @@ def check_det_gradient(
     bound: Formula = det_gradient, hypothesis: Hypothesis = det_hypothesis
 ) -> Verdict:
     """The deterministic gradient bound on exact trajectories: independent of the step size,
-    it fails for small ones (the iterates barely move while the bound decays as 1/T)."""
+    it fails for small ones (the iterates barely move while the bound decays as 1/T).
+    """
     return _theorem(
         False,
         _midpoint_gradient,
@@ -376,7 +382,8 @@ def check_sto_consensus(
 ) -> Verdict:
     """The stochastic consensus bound: proportional to sigma while the step size stays
     capped at 1/(2 sqrt(3) L), and proportional to M^2 although the gradient noise alone
-    keeps clients apart."""
+    keeps clients apart.
+    """
     return _theorem(
         True,
         _consensus,
@@ -417,7 +424,8 @@ def check_sto_gradient(
 ) -> Verdict:
     """The stochastic gradient bound: it tends to 0 with sigma while the step size stays
     capped at 1/(2 sqrt(3) L), and it does not depend on eta although eta may be as small as
-    one likes ("eta <= ..."); the t = 0 term alone exceeds it."""
+    one likes ("eta <= ..."); the t = 0 term alone exceeds it.
+    """
     return _theorem(
         True,
         _midpoint_gradient,
@@ -456,7 +464,8 @@ def check_sto_gradient_corrected(
 )
 def check_cor2(bound: Formula = cor2_gradient, hypothesis: Hypothesis = sto_hypothesis) -> Verdict:
     """Corollary 2 on exact expectations: like the theorem's gradient bound, it tends to 0
-    with sigma at a capped step size."""
+    with sigma at a capped step size.
+    """
     return _theorem(
         True,
         _client_gradient,

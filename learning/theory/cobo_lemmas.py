@@ -67,7 +67,8 @@ def _lemma3(
     diagonal: bool = True,
 ) -> Verdict:
     """Lemma 3's inequality at every state; ``diagonal`` says whether the sums over the
-    cluster include the pairs i = j (the consensus sum has no diagonal terms either way)."""
+    cluster include the pairs i = j (the consensus sum has no diagonal terms either way).
+    """
     suffix = "" if diagonal else "_off"
 
     def rhs(s: QuadraticRound) -> float:
@@ -104,7 +105,8 @@ def check_lemma3(
     """Lemma 3 at arbitrary states, the expectation over the model-gradient noise exact and
     W^{t+1} given. Its proof bounds the noise of every pair by that of a pair i != j
     (variance eta^2 sigma^2/2 of z_ij^{t+1}); a diagonal pair z_ii = x_i has twice that. A
-    failure with the diagonal pairs is reported with the same check over the pairs i != j."""
+    failure with the diagonal pairs is reported with the same check over the pairs i != j.
+    """
     verdict = _lemma3(descent, consensus, weights, noise, hypothesis, "Lemma 3", diagonal)
     if verdict.holds or not diagonal:
         return verdict
@@ -159,7 +161,8 @@ def lemma4_noise_corrected(
 ) -> float:
     r""":math:`\frac{3\eta M^2}{\rho c}\frac{c(c+1) L\eta\sigma^2}{2} + 2\eta^2\sigma^2 c(c-1)`:
     the model-gradient noise that moves :math:`x_i - x_j` (omitted by the proof, which expands
-    eq. (x) with exact gradients), and Lemma 3's corrected noise term."""
+    eq. (x) with exact gradients), and Lemma 3's corrected noise term.
+    """
     return 3 * eta * m2 / (rho * c) * c * (
         c + 1
     ) * L * eta * sigma**2 / 2 + 2 * eta**2 * sigma**2 * c * (c - 1)
@@ -217,7 +220,8 @@ def check_lemma4(
 ) -> Verdict:
     """Lemma 4 at arbitrary states (W^{t+1} from eq. (w) with exact midpoint gradients),
     exact expectations. The gradient noise of the model step moves x_i - x_j by
-    2 eta^2 sigma^2 per pair in expectation, which no term of the bound covers."""
+    2 eta^2 sigma^2 per pair in expectation, which no term of the bound covers.
+    """
     return _lemma4(contraction, weights, descent, noise, hypothesis, "Lemma 4")
 
 
@@ -241,7 +245,8 @@ def check_lemma4_corrected(
     """With exact gradients the expected quantities are the deterministic ones plus
     2 eta^2 sigma^2 c(c-1) (consensus) and at most L eta^2 sigma^2 c(c+1)/4 (the drop of the
     pair averages); the deterministic inequality itself is checked, not proved (the proof's
-    expansion has (1 - 2 eta rho c) for (1 - eta rho c) and 3M^2 for 12M^2)."""
+    expansion has (1 - 2 eta rho c) for (1 - eta rho c) and 3M^2 for 12M^2).
+    """
     return _lemma4(
         contraction, weights, descent, noise, hypothesis, "Lemma 4 with the model-gradient noise"
     )
@@ -261,7 +266,8 @@ def _weight_variance_corrected(
     r""":math:`\gamma^2 \big(\frac{\sigma^2}{b} (\|\nabla f_i(z)\|^2 + \|\nabla f_j(z)\|^2)
     + \frac{\sigma^4}{b^2}\big)`: the variance of :math:`\gamma \langle h_i, h_j \rangle` for
     independent unbiased :math:`h_i, h_j` of variance :math:`\sigma^2/b`, which the projection
-    (1-Lipschitz) can only shrink."""
+    (1-Lipschitz) can only shrink.
+    """
     return gamma**2 * (sigma**2 / b * (gi**2 + gj**2) + sigma**4 / b**2)
 
 
@@ -298,7 +304,8 @@ def check_weight_variance(bound: Callable[..., Fraction] = _weight_variance_prin
     the units of a squared gradient: multiplying the losses by kappa and gamma by 1/kappa^2
     leaves the weight's law unchanged and scales 4 sigma^2/b by kappa^2. At the minimiser
     (both gradients 0) with b = 1 the weight moves by +-gamma sigma^2, variance
-    gamma^2 sigma^4, which exceeds 4 sigma^2 as soon as gamma sigma > 2."""
+    gamma^2 sigma^4, which exceeds 4 sigma^2 as soon as gamma sigma > 2.
+    """
     n = 0
     for gi, gj in (
         (Fraction(0), Fraction(0)),

@@ -67,7 +67,8 @@ DRAWN = (
 @cache
 def theorem_runs(noisy: bool) -> tuple[ClusterRun, ...]:
     """The points of the Theorem 1 and Corollary 2 checks (cached: the trajectories are
-    shared by the printed and corrected statements)."""
+    shared by the printed and corrected statements).
+    """
     seed = 2025 if noisy else 2024
     rng = np.random.default_rng(seed)
     runs: list[ClusterRun] = []
@@ -175,7 +176,8 @@ def compare(
 
     The point count is the number of distinct trajectories (:meth:`ClusterRun.trajectory`), not of
     runs: the corrected bounds are invariant under the scaling of :meth:`ClusterRun.scaled`, so a
-    scaled copy, like a shorter horizon of the same iterates, adds no point."""
+    scaled copy, like a shorter horizon of the same iterates, adds no point.
+    """
     n = outside = 0
     worst = 0.0
     trajectories: set[tuple[str, ...]] = set()

@@ -54,7 +54,8 @@ def check_case1(constant: Callable[[Any], Any] = _case1_constant) -> Verdict:
     A4 reads a + b - 2p <= t (a + b + 2p), i.e. 2(1 + t)(p - K*(a + b)) >= 0 with
     K* = (1 - t)/(2(1 + t)). So p >= K (a + b) follows from A4 for every admissible (a, b, p)
     exactly when K <= K* (A4 holds with equality at a = b = 1, p = 2K* <= 1, which
-    Cauchy-Schwarz allows), and K* >= 0 on (0, 1)."""
+    Cauchy-Schwarz allows), and K* >= 0 on (0, 1).
+    """
     k_star = (1 - _t) / (2 * (1 + _t))
     a4 = _t * (_a + _b + 2 * _p) - (_a + _b - 2 * _p)
     if sp.simplify(a4 - 2 * (1 + _t) * (_p - k_star * (_a + _b))) != 0:
@@ -86,7 +87,8 @@ def _case2_printed(*, w: float, gamma: float, s: float, w_next: float) -> bool:
 
 def _case2_corrected(*, w: float, gamma: float, s: float, w_next: float) -> bool:
     """The inner product is <= 0, so eq. (w) never raises the weight, and sets it to 0
-    exactly when w + gamma s <= 0."""
+    exactly when w + gamma s <= 0.
+    """
     return s <= 0 and w_next <= w and (w_next == 0) == (w + gamma * s <= 0)
 
 
@@ -142,7 +144,8 @@ def check_case2(claim: Callable[..., bool] = _case2_printed) -> Verdict:
     """The weight step eq. (w) (Algorithm 1, step size gamma) on a pair that satisfies Case 2's
     hypotheses. The inner product is <= 0, but the projected step sets the weight to 0 only if
     gamma |s| >= w^t; the proof's conclusion holds for the exact inner solver (the vertex
-    1[s > 0]), not for the algorithm's finite gamma."""
+    1[s > 0]), not for the algorithm's finite gamma.
+    """
     return _case2(claim, "Case 2: the step sets the non-collaborative weight to 0")
 
 
@@ -184,7 +187,8 @@ GRID_DRAWN = (
 )
 def check_inner_vertex(vertex: Callable[[Fraction, Fraction], Fraction] = _vertex) -> Verdict:
     """A linear function on [0, 1] is maximised at an end point: v maximises w s over [0, 1]
-    iff s (v - 0) >= 0 and s (v - 1) >= 0 (the end points suffice by linearity)."""
+    iff s (v - 0) >= 0 and s (v - 1) >= 0 (the end points suffice by linearity).
+    """
     n = 0
     for s in _GRID_S:
         for w in _GRID_W:
@@ -216,7 +220,8 @@ def _pgd_steps(gamma: Fraction, s: Fraction) -> int:
 )
 def check_pgd_steps(steps: Callable[[Fraction, Fraction], int] = _pgd_steps) -> Verdict:
     """Iterates eq. (w) in exact arithmetic (:func:`learning.theory.quadratic.cobo_round`'s
-    projection, Proj_[0,1](w + gamma s))."""
+    projection, Proj_[0,1](w + gamma s)).
+    """
     n = 0
     for s in (s for s in _GRID_S if s != 0):
         for gamma in _GRID_GAMMA:
@@ -251,7 +256,8 @@ def check_eq_x(penalty_factor: sp.Expr = HALF) -> Verdict:
     """Each pair term involves x_i only if i is in the pair; its derivative is
     rho w_ik (x_i - x_k) in either order of the pair (per coordinate; the norm is separable),
     so summing over the pairs that contain i gives the sum over k != i for every n (the term
-    k = i of the printed sum is 0). Checked symbolically per pair and, as a whole, for n = 4."""
+    k = i of the printed sum is 0). Checked symbolically per pair and, as a whole, for n = 4.
+    """
     rho, w, xi, xk = sp.symbols("rho w x_i x_k", real=True)
     term = penalty_factor * rho * w * (xi - xk) ** 2
     for first, second in ((xi, xk), (xk, xi)):
@@ -300,7 +306,8 @@ def check_example2_m(
 ) -> Verdict:
     """From the gradients grad f_i = a_i u, grad f_j = a_j u with u = x - mu_k symbolic (d = 3):
     ||grad f_i - grad f_j||^2 - m(a_i, a_j)^2 ||grad f_i + grad f_j||^2 must vanish for every
-    u, i.e. every coefficient of the polynomial in u must be 0."""
+    u, i.e. every coefficient of the polynomial in u must be 0.
+    """
     u = sp.Matrix(sp.symbols("u1:4", real=True))
     g_i, g_j = _ai * u, _aj * u
     gap = (g_i - g_j).dot(g_i - g_j) - m(_ai, _aj) ** 2 * (g_i + g_j).dot(g_i + g_j)
@@ -351,7 +358,8 @@ def check_example2_zeta(
     A4 needs zeta^2 only as a lower bound: the statement fails where zeta^2 exceeds the left
     side at some x, which is looked for on a grid of rational curvatures and evaluated at the
     minimiser in exact arithmetic; a looser lower bound is not an error. With ``tight`` the
-    value must also equal the minimum (the corrected statement)."""
+    value must also equal the minimum (the corrected statement).
+    """
     t = sp.Symbol("t", real=True)
     objective = _ai**2 * t**2 + _aj**2 * (1 - t) ** 2
     t_star = sp.solve(sp.diff(objective, t), t)[0]

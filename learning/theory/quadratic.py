@@ -57,7 +57,8 @@ __all__ = [
 
 def inner_products(x: np.ndarray, a: np.ndarray, c: np.ndarray) -> np.ndarray:
     r"""The matrix :math:`s_{ij} = \langle \nabla f_i(z_{ij}), \nabla f_j(z_{ij}) \rangle` of
-    midpoint inner products (exact gradients); ``x`` (n, d), ``a`` (n, d, d), ``c`` (n, d)."""
+    midpoint inner products (exact gradients); ``x`` (n, d), ``a`` (n, d, d), ``c`` (n, d).
+    """
     n = x.shape[0]
     s = np.empty((n, n), dtype=x.dtype)
     for i in range(n):
@@ -114,7 +115,8 @@ def cobo_round(
 def collaborativeness(ai: np.ndarray, aj: np.ndarray) -> float:
     r"""The smallest :math:`M_{ij}^2` of Assumption A4 for two quadratics with a shared
     minimiser: :math:`\max_u \|(A_i - A_j) u\|^2 / \|(A_i + A_j) u\|^2`, i.e. the squared
-    spectral norm of :math:`(A_i - A_j)(A_i + A_j)^{-1}` (``inf`` if the sum is singular)."""
+    spectral norm of :math:`(A_i - A_j)(A_i + A_j)^{-1}` (``inf`` if the sum is singular).
+    """
     total = ai + aj
     if np.linalg.matrix_rank(total) < total.shape[0]:
         return float("inf")
@@ -129,7 +131,8 @@ def smoothness(a: np.ndarray) -> float:
 
 def largest_collaborativeness(a: np.ndarray) -> float:
     r""":math:`\max_{i \ne j} M_{ij}^2` over the curvatures ``a`` of clients sharing their
-    minimiser (Assumption A4, :func:`collaborativeness`; 0 for one client)."""
+    minimiser (Assumption A4, :func:`collaborativeness`; 0 for one client).
+    """
     n = int(a.shape[0])
     pairs = [collaborativeness(a[i], a[j]) for i in range(n) for j in range(n) if i != j]
     return max(pairs, default=0.0)
@@ -175,7 +178,8 @@ class ClusterProblem:
     def gap(self) -> float:
         r""":math:`S = \sum_{i,j \in \mathcal C} (\tilde f_{ij}(z_{ij}^0) - \tilde f_{ij}^\star)`
         over all :math:`c^2` ordered pairs, with :math:`\tilde f_{ij} = \frac12 (f_i + f_j)`,
-        :math:`z_{ij}^0 = x^0` and :math:`\tilde f_{ij}^\star = 0` (shared minimiser)."""
+        :math:`z_{ij}^0 = x^0` and :math:`\tilde f_{ij}^\star = 0` (shared minimiser).
+        """
         u = self.x0 - self.mu
         f = np.array([0.5 * u @ ai @ u for ai in self.a])
         return float(self.c * f.sum())  # sum_{i,j} (f_i + f_j) / 2 = c * sum_i f_i
@@ -257,7 +261,8 @@ def exact_moments(
 
 def random_spd(rng: np.random.Generator, d: int) -> np.ndarray:
     """A random symmetric positive definite ``d x d`` matrix: a random rotation of
-    eigenvalues drawn uniformly in [0.3, 2]."""
+    eigenvalues drawn uniformly in [0.3, 2].
+    """
     q, _ = np.linalg.qr(rng.normal(size=(d, d)))
     return q @ np.diag(rng.uniform(0.3, 2.0, d)) @ q.T
 
@@ -267,7 +272,8 @@ def random_cluster(
 ) -> ClusterProblem:
     """``c`` curvatures ``s_i B + spread E_i`` around a random SPD ``B`` (eigenvalues in
     [0.3, 2]), ``s_i`` uniform in ``1 +- spread``, ``E_i`` a random symmetric matrix of norm
-    <= 1/2; a shared minimiser and a start at distance ``reach``."""
+    <= 1/2; a shared minimiser and a start at distance ``reach``.
+    """
     base = random_spd(rng, d)
     a = []
     for _ in range(c):
@@ -386,7 +392,8 @@ class QuadraticRound:
     @cached_property
     def step(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean next models (eq. (x) with the expected gradient) and :math:`W^{t+1}` (eq. (w)
-        with exact midpoint gradients)."""
+        with exact midpoint gradients).
+        """
         return cobo_round(
             self.x, self.w, self.a, self.centres, eta=self.eta, rho=self.rho, gamma=self.gamma
         )
@@ -398,7 +405,8 @@ class QuadraticRound:
     @cached_property
     def sums(self) -> dict[str, float]:
         r"""The sums over :math:`i, j \in \mathcal C` (all :math:`c^2` ordered pairs; the keys
-        ending in ``_off`` over the pairs :math:`i \ne j` only)."""
+        ending in ``_off`` over the pairs :math:`i \ne j` only).
+        """
         x, (x_next, w_next) = self.x, self.step
         c, d = self.c, self.d
         g = drop = cons = cons_next = g_off = drop_off = 0.0

@@ -117,7 +117,8 @@ class IPFLRun:
     @property
     def local_optimizer(self) -> str:
         """The optimiser of local training: ``optimizer``, else Adadelta under
-        ``mechanism.code_compat`` and SGD otherwise."""
+        ``mechanism.code_compat`` and SGD otherwise.
+        """
         if self.optimizer is not None:
             return self.optimizer
         return "adadelta" if self.mechanism.code_compat else "sgd"

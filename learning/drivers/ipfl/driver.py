@@ -1,7 +1,8 @@
 """The IP-FL round loop (Khan et al., Alg. 1): the token economy of :mod:`games.ipfl` around
 the clients' work (:class:`learning.drivers.ipfl.clients.IPFLClients`), one loop for the
 in-process driver (:func:`run_ipfl`) and the Flower federation
-(:mod:`learning.runtimes.flower.ipfl`)."""
+(:mod:`learning.runtimes.flower.ipfl`).
+"""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def start_state(
     run: IPFLRun, n: int, models: Params, groups: list[np.ndarray] | None = None
 ) -> dict[str, Any]:
     """The loop's state before round 0: the :math:`K` cluster models ``models``, a cold
-    start's clusters ``groups`` (round 0 trains them), every client's opening balance."""
+    start's clusters ``groups`` (round 0 trains them), every client's opening balance.
+    """
     return {
         "round": 0,
         "entropy": draw_entropy(np.random.default_rng(run.seed)),

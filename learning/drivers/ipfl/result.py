@@ -66,7 +66,8 @@ class IPFLResult:
     @property
     def personalised_models(self) -> Params:
         r"""Eq. 8's :math:`P_i = \sum_k w_{ik} M_k`, one row per client (``personalize``
-        ``"param_avg"``; the output mixture has no single parameter vector)."""
+        ``"param_avg"``; the output mixture has no single parameter vector).
+        """
         if self.run.personalize != "param_avg":
             raise ValueError(
                 f"personalize={self.run.personalize!r} predicts with the output mixture, "

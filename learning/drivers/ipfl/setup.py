@@ -1,5 +1,6 @@
 """An IP-FL federation on the device: data split into train, validation and test, noisy and
-never-scheduled clients, the source test distributions, the shared initial model."""
+never-scheduled clients, the source test distributions, the shared initial model.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ __all__ = ["Setup", "build_setup", "source_distributions"]
 @dataclass(frozen=True, slots=True)
 class Setup:
     """A federation on the device: engine, context (train/test), validation data, the
-    source test distributions and the shared initial model."""
+    source test distributions and the shared initial model.
+    """
 
     federation: Federation
     ctx: Context
@@ -38,7 +40,8 @@ def source_distributions(
     fed: Federation, partition: str, k: int, shift: str = "rotation"
 ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """The test distributions the cluster models are scored on: :math:`D_A` and :math:`D_B`
-    of the mixtures (``shift``), or the class groups of the pathological split."""
+    of the mixtures (``shift``), or the class groups of the pathological split.
+    """
     assert fed.target is not None
     x, y = fed.target
     if partition == "pathological":

@@ -1,5 +1,6 @@
 """Training in IP-FL: a participant's local work, the F1/KMeans cold start (App. B) and the
-reference FedAvg or local training that PMA is measured against (Eq. 1)."""
+reference FedAvg or local training that PMA is measured against (Eq. 1).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def local_train(
 ) -> LocalResult:
     """Local training of the participants (Alg. 1) with the run's local optimiser on the
     engine: SGD, or the reference code's Adadelta (:class:`learning.engine.AdadeltaConfig`,
-    fresh state every round)."""
+    fresh state every round).
+    """
     return ctx.fit(start, clients, rng)
 
 
@@ -81,7 +83,8 @@ def group_training(
 ) -> Params:
     """Every client's model after ``rounds`` rounds of FedAvg (``name="fedavg"``) or local
     training (``"local"``) from ``start``, ``per_round`` clients a round (all when None),
-    with the run's local optimiser: the registered algorithm on the engine."""
+    with the run's local optimiser: the registered algorithm on the engine.
+    """
     outcome = run_rounds(
         build_algorithm(name, setup.ctx),
         broadcast(start, setup.ctx.n_clients),
@@ -98,7 +101,8 @@ def reference_accuracy(
 ) -> np.ndarray:
     """ρ_i: FedAvg with the same budget of client updates per round and the same local
     optimiser, or local training, from the model IP-FL's clusters started from (the
-    pre-trained one after a cold start)."""
+    pre-trained one after a cold start).
+    """
     ctx = setup.ctx
     per_round = min(ctx.n_clients, max(1, updates_per_round)) if run.rho == "fedavg" else None
     name = "fedavg" if run.rho == "fedavg" else "local"

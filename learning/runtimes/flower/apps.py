@@ -269,7 +269,8 @@ class SplitStrategy(Strategy):
         rng: np.random.Generator | None,
     ) -> list[Message]:
         """One message per client of ``working``: its rows of ``sent``, the common tensors,
-        the settings, and (with ``rng``) the stream its minibatches come from."""
+        the settings, and (with ``rng``) the stream its minibatches come from.
+        """
         train = phase == "train"
         settings: dict[str, Any] = {
             **self.base,
@@ -328,7 +329,8 @@ class SplitStrategy(Strategy):
         rng: np.random.Generator | None,
     ) -> State:
         """Send ``sent`` to ``working`` for the client half ``phase`` and wait for the
-        stacked replies."""
+        stacked replies.
+        """
         messages = self._messages(sent, working, phase, rng)
         return self._replies(grid.send_and_receive(messages, timeout=self.timeout), working, phase)
 
@@ -460,7 +462,8 @@ class SplitStrategy(Strategy):
 
     def _read_evaluation(self, got: list[Message]) -> tuple[np.ndarray, np.ndarray | None]:
         """Each node's test loss and accuracy (None for regression), in client order; kept
-        as the run's latest :attr:`evaluation`."""
+        as the run's latest :attr:`evaluation`.
+        """
         by_node = {_source(m): record_of(m.content, "metrics", MetricRecord) for m in got}
         ordered = [by_node[node] for node in self.nodes]
         loss = np.array([float(scalar(m["loss"])) for m in ordered])
@@ -474,7 +477,8 @@ class SplitStrategy(Strategy):
 
     def finish(self, grid: Grid, rng: np.random.Generator) -> State:
         """The algorithm's finish exchange with every node after the last round, and every
-        node's evaluation of its finished model; the state as it was without one."""
+        node's evaluation of its finished model; the state as it was without one.
+        """
         algorithm = self.algorithm
         if not isinstance(algorithm, FinishExchange):
             return self.state
@@ -514,7 +518,8 @@ class FlowerResult:
     """Outcome of :func:`serve`: the final client models (stacked, one row per client), the
     algorithm's state, the history by round, each client's test loss and accuracy (None for
     regression) on its own node, the seconds the rounds took, and under DP-SGD each
-    client's ε (:func:`learning.train.dp_epsilon` of its reported training-set size)."""
+    client's ε (:func:`learning.train.dp_epsilon` of its reported training-set size).
+    """
 
     config: TrainConfig
     models: Params
@@ -621,14 +626,16 @@ def serve(
 def run_kind(meta_dir: str) -> str:
     """What the federation in ``meta_dir`` runs: ``"ipfl"`` (:mod:`learning.runtimes.flower.ipfl`),
     ``"defection-free"`` (:mod:`learning.runtimes.flower.duopoly`) or ``"split"``
-    (:func:`serve`)."""
+    (:func:`serve`).
+    """
     raw = json.loads((Path(meta_dir) / "meta.json").read_text())
     return str(raw.get("kind", "split"))
 
 
 def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
     """:func:`serve`, :func:`learning.runtimes.flower.ipfl.play_ipfl_on_flower` or
-    :func:`learning.runtimes.flower.duopoly.serve_duopoly`, as :func:`run_kind` says."""
+    :func:`learning.runtimes.flower.duopoly.serve_duopoly`, as :func:`run_kind` says.
+    """
     kind = run_kind(meta_dir)
     if kind == "ipfl":
         return play_ipfl_on_flower(grid, meta_dir, node_data_dir)
@@ -646,7 +653,8 @@ def flower_algorithms() -> tuple[str, ...]:
 
 def server_app_for(runs: list[tuple[str, str]], results: list[Any]) -> ServerApp:
     """A ServerApp that runs each ``(meta_dir, node_data_dir)`` of ``runs`` in turn on the
-    same nodes and appends each :class:`FlowerResult` (or the exception) to ``results``."""
+    same nodes and appends each :class:`FlowerResult` (or the exception) to ``results``.
+    """
     app = ServerApp()
 
     @app.main()
@@ -667,7 +675,8 @@ server_app = ServerApp()
 @server_app.main()
 def _deployed(grid: Grid, context: Context) -> None:
     """The run of ``flwr run``: ``meta-dir`` (server side) from the run config, partitions
-    from each node's ``data-dir``; the result goes to ``meta-dir/result.json``."""
+    from each node's ``data-dir``; the result goes to ``meta-dir/result.json``.
+    """
     from learning.runtimes.flower.results import write_result
 
     meta_dir = str(context.run_config["meta-dir"])

@@ -72,7 +72,8 @@ insecure = true
 
 def write_app(directory: str | os.PathLike[str], meta_dir: str, address: str) -> Path:
     """Write the Flower App (``pyproject.toml``) and ``flwr-home/config.toml`` under
-    ``directory``; the App's directory."""
+    ``directory``; the App's directory.
+    """
     directory = Path(directory)
     app = directory / "app"
     app.mkdir(parents=True, exist_ok=True)
@@ -119,7 +120,8 @@ def _deploy(
     timeout: float,
 ) -> dict[str, Any]:
     """``write(out/data)`` (a run's partitions), then :func:`launch` on ``nodes`` nodes; the
-    seconds count from the writing."""
+    seconds count from the writing.
+    """
     out = Path(out).resolve()
     started = time.perf_counter()
     write(out / "data")
@@ -161,7 +163,8 @@ def deploy_ipfl(
 ) -> dict[str, Any]:
     """IP-FL (:class:`learning.drivers.ipfl.IPFLRun`) deployed as :func:`deploy` deploys a run:
     the ledger on the SuperLink's ServerApp, one SuperNode per client
-    (:mod:`learning.runtimes.flower.ipfl`)."""
+    (:mod:`learning.runtimes.flower.ipfl`).
+    """
     from learning.runtimes.flower.ipfl import write_ipfl_partitions
 
     return _deploy(
@@ -181,7 +184,8 @@ def deploy_duopoly(
 ) -> dict[str, Any]:
     """Defection-free collaboration (:mod:`learning.runtimes.flower.duopoly`) deployed: the
     mediator on the SuperLink's ServerApp, one SuperNode per firm. ``options`` go to
-    :func:`learning.runtimes.flower.duopoly.write_duopoly_partitions`."""
+    :func:`learning.runtimes.flower.duopoly.write_duopoly_partitions`.
+    """
     from learning.runtimes.flower.duopoly import write_duopoly_partitions
 
     return _deploy(

@@ -130,7 +130,8 @@ def _firm(data_dir: str, partition: int) -> tuple[BatchedEngine, torch.Tensor, t
 
 def register_duopoly(app: ClientApp) -> None:
     """Register a firm's node half on ``app``: ``query.duopoly`` (its partition and size) and
-    ``train.duopoly`` (the gradient of its mean loss at the sent model on the sent rows)."""
+    ``train.duopoly`` (the gradient of its mean loss at the sent model on the sent rows).
+    """
 
     @app.query("duopoly")
     def _query(message: Message, context: Context) -> Message:
@@ -168,7 +169,8 @@ def register_duopoly(app: ClientApp) -> None:
 class FlowerFirms(TorchFirms):
     """:class:`TorchFirms` on the mediator: the models and the target set here, each firm's
     examples on its node (``requests``: client 0 the low firm, 1 the high); ``sizes`` the
-    examples each firm reported. ``data`` stays empty."""
+    examples each firm reported. ``data`` stays empty.
+    """
 
     requests: Requests | None = field(default=None, repr=False)
     sizes: dict[str, int] = field(default_factory=dict)
@@ -180,7 +182,8 @@ class FlowerFirms(TorchFirms):
         self, params: Params, name: str, joint: bool, rows: dict[str, np.ndarray]
     ) -> Params:
         """The gradient of the mean loss over the firms' minibatch rows (both firms' when
-        ``joint``), each computed on its node and weighted by its rows."""
+        ``joint``), each computed on its node and weighted by its rows.
+        """
         assert self.requests is not None
         parts = _NAMES if joint else (name,)
         clients = [_NAMES.index(p) for p in parts]
@@ -217,7 +220,8 @@ class FlowerFirms(TorchFirms):
 class FlowerDuopolyResult:
     """Outcome of :func:`serve_duopoly`: the run of every scheme played (``"defection-free"``,
     and ``"complete"`` when :math:`Q` was estimated from it), the final models by firm, and
-    the seconds the rounds took."""
+    the seconds the rounds took.
+    """
 
     runs: dict[str, DuopolyRun]
     models: Params
@@ -237,7 +241,8 @@ def serve_duopoly(
 ) -> FlowerDuopolyResult:
     """Mediate the run whose ``meta.json`` is in ``meta_dir`` between the two firms' nodes
     (module docstring): models drawn and pre-trained (``init_epochs``) as
-    :meth:`TorchFirms.prepare` does, then :func:`run_schemes` with the defection-free rule."""
+    :meth:`TorchFirms.prepare` does, then :func:`run_schemes` with the defection-free rule.
+    """
     directory = Path(meta_dir)
     meta = json.loads((directory / "meta.json").read_text())
     setup = _setup(meta)

@@ -357,7 +357,8 @@ class FlowerIPFLClients(IPFLClients):
     """:class:`~learning.drivers.ipfl.clients.IPFLClients` on the server: each client's data
     on its node (``requests``), ``val_sizes`` the validation-set sizes the nodes reported.
     The clients' majorities stay on the nodes (``majority`` None: the records carry no
-    purity of the bids)."""
+    purity of the bids).
+    """
 
     requests: Requests
     val_sizes: np.ndarray
@@ -378,7 +379,8 @@ class FlowerIPFLClients(IPFLClients):
     def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
         """``train.ipfl``: each payer trains on its row of the round's stream
         (:class:`~learning.runtimes.flower.streams.RowStream`); ``rng`` moves past the
-        minibatch keys the payers draw."""
+        minibatch keys the payers draw.
+        """
         width = int(self.sizes[cs].max())
         stream = stream_state(rng)
         rng.random((cs.size, width))  # the minibatch keys the payers draw their rows of
@@ -402,7 +404,8 @@ class FlowerIPFLClients(IPFLClients):
     ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
         """``query.ipfl_profile``: each payer's accuracy and the gradient on its hold-out rows
         (drawn here); a cluster's hold-out gradient weights its payers' gradients by their
-        rows (one gradient over the pooled rows up to float32 rounding)."""
+        rows (one gradient over the pooled rows up to float32 rounding).
+        """
         ks, cs = opening.participations()
         holdout: dict[int, list[int]] = {}
         for _, rows, members in opening.by_cluster():
@@ -438,7 +441,8 @@ def play_ipfl_on_flower(
     """Run the IP-FL federation whose ``meta.json`` is in ``meta_dir`` on the nodes of
     ``grid``: :func:`learning.drivers.ipfl.driver.play_ipfl` with
     :class:`FlowerIPFLClients` (module docstring); ``node_data_dir`` as in
-    :func:`learning.runtimes.flower.apps.serve`."""
+    :func:`learning.runtimes.flower.apps.serve`.
+    """
     directory = Path(meta_dir)
     meta = json.loads((directory / "meta.json").read_text())
     run = ipfl_run_from_dict(meta["run"])

@@ -84,7 +84,8 @@ def client_work(
 ) -> dict[str, Any]:
     """The client half ``phase`` of ``algorithm`` on the one client of ``ctx``, its reply
     one row: :meth:`~learning.algorithms.base.Survey.client_survey` (no stream),
-    ``client_update`` or ``client_finish`` (minibatches from ``stream``)."""
+    ``client_update`` or ``client_finish`` (minibatches from ``stream``).
+    """
     built = build_algorithm(algorithm, ctx, **client_params)
     if not isinstance(built, SplitAlgorithm):
         raise ValueError(f"algorithm {algorithm!r} has no client half")

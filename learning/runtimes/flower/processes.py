@@ -112,7 +112,8 @@ def _end(
     """SIGTERM to every process of the deployment, SIGKILL to those left after ``grace``
     seconds; returns when none is left, or :data:`_KILL_WAIT` seconds after the SIGKILL.
     ``children`` (the caller's own) are reaped on the way, so that none lingers as a
-    zombie."""
+    zombie.
+    """
 
     def left(sig: int) -> bool:
         for child in children:
@@ -133,7 +134,8 @@ def _end(
 
 def _die_with_parent() -> Callable[[], None] | None:
     """A ``preexec_fn`` that makes the kernel SIGKILL the child when the thread that
-    started it ends (Linux ``prctl(PR_SET_PDEATHSIG)``); None where there is no ``prctl``."""
+    started it ends (Linux ``prctl(PR_SET_PDEATHSIG)``); None where there is no ``prctl``.
+    """
     if not _LINUX:
         return None
     try:
@@ -191,7 +193,8 @@ class Processes:
         cwd: str | os.PathLike[str] | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start ``args`` in a POSIX session of its own, marked with the deployment's token;
-        stderr goes where stdout goes, stdin is ``/dev/null``."""
+        stderr goes where stdout goes, stdin is ``/dev/null``.
+        """
         if self._watchdog is None:
             raise ValueError("Processes.start runs inside its `with` block")
         child = subprocess.Popen(
@@ -263,7 +266,8 @@ class Processes:
 
 def _watch(token: str) -> None:
     """The watchdog: read the started groups from stdin; at its end without the word that
-    the block ended, end the deployment."""
+    the block ended, end the deployment.
+    """
     groups = []
     for line in sys.stdin.buffer:
         if line == _DONE:

@@ -1,7 +1,8 @@
 """Requests of a server that speaks to its nodes directly (IP-FL's rounds, the mediator of
 two firms): each request carries its position (``slot``) among those sent together, so that
 a node asked twice at once (an IP-FL payer of two clusters) answers twice and the replies
-come back in the order of the requests."""
+come back in the order of the requests.
+"""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def metric(message: Message, name: str) -> int | float:
 
 def partition_of(message: Message, context: Context) -> tuple[str, int]:
     """The node's data directory (the one the server sent, else its ``data-dir`` setting)
-    and its partition number."""
+    and its partition number.
+    """
     sent = str(message.content["config"]["data-dir"])
     return sent or str(context.node_config["data-dir"]), int(context.node_config["partition-id"])
 
@@ -96,7 +98,8 @@ def discover(
 ) -> tuple[list[int], list[MetricRecord]]:
     """The node of each of clients ``0 .. n-1`` (by the ``partition-id`` a ``kind`` query
     answers; a node whose ``num-examples`` is not positive holds no partition of the run) and
-    each one's answer."""
+    each one's answer.
+    """
     from learning.runtimes.flower.apps import _checked, _source, _wait_for_nodes
 
     every = _wait_for_nodes(grid, n, timeout)

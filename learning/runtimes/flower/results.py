@@ -1,5 +1,6 @@
 """A Flower run's outcome on disk: ``result.json`` (history, per-client test loss and
-accuracy, seconds) and ``models.pt`` (the final client models, stacked)."""
+accuracy, seconds) and ``models.pt`` (the final client models, stacked).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ __all__ = ["result_dict", "write_result"]
 
 def result_dict(result: Any) -> dict[str, Any]:
     """JSON-ready summary of a :class:`learning.runtimes.flower.apps.FlowerResult`, or the
-    ``to_dict`` of a result that has one (IP-FL's, the duopoly's)."""
+    ``to_dict`` of a result that has one (IP-FL's, the duopoly's).
+    """
     if hasattr(result, "to_dict"):
         return dict(result.to_dict())
     accuracy = result.accuracy

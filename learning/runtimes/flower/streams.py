@@ -28,7 +28,8 @@ __all__ = ["RowStream", "stream_from_state", "stream_state"]
 
 def stream_state(rng: np.random.Generator) -> str:
     """The state of ``rng`` (a PCG64 generator) and of its seed sequence, as a JSON string a
-    message can carry."""
+    message can carry.
+    """
     state = rng.bit_generator.state
     if state.get("bit_generator") != "PCG64":
         raise ValueError(f"rng must be a PCG64 generator, got {state.get('bit_generator')}")
