@@ -215,7 +215,7 @@ def functional_loss(
 def pairwise_gradients(
     engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor
 ) -> tuple[Params, torch.Tensor]:
-    """Gradient and loss of model ``i`` on batch ``j`` for all pairs, batched
+    r"""Gradient and loss of model ``i`` on batch ``j`` for all pairs, batched
     (:func:`gradients_on` with a slot for every model and batch).
 
     Parameters
@@ -230,7 +230,7 @@ def pairwise_gradients(
     Returns
     -------
     grads : Params
-        Each tensor of shape ``(M, N, ...)``: entry ``[i, j]`` is :math:`\\nabla \\ell(x_i; B_j)`.
+        Each tensor of shape ``(M, N, ...)``: entry ``[i, j]`` is :math:`\nabla \ell(x_i; B_j)`.
     losses : Tensor (M, N)
     """
     n_models, n_batches = next(iter(params.values())).shape[0], x.shape[0]

@@ -1,16 +1,16 @@
-"""The local optimisers of the engines: SGD and Adadelta, for every client at once.
+r"""The local optimisers of the engines: SGD and Adadelta, for every client at once.
 
 The local update of client :math:`k` at step :math:`t` is PyTorch's SGD:
 
 .. math::
 
-    g &= \\nabla \\ell_k(w_t; B_{k,t}) + \\lambda w_t + \\mu (w_t - c_k), \\\\
-    m_{t+1} &= \\beta m_t + (1 - d)\\, g \\ (m_1 = g), \\qquad w_{t+1} = w_t - \\eta\\, m_{t+1},
+    g &= \nabla \ell_k(w_t; B_{k,t}) + \lambda w_t + \mu (w_t - c_k), \\
+    m_{t+1} &= \beta m_t + (1 - d)\, g \ (m_1 = g), \qquad w_{t+1} = w_t - \eta\, m_{t+1},
 
-with learning rate :math:`\\eta`, momentum :math:`\\beta`, dampening :math:`d`
-(:func:`momentum_buffer`; ``d = 0.1`` with :math:`\\beta = 0.9` is the exponential moving
+with learning rate :math:`\eta`, momentum :math:`\beta`, dampening :math:`d`
+(:func:`momentum_buffer`; ``d = 0.1`` with :math:`\beta = 0.9` is the exponential moving
 average of CoBo's code), weight decay
-:math:`\\lambda`, and an optional proximal centre :math:`c_k` with weight :math:`\\mu`
+:math:`\lambda`, and an optional proximal centre :math:`c_k` with weight :math:`\mu`
 (FedProx, Li et al. 2020; Ditto's personal objective, Li et al. 2021). :func:`sgd_step` takes
 it on stacked parameters (a leading client axis), :func:`adadelta_step` the update of
 :class:`AdadeltaConfig`; :class:`learning.engine.BatchedEngine` runs them, and

@@ -1,8 +1,8 @@
-"""Per-example losses of several models on clients' data.
+r"""Per-example losses of several models on clients' data.
 
 FedSoft's importance estimate (the share of a client's points on which cluster model
-:math:`s` has the smallest loss) and FedEM's E-step (:math:`q_i(k|x,y) \\propto \\pi_{ik}
-e^{-\\ell(\\theta_k; x, y)}`) need the loss of every one of ``K`` models on every example.
+:math:`s` has the smallest loss) and FedEM's E-step (:math:`q_i(k|x,y) \propto \pi_{ik}
+e^{-\ell(\theta_k; x, y)}`) need the loss of every one of ``K`` models on every example.
 :func:`per_example_losses` runs ``vmap`` of ``functional_call`` over the stacked models;
 :func:`per_example_losses_loop` is the one-model-at-a-time reference the tests hold it to.
 IP-FL's validation (:mod:`learning.drivers.ipfl.evaluation`) uses the same losses.

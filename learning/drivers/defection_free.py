@@ -129,7 +129,7 @@ def _sq_norm(grads: Params) -> float:
 
 
 def _moved(params: Params, grads: Params, step: float) -> Params:
-    """One SGD step :math:`x - \\alpha g`."""
+    r"""One SGD step :math:`x - \alpha g`."""
     with torch.no_grad():
         return {k: v - step * grads[k] for k, v in params.items()}
 

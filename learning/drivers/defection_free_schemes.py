@@ -107,14 +107,14 @@ def run_schemes(
     seed: int | np.random.Generator | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, DuopolyRun]:
-    """Run each of ``schemes`` for ``rounds`` rounds on its own fork of ``firms``.
+    r"""Run each of ``schemes`` for ``rounds`` rounds on its own fork of ``firms``.
 
     Parameters
     ----------
     q_max
         :math:`Q` for the Nash bargaining solution. None estimates it from a pooled-training
         run: complete collaboration for the same rounds from the same start (Algorithm 5
-        needs :math:`q_l^* = \\rho^* Q` with :math:`Q = \\max_x q(x)` unknown); that run is
+        needs :math:`q_l^* = \rho^* Q` with :math:`Q = \max_x q(x)` unknown); that run is
         also the result of ``"complete"``.
     config
         Options of the defection-free rule (its ``q_max`` is replaced by the ``Q`` used).

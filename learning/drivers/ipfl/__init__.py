@@ -1,4 +1,4 @@
-"""IP-FL's driver: K cluster models on the batched engine, steered by the token mechanism.
+r"""IP-FL's driver: K cluster models on the batched engine, steered by the token mechanism.
 
 The mechanism (bids, scheduler, ledger, contributions, PMA) lives in :mod:`games.ipfl`; this
 module trains and evaluates. One round (Khan et al., §4 and Alg. 1):
@@ -12,12 +12,12 @@ module trains and evaluates. One round (Khan et al., §4 and Alg. 1):
    gradient of the loss on a hold-out drawn from the participants' validation data;
 5. the pool pays the refund (Eq. 11-12) and the rank rewards (Eq. 13).
 
-At the end every client builds its personalised model :math:`P_i = \\sum_k w_{ik} M_k`
+At the end every client builds its personalised model :math:`P_i = \sum_k w_{ik} M_k`
 (Eq. 8) and PMA is measured against FedAvg trained with the same budget (Eq. 1).
 
 Options beyond the paper's defaults: FedSoft's importance weights (share of a client's
 validation points on which :math:`M_k` has the smallest loss), the output-mixture
-personalisation :math:`p_i(y|x) = \\sum_k w_{ik} p_k(y|x)` (not IP-FL's Eq. 8; report it
+personalisation :math:`p_i(y|x) = \sum_k w_{ik} p_k(y|x)` (not IP-FL's Eq. 8; report it
 separately), the per-class-F1 cold start of App. B, and the reference code's Adadelta.
 
 The package: :mod:`~learning.drivers.ipfl.config` (the run's settings), :mod:`~learning.drivers.ipfl.setup`

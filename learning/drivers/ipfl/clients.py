@@ -65,7 +65,7 @@ class IPFLClients(ABC):
 
     @abstractmethod
     def scores(self, models: Params) -> np.ndarray:
-        """(N, K): every client's importance :math:`\\upsilon_{ik}` of every cluster model on
+        r"""(N, K): every client's importance :math:`\upsilon_{ik}` of every cluster model on
         its validation data (Eq. 7), the input of its bids (Alg. 2).
         """
 

@@ -59,7 +59,7 @@ def accuracy_matrix(engine: Engine, models: Params, data: ShardedData) -> np.nda
 
 
 def personalise(models: Params, weights: np.ndarray) -> Params:
-    """Eq. 8 on tensors: :math:`P_i = \\sum_k w_{ik} M_k` for every client (rows of ``weights``)."""
+    r"""Eq. 8 on tensors: :math:`P_i = \sum_k w_{ik} M_k` for every client (rows of ``weights``)."""
     w = torch.as_tensor(
         weights, dtype=next(iter(models.values())).dtype, device=next(iter(models.values())).device
     )
@@ -67,7 +67,7 @@ def personalise(models: Params, weights: np.ndarray) -> Params:
 
 
 def importance(engine: Engine, models: Params, val: ShardedData, kind: str) -> np.ndarray:
-    """Importance :math:`\\upsilon_{ik}` (N, K) on the validation data: the accuracy of
+    r"""Importance :math:`\upsilon_{ik}` (N, K) on the validation data: the accuracy of
     :math:`M_k` (Eq. 7) or FedSoft's share of points where :math:`M_k` has the smallest loss
     (zero counts smoothed to :math:`10^{-4} n_i`; rows sum to 1).
     """
@@ -85,7 +85,7 @@ def _forward_common(engine: Engine) -> Any:
 def mixture_accuracy(
     engine: Engine, models: Params, weights: np.ndarray, data: ShardedData
 ) -> np.ndarray:
-    """Accuracy of the output mixture :math:`p_i(y|x) = \\sum_k w_{ik}\\, p_k(y|x)` of every
+    r"""Accuracy of the output mixture :math:`p_i(y|x) = \sum_k w_{ik}\, p_k(y|x)` of every
     client on its own examples of ``data`` (an option of collabecon, not the paper's Eq. 8).
     """
     rows, owner = client_rows(data, np.arange(data.n_clients))
@@ -106,8 +106,8 @@ def mixture_accuracy(
 def personalised_accuracy(
     engine: Engine, models: Params, setup: Setup, run: IPFLRun
 ) -> tuple[np.ndarray, np.ndarray]:
-    """f_i on D_i^test and the weights :math:`w_{ik}` (normalised importance on D_i^val):
-    Eq. 8's :math:`P_i = \\sum_k w_{ik} M_k`, or the output mixture.
+    r"""f_i on D_i^test and the weights :math:`w_{ik}` (normalised importance on D_i^val):
+    Eq. 8's :math:`P_i = \sum_k w_{ik} M_k`, or the output mixture.
     """
     weights = importance_weights(importance(engine, models, setup.val, run.importance))
     if run.personalize == "output_mixture":
