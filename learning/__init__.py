@@ -1,5 +1,7 @@
-"""The PyTorch learning backend: the engine, the algorithms, the drivers that feed trained
-models to the economics, the runtimes that distribute them, and the theory of the algorithms.
+"""The PyTorch learning backend: engine, algorithms, drivers, runtimes and their theory.
+
+The engine, the algorithms, the drivers that feed trained models to the economics, the runtimes
+that distribute them, and the theory of the algorithms.
 
 Importing ``learning`` itself does not import torch: ``collabecon verify`` loads the
 torch-free ``learning.theory`` without it. Torch is imported by the modules that train.

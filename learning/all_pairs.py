@@ -40,16 +40,18 @@ __all__ = [
 
 
 def flatten(params: Mapping[str, torch.Tensor], lead: int = 1) -> torch.Tensor:
-    """Concatenate stacked ``params`` into vectors: ``(*lead_shape, P)`` where the first
-    ``lead`` axes of every tensor are kept.
+    """Concatenate stacked ``params`` into vectors of shape ``(*lead_shape, P)``.
+
+    The first ``lead`` axes of every tensor are kept.
     """
     shape = next(iter(params.values())).shape[:lead]
     return torch.cat([p.reshape(*shape, -1) for p in params.values()], dim=-1)
 
 
 def unflatten(vectors: torch.Tensor, like: Mapping[str, torch.Tensor], lead: int = 1) -> Params:
-    """Inverse of :func:`flatten`: split ``vectors (*lead_shape, P)`` into the shapes of
-    ``like`` (whose first ``lead`` axes are replaced by those of ``vectors``).
+    """Inverse of :func:`flatten`: split ``vectors (*lead_shape, P)`` into the shapes of ``like``.
+
+    The first ``lead`` axes of the shapes of ``like`` are replaced by those of ``vectors``.
     """
     shape = vectors.shape[:-1]
     out: Params = {}
@@ -67,9 +69,10 @@ def unflatten(vectors: torch.Tensor, like: Mapping[str, torch.Tensor], lead: int
 def client_batches(
     data: ShardedData, clients: np.ndarray, batch_size: int, rng: np.random.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One minibatch of ``batch_size`` per client of ``clients``: ``x (n, B, ...)``,
-    ``y (n, B, ...)`` (indices from :func:`learning.engine.sample_batches`; a client with
-    fewer examples repeats some).
+    """One minibatch of ``batch_size`` per client of ``clients``.
+
+    The result is ``x (n, B, ...)``, ``y (n, B, ...)``; the indices come from
+    :func:`learning.engine.sample_batches`; a client with fewer examples repeats some.
     """
     clients = np.asarray(clients, dtype=np.int64)
     local = sample_batches(data.sizes_numpy()[clients], 1, batch_size, rng)[:, 0]
@@ -164,9 +167,10 @@ def gradients_on(
 def _calls(
     sorted_batches: torch.Tensor, batch_size: int, budget: int, by_batch: bool
 ) -> list[tuple[int, int, torch.Tensor, int]]:
-    """How :func:`gradients_on` splits its slots (sorted by batch) into calls of about
-    ``budget`` examples: ``(start, stop, batches, shared)`` per call, where slot ``v`` of
-    ``start:stop`` runs on ``batches[(v - start) // shared]``.
+    """How :func:`gradients_on` splits its slots (sorted by batch) into calls within a budget.
+
+    Each call holds about ``budget`` examples and is given as ``(start, stop, batches, shared)``,
+    where slot ``v`` of ``start:stop`` runs on ``batches[(v - start) // shared]``.
 
     ``by_batch``: the slots of one batch share it (:func:`learning.stacked.forward`'s
     ``shared``). Whole batches go together while they fit and are equally shared; a batch
@@ -201,9 +205,10 @@ def _calls(
 def functional_loss(
     model: nn.Module, task: Task
 ) -> Callable[[Params, torch.Tensor, torch.Tensor], torch.Tensor]:
-    """The mean loss of ``model`` with the parameters ``params`` on the batch ``(x, y)``, as a
-    function ``loss(params, x, y)`` of the three (``torch.func.functional_call``; the model's
-    own weights unused).
+    """The mean loss of ``model`` with the parameters ``params`` on the batch ``(x, y)``.
+
+    It is a function ``loss(params, x, y)`` of the three (``torch.func.functional_call``; the
+    model's own weights unused).
     """
 
     def loss(params: Params, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -215,8 +220,9 @@ def functional_loss(
 def pairwise_gradients(
     engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor
 ) -> tuple[Params, torch.Tensor]:
-    r"""Gradient and loss of model ``i`` on batch ``j`` for all pairs, batched
-    (:func:`gradients_on` with a slot for every model and batch).
+    r"""Gradient and loss of model ``i`` on batch ``j`` for all pairs, batched.
+
+    This is :func:`gradients_on` with a slot for every model and batch.
 
     Parameters
     ----------
@@ -245,8 +251,9 @@ def pairwise_gradients(
 def checked_pairs(
     pairs: np.ndarray, params: Mapping[str, torch.Tensor], x: torch.Tensor
 ) -> np.ndarray:
-    """``pairs`` as a ``(P, 2)`` integer array of pairs of different clients that index both the
-    stacked models ``params`` and the batches ``x``.
+    """``pairs`` as a ``(P, 2)`` integer array of pairs of different clients.
+
+    The pairs index both the stacked models ``params`` and the batches ``x``.
 
     Raises
     ------
@@ -270,7 +277,9 @@ def midpoint_gradient_products(
     y: torch.Tensor,
     pairs: np.ndarray,
 ) -> torch.Tensor:
-    r"""CoBo's pairwise work, batched: for each pair :math:`(i, j)` of ``pairs``,
+    r"""CoBo's pairwise work, batched: one score :math:`s_{ij}` per pair of ``pairs``.
+
+    For each pair :math:`(i, j)` of ``pairs``,
 
     .. math::
 
@@ -313,10 +322,11 @@ def midpoint_gradient_products(
 def paired_products(
     gradients: Mapping[str, torch.Tensor], first: torch.Tensor, second: torch.Tensor
 ) -> torch.Tensor:
-    r"""The inner products :math:`\langle g_{a_p}, g_{b_p} \rangle` of rows ``a = first`` and
-    ``b = second`` of stacked ``gradients``, summed over every parameter tensor: CoBo's
-    :math:`s_{ij}` from the two midpoint gradients of each pair (Hashemi et al. 2024,
-    Algorithm 1, eq. (w)). Returns a tensor of shape ``(P,)``, ``P = len(first)``.
+    r"""The inner products :math:`\langle g_{a_p}, g_{b_p} \rangle` of rows of ``gradients``.
+
+    Rows ``a = first`` and ``b = second`` of stacked ``gradients``, summed over every parameter
+    tensor: CoBo's :math:`s_{ij}` from the two midpoint gradients of each pair (Hashemi et al.
+    2024, Algorithm 1, eq. (w)). Returns a tensor of shape ``(P,)``, ``P = len(first)``.
     """
     pairs = first.shape[0]
     return sum(  # type: ignore[return-value]

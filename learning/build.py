@@ -97,8 +97,10 @@ class Built:
         train: ShardedData | None = None,
         test: ShardedData | None = None,
     ) -> Context:
-        """The context an algorithm runs in: the clients' train and test data (or the given
-        ones), local training ``local`` and the true clusters.
+        """The context an algorithm runs in.
+
+        It holds the clients' train and test data (or the given ones), local training
+        ``local`` and the true clusters.
         """
         return Context(
             engine=self.engine,

@@ -106,8 +106,9 @@ ATTACKS: dict[str, Attack] = {
 
 @dataclass(frozen=True, slots=True)
 class Threat:
-    """An ``attack`` of :data:`ATTACKS` run by a ``fraction`` of the clients (``eps`` is
-    IPM's scale).
+    """An ``attack`` of :data:`ATTACKS` run by a ``fraction`` of the clients.
+
+    ``eps`` is IPM's scale.
     """
 
     attack: str
@@ -122,8 +123,9 @@ class Threat:
 
 @dataclass(frozen=True, slots=True)
 class AdversarialContext(Context):
-    """A :class:`Context` some of whose clients (``attackers``, boolean per client) run
-    ``threat``; see the module docstring.
+    """A :class:`Context` some of whose clients run ``threat``.
+
+    ``attackers`` is boolean per client; see the module docstring.
     """
 
     attackers: np.ndarray
@@ -148,8 +150,9 @@ class AdversarialContext(Context):
 def adversarial_context(
     ctx: Context, threat: Threat, rng: np.random.Generator
 ) -> AdversarialContext:
-    """``ctx`` with ``round(fraction N)`` attackers drawn by ``rng`` running ``threat``
-    (for ``label-flip`` their training labels become ``C - 1 - y``).
+    """``ctx`` with ``round(fraction N)`` attackers drawn by ``rng`` running ``threat``.
+
+    For ``label-flip`` their training labels become ``C - 1 - y``.
     """
     n = ctx.n_clients
     attackers = np.zeros(n, dtype=bool)
@@ -182,9 +185,10 @@ def honest_clients(ctx: Context) -> np.ndarray:
 def submit(
     ctx: Context, vectors: torch.Tensor, clients: np.ndarray, rng: np.random.Generator
 ) -> torch.Tensor:
-    """What the receivers see: ``vectors (..., n, P)`` from ``clients`` (one per column of
-    axis ``-2``) with the attackers' entries replaced by the attack; unchanged when ``ctx``
-    has no threat.
+    """What the receivers see: ``vectors`` with the attackers' entries replaced by the attack.
+
+    ``vectors (..., n, P)`` come from ``clients`` (one per column of axis ``-2``); they are
+    unchanged when ``ctx`` has no threat.
     """
     if not isinstance(ctx, AdversarialContext):
         return vectors
@@ -216,8 +220,10 @@ def trimmed_mean(vectors: torch.Tensor, n_bad: int = 0) -> torch.Tensor:
 
 
 def krum(vectors: torch.Tensor, n_bad: int = 0) -> torch.Tensor:
-    r"""Krum: the vector with the smallest sum of squared distances to its
-    :math:`n - b - 2` nearest others (Blanchard et al. 2017).
+    r"""Krum: the vector closest to its nearest others (Blanchard et al. 2017).
+
+    The vector with the smallest sum of squared distances to its :math:`n - b - 2` nearest
+    others.
     """
     n = vectors.shape[0]
     m = max(1, n - int(n_bad) - 2)

@@ -322,11 +322,13 @@ _CLIPPING_SEEDS = {0.5: 2, 1.0: 0, 2.0: 1, 4.0: 2}
 
 
 def clipping_blobs(std: float) -> Dataset:
-    r"""The clipping-iteration study's points (Werner et al. 2023, §4.3 / Fig. 4; Werner 2024,
-    Fig. 2.7; the authors' ``synthetic/ExploreL.ipynb``): 90 points in :math:`\mathbb R^{10}`,
-    10 clusters of 9, the same centres (uniform in :math:`(-10, 10)^{10}`, drawn by
-    ``make_blobs(random_state=0)`` with spread 1) for every per-coordinate spread ``std`` in
-    ``{0.5, 1, 2, 4}``, each spread drawn with the notebook's ``random_state``.
+    r"""The clipping-iteration study's points: 90 points in :math:`\mathbb R^{10}`, 10 clusters.
+
+    The study is Werner et al. 2023, §4.3 / Fig. 4; Werner 2024, Fig. 2.7; the authors'
+    ``synthetic/ExploreL.ipynb``. The 10 clusters of 9 points have the same centres (uniform in
+    :math:`(-10, 10)^{10}`, drawn by ``make_blobs(random_state=0)`` with spread 1) for every
+    per-coordinate spread ``std`` in ``{0.5, 1, 2, 4}``, each spread drawn with the notebook's
+    ``random_state``.
 
     Returns
     -------

@@ -1,5 +1,7 @@
-"""Readers of the dataset files on disk: MNIST-like IDX files and Keras-style ``.npz``
-archives, and CIFAR's python pickle batches.
+"""Readers of the dataset files on disk: MNIST-like IDX, Keras-style ``.npz``, CIFAR pickles.
+
+The formats are MNIST-like IDX files and Keras-style ``.npz`` archives, and CIFAR's python
+pickle batches.
 
 Nothing is downloaded: the files are read from a directory the caller names (``data_dir``,
 or the environment variable :data:`DATA_ENV`), and a missing file raises
@@ -83,9 +85,10 @@ def _find(directory: Path, stem: str) -> Path | None:
 def mnist_like_arrays(
     data_dir: str | os.PathLike[str] | None, name: str, part: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The raw images (uint8, N x 28 x 28) and labels of ``name`` under ``data_dir``: the
-    Keras-style archive ``<name>.npz`` if present, else the IDX files (optionally gzipped) in
-    ``<name>/``; ``part`` is 'all' (train then test), 'train' or 'test'.
+    """The raw images (uint8, N x 28 x 28) and labels of ``name`` under ``data_dir``.
+
+    They are read from the Keras-style archive ``<name>.npz`` if present, else the IDX files
+    (optionally gzipped) in ``<name>/``; ``part`` is 'all' (train then test), 'train' or 'test'.
     """
     root = data_root(data_dir, name, f"{name}/ (IDX files) or {name}.npz")
     parts = ("train", "test") if part == "all" else (part,)
@@ -272,10 +275,11 @@ def cifar_arrays(
     n_classes: int,
     part: str,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The raw pixels (uint8, N x 3072) and labels of the python pickle batches of ``name`` in
-    ``<data_dir>/<folder>/``: the batches listed in ``files[part]`` (both parts, train first,
-    for 'all'), each read with :class:`_BatchUnpickler` and its labels ``label_key`` checked
-    to lie in ``[0, n_classes)``.
+    """The raw pixels (uint8, N x 3072) and labels of the python pickle batches of ``name``.
+
+    The batches are those in ``<data_dir>/<folder>/`` listed in ``files[part]`` (both parts,
+    train first, for 'all'), each read with :class:`_BatchUnpickler` and its labels
+    ``label_key`` checked to lie in ``[0, n_classes)``.
     """
     root = data_root(data_dir, name, f"{folder}/ (the python version)") / folder
     wanted = [f for p in (("train", "test") if part == "all" else (part,)) for f in files[p]]

@@ -82,8 +82,10 @@ class DPSGDSettings:
 def per_example_gradients(
     engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor
 ) -> tuple[Params, torch.Tensor]:
-    """Gradient and loss of each example, ``(K, b, *shape)`` and ``(K, b)``: model ``k`` on
-    example ``x[k, i]`` (``vmap`` over clients of ``vmap`` over examples).
+    """Gradient and loss of each example, ``(K, b, *shape)`` and ``(K, b)``.
+
+    Entry ``[k, i]`` is model ``k`` on example ``x[k, i]`` (``vmap`` over clients of ``vmap``
+    over examples).
 
     The reference for :func:`clipped_gradient_sum`, which never holds all of them at once
     for plain layer stacks.
@@ -266,8 +268,9 @@ def _keys(sizes: np.ndarray, lines: int, rng: np.random.Generator) -> np.ndarray
 def sample_subsets(
     sizes: np.ndarray, steps: int, batch_size: int, rng: np.random.Generator
 ) -> np.ndarray:
-    r"""``batch_size`` distinct examples per client and step, drawn afresh each step:
-    ``(K, steps, b)``.
+    r"""``batch_size`` distinct examples per client and step, drawn afresh each step.
+
+    The result has shape ``(K, steps, b)``.
 
     Uniform sampling without replacement, independently at every step (what the privacy
     accountant's fixed-size sampling assumes); every client needs at least ``b`` examples.

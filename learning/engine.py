@@ -272,8 +272,10 @@ class Engine(ABC):
         prox_center: Params | None = None,
         prox_mu: float = 0.0,
     ) -> LocalResult:
-        """``steps`` SGD steps for each of ``clients`` (row ``i`` of ``params`` is client
-        ``clients[i]``), minibatches of ``batch_size`` from :func:`sample_batches`.
+        """``steps`` SGD steps for each of ``clients``, minibatches from :func:`sample_batches`.
+
+        Row ``i`` of ``params`` is client ``clients[i]``; the minibatches hold ``batch_size``
+        examples.
 
         ``momentum`` carries the buffers of a previous call (None starts from zero);
         ``prox_center`` (stacked like ``params``) and ``prox_mu`` add the proximal term.

@@ -51,8 +51,10 @@ _FORMAT = 1
 
 @dataclass(frozen=True, slots=True)
 class RoundRecord:
-    """Metrics after one round: mean training loss of the participants, and the mean test
-    loss and accuracy (None for regression) of every client's model on its own test set.
+    """Metrics after one round.
+
+    Mean training loss of the participants, and the mean test loss and accuracy (None for
+    regression) of every client's model on its own test set.
     """
 
     round: int
@@ -80,8 +82,9 @@ class Checkpointing:
 
 @dataclass(frozen=True, slots=True)
 class LoopResult:
-    """Final state, per-round history, and the final evaluation of every client's model on
-    its own test set.
+    """Final state, per-round history, and the final evaluation of every client's model.
+
+    Each client's model is evaluated on its own test set.
     """
 
     state: State

@@ -72,7 +72,8 @@ def lenet5(input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
 
 
 def mlp(input_shape: tuple[int, ...], n_classes: int, hidden: int = 200) -> nn.Module:
-    """The 784-200-10 network of the clustering experiments (Werner 2024, ch. 2 §2.4):
+    """The 784-200-10 network of the clustering experiments (Werner 2024, ch. 2 §2.4).
+
     ``Flatten Linear(d, 200) ReLU Linear(200, n)``, returning logits.
     """
     d = math.prod(input_shape)
@@ -113,8 +114,10 @@ def cnn(input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
 
 
 def linear(input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
-    """``Flatten Linear(d, n)``: multinomial logistic regression, or linear regression with
-    one output when ``n_classes = 0`` (the synthetic experiments of Werner 2024, ch. 2).
+    """``Flatten Linear(d, n)``: multinomial logistic regression, or linear regression.
+
+    Linear regression has one output, when ``n_classes = 0`` (the synthetic experiments of
+    Werner 2024, ch. 2).
     """
     return nn.Sequential(nn.Flatten(), nn.Linear(math.prod(input_shape), _outputs(n_classes)))
 

@@ -57,8 +57,10 @@ class SGDConfig:
 
 @dataclass(frozen=True, slots=True)
 class AdadeltaConfig:
-    r"""Local optimiser Adadelta (Zeiler 2012) with PyTorch's defaults, its state fresh at
-    every call of :meth:`learning.engine.Engine.local_sgd` (the IP-FL reference code's local optimiser):
+    r"""Local optimiser Adadelta (Zeiler 2012) with PyTorch's defaults.
+
+    Its state is fresh at every call of :meth:`learning.engine.Engine.local_sgd` (the IP-FL
+    reference code's local optimiser):
 
     .. math::
 
@@ -92,8 +94,10 @@ Optimizer = SGDConfig | AdadeltaConfig
 def adadelta_step(
     params: Params, grads: Params, state: Params | None, opt: AdadeltaConfig
 ) -> tuple[Params, Params]:
-    """One :class:`AdadeltaConfig` update of stacked ``params``; ``state`` holds the running
-    averages ``"<name>.square"`` and ``"<name>.delta"`` (None: zeros).
+    """One :class:`AdadeltaConfig` update of stacked ``params``.
+
+    ``state`` holds the running averages ``"<name>.square"`` and ``"<name>.delta"`` (None:
+    zeros).
     """
     state = {} if state is None else state
     new_params: Params = {}
@@ -136,7 +140,7 @@ def momentum_buffer(
     *,
     fresh: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    r"""PyTorch's SGD momentum buffer, row by row (one row per client):
+    r"""PyTorch's SGD momentum buffer, row by row (one row per client).
 
     .. math:: m \leftarrow g \ \text{at a client's first step}, \qquad
               m \leftarrow \beta m + (1 - d)\, g \ \text{after}.

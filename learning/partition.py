@@ -218,8 +218,9 @@ def dirichlet(
     min_size: int = 1,
     max_tries: int = 100,
 ) -> list[np.ndarray]:
-    r"""Label skew by a Dirichlet prior (Hsu et al. 2019): each class is split by
-    :math:`q_c \sim \mathrm{Dir}(\alpha \mathbf 1_n)`.
+    r"""Label skew by a Dirichlet prior (Hsu et al. 2019).
+
+    Each class is split by :math:`q_c \sim \mathrm{Dir}(\alpha \mathbf 1_n)`.
 
     Small :math:`\alpha` gives few classes per client, large :math:`\alpha` approaches iid.
     The draw is repeated (at most ``max_tries`` times) until every client holds at least
@@ -327,9 +328,11 @@ def mixture(
     scheme: str = "10:90",
     size: int | None = None,
 ) -> list[np.ndarray]:
-    r"""Two-distribution mixtures: client :math:`i` holds :math:`\lfloor p_i n_i \rfloor`
-    examples of :math:`D_A` (view 0) and the rest of :math:`D_B` (view 1, the transformed
-    copy; IP-FL's CIFAR-10 :math:`D_B` is the rotated set).
+    r"""Two-distribution mixtures: each client holds examples of :math:`D_A` and of :math:`D_B`.
+
+    Client :math:`i` holds :math:`\lfloor p_i n_i \rfloor` examples of :math:`D_A` (view 0) and
+    the rest of :math:`D_B` (view 1, the transformed copy; IP-FL's CIFAR-10 :math:`D_B` is the
+    rotated set).
 
     Every client draws ``size`` distinct examples (default ``N // n_clients``), disjoint
     across clients, and the first :math:`\lfloor p_i\, \mathrm{size} \rfloor` of them are
@@ -354,8 +357,10 @@ def mixture(
 
 
 def natural(labels: Any, rng: np.random.Generator, *, n_clients: int) -> list[np.ndarray]:
-    """The data's own clients: ``labels`` are client ids, client ``j`` gets every example with
-    id ``j`` (for generators that produce federated data, e.g. ``clustered-regression``).
+    """The data's own clients: ``labels`` are client ids.
+
+    Client ``j`` gets every example with id ``j`` (for generators that produce federated data,
+    e.g. ``clustered-regression``).
 
     ``rng`` is unused: the split is fixed by the data.
     """

@@ -24,8 +24,9 @@ _CHUNK = 4096
 
 
 def client_rows(data: ShardedData, clients: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
-    """Global row indices of ``clients``' examples (concatenated in that order) and the
-    client position of each row.
+    """Global row indices of ``clients``' examples and the client position of each row.
+
+    The examples are concatenated in the order of ``clients``.
     """
     sizes = data.sizes_numpy()[clients]
     starts = data.offsets.cpu().numpy()[clients]
@@ -38,8 +39,9 @@ def client_rows(data: ShardedData, clients: np.ndarray) -> tuple[torch.Tensor, n
 def per_example_losses(
     engine: Engine, models: Params, data: ShardedData, clients: np.ndarray
 ) -> tuple[torch.Tensor, np.ndarray]:
-    """Loss of each of the ``K`` stacked ``models`` on every example of ``clients``:
-    a tensor ``(rows, K)`` and the client position of each row.
+    """Loss of each of the ``K`` stacked ``models`` on every example of ``clients``.
+
+    Returns a tensor ``(rows, K)`` and the client position of each row.
     """
     rows, owner = client_rows(data, np.asarray(clients))
 

@@ -72,8 +72,9 @@ def _has_weight(m: nn.Module) -> bool:
 
 
 def _pool_first(leaves: list[tuple[str, nn.Module]]) -> list[tuple[str, nn.Module]]:
-    """``leaves`` with every activation that is directly followed by a max-pooling moved
-    after it (all activations of :data:`_ACTIVATIONS` are non-decreasing).
+    """``leaves`` with every activation directly followed by a max-pooling moved after it.
+
+    This is exact since all activations of :data:`_ACTIVATIONS` are non-decreasing.
     """
     out = list(leaves)
     for i in range(len(out) - 1):
@@ -103,8 +104,9 @@ def supports(model: nn.Module) -> bool:
 
 
 def _shared_conv(m: nn.Conv2d, w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    r"""A first convolution, without its bias, whose ``G`` inputs ``x [G, B, C, H, W]`` each
-    feed ``S`` models (``w [G*S, O, C, kh, kw]``), as matrix products on the unfolded patches:
+    r"""A first convolution, without its bias, as matrix products on the unfolded patches.
+
+    Its ``G`` inputs ``x [G, B, C, H, W]`` each feed ``S`` models (``w [G*S, O, C, kh, kw]``):
 
     .. math:: y_{b,l,(s,o)} = \sum_{c,i,j} \mathrm{unfold}(x_b)_{(c,i,j),l}\; w_{s,o,c,i,j}.
 

@@ -129,8 +129,9 @@ class TrainConfig:
         return plain({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
     def fingerprint(self, device: torch.device) -> dict[str, Any]:
-        """What a checkpoint must agree on to be resumed: everything but the number of
-        rounds and the evaluation schedule, plus the device.
+        """What a checkpoint must agree on to be resumed.
+
+        Everything but the number of rounds and the evaluation schedule, plus the device.
         """
         keep = self.to_dict()
         for key in ("rounds", "eval_every"):
@@ -139,8 +140,9 @@ class TrainConfig:
 
 
 def dp_epsilon(config: TrainConfig, sizes: Sequence[int]) -> np.ndarray | None:
-    """Each client's ε at ``config.dp_delta`` under the DP-SGD of ``config`` (None without
-    it), from its training-set size in ``sizes``.
+    """Each client's ε at ``config.dp_delta`` under the DP-SGD of ``config`` (None without it).
+
+    The ε of a client follows from its training-set size in ``sizes``.
 
     Client :math:`k` takes ``rounds * local_steps`` (plus fine-tuning) noisy steps, each on
     :math:`b` of its :math:`n_k` examples drawn without replacement: RDP accounting of the
@@ -203,15 +205,18 @@ class TrainResult:
 
     @property
     def epsilon(self) -> np.ndarray | None:
-        """Each client's ε at ``config.dp_delta`` under DP-SGD (None without it):
+        """Each client's ε at ``config.dp_delta`` under DP-SGD (None without it).
+
         :func:`dp_epsilon` of its training-set size.
         """
         return dp_epsilon(self.config, [c.n_train for c in self.federation.clients])
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary: the configuration, per-client test accuracy and loss (and on
-        the target set), ε under DP-SGD, the history by round, the seconds and the device.
-        The models, the algorithm's state and the data stay out.
+        """JSON-ready summary of the run.
+
+        The configuration, per-client test accuracy and loss (and on the target set), ε under
+        DP-SGD, the history by round, the seconds and the device. The models, the algorithm's
+        state and the data stay out.
         """
         target = self.target
         return plain(
@@ -231,8 +236,10 @@ class TrainResult:
         )
 
     def to_frame(self) -> Any:
-        """The history as a pandas DataFrame indexed by round: mean training loss of the
-        participants, mean test loss and accuracy (needs pandas).
+        """The history as a pandas DataFrame indexed by round (needs pandas).
+
+        The columns are the mean training loss of the participants and the mean test loss and
+        accuracy.
         """
         rows = [dataclasses.asdict(r) for r in self.history]
         columns = ("round", "train_loss", "test_loss", "test_accuracy")

@@ -1,6 +1,7 @@
-"""Trained models into the economics (the seam itself, a run's models ->
-:class:`econ.qualities.ModelQualities`, is :mod:`learning.qualities` in the engine core, since
-every run's result offers it).
+"""Trained models into the economics.
+
+The seam itself, a run's models -> :class:`econ.qualities.ModelQualities`, is
+:mod:`learning.qualities` in the engine core, since every run's result offers it.
 
 - ``defection_free``: two firms that train real models under the schemes of Werner (2024),
   ch. 3, Algorithm 5 included;

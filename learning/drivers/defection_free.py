@@ -240,8 +240,10 @@ class TorchFirms:
     def qualities_on(
         self, target: tuple[np.ndarray, np.ndarray] | None = None, *, metric: str | None = None
     ) -> ModelQualities:
-        """Both firms' current models evaluated on ``target`` (default: the common target
-        set) with ``metric`` (default: the setup's), as :mod:`learning.qualities` defines it.
+        """Both firms' current models evaluated on ``target`` with ``metric``.
+
+        ``target`` defaults to the common target set and ``metric`` to the setup's; the
+        evaluation is the one :mod:`learning.qualities` defines.
         """
         metric = self.setup.metric if metric is None else choice("metric", metric, METRICS)
         x, y = self.target if target is None else target
@@ -275,9 +277,10 @@ class TorchFirms:
         return float(self._qualities(params, ("low",)).quality[0])
 
     def measure(self) -> ModelQualities:
-        """Both firms' qualities on the common target set, each model evaluated alone (as in
-        :meth:`raise_low`, so that the numbers compared across calls come from the same
-        computation).
+        """Both firms' qualities on the common target set, each model evaluated alone.
+
+        As in :meth:`raise_low`, so that the numbers compared across calls come from the same
+        computation.
         """
         return self.qualities_on()
 

@@ -38,8 +38,9 @@ __all__ = ["DuopolyRun", "run_schemes"]
 
 @dataclass(frozen=True, slots=True)
 class DuopolyRun:
-    """One scheme on real models: the per-round qualities, the economics of them, and the
-    firms at the end of the run.
+    """One scheme on real models: per-round qualities, their economics, the firms at the end.
+
+    The per-round qualities, the economics of them, and the firms at the end of the run.
 
     Attributes
     ----------
@@ -58,9 +59,10 @@ class DuopolyRun:
 
     @property
     def round_qualities(self) -> list[ModelQualities]:
-        """The qualities of every round as the market sees them (round 0 the start; in the
-        ``oracle`` inner mode the low firm's is the rule's), for
-        :func:`econ.market.market_history`.
+        """The qualities of every round as the market sees them.
+
+        They are the input of :func:`econ.market.market_history`. Round 0 is the start; in the
+        ``oracle`` inner mode the low firm's quality is the rule's.
         """
         return self.play.qualities()
 

@@ -138,8 +138,10 @@ class PrivacyCurve:
         return int(self.accuracy_alone.shape[1])
 
     def summary(self) -> list[dict[str, Any]]:
-        """One row per (noise level, training): the means over seeds, a 95% t-interval over seeds
-        of the federation's mean accuracy, and each client's mean accuracy and ε.
+        """One row per (noise level, training).
+
+        The row holds the means over seeds, a 95% t-interval over seeds of the federation's mean
+        accuracy, and each client's mean accuracy and ε.
 
         The non-private references are the rows with ``noise`` 0 and ``epsilon`` infinite.
         """
@@ -353,8 +355,9 @@ def measure(
 
 
 def plot(curve: PrivacyCurve, path: str | os.PathLike[str]) -> Path:
-    """Accuracy against ε (log scale), local-only and federated, with 95% t-intervals over seeds;
-    the non-private accuracies as horizontal lines.
+    """Accuracy against ε (log scale), local-only and federated, with 95% t-intervals over seeds.
+
+    The non-private accuracies are drawn as horizontal lines.
     """
     import matplotlib
 

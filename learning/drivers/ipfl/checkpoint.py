@@ -1,6 +1,7 @@
-"""IP-FL's checkpoint: the driver's state as tensors, numbers, strings, lists and dicts, written
-atomically by :func:`learning.loop.write_checkpoint` and read weights-only by
-:func:`learning.loop.read_checkpoint`, checked against the run before any data is loaded.
+"""IP-FL's checkpoint: the driver's state as tensors, numbers, strings, lists and dicts.
+
+The state is written atomically by :func:`learning.loop.write_checkpoint` and read weights-only
+by :func:`learning.loop.read_checkpoint`, checked against the run before any data is loaded.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ def _plain(value: Any) -> Any:
 
 
 def checkpoint_payload(run: IPFLRun, state: dict[str, Any]) -> dict[str, Any]:
-    """The driver's state as tensors, numbers, strings, lists and dicts only: what
-    :func:`learning.loop.read_checkpoint` (``torch.load(weights_only=True)``) rebuilds.
-    numpy arrays become tensors of the same dtype, so a resumed run is bitwise the same.
+    """The driver's state as tensors, numbers, strings, lists and dicts only.
+
+    That is what :func:`learning.loop.read_checkpoint` (``torch.load(weights_only=True)``)
+    rebuilds. numpy arrays become tensors of the same dtype, so a resumed run is bitwise the
+    same.
     """
     tokens: TokenState = state["tokens"]
     ledger = tokens.ledger

@@ -1,7 +1,8 @@
-"""The clients' work in an IP-FL round (Khan et al., Alg. 1): what the round loop of
-:mod:`learning.drivers.ipfl.driver` asks of them, and its in-process implementation on the
-batched engine (:class:`InProcessClients`). The Flower federation implements the same
-protocol with the data on the nodes (:mod:`learning.runtimes.flower.ipfl`).
+"""The clients' work in an IP-FL round (Khan et al., Alg. 1).
+
+What the round loop of :mod:`learning.drivers.ipfl.driver` asks of them, and its in-process
+implementation on the batched engine (:class:`InProcessClients`). The Flower federation
+implements the same protocol with the data on the nodes (:mod:`learning.runtimes.flower.ipfl`).
 """
 
 from __future__ import annotations
@@ -65,23 +66,27 @@ class IPFLClients(ABC):
 
     @abstractmethod
     def scores(self, models: Params) -> np.ndarray:
-        r"""(N, K): every client's importance :math:`\upsilon_{ik}` of every cluster model on
-        its validation data (Eq. 7), the input of its bids (Alg. 2).
+        r"""(N, K): every client's importance :math:`\upsilon_{ik}` of every cluster model.
+
+        Each importance is measured on the client's validation data (Eq. 7) and is the input
+        of its bids (Alg. 2).
         """
 
     @abstractmethod
     def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
-        """Local training of payer ``cs[j]`` from row ``j`` of ``start`` (its cluster's
-        model), minibatches from ``rng`` as :meth:`learning.algorithms.Context.fit` draws
-        them; ``loss`` holds one mean loss per payer.
+        """Local training of payer ``cs[j]`` from row ``j`` of ``start`` (its cluster's model).
+
+        Minibatches come from ``rng`` as :meth:`learning.algorithms.Context.fit` draws them;
+        ``loss`` holds one mean loss per payer.
         """
 
     @abstractmethod
     def profile(
         self, new: Params, opening: Opening, rng: np.random.Generator
     ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-        """The profiler's input (§4.2) after aggregation into ``new``: every payer's accuracy of
-        its cluster's model on its validation data (in the order of
+        """The profiler's input (§4.2) after aggregation into ``new``.
+
+        Every payer's accuracy of its cluster's model on its validation data (in the order of
         :meth:`games.ipfl.Opening.participations`), and for every cluster that trained the
         flat gradient of the loss of its model on a hold-out from its payers' validation data
         (``holdout_per_client`` rows each, drawn from ``rng`` cluster by cluster, payer by
@@ -90,8 +95,9 @@ class IPFLClients(ABC):
 
     @abstractmethod
     def personalised(self, models: Params) -> tuple[np.ndarray, np.ndarray]:
-        """Every client's personalised accuracy :math:`f_i` on its test data and its weights
-        :math:`w_{ik}` (Eq. 8).
+        """Every client's personalised accuracy :math:`f_i` on its test data and its weights.
+
+        The weights are :math:`w_{ik}` (Eq. 8).
         """
 
 

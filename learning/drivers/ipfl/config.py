@@ -116,8 +116,9 @@ class IPFLRun:
 
     @property
     def local_optimizer(self) -> str:
-        """The optimiser of local training: ``optimizer``, else Adadelta under
-        ``mechanism.code_compat`` and SGD otherwise.
+        """The optimiser of local training.
+
+        ``optimizer``, else Adadelta under ``mechanism.code_compat`` and SGD otherwise.
         """
         if self.optimizer is not None:
             return self.optimizer

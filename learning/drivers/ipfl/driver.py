@@ -1,7 +1,8 @@
-"""The IP-FL round loop (Khan et al., Alg. 1): the token economy of :mod:`games.ipfl` around
-the clients' work (:class:`learning.drivers.ipfl.clients.IPFLClients`), one loop for the
-in-process driver (:func:`run_ipfl`) and the Flower federation
-(:mod:`learning.runtimes.flower.ipfl`).
+"""The IP-FL round loop (Khan et al., Alg. 1).
+
+The token economy of :mod:`games.ipfl` around the clients' work
+(:class:`learning.drivers.ipfl.clients.IPFLClients`), one loop for the in-process driver
+(:func:`run_ipfl`) and the Flower federation (:mod:`learning.runtimes.flower.ipfl`).
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ __all__ = ["play_ipfl", "run_ipfl", "start_state"]
 def start_state(
     run: IPFLRun, n: int, models: Params, groups: list[np.ndarray] | None = None
 ) -> dict[str, Any]:
-    """The loop's state before round 0: the :math:`K` cluster models ``models``, a cold
-    start's clusters ``groups`` (round 0 trains them), every client's opening balance.
+    """The loop's state before round 0.
+
+    It holds the :math:`K` cluster models ``models``, a cold start's clusters ``groups`` (round
+    0 trains them), and every client's opening balance.
     """
     return {
         "round": 0,
@@ -64,8 +67,9 @@ def play_ipfl(
     state: dict[str, Any],
     after_round: Callable[[dict[str, Any]], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Play the rounds ``state["round"]`` to ``run.rounds`` of IP-FL with ``clients`` and
-    return the state after the last; ``after_round`` sees the state after every round.
+    """Play the rounds ``state["round"]`` to ``run.rounds`` of IP-FL with ``clients``.
+
+    Returns the state after the last round; ``after_round`` sees the state after every round.
 
     A round draws from its stream (:func:`learning.rng.round_rng`) the bids and selection
     (:func:`games.ipfl.open_round`; every client scores the cluster models from round 1 on),

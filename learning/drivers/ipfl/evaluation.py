@@ -1,6 +1,7 @@
-"""Evaluation of IP-FL's cluster models: accuracies per client and per source distribution,
-importance weights, the personalised models of Eq. 8 (and the output mixture), hold-out
-gradients for the profiler, the purity of the bids.
+"""Evaluation of IP-FL's cluster models.
+
+Accuracies per client and per source distribution, importance weights, the personalised models
+of Eq. 8 (and the output mixture), hold-out gradients for the profiler, the purity of the bids.
 """
 
 from __future__ import annotations
@@ -67,9 +68,10 @@ def personalise(models: Params, weights: np.ndarray) -> Params:
 
 
 def importance(engine: Engine, models: Params, val: ShardedData, kind: str) -> np.ndarray:
-    r"""Importance :math:`\upsilon_{ik}` (N, K) on the validation data: the accuracy of
-    :math:`M_k` (Eq. 7) or FedSoft's share of points where :math:`M_k` has the smallest loss
-    (zero counts smoothed to :math:`10^{-4} n_i`; rows sum to 1).
+    r"""Importance :math:`\upsilon_{ik}` (N, K) on the validation data.
+
+    The accuracy of :math:`M_k` (Eq. 7) or FedSoft's share of points where :math:`M_k` has the
+    smallest loss (zero counts smoothed to :math:`10^{-4} n_i`; rows sum to 1).
     """
     if kind == "accuracy":
         return accuracy_matrix(engine, models, val)
@@ -85,8 +87,10 @@ def _forward_common(engine: Engine) -> Any:
 def mixture_accuracy(
     engine: Engine, models: Params, weights: np.ndarray, data: ShardedData
 ) -> np.ndarray:
-    r"""Accuracy of the output mixture :math:`p_i(y|x) = \sum_k w_{ik}\, p_k(y|x)` of every
-    client on its own examples of ``data`` (an option of collabecon, not the paper's Eq. 8).
+    r"""Accuracy of every client's output mixture :math:`p_i(y|x) = \sum_k w_{ik}\, p_k(y|x)`.
+
+    Each client's mixture is scored on its own examples of ``data`` (an option of collabecon,
+    not the paper's Eq. 8).
     """
     rows, owner = client_rows(data, np.arange(data.n_clients))
     forward = _forward_common(engine)
@@ -106,8 +110,9 @@ def mixture_accuracy(
 def personalised_accuracy(
     engine: Engine, models: Params, setup: Setup, run: IPFLRun
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""f_i on D_i^test and the weights :math:`w_{ik}` (normalised importance on D_i^val):
-    Eq. 8's :math:`P_i = \sum_k w_{ik} M_k`, or the output mixture.
+    r"""f_i on D_i^test and the weights :math:`w_{ik}` (normalised importance on D_i^val).
+
+    The personalised model is Eq. 8's :math:`P_i = \sum_k w_{ik} M_k`, or the output mixture.
     """
     weights = importance_weights(importance(engine, models, setup.val, run.importance))
     if run.personalize == "output_mixture":
@@ -161,8 +166,10 @@ def predictions_on(engine: Engine, models: Params, x: np.ndarray) -> np.ndarray:
 
 
 def bidder_purity(bids: np.ndarray, majority: np.ndarray, best: np.ndarray) -> float:
-    """Share of bids placed by clients whose majority distribution is the one the cluster
-    model is best on (the "(best d)" cluster of Tables 2 and 3).
+    """Share of bids placed by clients whose majority distribution is the cluster model's best.
+
+    The cluster model's best distribution is the one it is best on (the "(best d)" cluster of
+    Tables 2 and 3).
     """
     rows, cols = np.nonzero(bids)
     return float(np.mean(majority[rows] == best[cols])) if rows.size else float("nan")

@@ -65,8 +65,10 @@ class IPFLResult:
 
     @property
     def personalised_models(self) -> Params:
-        r"""Eq. 8's :math:`P_i = \sum_k w_{ik} M_k`, one row per client (``personalize``
-        ``"param_avg"``; the output mixture has no single parameter vector).
+        r"""Eq. 8's :math:`P_i = \sum_k w_{ik} M_k`, one row per client.
+
+        Only for ``personalize`` ``"param_avg"``; the output mixture has no single parameter
+        vector.
         """
         if self.run.personalize != "param_avg":
             raise ValueError(

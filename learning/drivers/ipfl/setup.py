@@ -1,5 +1,7 @@
-"""An IP-FL federation on the device: data split into train, validation and test, noisy and
-never-scheduled clients, the source test distributions, the shared initial model.
+"""An IP-FL federation on the device.
+
+Data split into train, validation and test, noisy and never-scheduled clients, the source test
+distributions, the shared initial model.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ __all__ = ["Setup", "build_setup", "source_distributions"]
 
 @dataclass(frozen=True, slots=True)
 class Setup:
-    """A federation on the device: engine, context (train/test), validation data, the
-    source test distributions and the shared initial model.
+    """A federation on the device.
+
+    It holds the engine, the context (train/test), the validation data, the source test
+    distributions and the shared initial model.
     """
 
     federation: Federation
@@ -39,8 +43,10 @@ class Setup:
 def source_distributions(
     fed: Federation, partition: str, k: int, shift: str = "rotation"
 ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """The test distributions the cluster models are scored on: :math:`D_A` and :math:`D_B`
-    of the mixtures (``shift``), or the class groups of the pathological split.
+    """The test distributions the cluster models are scored on.
+
+    :math:`D_A` and :math:`D_B` of the mixtures (``shift``), or the class groups of the
+    pathological split.
     """
     assert fed.target is not None
     x, y = fed.target

@@ -1,5 +1,7 @@
-"""Training in IP-FL: a participant's local work, the F1/KMeans cold start (App. B) and the
-reference FedAvg or local training that PMA is measured against (Eq. 1).
+"""Training in IP-FL: local work, the cold start and the reference training.
+
+A participant's local work, the F1/KMeans cold start (App. B) and the reference FedAvg or local
+training that PMA is measured against (Eq. 1).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ __all__ = ["cold_start", "group_training", "local_train", "reference_accuracy", 
 def local_train(
     run: IPFLRun, ctx: Context, start: Params, clients: np.ndarray, rng: np.random.Generator
 ) -> LocalResult:
-    """Local training of the participants (Alg. 1) with the run's local optimiser on the
-    engine: SGD, or the reference code's Adadelta (:class:`learning.engine.AdadeltaConfig`,
-    fresh state every round).
+    """Local training of the participants (Alg. 1) with the run's local optimiser on the engine.
+
+    The optimiser is SGD, or the reference code's Adadelta
+    (:class:`learning.engine.AdadeltaConfig`, fresh state every round).
     """
     return ctx.fit(start, clients, rng)
 
@@ -81,9 +84,10 @@ def group_training(
     rng: np.random.Generator,
     name: str,
 ) -> Params:
-    """Every client's model after ``rounds`` rounds of FedAvg (``name="fedavg"``) or local
-    training (``"local"``) from ``start``, ``per_round`` clients a round (all when None),
-    with the run's local optimiser: the registered algorithm on the engine.
+    """Every client's model after ``rounds`` rounds of FedAvg or local training from ``start``.
+
+    FedAvg is ``name="fedavg"``, local training ``"local"``; ``per_round`` clients a round (all
+    when None), with the run's local optimiser: the registered algorithm on the engine.
     """
     outcome = run_rounds(
         build_algorithm(name, setup.ctx),
@@ -99,9 +103,10 @@ def group_training(
 def reference_accuracy(
     run: IPFLRun, setup: Setup, updates_per_round: int, start: Params
 ) -> np.ndarray:
-    """ρ_i: FedAvg with the same budget of client updates per round and the same local
-    optimiser, or local training, from the model IP-FL's clusters started from (the
-    pre-trained one after a cold start).
+    """ρ_i: FedAvg or local training from the model IP-FL's clusters started from.
+
+    FedAvg runs with the same budget of client updates per round and the same local
+    optimiser; the start is the pre-trained model after a cold start.
     """
     ctx = setup.ctx
     per_round = min(ctx.n_clients, max(1, updates_per_round)) if run.rho == "fedavg" else None
