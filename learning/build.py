@@ -79,6 +79,7 @@ class Built:
 
     @property
     def device(self) -> torch.device:
+        """The engine's device, where the parameters and the data live."""
         return self.engine.device
 
     def sharded(self, part: str) -> ShardedData:

@@ -116,6 +116,13 @@ class Threat:
     eps: float = 0.1
 
     def __post_init__(self) -> None:
+        """Check that ``attack`` is in :data:`ATTACKS`, ``fraction`` in ``[0, 1)`` and ``eps > 0``.
+
+        Raises
+        ------
+        ValueError
+            A field outside its range.
+        """
         choice("attack", self.attack, tuple(ATTACKS))
         in_interval("fraction", self.fraction, 0.0, 1.0, high_open=True)
         positive("eps", self.eps)
@@ -140,6 +147,12 @@ class AdversarialContext(Context):
         steps: int | None = None,
         **options: Any,
     ) -> LocalResult:
+        """Local SGD as :meth:`learning.algorithms.base.Context.fit`, the attackers' rows forged.
+
+        The updates ``params - start`` pass through :func:`submit` (with a stream spawned from
+        ``rng``), so the attackers' rows become ``start + attack(updates of the honest
+        clients)``. Under ``label-flip`` they stay the honest work on the poisoned labels.
+        """
         result = Context.fit(self, start, clients, rng, steps=steps, **options)
         updates = flatten(result.params) - flatten(start)
         corrupted = submit(self, updates, clients, rng.spawn(1)[0])

@@ -92,6 +92,14 @@ class Dataset:
     truth: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        """Check that ``y`` and, where given, ``cluster`` and ``group`` match ``x`` in length.
+
+        Raises
+        ------
+        ValueError
+            ``x`` and ``y`` differ in their number of examples, or ``cluster`` or ``group``
+            is not of shape ``(N,)``.
+        """
         if self.x.shape[0] != self.y.shape[0]:
             raise ValueError(
                 f"x and y must have the same number of examples, got {self.x.shape[0]} "
@@ -103,6 +111,7 @@ class Dataset:
                 raise ValueError(f"{field} must have shape ({self.x.shape[0]},), got {value.shape}")
 
     def __len__(self) -> int:
+        """The number of examples :math:`N`."""
         return int(self.x.shape[0])
 
     @property

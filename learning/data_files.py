@@ -40,6 +40,23 @@ class MissingDataError(FileNotFoundError, ValueError):
 
 
 def data_root(data_dir: str | os.PathLike[str] | None, name: str, expected: str) -> Path:
+    """The directory to read the files of dataset ``name`` from.
+
+    Parameters
+    ----------
+    data_dir : path or None
+        The directory the caller names; None reads the environment variable
+        :data:`DATA_ENV`.
+    name : str
+        The dataset, named in the error message.
+    expected : str
+        What the directory should hold, named in the error message.
+
+    Raises
+    ------
+    MissingDataError
+        ``data_dir`` is empty, or None with :data:`DATA_ENV` unset or empty.
+    """
     if data_dir is None:
         data_dir = os.environ.get(DATA_ENV)
     if not data_dir:

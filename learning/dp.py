@@ -70,6 +70,13 @@ class DPSGDSettings:
     noise_multiplier: float
 
     def __post_init__(self) -> None:
+        r"""Check that :math:`C > 0` and :math:`z \ge 0`.
+
+        Raises
+        ------
+        ValueError
+            ``max_grad_norm`` not positive or ``noise_multiplier`` negative.
+        """
         positive("max_grad_norm", self.max_grad_norm)
         non_negative("noise_multiplier", self.noise_multiplier)
 

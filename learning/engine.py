@@ -157,6 +157,7 @@ class ShardedData:
 
     @property
     def n_clients(self) -> int:
+        """The number of clients :math:`K`."""
         return int(self.sizes.shape[0])
 
     def sizes_numpy(self) -> np.ndarray:
@@ -359,6 +360,12 @@ class BatchedEngine(Engine):
     def gradients(
         self, params: Params, x: torch.Tensor, y: torch.Tensor
     ) -> tuple[Params, torch.Tensor]:
+        """Per-client gradients and mean losses, every client in one batched call.
+
+        Model ``k`` on the batch ``x[k], y[k]``: the hand-batched layers of
+        :mod:`learning.stacked` where the model supports them, else
+        ``vmap(grad_and_value(...))``.
+        """
         grads, loss = self._grad_and_loss(params, x, y)
         return grads, loss
 
@@ -390,6 +397,12 @@ class BatchedEngine(Engine):
     def evaluate(
         self, params: Params, data: ShardedData, clients: np.ndarray | None = None
     ) -> Evaluation:
+        """Model ``i`` of ``params`` on the data of client ``clients[i]`` (all by default).
+
+        Every model at once, ``EVAL_CHUNK // K`` examples per model at a time (:data:`EVAL_CHUNK`
+        in all); a client whose examples run out within a chunk repeats its last one there,
+        uncounted.
+        """
         clients = np.arange(data.n_clients) if clients is None else np.asarray(clients)
         idx = torch.as_tensor(clients, dtype=torch.long, device=self.device)
         sizes, starts = data.sizes[idx], data.offsets[idx]
@@ -413,6 +426,11 @@ class BatchedEngine(Engine):
 
     @torch.no_grad()
     def evaluate_on(self, params: Params, x: np.ndarray, y: np.ndarray) -> Evaluation:
+        """Every model of ``params`` on one common set ``(x, y)`` (e.g. the target).
+
+        Every model at once, on ``EVAL_CHUNK // K`` examples of the set at a time
+        (:data:`EVAL_CHUNK` in all).
+        """
         xt, yt = self._common_set(x, y)
         k = next(iter(params.values())).shape[0]
         chunk = max(1, EVAL_CHUNK // k)

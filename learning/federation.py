@@ -39,10 +39,12 @@ class ClientData:
 
     @property
     def n_train(self) -> int:
+        """The number of training examples."""
         return int(self.x_train.shape[0])
 
     @property
     def n_test(self) -> int:
+        """The number of test examples."""
         return int(self.x_test.shape[0])
 
 
@@ -75,6 +77,7 @@ class Federation:
 
     @property
     def n_clients(self) -> int:
+        """The number of clients."""
         return len(self.clients)
 
     @property

@@ -72,11 +72,19 @@ class Checkpointing:
     resume: bool = False
 
     def __post_init__(self) -> None:
+        """Check that ``every`` is a positive integer and hold ``directory`` as a ``Path``.
+
+        Raises
+        ------
+        ValueError
+            ``every`` is not a positive integer.
+        """
         positive_int("checkpoint every", self.every)
         object.__setattr__(self, "directory", Path(self.directory))
 
     @property
     def path(self) -> Path:
+        """The checkpoint file: :data:`CHECKPOINT_FILE` in ``directory``."""
         return self.directory / CHECKPOINT_FILE
 
 

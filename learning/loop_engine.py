@@ -42,6 +42,11 @@ class LoopEngine(Engine):
     def gradients(
         self, params: Params, x: torch.Tensor, y: torch.Tensor
     ) -> tuple[Params, torch.Tensor]:
+        """Per-client gradients and mean losses, one client after another (``backward``).
+
+        Model ``k`` on the batch ``x[k], y[k]``, on a copy of the architecture holding row
+        ``k`` of ``params``.
+        """
         grads: list[Params] = []
         losses = []
         for i in range(x.shape[0]):
@@ -109,6 +114,10 @@ class LoopEngine(Engine):
     def evaluate(
         self, params: Params, data: ShardedData, clients: np.ndarray | None = None
     ) -> Evaluation:
+        """Model ``i`` of ``params`` on the data of client ``clients[i]`` (all by default).
+
+        One model after another, in chunks of :data:`learning.engine.EVAL_CHUNK` examples.
+        """
         clients = np.arange(data.n_clients) if clients is None else np.asarray(clients)
         sizes, starts = data.sizes_numpy(), data.offsets.cpu().numpy()
         return self._each(
@@ -121,6 +130,10 @@ class LoopEngine(Engine):
 
     @torch.no_grad()
     def evaluate_on(self, params: Params, x: np.ndarray, y: np.ndarray) -> Evaluation:
+        """Every model of ``params`` on one common set ``(x, y)`` (e.g. the target).
+
+        One model after another, in chunks of :data:`learning.engine.EVAL_CHUNK` examples.
+        """
         xt, yt = self._common_set(x, y)
         k = next(iter(params.values())).shape[0]
         return self._each(params, [(xt, yt)] * k)

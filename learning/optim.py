@@ -49,6 +49,15 @@ class SGDConfig:
     dampening: float = 0.0
 
     def __post_init__(self) -> None:
+        """Check the settings: ``lr > 0``, ``weight_decay >= 0``, both within float32.
+
+        ``momentum`` and ``dampening`` must lie in ``[0, 1)``.
+
+        Raises
+        ------
+        ValueError
+            A setting outside its range.
+        """
         float32_step("lr", float(positive("lr", self.lr)))
         in_interval("momentum", self.momentum, 0.0, 1.0, high_open=True)
         float32_step("weight_decay", float(non_negative("weight_decay", self.weight_decay)))
@@ -77,6 +86,13 @@ class AdadeltaConfig:
     eps: float = 1e-6
 
     def __post_init__(self) -> None:
+        r"""Check the settings: ``lr > 0`` within float32, :math:`\rho \in [0, 1)`, ``eps > 0``.
+
+        Raises
+        ------
+        ValueError
+            A setting outside its range.
+        """
         float32_step("lr", float(positive("lr", self.lr)))
         in_interval("rho", self.rho, 0.0, 1.0, high_open=True)
         positive("eps", self.eps)

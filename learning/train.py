@@ -81,6 +81,17 @@ class TrainConfig:
     dp_delta: float = 1e-5
 
     def __post_init__(self) -> None:
+        """Check every choice and range of the configuration, and that the options go together.
+
+        Raises
+        ------
+        ValueError
+            An unknown algorithm, dataset, partition, model or engine, a parameter the
+            algorithm does not take, a count that is not positive, an optimiser setting or
+            ``dp_delta`` out of range, fractions that leave no training data, a seed that is not
+            an integer, or DP-SGD with an algorithm or client sampling that its accounting does
+            not cover.
+        """
         check_algorithm(self.algorithm, self.algorithm_params)
         choice("dataset", self.dataset, tuple(DATASETS))
         choice("partition", self.partition, tuple(PARTITIONS))
@@ -201,6 +212,7 @@ class TrainResult:
 
     @property
     def mean_accuracy(self) -> float | None:
+        """The mean of the clients' final test accuracies (None for regression)."""
         return None if self.accuracy is None else float(self.accuracy.mean())
 
     @property

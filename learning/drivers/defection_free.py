@@ -95,6 +95,14 @@ class DuopolySetup:
     max_halvings: int = 6
 
     def __post_init__(self) -> None:
+        """Check the choices, the positive counts and ``lr``, and the two ``init_epochs``.
+
+        Raises
+        ------
+        ValueError
+            An unknown ``split`` or ``metric``, a count or ``lr`` that is not positive (or an
+            ``lr`` beyond float32), or ``init_epochs`` not a pair of non-negative numbers.
+        """
         choice("split", self.split, ("paper", "code"))
         choice("metric", self.metric, METRICS)
         for name in ("size", "target_per_class", "batch_size", "max_inner", "max_halvings"):
@@ -333,15 +341,35 @@ class TorchFirms:
         self.params[name] = params
 
     def step_high(self, move: HighMove) -> None:
+        r"""One round of the high firm's training as ``move`` says.
+
+        One pass of SGD (:math:`\lceil n / B \rceil` steps) on the joint objective when
+        ``move.joint``, else on the high firm's own data. With ``move.pace`` every step has the
+        size :func:`games.defection_free.paced_step_size` gives for the quality at the start of
+        the round, at most ``lr`` (Werner 2024, ch. 3, §3.7, proof of Proposition 5); without it
+        every step is ``lr``. The model before the round is kept for :meth:`undo_high`.
+        """
         self._previous_high = self.params["high"]
         self._epoch("high", move.joint, move.pace)
 
     def undo_high(self) -> None:
+        """Return the high firm to its model before the last :meth:`step_high`.
+
+        Raises
+        ------
+        ValueError
+            No :meth:`step_high` came before.
+        """
         if self._previous_high is None:
             raise ValueError("undo_high needs a step_high before it")
         self.params["high"] = self._previous_high
 
     def step_low(self, joint: bool) -> None:
+        """One free round of the low firm's training (no cap).
+
+        One pass of SGD with steps of ``lr``, on the joint objective when ``joint``, else on
+        the low firm's own data.
+        """
         self._epoch("low", joint, None)
 
     def raise_low(self, cap: float, inner: str) -> None:

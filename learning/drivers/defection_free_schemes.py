@@ -90,6 +90,7 @@ class DuopolyRun:
         return self.firms.qualities_on(target, metric=metric)
 
     def to_dict(self) -> dict[str, Any]:
+        """The run's report, JSON-ready (:meth:`games.defection_free.PlayReport.to_dict`)."""
         return self.report.to_dict()
 
 

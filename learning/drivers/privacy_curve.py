@@ -117,6 +117,14 @@ class PrivacyCurve:
     seconds: float = 0.0
 
     def __post_init__(self) -> None:
+        """Check the arrays' shapes and the noise levels; the arrays become float64.
+
+        Raises
+        ------
+        ValueError
+            An array not of shape (seeds, noise levels, clients) or (seeds, clients), no
+            clients, or ``noise`` not positive and strictly increasing.
+        """
         s, k = len(self.seeds), len(self.noise)
         n = np.asarray(self.accuracy_alone).shape[-1] if np.ndim(self.accuracy_alone) else 0
         for name, ndim in _ARRAYS:
@@ -135,6 +143,7 @@ class PrivacyCurve:
 
     @property
     def n_clients(self) -> int:
+        """The number of clients :math:`N`."""
         return int(self.accuracy_alone.shape[1])
 
     def summary(self) -> list[dict[str, Any]]:

@@ -110,6 +110,7 @@ class InProcessClients(IPFLClients):
 
     @classmethod
     def of(cls, run: IPFLRun, setup: Setup) -> InProcessClients:
+        """The clients of ``run`` on the federation ``setup``: its engine, sizes and sources."""
         return cls(
             engine=setup.ctx.engine,
             sizes=setup.ctx.train.sizes_numpy().astype(np.float64),
@@ -121,14 +122,30 @@ class InProcessClients(IPFLClients):
         )
 
     def scores(self, models: Params) -> np.ndarray:
+        r"""(N, K): every client's importance :math:`\upsilon_{ik}` on its validation data.
+
+        :func:`learning.drivers.ipfl.evaluation.importance` with the run's ``importance``
+        (Eq. 7, or FedSoft's argmin-loss shares).
+        """
         return importance(self.engine, models, self.setup.val, self.run.importance)
 
     def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
+        """Local training of the payers ``cs`` from ``start`` on the engine.
+
+        :func:`learning.drivers.ipfl.training.local_train` with the run's local optimiser.
+        """
         return local_train(self.run, self.setup.ctx, start, cs, rng)
 
     def profile(
         self, new: Params, opening: Opening, rng: np.random.Generator
     ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """The profiler's input (§4.2), computed on the engine.
+
+        The payers' accuracies come from one evaluation of their cluster models on their
+        validation data; each cluster's hold-out gradient from
+        :func:`learning.drivers.ipfl.evaluation.holdout_gradient`, cluster by cluster in the
+        order of :meth:`games.ipfl.Opening.by_cluster`.
+        """
         ks, cs = opening.participations()
         accuracy = self.engine.evaluate(select(new, ks), self.setup.val, cs).accuracy
         assert accuracy is not None
@@ -146,4 +163,9 @@ class InProcessClients(IPFLClients):
         return accuracy, gradients
 
     def personalised(self, models: Params) -> tuple[np.ndarray, np.ndarray]:
+        """Personalised accuracies :math:`f_i` and weights :math:`w_{ik}` (Eq. 8) on the engine.
+
+        :func:`learning.drivers.ipfl.evaluation.personalised_accuracy` with the run's
+        ``importance`` and ``personalize``.
+        """
         return personalised_accuracy(self.engine, models, self.setup, self.run)

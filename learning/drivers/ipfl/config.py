@@ -76,6 +76,17 @@ class IPFLRun:
     mechanism: IPFLConfig = field(default_factory=IPFLConfig)
 
     def __post_init__(self) -> None:
+        """Check every choice and range of the run, and that the options go together.
+
+        Raises
+        ------
+        ValueError
+            An unknown choice, a count that is not positive, a share or fraction outside its
+            interval, more clusters than clients, an optimiser setting out of range, or
+            options that exclude each other (the label shift or ``flip_test_view`` with the
+            pathological partition, ``flip_test_view`` without the rotation shift, the
+            ``f1_kmeans`` cold start with unseen clients).
+        """
         choice("partition", self.partition, PARTITIONS)
         choice("shift", self.shift, SHIFTS)
         if self.shift != "rotation" and self.partition == "pathological":

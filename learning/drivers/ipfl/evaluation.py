@@ -37,6 +37,11 @@ __all__ = [
 
 
 def flat(params: Params, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Rows ``rows`` of stacked ``params`` as flat float64 vectors, shape ``(len(rows), P)``.
+
+    Each row of every parameter tensor is flattened and the tensors are concatenated in the
+    order of ``params``: the parameter vectors :math:`W_i` of Eq. 15-16 (App. H).
+    """
     idx = torch.as_tensor(
         np.asarray(rows), dtype=torch.long, device=next(iter(params.values())).device
     )
@@ -125,6 +130,7 @@ def personalised_accuracy(
 def cluster_accuracy(
     engine: Engine, models: Params, sources: Sequence[tuple[np.ndarray, np.ndarray]]
 ) -> np.ndarray:
+    """(K, D): accuracy of every cluster model on every source test distribution ``(x, y)``."""
     cols = []
     for x, y in sources:
         ev = engine.evaluate_on(models, x, y)
@@ -141,6 +147,18 @@ def holdout_gradient(
     per_client: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
+    r"""The flat gradient :math:`g` of the mean loss of ``model`` on a hold-out of ``clients``.
+
+    The hold-out holds up to ``per_client`` rows of each client's validation data ``val``
+    (a permutation drawn from ``rng``, client by client). :math:`g` is the gradient of the
+    first-order Shapley contribution :math:`\psi_i = -g^\top \lambda_i (W_i - W_M)`
+    (:func:`games.ipfl.shapley_first_order`); ``model`` is the aggregate :math:`W_M`.
+
+    References
+    ----------
+    Khan et al., IP-FL: Incentivized and Personalized Federated Learning, App. H (a small
+    hold-out set per tier, Eq. 15-16).
+    """
     sizes = val.sizes_numpy()[clients]
     starts = val.offsets.cpu().numpy()[clients]
     rows = np.concatenate(

@@ -61,6 +61,11 @@ class IPFLResult:
 
     @property
     def opt_out_rate(self) -> float:
+        r"""Share of the clients that opt out, :math:`PMA_i \le 0`.
+
+        :func:`games.ipfl.opt_outs` of ``pma`` (Khan et al., §3, Eq. 2 as corrected in
+        ``docs/errata.md``, ``ipfl.eq2``).
+        """
         return float(opt_outs(self.pma).mean())
 
     @property
