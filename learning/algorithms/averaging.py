@@ -1,4 +1,4 @@
-"""Group averaging: ``local``, ``fedavg`` and ``oracle`` as one algorithm.
+r"""Group averaging: ``local``, ``fedavg`` and ``oracle`` as one algorithm.
 
 Clients are assigned to groups; each group holds one model. In a round every participating
 client starts from its group's model, takes the local SGD steps, and each group's model
@@ -7,8 +7,8 @@ becomes the data-weighted mean of its clients' results (FedAvg's aggregate, McMa
 
 .. math::
 
-    w_g \\leftarrow \\frac{\\sum_{k \\in S_g} n_k w_k}{\\sum_{k \\in S_g} n_k}
-        = w_g + \\frac{\\sum_{k \\in S_g} n_k (w_k - w_g)}{\\sum_{k \\in S_g} n_k}.
+    w_g \leftarrow \frac{\sum_{k \in S_g} n_k w_k}{\sum_{k \in S_g} n_k}
+        = w_g + \frac{\sum_{k \in S_g} n_k (w_k - w_g)}{\sum_{k \in S_g} n_k}.
 
 :func:`learning.engine.group_mean` computes the second form, which float32 rounds far less
 (the oracle of the synthetic regression, weights ~100 and 16 clients of 9 examples, stalled
@@ -25,25 +25,25 @@ With ``finetune_steps > 0`` each client finally takes that many local steps from
 model and keeps the result as its personal model (FedAvg + fine-tuning).
 
 **Momentum across rounds.** Local training is the context's SGD; with heavy-ball momentum
-:math:`\\beta` (``ctx.local.sgd.momentum``) its buffer :math:`u` starts at zero every round by
+:math:`\beta` (``ctx.local.sgd.momentum``) its buffer :math:`u` starts at zero every round by
 default (FedAvg with a fresh local optimiser). ``keep_momentum`` carries it over instead:
 
-- ``"client"``: each client keeps its own buffer, :math:`u_k \\leftarrow \\beta u_k + g_k`
+- ``"client"``: each client keeps its own buffer, :math:`u_k \leftarrow \beta u_k + g_k`
   at every local step of every round it takes part in. With one local step per round this is
   the authors' MNIST Global/GT in their published code (FedSGD; Werner 2024, Table 2.1):
-  :math:`w_g \\leftarrow w_g - \\eta \\sum_{k \\in S_g} n_k u_k / \\sum_{k \\in S_g} n_k`.
+  :math:`w_g \leftarrow w_g - \eta \sum_{k \in S_g} n_k u_k / \sum_{k \in S_g} n_k`.
 - ``"group"``: one buffer per group, handed to its clients at the start of the round and
   replaced by the same data-weighted mean as the models,
-  :math:`U_g \\leftarrow \\sum_{k \\in S_g} n_k u_k / \\sum_{k \\in S_g} n_k`. With one
+  :math:`U_g \leftarrow \sum_{k \in S_g} n_k u_k / \sum_{k \in S_g} n_k`. With one
   full-batch step per round this is gradient descent with momentum on the group's pooled data,
-  :math:`U_g \\leftarrow \\beta U_g + \\bar g_g`, :math:`w_g \\leftarrow w_g - \\eta U_g`: the
+  :math:`U_g \leftarrow \beta U_g + \bar g_g`, :math:`w_g \leftarrow w_g - \eta U_g`: the
   synthetic code's Groundtruth (one buffer per cluster) and Centralized (the runs of
   Werner et al. 2023, Fig. 3).
 
 The two agree when every client takes part in every round with one local step (the mean is
 linear); they differ with partial participation or several local steps. The synthetic code's
-EMA :math:`u \\leftarrow 0.9u + 0.1g` at step :math:`\\eta` is the heavy ball at step
-:math:`0.1\\eta` for a buffer started at zero; PyTorch's dampened SGD
+EMA :math:`u \leftarrow 0.9u + 0.1g` at step :math:`\eta` is the heavy ball at step
+:math:`0.1\eta` for a buffer started at zero; PyTorch's dampened SGD
 starts it at the first gradient instead, a transient this form does not reproduce.
 
 Personalised methods that move clients between groups (IFCA, clustering) subclass

@@ -33,8 +33,8 @@ __all__ = ["CFL", "CFLState", "cosine_bipartition"]
 
 
 def cosine_bipartition(updates: torch.Tensor) -> np.ndarray:
-    """Labels 0/1 of the complete-linkage bipartition of ``updates (n, P)`` under the
-    cosine distance :math:`1 - \\alpha_{ij}`.
+    r"""Labels 0/1 of the complete-linkage bipartition of ``updates (n, P)`` under the
+    cosine distance :math:`1 - \alpha_{ij}`.
     """
     u = updates.double()
     unit = u / (u.norm(dim=1, keepdim=True) + 1e-12)

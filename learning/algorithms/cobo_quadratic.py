@@ -63,7 +63,7 @@ class QuadraticToy:
 
 @dataclass(frozen=True, slots=True)
 class QuadraticRun:
-    """Outcome of :func:`simulate_quadratic`.
+    r"""Outcome of :func:`simulate_quadratic`.
 
     Attributes
     ----------
@@ -74,9 +74,9 @@ class QuadraticRun:
     clusters : ndarray (n,)
         Cluster of each final client.
     centres, curvature : ndarray
-        :math:`\\mu_k` (K, d) and :math:`a_i` of each final client.
+        :math:`\mu_k` (K, d) and :math:`a_i` of each final client.
     weight_error : ndarray (T,)
-        Mean off-diagonal :math:`|W - W^\\star|` after each round.
+        Mean off-diagonal :math:`|W - W^\star|` after each round.
     consensus : ndarray (T,)
         In-cluster consensus after each round (:func:`in_cluster_consensus`).
     pairs : ndarray (T,)
@@ -106,7 +106,7 @@ class QuadraticRun:
 
     @property
     def distance_to_optimum(self) -> np.ndarray:
-        """:math:`\\|x_i - \\mu_{k(i)}\\|` of every final client."""
+        r""":math:`\|x_i - \mu_{k(i)}\|` of every final client."""
         return np.linalg.norm(self.x - self.centres[self.clusters], axis=1)
 
 

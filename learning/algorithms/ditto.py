@@ -122,8 +122,8 @@ class Ditto(SplitAlgorithm[DittoState]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        """Standard: local training of :math:`w^t` and of the personal model with the pull
-        :math:`\\lambda (v_i - w^t)`; as-run: one step (module docstring).
+        r"""Standard: local training of :math:`w^t` and of the personal model with the pull
+        :math:`\lambda (v_i - w^t)`; as-run: one step (module docstring).
         """
         clients = np.asarray(clients, dtype=np.int64)
         personal = sent.each["personal"]
@@ -161,8 +161,8 @@ class Ditto(SplitAlgorithm[DittoState]):
     def server_update(
         self, state: DittoState, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[DittoState, dict[str, float]]:
-        """The global model: FedAvg of the participants' (standard), or
-        :math:`w^t - \\eta \\frac{1}{m} \\sum_i u_i` (as-run).
+        r"""The global model: FedAvg of the participants' (standard), or
+        :math:`w^t - \eta \frac{1}{m} \sum_i u_i` (as-run).
         """
         clients = np.asarray(clients, dtype=np.int64)
         if self.variant == "as-run":

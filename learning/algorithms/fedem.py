@@ -125,7 +125,7 @@ class FedEM(SplitAlgorithm[FedEMState]):
     def dispatch(
         self, state: FedEMState, clients: np.ndarray, rng: np.random.Generator
     ) -> Dispatch:
-        """Every participant receives the components and its own row :math:`\\pi_i`."""
+        r"""Every participant receives the components and its own row :math:`\pi_i`."""
         pi = state["pi"]
         idx = torch.as_tensor(np.asarray(clients), dtype=torch.long, device=pi.device)
         return Dispatch(
@@ -206,7 +206,7 @@ class FedEM(SplitAlgorithm[FedEMState]):
         return state["components"]
 
     def mixture(self, state: FedEMState) -> tuple[Params, np.ndarray]:
-        """The components and the mixture weights :math:`\\pi` (N, K) of the prediction
-        :math:`\\sum_k \\pi_{ik} p_{\\theta_k}(y|x)`.
+        r"""The components and the mixture weights :math:`\pi` (N, K) of the prediction
+        :math:`\sum_k \pi_{ik} p_{\theta_k}(y|x)`.
         """
         return state["components"], state["pi"].double().cpu().numpy()

@@ -1,10 +1,10 @@
-"""FedProx (Li et al. 2020): FedAvg whose local objective adds a proximal pull to the global
+r"""FedProx (Li et al. 2020): FedAvg whose local objective adds a proximal pull to the global
 model,
 
-.. math::  \\min_w F_i(w) + \\frac{\\mu}{2} \\lVert w - w^t \\rVert^2 .
+.. math::  \min_w F_i(w) + \frac{\mu}{2} \lVert w - w^t \rVert^2 .
 
 The personalised model is the global model (IP-FL, Khan et al., Tables 4, 5, 10, 11).
-The paper gives no :math:`\\mu`; collabecon uses :math:`\\mu = 0.01`, since the default of
+The paper gives no :math:`\mu`; collabecon uses :math:`\mu = 0.01`, since the default of
 PFLlib (the library whose baselines the comparison follows) is 0, which is FedAvg.
 """
 

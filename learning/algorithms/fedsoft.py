@@ -1,19 +1,19 @@
-"""FedSoft (Ruan & Joe-Wong 2022, Algorithm 1): soft clustering with proximal local updates.
+r"""FedSoft (Ruan & Joe-Wong 2022, Algorithm 1): soft clustering with proximal local updates.
 
 ``K`` cluster models :math:`c_s` on the server and one local model per client, which stays
 on the client. Every ``tau`` rounds the server sends the cluster models to the participants
 and each estimates its importance weights :math:`u_{is}`, the share of its points on which
-:math:`c_s` has the smallest loss (zero counts smoothed to ``smoother`` :math:`\\cdot n_i`,
+:math:`c_s` has the smallest loss (zero counts smoothed to ``smoother`` :math:`\cdot n_i`,
 then normalised), and reports them. The server forms
-:math:`v_{si} = u_{is} n_i / \\sum_j u_{js} n_j` and, for each cluster, samples
-``selection_size`` participants without replacement with probabilities :math:`v_{s\\cdot}`.
-Only the selected clients work: each receives the cluster models and its :math:`u_{i\\cdot}`
+:math:`v_{si} = u_{is} n_i / \sum_j u_{js} n_j` and, for each cluster, samples
+``selection_size`` participants without replacement with probabilities :math:`v_{s\cdot}`.
+Only the selected clients work: each receives the cluster models and its :math:`u_{i\cdot}`
 and trains its local model on
 
-.. math::  F_i(w) + \\frac{\\lambda}{2} \\sum_s u_{is} \\lVert w - c_s \\rVert^2
+.. math::  F_i(w) + \frac{\lambda}{2} \sum_s u_{is} \lVert w - c_s \rVert^2
 
-(a proximal pull of weight :math:`\\lambda` to :math:`\\sum_s u_{is} c_s`, since
-:math:`\\sum_s u_{is} = 1`), then sends it back; each cluster model becomes the plain mean
+(a proximal pull of weight :math:`\lambda` to :math:`\sum_s u_{is} c_s`, since
+:math:`\sum_s u_{is} = 1`), then sends it back; each cluster model becomes the plain mean
 of its selected clients' models. The personalised model is the client's local model.
 """
 
@@ -115,8 +115,8 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
         return state["clusters"]
 
     def survey(self, state: FedSoftState, clients: np.ndarray) -> Dispatch | None:
-        """Every ``tau`` rounds (from round 0) the participants receive the cluster models to
-        estimate their importance weights (Algorithm 1, the estimation every :math:`\\tau`
+        r"""Every ``tau`` rounds (from round 0) the participants receive the cluster models to
+        estimate their importance weights (Algorithm 1, the estimation every :math:`\tau`
         rounds); None otherwise.
         """
         if int(state["round"]) % self.tau:
@@ -124,7 +124,7 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
         return Dispatch(each={}, common={"clusters": state["clusters"]}, config={})
 
     def client_survey(self, ctx: Context, sent: Dispatch, clients: np.ndarray) -> State:
-        """Each participant's :math:`u_{i\\cdot}` on its training data
+        r"""Each participant's :math:`u_{i\cdot}` on its training data
         (:func:`argmin_shares`), ``(n, K)`` float64.
         """
         clients = np.asarray(clients, dtype=np.int64)
@@ -135,7 +135,7 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
     def server_survey(
         self, state: FedSoftState, clients: np.ndarray, replies: State
     ) -> FedSoftState:
-        """The participants' reported :math:`u_{i\\cdot}` replace their rows of ``u``."""
+        r"""The participants' reported :math:`u_{i\cdot}` replace their rows of ``u``."""
         u = state["u"].clone()
         u[torch.as_tensor(np.asarray(clients, dtype=np.int64))] = replies["u"].to(u)
         return {**state, "u": u}
@@ -143,9 +143,9 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
     def selection(
         self, state: FedSoftState, clients: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """Each cluster's selected participants (positions among ``clients``, sorted), one row
+        r"""Each cluster's selected participants (positions among ``clients``, sorted), one row
         per cluster: ``selection_size`` (default ``max(1, m // K)``, at most ``m``) drawn
-        without replacement with probabilities :math:`v_{si} \\propto u_{is} n_i`.
+        without replacement with probabilities :math:`v_{si} \propto u_{is} n_i`.
         """
         sizes = self.ctx.train.sizes_numpy()[clients].astype(np.float64)
         v = state["u"][torch.as_tensor(clients)].numpy() * sizes[:, None]
@@ -160,8 +160,8 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
     def dispatch(
         self, state: FedSoftState, clients: np.ndarray, rng: np.random.Generator
     ) -> Dispatch:
-        """The selected clients (the union of the clusters' selections) receive the cluster
-        models and each its own :math:`u_{i\\cdot}`; the selection goes to the plan.
+        r"""The selected clients (the union of the clusters' selections) receive the cluster
+        models and each its own :math:`u_{i\cdot}`; the selection goes to the plan.
         """
         clients = np.asarray(clients, dtype=np.int64)
         chosen = self.selection(state, clients, rng)
@@ -177,8 +177,8 @@ class FedSoft(SplitAlgorithm[FedSoftState], Survey[FedSoftState]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        """Local training of the client's local model with the pull :math:`\\lambda` to
-        :math:`\\sum_s u_{is} c_s`; the reply is the trained model (``params``, also kept as
+        r"""Local training of the client's local model with the pull :math:`\lambda` to
+        :math:`\sum_s u_{is} c_s`; the reply is the trained model (``params``, also kept as
         ``local``) and the training loss.
         """
         clusters = sent.common["clusters"]

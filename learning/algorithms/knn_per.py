@@ -55,7 +55,7 @@ def knn_probabilities(
     k: int,
     scale: float,
 ) -> torch.Tensor:
-    """:math:`p_{kNN}(y \\mid x)` for each query ``(m, F)`` from the store ``keys (n, F)``
+    r""":math:`p_{kNN}(y \mid x)` for each query ``(m, F)`` from the store ``keys (n, F)``
     with ``labels (n,)``: Gaussian-kernel weights over the ``k`` nearest keys.
     """
     k = min(k, keys.shape[0])
@@ -73,7 +73,7 @@ def _client(data: ShardedData, i: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _log_likelihoods(mixture: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """:math:`\\log p(y \\mid x)` of each query under ``mixture`` (floored at 1e-12)."""
+    r""":math:`\log p(y \mid x)` of each query under ``mixture`` (floored at 1e-12)."""
     return torch.log(mixture.gather(1, y[:, None]).clamp_min(1e-12))
 
 
@@ -123,10 +123,10 @@ class KNNPer(FedAvg):
     def client_held_out(
         self, ctx: Context, model: Params, clients: np.ndarray, rng: np.random.Generator
     ) -> torch.Tensor:
-        """Summed held-out cross-entropy :math:`L_i(\\lambda)` of each of ``clients`` for
+        r"""Summed held-out cross-entropy :math:`L_i(\lambda)` of each of ``clients`` for
         every value of :data:`LAMBDA_GRID`, shape ``(len(clients), len(LAMBDA_GRID))``.
 
-        Client :math:`i` holds out the first :math:`\\max(1, \\lfloor n_i / 5 \\rfloor)`
+        Client :math:`i` holds out the first :math:`\max(1, \lfloor n_i / 5 \rfloor)`
         examples of a shuffle of its training set (row :math:`i` of one
         :func:`~learning.engine.sample_batches` draw) and stores the rest; a client of one
         example holds out nothing and reports zeros. ``model`` is the global model (one
@@ -150,8 +150,8 @@ class KNNPer(FedAvg):
 
     @staticmethod
     def pool_lambda(held_out: torch.Tensor) -> float:
-        """The grid value with the lowest pooled held-out cross-entropy
-        :math:`\\sum_i L_i(\\lambda)`, from the clients' reports ``held_out`` (one row each,
+        r"""The grid value with the lowest pooled held-out cross-entropy
+        :math:`\sum_i L_i(\lambda)`, from the clients' reports ``held_out`` (one row each,
         :meth:`client_held_out`).
         """
         if held_out.ndim != 2 or held_out.shape[1] != len(LAMBDA_GRID):
@@ -207,8 +207,8 @@ class KNNPer(FedAvg):
         )
 
     def evaluate(self, state: State, rng: np.random.Generator) -> tuple[Evaluation, float]:
-        """Personalised test loss (cross-entropy of the mixture) and accuracy of every
-        client, and the :math:`\\lambda` used (``lam``, or :meth:`choose_lambda` with
+        r"""Personalised test loss (cross-entropy of the mixture) and accuracy of every
+        client, and the :math:`\lambda` used (``lam``, or :meth:`choose_lambda` with
         ``rng``).
         """
         lam = self.choose_lambda(state, rng) if self.lam is None else self.lam

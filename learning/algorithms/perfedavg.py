@@ -1,16 +1,16 @@
-"""Per-FedAvg (Fallah et al. 2020), first-order MAML version as in PFLlib's ``PerAvg``.
+r"""Per-FedAvg (Fallah et al. 2020), first-order MAML version as in PFLlib's ``PerAvg``.
 
 Each local step of client :math:`i` takes two minibatches :math:`B, B'`:
 
 .. math::
 
-    \\theta' = \\theta - \\alpha \\nabla F_i(\\theta; B), \\qquad
-    \\theta \\leftarrow \\theta - \\beta \\nabla F_i(\\theta'; B'),
+    \theta' = \theta - \alpha \nabla F_i(\theta; B), \qquad
+    \theta \leftarrow \theta - \beta \nabla F_i(\theta'; B'),
 
-and the server averages :math:`\\theta` (weights :math:`n_i`). The personalised model is one
-gradient step of size :math:`\\alpha` from the global model on a minibatch of the client's
-own data, :math:`\\theta_i = \\theta - \\alpha \\nabla F_i(\\theta)` (Fallah et al. 2020, Eq. 3;
-PFLlib's ``train_one_step``). :math:`\\alpha` is the learning rate, :math:`\\beta` the outer
+and the server averages :math:`\theta` (weights :math:`n_i`). The personalised model is one
+gradient step of size :math:`\alpha` from the global model on a minibatch of the client's
+own data, :math:`\theta_i = \theta - \alpha \nabla F_i(\theta)` (Fallah et al. 2020, Eq. 3;
+PFLlib's ``train_one_step``). :math:`\alpha` is the learning rate, :math:`\beta` the outer
 (meta) step, 0.001 by default: IP-FL's comparison, Khan et al. §6, gives no value;
 PFLlib's default of 0 would freeze the outer step.
 
@@ -130,7 +130,7 @@ class PerFedAvg(SplitAlgorithm[PerFedAvgState], FinishExchange[PerFedAvgState]):
     def client_finish(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        """The personalised model: one step of size :math:`\\alpha` from the global model on
+        r"""The personalised model: one step of size :math:`\alpha` from the global model on
         a minibatch of the client's training data (Fallah et al. 2020, Eq. 3).
         """
         clients = np.asarray(clients, dtype=np.int64)

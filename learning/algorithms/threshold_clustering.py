@@ -48,7 +48,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class FixedRadius:
-    """The same radius :math:`\\tau` for every centre and iteration."""
+    r"""The same radius :math:`\tau` for every centre and iteration."""
 
     tau: float
 
