@@ -1,5 +1,6 @@
-r"""FedProx (Li et al. 2020): FedAvg whose local objective adds a proximal pull to the global
-model,
+r"""FedProx (Li et al. 2020): FedAvg with a proximal pull to the global model.
+
+The local objective adds a proximal pull to the global model,
 
 .. math::  \min_w F_i(w) + \frac{\mu}{2} \lVert w - w^t \rVert^2 .
 
@@ -33,4 +34,14 @@ class FedProx(FedAvg):
         self.mu = float(non_negative("mu", mu))
 
     def fit_options(self, state: GroupAveragingState, clients: np.ndarray) -> dict[str, Any]:
+        r"""Local SGD on the proximal objective around the round's global model :math:`w^t`.
+
+        Each participant minimises :math:`F_i(w) + \frac{\mu}{2} \lVert w - w^t \rVert^2`:
+        ``prox_center`` is its start (the global model) and ``prox_mu`` is :math:`\mu`.
+
+        References
+        ----------
+        Li, Sahu, Zaheer, Sanjabi, Talwalkar and Smith (2020), "Federated Optimization in
+        Heterogeneous Networks", Algorithm 2 (FedProx).
+        """
         return {"prox_center": self.configure(state, clients), "prox_mu": self.mu}
