@@ -98,9 +98,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class LocalTraining:
-    """Local work of one client per round: ``steps`` SGD steps on minibatches of
-    ``batch_size`` with the optimiser ``sgd``; with ``dp``, DP-SGD steps
-    (:mod:`learning.dp`: per-example clipping and Gaussian noise, fresh fixed-size batches).
+    """Local work of one client per round.
+
+    ``steps`` SGD steps on minibatches of ``batch_size`` with the optimiser ``sgd``; with
+    ``dp``, DP-SGD steps (:mod:`learning.dp`: per-example clipping and Gaussian noise, fresh
+    fixed-size batches).
     """
 
     steps: int
@@ -109,6 +111,13 @@ class LocalTraining:
     dp: DPSGDSettings | None = None
 
     def __post_init__(self) -> None:
+        """Check that ``steps`` and ``batch_size`` are positive integers.
+
+        Raises
+        ------
+        ValueError
+            If either is not a positive integer.
+        """
         positive_int("steps", self.steps)
         positive_int("batch_size", self.batch_size)
 
@@ -137,10 +146,12 @@ class Context:
 
     @property
     def n_clients(self) -> int:
+        """Number of clients in the federation (rows of the training data)."""
         return self.train.n_clients
 
     @property
     def device(self) -> torch.device:
+        """The engine's device, where the data and the stacked models live."""
         return self.engine.device
 
     def train_sizes(self, clients: np.ndarray) -> torch.Tensor:
@@ -163,7 +174,8 @@ class Context:
         steps: int | None = None,
         **options: Any,
     ) -> LocalResult:
-        """Local SGD of ``clients`` from ``start`` (one row each) on their training data;
+        """Local SGD of ``clients`` from ``start`` (one row each) on their training data.
+
         ``steps`` defaults to ``local.steps``, ``options`` go to
         :meth:`learning.engine.Engine.local_sgd` (``momentum``, ``prox_center``,
         ``prox_mu``); under DP-SGD only ``momentum`` applies.
@@ -193,8 +205,9 @@ class Context:
 
 
 class Algorithm(ABC, Generic[S]):
-    """A federated (or local) training algorithm with state of type ``S``; see the module
-    docstring.
+    """A federated (or local) training algorithm with state of type ``S``.
+
+    See the module docstring for the protocol.
     """
 
     #: Registry name.
@@ -223,7 +236,9 @@ class Algorithm(ABC, Generic[S]):
 
 
 class SplitAlgorithm(Algorithm[S]):
-    """``round`` as ``dispatch`` (server) -> ``client_update`` (every participant on its own
+    """An algorithm whose round is split into a server half and a client half.
+
+    ``round`` runs ``dispatch`` (server) -> ``client_update`` (every participant on its own
     data) -> ``server_update`` (server); see the module docstring.
     """
 
@@ -250,8 +265,9 @@ class SplitAlgorithm(Algorithm[S]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        """The participants' work: ``clients`` index ``ctx``'s data, row ``i`` of
-        ``sent.each`` is for ``clients[i]``; replies stacked one row per participant.
+        """The participants' work, with replies stacked one row per participant.
+
+        ``clients`` index ``ctx``'s data, row ``i`` of ``sent.each`` is for ``clients[i]``.
 
         Its only random draws are minibatch keys (:func:`learning.engine.sample_batches`
         on ``ctx.train``), so that a node reproduces its row of the batched draw
@@ -267,6 +283,15 @@ class SplitAlgorithm(Algorithm[S]):
     def round(
         self, state: S, clients: np.ndarray, rng: np.random.Generator
     ) -> tuple[S, dict[str, float]]:
+        """Run the round's exchanges in process, every participant's half at once.
+
+        An optional survey (:class:`~learning.algorithms.exchanges.Survey`) comes first; then
+        ``dispatch``, the working participants' ``client_update`` on the federation's context
+        (each with its client-held rows), and, for a
+        :class:`~learning.algorithms.exchanges.MultiExchange`, further dispatches until the
+        server sends none; finally ``server_update`` on the last replies. The client-held
+        rows of the replies are written back into the state.
+        """
         clients = np.asarray(clients, dtype=np.int64)
         if isinstance(self, Survey):
             asked = self.survey(state, clients)
@@ -295,8 +320,10 @@ class SplitAlgorithm(Algorithm[S]):
         return cast(S, {**new, **held}) if held else new, metrics
 
     def finish(self, state: S, rng: np.random.Generator) -> S:
-        """The finish exchange (:class:`FinishExchange`) with every client at once, each
-        with its client-held rows; the state as it is without one.
+        """Run the finish exchange (:class:`FinishExchange`) with every client at once.
+
+        Each client gets its client-held rows; without a finish exchange the state is returned
+        as it is.
         """
         if not isinstance(self, FinishExchange):
             return state
@@ -346,6 +373,11 @@ class FederatedAlgorithm(SplitAlgorithm[S]):
         return {}
 
     def dispatch(self, state: S, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
+        """Send each participant its start point (:meth:`configure`) and the fit options.
+
+        Stacked options of :meth:`fit_options` (dicts of tensors, one row per participant) go
+        into ``each``, scalar ones into ``config``.
+        """
         each: State = {"start": self.configure(state, clients)}
         config: dict[str, Any] = {}
         for key, value in self.fit_options(state, clients).items():
@@ -358,6 +390,14 @@ class FederatedAlgorithm(SplitAlgorithm[S]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
+        """Local SGD of each participant from its start with the sent options.
+
+        Returns
+        -------
+        State
+            The trained ``params``, the mean training ``loss`` of each participant and, with
+            momentum SGD, the ``momentum`` buffers.
+        """
         options = {k: v for k, v in sent.each.items() if k != "start"}
         trained = ctx.fit(sent.each["start"], clients, rng, **options, **sent.config)
         replies: State = {"params": trained.params, "loss": torch.from_numpy(trained.loss)}
@@ -368,6 +408,10 @@ class FederatedAlgorithm(SplitAlgorithm[S]):
     def server_update(
         self, state: S, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[S, dict[str, float]]:
+        """Fold the trained models into the state with :meth:`aggregate`.
+
+        The round's metric ``train_loss`` is the mean of the participants' training losses.
+        """
         loss = replies["loss"].cpu().numpy()
         trained = LocalResult(replies["params"], replies.get("momentum"), loss)
         return self.aggregate(state, clients, trained), {"train_loss": float(loss.mean())}

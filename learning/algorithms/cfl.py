@@ -33,8 +33,9 @@ __all__ = ["CFL", "CFLState", "cosine_bipartition"]
 
 
 def cosine_bipartition(updates: torch.Tensor) -> np.ndarray:
-    """Labels 0/1 of the complete-linkage bipartition of ``updates (n, P)`` under the
-    cosine distance :math:`1 - \\alpha_{ij}`.
+    r"""Labels 0/1 of the complete-linkage bipartition of ``updates (n, P)``.
+
+    The distance is the cosine distance :math:`1 - \alpha_{ij}` between the updates.
     """
     u = updates.double()
     unit = u / (u.norm(dim=1, keepdim=True) + 1e-12)
@@ -45,8 +46,10 @@ def cosine_bipartition(updates: torch.Tensor) -> np.ndarray:
 
 
 class CFLState(TypedDict):
-    """State of :class:`CFL`: ``groups`` (stacked cluster models), ``assignment`` (cluster of
-    each client), ``rounds`` (rounds done, a 0-d tensor).
+    """State of :class:`CFL`.
+
+    ``groups`` (stacked cluster models), ``assignment`` (cluster of each client), ``rounds``
+    (rounds done, a 0-d tensor).
     """
 
     groups: Params
@@ -56,8 +59,9 @@ class CFLState(TypedDict):
 
 @register
 class CFL(FederatedAlgorithm[CFLState]):
-    """CFL with thresholds ``eps1``, ``eps2`` on update norms, splits from ``min_round``;
-    state :class:`CFLState`.
+    """CFL with thresholds ``eps1``, ``eps2`` on update norms; state :class:`CFLState`.
+
+    Clusters are split only after ``min_round`` rounds.
     """
 
     name = "cfl"
@@ -71,6 +75,7 @@ class CFL(FederatedAlgorithm[CFLState]):
         self.min_round = int(non_negative("min_round", min_round))
 
     def init(self, models: Params, rng: np.random.Generator) -> CFLState:
+        """One cluster of every client, whose model is the first initial model; no rounds done."""
         return {
             "groups": select(models, np.array([0])),
             "assignment": torch.zeros(self.ctx.n_clients, dtype=torch.long, device=self.ctx.device),
@@ -78,12 +83,36 @@ class CFL(FederatedAlgorithm[CFLState]):
         }
 
     def configure(self, state: CFLState, clients: np.ndarray) -> Params:
+        """Every participant starts from the model of its cluster."""
         return select(state["groups"], state["assignment"][torch.as_tensor(clients)])
 
     def client_models(self, state: CFLState) -> Params:
+        """The model of each client's cluster."""
         return select(state["groups"], state["assignment"])
 
     def aggregate(self, state: CFLState, clients: np.ndarray, trained: LocalResult) -> CFLState:
+        r"""Split the clusters that meet the criterion, then average within each cluster.
+
+        The update of participant :math:`i` is :math:`\Delta\theta_i = \theta_i - \theta_c`,
+        its trained model less its cluster's. After ``min_round`` rounds, a cluster :math:`c`
+        with more than two participants and
+
+        .. math::
+
+            \Big\lVert \tfrac{1}{|c|} \sum_{i\in c} \Delta\theta_i \Big\rVert
+            < \varepsilon_1,
+            \qquad \max_{i\in c} \lVert \Delta\theta_i \rVert > \varepsilon_2
+
+        is split by :func:`cosine_bipartition` of its participants' updates: the second part
+        moves to a new cluster that starts from a copy of :math:`c`'s model. Each cluster's
+        model then becomes the data-weighted mean of its participants' trained models
+        (:func:`learning.engine.group_mean`).
+
+        References
+        ----------
+        Sattler, Müller and Samek (2021), "Clustered Federated Learning: Model-Agnostic
+        Distributed Multitask Optimization Under Privacy Constraints", IEEE TNNLS.
+        """
         assignment = state["assignment"].clone()
         idx = torch.as_tensor(clients, device=assignment.device)
         start = select(state["groups"], assignment[idx])

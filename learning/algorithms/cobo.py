@@ -91,14 +91,15 @@ class _CoBoEntries(TypedDict):
 
 
 class CoBoState(_CoBoEntries, total=False):
-    """State of :class:`CoBo`: every client's ``models`` and ``momentum`` buffers (stacked),
-    which clients have ``started``, the collaboration weights :math:`W` (``weights``) and the
-    ``round``. Between ``dispatch`` and ``server_update`` it also carries the round's memo
-    (each dispatch's ``plan``): the sampled ``pairs``, the minibatch positions of every local
-    step (``batches``), the participants' current models and buffers (``local``,
-    ``local_momentum``), which of them take their ``fresh`` first step, the ``losses`` so far,
-    the updated :math:`W` (``new_weights``), the midpoint ``slots`` of the pairs' exchange and
-    the current local ``step``.
+    """State of :class:`CoBo`.
+
+    Every client's ``models`` and ``momentum`` buffers (stacked), which clients have ``started``,
+    the collaboration weights :math:`W` (``weights``) and the ``round``. Between ``dispatch`` and
+    ``server_update`` it also carries the round's memo (each dispatch's ``plan``): the sampled
+    ``pairs``, the minibatch positions of every local step (``batches``), the participants' current
+    models and buffers (``local``, ``local_momentum``), which of them take their ``fresh`` first
+    step, the ``losses`` so far, the updated :math:`W` (``new_weights``), the midpoint ``slots`` of
+    the pairs' exchange and the current local ``step``.
     """
 
     pairs: torch.Tensor
@@ -188,6 +189,17 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
             raise ValueError("inner_solver='exact' is defined on the box domain only")
 
     def init(self, models: Params, rng: np.random.Generator) -> CoBoState:
+        r"""Every client's model is its initial row, with a zero momentum buffer, not started.
+
+        :math:`W^0` is :func:`~learning.algorithms.cobo_steps.initial_weights` of the domain
+        (:math:`\mathbf 1 \mathbf 1^\top` on the box, :math:`(\mathbf 1 \mathbf 1^\top - I)/(n-1)`
+        on the simplex); the round counter starts at 0.
+
+        References
+        ----------
+        Hashemi, He and Jaggi (2024), "CoBo: Collaborative Learning via Bilevel Optimization",
+        Section 2 ("Algorithm"), Algorithm 1.
+        """
         n = self.ctx.n_clients
         return {
             "models": {k: v.clone() for k, v in models.items()},
@@ -204,9 +216,11 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
         return sgd
 
     def dispatch(self, state: CoBoState, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
-        """The pairs of the round and every minibatch position (``rng``'s first child draws
-        the pairs, its second the pair minibatch and one minibatch per local step); the
-        pairs' exchange, or the first step's when no pair was drawn.
+        """Draw the round's pairs and minibatches; send the pairs' exchange.
+
+        ``rng``'s first child draws the pairs, its second the pair minibatch and one minibatch
+        per local step. Each client in a pair receives the midpoints of its pairs; when no pair
+        was drawn, the first local step's exchange is sent instead.
         """
         self._sgd()
         clients = np.asarray(clients, dtype=np.int64)
@@ -257,8 +271,9 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
     def _first_step(
         self, state: CoBoState, clients: np.ndarray, plan: State, inner: torch.Tensor
     ) -> Dispatch:
-        """The inner step on the round's pairs with their products ``inner``, and the first
-        local step's exchange.
+        """Take the inner step on the round's pairs, then send the first local step's exchange.
+
+        ``inner`` holds the pairs' inner products :math:`s_{ij}`.
         """
         weights = update_weights(
             state["weights"],
@@ -301,6 +316,18 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
+        r"""Gradients of each participant on its own minibatch of the sent positions.
+
+        In the pairs' exchange, the gradients :math:`\nabla f_i(z_{ij}; \xi_i)` at the sent
+        midpoints (:func:`midpoint_gradients`); in a local step's exchange, the minibatch
+        gradient :math:`\nabla f_i(x_i; \xi_i)` at the participant's current model, with its
+        loss.
+
+        References
+        ----------
+        Hashemi, He and Jaggi (2024), "CoBo: Collaborative Learning via Bilevel Optimization",
+        Section 2 ("Algorithm"), Algorithm 1.
+        """
         data = ctx.train
         clients = np.asarray(clients, dtype=np.int64)
         local = sent.each["batch"].cpu().numpy()
@@ -316,6 +343,22 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
     def next_dispatch(
         self, state: CoBoState, clients: np.ndarray, replies: State
     ) -> Dispatch | None:
+        r"""The round's next exchange from the replies to the last one; None after the last step.
+
+        After the pairs' exchange: :math:`s_{ij}` (:func:`inner_products`), the inner step on
+        :math:`W` and the first local step's exchange. After a local step: the outer step
+
+        .. math::
+
+            x_i \leftarrow x_i - \eta \Big(m_i + \rho \sum_k w_{ik} (x_i - x_k)\Big)
+
+        (:func:`~learning.algorithms.cobo_steps.local_step`) and the next step's exchange.
+
+        References
+        ----------
+        Hashemi, He and Jaggi (2024), "CoBo: Collaborative Learning via Bilevel Optimization",
+        Section 2 ("Algorithm"), Algorithm 1.
+        """
         if "step" not in state:  # the pairs' exchange
             inner = inner_products(replies["gradient"], state["slots"])
             plan = {k: v for k, v in state.items() if k in _MEMO}
@@ -328,6 +371,12 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
     def server_update(
         self, state: CoBoState, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[CoBoState, dict[str, float]]:
+        """Take the last outer step and store the participants' models, buffers and new W.
+
+        The participants are marked started and the round counter advances. Metrics: the mean
+        minibatch loss over the round's local steps (``train_loss``) and the number of sampled
+        ``pairs``.
+        """
         done = self._stepped(state, clients, replies)
         idx = torch.as_tensor(np.asarray(clients, dtype=np.int64), device=self.ctx.device)
         models = {k: v.clone() for k, v in state["models"].items()}
@@ -351,6 +400,7 @@ class CoBo(SplitAlgorithm[CoBoState], MultiExchange[CoBoState]):
         return new_state, metrics
 
     def client_models(self, state: CoBoState) -> Params:
+        """The personal models :math:`x_i`."""
         return state["models"]
 
 
@@ -359,8 +409,9 @@ _MEMO = ("pairs", "batches", "local", "local_momentum", "fresh", "losses", "new_
 
 
 def _midpoint_slots(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where each pair's midpoint goes among the receivers of the pairs' exchange: the
-    receivers (positions among the ``n`` participants that are in a pair), how many
+    """Where each pair's midpoint goes among the receivers of the pairs' exchange.
+
+    Returns the receivers (positions among the ``n`` participants that are in a pair), how many
     midpoints each gets, and for each pair ``(i, j)`` of ``pairs`` (positions) the slots of
     its two gradients (receiver row times the largest count, plus the midpoint's place).
     Each receiver gets the pairs it opens, then those it closes, in pair order: the order in
@@ -384,11 +435,12 @@ def _midpoint_slots(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, 
 def midpoint_gradients(
     engine: Engine, midpoints: Params, count: torch.Tensor, x: torch.Tensor, y: torch.Tensor
 ) -> Params:
-    r"""The client half of CoBo's pairwise work: receiver ``r``'s gradients
-    :math:`\nabla f_r(z; \xi_r)` at the first ``count[r]`` of its midpoints ``midpoints[r]``
-    on its minibatch ``(x[r], y[r])``, laid out (and zero-padded) like ``midpoints``:
-    :func:`learning.all_pairs.gradients_on` on the batched engine (every midpoint a slot,
-    run in order of its batch), the engine's per-client gradients otherwise.
+    r"""The client half of CoBo's pairwise work: gradients at the received midpoints.
+
+    Receiver ``r``'s gradients :math:`\nabla f_r(z; \xi_r)` at the first ``count[r]`` of its
+    midpoints ``midpoints[r]`` on its minibatch ``(x[r], y[r])``, laid out (and zero-padded) like
+    ``midpoints``: :func:`learning.all_pairs.gradients_on` on the batched engine (every midpoint a
+    slot, run in order of its batch), the engine's per-client gradients otherwise.
     """
     first = next(iter(midpoints.values()))
     receivers, width = first.shape[0], first.shape[1]
@@ -414,10 +466,11 @@ def midpoint_gradients(
 
 
 def inner_products(gradients: Params, slots: torch.Tensor) -> torch.Tensor:
-    r"""The server half of CoBo's pairwise work: :math:`s_{ij}` of each pair from the
-    receivers' midpoint gradients (:func:`midpoint_gradients`, stacked one row per
-    receiver); ``slots[p]`` are the positions (receiver row times the rows' width plus the
-    midpoint) of pair ``p``'s two gradients.
+    r"""The server half of CoBo's pairwise work: the inner products :math:`s_{ij}`.
+
+    :math:`s_{ij}` of each pair is formed from the receivers' midpoint gradients
+    (:func:`midpoint_gradients`, stacked one row per receiver); ``slots[p]`` are the positions
+    (receiver row times the rows' width plus the midpoint) of pair ``p``'s two gradients.
     """
     flat = {k: g.reshape(-1, *g.shape[2:]) for k, g in gradients.items()}
     return paired_products(flat, slots[:, 0], slots[:, 1])

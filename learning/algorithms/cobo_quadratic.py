@@ -51,6 +51,14 @@ class QuadraticToy:
     sigma: float = 0.0
 
     def __post_init__(self) -> None:
+        """Check the toy's settings.
+
+        Raises
+        ------
+        ValueError
+            If ``clusters`` is empty, ``dim`` is not a positive integer, ``scale``, ``sigma``
+            are negative, ``a_low`` is not positive or ``a_high < a_low``.
+        """
         if len(self.clusters) < 1:
             raise ValueError("clusters must name at least one client")
         positive_int("dim", self.dim)
@@ -63,7 +71,7 @@ class QuadraticToy:
 
 @dataclass(frozen=True, slots=True)
 class QuadraticRun:
-    """Outcome of :func:`simulate_quadratic`.
+    r"""Outcome of :func:`simulate_quadratic`.
 
     Attributes
     ----------
@@ -74,9 +82,9 @@ class QuadraticRun:
     clusters : ndarray (n,)
         Cluster of each final client.
     centres, curvature : ndarray
-        :math:`\\mu_k` (K, d) and :math:`a_i` of each final client.
+        :math:`\mu_k` (K, d) and :math:`a_i` of each final client.
     weight_error : ndarray (T,)
-        Mean off-diagonal :math:`|W - W^\\star|` after each round.
+        Mean off-diagonal :math:`|W - W^\star|` after each round.
     consensus : ndarray (T,)
         In-cluster consensus after each round (:func:`in_cluster_consensus`).
     pairs : ndarray (T,)
@@ -106,13 +114,21 @@ class QuadraticRun:
 
     @property
     def distance_to_optimum(self) -> np.ndarray:
-        """:math:`\\|x_i - \\mu_{k(i)}\\|` of every final client."""
+        r""":math:`\|x_i - \mu_{k(i)}\|` of every final client."""
         return np.linalg.norm(self.x - self.centres[self.clusters], axis=1)
 
 
 def in_cluster_consensus(x: torch.Tensor, clusters: np.ndarray) -> float:
-    r"""Sum over clusters of :math:`\frac1{c^2} \sum_{i,j \in \mathcal C} \|x_i - x_j\|^2`
-    (the left-hand side of Theorem 1, before the time average).
+    r"""In-cluster consensus distance of the models ``x`` (one row per client).
+
+    The sum over clusters :math:`\mathcal C` (of size :math:`c`) of
+    :math:`\frac1{c^2} \sum_{i,j \in \mathcal C} \|x_i - x_j\|^2`: the left-hand side of
+    Theorem 1, before the time average.
+
+    References
+    ----------
+    Hashemi, He and Jaggi (2024), "CoBo: Collaborative Learning via Bilevel Optimization",
+    Theorem 1.
     """
     return float((torch.cdist(x, x).square() * _consensus_mask(clusters).to(x)).sum())
 
@@ -137,8 +153,10 @@ def simulate_quadratic(
     record: tuple[int, ...] = (),
     seed: int | np.random.Generator | None = None,
 ) -> QuadraticRun:
-    r"""CoBo on the clustered quadratics of Example 2 (Section 3), with exact gradients
-    :math:`\nabla f_i(x) = a_i (x - \mu_{k(i)})` (plus noise when ``toy.sigma > 0``).
+    r"""CoBo on the clustered quadratics of Example 2 (Section 3), with exact gradients.
+
+    The gradients are :math:`\nabla f_i(x) = a_i (x - \mu_{k(i)})` (plus noise when
+    ``toy.sigma > 0``).
 
     Each round: pairs from ``schedule`` (default ``all``), the inner step with the
     midpoint gradients, then :math:`X \leftarrow X - \eta (G + \rho (D_W - W) X)`.

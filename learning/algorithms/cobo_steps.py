@@ -57,8 +57,10 @@ INNER_SOLVERS = ("pgd", "exact")
 def initial_weights(
     n: int, domain: str = "box", *, dtype: torch.dtype = torch.float64
 ) -> torch.Tensor:
-    r""":math:`W^0`: all ones on the box (Algorithm 1), :math:`(\mathbf 1\mathbf 1^\top - I)/(n-1)`
-    on the simplex (the official LLM code; a single client keeps weight 1 on itself).
+    r"""The initial collaboration weights :math:`W^0` of ``n`` clients on ``domain``.
+
+    All ones on the box (Algorithm 1), :math:`(\mathbf 1\mathbf 1^\top - I)/(n-1)` on the
+    simplex (the official LLM code; a single client keeps weight 1 on itself).
     """
     n = positive_int("n", n)
     choice("domain", domain, DOMAINS)
@@ -111,10 +113,13 @@ def update_weights(
     domain: str = "box",
     solver: str = "pgd",
 ) -> torch.Tensor:
-    r"""The inner step (eq. (w)) on the sampled ``pairs`` (rows ``(i, j)``, ``i != j``) with
-    midpoint inner products ``inner`` (:math:`s_{ij}`, one per pair).
+    r"""The inner step (eq. (w)) on the sampled ``pairs`` with their inner products ``inner``.
 
-    ``box`` + ``pgd``: :math:`w_{ij} = w_{ji} \leftarrow \mathrm{clip}_{[0,1]}(w_{ij} + \gamma s_{ij})`;
+    ``pairs`` are rows ``(i, j)``, ``i != j``; ``inner`` holds the midpoint inner products
+    :math:`s_{ij}`, one per pair.
+
+    ``box`` + ``pgd``:
+    :math:`w_{ij} = w_{ji} \leftarrow \mathrm{clip}_{[0,1]}(w_{ij} + \gamma s_{ij})`;
     ``box`` + ``exact``: :math:`w_{ij} = w_{ji} \leftarrow \mathbb 1[s_{ij} > 0]` (kept when
     :math:`s_{ij} = 0`); ``simplex`` + ``pgd``: add :math:`\gamma s_{ij}` to :math:`w_{ij}` and
     :math:`w_{ji}`, then project the touched rows onto the simplex. Returns a new tensor.
@@ -146,8 +151,9 @@ def update_weights(
 
 
 def laplacian_penalty(params: Mapping[str, torch.Tensor], weights: torch.Tensor) -> Params:
-    r"""The consensus force :math:`(D_W - W) X`, row :math:`i` being
-    :math:`\sum_k w_{ik} (x_i - x_k)`, for every stacked parameter (the gradient of
+    r"""The consensus force :math:`(D_W - W) X` for every stacked parameter.
+
+    Row :math:`i` is :math:`\sum_k w_{ik} (x_i - x_k)` (the gradient of
     :math:`\frac12 \sum_{i<j} w_{ij} \|x_i - x_j\|^2` for symmetric :math:`W`; the penalty of
     the paper's outer problem, Model-Training, Section 2).
     """
@@ -189,6 +195,14 @@ class PairSchedule:
     c: float = 1.0
 
     def __post_init__(self) -> None:
+        """Check the schedule's settings.
+
+        Raises
+        ------
+        ValueError
+            If ``strategy`` or ``decay`` is unknown, ``p_const`` is outside :math:`[0, 1]`,
+            ``switch_at`` is negative or ``c`` is not positive.
+        """
         choice("strategy", self.strategy, SCHEDULES)
         choice("decay", self.decay, DECAYS)
         if self.p_const is not None:
@@ -217,7 +231,7 @@ def local_step(
     rho: float,
     fresh: torch.Tensor | None = None,
 ) -> tuple[Params, Params]:
-    r"""One step of CoBo's outer problem for every participant (Hashemi et al. 2024, Alg. 1):
+    r"""One step of CoBo's outer problem for every participant (Hashemi et al. 2024, Alg. 1).
 
     .. math::  m \leftarrow \beta m + (1 - d)(g + \lambda x), \qquad
                x \leftarrow x - \eta\,(m + \rho\,\nabla_x \tfrac12 \textstyle\sum_{ij}
@@ -245,8 +259,10 @@ def local_step(
 def sample_pairs(
     schedule: PairSchedule, t: int, clients: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
-    """Unordered pairs ``(i, j)``, ``i < j`` of ``clients``, each kept with probability
-    ``schedule.probability(t, len(clients))``; shape ``(P, 2)``.
+    """Unordered pairs ``(i, j)``, ``i < j`` of ``clients`` sampled for round ``t``.
+
+    Each pair is kept independently with probability ``schedule.probability(t, len(clients))``;
+    the result has shape ``(P, 2)``.
     """
     clients = np.sort(np.asarray(clients, dtype=np.int64))
     a, b = np.triu_indices(clients.size, k=1)
@@ -267,8 +283,9 @@ def pairwise_work(
     model: nn.Module,
     task: Task,
 ) -> torch.Tensor:
-    r"""One round of CoBo's pairwise work: the inner product of the two clients' gradients
-    at the midpoint of each pair,
+    r"""One round of CoBo's pairwise work: the clients' gradient inner products at midpoints.
+
+    For each pair, the inner product of the two clients' gradients at its midpoint,
 
     .. math::
 
@@ -336,8 +353,9 @@ def _pairwise_loop(
 def join_client(
     models: Mapping[str, torch.Tensor], weights: torch.Tensor, model: Mapping[str, torch.Tensor]
 ) -> tuple[Params, torch.Tensor]:
-    """Add a client with parameters ``model`` (no client axis): its row and column of
-    :math:`W` start at 1 (box domain), like :math:`W^0` of Algorithm 1.
+    """Add a client with parameters ``model`` (no client axis).
+
+    Its row and column of :math:`W` start at 1 (box domain), like :math:`W^0` of Algorithm 1.
     """
     grown = {k: torch.cat([v, model[k].unsqueeze(0).to(v)]) for k, v in models.items()}
     n = weights.shape[0] + 1

@@ -1,5 +1,6 @@
-r"""Ditto (Li et al. 2021): FedAvg for a global model, plus a personal model per client
-pulled toward it.
+r"""Ditto (Li et al. 2021): FedAvg for a global model, plus a personal model per client.
+
+Each personal model is pulled toward the global one.
 
 ``variant="standard"``: each round the participants train the global model :math:`w`
 locally and the server averages (FedAvg); each participant also takes local steps on its
@@ -50,9 +51,10 @@ _DittoEntries = TypedDict("_DittoEntries", {"global": Params, "personal": Params
 
 
 class DittoState(_DittoEntries, total=False):
-    """State of :class:`Ditto`: ``global`` (one row) and the clients' ``personal`` models,
-    and for ``variant="as-run"`` the clients' ``momentum`` buffers (one flat row each) and
-    which clients have ``started``.
+    """State of :class:`Ditto`.
+
+    ``global`` (one row) and the clients' ``personal`` models, and for ``variant="as-run"`` the
+    clients' ``momentum`` buffers (one flat row each) and which clients have ``started``.
     """
 
     momentum: torch.Tensor
@@ -61,8 +63,10 @@ class DittoState(_DittoEntries, total=False):
 
 @register
 class Ditto(SplitAlgorithm[DittoState]):
-    """Ditto with proximal weight ``lam``; state :class:`DittoState`. ``momentum`` (default 0.9) and ``dampening`` (default 0) belong to the
-    as-run variant; the standard one trains with the context's optimiser.
+    """Ditto with proximal weight ``lam``; state :class:`DittoState`.
+
+    ``momentum`` (default 0.9) and ``dampening`` (default 0) belong to the as-run variant; the
+    standard one trains with the context's optimiser.
     """
 
     name = "ditto"
@@ -89,6 +93,10 @@ class Ditto(SplitAlgorithm[DittoState]):
         self.dampening = float(in_interval("dampening", dampening, 0.0, 1.0, high_open=True))
 
     def init(self, models: Params, rng: np.random.Generator) -> DittoState:
+        """The global model is the first initial model; each personal model its client's.
+
+        The as-run variant adds zero momentum buffers and marks no client started.
+        """
         state: DittoState = {
             "global": select(models, np.array([0])),
             "personal": {k: v.clone() for k, v in models.items()},
@@ -101,6 +109,7 @@ class Ditto(SplitAlgorithm[DittoState]):
         return state
 
     def client_models(self, state: DittoState) -> Params:
+        """The personal models :math:`v_i`."""
         return state["personal"]
 
     @property
@@ -109,6 +118,7 @@ class Ditto(SplitAlgorithm[DittoState]):
         return ("personal",) if self.variant == "standard" else ("personal", "momentum", "started")
 
     def client_arguments(self) -> dict[str, Any]:
+        """``lam`` and ``variant``, and for the as-run variant ``momentum`` and ``dampening``."""
         if self.variant == "standard":
             return {"lam": self.lam, "variant": self.variant}
         return super().client_arguments()
@@ -122,8 +132,25 @@ class Ditto(SplitAlgorithm[DittoState]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        """Standard: local training of :math:`w^t` and of the personal model with the pull
-        :math:`\\lambda (v_i - w^t)`; as-run: one step (module docstring).
+        r"""Each participant's local work on the global and its personal model.
+
+        Standard: local training of :math:`w^t` (reply ``params``) and local steps of the
+        personal model with the pull :math:`\lambda (v_i - w^t)`,
+
+        .. math::
+
+            v_i \leftarrow v_i - \eta\big(\nabla F_i(v_i) + \lambda (v_i - w^t)\big);
+
+        as-run: one step, the heavy-ball buffer :math:`u_i` of the gradient at :math:`v_i`
+        (reply ``update``) and
+        :math:`v_i \leftarrow v_i - \eta\big(u_i + \lambda (v_i - w^t)\big)` (module
+        docstring).
+
+        References
+        ----------
+        Li, Hu, Beirami and Smith (2021), "Ditto: Fair and Robust Federated Learning Through
+        Personalization", Algorithm 1; Werner et al. (2023), the published MNIST/CIFAR code
+        (``variant="as-run"``).
         """
         clients = np.asarray(clients, dtype=np.int64)
         personal = sent.each["personal"]
@@ -161,8 +188,17 @@ class Ditto(SplitAlgorithm[DittoState]):
     def server_update(
         self, state: DittoState, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[DittoState, dict[str, float]]:
-        """The global model: FedAvg of the participants' (standard), or
-        :math:`w^t - \\eta \\frac{1}{m} \\sum_i u_i` (as-run).
+        r"""The new global model from the participants' replies.
+
+        Standard: FedAvg of the participants' trained global models; as-run:
+        :math:`w^{t+1} = w^t - \eta \frac{1}{m} \sum_i u_i` over the :math:`m` submitted
+        buffers (:func:`learning.byzantine.submit`).
+
+        References
+        ----------
+        Li, Hu, Beirami and Smith (2021), "Ditto: Fair and Robust Federated Learning Through
+        Personalization", Algorithm 1; Werner et al. (2023), the published MNIST/CIFAR code
+        (``variant="as-run"``).
         """
         clients = np.asarray(clients, dtype=np.int64)
         if self.variant == "as-run":

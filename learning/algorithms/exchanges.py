@@ -87,9 +87,10 @@ class Dispatch:
 
 
 class Survey(ABC, Generic[S]):
-    """A :class:`~learning.algorithms.base.SplitAlgorithm` that asks the participants
-    something before it dispatches (FedSoft's importance weights): ``survey`` ->
-    ``client_survey`` -> ``server_survey``.
+    """A split algorithm that asks the participants something before it dispatches.
+
+    A :class:`~learning.algorithms.base.SplitAlgorithm` with a survey before the dispatch
+    (FedSoft's importance weights): ``survey`` -> ``client_survey`` -> ``server_survey``.
     """
 
     @abstractmethod
@@ -106,12 +107,14 @@ class Survey(ABC, Generic[S]):
 
 
 class MultiExchange(ABC, Generic[S]):
-    """A :class:`~learning.algorithms.base.SplitAlgorithm` whose round is several exchanges
-    with its participants (CoBo: the gradients at the pairs' midpoints, then one gradient per local step, the
-    server stepping every participant's model in between): ``dispatch`` opens the round,
-    ``next_dispatch`` turns the replies of each exchange but the last into the next
-    dispatch, and ``server_update`` takes the last replies. The round's working memo goes
-    from exchange to exchange in each dispatch's ``plan``.
+    """A split algorithm whose round is several exchanges with its participants.
+
+    A :class:`~learning.algorithms.base.SplitAlgorithm` with several exchanges per round
+    (CoBo: the gradients at the pairs' midpoints, then one gradient per local step, the server
+    stepping every participant's model in between): ``dispatch`` opens the round,
+    ``next_dispatch`` turns the replies of each exchange but the last into the next dispatch,
+    and ``server_update`` takes the last replies. The round's working memo goes from exchange
+    to exchange in each dispatch's ``plan``.
 
     Its client halves draw nothing from the round's stream: ``dispatch`` draws everything
     the round needs (CoBo: every exchange's minibatch positions, sent to their owners), so
@@ -121,32 +124,38 @@ class MultiExchange(ABC, Generic[S]):
 
     @abstractmethod
     def next_dispatch(self, state: S, clients: np.ndarray, replies: State) -> Dispatch | None:
-        """The dispatch of the round's next exchange from the ``replies`` to the last one
-        (``state`` carries that dispatch's ``plan``; ``clients`` are all the round's
-        participants); None: these replies are the round's last, for ``server_update``.
-        No random draw.
+        """The dispatch of the round's next exchange from the ``replies`` to the last one.
+
+        ``state`` carries that dispatch's ``plan``; ``clients`` are all the round's
+        participants. None: these replies are the round's last, for ``server_update``. No
+        random draw.
         """
 
 
 class FinishExchange(ABC, Generic[S]):
-    """A :class:`~learning.algorithms.base.SplitAlgorithm` whose clients work after the last
-    round on their own data (fine-tuning, Per-FedAvg's personalisation): ``final_dispatch``
-    -> ``client_finish`` -> ``server_finish``;
-    :meth:`learning.algorithms.base.SplitAlgorithm.finish` runs it in process.
+    """A split algorithm whose clients work after the last round on their own data.
+
+    A :class:`~learning.algorithms.base.SplitAlgorithm` with a finish exchange (fine-tuning,
+    Per-FedAvg's personalisation): ``final_dispatch`` -> ``client_finish`` ->
+    ``server_finish``; :meth:`learning.algorithms.base.SplitAlgorithm.finish` runs it in
+    process.
     """
 
     @abstractmethod
     def final_dispatch(self, state: S) -> Dispatch | None:
-        """What every client receives for its final work (with its client-held rows); None:
-        no such work in this run.
+        """What every client receives for its final work (with its client-held rows).
+
+        None: no such work in this run.
         """
 
     @abstractmethod
     def client_finish(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        """Every client's final work, one row each (random draws: minibatch keys only, as in
-        ``client_update``); client-held entries of the reply go back to the clients.
+        """Every client's final work, one row each.
+
+        Its random draws are minibatch keys only, as in ``client_update``; client-held entries
+        of the reply go back to the clients.
         """
 
     @abstractmethod
@@ -155,10 +164,11 @@ class FinishExchange(ABC, Generic[S]):
 
 
 def plan_seed(rng: np.random.Generator) -> State:
-    """A seed drawn from the round's ``rng`` in ``dispatch``, kept in the server's plan
-    (``{"seed": int64 tensor}``): on Flower the nodes' minibatch draws do not advance the
-    server's generator, so a server draw after the clients' work takes its own stream
-    (module docstring).
+    """A seed drawn from the round's ``rng`` in ``dispatch``, kept in the server's plan.
+
+    The plan entry is ``{"seed": int64 tensor}``: on Flower the nodes' minibatch draws do not
+    advance the server's generator, so a server draw after the clients' work takes its own
+    stream (module docstring).
     """
     return {"seed": torch.tensor(int(rng.integers(2**63)), dtype=torch.int64)}
 

@@ -1,5 +1,6 @@
-r"""FedEM (Marfoq et al. 2021, Algorithm 1): every client's data is a mixture of ``K`` shared
-components.
+r"""FedEM (Marfoq et al. 2021, Algorithm 1): client data as mixtures of ``K`` shared components.
+
+Every client's data is a mixture of the same ``K`` components, with the client's own weights.
 
 E-step on client :math:`i`: :math:`q_i(k \mid x, y) \propto \pi_{ik}\, e^{-\ell(\theta_k; x, y)}`;
 M-step: :math:`\pi_{ik} = \mathrm{mean}_{(x,y) \in D_i}\, q_i(k \mid x, y)`, and each
@@ -92,8 +93,9 @@ def resample(weights: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -
 
 
 class FedEMState(TypedDict):
-    """State of :class:`FedEM`, all on the server: the ``components`` (stacked component
-    models) and the mixture weights ``pi`` (N, K).
+    """State of :class:`FedEM`, all on the server.
+
+    The ``components`` (stacked component models) and the mixture weights ``pi`` (N, K).
     """
 
     components: Params
@@ -112,6 +114,11 @@ class FedEM(SplitAlgorithm[FedEMState]):
         self.components = positive_int("components", components)
 
     def init(self, models: Params, rng: np.random.Generator) -> FedEMState:
+        r"""``K`` components near the first initial model, and uniform :math:`\pi_{ik} = 1/K`.
+
+        Each component is the shared initial model plus independent Gaussian noise of standard
+        deviation 0.01 (seeded from ``rng``), so that the components start apart.
+        """
         k, n = self.components, self.ctx.n_clients
         # components start apart: the shared initial model plus small independent noise
         gen = torch.Generator().manual_seed(int(rng.integers(2**63)))
@@ -125,7 +132,7 @@ class FedEM(SplitAlgorithm[FedEMState]):
     def dispatch(
         self, state: FedEMState, clients: np.ndarray, rng: np.random.Generator
     ) -> Dispatch:
-        """Every participant receives the components and its own row :math:`\\pi_i`."""
+        r"""Every participant receives the components and its own row :math:`\pi_i`."""
         pi = state["pi"]
         idx = torch.as_tensor(np.asarray(clients), dtype=torch.long, device=pi.device)
         return Dispatch(
@@ -137,9 +144,22 @@ class FedEM(SplitAlgorithm[FedEMState]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        r"""E-step, M-step for :math:`\pi_i`, resampling and local SGD of each participant's
-        ``K`` component copies; replies ``components`` (stacked ``(m, K, ...)``), ``pi``
-        ``(m, K)`` and ``loss`` (the mean over its components).
+        r"""Each participant's E-step, M-step for :math:`\pi_i`, resampling and local SGD.
+
+        .. math::
+
+            q_i(k \mid x, y) \propto \pi_{ik}\, e^{-\ell(\theta_k; x, y)}, \qquad
+            \pi_{ik} = \mathrm{mean}_{(x,y) \in D_i}\, q_i(k \mid x, y),
+
+        then each of its ``K`` component copies takes local SGD steps on :math:`n_i` examples
+        resampled in proportion to :math:`q_i(k \mid \cdot)` (:func:`resample`). Replies
+        ``components`` (stacked ``(m, K, ...)``), ``pi`` ``(m, K)`` and ``loss`` (the mean over
+        its components).
+
+        References
+        ----------
+        Marfoq, Neglia, Bellet, Kameni and Vidal (2021), "Federated Multi-Task Learning under a
+        Mixture of Distributions", Algorithm 1.
         """
         clients = np.asarray(clients, dtype=np.int64)
         components = sent.common["components"]
@@ -180,8 +200,16 @@ class FedEM(SplitAlgorithm[FedEMState]):
     def server_update(
         self, state: FedEMState, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[FedEMState, dict[str, float]]:
-        r"""Component :math:`k` becomes the mean of its trained copies weighted by
-        :math:`n_i \pi_{ik}`; the participants' rows of :math:`\pi` are their replies.
+        r"""Average the trained component copies and store the participants' new :math:`\pi_i`.
+
+        Component :math:`k` becomes the mean of its trained copies weighted by
+        :math:`n_i \pi_{ik}` (:func:`learning.engine.group_mean`); the participants' rows of
+        :math:`\pi` are their replies.
+
+        References
+        ----------
+        Marfoq, Neglia, Bellet, Kameni and Vidal (2021), "Federated Multi-Task Learning under a
+        Mixture of Distributions", Algorithm 1.
         """
         clients = np.asarray(clients, dtype=np.int64)
         k = self.components
@@ -198,6 +226,11 @@ class FedEM(SplitAlgorithm[FedEMState]):
         }
 
     def client_models(self, state: FedEMState) -> Params:
+        r"""Each client's most likely component :math:`\theta_{\arg\max_k \pi_{ik}}`.
+
+        It equals the mixture prediction when :math:`\pi_i` is one-hot; :meth:`mixture` gives
+        what the mixture itself needs.
+        """
         best = state["pi"].argmax(dim=1).cpu().numpy()
         return select(state["components"], best)
 
@@ -206,7 +239,8 @@ class FedEM(SplitAlgorithm[FedEMState]):
         return state["components"]
 
     def mixture(self, state: FedEMState) -> tuple[Params, np.ndarray]:
-        """The components and the mixture weights :math:`\\pi` (N, K) of the prediction
-        :math:`\\sum_k \\pi_{ik} p_{\\theta_k}(y|x)`.
+        r"""The components and the mixture weights :math:`\pi` (N, K) of the mixture prediction.
+
+        Client :math:`i` predicts :math:`\sum_k \pi_{ik} p_{\theta_k}(y|x)`.
         """
         return state["components"], state["pi"].double().cpu().numpy()

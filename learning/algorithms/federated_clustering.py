@@ -80,8 +80,14 @@ __all__ = [
 
 
 def kmeans_plus_plus(points: torch.Tensor, k: int, rng: np.random.Generator) -> torch.Tensor:
-    """Indices of ``k`` seeds by k-means++ (Arthur & Vassilvitskii 2007): each next seed is
-    drawn with probability proportional to the squared distance to the nearest seed.
+    """Indices of ``k`` seeds of ``points`` by k-means++ (Arthur & Vassilvitskii 2007).
+
+    The first seed is uniform; each next seed is drawn with probability proportional to the
+    squared distance to the nearest seed.
+
+    References
+    ----------
+    Arthur and Vassilvitskii (2007), "k-means++: The Advantages of Careful Seeding", SODA.
     """
     n = points.shape[0]
     seeds = [int(rng.integers(n))]
@@ -113,9 +119,15 @@ def kmeans(points: torch.Tensor, k: int, rng: np.random.Generator, iters: int = 
 def fc_directions(
     points: torch.Tensor, iters: int, radius: RadiusRule, *, inclusive: bool
 ) -> torch.Tensor:
-    """Federated-Clustering's cluster estimates: ``points[i, j]`` is :math:`g_j(x_i)`
-    (``(n, n, P)``); receiver ``i`` runs one-centre Threshold-Clustering over row ``i``
-    started at its own gradient ``points[i, i]``. Returns ``(n, P)``.
+    """Federated-Clustering's cluster estimates, one per receiver, ``(n, P)``.
+
+    ``points[i, j]`` is :math:`g_j(x_i)` (``(n, n, P)``); receiver ``i`` runs one-centre
+    Threshold-Clustering over row ``i`` started at its own gradient ``points[i, i]``.
+
+    References
+    ----------
+    Werner et al. (2023), "Provably Personalized and Robust Federated Learning",
+    Algorithm 2 (Federated-Clustering) and Algorithm 3 (Threshold-Clustering).
     """
     own = torch.diagonal(points, dim1=0, dim2=1).T
     return threshold_clustering(points, own[:, None], iters, radius, inclusive=inclusive).centers[
@@ -126,8 +138,15 @@ def fc_directions(
 def myopic_directions(
     grads: torch.Tensor, k: int, rng: np.random.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Myopic-Clustering's step directions: k-means labels of the gradients ``(n, P)`` and
-    each client's group-mean gradient ``(n, P)``.
+    """Myopic-Clustering's step directions from the gradients ``grads`` ``(n, P)``.
+
+    Returns the k-means labels of the gradients (:func:`kmeans`, ``k`` groups) and each
+    client's group-mean gradient ``(n, P)``.
+
+    References
+    ----------
+    Werner et al. (2023), "Provably Personalized and Robust Federated Learning",
+    Algorithm 1 (Myopic-Clustering).
     """
     labels = kmeans(grads, k, rng)
     one_hot = torch.nn.functional.one_hot(labels).to(grads.dtype)
@@ -136,7 +155,8 @@ def myopic_directions(
 
 
 def momentum_update(momenta: torch.Tensor, grads: torch.Tensor, alpha: float) -> torch.Tensor:
-    r"""Momentum-Clustering's client momentum (Werner et al. 2023, eq. (6)):
+    r"""Momentum-Clustering's client momentum (Werner et al. 2023, eq. (6)).
+
     :math:`m_{i,t} = \alpha\, g_i(x_{i,t-1}) + (1 - \alpha)\, m_{i,t-1}`. Of iid gradients
     of variance :math:`\sigma^2` it has stationary variance :math:`\alpha\sigma^2/(2-\alpha)
     \le \alpha\sigma^2` (Lemma 14; :func:`learning.theory.clustering_variance.ema_variance`).
@@ -147,10 +167,12 @@ def momentum_update(momenta: torch.Tensor, grads: torch.Tensor, alpha: float) ->
 def reseed_collapsed(
     centers: torch.Tensor, taus: torch.Tensor, points: torch.Tensor
 ) -> tuple[torch.Tensor, list[int]]:
-    """Re-seed collapsed centres (Algorithm 4 leaves the centres' initialisation open; this
-    is collabecon's rule): while some centre ``k'`` lies within the
-    radius ``taus[k]`` of an earlier kept centre ``k``, move ``k'`` to the point farthest from
-    all current centres. Returns the centres ``(K, P)`` and the re-seeded indices.
+    """Re-seed collapsed centres, moving each to the point farthest from all centres.
+
+    Algorithm 4 leaves the centres' initialisation open; this is collabecon's rule: while some
+    centre ``k'`` lies within the radius ``taus[k]`` of an earlier kept centre ``k``, move
+    ``k'`` to the point farthest from all current centres. Returns the centres ``(K, P)`` and
+    the re-seeded indices.
     """
     centers = centers.clone()
     moved: list[int] = []
@@ -166,9 +188,10 @@ def reseed_collapsed(
 def separation_diagnostics(
     grads: torch.Tensor, clusters: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""The empirical check of Assumptions 4 and 5 (Werner et al. 2023, Fig. 2, eq. (7)-(8)):
-    from every client's gradient at one model, ``grads`` ``(N, P)``, and the true
-    ``clusters`` ``(N,)``,
+    r"""The empirical check of Assumptions 4 and 5 (Werner et al. 2023, Fig. 2, eq. (7)-(8)).
+
+    From every client's gradient at one model, ``grads`` ``(N, P)``, and the true ``clusters``
+    ``(N,)``,
 
     .. math::
 
@@ -194,8 +217,9 @@ class _Models(TypedDict):
 
 
 class MyopicClusteringState(_Models, total=False):
-    """State of :class:`MyopicClustering`: the clients' ``models`` (stacked); inside
-    ``server_update`` also the round's plan ``seed``.
+    """State of :class:`MyopicClustering`.
+
+    The clients' ``models`` (stacked); inside ``server_update`` also the round's plan ``seed``.
     """
 
     seed: torch.Tensor
@@ -206,9 +230,10 @@ class _FederatedClusteringEntries(_Models):
 
 
 class FederatedClusteringState(_FederatedClusteringEntries, total=False):
-    """State of :class:`FederatedClustering`: the clients' ``models`` (stacked) and their
-    ``momentum`` buffers (one flat row each); inside ``server_update`` also the round's plan,
-    each participant's subgroup ``group``.
+    """State of :class:`FederatedClustering`.
+
+    The clients' ``models`` (stacked) and their ``momentum`` buffers (one flat row each);
+    inside ``server_update`` also the round's plan, each participant's subgroup ``group``.
     """
 
     group: torch.Tensor
@@ -220,9 +245,11 @@ class _MomentumClusteringEntries(_Models):
 
 
 class MomentumClusteringState(_MomentumClusteringEntries, total=False):
-    """State of :class:`MomentumClustering`: the clients' ``models`` (stacked), their
-    ``momenta`` (one flat row each) and the kept cluster ``centers`` (none before the first
-    round); inside ``server_update`` also the round's plan ``seed``.
+    """State of :class:`MomentumClustering`.
+
+    The clients' ``models`` (stacked), their ``momenta`` (one flat row each) and the kept
+    cluster ``centers`` (none before the first round); inside ``server_update`` also the
+    round's plan ``seed``.
     """
 
     seed: torch.Tensor
@@ -253,11 +280,14 @@ class _GradientMethod(SplitAlgorithm[G]):
         )
 
     def client_models(self, state: G) -> Params:
+        """The clients' own models :math:`x_i`."""
         return state["models"]
 
     def dispatch(self, state: G, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
-        """Each participant receives its own model; the plan holds the seed of the server's
-        draws (:func:`learning.algorithms.exchanges.plan_seed`).
+        """Each participant receives its own model.
+
+        The plan holds the seed of the server's draws
+        (:func:`learning.algorithms.exchanges.plan_seed`).
         """
         idx = torch.as_tensor(np.asarray(clients), device=self.ctx.device)
         own = {k: v.index_select(0, idx) for k, v in state["models"].items()}
@@ -266,8 +296,9 @@ class _GradientMethod(SplitAlgorithm[G]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        r"""Client ``i`` sends its gradient on one minibatch at its own model,
-        :math:`g_i(x_{i,t-1})` (``gradient``, ``(n, P)``), and the loss there.
+        r"""Client ``i`` sends its gradient on one minibatch at its own model, and the loss.
+
+        The gradient is :math:`g_i(x_{i,t-1})` (``gradient``, ``(n, P)``).
         """
         x, y = client_batches(ctx.train, clients, self.batch_size, rng)
         grads, loss = ctx.engine.gradients(sent.each["model"], x, y)
@@ -332,14 +363,17 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
         self.momentum = float(in_interval("momentum", beta, 0.0, 1.0, high_open=True))
 
     def init(self, models: Params, rng: np.random.Generator) -> FederatedClusteringState:
+        """Every client starts at its initial model, with a zero momentum buffer."""
         return {
             "models": {k: v.clone() for k, v in models.items()},
             "momentum": torch.zeros_like(flatten(models)),
         }
 
     def subgroups(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """The subgroup of each of ``n`` participants (by position): one group (no draw) or
-        ``groups`` blocks of a random permutation, numbered in the order of the blocks.
+        """The subgroup of each of ``n`` participants (by position).
+
+        One group (no draw) or ``groups`` blocks of a random permutation, numbered in the order
+        of the blocks.
         """
         group = np.zeros(n, dtype=np.int64)
         if self.groups > 1:
@@ -350,10 +384,11 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
     def dispatch(
         self, state: FederatedClusteringState, clients: np.ndarray, rng: np.random.Generator
     ) -> Dispatch:
-        """Each participant receives the models of its subgroup (:meth:`subgroups`), in client
-        order and zero-padded to the largest subgroup (``models``, ``(n, S, ...)``), how many
-        are real (``count``) and its own place among them (``position``); the plan keeps the
-        subgroups.
+        """Each participant receives the models of its subgroup (:meth:`subgroups`).
+
+        The models come in client order and zero-padded to the largest subgroup (``models``,
+        ``(n, S, ...)``), with how many are real (``count``) and the participant's own place
+        among them (``position``); the plan keeps the subgroups.
         """
         clients = np.asarray(clients, dtype=np.int64)
         group = self.subgroups(clients.size, rng)
@@ -381,9 +416,16 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        r"""Client ``j`` draws one minibatch and sends the gradient of every model ``x_i`` of its
-        subgroup on it, :math:`g_j(x_i)` (``points``, ``(S, P)`` per client, zero beyond
-        ``count``), and its loss at its own model.
+        r"""Client ``j`` sends the gradients of its subgroup's models on one minibatch of its own.
+
+        The gradient of every model ``x_i`` of its subgroup on that minibatch is
+        :math:`g_j(x_i)` (``points``, ``(S, P)`` per client, zero beyond ``count``); it also
+        sends its loss at its own model.
+
+        References
+        ----------
+        Werner et al. (2023), "Provably Personalized and Robust Federated Learning",
+        Algorithm 2 (Federated-Clustering).
         """
         x, y = client_batches(ctx.train, clients, self.batch_size, rng)
         models, count = sent.each["models"], sent.each["count"]
@@ -410,9 +452,23 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
         replies: State,
         rng: np.random.Generator,
     ) -> tuple[FederatedClusteringState, dict[str, float]]:
-        r"""The server clusters: in every subgroup, for every receiver ``i`` one-centre
-        Threshold-Clustering over the subgroup's :math:`\{g_j(x_i)\}_j`
-        (:func:`fc_directions`), then the momentum and the step.
+        r"""Cluster every receiver's gradients within its subgroup, then take the step.
+
+        In every subgroup, for every receiver ``i``, one-centre Threshold-Clustering over the
+        subgroup's submitted :math:`\{g_j(x_i)\}_j` (:func:`fc_directions`) gives
+        :math:`v_{i,t}`; then the momentum and the step,
+
+        .. math::
+
+            u_i \leftarrow \beta u_i + v_{i,t}, \qquad x_i \leftarrow x_i - \eta\, u_i
+
+        (:math:`\beta = 0`: the paper's :math:`x_{i,t} = x_{i,t-1} - \eta\, v_{i,t}`).
+
+        References
+        ----------
+        Werner et al. (2023), "Provably Personalized and Robust Federated Learning",
+        Algorithm 2 (Federated-Clustering);
+        Werner (2024), ch. 2, Alg. 2.2 and Table 2.1 (``variant="as-run"``).
         """
         clients = np.asarray(clients, dtype=np.int64)
         table = replies["points"]  # [j, s] = g_j(x of the s-th member of j's subgroup)
@@ -433,8 +489,10 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
 
 @register
 class MyopicClustering(_GradientMethod[MyopicClusteringState]):
-    """Myopic-Clustering: k-means on the gradients at the clients' own models, a step with
-    the group mean (``n_clusters`` defaults to the number of ground-truth clusters).
+    """Myopic-Clustering: k-means on the clients' gradients, a step with the group mean.
+
+    The gradients are taken at the clients' own models; ``n_clusters`` defaults to the number
+    of ground-truth clusters.
 
     The participants send their gradients (:meth:`_GradientMethod.client_update`); the
     server's k-means++ seeding draws from the round's plan seed.
@@ -453,6 +511,7 @@ class MyopicClustering(_GradientMethod[MyopicClusteringState]):
         self.n_clusters = ctx.cluster_count(n_clusters)
 
     def init(self, models: Params, rng: np.random.Generator) -> MyopicClusteringState:
+        """Every client starts at its initial model."""
         return {"models": {k: v.clone() for k, v in models.items()}}
 
     def server_update(
@@ -462,7 +521,16 @@ class MyopicClustering(_GradientMethod[MyopicClusteringState]):
         replies: State,
         rng: np.random.Generator,
     ) -> tuple[MyopicClusteringState, dict[str, float]]:
-        """k-means of the submitted gradients (:func:`myopic_directions`) and the step."""
+        r"""k-means of the submitted gradients (:func:`myopic_directions`) and the step.
+
+        Each participant steps with its group's mean gradient,
+        :math:`x_i \leftarrow x_i - \eta\, \bar g_{k(i)}`.
+
+        References
+        ----------
+        Werner et al. (2023), "Provably Personalized and Robust Federated Learning",
+        Algorithm 1 (Myopic-Clustering).
+        """
         clients = np.asarray(clients, dtype=np.int64)
         grads = byzantine.submit(self.ctx, replies["gradient"], clients, rng)
         _, direction = myopic_directions(grads, self.n_clusters, planned(state))
@@ -472,8 +540,10 @@ class MyopicClustering(_GradientMethod[MyopicClusteringState]):
 
 @register
 class MomentumClustering(_GradientMethod[MomentumClusteringState]):
-    """Momentum-Clustering: Threshold-Clustering with ``n_clusters`` centres on the
-    clients' momenta (weight ``alpha`` on the new gradient), nearest-centre steps.
+    """Momentum-Clustering: Threshold-Clustering of the clients' momenta, nearest-centre steps.
+
+    Threshold-Clustering runs with ``n_clusters`` centres on the momenta (weight ``alpha`` on
+    the new gradient).
 
     The radius is the quantile rule with ``quantile`` (default ``1/(2K)``, a conservative choice of
     collabecon: from a far initialisation a ball of one cluster's share :math:`1/K` can hold points
@@ -509,6 +579,7 @@ class MomentumClustering(_GradientMethod[MomentumClusteringState]):
         self.inclusive = radius is not None
 
     def init(self, models: Params, rng: np.random.Generator) -> MomentumClusteringState:
+        """Every client starts at its initial model with zero momentum; no centres yet."""
         flat = flatten(models)
         return {
             "models": {k: v.clone() for k, v in models.items()},
@@ -523,8 +594,18 @@ class MomentumClustering(_GradientMethod[MomentumClusteringState]):
         replies: State,
         rng: np.random.Generator,
     ) -> tuple[MomentumClusteringState, dict[str, float]]:
-        """The momenta (:func:`momentum_update`) of the submitted gradients,
-        Threshold-Clustering from the kept centres, the re-seed and the nearest-centre step.
+        r"""Update the momenta, cluster them and step each participant with its nearest centre.
+
+        The momenta :math:`m_{i,t}` (:func:`momentum_update`) of the submitted gradients,
+        Threshold-Clustering from the kept centres (k-means++ seeds in the first round), the
+        re-seed (:func:`reseed_collapsed`, with ``reseed``) and the step
+        :math:`x_i \leftarrow x_i - \eta\, c_{k(i)}` with the centre :math:`c_{k(i)}` nearest
+        to :math:`m_{i,t}`.
+
+        References
+        ----------
+        Werner et al. (2023), "Provably Personalized and Robust Federated Learning",
+        Algorithm 4 (Momentum-Clustering), eq. (6).
         """
         clients = np.asarray(clients, dtype=np.int64)
         grads = byzantine.submit(self.ctx, replies["gradient"], clients, rng)

@@ -1,5 +1,6 @@
-r"""HypCluster (Mansour et al. 2020): alternate between assigning each client to the
-hypothesis with the lowest loss on its *whole* training set,
+r"""HypCluster (Mansour et al. 2020): alternate assigning clients and training hypotheses.
+
+Each client is assigned to the hypothesis with the lowest loss on its *whole* training set,
 
 .. math::
 
@@ -40,6 +41,21 @@ class HypCluster(IFCA):
         rng: np.random.Generator,
         ctx: Context | None = None,
     ) -> torch.Tensor:
+        r"""Each of ``clients`` picks the hypothesis with the lowest loss on its whole training set.
+
+        .. math::
+
+            \hat j_i = \arg\min_j \frac{1}{m_i} \sum_{b \in D_i} \ell(h_j; b),
+
+        evaluated on ``ctx`` (the algorithm's own context when None); unlike IFCA's
+        minibatch choice this draws nothing from ``rng``.
+
+        References
+        ----------
+        Mansour, Mohri, Ro and Suresh (2020), "Three Approaches for Personalization with
+        Applications to Federated Learning", HypCluster; Werner et al. (2023), "Provably
+        Personalized and Robust Federated Learning", §2.1, Example 2.
+        """
         ctx = self.ctx if ctx is None else ctx
         k, n = self.n_clusters, clients.size
         every = select(clusters, np.repeat(np.arange(k), n))

@@ -49,8 +49,10 @@ __all__ = ["IFCA", "IFCAState", "shuffled_models"]
 
 
 def shuffled_models(model: Params, k: int, rng: np.random.Generator) -> Params:
-    """``k`` models stacked: row 0 is ``model`` (one row), rows ``1..k-1`` permute the
-    entries of each of its tensors at random.
+    """``k`` models stacked: ``model`` (one row) and ``k - 1`` random permutations of it.
+
+    Row 0 is ``model``; rows ``1..k-1`` permute the entries of each of its tensors at random,
+    which keeps an iid initialisation law.
     """
     generator = torch_generator(rng)
     out = {}
@@ -70,8 +72,10 @@ class _IFCAEntries(TypedDict):
 
 
 class IFCAState(_IFCAEntries, total=False):
-    """State of :class:`IFCA`: ``clusters`` (stacked cluster models), ``assignment`` (last
-    choice of each client, int64) and, with ``momentum``, the clients' buffers ``momentum``
+    """State of :class:`IFCA`.
+
+    ``clusters`` (stacked cluster models), ``assignment`` (last choice of each client, int64)
+    and, with ``momentum``, the clients' buffers ``momentum``
     (one flat row each) and which clients have ``started``.
     """
 
@@ -81,8 +85,9 @@ class IFCAState(_IFCAEntries, total=False):
 
 @register
 class IFCA(SplitAlgorithm[IFCAState]):
-    """IFCA with ``n_clusters`` models (default: the number of ground-truth clusters), state
-    :class:`IFCAState`; see the module docstring.
+    """IFCA with ``n_clusters`` models, state :class:`IFCAState`.
+
+    ``n_clusters`` defaults to the number of ground-truth clusters; see the module docstring.
     """
 
     name = "ifca"
@@ -127,6 +132,13 @@ class IFCA(SplitAlgorithm[IFCAState]):
         self.dampening = float(in_interval("dampening", dampening, 0.0, 1.0, high_open=True))
 
     def init(self, models: Params, rng: np.random.Generator) -> IFCAState:
+        """The ``K`` cluster models by the ``init`` rule, every client assigned to cluster 0.
+
+        ``"random"``: :func:`shuffled_models` of the first initial model; ``"same"``: ``K``
+        copies of it; ``"oracle"``: cluster ``k`` starts from the initial model of the first
+        client of true cluster ``k`` and every client is assigned to its own cluster. With
+        ``momentum``, zero buffers and no client started.
+        """
         first = select(models, np.array([0]))
         assignment = torch.zeros(self.ctx.n_clients, dtype=torch.long, device=self.ctx.device)
         if self.init_rule == "random":
@@ -147,6 +159,7 @@ class IFCA(SplitAlgorithm[IFCAState]):
         return state
 
     def client_models(self, state: IFCAState) -> Params:
+        """The model of the cluster each client chose last (its initial one until it chooses)."""
         return select(state["clusters"], state["assignment"])
 
     def choose(
@@ -156,9 +169,16 @@ class IFCA(SplitAlgorithm[IFCAState]):
         rng: np.random.Generator,
         ctx: Context | None = None,
     ) -> torch.Tensor:
-        """Each client's cluster: the lowest loss on one minibatch of its training data in
+        r"""Each client's cluster: the model with the lowest loss on one minibatch of its data.
+
+        :math:`\hat j_i = \arg\min_j F_i(\theta_j)` on a minibatch of its training data in
         ``ctx`` (the algorithm's by default; on a minibatch per candidate with
         ``fresh_batches``).
+
+        References
+        ----------
+        Ghosh, Chung, Yin and Ramchandran (2020), "An Efficient Framework for Clustered
+        Federated Learning", Algorithm 1.
         """
         ctx = self.ctx if ctx is None else ctx
         size = ctx.local.batch_size
@@ -173,8 +193,9 @@ class IFCA(SplitAlgorithm[IFCAState]):
         return torch.stack(losses).argmin(dim=0)
 
     def dispatch(self, state: IFCAState, clients: np.ndarray, rng: np.random.Generator) -> Dispatch:
-        """Every participant receives all cluster models; with ``momentum`` each its own
-        buffer and whether it has started.
+        """Every participant receives all cluster models.
+
+        With ``momentum`` each also receives its own buffer and whether it has started.
         """
         each: State = {}
         if self.momentum > 0:
@@ -185,8 +206,17 @@ class IFCA(SplitAlgorithm[IFCAState]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        r"""The cluster :math:`\hat j_i` each participant picks on its own minibatch, and its
-        gradient (option I, or its momentum buffer) or locally trained model (option II).
+        r"""Each participant picks its cluster :math:`\hat j_i` and works on that model.
+
+        The reply is the cluster it picks on its own minibatch (:meth:`choose`), and its
+        minibatch gradient at :math:`\theta_{\hat j_i}` (option I, or its momentum buffer
+        :math:`u_i \leftarrow \beta u_i + (1 - d) g_i`) or its locally trained model from
+        :math:`\theta_{\hat j_i}` (option II).
+
+        References
+        ----------
+        Ghosh, Chung, Yin and Ramchandran (2020), "An Efficient Framework for Clustered
+        Federated Learning", Algorithm 1.
         """
         clusters = sent.common["clusters"]
         chosen = self.choose(clusters, clients, rng, ctx)
@@ -213,8 +243,16 @@ class IFCA(SplitAlgorithm[IFCAState]):
     def server_update(
         self, state: IFCAState, clients: np.ndarray, replies: State, rng: np.random.Generator
     ) -> tuple[IFCAState, dict[str, float]]:
-        r"""Option I: :math:`\theta_j \leftarrow \theta_j - \frac{\gamma}{m}
-        \sum_{i: \hat j_i = j} g_i`; option II: the per-cluster data-weighted mean.
+        r"""Update the cluster models from the replies and record each participant's choice.
+
+        Option I: :math:`\theta_j \leftarrow \theta_j - \frac{\gamma}{m}
+        \sum_{i: \hat j_i = j} g_i` over the submitted gradients (without the division by
+        :math:`m` for ``aggregate="sum"``); option II: the per-cluster data-weighted mean.
+
+        References
+        ----------
+        Ghosh, Chung, Yin and Ramchandran (2020), "An Efficient Framework for Clustered
+        Federated Learning", Algorithm 1.
         """
         clients = np.asarray(clients, dtype=np.int64)
         clusters = state["clusters"]

@@ -1,6 +1,8 @@
-r"""kNN-Per (Marfoq et al. 2022, "Personalized federated learning through local
-memorization"): FedAvg, then each client mixes the global model's prediction with a
-k-nearest-neighbour prediction over its own training set,
+r"""kNN-Per (Marfoq et al. 2022): FedAvg, then a per-client mixture with a kNN prediction.
+
+The paper is "Personalized federated learning through local memorization". After FedAvg, each
+client mixes the global model's prediction with a k-nearest-neighbour prediction over its own
+training set,
 
 .. math::
 
@@ -55,8 +57,20 @@ def knn_probabilities(
     k: int,
     scale: float,
 ) -> torch.Tensor:
-    """:math:`p_{kNN}(y \\mid x)` for each query ``(m, F)`` from the store ``keys (n, F)``
-    with ``labels (n,)``: Gaussian-kernel weights over the ``k`` nearest keys.
+    r"""The kNN prediction :math:`p_{kNN}(y \mid x)` for each query of ``queries (m, F)``.
+
+    The store is ``keys (n, F)`` with ``labels (n,)``; the prediction puts Gaussian-kernel
+    weights :math:`w_j = e^{-d_j^2 / (F s)}` (``s`` the ``scale``) on the labels of the ``k``
+    nearest keys,
+
+    .. math::
+
+        p_{kNN}(y \mid x) = \frac{\sum_{j \in N_k(x)} w_j \mathbb 1[y_j = y]}{\sum_{j} w_j}.
+
+    References
+    ----------
+    Marfoq, Neglia, Vidal and Kameni (2022), "Personalized Federated Learning through Local
+    Memorization".
     """
     k = min(k, keys.shape[0])
     d2 = torch.cdist(queries, keys).square()
@@ -73,14 +87,15 @@ def _client(data: ShardedData, i: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _log_likelihoods(mixture: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """:math:`\\log p(y \\mid x)` of each query under ``mixture`` (floored at 1e-12)."""
+    r""":math:`\log p(y \mid x)` of each query under ``mixture`` (floored at 1e-12)."""
     return torch.log(mixture.gather(1, y[:, None]).clamp_min(1e-12))
 
 
 @register
 class KNNPer(FedAvg):
-    """kNN-Per on FedAvg: ``k`` neighbours, kernel ``scale``, mixture weight ``lam``
-    (None: chosen on held-out data); see the module docstring.
+    """kNN-Per on FedAvg: ``k`` neighbours, kernel ``scale``, mixture weight ``lam``.
+
+    ``lam=None`` chooses the weight on held-out data; see the module docstring.
 
     The personalised evaluation's client halves (:meth:`client_held_out`,
     :meth:`client_evaluation`) work on the clients of any context, a node's one-client
@@ -110,8 +125,9 @@ class KNNPer(FedAvg):
         store: tuple[torch.Tensor, torch.Tensor],
         queries: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(kNN probabilities, global probabilities) on ``queries`` with the datastore
-        ``store`` of one client.
+        """(kNN probabilities, global probabilities) on ``queries``.
+
+        The kNN part uses the datastore ``store`` of one client.
         """
         params = {name: p[0] for name, p in model.items()}
         with torch.no_grad():
@@ -123,10 +139,12 @@ class KNNPer(FedAvg):
     def client_held_out(
         self, ctx: Context, model: Params, clients: np.ndarray, rng: np.random.Generator
     ) -> torch.Tensor:
-        """Summed held-out cross-entropy :math:`L_i(\\lambda)` of each of ``clients`` for
-        every value of :data:`LAMBDA_GRID`, shape ``(len(clients), len(LAMBDA_GRID))``.
+        r"""Summed held-out cross-entropy :math:`L_i(\lambda)` of each of ``clients``.
 
-        Client :math:`i` holds out the first :math:`\\max(1, \\lfloor n_i / 5 \\rfloor)`
+        One value for every :math:`\lambda` of :data:`LAMBDA_GRID`, shape
+        ``(len(clients), len(LAMBDA_GRID))``.
+
+        Client :math:`i` holds out the first :math:`\max(1, \lfloor n_i / 5 \rfloor)`
         examples of a shuffle of its training set (row :math:`i` of one
         :func:`~learning.engine.sample_batches` draw) and stores the rest; a client of one
         example holds out nothing and reports zeros. ``model`` is the global model (one
@@ -150,9 +168,10 @@ class KNNPer(FedAvg):
 
     @staticmethod
     def pool_lambda(held_out: torch.Tensor) -> float:
-        """The grid value with the lowest pooled held-out cross-entropy
-        :math:`\\sum_i L_i(\\lambda)`, from the clients' reports ``held_out`` (one row each,
-        :meth:`client_held_out`).
+        r"""The grid value with the lowest pooled held-out cross-entropy.
+
+        :math:`\arg\min_\lambda \sum_i L_i(\lambda)` from the clients' reports ``held_out``
+        (one row each, :meth:`client_held_out`).
         """
         if held_out.ndim != 2 or held_out.shape[1] != len(LAMBDA_GRID):
             raise ValueError(
@@ -165,9 +184,17 @@ class KNNPer(FedAvg):
     def client_evaluation(
         self, ctx: Context, model: Params, clients: np.ndarray, lam: float
     ) -> State:
-        """Each of ``clients``' test ``loss`` (mean cross-entropy of the mixture with weight
-        ``lam``, its whole training set the datastore), ``accuracy`` and number of test
-        examples ``n``, one row each; ``model`` is the global model (one row).
+        r"""Each of ``clients``' personalised test ``loss``, ``accuracy`` and test count ``n``.
+
+        The loss is the mean cross-entropy of the mixture
+        :math:`\lambda\, p_{kNN,i} + (1 - \lambda)\, p_{global}` with :math:`\lambda` =
+        ``lam`` and the client's whole training set the datastore; one row each. ``model`` is
+        the global model (one row).
+
+        References
+        ----------
+        Marfoq, Neglia, Vidal and Kameni (2022), "Personalized Federated Learning through Local
+        Memorization".
         """
         lam = float(unit_interval("lam", lam))
         clients = np.asarray(clients, dtype=np.int64)
@@ -188,8 +215,10 @@ class KNNPer(FedAvg):
 
     @staticmethod
     def pool_evaluation(reports: State) -> Evaluation:
-        """The federation's personalised :class:`~learning.engine.Evaluation` from the
-        clients' reports (:meth:`client_evaluation`, stacked in client order).
+        """The federation's personalised :class:`~learning.engine.Evaluation`.
+
+        It is read from the clients' reports (:meth:`client_evaluation`, stacked in client
+        order).
         """
         return Evaluation(
             loss=reports["loss"].cpu().numpy(),
@@ -198,7 +227,8 @@ class KNNPer(FedAvg):
         )
 
     def choose_lambda(self, state: State, rng: np.random.Generator) -> float:
-        """The grid value with the lowest pooled held-out cross-entropy over every client:
+        """The grid value with the lowest pooled held-out cross-entropy over every client.
+
         :meth:`pool_lambda` of every client's :meth:`client_held_out`.
         """
         everyone = np.arange(self.ctx.n_clients)
@@ -207,9 +237,10 @@ class KNNPer(FedAvg):
         )
 
     def evaluate(self, state: State, rng: np.random.Generator) -> tuple[Evaluation, float]:
-        """Personalised test loss (cross-entropy of the mixture) and accuracy of every
-        client, and the :math:`\\lambda` used (``lam``, or :meth:`choose_lambda` with
-        ``rng``).
+        r"""Personalised test loss and accuracy of every client, and the :math:`\lambda` used.
+
+        The loss is the cross-entropy of the mixture; :math:`\lambda` is ``lam``, or
+        :meth:`choose_lambda` with ``rng``.
         """
         lam = self.choose_lambda(state, rng) if self.lam is None else self.lam
         everyone = np.arange(self.ctx.n_clients)

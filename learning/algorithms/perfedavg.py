@@ -1,16 +1,16 @@
-"""Per-FedAvg (Fallah et al. 2020), first-order MAML version as in PFLlib's ``PerAvg``.
+r"""Per-FedAvg (Fallah et al. 2020), first-order MAML version as in PFLlib's ``PerAvg``.
 
 Each local step of client :math:`i` takes two minibatches :math:`B, B'`:
 
 .. math::
 
-    \\theta' = \\theta - \\alpha \\nabla F_i(\\theta; B), \\qquad
-    \\theta \\leftarrow \\theta - \\beta \\nabla F_i(\\theta'; B'),
+    \theta' = \theta - \alpha \nabla F_i(\theta; B), \qquad
+    \theta \leftarrow \theta - \beta \nabla F_i(\theta'; B'),
 
-and the server averages :math:`\\theta` (weights :math:`n_i`). The personalised model is one
-gradient step of size :math:`\\alpha` from the global model on a minibatch of the client's
-own data, :math:`\\theta_i = \\theta - \\alpha \\nabla F_i(\\theta)` (Fallah et al. 2020, Eq. 3;
-PFLlib's ``train_one_step``). :math:`\\alpha` is the learning rate, :math:`\\beta` the outer
+and the server averages :math:`\theta` (weights :math:`n_i`). The personalised model is one
+gradient step of size :math:`\alpha` from the global model on a minibatch of the client's
+own data, :math:`\theta_i = \theta - \alpha \nabla F_i(\theta)` (Fallah et al. 2020, Eq. 3;
+PFLlib's ``train_one_step``). :math:`\alpha` is the learning rate, :math:`\beta` the outer
 (meta) step, 0.001 by default: IP-FL's comparison, Khan et al. §6, gives no value;
 PFLlib's default of 0 would freeze the outer step.
 
@@ -36,8 +36,9 @@ __all__ = ["PerFedAvg", "PerFedAvgState"]
 
 
 def _rows(ctx: Context, clients: np.ndarray, steps: int, rng: np.random.Generator) -> torch.Tensor:
-    """Rows of ``ctx.train`` of ``steps`` minibatches of each of ``clients``, shape
-    ``(len(clients), steps, batch_size)``: one :func:`sample_batches` draw.
+    """Rows of ``ctx.train`` of ``steps`` minibatches of each of ``clients``.
+
+    Shape ``(len(clients), steps, batch_size)``: one :func:`sample_batches` draw.
     """
     data = ctx.train
     picks = sample_batches(data.sizes_numpy()[clients], steps, ctx.local.batch_size, rng)
@@ -55,8 +56,9 @@ _PerFedAvgEntries = TypedDict("_PerFedAvgEntries", {"global": Params})
 
 
 class PerFedAvgState(_PerFedAvgEntries, total=False):
-    """State of :class:`PerFedAvg`: ``global`` (one row) and, after ``finish``, the clients'
-    ``personal`` models.
+    """State of :class:`PerFedAvg`.
+
+    ``global`` (one row) and, after ``finish``, the clients' ``personal`` models.
     """
 
     personal: Params
@@ -78,6 +80,7 @@ class PerFedAvg(SplitAlgorithm[PerFedAvgState], FinishExchange[PerFedAvgState]):
         self.beta = float(positive("beta", beta))
 
     def init(self, models: Params, rng: np.random.Generator) -> PerFedAvgState:
+        """The global model is the first initial model."""
         return {"global": select(models, np.array([0]))}
 
     def dispatch(
@@ -89,10 +92,22 @@ class PerFedAvg(SplitAlgorithm[PerFedAvgState], FinishExchange[PerFedAvgState]):
     def client_update(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        """``ctx.local.steps`` first-order MAML steps from the global model (module
-        docstring), the minibatch pairs :math:`B, B'` of step :math:`t` being minibatches
-        :math:`2t, 2t + 1` of one :func:`sample_batches` draw; replies the trained
-        ``params`` and each client's mean inner ``loss``.
+        r"""``ctx.local.steps`` first-order MAML steps from the global model.
+
+        .. math::
+
+            \theta' = \theta - \alpha \nabla F_i(\theta; B), \qquad
+            \theta \leftarrow \theta - \beta \nabla F_i(\theta'; B'),
+
+        the minibatch pairs :math:`B, B'` of step :math:`t` being minibatches
+        :math:`2t, 2t + 1` of one :func:`sample_batches` draw; replies the trained ``params``
+        and each client's mean inner ``loss``.
+
+        References
+        ----------
+        Fallah, Mokhtari and Ozdaglar (2020), "Personalized Federated Learning with Theoretical
+        Guarantees: A Model-Agnostic Meta-Learning Approach", Algorithm 1 (first-order
+        version, as PFLlib's ``PerAvg``).
         """
         clients = np.asarray(clients, dtype=np.int64)
         steps = ctx.local.steps
@@ -119,6 +134,7 @@ class PerFedAvg(SplitAlgorithm[PerFedAvgState], FinishExchange[PerFedAvgState]):
         return {"global": new}, {"train_loss": float(replies["loss"].mean())}
 
     def client_models(self, state: PerFedAvgState) -> Params:
+        """The personalised models after ``finish``; before it the global model for everyone."""
         if "personal" in state:
             return state["personal"]
         return broadcast({k: v[0] for k, v in state["global"].items()}, self.ctx.n_clients)
@@ -130,8 +146,15 @@ class PerFedAvg(SplitAlgorithm[PerFedAvgState], FinishExchange[PerFedAvgState]):
     def client_finish(
         self, ctx: Context, sent: Dispatch, clients: np.ndarray, rng: np.random.Generator
     ) -> State:
-        """The personalised model: one step of size :math:`\\alpha` from the global model on
-        a minibatch of the client's training data (Fallah et al. 2020, Eq. 3).
+        r"""The personalised model: one gradient step of size :math:`\alpha` from the global model.
+
+        :math:`\theta_i = \theta - \alpha \nabla F_i(\theta)` on a minibatch of the client's
+        training data.
+
+        References
+        ----------
+        Fallah, Mokhtari and Ozdaglar (2020), "Personalized Federated Learning with Theoretical
+        Guarantees: A Model-Agnostic Meta-Learning Approach", Eq. (3).
         """
         clients = np.asarray(clients, dtype=np.int64)
         rows = _rows(ctx, clients, 1, rng)[:, 0]

@@ -1,6 +1,7 @@
-"""Robust FedAvg: FedAvg whose server combines the submitted models with a robust aggregator
-(coordinate-wise median, trimmed mean of Yin et al. 2018, or Krum of Blanchard et al. 2017)
-instead of the mean; the defence of Werner (2024), §2.4 "Defense against Byzantine attacks",
+"""Robust FedAvg: FedAvg whose server combines the submitted models with a robust aggregator.
+
+The aggregator (coordinate-wise median, trimmed mean of Yin et al. 2018, or Krum of Blanchard et al.
+2017) replaces the mean; the defence of Werner (2024), §2.4 "Defense against Byzantine attacks",
 against the attacks of :mod:`learning.byzantine`.
 """
 
@@ -20,9 +21,10 @@ __all__ = ["RobustFedAvg"]
 
 @register
 class RobustFedAvg(FedAvg):
-    """FedAvg whose server combines the submitted models with a robust ``aggregator`` of
-    :data:`learning.byzantine.AGGREGATORS` instead of the mean; ``n_bad`` is the number of values trimmed per
-    side (trimmed mean) or the attackers Krum allows for.
+    """FedAvg whose server combines the submitted models with a robust ``aggregator``.
+
+    The ``aggregator`` of :data:`learning.byzantine.AGGREGATORS` replaces the mean; ``n_bad`` is
+    the number of values trimmed per side (trimmed mean) or the attackers Krum allows for.
     """
 
     name = "robust-fedavg"
@@ -37,5 +39,17 @@ class RobustFedAvg(FedAvg):
     def aggregate(
         self, state: GroupAveragingState, clients: np.ndarray, trained: LocalResult
     ) -> GroupAveragingState:
+        """The global model is the robust aggregate of the participants' trained models.
+
+        The aggregator runs on the flattened models, one row per participant, without the data
+        weights of FedAvg's mean.
+
+        References
+        ----------
+        Yin, Chen, Ramchandran and Bartlett (2018), "Byzantine-Robust Distributed Learning:
+        Towards Optimal Statistical Rates" (median, trimmed mean); Blanchard, El Mhamdi,
+        Guerraoui and Stainer (2017), "Machine Learning with Adversaries: Byzantine Tolerant
+        Gradient Descent" (Krum); Werner (2024), ch. 2, §2.4.
+        """
         combined = byzantine.AGGREGATORS[self.aggregator](flatten(trained.params), self.n_bad)
         return {**state, "groups": unflatten(combined[None], state["groups"])}

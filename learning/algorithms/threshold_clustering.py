@@ -48,21 +48,31 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class FixedRadius:
-    """The same radius :math:`\\tau` for every centre and iteration."""
+    r"""The same radius :math:`\tau` for every centre and iteration."""
 
     tau: float
 
     def __post_init__(self) -> None:
+        """Check that ``tau`` is positive.
+
+        Raises
+        ------
+        ValueError
+            If ``tau`` is not positive.
+        """
         positive("tau", self.tau)
 
     def __call__(self, distances: torch.Tensor) -> torch.Tensor:
+        r"""The radius :math:`\tau` for every centre of ``distances (..., K, N)``: ``(..., K)``."""
         return torch.full(distances.shape[:-1], float(self.tau), dtype=distances.dtype)
 
 
 @dataclass(frozen=True, slots=True)
 class QuantileRadius:
-    r""":math:`\tau = s \cdot d_{(\lfloor qN \rfloor)}`, the ``floor(qN)``-th smallest
-    distance (0-based) from the centre, times ``scale``.
+    r"""The quantile radius :math:`\tau = s \cdot d_{(\lfloor qN \rfloor)}`.
+
+    The ``floor(qN)``-th smallest distance (0-based) from the centre, times ``scale``
+    (:math:`s`).
 
     With a strict comparison (synthetic experiments, ``scale=1``) exactly ``floor(qN)``
     points are inside; with ``scale=0.99`` and "<=" (MNIST) also ``floor(qN)``; with
@@ -73,10 +83,26 @@ class QuantileRadius:
     scale: float = 1.0
 
     def __post_init__(self) -> None:
+        """Check that ``q`` lies in :math:`(0, 1)` and ``scale`` is positive.
+
+        Raises
+        ------
+        ValueError
+            If ``q`` is outside :math:`(0, 1)` or ``scale`` is not positive.
+        """
         in_interval("q", self.q, 0.0, 1.0, low_open=True, high_open=True)
         positive("scale", self.scale)
 
     def __call__(self, distances: torch.Tensor) -> torch.Tensor:
+        r"""Radius of each centre of ``distances (..., K, N)``, shape ``(..., K)``.
+
+        :math:`s\, d_{(r)}` with :math:`r = \min(\lfloor qN \rfloor, N - 1)` (0-based), the
+        :math:`r`-th smallest distance of the centre to the ``N`` points.
+
+        References
+        ----------
+        Werner et al. (2023), "Provably Personalized and Robust Federated Learning", §4.2.
+        """
         n = distances.shape[-1]
         rank = min(math.floor(self.q * n), n - 1)
         kth = torch.kthvalue(distances, rank + 1, dim=-1).values
@@ -89,8 +115,10 @@ RadiusRule = FixedRadius | QuantileRadius | Callable[[torch.Tensor], torch.Tenso
 
 @dataclass(frozen=True, slots=True)
 class TCResult:
-    """Centres ``(..., K, P)`` after the iterations, and per iteration the radii and the
-    number of points inside each ball, both ``(iters, ..., K)``.
+    """Outcome of :func:`threshold_clustering`.
+
+    Centres ``(..., K, P)`` after the iterations, and per iteration the radii and the number of
+    points inside each ball, both ``(iters, ..., K)``.
     """
 
     centers: torch.Tensor
@@ -147,7 +175,7 @@ def threshold_clustering(
 
 
 def iterations_bound(sigma: float, gap: float, cluster_fraction: float) -> int:
-    r"""Iterations Theorem 1 asks for, up to its constant:
+    r"""Iterations Theorem 1 asks for, up to its constant.
 
     .. math::
 
@@ -175,10 +203,12 @@ def distance_curves(
     *,
     inclusive: bool = False,
 ) -> torch.Tensor:
-    r"""The clipping-iteration study's curves (Werner et al. 2023, §4.3 and Fig. 4; Werner
-    2024, Fig. 2.7): run Threshold-Clustering from ``init`` ``(..., K, P)``, centre ``k``
-    belonging to true cluster ``k``, and after each iteration record the RMS distance of the
-    centre to that cluster's members,
+    r"""RMS distance of each Threshold-Clustering centre to its true cluster, per iteration.
+
+    The clipping-iteration study's curves (Werner et al. 2023, §4.3 and Fig. 4; Werner 2024,
+    Fig. 2.7): run Threshold-Clustering from ``init`` ``(..., K, P)``, centre ``k`` belonging to
+    true cluster ``k``, and after each iteration record the RMS distance of the centre to that
+    cluster's members,
 
     .. math::
 
@@ -221,11 +251,12 @@ def clipping_study(
     *,
     seed: int | np.random.Generator | None = 0,
 ) -> torch.Tensor:
-    """The mean curve of the clipping study ``(iters,)``: for each of ``seeds`` repetitions
-    every true cluster's centre starts at one of its members drawn at random, and
-    :func:`distance_curves` runs with the strict quantile radius ``quantile`` (0.1 with 10
-    clusters: exactly one cluster's worth of points inside); the curves are averaged over
-    clusters and repetitions.
+    """The mean curve of the clipping study, shape ``(iters,)``.
+
+    For each of ``seeds`` repetitions every true cluster's centre starts at one of its members
+    drawn at random, and :func:`distance_curves` runs with the strict quantile radius
+    ``quantile`` (0.1 with 10 clusters: exactly one cluster's worth of points inside); the
+    curves are averaged over clusters and repetitions.
     """
     seeds = positive_int("seeds", seeds)
     rng = np.random.default_rng(seed)
@@ -244,8 +275,9 @@ def clipping_study(
 
 
 def elbow(curve: torch.Tensor | np.ndarray, level: float = -0.19, offset: float = 1e-3) -> float:
-    r"""The "elbow" of a decreasing curve :math:`f(l)` as the authors' notebook estimates it
-    (Werner et al. 2023, §4.3): the relative decrease
+    r"""The "elbow" of a decreasing curve :math:`f(l)` as the authors' notebook estimates it.
+
+    Werner et al. (2023), §4.3: the relative decrease
 
     .. math::
 
@@ -265,8 +297,9 @@ def elbow(curve: torch.Tensor | np.ndarray, level: float = -0.19, offset: float 
 
 
 def excess_contraction(curve: torch.Tensor | np.ndarray, span: int = 10) -> float:
-    r"""Mean contraction per iteration of the excess over the floor in the first ``span``
-    iterations, :math:`\big((f(\text{span}) - \min f)/(f(0) - \min f)\big)^{1/\text{span}}`
+    r"""Mean contraction per iteration of the excess over the floor in the first ``span`` steps.
+
+    :math:`\big((f(\text{span}) - \min f)/(f(0) - \min f)\big)^{1/\text{span}}`
     (Theorem 1's bound allows :math:`1 - \delta/2`; exactly :math:`1 - |I|/N` while the
     inside set is fixed).
     """
