@@ -1,8 +1,8 @@
-"""The propositions of Werner (2024), ch. 3 about Nash bargaining between the two firms.
+r"""The propositions of Werner (2024), ch. 3 about Nash bargaining between the two firms.
 
 Section 3.4 (pp. 64-69), with the proofs of section 3.7 (pp. 70ff): Proposition 2 and the Nash
 program with and without reachable qualities, as printed and as the authors' code solves it,
-checked against :mod:`econ.bargaining`. The bargained ratio :math:`\\rho^*` (its cubic, Lemma 25
+checked against :mod:`econ.bargaining`. The bargained ratio :math:`\rho^*` (its cubic, Lemma 25
 and Proposition 5) is in :mod:`econ.bargaining_ratio_propositions`.
 """
 

@@ -1,4 +1,4 @@
-"""The propositions of Werner (2024), ch. 3 about the duopoly's equilibrium: Lemmas 21-23.
+r"""The propositions of Werner (2024), ch. 3 about the duopoly's equilibrium: Lemmas 21-23.
 
 Sections 3.2-3.3 (pp. 59-64), with the proofs of section 3.7 (pp. 70ff): the demands (Lemma 21), the
 equilibrium and its global optimality (Lemma 22), complete collaboration (Lemma 23) and the

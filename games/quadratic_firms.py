@@ -134,12 +134,12 @@ class QuadraticFirms:
 
     @property
     def q_max(self) -> float:
-        """:math:`Q = 1 - f(x^*)`, the best quality of the joint objective.
+        r""":math:`Q = 1 - f(x^*)`, the best quality of the joint objective.
 
         References
         ----------
         Werner (2024), Collaborative Learning: Aligning Goals and Outcomes, ch. 3, §3.2, (3.1) and
-        §3.4, Proposition 2 (:math:`q_h^* = \\max_x q(x)`).
+        §3.4, Proposition 2 (:math:`q_h^* = \max_x q(x)`).
 
         Examples
         --------
@@ -258,7 +258,7 @@ class QuadraticFirms:
 
 
 def thesis_toy(x_low: ArrayLike, x_high: ArrayLike, **options: float) -> QuadraticFirms:
-    """The symmetric convex toy: :math:`q(x) = 1 - (\\|x\\|^2 + 1)/64`, :math:`Q = 63/64`.
+    r"""The symmetric convex toy: :math:`q(x) = 1 - (\|x\|^2 + 1)/64`, :math:`Q = 63/64`.
 
     References
     ----------

@@ -62,7 +62,7 @@ METHODS = ("auto", "cvxpy")
 
 @dataclass(frozen=True, eq=False)
 class SharingProtocol:
-    """A protocol β with everything the clients and the server see.
+    r"""A protocol β with everything the clients and the server see.
 
     ``exists`` is False when no non-trivial mutually beneficial protocol exists, or when the
     solver's point leaves a client short of its stand-alone utility by more than

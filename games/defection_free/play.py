@@ -57,10 +57,10 @@ class Firms(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Play:
-    """The qualities of every round of a scheme, round 0 being the start.
+    r"""The qualities of every round of a scheme, round 0 being the start.
 
     ``cap`` is the quality the low firm was allowed this round (NaN: uncapped), ``hat_q``
-    Algorithm 5's :math:`\\hat q` (NaN where not computed). ``measured`` are the qualities
+    Algorithm 5's :math:`\hat q` (NaN where not computed). ``measured`` are the qualities
     the firms' models have; in the ``oracle`` inner mode the low firm's quality is set by the
     rule instead (``q_l`` then differs from ``measured``), as the authors' code does for the
     experiments of §3.5 (Fig. 3.3): it never trains the low model.

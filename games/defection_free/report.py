@@ -46,7 +46,7 @@ MARKET_COLUMNS = ("q_l", "q_h", "U_l", "U_h", "consumer_surplus", "welfare")
 
 @dataclass(frozen=True, slots=True)
 class PlayReport:
-    """A scheme's run in the economics' terms (the JSON of ``collabecon defection-free``).
+    r"""A scheme's run in the economics' terms (the JSON of ``collabecon defection-free``).
 
     Attributes
     ----------
@@ -61,14 +61,14 @@ class PlayReport:
     audit
         :func:`revenue_audit` of the run.
     rho_star
-        :math:`\\rho^*` of the Nash bargaining solution from the start, with ``q_max``.
+        :math:`\rho^*` of the Nash bargaining solution from the start, with ``q_max``.
     nash_star
         :math:`N(q_l^*, q_h^*)` with :math:`q_h^* = Q` = ``q_max`` (Proposition 2): the
         reference of Fig. 3.3's last panel.
     nash_max
-        :math:`\\max_{q_l} N(q_l, \\bar q)` over the individually rational set, with
-        :math:`\\bar q` the best quality either firm reached (Proposition 2 with
-        :math:`Q := \\bar q`).
+        :math:`\max_{q_l} N(q_l, \bar q)` over the individually rational set, with
+        :math:`\bar q` the best quality either firm reached (Proposition 2 with
+        :math:`Q := \bar q`).
     final_nash_gap
         ``nash_max`` minus the final Nash product counted as progress: the product where the
         final round is individually rational, else the product capped at 0 (the

@@ -49,7 +49,7 @@ FIRM_NAMES = ("low", "high")
 
 @dataclass(frozen=True, slots=True)
 class HighMove:
-    """What the high firm does this round.
+    r"""What the high firm does this round.
 
     Attributes
     ----------
@@ -57,7 +57,7 @@ class HighMove:
         Train on the joint objective (the low firm shares) or on its own data only.
     pace
         Largest growth factor :math:`q_{h,t}/q_{h,t-1}` the step aims at (Proposition 5's
-        :math:`\\tilde b`), or None for an unpaced step.
+        :math:`\tilde b`), or None for an unpaced step.
     undo_if_worse
         Keep the previous model when the step lowers the measured quality (qualities
         never degrade: assumption 4 of §3.3).
@@ -67,7 +67,7 @@ class HighMove:
     References
     ----------
     Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5, steps 2-4 (the high-quality model update);
-    pace: proof of Proposition 5, §3.7 (:math:`\\tilde b`).
+    pace: proof of Proposition 5, §3.7 (:math:`\tilde b`).
     """
 
     joint: bool
@@ -78,7 +78,7 @@ class HighMove:
 
 @dataclass(frozen=True, slots=True)
 class LowMove:
-    """What the low firm does after the high firm moved.
+    r"""What the low firm does after the high firm moved.
 
     Attributes
     ----------
@@ -88,13 +88,13 @@ class LowMove:
         Highest quality the low firm may reach this round; None means uncapped (a free
         round of training). A cap equal to the current quality means "wait".
     hat_q
-        Algorithm 5's :math:`\\hat q_{l,t} = B(\\rho_{t-1}, b) q_{h,t}` where it was
+        Algorithm 5's :math:`\hat q_{l,t} = B(\rho_{t-1}, b) q_{h,t}` where it was
         computed (None otherwise).
 
     References
     ----------
     Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5, steps 5-11 (the low-quality model update;
-    :math:`\\hat q_{l,t}` of step 8).
+    :math:`\hat q_{l,t}` of step 8).
     """
 
     joint: bool
@@ -302,28 +302,28 @@ class OneSided:
 
 @dataclass(frozen=True, slots=True)
 class DefectionFreeConfig:
-    """Options of Algorithm 5 (the defaults: the caps of the module docstring, no gating).
+    r"""Options of Algorithm 5 (the defaults: the caps of the module docstring, no gating).
 
     Attributes
     ----------
     cap_mode
-        ``"recommended"``: cap :math:`\\min(\\hat q, \\rho^* q_{h,t}, q_l^*)`; ``"literal"``:
-        :math:`\\hat q` only, as printed (overshoots the Nash ratio when :math:`q_h` jumps).
+        ``"recommended"``: cap :math:`\min(\hat q, \rho^* q_{h,t}, q_l^*)`; ``"literal"``:
+        :math:`\hat q` only, as printed (overshoots the Nash ratio when :math:`q_h` jumps).
     gating
         When the low firm may start an update: ``"none"`` (the caps make gating redundant),
         ``"line7"`` (step 7 as printed, read after step 6:
-        :math:`q_{l,t-1} < q_l^*` and :math:`q_{l,t-1}/q_{h,t} \\le \\rho^*`),
+        :math:`q_{l,t-1} < q_l^*` and :math:`q_{l,t-1}/q_{h,t} \le \rho^*`),
         ``"text"`` (the text before Algorithm 5: :math:`q_{l,t-1} < q_l^*` and
-        :math:`\\rho_{t-1} \\le \\rho^*`),
-        ``"code"`` (:math:`\\rho_{t-1} \\le \\rho^*` and :math:`q_{l,t-1} \\le \\rho^*`, the
+        :math:`\rho_{t-1} \le \rho^*`),
+        ``"code"`` (:math:`\rho_{t-1} \le \rho^*` and :math:`q_{l,t-1} \le \rho^*`, the
         authors' code with ``max_qh = 1``).
     schedule
         The high firm's pace: ``"paced"`` (growth at most ``b_tilde`` per round, Prop. 5) or
         ``"const"`` (a constant step).
     b_tilde
-        The pace :math:`\\tilde b`.
+        The pace :math:`\tilde b`.
     q_max
-        :math:`Q = \\max_x q(x)`, the best reachable quality (default 1, as Lemma 25).
+        :math:`Q = \max_x q(x)`, the best reachable quality (default 1, as Lemma 25).
     tolerance
         Measurement tolerance of a quality: a rise of :math:`q_h` up to it counts as none,
         and the audit allows the revenue change a quality error of this size can cause.
@@ -334,7 +334,7 @@ class DefectionFreeConfig:
     References
     ----------
     Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 (steps 7-8) and the proof of Proposition 5, §3.7
-    (:math:`\\tilde b`); Lemma 25 (:math:`q_h^* = 1`).
+    (:math:`\tilde b`); Lemma 25 (:math:`q_h^* = 1`).
     """
 
     cap_mode: str = "recommended"
@@ -356,10 +356,10 @@ class DefectionFreeConfig:
 
 @dataclass(frozen=True, slots=True)
 class DefectionFree:
-    """Algorithm 5 from the disagreement point ``(q_l0, q_h0)`` (Werner 2024, ch. 3).
+    r"""Algorithm 5 from the disagreement point ``(q_l0, q_h0)`` (Werner 2024, ch. 3).
 
-    :math:`\\rho^*` and :math:`q_l^* = \\rho^* Q` come from the constrained Nash bargaining
-    solution (:func:`econ.bargaining.duopoly_nash_solution`); :math:`\\hat q_{l,t}` from
+    :math:`\rho^*` and :math:`q_l^* = \rho^* Q` come from the constrained Nash bargaining
+    solution (:func:`econ.bargaining.duopoly_nash_solution`); :math:`\hat q_{l,t}` from
     :func:`econ.quality_caps.hat_q` and the cap from :func:`econ.quality_caps.next_low_quality`, both with
     the cap factor ``cap_factor`` (:func:`econ.quality_caps.B`, step 8; the registry swaps in
     misprinted factors to see its checks fail).
@@ -446,14 +446,14 @@ def build_scheme(
 
 
 def estimate_q_max(pooled: Sequence[ModelQualities], q_h0: float) -> float:
-    """Estimate :math:`Q = \\max_x q(x)` as the best quality a pooled-training run reached.
+    r"""Estimate :math:`Q = \max_x q(x)` as the best quality a pooled-training run reached.
 
     ``pooled`` are the per-round qualities of a run that trains on all the data (complete
     collaboration); the estimate is never below the high firm's start ``q_h0``.
 
     References
     ----------
-    Werner (2024), ch. 3, §3.4, Proposition 2 (:math:`q_h^* = \\max_x q(x)`); Complete Collaboration,
+    Werner (2024), ch. 3, §3.4, Proposition 2 (:math:`q_h^* = \max_x q(x)`); Complete Collaboration,
     §3.3.
     """
     if not pooled:

@@ -33,7 +33,7 @@ _TH_MODES = ("raw", "normalized")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IPFLConfig:
-    """Knobs of the mechanism (§4.2-4.3 and App. C give no values; the defaults are ours
+    r"""Knobs of the mechanism (§4.2-4.3 and App. C give no values; the defaults are ours
     unless marked RC).
 
     Parameters
@@ -41,10 +41,10 @@ class IPFLConfig:
     tok_init
         Equal starting balance of every client (App. C "opportunity fairness"; RC 100).
     price
-        Posted price :math:`\\tau_p` per cluster per round (RC 1).
+        Posted price :math:`\tau_p` per cluster per round (RC 1).
     eta_tok, gamma_acc
-        Cap :math:`\\eta` of the refund fraction and the relative-improvement threshold
-        :math:`\\gamma` of Eq. 11.
+        Cap :math:`\eta` of the refund fraction and the relative-improvement threshold
+        :math:`\gamma` of Eq. 11.
     th_bid, th_mode
         Bid threshold :math:`Th` of Alg. 2, on raw accuracy (``"raw"``) or on normalised
         importance weights (``"normalized"``).
@@ -62,7 +62,7 @@ class IPFLConfig:
         every client ever associated with the tier, split rewards, integer tokens, fixed
         ``code_perf`` + ``code_rand`` slots per tier (one moves from random to performance at
         round ``code_shift_round``), random extras from bidders, ascending sort after a
-        non-improving round, uniform :math:`\\lambda` in :math:`\\psi`. (The driver adds the
+        non-improving round, uniform :math:`\lambda` in :math:`\psi`. (The driver adds the
         RC's local optimiser, Adadelta.)
     code_perf, code_rand, code_shift_round
         The RC slot schedule (``iter_avg`` config: 5 + 2 per tier, shift at round 100).

@@ -44,17 +44,17 @@ def shapley_first_order(
     *,
     normalized: bool = True,
 ) -> FloatArray:
-    """First-order Shapley contribution of each participant (App. H, Eq. 15-16):
+    r"""First-order Shapley contribution of each participant (App. H, Eq. 15-16):
 
     .. math::
 
-        \\psi_i = -g^\\top \\lambda_i (W_i - W_M) \\quad\\text{(normalised, Eq. 16)}, \\qquad
-        \\psi_i = -g^\\top \\lambda_i W_i \\quad\\text{(Eq. 15)},
+        \psi_i = -g^\top \lambda_i (W_i - W_M) \quad\text{(normalised, Eq. 16)}, \qquad
+        \psi_i = -g^\top \lambda_i W_i \quad\text{(Eq. 15)},
 
     with :math:`g` the mean hold-out loss gradient at the aggregate :math:`W_M`,
     :math:`W_i` the participants' trained parameters (rows of ``updates``) and
-    :math:`\\lambda_i` the aggregation weights. Under FedAvg
-    (:math:`W_M = \\sum \\lambda_i W_i`, :math:`\\sum\\lambda_i = 1`) the normalised values sum
+    :math:`\lambda_i` the aggregation weights. Under FedAvg
+    (:math:`W_M = \sum \lambda_i W_i`, :math:`\sum\lambda_i = 1`) the normalised values sum
     to 0 (``ipfl.shapley.zero_sum``). Computed in float64.
 
     References

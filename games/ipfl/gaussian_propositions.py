@@ -38,19 +38,19 @@ Formula = Callable[..., sp.Expr]
 def working_errors(
     sizes: ArrayLike, m1: int, sigma: float, tau_w: float, beta_gap: float
 ) -> dict[str, float]:
-    """MSE of client 0 (in group :math:`T_1 = \\{0..m_1-1\\}`) by the paper's formulas, Eq. 4,
+    r"""MSE of client 0 (in group :math:`T_1 = \{0..m_1-1\}`) by the paper's formulas, Eq. 4,
     the FL error and Eq. 5 of §3, which are exact when the other clients' means are
-    independent around :math:`\\mu_i` (:math:`\\mu_j - \\mu_i \\sim N(\\beta_{g(j)}-\\beta_1,
-    2\\tau^2)`, the working model):
+    independent around :math:`\mu_i` (:math:`\mu_j - \mu_i \sim N(\beta_{g(j)}-\beta_1,
+    2\tau^2)`, the working model):
 
     .. math::
 
-        e_{loc} &= \\sigma^2/n_i, \\\\
-        e_{FL} &= \\Big(\\sum_{j\\in T_2} \\tfrac{n_j}{n} (\\beta_2-\\beta_1)\\Big)^2
-                 + \\sum_{j\\ne i} \\big(\\tfrac{n_j}{n}\\big)^2 (\\sigma^2/n_j + 2\\tau^2)
-                 + \\big(\\tfrac{n_i}{n}\\big)^2 \\sigma^2/n_i, \\\\
-        e_{T_1} &= \\sum_{j\\in T_1, j\\ne i} \\big(\\tfrac{n_j}{n_{T_1}}\\big)^2
-                 (\\sigma^2/n_j + 2\\tau^2) + \\big(\\tfrac{n_i}{n_{T_1}}\\big)^2 \\sigma^2/n_i.
+        e_{loc} &= \sigma^2/n_i, \\
+        e_{FL} &= \Big(\sum_{j\in T_2} \tfrac{n_j}{n} (\beta_2-\beta_1)\Big)^2
+                 + \sum_{j\ne i} \big(\tfrac{n_j}{n}\big)^2 (\sigma^2/n_j + 2\tau^2)
+                 + \big(\tfrac{n_i}{n}\big)^2 \sigma^2/n_i, \\
+        e_{T_1} &= \sum_{j\in T_1, j\ne i} \big(\tfrac{n_j}{n_{T_1}}\big)^2
+                 (\sigma^2/n_j + 2\tau^2) + \big(\tfrac{n_i}{n_{T_1}}\big)^2 \sigma^2/n_i.
     """
     n = np.asarray(sizes, dtype=np.float64)
     s2, t2 = float(sigma) ** 2, float(tau_w) ** 2
@@ -65,13 +65,13 @@ def working_errors(
 def exact_errors(
     sizes: ArrayLike, m1: int, sigma: float, tau_w: float, beta_gap: float
 ) -> dict[str, float]:
-    """The same MSEs under the hierarchical model Eq. 3 as printed (every
-    :math:`\\mu_j \\sim N(\\beta_{g(j)}, \\tau^2)` independently, target :math:`\\mu_i`):
+    r"""The same MSEs under the hierarchical model Eq. 3 as printed (every
+    :math:`\mu_j \sim N(\beta_{g(j)}, \tau^2)` independently, target :math:`\mu_i`):
 
     .. math::
 
-        e = \\Big(\\sum_{j\\in T_2} w_j\\Big)^2(\\beta_2-\\beta_1)^2 + \\sum_j w_j^2\\sigma^2/n_j
-            + \\tau^2\\Big[\\sum_{j\\ne i} w_j^2 + (1-w_i)^2\\Big].
+        e = \Big(\sum_{j\in T_2} w_j\Big)^2(\beta_2-\beta_1)^2 + \sum_j w_j^2\sigma^2/n_j
+            + \tau^2\Big[\sum_{j\ne i} w_j^2 + (1-w_i)^2\Big].
     """
     n = np.asarray(sizes, dtype=np.float64)
     s2, t2 = float(sigma) ** 2, float(tau_w) ** 2

@@ -190,12 +190,12 @@ def lloyd(
     *,
     centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre,
 ) -> tuple[NDArray[np.int64], FloatArray]:
-    """The Lloyd process of Prop. 1's proof (App. I, part 1) on client means :math:`\\hat\\mu_i`:
+    r"""The Lloyd process of Prop. 1's proof (App. I, part 1) on client means :math:`\hat\mu_i`:
     assign each client to the nearest centre, set each centre to ``centre`` of its clients (the
-    size-weighted mean :math:`\\sum n_i \\hat\\mu_i / \\sum n_i`); returns the final assignment
+    size-weighted mean :math:`\sum n_i \hat\mu_i / \sum n_i`); returns the final assignment
     and the objective after every assignment step and every centroid step
-    (:math:`\\sum_k \\sum_{i\\in C_k} n_i (\\beta_k - \\hat\\mu_i)^2`, the proof's
-    :math:`\\sum_i \\sum_j (\\beta_k - z_{ij})^2` up to a constant).
+    (:math:`\sum_k \sum_{i\in C_k} n_i (\beta_k - \hat\mu_i)^2`, the proof's
+    :math:`\sum_i \sum_j (\beta_k - z_{ij})^2` up to a constant).
     """
     mu = np.asarray(means, dtype=np.float64)
     n = np.asarray(sizes, dtype=np.float64)

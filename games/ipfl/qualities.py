@@ -19,7 +19,7 @@ from games.ipfl.config import BoolArray, FloatArray, IntArray
 
 
 def pma(personalised: ArrayLike, reference: ArrayLike) -> FloatArray:
-    """Eq. 1: :math:`PMA_i = f_i - \\rho_i`, in percentage points (accuracies in [0, 1]); a
+    r"""Eq. 1: :math:`PMA_i = f_i - \rho_i`, in percentage points (accuracies in [0, 1]); a
     float for scalars.
 
     References
@@ -40,7 +40,7 @@ def pma(personalised: ArrayLike, reference: ArrayLike) -> FloatArray:
 
 
 def opt_outs(pma_pp: ArrayLike) -> BoolArray:
-    """Eq. 2 corrected: client :math:`i` opts out iff :math:`PMA_i \\le 0` (the printed
+    r"""Eq. 2 corrected: client :math:`i` opts out iff :math:`PMA_i \le 0` (the printed
     :math:`H(x) = 1[x > 0]` counts the satisfied clients; ``docs/errata.md``, ``ipfl.eq2``).
 
     References
@@ -106,8 +106,8 @@ class TokenQualities:
         object.__setattr__(self, "names", names)
 
     def utility(self, price_per_token: float, value_per_point: float = 1.0) -> FloatArray:
-        """Money-metric gain of participating:
-        :math:`v \\cdot PMA_i + p_{tok} \\cdot \\mathrm{net}_i` (value ``v`` per point of PMA).
+        r"""Money-metric gain of participating:
+        :math:`v \cdot PMA_i + p_{tok} \cdot \mathrm{net}_i` (value ``v`` per point of PMA).
 
         References
         ----------
@@ -126,8 +126,8 @@ class TokenQualities:
         return v * self.pma + p * self.net_tokens
 
     def individually_rational(self, price_per_token: float, value_per_point: float = 1.0) -> bool:
-        """True iff participation is individually rational for every client:
-        :math:`v \\cdot PMA_i + p_{tok}\\, \\mathrm{net}_i \\ge 0` for all :math:`i`.
+        r"""True iff participation is individually rational for every client:
+        :math:`v \cdot PMA_i + p_{tok}\, \mathrm{net}_i \ge 0` for all :math:`i`.
 
         References
         ----------

@@ -17,7 +17,7 @@ from games.ipfl.config import IntArray, IPFLConfig
 
 
 def n_perf_default(n_clients: int, n_clusters: int, share: float = 0.20) -> int:
-    """:math:`N_p = \\lceil share \\cdot N / K \\rceil` per cluster (the paper gives no value;
+    r""":math:`N_p = \lceil share \cdot N / K \rceil` per cluster (the paper gives no value;
     ``share`` is ours).
 
     References
@@ -38,10 +38,10 @@ def n_perf_default(n_clients: int, n_clusters: int, share: float = 0.20) -> int:
 def n_rand_schedule(
     n_clients: int, n_clusters: int, n_unexplored: int, high: float = 0.20, low: float = 0.05
 ) -> tuple[int, int]:
-    """Exploration budget (§4.3, following Oort): total and per cluster,
+    r"""Exploration budget (§4.3, following Oort): total and per cluster,
 
-    .. math::  R_{tot} = \\max(\\lceil low\\,N \\rceil, \\min(\\lceil high\\,N \\rceil,
-               |\\text{unexplored}|)), \\qquad N_r = \\lceil R_{tot} / K \\rceil.
+    .. math::  R_{tot} = \max(\lceil low\,N \rceil, \min(\lceil high\,N \rceil,
+               |\text{unexplored}|)), \qquad N_r = \lceil R_{tot} / K \rceil.
 
     References
     ----------
@@ -112,8 +112,8 @@ def select_clients(
     available: ArrayLike | None = None,
     ascending: ArrayLike | None = None,
 ) -> list[IntArray]:
-    """Alg. 1 ``SelectClients``: per cluster, the top ``n_perf`` bidders by
-    :math:`(\\psi_{ki}, \\Omega_{ki})` descending (then id), plus ``n_rand`` random explorers
+    r"""Alg. 1 ``SelectClients``: per cluster, the top ``n_perf`` bidders by
+    :math:`(\psi_{ki}, \Omega_{ki})` descending (then id), plus ``n_rand`` random explorers
     drawn from the available clients not yet chosen for the cluster; only clients that can
     still pay are eligible, and a client pays once per cluster it joins.
 

@@ -1,9 +1,9 @@
-"""CBER buyers and their consistent estimator of the seller's price-discrimination rate.
+r"""CBER buyers and their consistent estimator of the seller's price-discrimination rate.
 
 Werner (2024), Definition 5 (consistent-belief-based equilibrium-responding buyers) and
 eq. (4.7) (proof of Proposition 6). In round ``t`` every buyer uses the same belief
-:math:`\\hat\\alpha_t` and plays Theorem 6 for :math:`\\alpha = \\hat\\alpha_t`: high types evade
-with probability :math:`q_t = q^*\\,\\mathbb 1\\{\\hat\\alpha_t > \\alpha^*\\}`.
+:math:`\hat\alpha_t` and plays Theorem 6 for :math:`\alpha = \hat\alpha_t`: high types evade
+with probability :math:`q_t = q^*\,\mathbb 1\{\hat\alpha_t > \alpha^*\}`.
 """
 
 from __future__ import annotations

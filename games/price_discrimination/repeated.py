@@ -1,9 +1,9 @@
-"""The repeated PD game (Algorithm 6), simulated for many independent runs at once.
+r"""The repeated PD game (Algorithm 6), simulated for many independent runs at once.
 
 Werner (2024), section 4.3 and Algorithm 6 (section 4.6), read with Definition 4 step 3 and
 the experiments of section 4.4 ("samples once from each distribution"): each round nature
 draws the ``n`` buyers' types, CBER buyers signal given their shared belief
-:math:`\\hat\\alpha_t`, the seller draws **one price per signal class**, buyers buy iff the
+:math:`\hat\alpha_t`, the seller draws **one price per signal class**, buyers buy iff the
 price is at most their value, and the seller observes its realised utility.
 
 Vectorisation: runs form an axis of every array. Buyers are drawn a block of rounds at a time
@@ -109,7 +109,7 @@ class RepeatedRun:
 
     @property
     def q(self) -> Floats:
-        """The high type's evasion probability :math:`q_t = q^*\\,\\mathbb 1\\{\\hat\\alpha_t > \\alpha^*\\}`.
+        r"""The high type's evasion probability :math:`q_t = q^*\,\mathbb 1\{\hat\alpha_t > \alpha^*\}`.
 
         References
         ----------
