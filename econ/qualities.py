@@ -109,8 +109,9 @@ class ModelQualities:
         )
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame indexed by name: quality, its standard error and n_eval
-        (needs pandas).
+        """A pandas DataFrame indexed by name (needs pandas).
+
+        Columns: quality, its standard error and n_eval.
         """
         table = frame(
             {

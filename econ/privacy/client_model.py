@@ -1,5 +1,7 @@
-r"""What the three client models of Tsoy et al. (2024) share: the clients' weights and data,
-and the evaluation of a model's lambdified formulas (:class:`ClientModel`).
+r"""What the three client models of Tsoy et al. (2024) share.
+
+The clients' weights and data, and the evaluation of a model's lambdified formulas
+(:class:`ClientModel`).
 
 The models themselves are in :mod:`econ.privacy.models`.
 """
@@ -57,8 +59,9 @@ def _check_precision(n: ArrayLike, sigma: ArrayLike) -> None:
 
 
 def per_client(name: str, value: ArrayLike, n_clients: int) -> Array:
-    """``value`` as one entry per client: a scalar repeated ``n_clients`` times, or a vector of
-    that length.
+    """``value`` as one entry per client.
+
+    A scalar is repeated ``n_clients`` times; a vector must have that length.
 
     References
     ----------
@@ -95,9 +98,10 @@ class ClientModel(ABC):
     _exprs: ClassVar[dict[str, Callable[..., Any]]]
 
     def _set_data(self, n: ArrayLike, sigma: ArrayLike, n_clients: int | None = None) -> None:
-        """Check and store ``n`` (>= 1) and ``sigma`` (> 0), one entry per client when
-        ``n_clients`` is given, and refuse a precision ``n/sigma^2`` that is not a positive
-        finite float.
+        """Check and store ``n`` (>= 1) and ``sigma`` (> 0).
+
+        One entry per client when ``n_clients`` is given; a precision ``n/sigma^2`` that is not a
+        positive finite float is refused.
         """
         n = in_interval("n", n, 1.0)
         if n_clients is not None:
@@ -188,8 +192,9 @@ class ClientModel(ABC):
 def formula_table(
     exprs: dict[str, sp.Expr], constants: tuple[sp.Symbol, ...]
 ) -> dict[str, Callable[..., Any]]:
-    r"""Each of a model's formulas of :mod:`econ.privacy.symbolic`, lambdified in
-    (β_i, γ_i, λ_i, \*``constants``).
+    r"""Each of a model's formulas of :mod:`econ.privacy.symbolic`, lambdified.
+
+    The arguments are (β_i, γ_i, λ_i, \*``constants``).
 
     References
     ----------

@@ -216,9 +216,11 @@ def bayes_small_deviation_exists(model: Bayes, lam: ArrayLike) -> Existence:
 
 
 def scan(model: Empirical, lam: ArrayLike) -> tuple[Array, Array, Array]:
-    r"""For every aggregate level :math:`\bar z` of :meth:`Empirical.grid`: the minimal noises
-    :math:`\ell(\bar z)` (rows) and the slack :math:`\bar z - \bar z(\ell(\bar z))`
-    (``-inf`` where some client accepts no measured noise level).
+    r"""The minimal noises and the slack at every aggregate level of :meth:`Empirical.grid`.
+
+    For every aggregate level :math:`\bar z`: the minimal noises :math:`\ell(\bar z)` (rows) and the
+    slack :math:`\bar z - \bar z(\ell(\bar z))` (``-inf`` where some client accepts no measured
+    noise level).
 
     A protocol with aggregate :math:`\bar z` exists iff the slack is >= 0: raising the noises
     from :math:`\ell` towards :math:`z_{\max}` moves the aggregate continuously up to
@@ -244,7 +246,7 @@ SLACK_TOL = 1e-9
 
 
 def empirical_exists(model: Empirical, lam: ArrayLike) -> Existence:
-    r"""Definition 3.2 on measured clients: is some noise vector in the measured range mutually beneficial?
+    r"""Whether some noise vector in the measured range is mutually beneficial (Definition 3.2).
 
     With :math:`\ell_i(\bar z)` the least noise client :math:`i` accepts at aggregate noise
     :math:`\bar z` (:meth:`Empirical.minimal_noise`), a protocol with aggregate :math:`\bar z`

@@ -1,5 +1,6 @@
-"""Theorems 4.2, 4.5, 4.9 and Corollary 4.6 of Tsoy et al. (2024), section 4: existence of a
-mutually beneficial protocol.
+"""Tsoy et al. (2024), section 4: existence of a mutually beneficial protocol.
+
+Theorems 4.2, 4.5, 4.9 and Corollary 4.6.
 
 The tests themselves (``exists`` and the per-model functions) are in
 :mod:`econ.privacy.existence`.

@@ -29,8 +29,9 @@ from econ.validation import in_interval, positive, positive_int
 
 
 def rounds(y0: float, chi: float, *, integer: bool = False) -> float:
-    r""":math:`T = \max(-\ln y^0/\ln(1-\chi/2), 1)`; with ``integer`` the ceiling of Theorem 4.3
-    (section 4.2 ignores that T is an integer).
+    r"""The number of rounds :math:`T = \max(-\ln y^0/\ln(1-\chi/2), 1)` of Theorem 4.3.
+
+    With ``integer``, its ceiling (section 4.2 ignores that T is an integer).
 
     References
     ----------

@@ -1,5 +1,6 @@
-r"""The registered results about the symmetric Bayesian optimum of Tsoy et al. (2024): Theorem 5.3,
-its self-consistency condition, Lemma B.5 and the asymptotic optimum of Theorem 5.4.
+r"""The registered results about the symmetric Bayesian optimum of Tsoy et al. (2024).
+
+Theorem 5.3, its self-consistency condition, Lemma B.5 and the asymptotic optimum of Theorem 5.4.
 
 The optimum of :mod:`econ.privacy.symmetric` (the best of 0, ρ and the roots of
 :math:`h'_\lambda`) against the printed thresholds and limits.

@@ -1,5 +1,4 @@
-r"""The registered results about the symmetric optima of the DP models of Tsoy et al. (2024):
-Theorems 5.1 and 5.2.
+r"""The registered results about the symmetric optima of the DP models of Tsoy et al. (2024).
 
 The optima of :mod:`econ.privacy.symmetric` against the printed Theorems 5.1 (DP mean) and 5.2 (DP
 SGD), with the :math:`(\alpha^*)^2` of Appendices B.3 and B.8. The Bayesian Theorems 5.3 and 5.4

@@ -25,8 +25,9 @@ def _individually_rational(
     u_h: NDArray[np.float64],
     allowed: NDArray[np.float64] | float = 0.0,
 ) -> NDArray[np.bool_]:
-    """Whether neither firm is worse off than at round 0 (the constraints of the Nash
-    bargaining problem of §3.4, p. 64 ff.), up to ``allowed``.
+    """Whether neither firm is worse off than at round 0, up to ``allowed``.
+
+    These are the constraints of the Nash bargaining problem of §3.4, p. 64 ff.
     """
     return (u_l - u_l[0] >= -allowed) & (u_h - u_h[0] >= -allowed)
 
@@ -94,8 +95,9 @@ class PlayReport:
         return bool(self.rows[-1]["individually_rational"])
 
     def to_dict(self) -> dict[str, Any]:
-        """The run, JSON-ready: scheme, rounds, the audit, rho*, the Nash references and
-        the gap.
+        """The run, JSON-ready.
+
+        Scheme, rounds, the audit, rho*, the Nash references and the gap.
         """
         return plain(
             {
@@ -116,9 +118,7 @@ class PlayReport:
         )
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame of :attr:`rows`, one row per round indexed by ``t`` (needs
-        pandas).
-        """
+        """A pandas DataFrame of :attr:`rows`, one row per round indexed by ``t`` (needs pandas)."""
         return frame(list(self.rows), "PlayReport").set_index("t")
 
 

@@ -243,9 +243,10 @@ class Scheme(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class CompleteCollaboration:
-    """Both firms train on the joint objective, unrestricted (§3.3, p. 62; Lemma 23: both
-    revenues tend to 0). Each firm keeps its own model and the high firm moves first, as
-    in the authors' code, rather than one shared FedAvg model.
+    """Both firms train on the joint objective, unrestricted (§3.3, p. 62).
+
+    By Lemma 23 both revenues tend to 0. Each firm keeps its own model and the high firm moves
+    first, as in the authors' code, rather than one shared FedAvg model.
 
     References
     ----------

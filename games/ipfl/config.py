@@ -33,8 +33,9 @@ _TH_MODES = ("raw", "normalized")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IPFLConfig:
-    r"""Knobs of the mechanism (§4.2-4.3 and App. C give no values; the defaults are ours
-    unless marked RC).
+    r"""Knobs of the mechanism.
+
+    §4.2-4.3 and App. C give no values; the defaults are ours unless marked RC.
 
     Parameters
     ----------

@@ -14,9 +14,10 @@ from games.ipfl.config import FloatArray, IPFLConfig
 
 
 def aggregation_weights(sizes: ArrayLike, config: IPFLConfig) -> FloatArray:
-    r"""The aggregation weights :math:`\lambda_i` of a cluster's payers in the profiler
-    (Eq. 15-16): their shares of the training examples (FedAvg), or equal shares under
-    ``code_compat`` (the reference code averages uniformly).
+    r"""The aggregation weights :math:`\lambda_i` of a cluster's payers in the profiler (Eq. 15-16).
+
+    Their shares of the training examples (FedAvg), or equal shares under ``code_compat`` (the
+    reference code averages uniformly).
 
     References
     ----------
@@ -44,7 +45,9 @@ def shapley_first_order(
     *,
     normalized: bool = True,
 ) -> FloatArray:
-    r"""First-order Shapley contribution of each participant (App. H, Eq. 15-16):
+    r"""First-order Shapley contribution of each participant (App. H, Eq. 15-16).
+
+    Normalised (Eq. 16) or not (Eq. 15):
 
     .. math::
 

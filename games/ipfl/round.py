@@ -88,8 +88,9 @@ class Opening:
     state: TokenState
 
     def participations(self) -> tuple[IntArray, IntArray]:
-        """Every (cluster, client) pair that trains this round, as two flat arrays in cluster
-        order: ``clusters[j]`` is the cluster client ``clients[j]`` trains for.
+        """Every (cluster, client) pair that trains this round, as two flat arrays in cluster order.
+
+        ``clusters[j]`` is the cluster client ``clients[j]`` trains for.
 
         References
         ----------
@@ -100,8 +101,10 @@ class Opening:
         return clusters.astype(np.int64), np.concatenate(self.payers).astype(np.int64)
 
     def by_cluster(self) -> Iterator[tuple[int, IntArray, IntArray]]:
-        """``(cluster, rows, members)`` for every cluster that trains: ``rows`` index the
-        arrays of :meth:`participations`, ``members`` are the clients at those rows.
+        """``(cluster, rows, members)`` for every cluster that trains.
+
+        ``rows`` index the arrays of :meth:`participations`, ``members`` are the clients at those
+        rows.
         """
         clusters, clients = self.participations()
         for c in range(len(self.payers)):

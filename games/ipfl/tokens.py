@@ -115,7 +115,7 @@ def collect(
 
 
 def refund_fraction(acc: float, acc_max: float, eta_tok: float, gamma_acc: float) -> float:
-    r"""Eq. 11, the share of the pool returned to the payers ("utility"):
+    r"""Eq. 11, the share of the pool returned to the payers ("utility").
 
     .. math::
 
@@ -149,8 +149,9 @@ def refund_fraction(acc: float, acc_max: float, eta_tok: float, gamma_acc: float
 
 
 def code_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
-    """RC refund: 1 without improvement, else 0; overwritten to
-    ``n_parties / pool`` whenever the pool holds more than ``n_parties`` tokens.
+    """RC refund: 1 without improvement, else 0.
+
+    Overwritten to ``n_parties / pool`` whenever the pool holds more than ``n_parties`` tokens.
 
     References
     ----------
@@ -172,8 +173,9 @@ def code_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
 def refund(
     ledger: Ledger, cluster: int, payers: ArrayLike, fraction: float, *, integer: bool = False
 ) -> Ledger:
-    r"""Eq. 12 (corrected): ``fraction`` of ``pool[cluster]`` goes back to the payers equally
-    (under ``code_compat`` the driver passes every client ever associated with the tier).
+    r"""Eq. 12 (corrected): ``fraction`` of ``pool[cluster]`` goes back to the payers equally.
+
+    Under ``code_compat`` the driver passes every client ever associated with the tier.
 
     .. math::  \tau_i \leftarrow \tau_i + \frac{u_k\, \tau_{a,k}}{|S_k|},\ i \in S_k;
                \qquad \tau_{a,k} \leftarrow \tau_{a,k} - u_k \tau_{a,k}
@@ -200,7 +202,7 @@ def refund(
 
 
 def rank_rewards(n: int, pool: float) -> FloatArray:
-    r"""Eq. 13 (corrected): reward of rank :math:`\alpha = 1..n` (1 = worst contributor),
+    r"""Eq. 13 (corrected): reward of rank :math:`\alpha = 1..n` (1 = worst contributor).
 
     .. math::  r_\alpha = \frac{\alpha\, \tau_{a,k}}{n(n+1)/2}, \qquad \sum_\alpha r_\alpha = \tau_{a,k}.
 
@@ -219,9 +221,10 @@ def rank_rewards(n: int, pool: float) -> FloatArray:
 
 
 def literal_reward_total(n_perf: int, n_rand: int, pool: float) -> float:
-    """What the printed Eq. 13 pays out: ranks :math:`1..N_p+N_r` over the denominator
-    :math:`N_r(N_r+1)/2`. Differs from ``pool`` whenever :math:`N_p > 0` (``docs/errata.md``,
-    ``ipfl.eq13``).
+    """What the printed Eq. 13 pays out.
+
+    Ranks :math:`1..N_p+N_r` over the denominator :math:`N_r(N_r+1)/2`. Differs from ``pool``
+    whenever :math:`N_p > 0` (``docs/errata.md``, ``ipfl.eq13``).
 
     References
     ----------
@@ -290,9 +293,11 @@ def code_split_rewards(
     *,
     improved: bool,
 ) -> Ledger:
-    r"""RC rewards: half the pool by :math:`\psi` rank among the providers,
-    then the rest by participation rank over every registered client (descending after an
-    improvement, ascending otherwise); integer floors, leftovers stay in the pool.
+    r"""RC rewards: half the pool by :math:`\psi` rank, the rest by participation rank.
+
+    The first half goes by :math:`\psi` rank among the providers, then the rest by participation
+    rank over every registered client (descending after an improvement, ascending otherwise);
+    integer floors, leftovers stay in the pool.
 
     References
     ----------
@@ -347,8 +352,9 @@ class RefundTracker:
     def fraction(
         self, cluster: int, acc: float, config: IPFLConfig, pool: float, n_payers: int
     ) -> float:
-        """The refund fraction of ``cluster`` for this round's accuracy ``acc``; 0 in the
-        first paid round or while ``Acc_max`` is 0 ("skip at first").
+        """The refund fraction of ``cluster`` for this round's accuracy ``acc``.
+
+        0 in the first paid round or while ``Acc_max`` is 0 ("skip at first").
 
         References
         ----------
@@ -390,8 +396,9 @@ def settle_cluster(
     registered: ArrayLike | None = None,
     rewards: bool = True,
 ) -> tuple[Ledger, RefundTracker, float, bool]:
-    """Refund then rewards of one cluster in one paid round (Alg. 1 order: payment ->
-    training -> aggregation -> profiler -> reimbursement -> rewards).
+    """Refund then rewards of one cluster in one paid round.
+
+    Alg. 1 order: payment -> training -> aggregation -> profiler -> reimbursement -> rewards.
 
     ``registered`` lists every client ever associated with the tier (default: the payers);
     under ``code_compat`` the refund goes to all of them (RC "Reimburse Token to ALL
@@ -427,8 +434,9 @@ def settle_cluster(
 
 @cache
 def net_token_change_expr() -> sp.Expr:
-    r"""Net tokens of the provider of rank :math:`\alpha` in one cluster-round
-    (``ipfl.ledger.net_change``):
+    r"""Net tokens of the provider of rank :math:`\alpha` in one cluster-round.
+
+    Registered as ``ipfl.ledger.net_change``:
 
     .. math::  \mathrm{net}(\alpha) = (1 - u)\, p \left(\frac{2\alpha}{n + 1} - 1\right),
 
@@ -456,8 +464,9 @@ def _net_numeric() -> Any:
 
 
 def net_token_change(alpha: ArrayLike, n: int, u: float, price: float) -> FloatArray:
-    """Numeric twin of :func:`net_token_change_expr` (lambdified); a float for a scalar
-    ``alpha``.
+    """Numeric twin of :func:`net_token_change_expr` (lambdified).
+
+    A float for a scalar ``alpha``.
 
     References
     ----------

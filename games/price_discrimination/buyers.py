@@ -155,8 +155,10 @@ class RoundTypes:
         return pair + self.size * np.asarray(strategic, dtype=np.intp)
 
     def draw(self, uniforms: Floats) -> NDArray[np.intp]:
-        """Pair indices by inverse CDF: the first pair whose cumulative probability exceeds the
-        uniform, as ``np.searchsorted(cdf, u, side="right")``, started from the guide table.
+        """Pair indices by inverse CDF, started from the guide table.
+
+        Each index is the first pair whose cumulative probability exceeds the uniform, as
+        ``np.searchsorted(cdf, u, side="right")``.
 
         References
         ----------
@@ -216,8 +218,10 @@ class RoundTypes:
         return self.has_high() & self.has_low()
 
     def low_reward(self) -> Floats:
-        """``(mode, price, pairs)``: average seller utility per low-signal buyer when the low
-        class pays the low (price 0) or the high (price 1) price; 0 if nobody signals low.
+        """``(mode, price, pairs)``: average seller utility per low-signal buyer.
+
+        When the low class pays the low (price 0) or the high (price 1) price; 0 if nobody signals
+        low.
 
         References
         ----------
@@ -234,8 +238,9 @@ class RoundTypes:
         return np.stack([at_low, at_high], axis=1) * self.has_low()[:, None, :]
 
     def everyone_reward(self) -> Floats:
-        """``(mode, price, pairs)``: average seller utility per buyer when everyone pays the low
-        (price 0) or the high (price 1) price.
+        """``(mode, price, pairs)``: average seller utility per buyer when everyone pays one price.
+
+        The low (price 0) or the high (price 1) price.
 
         References
         ----------

@@ -91,8 +91,9 @@ class ConsistentEstimator:
         self._eps = np.zeros((rounds + 1, runs))  # row t: the bias drawn after round t
 
     def increments(self, informative: NDArray[np.bool_]) -> NDArray[np.float64]:
-        r""":math:`I_t/\rho_t` in each buyer mode, to be multiplied by :math:`X_t`, from whether a
-        round is informative ``(mode, ...)``.
+        r""":math:`I_t/\rho_t` in each buyer mode, to be multiplied by :math:`X_t`.
+
+        Computed from ``informative``, whether each round is informative, of shape ``(mode, ...)``.
 
         References
         ----------

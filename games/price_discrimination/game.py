@@ -137,8 +137,9 @@ class PDGame:
 
     @property
     def q_bar(self) -> Number:
-        r""":math:`\bar q = (1-\mu)\underline\theta/(\mu\Delta\theta)`: the evasion rate at which
-        a signal-aware seller is indifferent after a low signal.
+        r"""The evasion rate :math:`\bar q = (1-\mu)\underline\theta/(\mu\Delta\theta)`.
+
+        At this rate a signal-aware seller is indifferent after a low signal.
 
         References
         ----------
@@ -185,8 +186,9 @@ class PDGame:
 
     @property
     def blind_price_high(self) -> bool:
-        r"""Whether the signal-blind price is :math:`\bar\theta` (Theorem 6(d); tie goes to
-        :math:`\underline\theta`).
+        r"""Whether the signal-blind price is :math:`\bar\theta` (Theorem 6(d)).
+
+        A tie goes to :math:`\underline\theta`.
 
         References
         ----------
@@ -211,9 +213,10 @@ class PDGame:
 
     @property
     def kappa(self) -> Number:
-        r""":math:`\kappa = \min\{\mu\Delta\theta, (1-\mu)\underline\theta\}`, the constant of the
-        finite-horizon forms of Lemma 28 and Proposition 10 (Werner 2024, section 4.7 (p. 98ff.),
-        proof of Lemma 28).
+        r"""The constant :math:`\kappa = \min\{\mu\Delta\theta, (1-\mu)\underline\theta\}`.
+
+        The constant of the finite-horizon forms of Lemma 28 and Proposition 10 (Werner 2024,
+        section 4.7 (p. 98ff.), proof of Lemma 28).
 
         References
         ----------
@@ -228,8 +231,9 @@ class PDGame:
 
     @property
     def full_extraction(self) -> Number:
-        r""":math:`U_S(0; \mathrm{PD}) = \mu\bar\theta + (1-\mu)\underline\theta`: price
-        discrimination against truthful buyers.
+        r"""Utility :math:`U_S(0; \mathrm{PD})` of price discrimination against truthful buyers.
+
+        :math:`U_S(0; \mathrm{PD}) = \mu\bar\theta + (1-\mu)\underline\theta`.
 
         References
         ----------
@@ -244,8 +248,9 @@ class PDGame:
 
     @property
     def U1_star(self) -> Number:
-        r""":math:`\mathbb{U}_1^* = u_S(\alpha^*)`, the seller's utility under commitment
-        (Corollary 3, Remark 3), per buyer.
+        r"""The seller's utility per buyer under commitment, :math:`\mathbb{U}_1^* = u_S(\alpha^*)`.
+
+        Corollary 3, Remark 3.
 
         .. math:: \mathbb{U}_1^* = \alpha^* U_S(0;\mathrm{PD}) + (1-\alpha^*) u_S(0)
 

@@ -1,5 +1,6 @@
-"""Proposition 7 and Lemmas 27, 28 and 30 of Werner (2024), ch. 4: the one-round facts behind
-Propositions 7-10.
+"""Proposition 7 and Lemmas 27, 28 and 30 of Werner (2024), ch. 4.
+
+The one-round facts behind Propositions 7-10.
 
 Werner (2024), PhD thesis, ch. 4, section 4.3 (pp. 88-94) and the proofs of section 4.7 (pp.
 98-109): the seller's best response and utility gaps of one round, proved symbolically in both
@@ -38,8 +39,9 @@ from games.price_discrimination.symbolic_regimes import (
 
 
 def _vertices(regime: str, label: str, expr: Any) -> list[tuple[str, str, Any]]:
-    """``expr >= 0`` on [0, 1]^2 as four facts: ``expr`` is multilinear in (a, b), so its
-    minimum over the square is at a vertex.
+    """``expr >= 0`` on [0, 1]^2 as four facts, one per vertex.
+
+    ``expr`` is multilinear in (a, b), so its minimum over the square is at a vertex.
     """
     poly = sp.Poly(sp.expand(expr), A, B)
     if max(poly.degree(A), poly.degree(B)) > 1 or any(i + j > 2 for i, j in poly.monoms()):
@@ -177,8 +179,9 @@ def _prop7(consistent_only: bool = True) -> Verdict:
 
 
 def _lemma27_gaps(c_s_positive: bool) -> list[tuple[str, Any]]:
-    """U1* - [alpha* U_S(0; PD) + (1 - alpha*) u_S(1)] in each regime (it is (1 - alpha*)
-    (u_S(0) - u_S(1))).
+    """U1* - [alpha* U_S(0; PD) + (1 - alpha*) u_S(1)] in each regime.
+
+    It is (1 - alpha*) (u_S(0) - u_S(1)).
     """
     gaps = []
     for regime in ("A", "B"):

@@ -184,9 +184,11 @@ class RepeatedRun:
         return out
 
     def round_means(self) -> dict[str, Floats]:
-        """Per round ``t = 1..T``, the means over the runs: realised and expected seller
-        utility, buyer utility, the buyers' belief, alpha and its running mean, the share of
-        strategic rounds, and the share of each action class (``action_<class>``).
+        """Per round ``t = 1..T``, the means over the runs.
+
+        Realised and expected seller utility, buyer utility, the buyers' belief, alpha and its
+        running mean, the share of strategic rounds, and the share of each action class
+        (``action_<class>``).
 
         References
         ----------
@@ -254,8 +256,9 @@ class RepeatedRun:
         return best - self.expected_seller_utility().mean(axis=1)
 
     def realised_regret(self) -> Floats:
-        """Definition 7 against the realised buyer draws: the best fixed map's realised mean
-        utility minus the seller's.
+        """Definition 7's regret on the realised buyer draws.
+
+        The best fixed map's realised mean utility minus the seller's.
 
         References
         ----------
@@ -435,9 +438,10 @@ def simulate(
 
 
 def default_comparators(game: PDGame) -> dict[str, tuple[float, float]]:
-    r"""Fixed mixed strategies of :math:`\mathbb A^{MS}` for the policy regret: the four pure
-    maps and the product :math:`\tilde\alpha`-PD strategies of Proposition 9's proof with
-    :math:`\tilde\alpha \in \{\alpha^*/2, \alpha^* - 0.01\}`.
+    r"""Fixed mixed strategies of :math:`\mathbb A^{MS}` for the policy regret.
+
+    The four pure maps and the product :math:`\tilde\alpha`-PD strategies of Proposition 9's proof
+    with :math:`\tilde\alpha \in \{\alpha^*/2, \alpha^* - 0.01\}`.
 
     References
     ----------

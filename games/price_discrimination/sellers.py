@@ -202,9 +202,10 @@ class AlphaPD:
 
 @dataclass(frozen=True, slots=True)
 class FixedProduct:
-    r"""A fixed mixed strategy of :math:`\mathbb A^{MS}` (Definition 9): independent prices with
-    P(:math:`\bar\theta` | high signal) = ``a`` and P(:math:`\bar\theta` | low signal) = ``b``;
-    each may be one value per run.
+    r"""A fixed mixed strategy of :math:`\mathbb A^{MS}` (Definition 9): independent prices.
+
+    P(:math:`\bar\theta` | high signal) = ``a`` and P(:math:`\bar\theta` | low signal) = ``b``; each
+    may be one value per run.
 
     References
     ----------
@@ -233,8 +234,10 @@ class FixedProduct:
 
 @dataclass(frozen=True, slots=True)
 class BeliefTracking:
-    r"""An adversary for Proposition 10: price-discriminate iff the buyers' public belief is
-    below :math:`\alpha^* - m`, else charge the blind price
+    r"""An adversary for Proposition 10 that price-discriminates while the buyers' belief is low.
+
+    It price-discriminates iff the buyers' public belief is below :math:`\alpha^* - m` (:math:`m` =
+    ``margin``), else charges the blind price (:attr:`PDGame.blind_price_high`, Theorem 6(d)).
 
     References
     ----------
