@@ -68,6 +68,8 @@ RHO_INF = float(RHO_INF_EXACT)
 class DuopolyNashSolution:
     """The Nash bargaining solution of the duopoly for each starting point.
 
+    Each attribute is a Python ``float`` when the starting point was given as scalars.
+
     Attributes
     ----------
     rho_star, q_l_star, q_h_star
@@ -79,8 +81,6 @@ class DuopolyNashSolution:
     rho_low, rho_high
         The feasible interval of ratios at :math:`q_h = Q` (individually rational, and at
         least :math:`q_{l,0}/Q` where lowering is not allowed).
-
-    Each is a Python ``float`` when the starting point was given as scalars.
 
     References
     ----------
@@ -161,6 +161,8 @@ def nash_product(
 class NashReport:
     """The Nash product of a point together with what makes it a bargaining outcome or not.
 
+    Each attribute is a Python ``float`` (``rational`` a ``bool``) when the qualities were scalars.
+
     Attributes
     ----------
     product
@@ -173,8 +175,6 @@ class NashReport:
         measure of progress (both factors negative give a positive product).
     nash_value
         The product where the point is rational, NaN elsewhere.
-
-    Each is a Python ``float`` (``rational`` a ``bool``) when the qualities were scalars.
 
     References
     ----------
