@@ -94,6 +94,13 @@ def _zero_in_s(residual: sp.Expr, what: str) -> Verdict | None:
 
 
 def decided(verdict: Verdict | None, what: str) -> Verdict:
+    """The verdict of a check that sympy must decide.
+
+    Raises
+    ------
+    ValueError
+        When ``verdict`` is ``None``: sympy could not decide ``what``.
+    """
     if verdict is None:
         raise ValueError(f"sympy could not decide {what}")
     return verdict

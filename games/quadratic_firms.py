@@ -67,6 +67,11 @@ class QuadraticFirms:
     _visited: list[NDArray[np.float64]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
+        """Convert the parameters to float arrays and check their shapes and the steps.
+
+        ``centre`` and ``curvature`` (> 0) must both have shape ``(2, d)``; ``const_step`` and
+        ``loop_step`` lie in (0, 1]. The starting parameters count as visited.
+        """
         self.centre = np.array(self.centre, dtype=np.float64)
         self.curvature = positive("curvature", self.curvature).astype(np.float64)
         if self.centre.shape != self.curvature.shape or self.centre.shape[0] != 2:

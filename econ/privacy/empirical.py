@@ -121,6 +121,13 @@ class Empirical:
     name: ClassVar[str] = "empirical"
 
     def __post_init__(self) -> None:
+        r"""Check the measured curves, store them as float arrays and fit their interpolants.
+
+        The noise levels must be finite, > 0 and strictly increasing; ε finite and > 0 and the
+        errors finite and >= 0, each of shape (K, N) (``error_alone`` (N,)); the weights one
+        positive number per client. :math:`\ln\varepsilon` and the errors are interpolated
+        monotonically in :math:`\ln z` (:func:`econ.privacy.monotone.monotone_interpolants`).
+        """
         z = np.asarray(self.noise, dtype=np.float64)
         if z.ndim != 1 or z.size < 2:
             raise ValueError(f"noise must list at least two noise levels, got {self.noise!r}")

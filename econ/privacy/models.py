@@ -95,6 +95,7 @@ class DPMean(ClientModel):
     )
 
     def __post_init__(self) -> None:
+        """Check and store the clients' ``n`` and ``sigma`` and the positive ``bound``."""
         self._set_data(self.n, self.sigma)
         self._set_positive("bound")
 
@@ -183,6 +184,12 @@ class DPSGD(ClientModel):
     )
 
     def __post_init__(self) -> None:
+        """Check and store the clients' data and the constants of Theorems 4.3-4.4.
+
+        ``n`` and ``sigma`` have one entry per client of ``n_clients``; ``bound``, ``L``, ``mu`` and
+        ``diam`` are positive with ``mu <= L`` (strong convexity at most smoothness), and ``dim`` is
+        a positive integer.
+        """
         self._set_data(self.n, self.sigma, positive_int("n_clients", self.n_clients))
         self._set_positive("bound", "L", "mu", "diam")
         if self.mu > self.L:
@@ -314,6 +321,11 @@ class Bayes(ClientModel):
     )
 
     def __post_init__(self) -> None:
+        """Check and store the clients' ``n`` and ``sigma`` and the positive ``tau``.
+
+        ``tau`` and every precision ``n/sigma^2`` must lie in :data:`BAYES_RANGE` (eq. 3 squares
+        them).
+        """
         self._set_data(self.n, self.sigma)
         self._set_positive("tau")
         low, high = BAYES_RANGE

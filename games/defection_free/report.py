@@ -92,6 +92,7 @@ class PlayReport:
 
     @property
     def final_individually_rational(self) -> bool:
+        """Whether the last round is individually rational (no firm below its round-0 revenue)."""
         return bool(self.rows[-1]["individually_rational"])
 
     def to_dict(self) -> dict[str, Any]:

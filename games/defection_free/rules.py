@@ -234,11 +234,21 @@ class Scheme(Protocol):
     """
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The scheme's name in reports (one of :data:`SCHEMES`)."""
+        ...
 
-    def high_move(self, q_l: float, q_h: float) -> HighMove: ...
+    def high_move(self, q_l: float, q_h: float) -> HighMove:
+        """The high firm's move this round, from the current qualities ``(q_l, q_h)``."""
+        ...
 
-    def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove: ...
+    def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
+        """The low firm's move, after the high firm's.
+
+        From the low firm's quality ``q_l_prev`` and the high firm's before (``q_h_prev``) and after
+        (``q_h_new``) its move.
+        """
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,9 +266,11 @@ class CompleteCollaboration:
     name: str = "complete"
 
     def high_move(self, q_l: float, q_h: float) -> HighMove:
+        """Train on the joint objective, unpaced."""
         return HighMove(joint=True)
 
     def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
+        """Train on the joint objective, uncapped."""
         return LowMove(joint=True)
 
 
@@ -285,17 +297,28 @@ class OneSided:
     train_alone: bool = False
 
     def __post_init__(self) -> None:
+        """Refuse a ``beneficiary`` other than ``"low"`` or ``"high"``."""
         choice("beneficiary", self.beneficiary, FIRM_NAMES)
 
     @property
     def name(self) -> str:
+        """``"one-sided-low"`` or ``"one-sided-high"``, after the beneficiary."""
         return f"one-sided-{self.beneficiary}"
 
     def high_move(self, q_l: float, q_h: float) -> HighMove:
+        """The joint objective when the high firm benefits; else its own data or idle.
+
+        Without ``train_alone`` the firm that receives nothing does not train.
+        """
         shared = self.beneficiary == "high"
         return HighMove(joint=shared, idle=not (shared or self.train_alone))
 
     def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
+        """The joint objective when the low firm benefits; else its own data or wait.
+
+        Without ``train_alone`` the firm that receives nothing waits: its cap is its current
+        quality.
+        """
         if self.beneficiary == "low" or self.train_alone:
             return LowMove(joint=self.beneficiary == "low")
         return LowMove(joint=False, cap=q_l_prev)
@@ -347,6 +370,11 @@ class DefectionFreeConfig:
     undo_if_worse: bool = True
 
     def __post_init__(self) -> None:
+        r"""Refuse unknown modes and an out-of-range pace, best quality or tolerance.
+
+        ``cap_mode``, ``gating`` and ``schedule`` must be known; :math:`\tilde b > 1`,
+        :math:`Q \in (0, 1]` and ``tolerance`` in [0, 1].
+        """
         choice("cap_mode", self.cap_mode, CAP_MODES)
         choice("gating", self.gating, GATINGS)
         choice("schedule", self.schedule, SCHEDULES)
@@ -380,6 +408,11 @@ class DefectionFree:
     q_l_star: float = field(init=False)
 
     def __post_init__(self) -> None:
+        r"""Check the start; find :math:`\rho^*` and :math:`q_l^*` of the Nash bargaining solution.
+
+        The start must satisfy ``0 <= q_l0 < q_h0 <= q_max``; the solution is
+        :func:`econ.bargaining.duopoly_nash_solution` (Proposition 2).
+        """
         if not 0.0 <= self.q_l0 < self.q_h0 <= self.config.q_max:
             raise ValueError(
                 "the defection-free rule needs 0 <= q_l0 < q_h0 <= q_max, got "
@@ -390,6 +423,16 @@ class DefectionFree:
         object.__setattr__(self, "q_l_star", float(sol.q_l_star))
 
     def high_move(self, q_l: float, q_h: float) -> HighMove:
+        r"""Algorithm 5, steps 2-4: the high firm trains on the joint objective.
+
+        Paced at :math:`\tilde b` under the ``"paced"`` schedule; with ``undo_if_worse`` the driver
+        keeps the previous model when a step lowers the measured quality.
+
+        References
+        ----------
+        Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5, steps 2-4; pace: proof of Proposition 5,
+        §3.7 (:math:`\tilde b`).
+        """
         pace = self.config.b_tilde if self.config.schedule == "paced" else None
         return HighMove(joint=True, pace=pace, undo_if_worse=self.config.undo_if_worse)
 
@@ -404,6 +447,17 @@ class DefectionFree:
         return True
 
     def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
+        r"""Algorithm 5, steps 5-11: the low firm's capped move on the joint objective.
+
+        The low firm waits (its cap is its current quality) unless the high firm's quality rose by
+        more than ``tolerance`` and the ``gating`` allows an update. Its cap is then
+        :func:`econ.quality_caps.next_low_quality` under ``cap_mode``, with step 8's
+        :math:`\hat q_{l,t}` of :func:`econ.quality_caps.hat_q`.
+
+        References
+        ----------
+        Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5, steps 5-11 (:math:`\hat q_{l,t}`: step 8).
+        """
         wait = LowMove(joint=True, cap=q_l_prev)
         if q_h_new - q_h_prev <= self.config.tolerance or not self._gate(
             q_l_prev, q_h_prev, q_h_new

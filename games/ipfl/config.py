@@ -98,6 +98,11 @@ class IPFLConfig:
     code_shift_round: int = 100
 
     def __post_init__(self) -> None:
+        """Check every knob's range and apply ``code_compat``.
+
+        ``code_compat`` forces integer tokens and the ``"code_split"`` rewards; ``code_bugs`` needs
+        ``code_compat``.
+        """
         non_negative("tok_init", self.tok_init)
         positive("price", self.price)
         in_interval("eta_tok", self.eta_tok, 0.0, 1.0)

@@ -89,6 +89,7 @@ class TokenQualities:
     n_eval: IntArray
 
     def __post_init__(self) -> None:
+        """Store the fields as read-only arrays, one entry per name; accuracies lie in [0, 1]."""
         names = tuple(str(n) for n in self.names)
         arrays = {
             "net_tokens": np.array(self.net_tokens, dtype=np.float64).reshape(-1),

@@ -41,6 +41,7 @@ class Ledger:
     pools: FloatArray
 
     def __post_init__(self) -> None:
+        """Store the balances and the pools as read-only float arrays."""
         tokens = np.array(self.tokens, dtype=np.float64).reshape(-1)
         pools = np.array(self.pools, dtype=np.float64).reshape(-1)
         tokens.setflags(write=False)

@@ -91,6 +91,7 @@ class PDGame:
     n: int = 10
 
     def __post_init__(self) -> None:
+        """Check the parameters; warn with :class:`AssumptionWarning` if Assumption 1 fails."""
         in_interval("mu", self.mu, 0.0, 1.0, low_open=True, high_open=True)
         non_negative("theta_low", self.theta_low)
         in_interval("theta_high", self.theta_high, float(self.theta_low), low_open=True)
