@@ -196,7 +196,7 @@ class NashReport:
 def nash_report(
     q_l: ArrayLike, q_h: ArrayLike, q_l0: ArrayLike, q_h0: ArrayLike, *, tol: float = 1e-12
 ) -> NashReport:
-    """The Nash product of ``(q_l, q_h)`` against the start ``(q_l0, q_h0)``, flagged rational or not.
+    """Nash product of ``(q_l, q_h)`` against the start ``(q_l0, q_h0)``, flagged rational or not.
 
     Firms keep their names and earn by current quality (:func:`firm_revenues`), at the point
     and at the start alike.
@@ -451,7 +451,9 @@ def _best_rational_root(
 
 
 def nash_product_at_q_max(r: ArrayLike, a_: ArrayLike, h_: ArrayLike) -> NDArray[np.float64]:
-    r""":math:`N(\rho Q, Q)/Q^2 = (u_l(\rho) - A)(u_h(\rho) - H)`, the Nash product along :math:`q_h = Q`.
+    r"""The Nash product along :math:`q_h = Q`, divided by :math:`Q^2`.
+
+    :math:`N(\rho Q, Q)/Q^2 = (u_l(\rho) - A)(u_h(\rho) - H)`.
 
     ``a_`` and ``h_`` are :math:`A` and :math:`H` of :func:`disagreement_ratios`.
 

@@ -309,7 +309,10 @@ def _nash_reachable(quality_floor: bool = True) -> Verdict:
 
 
 def _code_nash_optimum(a_: float, h_: float, lo: float, hi: float) -> float:
-    """The authors' compute_nash_optimum: a bounded scalar search of the Nash product over (lo, hi)."""
+    """The authors' compute_nash_optimum: a bounded scalar search of the Nash product.
+
+    The search runs over (lo, hi).
+    """
     res = minimize_scalar(
         lambda r: -float(nash_product_at_q_max(np.float64(r), a_, h_)),
         bounds=(lo, hi),

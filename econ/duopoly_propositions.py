@@ -202,7 +202,10 @@ def _lemma22(
 
 
 def _argmax_price(maximand: sp.Expr, price: sp.Symbol, rival: dict[sp.Symbol, sp.Expr]) -> sp.Expr:
-    """The maximiser over ``price >= 0`` of ``maximand`` (concave or affine in ``price``) at the rival's p*."""
+    """The maximiser over ``price >= 0`` of ``maximand`` at the rival's p*.
+
+    ``maximand`` is concave or affine in ``price``.
+    """
     slope = sp.diff(maximand, price).subs(rival)
     curvature = sp.factor(sp.diff(slope, price))
     if (

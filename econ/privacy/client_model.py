@@ -145,14 +145,20 @@ class ClientModel(ABC):
         return np.broadcast_to(np.asarray(out, dtype=np.float64), lam_.shape).copy()
 
     def _gain_rows(self, beta_rows: Array, lam: Array) -> Array:
-        """Gains of several protocols at once (one per row); ``lam`` and the rows are already valid."""
+        """Gains of several protocols at once (one per row).
+
+        ``lam`` and the rows are already valid.
+        """
         others = beta_rows.sum(axis=1, keepdims=True) - beta_rows
         with np.errstate(divide="ignore", invalid="ignore"):
             out = self._exprs["gain"](beta_rows, others, lam, *self._values(lam.size))
         return np.broadcast_to(np.asarray(out, dtype=np.float64), beta_rows.shape)
 
     def err2(self, beta: ArrayLike, lam: ArrayLike) -> Array:
-        """Squared error err_i^2 of each client's end model (``lam`` fixes the number of clients)."""
+        """Squared error err_i^2 of each client's end model.
+
+        ``lam`` fixes the number of clients.
+        """
         return self._eval("err2", beta, lam)
 
     def leak2(self, beta: ArrayLike, lam: ArrayLike) -> Array:
@@ -169,7 +175,10 @@ class ClientModel(ABC):
         return self._eval("alone", np.zeros_like(lam_), lam_)
 
     def gain(self, beta: ArrayLike, lam: ArrayLike) -> Array:
-        r""":math:`u_i - u_i^0` (eq. 1, 2 or 3 of the paper); a protocol is mutually beneficial iff all are >= 0."""
+        r"""Each client's gain :math:`u_i - u_i^0` (eq. 1, 2 or 3 of the paper).
+
+        A protocol is mutually beneficial iff all are >= 0.
+        """
         return self._eval("gain", beta, lam)
 
     def alpha(self, beta: ArrayLike, n_clients: int) -> Array:

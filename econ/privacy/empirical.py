@@ -291,7 +291,9 @@ class Empirical:
         return np.stack([np.exp(f(z[..., i])) for i, f in enumerate(self._log_eps)], axis=-1)  # type: ignore[attr-defined]
 
     def error_federated_at(self, common: ArrayLike) -> Array:
-        """Interpolated federated test error of every client at common noise levels (shape (..., N)).
+        """Interpolated federated test error of every client at common noise levels.
+
+        The result has shape (..., N).
 
         References
         ----------
@@ -380,7 +382,7 @@ class Empirical:
         return self.utility(noise, lam) - self.utility_alone(lam)
 
     def minimal_noise(self, common: ArrayLike, lam: ArrayLike) -> Array:
-        r"""The least noise :math:`z_i` each client accepts when the aggregate noise is :math:`\bar z`.
+        r"""The least noise :math:`z_i` each client accepts at aggregate noise :math:`\bar z`.
 
         .. math::
 

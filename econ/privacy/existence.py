@@ -142,7 +142,9 @@ def sgd_f_max(model: DPSGD, lam: ArrayLike) -> tuple[float, float]:
 
 
 def sgd_f(psi: Array, r: Array, g: float | Array) -> Array:
-    r""":math:`F(G) = \sum_i r_i s_i/(1+s_i) - G`, :math:`s_i = \psi_i(1 - r_i/G)` (Theorem 4.5 for r = 1, G = x + 1).
+    r"""Theorem 4.5's function :math:`F(G)` for r = 1, G = x + 1.
+
+    :math:`F(G) = \sum_i r_i s_i/(1+s_i) - G`, :math:`s_i = \psi_i(1 - r_i/G)`.
 
     References
     ----------
@@ -178,7 +180,9 @@ def dp_sgd_exists(model: DPSGD, lam: ArrayLike) -> Existence:
 
 
 def corollary_4_6(psi: ArrayLike) -> tuple[float, float]:
-    r"""Corollary 4.6 sums: sufficient :math:`\sum\psi/(\psi+2) \ge 2`, necessary :math:`\sum\psi/\sqrt{\psi+1} \ge 4`.
+    r"""Corollary 4.6 sums: the sufficient and the necessary condition.
+
+    Sufficient :math:`\sum\psi/(\psi+2) \ge 2`, necessary :math:`\sum\psi/\sqrt{\psi+1} \ge 4`.
 
     References
     ----------

@@ -203,7 +203,7 @@ class DPSGD(ClientModel):
 
     @property
     def y0(self) -> float:
-        r""":math:`y^0_* = L\mu D^2 \sum_i n_i/\sigma_i^2` (Theorem 4.3 and Appendix B.4, summed over clients).
+        r""":math:`y^0_* = L\mu D^2 \sum_i n_i/\sigma_i^2` of Theorem 4.3, summed over clients.
 
         References
         ----------
@@ -349,7 +349,10 @@ class Bayes(ClientModel):
         return self.rho(n_clients), np.float64(self.tau)
 
     def xi(self, lam: ArrayLike) -> Array:
-        r""":math:`\xi_i = A_i/(A_i + (\rho+\tau)^2/(\rho^2\tau^2))`, :math:`A_i = \lambda_i/(\rho+\tau)^2 - 1/\tau^2` (Thm 4.9).
+        r"""The weights :math:`\xi_i` of Theorem 4.9.
+
+        :math:`\xi_i = A_i/(A_i + (\rho+\tau)^2/(\rho^2\tau^2))`,
+        :math:`A_i = \lambda_i/(\rho+\tau)^2 - 1/\tau^2`.
 
         References
         ----------

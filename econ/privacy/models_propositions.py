@@ -303,7 +303,11 @@ def _thm47_48(
 def _eq1_min_noise(
     bound: Callable[..., sp.Expr] = lambda kappa, rho, lam: kappa**2 * rho**2 / lam,
 ) -> Verdict:
-    """kappa^2/alpha^2 <= lambda gamma/(rho (gamma + rho)) < lambda/rho, so rho alpha^2 > kappa^2 rho^2/lambda."""
+    """Eq. (1)'s minimal noise level, by a chain of inequalities.
+
+    kappa^2/alpha^2 <= lambda gamma/(rho (gamma + rho)) < lambda/rho, so rho alpha^2 > kappa^2
+    rho^2/lambda.
+    """
     accuracy = S.lam * S.gamma / (S.rho * (S.gamma + S.rho))
     return all_hold(
         [

@@ -1,4 +1,4 @@
-r"""Optimal mutually beneficial protocols for heterogeneous clients (Tsoy et al. 2024, sections 5-6).
+r"""Optimal mutually beneficial protocols for heterogeneous clients (Tsoy et al. 2024, §5-6).
 
 Two server objectives, both subject to every client gaining (:math:`u_i \ge u_i^0`):
 

@@ -34,7 +34,7 @@ Array = NDArray[np.float64]
 
 
 def _largest_feasible(feasible: Callable[[float], bool], lo: float, hi: float) -> float:
-    """Bisection for the boundary between ``lo`` (feasible) and ``hi`` (not), to machine precision."""
+    """Bisect for the boundary between ``lo`` (feasible) and ``hi`` (not), to machine precision."""
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):

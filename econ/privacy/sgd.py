@@ -1,4 +1,4 @@
-r"""Step sizes, round count and error bound of Algorithm 1 (Tsoy et al. 2024, section 4.2, App. B.4).
+r"""Step sizes, round count and error bound of Algorithm 1 (Tsoy et al. 2024, §4.2, App. B.4).
 
 With :math:`\chi = \mu/L` and :math:`y^0_* = L\mu nND^2/\sigma^2`, the optimal steps of Lemma B.4 are
 

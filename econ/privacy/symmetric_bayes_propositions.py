@@ -168,7 +168,10 @@ def _self_consistency(
         (n**2 - n - 5) * r * t**2 + (2 * n - 4) * t**3 - n * r**3 - (2 * n + 2) * r**2 * t
     ),
 ) -> Verdict:
-    """(lambda_rho - lambda_0) (N - 1) rho tau^2 is the printed polynomial, and (N - 1) rho tau^2 > 0."""
+    """The self-consistency condition as the printed polynomial.
+
+    (lambda_rho - lambda_0) (N - 1) rho tau^2 is the printed polynomial, and (N - 1) rho tau^2 > 0.
+    """
     n, r, t = S.n_clients, S.rho, S.tau
     p = sp.expand(poly(n, r, t))
     return all_hold(

@@ -133,7 +133,10 @@ def _thm51(
         (N - 2) * sp.sqrt(lam) - 2 * sp.sqrt(N - 1) * kappa * rho
     ),
 ) -> Verdict:
-    """Every claim for all N >= 2, with N = 1 + m and, when profitable, lambda = (kappa rho + e)^2/m."""
+    """Every claim for all N >= 2.
+
+    With N = 1 + m and, when profitable, lambda = (kappa rho + e)^2/m.
+    """
     k, r, lam = S.kappa, S.rho, S.lam
     n = 1 + _m
     h = S.DP_MEAN_SYM_GAIN.subs(S.n_clients, n)
@@ -270,7 +273,10 @@ def _thm52(
         * (sp.sqrt((N - 1) * lam) - sp.sqrt(4 * N * L * mu * d / (N - 1)) * kappa * rho)
     ),
 ) -> Verdict:
-    """The symmetric gain of eq. (2), h(beta) = kappa^2 rho d (psi (1 - rho/(N beta)) - beta/(rho - beta))."""
+    """The symmetric gain of eq. (2).
+
+    h(beta) = kappa^2 rho d (psi (1 - rho/(N beta)) - beta/(rho - beta)).
+    """
     L, mu, k, lam, d, r = S.L_smooth, S.mu_sc, S.kappa, S.lam, S.dim, S.rho
     n = 1 + _m
     psi = lam / (L * mu * d * k**2 * r**2)

@@ -284,8 +284,9 @@ class OneSided:
 
     The firm that receives nothing stays where it is, as the thesis assumes before
     Algorithm 5 (§3.4: both firms "have saturated training on their own datasets and will
-    only update their models collaboratively going forward"); ``train_alone=True`` gives it an epoch on its own data each round
-    instead, as the authors' code does for the experiments of §3.5.
+    only update their models collaboratively going forward"); ``train_alone=True`` gives it an
+    epoch on its own data each round instead, as the authors' code does for the experiments of
+    §3.5.
 
     References
     ----------
@@ -389,9 +390,9 @@ class DefectionFree:
 
     :math:`\rho^*` and :math:`q_l^* = \rho^* Q` come from the constrained Nash bargaining
     solution (:func:`econ.bargaining.duopoly_nash_solution`); :math:`\hat q_{l,t}` from
-    :func:`econ.quality_caps.hat_q` and the cap from :func:`econ.quality_caps.next_low_quality`, both with
-    the cap factor ``cap_factor`` (:func:`econ.quality_caps.B`, step 8; the registry swaps in
-    misprinted factors to see its checks fail).
+    :func:`econ.quality_caps.hat_q` and the cap from :func:`econ.quality_caps.next_low_quality`,
+    both with the cap factor ``cap_factor`` (:func:`econ.quality_caps.B`, step 8; the registry
+    swaps in misprinted factors to see its checks fail).
 
     References
     ----------

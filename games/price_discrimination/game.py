@@ -43,11 +43,12 @@ class AssumptionWarning(UserWarning):
 
 @dataclass(frozen=True, slots=True)
 class PDGame:
-    r"""The :math:`(n, \alpha, \mu, \bar\theta, \underline\theta, c_B, c_S)`-PD game without ``alpha``.
+    r"""The PD game of Werner (2024), Definition 4, without ``alpha``.
 
-    Werner (2024), Definition 4. A buyer has the high value ``theta_high`` with probability
-    ``mu`` (else ``theta_low``), sends a signal, and evading (sending the other type's signal)
-    costs the buyer ``c_b`` and the seller ``c_s``. Numbers may be floats or
+    The :math:`(n, \alpha, \mu, \bar\theta, \underline\theta, c_B, c_S)`-PD game without
+    ``alpha``. A buyer has the high value ``theta_high`` with probability ``mu`` (else
+    ``theta_low``), sends a signal, and evading (sending the other type's signal) costs the buyer
+    ``c_b`` and the seller ``c_s``. Numbers may be floats or
     :class:`fractions.Fraction` (then every derived quantity is exact).
 
     Parameters

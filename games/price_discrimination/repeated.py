@@ -109,7 +109,7 @@ class RepeatedRun:
 
     @property
     def q(self) -> Floats:
-        r"""The high type's evasion probability :math:`q_t = q^*\,\mathbb 1\{\hat\alpha_t > \alpha^*\}`.
+        r"""High-type evasion probability :math:`q_t = q^*\,\mathbb 1\{\hat\alpha_t > \alpha^*\}`.
 
         References
         ----------
@@ -140,7 +140,7 @@ class RepeatedRun:
         )
 
     def expected_seller_utility(self) -> Floats:
-        """:math:`U_S(q_t; a_t, b_t)`, the expected per-buyer utility of each round (eqs. (4.2)-(4.3)).
+        """:math:`U_S(q_t; a_t, b_t)`, the expected per-buyer utility of each round.
 
         References
         ----------
@@ -277,7 +277,7 @@ class RepeatedRun:
         return (best - self.seller_utility().sum(axis=1)) / n_rounds
 
     def truthful_share(self) -> Floats:
-        r""":math:`f_T = |\mathcal T|/T`, the share of rounds with :math:`\hat\alpha_t \le \alpha^*`.
+        r"""The share :math:`f_T = |\mathcal T|/T` of rounds with :math:`\hat\alpha_t \le \alpha^*`.
 
         References
         ----------

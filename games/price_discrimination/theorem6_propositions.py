@@ -44,7 +44,7 @@ def _printed_aware_b(game: PDGame, alpha: Fraction) -> Any:
 
 
 def _equilibrium_aware_b(game: PDGame, alpha: Fraction) -> Any:
-    """The correction: in regime B above alpha* the aware seller charges theta_L w.p. alpha*/alpha."""
+    """Correction: in regime B above alpha* the aware seller charges theta_L w.p. alpha*/alpha."""
     return equilibrium_profile(game, alpha).aware_b
 
 
