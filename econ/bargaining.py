@@ -68,6 +68,8 @@ RHO_INF = float(RHO_INF_EXACT)
 class DuopolyNashSolution:
     """The Nash bargaining solution of the duopoly for each starting point.
 
+    Each attribute is a Python ``float`` when the starting point was given as scalars.
+
     Attributes
     ----------
     rho_star, q_l_star, q_h_star
@@ -79,8 +81,6 @@ class DuopolyNashSolution:
     rho_low, rho_high
         The feasible interval of ratios at :math:`q_h = Q` (individually rational, and at
         least :math:`q_{l,0}/Q` where lowering is not allowed).
-
-    Each is a Python ``float`` when the starting point was given as scalars.
 
     References
     ----------
@@ -161,6 +161,8 @@ def nash_product(
 class NashReport:
     """The Nash product of a point together with what makes it a bargaining outcome or not.
 
+    Each attribute is a Python ``float`` (``rational`` a ``bool``) when the qualities were scalars.
+
     Attributes
     ----------
     product
@@ -173,8 +175,6 @@ class NashReport:
         measure of progress (both factors negative give a positive product).
     nash_value
         The product where the point is rational, NaN elsewhere.
-
-    Each is a Python ``float`` (``rational`` a ``bool``) when the qualities were scalars.
 
     References
     ----------
@@ -196,7 +196,7 @@ class NashReport:
 def nash_report(
     q_l: ArrayLike, q_h: ArrayLike, q_l0: ArrayLike, q_h0: ArrayLike, *, tol: float = 1e-12
 ) -> NashReport:
-    """The Nash product of ``(q_l, q_h)`` against the start ``(q_l0, q_h0)``, flagged rational or not.
+    """Nash product of ``(q_l, q_h)`` against the start ``(q_l0, q_h0)``, flagged rational or not.
 
     Firms keep their names and earn by current quality (:func:`firm_revenues`), at the point
     and at the start alike.
@@ -451,7 +451,9 @@ def _best_rational_root(
 
 
 def nash_product_at_q_max(r: ArrayLike, a_: ArrayLike, h_: ArrayLike) -> NDArray[np.float64]:
-    r""":math:`N(\rho Q, Q)/Q^2 = (u_l(\rho) - A)(u_h(\rho) - H)`, the Nash product along :math:`q_h = Q`.
+    r"""The Nash product along :math:`q_h = Q`, divided by :math:`Q^2`.
+
+    :math:`N(\rho Q, Q)/Q^2 = (u_l(\rho) - A)(u_h(\rho) - H)`.
 
     ``a_`` and ``h_`` are :math:`A` and :math:`H` of :func:`disagreement_ratios`.
 

@@ -1,8 +1,8 @@
-"""The propositions of Werner (2024), ch. 3 about Nash bargaining between the two firms.
+r"""The propositions of Werner (2024), ch. 3 about Nash bargaining between the two firms.
 
 Section 3.4 (pp. 64-69), with the proofs of section 3.7 (pp. 70ff): Proposition 2 and the Nash
 program with and without reachable qualities, as printed and as the authors' code solves it,
-checked against :mod:`econ.bargaining`. The bargained ratio :math:`\\rho^*` (its cubic, Lemma 25
+checked against :mod:`econ.bargaining`. The bargained ratio :math:`\rho^*` (its cubic, Lemma 25
 and Proposition 5) is in :mod:`econ.bargaining_ratio_propositions`.
 """
 
@@ -309,7 +309,10 @@ def _nash_reachable(quality_floor: bool = True) -> Verdict:
 
 
 def _code_nash_optimum(a_: float, h_: float, lo: float, hi: float) -> float:
-    """The authors' compute_nash_optimum: a bounded scalar search of the Nash product over (lo, hi)."""
+    """The authors' compute_nash_optimum: a bounded scalar search of the Nash product.
+
+    The search runs over (lo, hi).
+    """
     res = minimize_scalar(
         lambda r: -float(nash_product_at_q_max(np.float64(r), a_, h_)),
         bounds=(lo, hi),

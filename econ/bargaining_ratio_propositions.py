@@ -1,8 +1,8 @@
-"""The propositions of Werner (2024), ch. 3 about the bargained ratio rho* of the two firms.
+r"""The propositions of Werner (2024), ch. 3 about the bargained ratio rho* of the two firms.
 
 The proof of Lemma 25 (section 3.7, pp. 70ff): the Nash product along :math:`q_h = Q`
-(3.17), its derivative (3.18) and the cubic whose root is :math:`\\rho^*`, the limit ratio,
-Lemma 25's bound on :math:`\\rho^*`, and Proposition 5's Figure 3.7 and catch-up, checked
+(3.17), its derivative (3.18) and the cubic whose root is :math:`\rho^*`, the limit ratio,
+Lemma 25's bound on :math:`\rho^*`, and Proposition 5's Figure 3.7 and catch-up, checked
 against :mod:`econ.bargaining` and :mod:`econ.quality_caps`.
 """
 

@@ -67,6 +67,7 @@ class Claim:
     note: str = ""
 
     def __post_init__(self) -> None:
+        """Refuse a claim without a paper, an id or a statement, or with a non-bool ``holds``."""
         if not self.id or not self.statement or not self.paper:
             raise ValueError("a claim needs a paper, an id and a statement")
         if not isinstance(self.holds, bool):
@@ -119,6 +120,10 @@ class ClaimSpec:
     applies: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
+        """Refuse a spec without a place, an id or a statement, or with uncallable checks.
+
+        ``measured`` and ``holds`` must be callables of the results.
+        """
         if not self.id or not self.statement or not self.where:
             raise ValueError("a claim needs a place in the paper, an id and a statement")
         if not (callable(self.measured) and callable(self.holds)):
@@ -235,6 +240,7 @@ class Reproduction:
     data: Any = None
 
     def __post_init__(self) -> None:
+        """Refuse two claims that share an id."""
         _unique(self.claims)
 
     def to_dict(self) -> dict[str, Any]:

@@ -273,8 +273,9 @@ def _qualities(
 def _evaluate(
     table: dict[str, tuple[Callable[..., Any], int]], ql: NDArray, qh: NDArray
 ) -> dict[str, NDArray]:
-    """Evaluate closed forms in the ratio ``q_l / q_h`` (:func:`_homogeneous`), every quantity
-    0 where both qualities are 0.
+    """Evaluate closed forms in the ratio ``q_l / q_h`` (:func:`_homogeneous`).
+
+    Every quantity is 0 where both qualities are 0.
     """
     empty = qh == 0
     safe_h = np.where(empty, 1.0, qh)

@@ -1,4 +1,4 @@
-"""The propositions of Werner (2024), ch. 3 about the duopoly's equilibrium: Lemmas 21-23.
+r"""The propositions of Werner (2024), ch. 3 about the duopoly's equilibrium: Lemmas 21-23.
 
 Sections 3.2-3.3 (pp. 59-64), with the proofs of section 3.7 (pp. 70ff): the demands (Lemma 21), the
 equilibrium and its global optimality (Lemma 22), complete collaboration (Lemma 23) and the
@@ -202,7 +202,10 @@ def _lemma22(
 
 
 def _argmax_price(maximand: sp.Expr, price: sp.Symbol, rival: dict[sp.Symbol, sp.Expr]) -> sp.Expr:
-    """The maximiser over ``price >= 0`` of ``maximand`` (concave or affine in ``price``) at the rival's p*."""
+    """The maximiser over ``price >= 0`` of ``maximand`` at the rival's p*.
+
+    ``maximand`` is concave or affine in ``price``.
+    """
     slope = sp.diff(maximand, price).subs(rival)
     curvature = sp.factor(sp.diff(slope, price))
     if (

@@ -73,8 +73,10 @@ class MarketRound:
         )
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame indexed by firm name: quality, price, share, revenue, priced_out
-        (needs pandas; consumer surplus and welfare are the market's, attributes here).
+        """A pandas DataFrame indexed by firm name (needs pandas).
+
+        Columns: quality, price, share, revenue, priced_out. Consumer surplus and welfare are the
+        market's and stay attributes here.
         """
         table = frame(
             {
@@ -177,9 +179,7 @@ class MarketHistory:
         return plain({"names": self.names, "rounds": self.rows()})
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame of :meth:`rows`, one row per round indexed by ``t`` (needs
-        pandas).
-        """
+        """A pandas DataFrame of :meth:`rows`, one row per round indexed by ``t`` (needs pandas)."""
         return frame(self.rows(), "MarketHistory").set_index("t")
 
 

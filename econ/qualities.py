@@ -53,6 +53,11 @@ class ModelQualities:
     n_eval: NDArray[np.int64]
 
     def __post_init__(self) -> None:
+        """Check the fields and store them as read-only arrays.
+
+        Names distinct and at least one; qualities in [0, 1]; ``n_eval`` integers >= 1, a scalar
+        broadcast to every party; matching lengths; a non-empty ``metric``.
+        """
         names = tuple(str(n) for n in self.names)
         if not names:
             raise ValueError("names must name at least one party, got ()")
@@ -88,9 +93,11 @@ class ModelQualities:
         return cls(names=names, quality=np.array(list(qualities.values())), metric=metric, n_eval=n)
 
     def __len__(self) -> int:
+        """The number of parties."""
         return len(self.names)
 
     def __getitem__(self, name: str) -> float:
+        """The quality of the party called ``name``."""
         return float(self.quality[self.names.index(name)])
 
     def standard_error(self) -> NDArray[np.float64]:
@@ -109,8 +116,9 @@ class ModelQualities:
         )
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame indexed by name: quality, its standard error and n_eval
-        (needs pandas).
+        """A pandas DataFrame indexed by name (needs pandas).
+
+        Columns: quality, its standard error and n_eval.
         """
         table = frame(
             {

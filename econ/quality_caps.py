@@ -85,7 +85,7 @@ def cap_ratio(a: ArrayLike, b: ArrayLike, *, form: str = "stable") -> NDArray[np
 
 
 def cap_high(q_l_prev: ArrayLike, q_h_prev: ArrayLike, q_h_new: ArrayLike) -> NDArray[np.float64]:
-    r"""Largest :math:`q_{l,t}` that keeps the high firm's revenue: :math:`B(\rho_{t-1}, b) q_{h,t}`.
+    r"""Largest :math:`q_{l,t}` keeping the high firm's revenue: :math:`B(\rho_{t-1}, b) q_{h,t}`.
 
     This is the right root :math:`q^h_{l,t}` of the quadratic (3.14) in the proof of
     Proposition 3. Requires ``q_l_prev < q_h_prev <= q_h_new``.
@@ -173,7 +173,7 @@ def hat_q(
     *,
     factor: Callable[..., Any] = cap_ratio,
 ) -> NDArray[np.float64]:
-    r"""Algorithm 5's cap :math:`\hat q_{l,t} = B(\rho_{t-1}, b)\, q_{h,t}` (Werner 2024, ch. 3, step 8).
+    r"""Algorithm 5's cap :math:`\hat q_{l,t} = B(\rho_{t-1}, b)\, q_{h,t}` (step 8).
 
     :math:`\rho_{t-1} = q_{l,t-1}/q_{h,t-1}` is held below 1 (the domain of :func:`cap_ratio`) and the
     growth :math:`b = q_{h,t}/q_{h,t-1}` is taken as 1 where the high firm did not improve

@@ -1,7 +1,7 @@
-"""The propositions of Werner (2024), ch. 3 about Algorithm 5's cap: Lemma 24 and B's properties.
+r"""The propositions of Werner (2024), ch. 3 about Algorithm 5's cap: Lemma 24 and B's properties.
 
 Algorithm 5's cap :math:`B` (§3.4, p. 64) in the paper's and the stable form, Lemma 24, the
-properties of :math:`B` in :math:`b`, and the constant :math:`\\tilde b` of the proof of
+properties of :math:`B` in :math:`b`, and the constant :math:`\tilde b` of the proof of
 Proposition 5 (§3.7, pp. 70ff), checked against :mod:`econ.quality_caps`. The symbols and
 helpers here (:data:`s`, :func:`in_s`, :func:`lemma24_chain`, ...) also serve Proposition 3,
 whose statements are in :mod:`econ.quality_caps_guarantee_propositions` and
@@ -94,6 +94,13 @@ def _zero_in_s(residual: sp.Expr, what: str) -> Verdict | None:
 
 
 def decided(verdict: Verdict | None, what: str) -> Verdict:
+    """The verdict of a check that sympy must decide.
+
+    Raises
+    ------
+    ValueError
+        When ``verdict`` is ``None``: sympy could not decide ``what``.
+    """
     if verdict is None:
         raise ValueError(f"sympy could not decide {what}")
     return verdict

@@ -1,7 +1,7 @@
-"""The propositions of Werner (2024), ch. 3 about the low firm's step size in Algorithm 5.
+r"""The propositions of Werner (2024), ch. 3 about the low firm's step size in Algorithm 5.
 
 The proof of Proposition 3 (§3.7, pp. 70ff) steps the low firm by
-:math:`\\alpha_{l,t} = \\min\\{(\\hat q_{l,t} - q_{l,t-1})/\\|\\nabla f_{l,t-1}\\|^2, 1\\}`: the printed
+:math:`\alpha_{l,t} = \min\{(\hat q_{l,t} - q_{l,t-1})/\|\nabla f_{l,t-1}\|^2, 1\}`: the printed
 rule, refuted by a round inside the hypotheses, and its correction with :math:`1/L`, checked on
 convex :math:`L`-smooth losses with :mod:`econ.quality_caps` and :mod:`econ.bargaining`.
 """

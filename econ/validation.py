@@ -86,8 +86,9 @@ def choice(name: str, value: str, allowed: tuple[str, ...] | list[str]) -> str:
 
 
 def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
-    """The JSON value in the file at ``path``, or a ValueError naming ``what`` and the path
-    when the file cannot be read or is not JSON.
+    """The JSON value in the file at ``path``.
+
+    Raises a ValueError naming ``what`` and the path when the file cannot be read or is not JSON.
     """
     p = Path(path)
     try:

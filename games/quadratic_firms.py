@@ -67,6 +67,11 @@ class QuadraticFirms:
     _visited: list[NDArray[np.float64]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
+        """Convert the parameters to float arrays and check their shapes and the steps.
+
+        ``centre`` and ``curvature`` (> 0) must both have shape ``(2, d)``; ``const_step`` and
+        ``loop_step`` lie in (0, 1]. The starting parameters count as visited.
+        """
         self.centre = np.array(self.centre, dtype=np.float64)
         self.curvature = positive("curvature", self.curvature).astype(np.float64)
         if self.centre.shape != self.curvature.shape or self.centre.shape[0] != 2:
@@ -134,12 +139,12 @@ class QuadraticFirms:
 
     @property
     def q_max(self) -> float:
-        """:math:`Q = 1 - f(x^*)`, the best quality of the joint objective.
+        r""":math:`Q = 1 - f(x^*)`, the best quality of the joint objective.
 
         References
         ----------
         Werner (2024), Collaborative Learning: Aligning Goals and Outcomes, ch. 3, §3.2, (3.1) and
-        §3.4, Proposition 2 (:math:`q_h^* = \\max_x q(x)`).
+        §3.4, Proposition 2 (:math:`q_h^* = \max_x q(x)`).
 
         Examples
         --------
@@ -258,7 +263,7 @@ class QuadraticFirms:
 
 
 def thesis_toy(x_low: ArrayLike, x_high: ArrayLike, **options: float) -> QuadraticFirms:
-    """The symmetric convex toy: :math:`q(x) = 1 - (\\|x\\|^2 + 1)/64`, :math:`Q = 63/64`.
+    r"""The symmetric convex toy: :math:`q(x) = 1 - (\|x\|^2 + 1)/64`, :math:`Q = 63/64`.
 
     References
     ----------

@@ -1,4 +1,6 @@
-"""Privacy-accuracy trade-offs in federated learning (Tsoy, Mihalkova, Todorova, Konstantinov, AISTATS 2024).
+"""Privacy-accuracy trade-offs in federated learning (Tsoy et al., AISTATS 2024).
+
+The paper's authors: Tsoy, Mihalkova, Todorova and Konstantinov.
 
 Modules:
 

@@ -85,7 +85,9 @@ def proves_positive(
     sample: Callable[[np.random.Generator], Mapping[sp.Symbol, Any]] | None = None,
     strict: bool = True,
 ) -> Verdict:
-    """``proved`` if sympy finds ``expr`` positive (non-negative unless ``strict``) for positive symbols.
+    """``proved`` if sympy finds ``expr`` positive for positive symbols.
+
+    Positive with ``strict``, else non-negative.
 
     Parametrise the domain by positive symbols before calling. Otherwise the expression is
     evaluated on sampled points and ``refuted`` at the first negative value; if none is found

@@ -167,8 +167,9 @@ def accountant_sigma(
     sampling: str = "poisson",
     dataset_size: int | None = None,
 ) -> float:
-    """The smallest Gaussian noise whose ``compositions`` releases are (ε, δ)-DP per the
-    accountant, with the subsampling of :func:`accountant_epsilon` (the inverse of it in σ).
+    """The smallest Gaussian noise whose ``compositions`` releases are (ε, δ)-DP per the accountant.
+
+    With the subsampling of :func:`accountant_epsilon`, of which this is the inverse in σ.
 
     References
     ----------

@@ -1,5 +1,7 @@
-r"""What the three client models of Tsoy et al. (2024) share: the clients' weights and data,
-and the evaluation of a model's lambdified formulas (:class:`ClientModel`).
+r"""What the three client models of Tsoy et al. (2024) share.
+
+The clients' weights and data, and the evaluation of a model's lambdified formulas
+(:class:`ClientModel`).
 
 The models themselves are in :mod:`econ.privacy.models`.
 """
@@ -57,8 +59,9 @@ def _check_precision(n: ArrayLike, sigma: ArrayLike) -> None:
 
 
 def per_client(name: str, value: ArrayLike, n_clients: int) -> Array:
-    """``value`` as one entry per client: a scalar repeated ``n_clients`` times, or a vector of
-    that length.
+    """``value`` as one entry per client.
+
+    A scalar is repeated ``n_clients`` times; a vector must have that length.
 
     References
     ----------
@@ -95,9 +98,10 @@ class ClientModel(ABC):
     _exprs: ClassVar[dict[str, Callable[..., Any]]]
 
     def _set_data(self, n: ArrayLike, sigma: ArrayLike, n_clients: int | None = None) -> None:
-        """Check and store ``n`` (>= 1) and ``sigma`` (> 0), one entry per client when
-        ``n_clients`` is given, and refuse a precision ``n/sigma^2`` that is not a positive
-        finite float.
+        """Check and store ``n`` (>= 1) and ``sigma`` (> 0).
+
+        One entry per client when ``n_clients`` is given; a precision ``n/sigma^2`` that is not a
+        positive finite float is refused.
         """
         n = in_interval("n", n, 1.0)
         if n_clients is not None:
@@ -141,14 +145,20 @@ class ClientModel(ABC):
         return np.broadcast_to(np.asarray(out, dtype=np.float64), lam_.shape).copy()
 
     def _gain_rows(self, beta_rows: Array, lam: Array) -> Array:
-        """Gains of several protocols at once (one per row); ``lam`` and the rows are already valid."""
+        """Gains of several protocols at once (one per row).
+
+        ``lam`` and the rows are already valid.
+        """
         others = beta_rows.sum(axis=1, keepdims=True) - beta_rows
         with np.errstate(divide="ignore", invalid="ignore"):
             out = self._exprs["gain"](beta_rows, others, lam, *self._values(lam.size))
         return np.broadcast_to(np.asarray(out, dtype=np.float64), beta_rows.shape)
 
     def err2(self, beta: ArrayLike, lam: ArrayLike) -> Array:
-        """Squared error err_i^2 of each client's end model (``lam`` fixes the number of clients)."""
+        """Squared error err_i^2 of each client's end model.
+
+        ``lam`` fixes the number of clients.
+        """
         return self._eval("err2", beta, lam)
 
     def leak2(self, beta: ArrayLike, lam: ArrayLike) -> Array:
@@ -165,7 +175,10 @@ class ClientModel(ABC):
         return self._eval("alone", np.zeros_like(lam_), lam_)
 
     def gain(self, beta: ArrayLike, lam: ArrayLike) -> Array:
-        r""":math:`u_i - u_i^0` (eq. 1, 2 or 3 of the paper); a protocol is mutually beneficial iff all are >= 0."""
+        r"""Each client's gain :math:`u_i - u_i^0` (eq. 1, 2 or 3 of the paper).
+
+        A protocol is mutually beneficial iff all are >= 0.
+        """
         return self._eval("gain", beta, lam)
 
     def alpha(self, beta: ArrayLike, n_clients: int) -> Array:
@@ -188,8 +201,9 @@ class ClientModel(ABC):
 def formula_table(
     exprs: dict[str, sp.Expr], constants: tuple[sp.Symbol, ...]
 ) -> dict[str, Callable[..., Any]]:
-    r"""Each of a model's formulas of :mod:`econ.privacy.symbolic`, lambdified in
-    (β_i, γ_i, λ_i, \*``constants``).
+    r"""Each of a model's formulas of :mod:`econ.privacy.symbolic`, lambdified.
+
+    The arguments are (β_i, γ_i, λ_i, \*``constants``).
 
     References
     ----------

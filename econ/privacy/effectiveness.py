@@ -1,5 +1,6 @@
-r"""Figure 1 of Tsoy et al. (2024, section 6): protocol effectiveness :math:`\Gamma/\Gamma^*` against
-the mean of :math:`\ln\lambda`, with the exact optimum the paper lacks.
+r"""Figure 1 of Tsoy et al. (2024, section 6), with the exact optimum the paper lacks.
+
+Protocol effectiveness :math:`\Gamma/\Gamma^*` against the mean of :math:`\ln\lambda`.
 
 Setting (section 6 and the authors' published notebook): N = 5 clients, n = 100, σ = 10 (ρ = 1),
 :math:`\lambda_i = e^{\omega_i}`, :math:`\omega_i \sim N(m, 1)`; DP: B = 20; Bayes: τ = 1.

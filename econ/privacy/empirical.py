@@ -121,6 +121,13 @@ class Empirical:
     name: ClassVar[str] = "empirical"
 
     def __post_init__(self) -> None:
+        r"""Check the measured curves, store them as float arrays and fit their interpolants.
+
+        The noise levels must be finite, > 0 and strictly increasing; ε finite and > 0 and the
+        errors finite and >= 0, each of shape (K, N) (``error_alone`` (N,)); the weights one
+        positive number per client. :math:`\ln\varepsilon` and the errors are interpolated
+        monotonically in :math:`\ln z` (:func:`econ.privacy.monotone.monotone_interpolants`).
+        """
         z = np.asarray(self.noise, dtype=np.float64)
         if z.ndim != 1 or z.size < 2:
             raise ValueError(f"noise must list at least two noise levels, got {self.noise!r}")
@@ -284,7 +291,9 @@ class Empirical:
         return np.stack([np.exp(f(z[..., i])) for i, f in enumerate(self._log_eps)], axis=-1)  # type: ignore[attr-defined]
 
     def error_federated_at(self, common: ArrayLike) -> Array:
-        """Interpolated federated test error of every client at common noise levels (shape (..., N)).
+        """Interpolated federated test error of every client at common noise levels.
+
+        The result has shape (..., N).
 
         References
         ----------
@@ -373,7 +382,7 @@ class Empirical:
         return self.utility(noise, lam) - self.utility_alone(lam)
 
     def minimal_noise(self, common: ArrayLike, lam: ArrayLike) -> Array:
-        r"""The least noise :math:`z_i` each client accepts when the aggregate noise is :math:`\bar z`.
+        r"""The least noise :math:`z_i` each client accepts at aggregate noise :math:`\bar z`.
 
         .. math::
 

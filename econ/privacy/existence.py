@@ -142,7 +142,9 @@ def sgd_f_max(model: DPSGD, lam: ArrayLike) -> tuple[float, float]:
 
 
 def sgd_f(psi: Array, r: Array, g: float | Array) -> Array:
-    r""":math:`F(G) = \sum_i r_i s_i/(1+s_i) - G`, :math:`s_i = \psi_i(1 - r_i/G)` (Theorem 4.5 for r = 1, G = x + 1).
+    r"""Theorem 4.5's function :math:`F(G)` for r = 1, G = x + 1.
+
+    :math:`F(G) = \sum_i r_i s_i/(1+s_i) - G`, :math:`s_i = \psi_i(1 - r_i/G)`.
 
     References
     ----------
@@ -178,7 +180,9 @@ def dp_sgd_exists(model: DPSGD, lam: ArrayLike) -> Existence:
 
 
 def corollary_4_6(psi: ArrayLike) -> tuple[float, float]:
-    r"""Corollary 4.6 sums: sufficient :math:`\sum\psi/(\psi+2) \ge 2`, necessary :math:`\sum\psi/\sqrt{\psi+1} \ge 4`.
+    r"""Corollary 4.6 sums: the sufficient and the necessary condition.
+
+    Sufficient :math:`\sum\psi/(\psi+2) \ge 2`, necessary :math:`\sum\psi/\sqrt{\psi+1} \ge 4`.
 
     References
     ----------
@@ -216,9 +220,11 @@ def bayes_small_deviation_exists(model: Bayes, lam: ArrayLike) -> Existence:
 
 
 def scan(model: Empirical, lam: ArrayLike) -> tuple[Array, Array, Array]:
-    r"""For every aggregate level :math:`\bar z` of :meth:`Empirical.grid`: the minimal noises
-    :math:`\ell(\bar z)` (rows) and the slack :math:`\bar z - \bar z(\ell(\bar z))`
-    (``-inf`` where some client accepts no measured noise level).
+    r"""The minimal noises and the slack at every aggregate level of :meth:`Empirical.grid`.
+
+    For every aggregate level :math:`\bar z`: the minimal noises :math:`\ell(\bar z)` (rows) and the
+    slack :math:`\bar z - \bar z(\ell(\bar z))` (``-inf`` where some client accepts no measured
+    noise level).
 
     A protocol with aggregate :math:`\bar z` exists iff the slack is >= 0: raising the noises
     from :math:`\ell` towards :math:`z_{\max}` moves the aggregate continuously up to
@@ -244,7 +250,7 @@ SLACK_TOL = 1e-9
 
 
 def empirical_exists(model: Empirical, lam: ArrayLike) -> Existence:
-    r"""Definition 3.2 on measured clients: is some noise vector in the measured range mutually beneficial?
+    r"""Whether some noise vector in the measured range is mutually beneficial (Definition 3.2).
 
     With :math:`\ell_i(\bar z)` the least noise client :math:`i` accepts at aggregate noise
     :math:`\bar z` (:meth:`Empirical.minimal_noise`), a protocol with aggregate :math:`\bar z`

@@ -1,5 +1,6 @@
-"""Theorems 4.2, 4.5, 4.9 and Corollary 4.6 of Tsoy et al. (2024), section 4: existence of a
-mutually beneficial protocol.
+"""Tsoy et al. (2024), section 4: existence of a mutually beneficial protocol.
+
+Theorems 4.2, 4.5, 4.9 and Corollary 4.6.
 
 The tests themselves (``exists`` and the per-model functions) are in
 :mod:`econ.privacy.existence`.
@@ -254,7 +255,10 @@ def _lam_of_psi(n_clients: int) -> float:
     perturb={"necessary": 5.0},
 )
 def _cor46(sufficient: float = 2.0, necessary: float = 4.0) -> Verdict:
-    """Both constants from Theorem 4.5: x = 1 (sufficient), AM-GM and min 2(sqrt x + 1/sqrt x) (necessary)."""
+    """Both constants of Corollary 4.6 from Theorem 4.5.
+
+    The sufficient one at x = 1; the necessary one by AM-GM and min 2(sqrt x + 1/sqrt x).
+    """
     term = _p * _x / ((_p + 1) * _x + 1)
     at_one = identity(term.subs(_x, 1) - _p / (_p + 2), "term at x = 1 - psi/(psi+2)")
     amgm = identity(

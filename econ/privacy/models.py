@@ -95,6 +95,7 @@ class DPMean(ClientModel):
     )
 
     def __post_init__(self) -> None:
+        """Check and store the clients' ``n`` and ``sigma`` and the positive ``bound``."""
         self._set_data(self.n, self.sigma)
         self._set_positive("bound")
 
@@ -183,6 +184,12 @@ class DPSGD(ClientModel):
     )
 
     def __post_init__(self) -> None:
+        """Check and store the clients' data and the constants of Theorems 4.3-4.4.
+
+        ``n`` and ``sigma`` have one entry per client of ``n_clients``; ``bound``, ``L``, ``mu`` and
+        ``diam`` are positive with ``mu <= L`` (strong convexity at most smoothness), and ``dim`` is
+        a positive integer.
+        """
         self._set_data(self.n, self.sigma, positive_int("n_clients", self.n_clients))
         self._set_positive("bound", "L", "mu", "diam")
         if self.mu > self.L:
@@ -196,7 +203,7 @@ class DPSGD(ClientModel):
 
     @property
     def y0(self) -> float:
-        r""":math:`y^0_* = L\mu D^2 \sum_i n_i/\sigma_i^2` (Theorem 4.3 and Appendix B.4, summed over clients).
+        r""":math:`y^0_* = L\mu D^2 \sum_i n_i/\sigma_i^2` of Theorem 4.3, summed over clients.
 
         References
         ----------
@@ -314,6 +321,11 @@ class Bayes(ClientModel):
     )
 
     def __post_init__(self) -> None:
+        """Check and store the clients' ``n`` and ``sigma`` and the positive ``tau``.
+
+        ``tau`` and every precision ``n/sigma^2`` must lie in :data:`BAYES_RANGE` (eq. 3 squares
+        them).
+        """
         self._set_data(self.n, self.sigma)
         self._set_positive("tau")
         low, high = BAYES_RANGE
@@ -337,7 +349,10 @@ class Bayes(ClientModel):
         return self.rho(n_clients), np.float64(self.tau)
 
     def xi(self, lam: ArrayLike) -> Array:
-        r""":math:`\xi_i = A_i/(A_i + (\rho+\tau)^2/(\rho^2\tau^2))`, :math:`A_i = \lambda_i/(\rho+\tau)^2 - 1/\tau^2` (Thm 4.9).
+        r"""The weights :math:`\xi_i` of Theorem 4.9.
+
+        :math:`\xi_i = A_i/(A_i + (\rho+\tau)^2/(\rho^2\tau^2))`,
+        :math:`A_i = \lambda_i/(\rho+\tau)^2 - 1/\tau^2`.
 
         References
         ----------

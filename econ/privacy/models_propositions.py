@@ -1,5 +1,6 @@
-"""The registered results about the client models of Tsoy et al. (2024): eqs. 1-3, Lemma B.1,
-Theorems 4.1, 4.7 and 4.8.
+"""The registered results about the client models of Tsoy et al. (2024).
+
+Eqs. 1-3, Lemma B.1, Theorems 4.1, 4.7 and 4.8.
 
 The closed forms of :mod:`econ.privacy.models` against the printed equations (eqs. 1-3 of sections
 4.1-4.3 and Lemma B.1), and Monte Carlo checks of Theorems 4.1 and 4.7-4.8 on the mechanisms they
@@ -302,7 +303,11 @@ def _thm47_48(
 def _eq1_min_noise(
     bound: Callable[..., sp.Expr] = lambda kappa, rho, lam: kappa**2 * rho**2 / lam,
 ) -> Verdict:
-    """kappa^2/alpha^2 <= lambda gamma/(rho (gamma + rho)) < lambda/rho, so rho alpha^2 > kappa^2 rho^2/lambda."""
+    """Eq. (1)'s minimal noise level, by a chain of inequalities.
+
+    kappa^2/alpha^2 <= lambda gamma/(rho (gamma + rho)) < lambda/rho, so rho alpha^2 > kappa^2
+    rho^2/lambda.
+    """
     accuracy = S.lam * S.gamma / (S.rho * (S.gamma + S.rho))
     return all_hold(
         [

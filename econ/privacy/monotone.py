@@ -45,8 +45,9 @@ def isotonic(values: ArrayLike, increasing: bool = True) -> Array:
 
 
 def monotone_interpolants(x: Array, values: Array, increasing: bool) -> list[PchipInterpolator]:
-    """One monotone interpolant per column of ``values`` (one row per point of ``x``): the
-    column's :func:`isotonic` fit joined by PCHIP.
+    """One monotone interpolant per column of ``values`` (one row per point of ``x``).
+
+    Each is the column's :func:`isotonic` fit joined by PCHIP.
 
     References
     ----------

@@ -1,4 +1,4 @@
-r"""Optimal mutually beneficial protocols for heterogeneous clients (Tsoy et al. 2024, sections 5-6).
+r"""Optimal mutually beneficial protocols for heterogeneous clients (Tsoy et al. 2024, §5-6).
 
 Two server objectives, both subject to every client gaining (:math:`u_i \ge u_i^0`):
 
@@ -62,7 +62,7 @@ METHODS = ("auto", "cvxpy")
 
 @dataclass(frozen=True, eq=False)
 class SharingProtocol:
-    """A protocol β with everything the clients and the server see.
+    r"""A protocol β with everything the clients and the server see.
 
     ``exists`` is False when no non-trivial mutually beneficial protocol exists, or when the
     solver's point leaves a client short of its stand-alone utility by more than

@@ -26,12 +26,14 @@ _bayes_gain_at_total = sp.lambdify(
 
 
 def bayes_phi(gamma_total: Array, lam: Array, rho: Array, tau: float) -> tuple[Array, Array]:
-    r"""For each total Γ (rows) and client (columns): the largest acceptable :math:`\beta_i \le \min(\rho_i, \Gamma)`
-    given the total, and whether :math:`\beta_i = 0` is acceptable at all.
+    r"""Each client's largest acceptable :math:`\beta_i` at each total Γ, and whether 0 is.
+
+    For each total Γ (rows) and client (columns): the largest acceptable
+    :math:`\beta_i \le \min(\rho_i, \Gamma)` given the total, and whether :math:`\beta_i = 0` is
+    acceptable at all.
 
     Uses that :math:`g_i(\beta_i; \Gamma)` is strictly decreasing in :math:`\beta_i` at fixed Γ
-    (eq. 3);
-    vectorised bisection over all (Γ, client) pairs.
+    (eq. 3); vectorised bisection over all (Γ, client) pairs.
 
     References
     ----------
@@ -52,8 +54,10 @@ def bayes_phi(gamma_total: Array, lam: Array, rho: Array, tau: float) -> tuple[A
 
 
 def bayes_accuracy(model: Bayes, lam: Array, grid: int = 400) -> tuple[Array | None, str]:
-    """The most accurate Bayesian protocol found, and the method's note: Γ scanned on ``grid``
-    points and refined at the largest feasible one; ``None`` when none is feasible.
+    """The most accurate Bayesian protocol found, and the method's note.
+
+    Γ is scanned on ``grid`` points and refined at the largest feasible one; ``None`` when none is
+    feasible.
 
     References
     ----------
@@ -90,8 +94,9 @@ def bayes_accuracy(model: Bayes, lam: Array, grid: int = 400) -> tuple[Array | N
 
 
 def bayes_welfare(model: Bayes, lam: Array, nu: Array) -> tuple[Array | None, str]:
-    """A locally welfare-optimal Bayesian protocol (SLSQP from the best scanned starts), and the
-    method's note; ``None`` for the trivial protocol.
+    """A locally welfare-optimal Bayesian protocol, and the method's note.
+
+    SLSQP from the best scanned starts; ``None`` for the trivial protocol.
 
     References
     ----------

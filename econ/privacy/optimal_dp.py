@@ -1,5 +1,6 @@
-r"""Optimal protocols of the DP models (Tsoy et al. 2024, sections 5-6): the exact 1-D solvers
-of the accuracy problems and the convex programs.
+r"""Optimal protocols of the DP models (Tsoy et al. 2024, sections 5-6).
+
+The exact 1-D solvers of the accuracy problems and the convex programs:
 
 * Accuracy, DP mean: for fixed Γ client i's constraint is :math:`\beta_i \le \varphi_i(\Gamma)`
   (:func:`dp_mean_phi`), concave in Γ, so :math:`\Gamma_{\max}` is the largest root of
@@ -33,7 +34,7 @@ Array = NDArray[np.float64]
 
 
 def _largest_feasible(feasible: Callable[[float], bool], lo: float, hi: float) -> float:
-    """Bisection for the boundary between ``lo`` (feasible) and ``hi`` (not), to machine precision."""
+    """Bisect for the boundary between ``lo`` (feasible) and ``hi`` (not), to machine precision."""
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):
@@ -43,8 +44,9 @@ def _largest_feasible(feasible: Callable[[float], bool], lo: float, hi: float) -
 
 
 def dp_mean_phi(gamma_total: float, zeta: Array, rho: Array) -> Array:
-    r""":math:`\varphi_i(\Gamma)`, the largest β_i client i accepts when the total is Γ (Appendix B.2's
-    :math:`q_i \ge 0` solved for :math:`\beta_i`).
+    r""":math:`\varphi_i(\Gamma)`, the largest β_i client i accepts when the total is Γ.
+
+    Appendix B.2's :math:`q_i \ge 0` solved for :math:`\beta_i`.
 
     Written as :math:`2\zeta\Gamma\rho/(\Gamma+\rho+\sqrt{(\Gamma+\rho)^2-4\zeta\Gamma\rho})` to avoid cancellation.
 
@@ -210,9 +212,10 @@ def _cvxpy_method(objective: str, n_clients: int) -> str:
 def dp_mean_cvxpy(
     model: DPMean, lam: Array, nu: Array, objective: str
 ) -> tuple[Array | None, str, Array | None]:
-    """The DP-mean protocol of the convex program of ``objective``: (β, the method's note, the
-    participation multipliers in the objective's units); β ``None`` when only the trivial
-    protocol is feasible.
+    """The DP-mean protocol of the convex program of ``objective``.
+
+    Returns (β, the method's note, the participation multipliers in the objective's units); β is
+    ``None`` when only the trivial protocol is feasible.
 
     References
     ----------
@@ -295,10 +298,11 @@ def sgd_cvxpy(
 
 
 def _sgd_repair(psi: Array, rho: Array, beta: Array) -> Array:
-    r"""The largest :math:`\beta' \le \beta` with every :math:`\beta'_i \le \rho_i s_i/(1+s_i)`,
-    :math:`s_i = \psi_i(1 - \rho_i/\Gamma')` (Theorem 4.5's constraint solved for
-    :math:`\beta_i`); the cap increases in Γ, so the iteration of :func:`_dp_mean_repair`
-    applies.
+    r"""The largest :math:`\beta' \le \beta` within Theorem 4.5's per-client caps at its own total.
+
+    Every :math:`\beta'_i \le \rho_i s_i/(1+s_i)` with :math:`s_i = \psi_i(1 - \rho_i/\Gamma')`
+    (Theorem 4.5's constraint solved for :math:`\beta_i`); the cap increases in Γ, so the iteration
+    of :func:`_dp_mean_repair` applies.
     """
     for _ in range(1000):
         total = float(beta.sum())

@@ -1,4 +1,4 @@
-r"""Step sizes, round count and error bound of Algorithm 1 (Tsoy et al. 2024, section 4.2, App. B.4).
+r"""Step sizes, round count and error bound of Algorithm 1 (Tsoy et al. 2024, §4.2, App. B.4).
 
 With :math:`\chi = \mu/L` and :math:`y^0_* = L\mu nND^2/\sigma^2`, the optimal steps of Lemma B.4 are
 
@@ -29,8 +29,9 @@ from econ.validation import in_interval, positive, positive_int
 
 
 def rounds(y0: float, chi: float, *, integer: bool = False) -> float:
-    r""":math:`T = \max(-\ln y^0/\ln(1-\chi/2), 1)`; with ``integer`` the ceiling of Theorem 4.3
-    (section 4.2 ignores that T is an integer).
+    r"""The number of rounds :math:`T = \max(-\ln y^0/\ln(1-\chi/2), 1)` of Theorem 4.3.
+
+    With ``integer``, its ceiling (section 4.2 ignores that T is an integer).
 
     References
     ----------

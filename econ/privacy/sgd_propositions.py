@@ -1,4 +1,6 @@
-"""Lemmas B.2-B.4 and Theorem 4.3 of Tsoy et al. (2024), Appendix B.4: Algorithm 1's steps and bound.
+"""Lemmas B.2-B.4 and Theorem 4.3 of Tsoy et al. (2024), Appendix B.4.
+
+Algorithm 1's steps and bound.
 
 The step sizes, rounds and bound themselves are in :mod:`econ.privacy.sgd`, the recursion's
 sympy forms in :mod:`econ.privacy.symbolic`.
@@ -33,7 +35,10 @@ def _lemma_b4(
     minimum: Callable[[sp.Expr, sp.Expr], sp.Expr] = lambda y, chi: (1 - chi * y / (y + 1)) * y,
     cap: int | sp.Expr = 2,
 ) -> Verdict:
-    """First-order condition, convexity in eta, the minimum and the cap, for all y > 0, chi in (0, 1]."""
+    """First-order condition, convexity in eta, the minimum and the cap.
+
+    For all y > 0 and chi in (0, 1].
+    """
     eta = eta_star(S.y_bound, S.L_smooth)
     return all_hold(
         [

@@ -149,7 +149,7 @@ _quartic = sp.lambdify(_BARGS[1:], _QUARTIC.all_coeffs())
 def bayes_symmetric_gain(
     beta: ArrayLike, rho: float, tau: float, lam: float, n_clients: int
 ) -> NDArray[np.float64]:
-    r"""The symmetric Bayesian gain :math:`h_\lambda(\beta)` of Theorem 5.3 (Appendix B.12), vectorised in β.
+    r"""The symmetric Bayesian gain :math:`h_\lambda(\beta)` of Theorem 5.3, vectorised in β.
 
     References
     ----------
@@ -205,7 +205,10 @@ def bayes_symmetric_optimum(rho: float, tau: float, lam: float, n_clients: int) 
 def bayes_asymptotic_optimum(
     rho: float, tau: float, lam: float, n_clients: int
 ) -> tuple[float, float]:
-    r"""Theorem 5.4 leading terms: :math:`(\rho\sqrt{(\lambda-1)/N},\ \lambda/(\rho+\tau) - 1/\tau)` above the threshold, else (0, 0).
+    r"""Theorem 5.4's leading terms of the symmetric Bayesian optimum β* and its gain.
+
+    :math:`(\rho\sqrt{(\lambda-1)/N},\ \lambda/(\rho+\tau) - 1/\tau)` above the threshold, else (0,
+    0).
 
     References
     ----------

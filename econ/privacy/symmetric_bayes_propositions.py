@@ -1,8 +1,9 @@
-"""The registered results about the symmetric Bayesian optimum of Tsoy et al. (2024): Theorem 5.3,
-its self-consistency condition, Lemma B.5 and the asymptotic optimum of Theorem 5.4.
+r"""The registered results about the symmetric Bayesian optimum of Tsoy et al. (2024).
+
+Theorem 5.3, its self-consistency condition, Lemma B.5 and the asymptotic optimum of Theorem 5.4.
 
 The optimum of :mod:`econ.privacy.symmetric` (the best of 0, ρ and the roots of
-:math:`h'_\\lambda`) against the printed thresholds and limits.
+:math:`h'_\lambda`) against the printed thresholds and limits.
 """
 
 from __future__ import annotations
@@ -167,7 +168,10 @@ def _self_consistency(
         (n**2 - n - 5) * r * t**2 + (2 * n - 4) * t**3 - n * r**3 - (2 * n + 2) * r**2 * t
     ),
 ) -> Verdict:
-    """(lambda_rho - lambda_0) (N - 1) rho tau^2 is the printed polynomial, and (N - 1) rho tau^2 > 0."""
+    """The self-consistency condition as the printed polynomial.
+
+    (lambda_rho - lambda_0) (N - 1) rho tau^2 is the printed polynomial, and (N - 1) rho tau^2 > 0.
+    """
     n, r, t = S.n_clients, S.rho, S.tau
     p = sp.expand(poly(n, r, t))
     return all_hold(

@@ -1,8 +1,7 @@
-"""The registered results about the symmetric optima of the DP models of Tsoy et al. (2024):
-Theorems 5.1 and 5.2.
+r"""The registered results about the symmetric optima of the DP models of Tsoy et al. (2024).
 
 The optima of :mod:`econ.privacy.symmetric` against the printed Theorems 5.1 (DP mean) and 5.2 (DP
-SGD), with the :math:`(\\alpha^*)^2` of Appendices B.3 and B.8. The Bayesian Theorems 5.3 and 5.4
+SGD), with the :math:`(\alpha^*)^2` of Appendices B.3 and B.8. The Bayesian Theorems 5.3 and 5.4
 are in :mod:`econ.privacy.symmetric_bayes_propositions`.
 """
 
@@ -134,7 +133,10 @@ def _thm51(
         (N - 2) * sp.sqrt(lam) - 2 * sp.sqrt(N - 1) * kappa * rho
     ),
 ) -> Verdict:
-    """Every claim for all N >= 2, with N = 1 + m and, when profitable, lambda = (kappa rho + e)^2/m."""
+    """Every claim for all N >= 2.
+
+    With N = 1 + m and, when profitable, lambda = (kappa rho + e)^2/m.
+    """
     k, r, lam = S.kappa, S.rho, S.lam
     n = 1 + _m
     h = S.DP_MEAN_SYM_GAIN.subs(S.n_clients, n)
@@ -271,7 +273,10 @@ def _thm52(
         * (sp.sqrt((N - 1) * lam) - sp.sqrt(4 * N * L * mu * d / (N - 1)) * kappa * rho)
     ),
 ) -> Verdict:
-    """The symmetric gain of eq. (2), h(beta) = kappa^2 rho d (psi (1 - rho/(N beta)) - beta/(rho - beta))."""
+    """The symmetric gain of eq. (2).
+
+    h(beta) = kappa^2 rho d (psi (1 - rho/(N beta)) - beta/(rho - beta)).
+    """
     L, mu, k, lam, d, r = S.L_smooth, S.mu_sc, S.kappa, S.lam, S.dim, S.rho
     n = 1 + _m
     psi = lam / (L * mu * d * k**2 * r**2)

@@ -18,9 +18,9 @@ from games.defection_free.market import market_path
 
 
 def revenue_slack(q_l: ArrayLike, q_h: ArrayLike, tolerance: float) -> NDArray[np.float64]:
-    """Largest change of either revenue when each quality is off by at most ``tolerance``.
+    r"""Largest change of either revenue when each quality is off by at most ``tolerance``.
 
-    The four corners :math:`(q_l \\pm \\epsilon, q_h \\pm \\epsilon)` (clipped to [0, 1]) of the
+    The four corners :math:`(q_l \pm \epsilon, q_h \pm \epsilon)` (clipped to [0, 1]) of the
     market's revenues (:func:`market_path`); 0 when ``tolerance`` is 0.
 
     References
@@ -75,8 +75,10 @@ class RevenueAudit:
         )
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame of the changes from round ``t - 1`` to ``t`` (``t >= 1``), with
-        the slack allowed at ``t`` (needs pandas).
+        """A pandas DataFrame of the revenue changes and their allowed slack (needs pandas).
+
+        One row per round ``t >= 1``: the changes from round ``t - 1`` to ``t``, with the slack
+        allowed at ``t``.
         """
         t = np.arange(1, self.change_low.size + 1)
         table = frame(
@@ -95,9 +97,9 @@ class RevenueAudit:
 def revenue_audit(
     q_l: ArrayLike, q_h: ArrayLike, *, tolerance: float = 0.0, atol: float = 1e-12
 ) -> RevenueAudit:
-    """Did either firm's revenue fall from one round to the next (Proposition 3)?
+    r"""Audit whether either firm's revenue fell from one round to the next (Proposition 3).
 
-    A fall counts when :math:`U_t - U_{t-1} < -(s_{t-1} + s_t + \\text{atol})`, with
+    A fall counts when :math:`U_t - U_{t-1} < -(s_{t-1} + s_t + \text{atol})`, with
     :math:`s` the :func:`revenue_slack` of the measurement ``tolerance``. Revenues are the
     market's (:func:`market_path`); they equal (3.4) while the low firm's quality is at
     most the high firm's, as in Proposition 3.

@@ -36,10 +36,10 @@ def _ends(rep: PlayReport, key: str) -> tuple[float, float]:
 
 
 def scheme_claims(reports: dict[str, PlayReport], *, nash_gap: float = 0.05) -> list[SchemeClaim]:
-    """Werner (2024) ch. 3's claims about the schemes, checked on runs from one start.
+    r"""Werner (2024) ch. 3's claims about the schemes, checked on runs from one start.
 
     Defection-free (Prop. 3, 5; Fig. 3.3): no revenue fell, both qualities rose, the ratio
-    moved towards :math:`\\rho^*`, and the Nash product ends individually rational and
+    moved towards :math:`\rho^*`, and the Nash product ends individually rational and
     within ``nash_gap`` (relative) of its maximum at the best quality reached. Complete
     collaboration (Lemma 23): the quality gap and the high firm's revenue shrink. Only the
     high firm shares (Fig. 3.2a): the high firm loses revenue. Only the low firm shares

@@ -179,8 +179,10 @@ def _save_csv(path: Path, columns: Mapping[str, np.ndarray]) -> None:
 
 
 def run_figure(plt: Any, rep: PlayReport, title: str, full: bool) -> Any:
-    """The figure of one run drawn with ``plt`` (matplotlib.pyplot): qualities and revenues,
-    with ``full`` also the revenue gains and the Nash product against its value at the solution.
+    """The figure of one run drawn with ``plt`` (matplotlib.pyplot).
+
+    Qualities and revenues; with ``full`` also the revenue gains and the Nash product against its
+    value at the solution.
 
     References
     ----------

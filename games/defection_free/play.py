@@ -46,21 +46,22 @@ class Firms(Protocol):
         ...
 
     def raise_low(self, cap: float, inner: str) -> None:
-        """Gradient steps on the joint objective towards ``cap`` without passing it
-        (``inner="gd"``: each step at most the gap over the squared gradient norm and at
-        most the smooth step, halved while it would pass the cap), or Algorithm 5's
-        steps 9-11 as printed, ``while q <= cap`` (``inner="while"``), which stop only once
-        the quality has passed the cap.
+        """Raise the low firm's quality towards ``cap`` by gradient steps on the joint objective.
+
+        With ``inner="gd"`` the steps never pass the cap: each step is at most the gap over the
+        squared gradient norm and at most the smooth step, halved while it would pass the cap. With
+        ``inner="while"`` they are Algorithm 5's steps 9-11 as printed, ``while q <= cap``, which
+        stop only once the quality has passed the cap.
         """
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class Play:
-    """The qualities of every round of a scheme, round 0 being the start.
+    r"""The qualities of every round of a scheme, round 0 being the start.
 
     ``cap`` is the quality the low firm was allowed this round (NaN: uncapped), ``hat_q``
-    Algorithm 5's :math:`\\hat q` (NaN where not computed). ``measured`` are the qualities
+    Algorithm 5's :math:`\hat q` (NaN where not computed). ``measured`` are the qualities
     the firms' models have; in the ``oracle`` inner mode the low firm's quality is set by the
     rule instead (``q_l`` then differs from ``measured``), as the authors' code does for the
     experiments of §3.5 (Fig. 3.3): it never trains the low model.
@@ -87,17 +88,16 @@ class Play:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the scheme and one record per round, ``t, q_l, q_h, cap, hat_q``
-        (NaN as None).
+        """JSON-ready: the scheme and one record per round (NaN as None).
+
+        Each record holds ``t, q_l, q_h, cap, hat_q``.
         """
         columns = self._columns()
         rows = [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
         return plain({"scheme": self.scheme, "rounds": rows})
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame indexed by round ``t``: ``q_l, q_h, cap, hat_q`` (needs
-        pandas).
-        """
+        """A pandas DataFrame indexed by round ``t``: ``q_l, q_h, cap, hat_q`` (needs pandas)."""
         return frame(self._columns(), "Play").set_index("t")
 
     def _columns(self) -> dict[str, Any]:

@@ -51,8 +51,10 @@ def _toy_start(rng: np.random.Generator) -> QuadraticFirms:
 
 
 def _starts(seed: int, n_toy: int, n_random: int) -> Iterator[tuple[str, QuadraticFirms]]:
-    """T1, T2, then of ``n_toy`` uniform toy starts and ``n_random`` :func:`random_firms`
-    (seeded) those at which both firms' losses lie in [0, 1] (§3.2).
+    """The named starting firms the checks run on (§3.2).
+
+    T1, T2, then of ``n_toy`` uniform toy starts and ``n_random`` :func:`random_firms` (seeded)
+    those at which both firms' losses lie in [0, 1].
     """
     yield "toy T1", thesis_toy(*_T1)
     yield "toy T2", thesis_toy(*_T2)

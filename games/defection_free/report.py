@@ -25,8 +25,9 @@ def _individually_rational(
     u_h: NDArray[np.float64],
     allowed: NDArray[np.float64] | float = 0.0,
 ) -> NDArray[np.bool_]:
-    """Whether neither firm is worse off than at round 0 (the constraints of the Nash
-    bargaining problem of §3.4, p. 64 ff.), up to ``allowed``.
+    """Whether neither firm is worse off than at round 0, up to ``allowed``.
+
+    These are the constraints of the Nash bargaining problem of §3.4, p. 64 ff.
     """
     return (u_l - u_l[0] >= -allowed) & (u_h - u_h[0] >= -allowed)
 
@@ -46,7 +47,7 @@ MARKET_COLUMNS = ("q_l", "q_h", "U_l", "U_h", "consumer_surplus", "welfare")
 
 @dataclass(frozen=True, slots=True)
 class PlayReport:
-    """A scheme's run in the economics' terms (the JSON of ``collabecon defection-free``).
+    r"""A scheme's run in the economics' terms (the JSON of ``collabecon defection-free``).
 
     Attributes
     ----------
@@ -61,14 +62,14 @@ class PlayReport:
     audit
         :func:`revenue_audit` of the run.
     rho_star
-        :math:`\\rho^*` of the Nash bargaining solution from the start, with ``q_max``.
+        :math:`\rho^*` of the Nash bargaining solution from the start, with ``q_max``.
     nash_star
         :math:`N(q_l^*, q_h^*)` with :math:`q_h^* = Q` = ``q_max`` (Proposition 2): the
         reference of Fig. 3.3's last panel.
     nash_max
-        :math:`\\max_{q_l} N(q_l, \\bar q)` over the individually rational set, with
-        :math:`\\bar q` the best quality either firm reached (Proposition 2 with
-        :math:`Q := \\bar q`).
+        :math:`\max_{q_l} N(q_l, \bar q)` over the individually rational set, with
+        :math:`\bar q` the best quality either firm reached (Proposition 2 with
+        :math:`Q := \bar q`).
     final_nash_gap
         ``nash_max`` minus the final Nash product counted as progress: the product where the
         final round is individually rational, else the product capped at 0 (the
@@ -91,11 +92,13 @@ class PlayReport:
 
     @property
     def final_individually_rational(self) -> bool:
+        """Whether the last round is individually rational (no firm below its round-0 revenue)."""
         return bool(self.rows[-1]["individually_rational"])
 
     def to_dict(self) -> dict[str, Any]:
-        """The run, JSON-ready: scheme, rounds, the audit, rho*, the Nash references and
-        the gap.
+        """The run, JSON-ready.
+
+        Scheme, rounds, the audit, rho*, the Nash references and the gap.
         """
         return plain(
             {
@@ -116,9 +119,7 @@ class PlayReport:
         )
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame of :attr:`rows`, one row per round indexed by ``t`` (needs
-        pandas).
-        """
+        """A pandas DataFrame of :attr:`rows`, one row per round indexed by ``t`` (needs pandas)."""
         return frame(list(self.rows), "PlayReport").set_index("t")
 
 

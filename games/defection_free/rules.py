@@ -49,7 +49,7 @@ FIRM_NAMES = ("low", "high")
 
 @dataclass(frozen=True, slots=True)
 class HighMove:
-    """What the high firm does this round.
+    r"""What the high firm does this round.
 
     Attributes
     ----------
@@ -57,7 +57,7 @@ class HighMove:
         Train on the joint objective (the low firm shares) or on its own data only.
     pace
         Largest growth factor :math:`q_{h,t}/q_{h,t-1}` the step aims at (Proposition 5's
-        :math:`\\tilde b`), or None for an unpaced step.
+        :math:`\tilde b`), or None for an unpaced step.
     undo_if_worse
         Keep the previous model when the step lowers the measured quality (qualities
         never degrade: assumption 4 of §3.3).
@@ -67,7 +67,7 @@ class HighMove:
     References
     ----------
     Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5, steps 2-4 (the high-quality model update);
-    pace: proof of Proposition 5, §3.7 (:math:`\\tilde b`).
+    pace: proof of Proposition 5, §3.7 (:math:`\tilde b`).
     """
 
     joint: bool
@@ -78,7 +78,7 @@ class HighMove:
 
 @dataclass(frozen=True, slots=True)
 class LowMove:
-    """What the low firm does after the high firm moved.
+    r"""What the low firm does after the high firm moved.
 
     Attributes
     ----------
@@ -88,13 +88,13 @@ class LowMove:
         Highest quality the low firm may reach this round; None means uncapped (a free
         round of training). A cap equal to the current quality means "wait".
     hat_q
-        Algorithm 5's :math:`\\hat q_{l,t} = B(\\rho_{t-1}, b) q_{h,t}` where it was
+        Algorithm 5's :math:`\hat q_{l,t} = B(\rho_{t-1}, b) q_{h,t}` where it was
         computed (None otherwise).
 
     References
     ----------
     Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5, steps 5-11 (the low-quality model update;
-    :math:`\\hat q_{l,t}` of step 8).
+    :math:`\hat q_{l,t}` of step 8).
     """
 
     joint: bool
@@ -234,18 +234,29 @@ class Scheme(Protocol):
     """
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The scheme's name in reports (one of :data:`SCHEMES`)."""
+        ...
 
-    def high_move(self, q_l: float, q_h: float) -> HighMove: ...
+    def high_move(self, q_l: float, q_h: float) -> HighMove:
+        """The high firm's move this round, from the current qualities ``(q_l, q_h)``."""
+        ...
 
-    def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove: ...
+    def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
+        """The low firm's move, after the high firm's.
+
+        From the low firm's quality ``q_l_prev`` and the high firm's before (``q_h_prev``) and after
+        (``q_h_new``) its move.
+        """
+        ...
 
 
 @dataclass(frozen=True, slots=True)
 class CompleteCollaboration:
-    """Both firms train on the joint objective, unrestricted (§3.3, p. 62; Lemma 23: both
-    revenues tend to 0). Each firm keeps its own model and the high firm moves first, as
-    in the authors' code, rather than one shared FedAvg model.
+    """Both firms train on the joint objective, unrestricted (§3.3, p. 62).
+
+    By Lemma 23 both revenues tend to 0. Each firm keeps its own model and the high firm moves
+    first, as in the authors' code, rather than one shared FedAvg model.
 
     References
     ----------
@@ -255,9 +266,11 @@ class CompleteCollaboration:
     name: str = "complete"
 
     def high_move(self, q_l: float, q_h: float) -> HighMove:
+        """Train on the joint objective, unpaced."""
         return HighMove(joint=True)
 
     def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
+        """Train on the joint objective, uncapped."""
         return LowMove(joint=True)
 
 
@@ -271,8 +284,9 @@ class OneSided:
 
     The firm that receives nothing stays where it is, as the thesis assumes before
     Algorithm 5 (§3.4: both firms "have saturated training on their own datasets and will
-    only update their models collaboratively going forward"); ``train_alone=True`` gives it an epoch on its own data each round
-    instead, as the authors' code does for the experiments of §3.5.
+    only update their models collaboratively going forward"); ``train_alone=True`` gives it an
+    epoch on its own data each round instead, as the authors' code does for the experiments of
+    §3.5.
 
     References
     ----------
@@ -284,17 +298,28 @@ class OneSided:
     train_alone: bool = False
 
     def __post_init__(self) -> None:
+        """Refuse a ``beneficiary`` other than ``"low"`` or ``"high"``."""
         choice("beneficiary", self.beneficiary, FIRM_NAMES)
 
     @property
     def name(self) -> str:
+        """``"one-sided-low"`` or ``"one-sided-high"``, after the beneficiary."""
         return f"one-sided-{self.beneficiary}"
 
     def high_move(self, q_l: float, q_h: float) -> HighMove:
+        """The joint objective when the high firm benefits; else its own data or idle.
+
+        Without ``train_alone`` the firm that receives nothing does not train.
+        """
         shared = self.beneficiary == "high"
         return HighMove(joint=shared, idle=not (shared or self.train_alone))
 
     def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
+        """The joint objective when the low firm benefits; else its own data or wait.
+
+        Without ``train_alone`` the firm that receives nothing waits: its cap is its current
+        quality.
+        """
         if self.beneficiary == "low" or self.train_alone:
             return LowMove(joint=self.beneficiary == "low")
         return LowMove(joint=False, cap=q_l_prev)
@@ -302,28 +327,28 @@ class OneSided:
 
 @dataclass(frozen=True, slots=True)
 class DefectionFreeConfig:
-    """Options of Algorithm 5 (the defaults: the caps of the module docstring, no gating).
+    r"""Options of Algorithm 5 (the defaults: the caps of the module docstring, no gating).
 
     Attributes
     ----------
     cap_mode
-        ``"recommended"``: cap :math:`\\min(\\hat q, \\rho^* q_{h,t}, q_l^*)`; ``"literal"``:
-        :math:`\\hat q` only, as printed (overshoots the Nash ratio when :math:`q_h` jumps).
+        ``"recommended"``: cap :math:`\min(\hat q, \rho^* q_{h,t}, q_l^*)`; ``"literal"``:
+        :math:`\hat q` only, as printed (overshoots the Nash ratio when :math:`q_h` jumps).
     gating
         When the low firm may start an update: ``"none"`` (the caps make gating redundant),
         ``"line7"`` (step 7 as printed, read after step 6:
-        :math:`q_{l,t-1} < q_l^*` and :math:`q_{l,t-1}/q_{h,t} \\le \\rho^*`),
+        :math:`q_{l,t-1} < q_l^*` and :math:`q_{l,t-1}/q_{h,t} \le \rho^*`),
         ``"text"`` (the text before Algorithm 5: :math:`q_{l,t-1} < q_l^*` and
-        :math:`\\rho_{t-1} \\le \\rho^*`),
-        ``"code"`` (:math:`\\rho_{t-1} \\le \\rho^*` and :math:`q_{l,t-1} \\le \\rho^*`, the
+        :math:`\rho_{t-1} \le \rho^*`),
+        ``"code"`` (:math:`\rho_{t-1} \le \rho^*` and :math:`q_{l,t-1} \le \rho^*`, the
         authors' code with ``max_qh = 1``).
     schedule
         The high firm's pace: ``"paced"`` (growth at most ``b_tilde`` per round, Prop. 5) or
         ``"const"`` (a constant step).
     b_tilde
-        The pace :math:`\\tilde b`.
+        The pace :math:`\tilde b`.
     q_max
-        :math:`Q = \\max_x q(x)`, the best reachable quality (default 1, as Lemma 25).
+        :math:`Q = \max_x q(x)`, the best reachable quality (default 1, as Lemma 25).
     tolerance
         Measurement tolerance of a quality: a rise of :math:`q_h` up to it counts as none,
         and the audit allows the revenue change a quality error of this size can cause.
@@ -334,7 +359,7 @@ class DefectionFreeConfig:
     References
     ----------
     Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 (steps 7-8) and the proof of Proposition 5, §3.7
-    (:math:`\\tilde b`); Lemma 25 (:math:`q_h^* = 1`).
+    (:math:`\tilde b`); Lemma 25 (:math:`q_h^* = 1`).
     """
 
     cap_mode: str = "recommended"
@@ -346,6 +371,11 @@ class DefectionFreeConfig:
     undo_if_worse: bool = True
 
     def __post_init__(self) -> None:
+        r"""Refuse unknown modes and an out-of-range pace, best quality or tolerance.
+
+        ``cap_mode``, ``gating`` and ``schedule`` must be known; :math:`\tilde b > 1`,
+        :math:`Q \in (0, 1]` and ``tolerance`` in [0, 1].
+        """
         choice("cap_mode", self.cap_mode, CAP_MODES)
         choice("gating", self.gating, GATINGS)
         choice("schedule", self.schedule, SCHEDULES)
@@ -356,13 +386,13 @@ class DefectionFreeConfig:
 
 @dataclass(frozen=True, slots=True)
 class DefectionFree:
-    """Algorithm 5 from the disagreement point ``(q_l0, q_h0)`` (Werner 2024, ch. 3).
+    r"""Algorithm 5 from the disagreement point ``(q_l0, q_h0)`` (Werner 2024, ch. 3).
 
-    :math:`\\rho^*` and :math:`q_l^* = \\rho^* Q` come from the constrained Nash bargaining
-    solution (:func:`econ.bargaining.duopoly_nash_solution`); :math:`\\hat q_{l,t}` from
-    :func:`econ.quality_caps.hat_q` and the cap from :func:`econ.quality_caps.next_low_quality`, both with
-    the cap factor ``cap_factor`` (:func:`econ.quality_caps.B`, step 8; the registry swaps in
-    misprinted factors to see its checks fail).
+    :math:`\rho^*` and :math:`q_l^* = \rho^* Q` come from the constrained Nash bargaining
+    solution (:func:`econ.bargaining.duopoly_nash_solution`); :math:`\hat q_{l,t}` from
+    :func:`econ.quality_caps.hat_q` and the cap from :func:`econ.quality_caps.next_low_quality`,
+    both with the cap factor ``cap_factor`` (:func:`econ.quality_caps.B`, step 8; the registry
+    swaps in misprinted factors to see its checks fail).
 
     References
     ----------
@@ -379,6 +409,11 @@ class DefectionFree:
     q_l_star: float = field(init=False)
 
     def __post_init__(self) -> None:
+        r"""Check the start; find :math:`\rho^*` and :math:`q_l^*` of the Nash bargaining solution.
+
+        The start must satisfy ``0 <= q_l0 < q_h0 <= q_max``; the solution is
+        :func:`econ.bargaining.duopoly_nash_solution` (Proposition 2).
+        """
         if not 0.0 <= self.q_l0 < self.q_h0 <= self.config.q_max:
             raise ValueError(
                 "the defection-free rule needs 0 <= q_l0 < q_h0 <= q_max, got "
@@ -389,6 +424,16 @@ class DefectionFree:
         object.__setattr__(self, "q_l_star", float(sol.q_l_star))
 
     def high_move(self, q_l: float, q_h: float) -> HighMove:
+        r"""Algorithm 5, steps 2-4: the high firm trains on the joint objective.
+
+        Paced at :math:`\tilde b` under the ``"paced"`` schedule; with ``undo_if_worse`` the driver
+        keeps the previous model when a step lowers the measured quality.
+
+        References
+        ----------
+        Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5, steps 2-4; pace: proof of Proposition 5,
+        §3.7 (:math:`\tilde b`).
+        """
         pace = self.config.b_tilde if self.config.schedule == "paced" else None
         return HighMove(joint=True, pace=pace, undo_if_worse=self.config.undo_if_worse)
 
@@ -403,6 +448,17 @@ class DefectionFree:
         return True
 
     def low_move(self, q_l_prev: float, q_h_prev: float, q_h_new: float) -> LowMove:
+        r"""Algorithm 5, steps 5-11: the low firm's capped move on the joint objective.
+
+        The low firm waits (its cap is its current quality) unless the high firm's quality rose by
+        more than ``tolerance`` and the ``gating`` allows an update. Its cap is then
+        :func:`econ.quality_caps.next_low_quality` under ``cap_mode``, with step 8's
+        :math:`\hat q_{l,t}` of :func:`econ.quality_caps.hat_q`.
+
+        References
+        ----------
+        Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5, steps 5-11 (:math:`\hat q_{l,t}`: step 8).
+        """
         wait = LowMove(joint=True, cap=q_l_prev)
         if q_h_new - q_h_prev <= self.config.tolerance or not self._gate(
             q_l_prev, q_h_prev, q_h_new
@@ -446,14 +502,14 @@ def build_scheme(
 
 
 def estimate_q_max(pooled: Sequence[ModelQualities], q_h0: float) -> float:
-    """Estimate :math:`Q = \\max_x q(x)` as the best quality a pooled-training run reached.
+    r"""Estimate :math:`Q = \max_x q(x)` as the best quality a pooled-training run reached.
 
     ``pooled`` are the per-round qualities of a run that trains on all the data (complete
     collaboration); the estimate is never below the high firm's start ``q_h0``.
 
     References
     ----------
-    Werner (2024), ch. 3, §3.4, Proposition 2 (:math:`q_h^* = \\max_x q(x)`); Complete Collaboration,
+    Werner (2024), ch. 3, §3.4, Proposition 2 (:math:`q_h^* = \max_x q(x)`); Complete Collaboration,
     §3.3.
     """
     if not pooled:

@@ -300,7 +300,10 @@ def _cor1(rounds_scale: float = 1.0) -> Verdict:
 
 
 def _case1_points(rate: float) -> list[dict[str, float]]:
-    """Case-1 starts of the toy (rho_0 > rho*, q_l0 <= q_l*) and rho_T after log(rho_0/rho*)/log(rate) rounds."""
+    """Case-1 starts of the toy and rho_T after log(rho_0/rho*)/log(rate) rounds.
+
+    Case 1: rho_0 > rho*, q_l0 <= q_l*.
+    """
     rng = np.random.default_rng(1)
     qh0 = rng.uniform(0.02, _TOY_Q, 2000)
     ql0 = rng.uniform(0.0, 1.0, 2000) * qh0

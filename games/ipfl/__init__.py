@@ -1,4 +1,4 @@
-"""IP-FL's mechanism: token economy, preference bids, scheduler, Shapley contributions, PMA.
+r"""IP-FL's mechanism: token economy, preference bids, scheduler, Shapley contributions, PMA.
 
 Pure numpy (no torch): the learning driver (:mod:`learning.drivers.ipfl`) trains the cluster models
 and hands this package accuracies, selections and flattened parameter vectors. Everything
@@ -13,7 +13,7 @@ which make the ledger conserve tokens exactly (registered in :mod:`games.ipfl.pr
   ranked providers (Eq. 13 corrected; the printed :math:`N_r(N_r+1)/2` mints or burns tokens,
   see :func:`literal_reward_total`);
 - a client that cannot pay the price is not charged and not selected;
-- opt-outs count clients with :math:`PMA_i \\le 0` (Eq. 2 corrected).
+- opt-outs count clients with :math:`PMA_i \le 0` (Eq. 2 corrected).
 
 The behaviours of the authors' reference code (repository
 ``AFKD98/PI-FL-Personalized-and-Incentivized-Federated-Learning``, files

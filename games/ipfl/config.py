@@ -33,18 +33,19 @@ _TH_MODES = ("raw", "normalized")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IPFLConfig:
-    """Knobs of the mechanism (§4.2-4.3 and App. C give no values; the defaults are ours
-    unless marked RC).
+    r"""Knobs of the mechanism.
+
+    §4.2-4.3 and App. C give no values; the defaults are ours unless marked RC.
 
     Parameters
     ----------
     tok_init
         Equal starting balance of every client (App. C "opportunity fairness"; RC 100).
     price
-        Posted price :math:`\\tau_p` per cluster per round (RC 1).
+        Posted price :math:`\tau_p` per cluster per round (RC 1).
     eta_tok, gamma_acc
-        Cap :math:`\\eta` of the refund fraction and the relative-improvement threshold
-        :math:`\\gamma` of Eq. 11.
+        Cap :math:`\eta` of the refund fraction and the relative-improvement threshold
+        :math:`\gamma` of Eq. 11.
     th_bid, th_mode
         Bid threshold :math:`Th` of Alg. 2, on raw accuracy (``"raw"``) or on normalised
         importance weights (``"normalized"``).
@@ -62,7 +63,7 @@ class IPFLConfig:
         every client ever associated with the tier, split rewards, integer tokens, fixed
         ``code_perf`` + ``code_rand`` slots per tier (one moves from random to performance at
         round ``code_shift_round``), random extras from bidders, ascending sort after a
-        non-improving round, uniform :math:`\\lambda` in :math:`\\psi`. (The driver adds the
+        non-improving round, uniform :math:`\lambda` in :math:`\psi`. (The driver adds the
         RC's local optimiser, Adadelta.)
     code_perf, code_rand, code_shift_round
         The RC slot schedule (``iter_avg`` config: 5 + 2 per tier, shift at round 100).
@@ -97,6 +98,11 @@ class IPFLConfig:
     code_shift_round: int = 100
 
     def __post_init__(self) -> None:
+        """Check every knob's range and apply ``code_compat``.
+
+        ``code_compat`` forces integer tokens and the ``"code_split"`` rewards; ``code_bugs`` needs
+        ``code_compat``.
+        """
         non_negative("tok_init", self.tok_init)
         positive("price", self.price)
         in_interval("eta_tok", self.eta_tok, 0.0, 1.0)

@@ -14,9 +14,10 @@ from games.ipfl.config import FloatArray, IPFLConfig
 
 
 def aggregation_weights(sizes: ArrayLike, config: IPFLConfig) -> FloatArray:
-    r"""The aggregation weights :math:`\lambda_i` of a cluster's payers in the profiler
-    (Eq. 15-16): their shares of the training examples (FedAvg), or equal shares under
-    ``code_compat`` (the reference code averages uniformly).
+    r"""The aggregation weights :math:`\lambda_i` of a cluster's payers in the profiler (Eq. 15-16).
+
+    Their shares of the training examples (FedAvg), or equal shares under ``code_compat`` (the
+    reference code averages uniformly).
 
     References
     ----------
@@ -44,17 +45,19 @@ def shapley_first_order(
     *,
     normalized: bool = True,
 ) -> FloatArray:
-    """First-order Shapley contribution of each participant (App. H, Eq. 15-16):
+    r"""First-order Shapley contribution of each participant (App. H, Eq. 15-16).
+
+    Normalised (Eq. 16) or not (Eq. 15):
 
     .. math::
 
-        \\psi_i = -g^\\top \\lambda_i (W_i - W_M) \\quad\\text{(normalised, Eq. 16)}, \\qquad
-        \\psi_i = -g^\\top \\lambda_i W_i \\quad\\text{(Eq. 15)},
+        \psi_i = -g^\top \lambda_i (W_i - W_M) \quad\text{(normalised, Eq. 16)}, \qquad
+        \psi_i = -g^\top \lambda_i W_i \quad\text{(Eq. 15)},
 
     with :math:`g` the mean hold-out loss gradient at the aggregate :math:`W_M`,
     :math:`W_i` the participants' trained parameters (rows of ``updates``) and
-    :math:`\\lambda_i` the aggregation weights. Under FedAvg
-    (:math:`W_M = \\sum \\lambda_i W_i`, :math:`\\sum\\lambda_i = 1`) the normalised values sum
+    :math:`\lambda_i` the aggregation weights. Under FedAvg
+    (:math:`W_M = \sum \lambda_i W_i`, :math:`\sum\lambda_i = 1`) the normalised values sum
     to 0 (``ipfl.shapley.zero_sum``). Computed in float64.
 
     References

@@ -38,19 +38,20 @@ Formula = Callable[..., sp.Expr]
 def working_errors(
     sizes: ArrayLike, m1: int, sigma: float, tau_w: float, beta_gap: float
 ) -> dict[str, float]:
-    """MSE of client 0 (in group :math:`T_1 = \\{0..m_1-1\\}`) by the paper's formulas, Eq. 4,
-    the FL error and Eq. 5 of §3, which are exact when the other clients' means are
-    independent around :math:`\\mu_i` (:math:`\\mu_j - \\mu_i \\sim N(\\beta_{g(j)}-\\beta_1,
-    2\\tau^2)`, the working model):
+    r"""MSE of client 0 by the paper's formulas: Eq. 4, the FL error and Eq. 5 of §3.
+
+    Client 0 is in group :math:`T_1 = \{0..m_1-1\}`. The formulas are exact when the other clients'
+    means are independent around :math:`\mu_i`
+    (:math:`\mu_j - \mu_i \sim N(\beta_{g(j)}-\beta_1, 2\tau^2)`, the working model):
 
     .. math::
 
-        e_{loc} &= \\sigma^2/n_i, \\\\
-        e_{FL} &= \\Big(\\sum_{j\\in T_2} \\tfrac{n_j}{n} (\\beta_2-\\beta_1)\\Big)^2
-                 + \\sum_{j\\ne i} \\big(\\tfrac{n_j}{n}\\big)^2 (\\sigma^2/n_j + 2\\tau^2)
-                 + \\big(\\tfrac{n_i}{n}\\big)^2 \\sigma^2/n_i, \\\\
-        e_{T_1} &= \\sum_{j\\in T_1, j\\ne i} \\big(\\tfrac{n_j}{n_{T_1}}\\big)^2
-                 (\\sigma^2/n_j + 2\\tau^2) + \\big(\\tfrac{n_i}{n_{T_1}}\\big)^2 \\sigma^2/n_i.
+        e_{loc} &= \sigma^2/n_i, \\
+        e_{FL} &= \Big(\sum_{j\in T_2} \tfrac{n_j}{n} (\beta_2-\beta_1)\Big)^2
+                 + \sum_{j\ne i} \big(\tfrac{n_j}{n}\big)^2 (\sigma^2/n_j + 2\tau^2)
+                 + \big(\tfrac{n_i}{n}\big)^2 \sigma^2/n_i, \\
+        e_{T_1} &= \sum_{j\in T_1, j\ne i} \big(\tfrac{n_j}{n_{T_1}}\big)^2
+                 (\sigma^2/n_j + 2\tau^2) + \big(\tfrac{n_i}{n_{T_1}}\big)^2 \sigma^2/n_i.
     """
     n = np.asarray(sizes, dtype=np.float64)
     s2, t2 = float(sigma) ** 2, float(tau_w) ** 2
@@ -65,13 +66,14 @@ def working_errors(
 def exact_errors(
     sizes: ArrayLike, m1: int, sigma: float, tau_w: float, beta_gap: float
 ) -> dict[str, float]:
-    """The same MSEs under the hierarchical model Eq. 3 as printed (every
-    :math:`\\mu_j \\sim N(\\beta_{g(j)}, \\tau^2)` independently, target :math:`\\mu_i`):
+    r"""The same MSEs under the hierarchical model Eq. 3 as printed.
+
+    Every :math:`\mu_j \sim N(\beta_{g(j)}, \tau^2)` independently, target :math:`\mu_i`:
 
     .. math::
 
-        e = \\Big(\\sum_{j\\in T_2} w_j\\Big)^2(\\beta_2-\\beta_1)^2 + \\sum_j w_j^2\\sigma^2/n_j
-            + \\tau^2\\Big[\\sum_{j\\ne i} w_j^2 + (1-w_i)^2\\Big].
+        e = \Big(\sum_{j\in T_2} w_j\Big)^2(\beta_2-\beta_1)^2 + \sum_j w_j^2\sigma^2/n_j
+            + \tau^2\Big[\sum_{j\ne i} w_j^2 + (1-w_i)^2\Big].
     """
     n = np.asarray(sizes, dtype=np.float64)
     s2, t2 = float(sigma) ** 2, float(tau_w) ** 2
@@ -130,9 +132,10 @@ def _simulate(
 def _model3_mse(
     sizes: FloatArray, m1: int, sigma: float, tau_w: float, beta_gap: float, estimator: str
 ) -> float:
-    """MSE of client 0's estimate under Eq. 3 from the estimator's coefficients a_j on the
-    client means: bias sum_{T_2} a_j (beta_2 - beta_1), tau^2 ||a - e_0||^2 from the mu_j
-    (independent N(beta, tau^2)), sum a_j^2 sigma^2/n_j from the sampling noise.
+    """MSE under Eq. 3 of client 0's estimate with coefficients a_j on the client means.
+
+    The squared bias sum_{T_2} a_j (beta_2 - beta_1), plus tau^2 ||a - e_0||^2 from the mu_j
+    (independent N(beta, tau^2)), plus sum a_j^2 sigma^2/n_j from the sampling noise.
     """
     a = np.zeros(sizes.size)
     members = slice(None) if estimator == "fl" else slice(0, m1)
@@ -238,8 +241,10 @@ def _fl_error_corrected(formula: Callable[..., dict[str, float]] = exact_errors)
 
 @cache
 def cluster_error_equal() -> tuple[sp.Expr, sp.Expr, sp.Expr]:
-    """Equal sizes :math:`n_0`: the cluster MSE under the working model (Eq. 6), under the
-    hierarchical model Eq. 3, and the local MSE (Eq. 4).
+    """The cluster MSEs under the working and the hierarchical model, and the local MSE.
+
+    Equal sizes :math:`n_0`: the cluster MSE under the working model (Eq. 6), under the hierarchical
+    model Eq. 3, and the local MSE (Eq. 4).
     """
     s2, t2, n0, m1 = sp.symbols("sigma2 tau2 n0 m1", positive=True)
     return (
@@ -287,8 +292,10 @@ def _hierarchical_threshold(s2: sp.Expr, n0: sp.Expr, m1: sp.Expr) -> sp.Expr:
 
 
 def _eq6_check(model: str, error: Formula, threshold: Formula) -> Verdict:
-    """Does ``error`` equal the cluster MSE under ``model``, and is it below the local MSE
-    exactly when tau^2 < ``threshold``? (m1 >= 2 clients in the cluster, all of size n0.)
+    """Whether ``error`` is the cluster MSE under ``model`` and beats local training as claimed.
+
+    That is, ``error`` equals the cluster MSE and is below the local MSE exactly when tau^2 <
+    ``threshold`` (m1 >= 2 clients in the cluster, all of size n0).
     """
     s2, t2, n0 = sp.symbols("sigma2 tau2 n0", positive=True)
     k = sp.Symbol("k", nonnegative=True, integer=True)

@@ -15,8 +15,9 @@ from games.ipfl.config import BoolArray, FloatArray, IPFLConfig
 
 
 def importance_weights(accuracy: ArrayLike) -> FloatArray:
-    """Eq. 7-8 normalised: :math:`w_{ik} = \\upsilon_{ik} / \\sum_{k'} \\upsilon_{ik'}`,
-    uniform where a client's accuracies are all 0. ``accuracy`` is (N, K) in [0, 1].
+    r"""Eq. 7-8 normalised: :math:`w_{ik} = \upsilon_{ik} / \sum_{k'} \upsilon_{ik'}`.
+
+    Uniform where a client's accuracies are all 0. ``accuracy`` is (N, K) in [0, 1].
 
     References
     ----------
@@ -34,9 +35,11 @@ def importance_weights(accuracy: ArrayLike) -> FloatArray:
 
 
 def personalised_model(weights: ArrayLike, cluster_models: ArrayLike) -> FloatArray:
-    """Eq. 8: :math:`P_i = \\sum_k w_{ik} M_k`, a convex combination (rows of ``weights``
-    sum to 1; ``cluster_models`` is (K, d)). :func:`learning.drivers.ipfl.personalise` computes the same
-    on stacked tensors, and a test holds the two together.
+    r"""Eq. 8: :math:`P_i = \sum_k w_{ik} M_k`, a convex combination of the cluster models.
+
+    Rows of ``weights`` sum to 1; ``cluster_models`` is (K, d).
+    :func:`learning.drivers.ipfl.personalise` computes the same on stacked tensors, and a test holds
+    the two together.
 
     References
     ----------
@@ -57,11 +60,11 @@ def preference_bids(
     config: IPFLConfig,
     rng: np.random.Generator,
 ) -> BoolArray:
-    """Alg. 2 preference lists as an (N, K) boolean matrix.
+    r"""Alg. 2 preference lists as an (N, K) boolean matrix.
 
-    Incentivised: :math:`P_B(i) = \\{k : \\upsilon_{ik} > Th\\} \\cup \\{\\arg\\max_k
-    \\upsilon_{ik}\\}` (on normalised weights with ``th_mode="normalized"``); a client keeps
-    only the highest-weight bids it can pay for (:math:`|P_B| \\cdot \\tau_p \\le tok_i`).
+    Incentivised: :math:`P_B(i) = \{k : \upsilon_{ik} > Th\} \cup \{\arg\max_k
+    \upsilon_{ik}\}` (on normalised weights with ``th_mode="normalized"``); a client keeps
+    only the highest-weight bids it can pay for (:math:`|P_B| \cdot \tau_p \le tok_i`).
     ``code_compat``: the argmax only. NI: one uniformly random cluster.
 
     References
@@ -97,15 +100,18 @@ def preference_bids(
 def f1_features(
     predictions: ArrayLike, labels: ArrayLike, n_classes: int, n_top: int = 10
 ) -> FloatArray:
-    """Cold-start features of App. B (Eq. 14, RC ``select_clients_on_basis_of_f1_Scores``):
-    the per-class F1 score of each client's model on a common server test set,
+    r"""Cold-start features of App. B (Eq. 14): per-class F1 scores on a common server test set.
 
-    .. math::  F1_{ic} = \\frac{2\\, TP_{ic}}{2\\, TP_{ic} + FP_{ic} + FN_{ic}}
+    As in RC ``select_clients_on_basis_of_f1_Scores``, client :math:`i`'s model scores class
+    :math:`c` by
 
-    (0 where a class is neither predicted nor present), restricted to the ``n_top`` classes
-    whose F1 varies most across clients (RC ``df.var(axis=0).nlargest(10)``; ties by class
-    index). ``predictions`` is (N, m), one row of predicted labels per client; ``labels`` (m,).
-    Returns (N, min(n_top, n_classes)); clustering these rows gives the initial clusters.
+    .. math::  F1_{ic} = \frac{2\, TP_{ic}}{2\, TP_{ic} + FP_{ic} + FN_{ic}}
+
+    (0 where a class is neither predicted nor present). The features are these scores on the
+    ``n_top`` classes whose F1 varies most across clients (RC ``df.var(axis=0).nlargest(10)``;
+    ties by class index). ``predictions`` is (N, m), one row of predicted labels per client;
+    ``labels`` (m,). Returns (N, min(n_top, n_classes)); clustering these rows gives the initial
+    clusters.
 
     References
     ----------

@@ -1,6 +1,7 @@
-r"""IP-FL's theory, checkable: the Gaussian model of §3, Proposition 1's Lloyd process, the
-Shapley approximation of App. H, and the token economy of §4.2 (Eq. 9-13) against the ledger
-of :mod:`games.ipfl`.
+r"""IP-FL's theory, checkable.
+
+The Gaussian model of §3, Proposition 1's Lloyd process, the Shapley approximation of App. H, and
+the token economy of §4.2 (Eq. 9-13) against the ledger of :mod:`games.ipfl`.
 
 Source: Khan et al., "IP-FL: Incentivized and Personalized Federated Learning" (arXiv
 2304.07514 v4). Every statement is registered under ``ipfl.`` in :mod:`econ.propositions`; a
@@ -190,12 +191,13 @@ def lloyd(
     *,
     centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre,
 ) -> tuple[NDArray[np.int64], FloatArray]:
-    """The Lloyd process of Prop. 1's proof (App. I, part 1) on client means :math:`\\hat\\mu_i`:
-    assign each client to the nearest centre, set each centre to ``centre`` of its clients (the
-    size-weighted mean :math:`\\sum n_i \\hat\\mu_i / \\sum n_i`); returns the final assignment
-    and the objective after every assignment step and every centroid step
-    (:math:`\\sum_k \\sum_{i\\in C_k} n_i (\\beta_k - \\hat\\mu_i)^2`, the proof's
-    :math:`\\sum_i \\sum_j (\\beta_k - z_{ij})^2` up to a constant).
+    r"""The Lloyd process of Prop. 1's proof (App. I, part 1) on client means :math:`\hat\mu_i`.
+
+    Assign each client to the nearest centre, set each centre to ``centre`` of its clients (the
+    size-weighted mean :math:`\sum n_i \hat\mu_i / \sum n_i`); returns the final assignment and the
+    objective after every assignment step and every centroid step
+    (:math:`\sum_k \sum_{i\in C_k} n_i (\beta_k - \hat\mu_i)^2`, the proof's
+    :math:`\sum_i \sum_j (\beta_k - z_{ij})^2` up to a constant).
     """
     mu = np.asarray(means, dtype=np.float64)
     n = np.asarray(sizes, dtype=np.float64)

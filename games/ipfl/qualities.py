@@ -19,8 +19,9 @@ from games.ipfl.config import BoolArray, FloatArray, IntArray
 
 
 def pma(personalised: ArrayLike, reference: ArrayLike) -> FloatArray:
-    """Eq. 1: :math:`PMA_i = f_i - \\rho_i`, in percentage points (accuracies in [0, 1]); a
-    float for scalars.
+    r"""Eq. 1: :math:`PMA_i = f_i - \rho_i`, in percentage points (accuracies in [0, 1]).
+
+    A float for scalars.
 
     References
     ----------
@@ -40,8 +41,10 @@ def pma(personalised: ArrayLike, reference: ArrayLike) -> FloatArray:
 
 
 def opt_outs(pma_pp: ArrayLike) -> BoolArray:
-    """Eq. 2 corrected: client :math:`i` opts out iff :math:`PMA_i \\le 0` (the printed
-    :math:`H(x) = 1[x > 0]` counts the satisfied clients; ``docs/errata.md``, ``ipfl.eq2``).
+    r"""Eq. 2 corrected: client :math:`i` opts out iff :math:`PMA_i \le 0`.
+
+    The printed :math:`H(x) = 1[x > 0]` counts the satisfied clients (``docs/errata.md``,
+    ``ipfl.eq2``).
 
     References
     ----------
@@ -86,6 +89,7 @@ class TokenQualities:
     n_eval: IntArray
 
     def __post_init__(self) -> None:
+        """Store the fields as read-only arrays, one entry per name; accuracies lie in [0, 1]."""
         names = tuple(str(n) for n in self.names)
         arrays = {
             "net_tokens": np.array(self.net_tokens, dtype=np.float64).reshape(-1),
@@ -106,8 +110,9 @@ class TokenQualities:
         object.__setattr__(self, "names", names)
 
     def utility(self, price_per_token: float, value_per_point: float = 1.0) -> FloatArray:
-        """Money-metric gain of participating:
-        :math:`v \\cdot PMA_i + p_{tok} \\cdot \\mathrm{net}_i` (value ``v`` per point of PMA).
+        r"""Money-metric gain of participating.
+
+        :math:`v \cdot PMA_i + p_{tok} \cdot \mathrm{net}_i`, with value ``v`` per point of PMA.
 
         References
         ----------
@@ -126,8 +131,9 @@ class TokenQualities:
         return v * self.pma + p * self.net_tokens
 
     def individually_rational(self, price_per_token: float, value_per_point: float = 1.0) -> bool:
-        """True iff participation is individually rational for every client:
-        :math:`v \\cdot PMA_i + p_{tok}\\, \\mathrm{net}_i \\ge 0` for all :math:`i`.
+        r"""True iff participation is individually rational for every client.
+
+        That is, :math:`v \cdot PMA_i + p_{tok}\, \mathrm{net}_i \ge 0` for all :math:`i`.
 
         References
         ----------
@@ -144,8 +150,9 @@ class TokenQualities:
         return bool(np.all(self.utility(price_per_token, value_per_point) >= 0.0))
 
     def max_token_price(self, value_per_point: float = 1.0) -> float:
-        """The largest token price at which participation stays individually rational for
-        all (``inf`` when no client loses tokens; ``nan`` when IR fails even at price 0).
+        """The largest token price at which participation stays individually rational for all.
+
+        ``inf`` when no client loses tokens; ``nan`` when IR fails even at price 0.
 
         References
         ----------

@@ -88,8 +88,9 @@ class Opening:
     state: TokenState
 
     def participations(self) -> tuple[IntArray, IntArray]:
-        """Every (cluster, client) pair that trains this round, as two flat arrays in cluster
-        order: ``clusters[j]`` is the cluster client ``clients[j]`` trains for.
+        """Every (cluster, client) pair that trains this round, as two flat arrays in cluster order.
+
+        ``clusters[j]`` is the cluster client ``clients[j]`` trains for.
 
         References
         ----------
@@ -100,8 +101,10 @@ class Opening:
         return clusters.astype(np.int64), np.concatenate(self.payers).astype(np.int64)
 
     def by_cluster(self) -> Iterator[tuple[int, IntArray, IntArray]]:
-        """``(cluster, rows, members)`` for every cluster that trains: ``rows`` index the
-        arrays of :meth:`participations`, ``members`` are the clients at those rows.
+        """``(cluster, rows, members)`` for every cluster that trains.
+
+        ``rows`` index the arrays of :meth:`participations`, ``members`` are the clients at those
+        rows.
         """
         clusters, clients = self.participations()
         for c in range(len(self.payers)):
@@ -120,13 +123,13 @@ def open_round(
     available: ArrayLike | None = None,
     groups: Sequence[ArrayLike] | None = None,
 ) -> Opening:
-    """Bids, selection and payment of round ``round_index`` (Alg. 1 and 2, Eq. 9-10).
+    r"""Bids, selection and payment of round ``round_index`` (Alg. 1 and 2, Eq. 9-10).
 
     Round 0 is free: ``groups`` (a cold start's clusters) or, without them, a bootstrap draw
     of :math:`N_p + N_r` available clients per cluster. Later rounds are paid: each client
     bids from its ``scores`` (the ``(N, K)`` accuracies of the cluster models on its
     validation data, Alg. 2), :func:`select_clients` ranks the bidders by
-    :math:`(\\psi, \\Omega)` and adds explorers, and every selected client pays ``price``
+    :math:`(\psi, \Omega)` and adds explorers, and every selected client pays ``price``
     into its cluster's pool (:func:`collect`). ``available`` marks the clients that may be
     scheduled (the never-scheduled clients of §1 are not). ``rng`` is drawn from in this
     order: bids, selection (or the bootstrap).

@@ -17,8 +17,9 @@ from games.ipfl.config import IntArray, IPFLConfig
 
 
 def n_perf_default(n_clients: int, n_clusters: int, share: float = 0.20) -> int:
-    """:math:`N_p = \\lceil share \\cdot N / K \\rceil` per cluster (the paper gives no value;
-    ``share`` is ours).
+    r"""Performance slots per cluster, :math:`N_p = \lceil share \cdot N / K \rceil`.
+
+    The paper gives no value; ``share`` is ours.
 
     References
     ----------
@@ -38,10 +39,10 @@ def n_perf_default(n_clients: int, n_clusters: int, share: float = 0.20) -> int:
 def n_rand_schedule(
     n_clients: int, n_clusters: int, n_unexplored: int, high: float = 0.20, low: float = 0.05
 ) -> tuple[int, int]:
-    """Exploration budget (§4.3, following Oort): total and per cluster,
+    r"""Exploration budget (§4.3, following Oort), total and per cluster.
 
-    .. math::  R_{tot} = \\max(\\lceil low\\,N \\rceil, \\min(\\lceil high\\,N \\rceil,
-               |\\text{unexplored}|)), \\qquad N_r = \\lceil R_{tot} / K \\rceil.
+    .. math::  R_{tot} = \max(\lceil low\,N \rceil, \min(\lceil high\,N \rceil,
+               |\text{unexplored}|)), \qquad N_r = \lceil R_{tot} / K \rceil.
 
     References
     ----------
@@ -61,9 +62,10 @@ def n_rand_schedule(
 
 
 def code_slots(round_index: int, config: IPFLConfig) -> tuple[int, int]:
-    """The RC's fixed slots per tier: ``(code_perf, code_rand)``
-    performance and random picks, and from round ``code_shift_round`` on one slot moves from
-    random to performance (5 + 2 -> 6 + 1 in the ``iter_avg`` config).
+    """The RC's fixed slots per tier: ``(code_perf, code_rand)`` performance and random picks.
+
+    From round ``code_shift_round`` on, one slot moves from random to performance (5 + 2 -> 6 + 1 in
+    the ``iter_avg`` config).
 
     References
     ----------
@@ -112,10 +114,12 @@ def select_clients(
     available: ArrayLike | None = None,
     ascending: ArrayLike | None = None,
 ) -> list[IntArray]:
-    """Alg. 1 ``SelectClients``: per cluster, the top ``n_perf`` bidders by
-    :math:`(\\psi_{ki}, \\Omega_{ki})` descending (then id), plus ``n_rand`` random explorers
-    drawn from the available clients not yet chosen for the cluster; only clients that can
-    still pay are eligible, and a client pays once per cluster it joins.
+    r"""Alg. 1 ``SelectClients``: per cluster, the top bidders plus random explorers.
+
+    Per cluster, the top ``n_perf`` bidders by :math:`(\psi_{ki}, \Omega_{ki})` descending (then
+    id), plus ``n_rand`` random explorers drawn from the available clients not yet chosen for the
+    cluster; only clients that can still pay are eligible, and a client pays once per cluster it
+    joins.
 
     The first ``n_perf`` entries of each returned array are the performance picks, in rank
     order. ``code_compat``: extras from the bidders only, all bidders taken when they fit,

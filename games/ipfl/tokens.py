@@ -24,9 +24,9 @@ from games.ipfl.config import FloatArray, IntArray, IPFLConfig
 
 @dataclass(frozen=True, slots=True)
 class Ledger:
-    """Token balances of the clients and the pools of the clusters (immutable).
+    r"""Token balances of the clients and the pools of the clusters (immutable).
 
-    Invariant (``ipfl.ledger.conservation``): :math:`\\sum_i tok_i + \\sum_k pool_k` is
+    Invariant (``ipfl.ledger.conservation``): :math:`\sum_i tok_i + \sum_k pool_k` is
     the same after every operation, and no balance or pool is ever negative (unless the RC
     payment bug is on).
 
@@ -41,6 +41,7 @@ class Ledger:
     pools: FloatArray
 
     def __post_init__(self) -> None:
+        """Store the balances and the pools as read-only float arrays."""
         tokens = np.array(self.tokens, dtype=np.float64).reshape(-1)
         pools = np.array(self.pools, dtype=np.float64).reshape(-1)
         tokens.setflags(write=False)
@@ -85,10 +86,10 @@ def _transfer(amount: float, integer: bool) -> float:
 def collect(
     ledger: Ledger, cluster: int, clients: ArrayLike, price: float, *, stale_payer: bool = False
 ) -> tuple[Ledger, IntArray]:
-    """Eq. 9-10: every listed client that can pay moves ``price`` into ``pool[cluster]``.
+    r"""Eq. 9-10: every listed client that can pay moves ``price`` into ``pool[cluster]``.
 
-    .. math::  \\tau_i \\leftarrow \\tau_i - \\tau_p, \\qquad
-               \\tau_{a,k} \\leftarrow \\tau_{a,k} + \\tau_p
+    .. math::  \tau_i \leftarrow \tau_i - \tau_p, \qquad
+               \tau_{a,k} \leftarrow \tau_{a,k} + \tau_p
 
     A client with fewer than ``price`` tokens is not charged. Returns the new ledger
     and the clients that paid. ``stale_payer`` reproduces an RC bug: the last listed
@@ -115,16 +116,16 @@ def collect(
 
 
 def refund_fraction(acc: float, acc_max: float, eta_tok: float, gamma_acc: float) -> float:
-    """Eq. 11, the share of the pool returned to the payers ("utility"):
+    r"""Eq. 11, the share of the pool returned to the payers ("utility").
 
     .. math::
 
-        u_k = \\eta\\, \\frac{\\gamma - \\min(\\gamma, \\max(0, \\delta_k))}{\\gamma},
-        \\qquad \\delta_k = \\frac{Acc_{k,r} - Acc_{k,\\max}}{Acc_{k,\\max}}.
+        u_k = \eta\, \frac{\gamma - \min(\gamma, \max(0, \delta_k))}{\gamma},
+        \qquad \delta_k = \frac{Acc_{k,r} - Acc_{k,\max}}{Acc_{k,\max}}.
 
-    :math:`u_k = \\eta` when the cluster model did not improve on its best, 0 when it
-    improved by at least :math:`\\gamma` (relative), linear in between. Its range is
-    :math:`[0, \\eta]`, not the "[0, γ]" printed with Eq. 12 (``docs/errata.md``,
+    :math:`u_k = \eta` when the cluster model did not improve on its best, 0 when it
+    improved by at least :math:`\gamma` (relative), linear in between. Its range is
+    :math:`[0, \eta]`, not the "[0, γ]" printed with Eq. 12 (``docs/errata.md``,
     ``ipfl.eq12``).
 
     References
@@ -149,8 +150,9 @@ def refund_fraction(acc: float, acc_max: float, eta_tok: float, gamma_acc: float
 
 
 def code_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
-    """RC refund: 1 without improvement, else 0; overwritten to
-    ``n_parties / pool`` whenever the pool holds more than ``n_parties`` tokens.
+    """RC refund: 1 without improvement, else 0.
+
+    Overwritten to ``n_parties / pool`` whenever the pool holds more than ``n_parties`` tokens.
 
     References
     ----------
@@ -172,11 +174,12 @@ def code_refund_fraction(improved: bool, pool: float, n_parties: int) -> float:
 def refund(
     ledger: Ledger, cluster: int, payers: ArrayLike, fraction: float, *, integer: bool = False
 ) -> Ledger:
-    """Eq. 12 (corrected): ``fraction`` of ``pool[cluster]`` goes back to the payers equally
-    (under ``code_compat`` the driver passes every client ever associated with the tier).
+    r"""Eq. 12 (corrected): ``fraction`` of ``pool[cluster]`` goes back to the payers equally.
 
-    .. math::  \\tau_i \\leftarrow \\tau_i + \\frac{u_k\\, \\tau_{a,k}}{|S_k|},\\ i \\in S_k;
-               \\qquad \\tau_{a,k} \\leftarrow \\tau_{a,k} - u_k \\tau_{a,k}
+    Under ``code_compat`` the driver passes every client ever associated with the tier.
+
+    .. math::  \tau_i \leftarrow \tau_i + \frac{u_k\, \tau_{a,k}}{|S_k|},\ i \in S_k;
+               \qquad \tau_{a,k} \leftarrow \tau_{a,k} - u_k \tau_{a,k}
 
     With ``integer`` each share is floored and the remainder stays in the pool.
 
@@ -200,9 +203,9 @@ def refund(
 
 
 def rank_rewards(n: int, pool: float) -> FloatArray:
-    """Eq. 13 (corrected): reward of rank :math:`\\alpha = 1..n` (1 = worst contributor),
+    r"""Eq. 13 (corrected): reward of rank :math:`\alpha = 1..n` (1 = worst contributor).
 
-    .. math::  r_\\alpha = \\frac{\\alpha\\, \\tau_{a,k}}{n(n+1)/2}, \\qquad \\sum_\\alpha r_\\alpha = \\tau_{a,k}.
+    .. math::  r_\alpha = \frac{\alpha\, \tau_{a,k}}{n(n+1)/2}, \qquad \sum_\alpha r_\alpha = \tau_{a,k}.
 
     References
     ----------
@@ -219,9 +222,10 @@ def rank_rewards(n: int, pool: float) -> FloatArray:
 
 
 def literal_reward_total(n_perf: int, n_rand: int, pool: float) -> float:
-    """What the printed Eq. 13 pays out: ranks :math:`1..N_p+N_r` over the denominator
-    :math:`N_r(N_r+1)/2`. Differs from ``pool`` whenever :math:`N_p > 0` (``docs/errata.md``,
-    ``ipfl.eq13``).
+    """What the printed Eq. 13 pays out.
+
+    Ranks :math:`1..N_p+N_r` over the denominator :math:`N_r(N_r+1)/2`. Differs from ``pool``
+    whenever :math:`N_p > 0` (``docs/errata.md``, ``ipfl.eq13``).
 
     References
     ----------
@@ -255,7 +259,7 @@ def reward(
     *,
     integer: bool = False,
 ) -> Ledger:
-    """Eq. 13 (``rank_lex``): the pool goes to the providers by rank of :math:`(\\psi, \\Omega)`.
+    r"""Eq. 13 (``rank_lex``): the pool goes to the providers by rank of :math:`(\psi, \Omega)`.
 
     ``psi`` and ``omega`` are indexed by client id. Ties break by participation, then by the
     smaller id. With ``integer`` each reward is floored; the remainder stays in the pool.
@@ -290,9 +294,11 @@ def code_split_rewards(
     *,
     improved: bool,
 ) -> Ledger:
-    """RC rewards: half the pool by :math:`\\psi` rank among the providers,
-    then the rest by participation rank over every registered client (descending after an
-    improvement, ascending otherwise); integer floors, leftovers stay in the pool.
+    r"""RC rewards: half the pool by :math:`\psi` rank, the rest by participation rank.
+
+    The first half goes by :math:`\psi` rank among the providers, then the rest by participation
+    rank over every registered client (descending after an improvement, ascending otherwise);
+    integer floors, leftovers stay in the pool.
 
     References
     ----------
@@ -324,12 +330,12 @@ def code_split_rewards(
 
 @dataclass(frozen=True, slots=True)
 class RefundTracker:
-    """``Acc_max`` per cluster: the best accuracy before the current round (Eq. 11).
+    r"""``Acc_max`` per cluster: the best accuracy before the current round (Eq. 11).
 
     References
     ----------
     Khan et al., IP-FL: Incentivized and Personalized Federated Learning, §4.2, Eq. 11
-    (:math:`Acc_{k,\\max}`).
+    (:math:`Acc_{k,\max}`).
     """
 
     acc_max: tuple[float | None, ...]
@@ -347,8 +353,9 @@ class RefundTracker:
     def fraction(
         self, cluster: int, acc: float, config: IPFLConfig, pool: float, n_payers: int
     ) -> float:
-        """The refund fraction of ``cluster`` for this round's accuracy ``acc``; 0 in the
-        first paid round or while ``Acc_max`` is 0 ("skip at first").
+        """The refund fraction of ``cluster`` for this round's accuracy ``acc``.
+
+        0 in the first paid round or while ``Acc_max`` is 0 ("skip at first").
 
         References
         ----------
@@ -390,8 +397,9 @@ def settle_cluster(
     registered: ArrayLike | None = None,
     rewards: bool = True,
 ) -> tuple[Ledger, RefundTracker, float, bool]:
-    """Refund then rewards of one cluster in one paid round (Alg. 1 order: payment ->
-    training -> aggregation -> profiler -> reimbursement -> rewards).
+    """Refund then rewards of one cluster in one paid round.
+
+    Alg. 1 order: payment -> training -> aggregation -> profiler -> reimbursement -> rewards.
 
     ``registered`` lists every client ever associated with the tier (default: the payers);
     under ``code_compat`` the refund goes to all of them (RC "Reimburse Token to ALL
@@ -427,12 +435,13 @@ def settle_cluster(
 
 @cache
 def net_token_change_expr() -> sp.Expr:
-    """Net tokens of the provider of rank :math:`\\alpha` in one cluster-round
-    (``ipfl.ledger.net_change``):
+    r"""Net tokens of the provider of rank :math:`\alpha` in one cluster-round.
 
-    .. math::  \\mathrm{net}(\\alpha) = (1 - u)\\, p \\left(\\frac{2\\alpha}{n + 1} - 1\\right),
+    Registered as ``ipfl.ledger.net_change``:
 
-    pay :math:`p`, get :math:`u p` back, earn :math:`2\\alpha(1-u)p/(n+1)`.
+    .. math::  \mathrm{net}(\alpha) = (1 - u)\, p \left(\frac{2\alpha}{n + 1} - 1\right),
+
+    pay :math:`p`, get :math:`u p` back, earn :math:`2\alpha(1-u)p/(n+1)`.
 
     References
     ----------
@@ -456,8 +465,9 @@ def _net_numeric() -> Any:
 
 
 def net_token_change(alpha: ArrayLike, n: int, u: float, price: float) -> FloatArray:
-    """Numeric twin of :func:`net_token_change_expr` (lambdified); a float for a scalar
-    ``alpha``.
+    """Numeric twin of :func:`net_token_change_expr` (lambdified).
+
+    A float for a scalar ``alpha``.
 
     References
     ----------

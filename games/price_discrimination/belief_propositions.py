@@ -33,9 +33,11 @@ from games.price_discrimination.propositions import S43, S47, F
 
 
 def _coin_belief_counterexample(eps: float, delta: float) -> Verdict | None:
-    """Beliefs alpha_hat_T = 1{buyer 1 of round T-1 had the high value} on P0 (mu = 1/2) against
-    a seller who price-discriminates w.p. 1/2 each round: E[alpha_hat_T] = mu = 1/2 =
-    alpha_bar_T for every T, so Definition 6 holds, yet |alpha_hat_T - alpha_bar_T| = 1/2.
+    """Beliefs that meet Definition 6 in expectation yet stay 1/2 away from the truth.
+
+    Beliefs alpha_hat_T = 1{buyer 1 of round T-1 had the high value} on P0 (mu = 1/2) against a
+    seller who price-discriminates w.p. 1/2 each round: E[alpha_hat_T] = mu = 1/2 = alpha_bar_T for
+    every T, so Definition 6 holds, yet |alpha_hat_T - alpha_bar_T| = 1/2.
 
     The probability is computed at the printed ``eps`` and at ``|eps|`` (a positive epsilon,
     the statement without its sign); the sequence refutes the lemma only if it exceeds
@@ -154,8 +156,10 @@ _SELLER_B = {("H", "H"): F(1, 2), ("L", "L"): F(1, 2)}  # averaged over its coin
 
 
 def _observed_law(joint: dict[tuple[str, str], Fraction], n: int) -> dict[str, Any]:
-    """What a round can show of a seller's prices: with one buyer only the price of the one
-    signal sent (a marginal); with two or more, also both prices together.
+    """What a round can show of a seller's prices.
+
+    With one buyer only the price of the one signal sent (a marginal); with two or more, also both
+    prices together.
     """
     law: dict[str, Any] = {
         "after s_L": {p: sum(w for (lo, _), w in joint.items() if lo == p) for p in ("L", "H")},

@@ -1,11 +1,11 @@
-"""CBER buyers of the repeated PD game, drawn a block of rounds at a time.
+r"""CBER buyers of the repeated PD game, drawn a block of rounds at a time.
 
 Werner (2024), Definition 5: in round ``t`` every buyer plays Theorem 6 for the shared belief
-:math:`\\hat\\alpha_t`: low types signal low; high types signal low with probability
-:math:`q_t = q^*\\,\\mathbb 1\\{\\hat\\alpha_t > \\alpha^*\\}` (truthful at the tie). Buyers buy iff
-the price is at most their value (Theorem 6(e), read as :math:`b = \\mathbb 1\\{p \\le \\theta\\}`).
+:math:`\hat\alpha_t`: low types signal low; high types signal low with probability
+:math:`q_t = q^*\,\mathbb 1\{\hat\alpha_t > \alpha^*\}` (truthful at the tie). Buyers buy iff
+the price is at most their value (Theorem 6(e), read as :math:`b = \mathbb 1\{p \le \theta\}`).
 
-The buyers of a round never depend on the past except through :math:`q_t \\in \\{0, q^*\\}`, and
+The buyers of a round never depend on the past except through :math:`q_t \in \{0, q^*\}`, and
 they are exchangeable, so a round's buyers are summed up by one of the few pairs (how many are
 high types, how many of those evade in strategic mode): :class:`RoundTypes` tabulates, per
 pair and buyer mode, everything prices and payoffs depend on, and a :class:`Block` of rounds
@@ -155,8 +155,10 @@ class RoundTypes:
         return pair + self.size * np.asarray(strategic, dtype=np.intp)
 
     def draw(self, uniforms: Floats) -> NDArray[np.intp]:
-        """Pair indices by inverse CDF: the first pair whose cumulative probability exceeds the
-        uniform, as ``np.searchsorted(cdf, u, side="right")``, started from the guide table.
+        """Pair indices by inverse CDF, started from the guide table.
+
+        Each index is the first pair whose cumulative probability exceeds the uniform, as
+        ``np.searchsorted(cdf, u, side="right")``.
 
         References
         ----------
@@ -207,17 +209,19 @@ class RoundTypes:
         return self.senders_high() < self.game.n
 
     def informative(self) -> Bools:
-        """``(mode, pairs)``: both signals are sent (:math:`I_\\tau`).
+        r"""``(mode, pairs)``: both signals are sent (:math:`I_\tau`).
 
         References
         ----------
-        Werner (2024), ch. 4, §4.7, proof of Proposition 6, Eq. (4.7) (:math:`I_\\tau`).
+        Werner (2024), ch. 4, §4.7, proof of Proposition 6, Eq. (4.7) (:math:`I_\tau`).
         """
         return self.has_high() & self.has_low()
 
     def low_reward(self) -> Floats:
-        """``(mode, price, pairs)``: average seller utility per low-signal buyer when the low
-        class pays the low (price 0) or the high (price 1) price; 0 if nobody signals low.
+        """``(mode, price, pairs)``: average seller utility per low-signal buyer.
+
+        When the low class pays the low (price 0) or the high (price 1) price; 0 if nobody signals
+        low.
 
         References
         ----------
@@ -234,8 +238,9 @@ class RoundTypes:
         return np.stack([at_low, at_high], axis=1) * self.has_low()[:, None, :]
 
     def everyone_reward(self) -> Floats:
-        """``(mode, price, pairs)``: average seller utility per buyer when everyone pays the low
-        (price 0) or the high (price 1) price.
+        """``(mode, price, pairs)``: average seller utility per buyer when everyone pays one price.
+
+        The low (price 0) or the high (price 1) price.
 
         References
         ----------

@@ -1,8 +1,8 @@
-"""The games, awareness levels and repeated-play runs chapter 4's statements are checked on.
+r"""The games, awareness levels and repeated-play runs chapter 4's statements are checked on.
 
 Werner (2024), ch. 4: the parameter sets P0-P3 of
 :data:`~games.price_discrimination.game.PARAMETER_SETS` with 40 seeded random games
-(:data:`GAMES`), awareness levels around :math:`\\alpha^*`
+(:data:`GAMES`), awareness levels around :math:`\alpha^*`
 (:func:`alpha_grid`), and cached runs of the repeated game (:func:`repeated_run`) against the
 sellers on which the buyers' estimator (4.7) is tracked (:data:`TRACKED`) or uninformative
 (:data:`UNINFORMATIVE`). The statements are registered in

@@ -102,8 +102,10 @@ class Equilibrium:
         return self.game.n * self.seller
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (exact fractions as floats): alpha, the convention, the profile's
-        marginals and the utilities per buyer, and the seller's total.
+        """JSON-ready (exact fractions as floats).
+
+        Alpha, the convention, the profile's marginals and the utilities per buyer, and the seller's
+        total.
 
         References
         ----------

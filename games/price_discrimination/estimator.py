@@ -1,9 +1,9 @@
-"""CBER buyers and their consistent estimator of the seller's price-discrimination rate.
+r"""CBER buyers and their consistent estimator of the seller's price-discrimination rate.
 
 Werner (2024), Definition 5 (consistent-belief-based equilibrium-responding buyers) and
 eq. (4.7) (proof of Proposition 6). In round ``t`` every buyer uses the same belief
-:math:`\\hat\\alpha_t` and plays Theorem 6 for :math:`\\alpha = \\hat\\alpha_t`: high types evade
-with probability :math:`q_t = q^*\\,\\mathbb 1\\{\\hat\\alpha_t > \\alpha^*\\}`.
+:math:`\hat\alpha_t` and plays Theorem 6 for :math:`\alpha = \hat\alpha_t`: high types evade
+with probability :math:`q_t = q^*\,\mathbb 1\{\hat\alpha_t > \alpha^*\}`.
 """
 
 from __future__ import annotations
@@ -91,8 +91,9 @@ class ConsistentEstimator:
         self._eps = np.zeros((rounds + 1, runs))  # row t: the bias drawn after round t
 
     def increments(self, informative: NDArray[np.bool_]) -> NDArray[np.float64]:
-        r""":math:`I_t/\rho_t` in each buyer mode, to be multiplied by :math:`X_t`, from whether a
-        round is informative ``(mode, ...)``.
+        r""":math:`I_t/\rho_t` in each buyer mode, to be multiplied by :math:`X_t`.
+
+        Computed from ``informative``, whether each round is informative, of shape ``(mode, ...)``.
 
         References
         ----------

@@ -59,8 +59,10 @@ def exp3_parameters(preset: str, horizon: int, k: int = 2) -> tuple[float, float
 
 
 class Exp3Bank:
-    r"""Independent two-armed Exp3-IX learners (arm 0 = price :math:`\underline\theta`, arm 1 =
-    :math:`\bar\theta`), in loss form (Lattimore & Szepesvári, *Bandit Algorithms*, ch. 12).
+    r"""Independent two-armed Exp3-IX learners, in loss form.
+
+    Arm 0 = price :math:`\underline\theta`, arm 1 = :math:`\bar\theta` (Lattimore & Szepesvári,
+    *Bandit Algorithms*, ch. 12).
 
     With two arms only the difference of the loss estimates matters; the bank keeps the logit
     :math:`G = -\eta(\hat L_1 - \hat L_0)`, so :math:`P_1 = 1/(1 + e^{-G})`. After playing arm
@@ -94,8 +96,10 @@ class Exp3Bank:
         return expit(self.logit)
 
     def signed(self, loss: Floats) -> Floats:
-        r"""Turn losses ``(..., arm, *shape)`` (arm 0, arm 1; ``shape`` that of the bank) into
-        the steps of the logit, :math:`+\eta Y_0` and :math:`-\eta Y_1`, for :meth:`play`.
+        r"""Turn losses ``(..., arm, *shape)`` into the steps of the logit for :meth:`play`.
+
+        Arm 0, then arm 1; ``shape`` is that of the bank. The steps are :math:`+\eta Y_0` and
+        :math:`-\eta Y_1`.
 
         References
         ----------
@@ -135,7 +139,8 @@ class Exp3Bank:
 
 
 def normalised_loss(game: PDGame, reward: Floats) -> Floats:
-    r"""Normalised loss of a per-buyer reward :math:`r \in [-c_S, \bar\theta]`:
+    r"""Normalised loss of a per-buyer reward :math:`r \in [-c_S, \bar\theta]`.
+
     :math:`Y = (\bar\theta - r)/(\bar\theta + c_S)`.
 
     References

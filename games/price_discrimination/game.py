@@ -43,11 +43,12 @@ class AssumptionWarning(UserWarning):
 
 @dataclass(frozen=True, slots=True)
 class PDGame:
-    r"""The :math:`(n, \alpha, \mu, \bar\theta, \underline\theta, c_B, c_S)`-PD game without ``alpha``.
+    r"""The PD game of Werner (2024), Definition 4, without ``alpha``.
 
-    Werner (2024), Definition 4. A buyer has the high value ``theta_high`` with probability
-    ``mu`` (else ``theta_low``), sends a signal, and evading (sending the other type's signal)
-    costs the buyer ``c_b`` and the seller ``c_s``. Numbers may be floats or
+    The :math:`(n, \alpha, \mu, \bar\theta, \underline\theta, c_B, c_S)`-PD game without
+    ``alpha``. A buyer has the high value ``theta_high`` with probability ``mu`` (else
+    ``theta_low``), sends a signal, and evading (sending the other type's signal) costs the buyer
+    ``c_b`` and the seller ``c_s``. Numbers may be floats or
     :class:`fractions.Fraction` (then every derived quantity is exact).
 
     Parameters
@@ -91,6 +92,7 @@ class PDGame:
     n: int = 10
 
     def __post_init__(self) -> None:
+        """Check the parameters; warn with :class:`AssumptionWarning` if Assumption 1 fails."""
         in_interval("mu", self.mu, 0.0, 1.0, low_open=True, high_open=True)
         non_negative("theta_low", self.theta_low)
         in_interval("theta_high", self.theta_high, float(self.theta_low), low_open=True)
@@ -137,8 +139,9 @@ class PDGame:
 
     @property
     def q_bar(self) -> Number:
-        r""":math:`\bar q = (1-\mu)\underline\theta/(\mu\Delta\theta)`: the evasion rate at which
-        a signal-aware seller is indifferent after a low signal.
+        r"""The evasion rate :math:`\bar q = (1-\mu)\underline\theta/(\mu\Delta\theta)`.
+
+        At this rate a signal-aware seller is indifferent after a low signal.
 
         References
         ----------
@@ -185,8 +188,9 @@ class PDGame:
 
     @property
     def blind_price_high(self) -> bool:
-        r"""Whether the signal-blind price is :math:`\bar\theta` (Theorem 6(d); tie goes to
-        :math:`\underline\theta`).
+        r"""Whether the signal-blind price is :math:`\bar\theta` (Theorem 6(d)).
+
+        A tie goes to :math:`\underline\theta`.
 
         References
         ----------
@@ -211,9 +215,10 @@ class PDGame:
 
     @property
     def kappa(self) -> Number:
-        r""":math:`\kappa = \min\{\mu\Delta\theta, (1-\mu)\underline\theta\}`, the constant of the
-        finite-horizon forms of Lemma 28 and Proposition 10 (Werner 2024, section 4.7 (p. 98ff.),
-        proof of Lemma 28).
+        r"""The constant :math:`\kappa = \min\{\mu\Delta\theta, (1-\mu)\underline\theta\}`.
+
+        The constant of the finite-horizon forms of Lemma 28 and Proposition 10 (Werner 2024,
+        section 4.7 (p. 98ff.), proof of Lemma 28).
 
         References
         ----------
@@ -228,8 +233,9 @@ class PDGame:
 
     @property
     def full_extraction(self) -> Number:
-        r""":math:`U_S(0; \mathrm{PD}) = \mu\bar\theta + (1-\mu)\underline\theta`: price
-        discrimination against truthful buyers.
+        r"""Utility :math:`U_S(0; \mathrm{PD})` of price discrimination against truthful buyers.
+
+        :math:`U_S(0; \mathrm{PD}) = \mu\bar\theta + (1-\mu)\underline\theta`.
 
         References
         ----------
@@ -244,8 +250,9 @@ class PDGame:
 
     @property
     def U1_star(self) -> Number:
-        r""":math:`\mathbb{U}_1^* = u_S(\alpha^*)`, the seller's utility under commitment
-        (Corollary 3, Remark 3), per buyer.
+        r"""The seller's utility per buyer under commitment, :math:`\mathbb{U}_1^* = u_S(\alpha^*)`.
+
+        Corollary 3, Remark 3.
 
         .. math:: \mathbb{U}_1^* = \alpha^* U_S(0;\mathrm{PD}) + (1-\alpha^*) u_S(0)
 

@@ -1,5 +1,6 @@
-"""Proposition 7 and Lemmas 27, 28 and 30 of Werner (2024), ch. 4: the one-round facts behind
-Propositions 7-10.
+"""Proposition 7 and Lemmas 27, 28 and 30 of Werner (2024), ch. 4.
+
+The one-round facts behind Propositions 7-10.
 
 Werner (2024), PhD thesis, ch. 4, section 4.3 (pp. 88-94) and the proofs of section 4.7 (pp.
 98-109): the seller's best response and utility gaps of one round, proved symbolically in both
@@ -38,8 +39,9 @@ from games.price_discrimination.symbolic_regimes import (
 
 
 def _vertices(regime: str, label: str, expr: Any) -> list[tuple[str, str, Any]]:
-    """``expr >= 0`` on [0, 1]^2 as four facts: ``expr`` is multilinear in (a, b), so its
-    minimum over the square is at a vertex.
+    """``expr >= 0`` on [0, 1]^2 as four facts, one per vertex.
+
+    ``expr`` is multilinear in (a, b), so its minimum over the square is at a vertex.
     """
     poly = sp.Poly(sp.expand(expr), A, B)
     if max(poly.degree(A), poly.degree(B)) > 1 or any(i + j > 2 for i, j in poly.monoms()):
@@ -63,10 +65,25 @@ def _pd_best_response() -> list[tuple[str, str, Any]]:
 
 
 def kappa_printed(game: PDGame) -> Any:
+    r"""Lemma 28's constant as printed, :math:`\min\{\mu\Delta\theta, (1-\mu)\underline\theta\}`.
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.7 (pp. 98-109), proof of Lemma 28.
+    """
     return sp.Min(game.mu * game.delta, (1 - game.mu) * game.theta_low)
 
 
 def kappa_larger(game: PDGame) -> Any:
+    r"""The larger term, :math:`\max\{\mu\Delta\theta, (1-\mu)\underline\theta\}`, in place of κ.
+
+    A misprint of Lemma 28's constant: the perturbation under which the registered checks that use κ
+    must fail.
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.7 (pp. 98-109), proof of Lemma 28 (the printed κ is the minimum).
+    """
     return sp.Max(game.mu * game.delta, (1 - game.mu) * game.theta_low)
 
 
@@ -177,8 +194,9 @@ def _prop7(consistent_only: bool = True) -> Verdict:
 
 
 def _lemma27_gaps(c_s_positive: bool) -> list[tuple[str, Any]]:
-    """U1* - [alpha* U_S(0; PD) + (1 - alpha*) u_S(1)] in each regime (it is (1 - alpha*)
-    (u_S(0) - u_S(1))).
+    """U1* - [alpha* U_S(0; PD) + (1 - alpha*) u_S(1)] in each regime.
+
+    It is (1 - alpha*) (u_S(0) - u_S(1)).
     """
     gaps = []
     for regime in ("A", "B"):
@@ -224,6 +242,28 @@ def _lemma27(c_s_positive: bool = False) -> Verdict:
 
 
 def lemma27_proof(c_s_positive: bool) -> Verdict:
+    r"""Lemma 27's chain of inequalities, checked by sympy in both regimes.
+
+    Price discrimination is a best response every round, so the average seller utility is at most
+    :math:`f_T U_S(0; \mathrm{PD}) + (1 - f_T) u_S(1)`, which increases in the share :math:`f_T` of
+    truthful rounds; at :math:`f_T = \alpha^*` it falls short of :math:`\mathbb U_1^*` by
+    :math:`(1-\alpha^*)(u_S(0) - u_S(1))`, positive for :math:`c_S > 0`.
+
+    Parameters
+    ----------
+    c_s_positive
+        Check with a positive symbolic :math:`c_S`; with False, at :math:`c_S = 0`.
+
+    Returns
+    -------
+    Verdict
+        ``proved`` with the chain, or ``refuted`` at the first fact that fails.
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.3 (pp. 88-94), Lemma 27; §4.7 (pp. 98-109), proof of Lemma 27 (the
+    orderings of Corollary 2).
+    """
     per_round = sign_facts(_pd_best_response(), "PD is a best response every round")
     if not per_round.holds:
         return per_round
@@ -272,6 +312,15 @@ def _lemma28(kappa: Callable[[PDGame], Any] = kappa_printed) -> Verdict:
 
 
 def lemma30_facts() -> list[tuple[str, str, Any]]:
+    r"""Lemma 30's identity :math:`\alpha(a, b) = a - b + 2b(1-a)` as a fact for :func:`sign_facts`.
+
+    The fact :math:`-(\alpha(a, b) - (a - b + 2b(1-a)))^2 \ge 0` holds iff the identity does; with
+    :math:`b(1-a) \ge 0` the identity gives :math:`\alpha_t \ge a_t - b_t`.
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.7 (pp. 98-109), Lemma 30 (in the proof of Lemma 28).
+    """
     identity = sp.expand(alpha_of(A, B) - (A - B + 2 * B * (1 - A)))
     return [("A", "alpha(a, b) - (a - b + 2b(1-a))", -(identity**2))]
 

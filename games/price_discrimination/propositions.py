@@ -174,7 +174,10 @@ _S = sp.Symbol("S")  # the indicator 1(alpha > c_B/Delta): 1 strategic, 0 truthf
 
 
 def _printed_seller_forms(blind_b_evader_pays: Any = THETA_H) -> dict[tuple[str, str], Any]:
-    """u_S | seller type, as printed in the proof of Corollary 2 (eq. 4.6), with S = 1(alpha > alpha*)."""
+    """u_S | seller type, as printed in the proof of Corollary 2 (eq. 4.6).
+
+    With S = 1(alpha > alpha*).
+    """
     q = (1 - MU) * THETA_L / (MU * (THETA_H - THETA_L))
     return {
         ("A", "blind"): (1 - MU) * THETA_L + MU * ((THETA_L - C_S) * _S + THETA_L * (1 - _S)),

@@ -1,5 +1,6 @@
-"""Lemma 29 and Propositions 8-10 of Werner (2024), ch. 4: beliefs that track and sellers without
-regret.
+"""Lemma 29 and Propositions 8-10 of Werner (2024), ch. 4.
+
+Beliefs that track and sellers without regret.
 
 Werner (2024), PhD thesis, ch. 4, section 4.3 (pp. 88-94) and section 4.7 (pp. 98-109):
 finite-horizon inequalities that sympy proves for every sequence of play, and simulations of
@@ -52,9 +53,10 @@ from games.price_discrimination.symbolic_regimes import (
 
 
 def _coin_beta(rounds: int = 4000, runs: int = 10, seed: int = 29) -> dict[str, Any]:
-    """Lemma 29 against Definition 6 alone: alpha_t alternates 1, 0 (price discrimination every
-    other round, oblivious), beliefs alpha_hat_t = 1{buyer 1 of round t-1 had the high value},
-    mu = 1/2, so E alpha_hat_t = 1/2 and |E alpha_hat_t - alpha_bar_t| <= 1/(2t).
+    """Lemma 29 against Definition 6 alone: a seller who price-discriminates every other round.
+
+    alpha_t alternates 1, 0 (oblivious), beliefs alpha_hat_t = 1{buyer 1 of round t-1 had the high
+    value}, mu = 1/2, so E alpha_hat_t = 1/2 and |E alpha_hat_t - alpha_bar_t| <= 1/(2t).
     """
     game = PDGame(F(1, 2), F(5), F(15), F(1), F(5))  # alpha* = 1/10
     rng = np.random.default_rng(seed)
@@ -175,8 +177,9 @@ _NO_REGRET = (
 
 
 def _prop8_zero_cost() -> Verdict | None:
-    """P0 with c_S = 0: the belief-tracking seller (price-discriminate iff alpha_hat_t < alpha*,
-    else the blind price theta_H) has zero regret every round and averages U1*.
+    """P0 with c_S = 0: the belief-tracking seller has zero regret every round and averages U1*.
+
+    It price-discriminates iff alpha_hat_t < alpha*, else charges the blind price theta_H.
     """
     game = PDGame(F(1, 2), F(5), F(15), F(5), F(0))
     run = simulate(game, BeliefTracking(0.0), 20_000, 6, 8)

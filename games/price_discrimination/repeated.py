@@ -1,9 +1,9 @@
-"""The repeated PD game (Algorithm 6), simulated for many independent runs at once.
+r"""The repeated PD game (Algorithm 6), simulated for many independent runs at once.
 
 Werner (2024), section 4.3 and Algorithm 6 (section 4.6), read with Definition 4 step 3 and
 the experiments of section 4.4 ("samples once from each distribution"): each round nature
 draws the ``n`` buyers' types, CBER buyers signal given their shared belief
-:math:`\\hat\\alpha_t`, the seller draws **one price per signal class**, buyers buy iff the
+:math:`\hat\alpha_t`, the seller draws **one price per signal class**, buyers buy iff the
 price is at most their value, and the seller observes its realised utility.
 
 Vectorisation: runs form an axis of every array. Buyers are drawn a block of rounds at a time
@@ -109,7 +109,7 @@ class RepeatedRun:
 
     @property
     def q(self) -> Floats:
-        """The high type's evasion probability :math:`q_t = q^*\\,\\mathbb 1\\{\\hat\\alpha_t > \\alpha^*\\}`.
+        r"""High-type evasion probability :math:`q_t = q^*\,\mathbb 1\{\hat\alpha_t > \alpha^*\}`.
 
         References
         ----------
@@ -140,7 +140,7 @@ class RepeatedRun:
         )
 
     def expected_seller_utility(self) -> Floats:
-        """:math:`U_S(q_t; a_t, b_t)`, the expected per-buyer utility of each round (eqs. (4.2)-(4.3)).
+        """:math:`U_S(q_t; a_t, b_t)`, the expected per-buyer utility of each round.
 
         References
         ----------
@@ -184,9 +184,11 @@ class RepeatedRun:
         return out
 
     def round_means(self) -> dict[str, Floats]:
-        """Per round ``t = 1..T``, the means over the runs: realised and expected seller
-        utility, buyer utility, the buyers' belief, alpha and its running mean, the share of
-        strategic rounds, and the share of each action class (``action_<class>``).
+        """Per round ``t = 1..T``, the means over the runs.
+
+        Realised and expected seller utility, buyer utility, the buyers' belief, alpha and its
+        running mean, the share of strategic rounds, and the share of each action class
+        (``action_<class>``).
 
         References
         ----------
@@ -254,8 +256,9 @@ class RepeatedRun:
         return best - self.expected_seller_utility().mean(axis=1)
 
     def realised_regret(self) -> Floats:
-        """Definition 7 against the realised buyer draws: the best fixed map's realised mean
-        utility minus the seller's.
+        """Definition 7's regret on the realised buyer draws.
+
+        The best fixed map's realised mean utility minus the seller's.
 
         References
         ----------
@@ -274,7 +277,7 @@ class RepeatedRun:
         return (best - self.seller_utility().sum(axis=1)) / n_rounds
 
     def truthful_share(self) -> Floats:
-        r""":math:`f_T = |\mathcal T|/T`, the share of rounds with :math:`\hat\alpha_t \le \alpha^*`.
+        r"""The share :math:`f_T = |\mathcal T|/T` of rounds with :math:`\hat\alpha_t \le \alpha^*`.
 
         References
         ----------
@@ -435,9 +438,10 @@ def simulate(
 
 
 def default_comparators(game: PDGame) -> dict[str, tuple[float, float]]:
-    r"""Fixed mixed strategies of :math:`\mathbb A^{MS}` for the policy regret: the four pure
-    maps and the product :math:`\tilde\alpha`-PD strategies of Proposition 9's proof with
-    :math:`\tilde\alpha \in \{\alpha^*/2, \alpha^* - 0.01\}`.
+    r"""Fixed mixed strategies of :math:`\mathbb A^{MS}` for the policy regret.
+
+    The four pure maps and the product :math:`\tilde\alpha`-PD strategies of Proposition 9's proof
+    with :math:`\tilde\alpha \in \{\alpha^*/2, \alpha^* - 0.01\}`.
 
     References
     ----------

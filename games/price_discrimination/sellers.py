@@ -1,17 +1,17 @@
-"""Seller algorithms of the repeated PD game, vectorised over independent runs.
+r"""Seller algorithms of the repeated PD game, vectorised over independent runs.
 
 A seller is a frozen configuration; ``start(game, runs, rounds)`` returns a policy that holds
 the state of every run. The simulator hands the policy each block of buyer draws
 (:class:`~games.price_discrimination.buyers.Block`) and then, round by round, the buyers' mode
 as the round's column in per-(mode, pair) tables
 (:class:`~games.price_discrimination.buyers.RoundTypes`). The policy draws whether the
-low-signal and the high-signal class pay the high price :math:`\\bar\\theta`, logs them,
+low-signal and the high-signal class pay the high price :math:`\bar\theta`, logs them,
 learns from precomputed rewards, and answers whether the two prices differ (:math:`X_t`, what
 the buyers' estimator counts). A policy that never discriminates says so
 (``discriminates = False``): the buyers' belief then never moves, and the simulator gives it
 the block's modes up front. At the end ``prices()`` gives the logged prices and
-``marginals()``, per round, ``a`` = P(:math:`\\bar\\theta` | high signal), ``b`` =
-P(:math:`\\bar\\theta` | low signal) and :math:`\\alpha_t` = P(the two prices differ) under the
+``marginals()``, per round, ``a`` = P(:math:`\bar\theta` | high signal), ``b`` =
+P(:math:`\bar\theta` | low signal) and :math:`\alpha_t` = P(the two prices differ) under the
 seller's joint distribution.
 
 Werner (2024), section 4.4: the policy protocol, the committed sellers (the Stackelberg
@@ -167,7 +167,7 @@ class AlphaPD:
     name: str = "alpha-pd"
 
     def commitment(self, game: PDGame) -> float:
-        """The committed rate: ``alpha``, or :math:`\\alpha^* - 0.01` when unset.
+        r"""The committed rate: ``alpha``, or :math:`\alpha^* - 0.01` when unset.
 
         References
         ----------
@@ -202,9 +202,10 @@ class AlphaPD:
 
 @dataclass(frozen=True, slots=True)
 class FixedProduct:
-    r"""A fixed mixed strategy of :math:`\mathbb A^{MS}` (Definition 9): independent prices with
-    P(:math:`\bar\theta` | high signal) = ``a`` and P(:math:`\bar\theta` | low signal) = ``b``;
-    each may be one value per run.
+    r"""A fixed mixed strategy of :math:`\mathbb A^{MS}` (Definition 9): independent prices.
+
+    P(:math:`\bar\theta` | high signal) = ``a`` and P(:math:`\bar\theta` | low signal) = ``b``; each
+    may be one value per run.
 
     References
     ----------
@@ -233,8 +234,10 @@ class FixedProduct:
 
 @dataclass(frozen=True, slots=True)
 class BeliefTracking:
-    r"""An adversary for Proposition 10: price-discriminate iff the buyers' public belief is
-    below :math:`\alpha^* - m`, else charge the blind price
+    r"""An adversary for Proposition 10 that price-discriminates while the buyers' belief is low.
+
+    It price-discriminates iff the buyers' public belief is below :math:`\alpha^* - m` (:math:`m` =
+    ``margin``), else charges the blind price (:attr:`PDGame.blind_price_high`, Theorem 6(d)).
 
     References
     ----------

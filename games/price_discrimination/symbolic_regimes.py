@@ -133,8 +133,9 @@ def vanishes(
 
 
 def commitment_utility(game: PDGame, regime: str) -> Any:
-    r""":math:`\mathbb U_1^* = \alpha^* U_S(0; \mathrm{PD}) + (1 - \alpha^*) u_S(0)` of a
-    symbolic game of ``regime``.
+    r"""The utility under commitment :math:`\mathbb U_1^*` of a symbolic game of ``regime``.
+
+    :math:`\mathbb U_1^* = \alpha^* U_S(0; \mathrm{PD}) + (1 - \alpha^*) u_S(0)`.
 
     :attr:`PDGame.U1_star` compares utilities to find the equilibrium, which a symbolic game
     cannot; here the regime fixes the blind seller's price.

@@ -1,5 +1,6 @@
-"""Theorem 6 of Werner (2024), ch. 4, as registered, checkable objects: the one-shot game's
-equilibrium.
+"""Theorem 6 of Werner (2024), ch. 4, as registered, checkable objects.
+
+The one-shot game's equilibrium.
 
 Werner (2024), PhD thesis, ch. 4, section 4.2 (pp. 83-88), Theorem 6, and its proof in section 4.7:
 the equilibrium profile, its corrected form, the sellers' indifference, uniqueness, the blind
@@ -43,7 +44,7 @@ def _printed_aware_b(game: PDGame, alpha: Fraction) -> Any:
 
 
 def _equilibrium_aware_b(game: PDGame, alpha: Fraction) -> Any:
-    """The correction: in regime B above alpha* the aware seller charges theta_L w.p. alpha*/alpha."""
+    """Correction: in regime B above alpha* the aware seller charges theta_L w.p. alpha*/alpha."""
     return equilibrium_profile(game, alpha).aware_b
 
 
@@ -175,8 +176,9 @@ def _thm6_indifference(r_star: Callable[[Any, Any], Any] = _r_star) -> Verdict:
 
 
 def _other_equilibria(name: str, alpha: Fraction) -> list[dict[str, float]]:
-    """Profiles other than the equilibrium of :func:`equilibrium_profile` that the certificate
-    accepts: the high type's evasion rate q on a grid of 11 plus q*, the aware seller's
+    """Profiles other than :func:`equilibrium_profile`'s that the certificate accepts.
+
+    Searched over the high type's evasion rate q on a grid of 11 plus q*, the aware seller's
     P(theta_H | s_L) on a grid of 11 plus 1 - alpha*/alpha, the blind seller's P(theta_H) in
     {0, 1/2, 1}; the low type is truthful and the aware seller charges theta_H after s_H (both
     strictly dominant on path; off path the proof's belief that s_H comes from a high type).
