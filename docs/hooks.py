@@ -1,11 +1,11 @@
-"""Build hooks of the documentation site (``mkdocs.yml``, ``hooks:``): its maths as MathML.
+r"""Build hooks of the documentation site (``mkdocs.yml``, ``hooks:``): its maths as MathML.
 
 The site loads nothing from the network, so its maths is typeset at build time rather
 than by a script in the browser: every formula becomes MathML (latex2mathml), which
 browsers render natively.
 
 - On Markdown and API pages ``pymdownx.arithmatex`` (generic mode) marks the maths as
-  ``<span class="arithmatex">\\(...\\)</span>`` and ``<div class="arithmatex">\\[...\\]</div>``;
+  ``<span class="arithmatex">\(...\)</span>`` and ``<div class="arithmatex">\[...\]</div>``;
   each becomes inline or display MathML.
 - On notebook pages (mkdocs-jupyter) the Markdown cells keep ``$...$`` and ``$$...$$`` as
   text; those outside code and scripts become MathML, as do the headings in the table of

@@ -40,5 +40,5 @@ def iid_clients(
 
 
 def max_weight_difference(a: Params, b: Params) -> float:
-    """:math:`\\max |a - b|` over every entry of every parameter of ``a`` (``b`` has the same names)."""
+    r""":math:`\max |a - b|` over every entry of every parameter of ``a`` (``b`` has the same names)."""
     return max(float((a[k] - b[k]).abs().max()) for k in a)

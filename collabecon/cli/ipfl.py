@@ -1,4 +1,4 @@
-"""``collabecon ipfl``: IP-FL (Khan et al.), incentivised personalised FL with tokens.
+r"""``collabecon ipfl``: IP-FL (Khan et al.), incentivised personalised FL with tokens.
 
 ``collabecon ipfl --partition 10:90 --clients 20 --clusters 2 --rounds 30`` runs IP-FL on
 upright vs rotated ``mnist5k`` digits and prints the token flows, the cluster-model accuracy

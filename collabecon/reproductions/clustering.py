@@ -1,13 +1,13 @@
-"""The synthetic experiments of the clustering paper, reproduced (Werner et al. 2023, §4.1 and
+r"""The synthetic experiments of the clustering paper, reproduced (Werner et al. 2023, §4.1 and
 §4.3: Fig. 2, Fig. 3 and Fig. 4; Werner 2024, Figs. 2.2, 2.3 and 2.7).
 
 - Fig. 3: clustered linear regression (``d = 10``, ``n = 9`` examples per client, the loss
   ``||Ax - y||^2 / (2n)``), panels ``(K, n_i) = (4, 4), (4, 16), (16, 4)``; FC, the
   ground-truth oracle (GT), Local, IFCA-M and Global (FedAvg) from the oracle start, every
   method at its own learning rate (:data:`PAPER_LR`, the rates of the authors' published
-  code); the error is the mean parameter distance :math:`(1/N)\\sum_i \\|x_i - \\theta^*_{c(i)}\\|`.
+  code); the error is the mean parameter distance :math:`(1/N)\sum_i \|x_i - \theta^*_{c(i)}\|`.
 - Fig. 2: the intra-cluster variance ratio :math:`A^2` and the inter-cluster separation
-  :math:`\\Delta^2` (eqs. 7-8) of 300 clients (4 clusters of 75) at client 0's model along a
+  :math:`\Delta^2` (eqs. 7-8) of 300 clients (4 clusters of 75) at client 0's model along a
   GT run (lr 1e-4).
 - Fig. 4: Threshold-Clustering's mean distance to the cluster centres against the number of
   clipping iterations ``l``, for ``sigma = 0.5, 1, 2, 4``, and the curves' elbows.
@@ -149,7 +149,7 @@ def errors(
     log: set[int] | tuple[int, ...],
     prepare: Any = None,
 ) -> dict[int, float]:
-    """Mean parameter error :math:`(1/N)\\sum_i \\|x_i - \\theta^*_{c(i)}\\|` after each round
+    r"""Mean parameter error :math:`(1/N)\sum_i \|x_i - \theta^*_{c(i)}\|` after each round
     in ``log`` (0 for the start), with the streams of :func:`learning.loop.run_rounds` at seed
     0; ``prepare`` edits the initial state.
     """
@@ -232,7 +232,7 @@ def panel(
 
 
 def fig2_diagnostics(epochs: int, seed: int = 0) -> tuple[Any, Any]:
-    """:math:`A^2_i` and :math:`\\Delta^2_i` (eqs. 7-8 with D = 0, the paper's loss scale) of
+    r""":math:`A^2_i` and :math:`\Delta^2_i` (eqs. 7-8 with D = 0, the paper's loss scale) of
     all 300 clients at client 0's model before each of ``epochs`` GT epochs (lr 1e-4 with the
     EMA momentum 0.9: the heavy ball at 1e-5 with one buffer per cluster kept across rounds;
     oracle start); each ``(epochs, 300)``.

@@ -1,4 +1,4 @@
-"""Werner (2024), ch. 3 experiments (section 3.5, Figures 3.1-3.3): every claim the thesis
+r"""Werner (2024), ch. 3 experiments (section 3.5, Figures 3.1-3.3): every claim the thesis
 makes about its collaboration schemes on MNIST, measured next to published.
 
 Two competing firms train LeNet-5 on label-skewed halves of MNIST and collaborate under four
@@ -12,13 +12,13 @@ and the text of sections 3.3 and 3.5:
 * only the low firm shares (Fig. 3.2b): both revenues increase, and both stay positive but
   below those of defection-free collaboration;
 * defection-free collaboration (Fig. 3.3, Proposition 3): no revenue decreases in any round,
-  both qualities increase, the quality ratio converges to :math:`\\rho^*`, the revenues end above
+  both qualities increase, the quality ratio converges to :math:`\rho^*`, the revenues end above
   those of one-sided collaboration (only the low firm shares), and the Nash bargaining objective
   approaches its maximum.
 
 The thesis prints no number for these experiments; ``published`` is the claim's comparison.
 "Converges" and "approaches" are judged at :data:`RHO_TOLERANCE` (relative distance of the
-final ratio to :math:`\\rho^*`) and :data:`NASH_TOLERANCE` (relative gap of the final Nash
+final ratio to :math:`\rho^*`) and :data:`NASH_TOLERANCE` (relative gap of the final Nash
 product, counted only inside the individually rational set); "driven to zero" and "converge
 to the same quality" at :data:`ZERO_FRACTION` of the starting revenue or quality gap. Revenues
 are the market's (:data:`games.defection_free.REVENUE_CONVENTION`) except where a claim names

@@ -1,4 +1,4 @@
-"""IP-FL (Khan et al., "IP-FL: Incentivized and Personalized Federated Learning") reproduced:
+r"""IP-FL (Khan et al., "IP-FL: Incentivized and Personalized Federated Learning") reproduced:
 seven behavioural claims of the paper (B1-B7, :mod:`collabecon.reproductions.ipfl_claims`) and
 the comparison with the baselines (§6.3-6.4, Tables 3-5,
 :mod:`collabecon.reproductions.ipfl_comparison`).
@@ -7,7 +7,7 @@ the comparison with the baselines (§6.3-6.4, Tables 3-5,
 30:70 mixtures of §6.1:
 
 - ``rotation``: :math:`D_B` is :math:`D_A` rotated by 90 degrees (§6.1, following FedSoft);
-- ``labels``: a concept shift, :math:`D_B` relabels :math:`y \\to (y + 5) \\bmod 10`, so one
+- ``labels``: a concept shift, :math:`D_B` relabels :math:`y \to (y + 5) \bmod 10`, so one
   model cannot serve both distributions and specialisation is necessary.
 """
 

@@ -82,10 +82,10 @@ def compared_baselines() -> list[str]:
 
 
 def _baseline_params(name: str, clusters: int, lr: float) -> dict[str, Any]:
-    """Each baseline's own parameters in the comparison: the number of clusters under its
+    r"""Each baseline's own parameters in the comparison: the number of clusters under its
     own name; IFCA's option II (local training and model averaging, Ghosh et al. 2020,
     Alg. 1), so that it trains with the same local steps as the others; Per-FedAvg's outer
-    step :math:`\\beta` equal to the learning rate.
+    step :math:`\beta` equal to the learning rate.
     """
     params: dict[str, Any] = {
         p: clusters for p in algorithm_parameters(name) if p in _CLUSTER_PARAMETERS

@@ -1,22 +1,22 @@
-"""Tsoy et al. (2024), section 6, Figure 1 (``collabecon privacy figure1``): every claim the
+r"""Tsoy et al. (2024), section 6, Figure 1 (``collabecon privacy figure1``): every claim the
 paper makes about the figure, measured next to published.
 
-Section 6 compares, for N = 5 clients with :math:`\\lambda_i = e^{\\omega_i}`,
-:math:`\\omega_i \\sim N(m, 1)`, the protocol effectiveness :math:`\\Gamma/\\Gamma^*` of the
-symmetric family :math:`\\beta_i = b` with the personalised families of Theorem 4.2 (DP mean,
-:math:`\\beta_i = \\zeta_i b`) and Theorem 4.9 (Bayesian, :math:`\\beta_i = \\max(\\xi_i, 0) b`).
+Section 6 compares, for N = 5 clients with :math:`\lambda_i = e^{\omega_i}`,
+:math:`\omega_i \sim N(m, 1)`, the protocol effectiveness :math:`\Gamma/\Gamma^*` of the
+symmetric family :math:`\beta_i = b` with the personalised families of Theorem 4.2 (DP mean,
+:math:`\beta_i = \zeta_i b`) and Theorem 4.9 (Bayesian, :math:`\beta_i = \max(\xi_i, 0) b`).
 Its claims:
 
 * DP mean (upper panel): "the personalized version of the protocol is always more beneficial
-  than the symmetric version, especially for small :math:`\\lambda`";
+  than the symmetric version, especially for small :math:`\lambda`";
 * Bayesian (lower panel): "the personalized version ... is more efficient than the symmetric
-  version ... for small :math:`\\lambda`. However, for large :math:`\\lambda` the trend is
+  version ... for small :math:`\lambda`. However, for large :math:`\lambda` the trend is
   reversed".
 
 The paper prints no number for Figure 1 (no table, no value in the text), so ``published`` is
-the claim's comparison. "Small" and "large" :math:`\\lambda` are read as the lower and upper
+the claim's comparison. "Small" and "large" :math:`\lambda` are read as the lower and upper
 halves of each panel's m-grid (below and above its midpoint); "especially for small
-:math:`\\lambda`" as the relative advantage :math:`(\\Gamma_p - \\Gamma_s)/\\Gamma_p` falling as m
+:math:`\lambda`" as the relative advantage :math:`(\Gamma_p - \Gamma_s)/\Gamma_p` falling as m
 grows. The curves are the authors' 100-point scale scans (:mod:`econ.privacy.effectiveness`).
 """
 
