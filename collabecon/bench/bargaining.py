@@ -88,9 +88,11 @@ def measure_bargaining(
     seed: int = 0,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Time :func:`econ.bargaining.duopoly_nash_solution` on ``points`` starting points
-    against :func:`baseline` on the first ``baseline_points``, and count the errors of each
-    (off by more than 1e-9) against :func:`reference` on the first ``reference_points``.
+    """Time :func:`econ.bargaining.duopoly_nash_solution` against :func:`baseline`.
+
+    The solution is timed on ``points`` starting points and the baseline on the first
+    ``baseline_points``; the errors of each (off by more than 1e-9) are counted against
+    :func:`reference` on the first ``reference_points``.
 
     The speed ratio compares microseconds per point; each time is the best of ``repeats``.
     ``progress`` is called with a short text as each side starts.

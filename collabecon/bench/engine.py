@@ -62,8 +62,9 @@ def measure_engine(
     seed: int | np.random.Generator | None = 0,
     progress: Callable[[str], None] = lambda _: None,
 ) -> EngineBenchmark:
-    """Time ``steps`` local SGD steps of ``clients`` iid clients of ``dataset``; ``progress``
-    is called with a short text as the timing starts.
+    """Time ``steps`` local SGD steps of ``clients`` iid clients of ``dataset``.
+
+    ``progress`` is called with a short text as the timing starts.
 
     Raises
     ------

@@ -257,8 +257,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
-    """The scalars as one table of quantities; a list of records as a table of its own
-    under its name; a record's entries as ``name.entry``.
+    """The human table of a benchmark's result.
+
+    The scalars are one table of quantities; a list of records is a table of its own under
+    its name; a record's entries are rows ``name.entry``.
     """
     scalars: list[tuple[str, Any]] = []
     tables: list[str] = []

@@ -1,5 +1,7 @@
-"""``collabecon cobo``: CoBo's collaboration weights against the baselines, with every claim
-of the paper (Hashemi, He and Jaggi 2024, Sections 4.1-4.2, Table 2) held or not.
+"""``collabecon cobo``: CoBo's collaboration weights against the baselines.
+
+Every claim of the paper (Hashemi, He and Jaggi 2024, Sections 4.1-4.2, Table 2) is
+reported, held or not.
 
 The experiment, its settings and its claims are :mod:`collabecon.reproductions.cobo`; this module
 parses the flags and prints the result: the mean test accuracy of every method over

@@ -91,8 +91,10 @@ def _market_rows(runs: dict[str, Any]) -> list[list[Any]]:
 
 
 def _money(row: list[Any]) -> list[str]:
-    """Revenues, surplus and welfare at :data:`_DECIMALS` decimals, welfare as the sum of the
-    three printed parts (within ``1.5 * 10**-_DECIMALS`` of the exact welfare).
+    """Revenues, surplus and welfare at :data:`_DECIMALS` decimals.
+
+    The welfare is the sum of the three printed parts (within ``1.5 * 10**-_DECIMALS`` of
+    the exact welfare).
     """
     step = Decimal(1).scaleb(-_DECIMALS)
     parts = [Decimal(repr(float(v))).quantize(step, ROUND_HALF_EVEN) for v in row[3:6]]

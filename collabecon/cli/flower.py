@@ -57,9 +57,10 @@ def _add_federation_flags(parser: argparse.ArgumentParser) -> None:
 
 
 class _Mechanism(argparse._SubParsersAction):
-    """The optional mechanism after the action: its own flags follow its name and are parsed
-    into ``settings``; a flag of the algorithm runs given before the name is refused (it
-    would set nothing), except ``--json``.
+    """The optional mechanism after the action.
+
+    Its own flags follow its name and are parsed into ``settings``; a flag of the algorithm
+    runs given before the name is refused (it would set nothing), except ``--json``.
     """
 
     def __call__(
@@ -130,9 +131,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Run:
-    """One federation of a command: its name (``run-<i>-<name>``), its number of nodes,
-    ``write(directory)`` writing its partitions and ``deploy(out, port=...)`` running it on
-    separate processes (:mod:`learning.runtimes.flower.deploy`).
+    """One federation of a command.
+
+    It has a name (``run-<i>-<name>``), a number of nodes, ``write(directory)`` writing its
+    partitions and ``deploy(out, port=...)`` running it on separate processes
+    (:mod:`learning.runtimes.flower.deploy`).
     """
 
     name: str
@@ -142,8 +145,9 @@ class _Run:
 
 
 def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
-    """The runs of ``--algorithm``, each a split algorithm
-    (:func:`learning.runtimes.flower.apps.serve`).
+    """The runs of ``--algorithm``, each a split algorithm.
+
+    See :func:`learning.runtimes.flower.apps.serve`.
     """
     from learning.runtimes.flower.apps import check_flower_config
     from learning.runtimes.flower.deploy import deploy
@@ -205,17 +209,16 @@ def _ipfl_run(flags: argparse.Namespace) -> _Run:
 
 
 def _given(cls: type, flags: argparse.Namespace) -> dict[str, Any]:
-    """The fields of dataclass ``cls`` that ``flags`` sets (a flag of the same name, not
-    None).
-    """
+    """The fields of dataclass ``cls`` that ``flags`` sets (a flag of the same name, not None)."""
     values = {f.name: getattr(flags, f.name, None) for f in dataclasses.fields(cls)}
     return {name: value for name, value in values.items() if value is not None}
 
 
 def _duopoly_run(flags: argparse.Namespace) -> _Run:
-    """Defection-free collaboration as ``collabecon defection-free`` with ``flags`` plays it
-    (:mod:`collabecon.cli.defection_free`): the same split, pre-training and minibatch stream
-    (``--seed``).
+    """Defection-free collaboration as ``collabecon defection-free`` with ``flags`` plays it.
+
+    The same split, pre-training and minibatch stream (``--seed``) as
+    :mod:`collabecon.cli.defection_free`.
     """
     from collabecon.cli._checks import counts_at_least
     from games.defection_free import DefectionFreeConfig

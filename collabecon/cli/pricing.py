@@ -105,8 +105,9 @@ def _game(args: argparse.Namespace) -> Any:
 
 
 def _progress(args: argparse.Namespace, total: int) -> Any:
-    """A bar over ``total`` rounds on stderr (none with ``--json``), drawn after half a
-    second, gone when done.
+    """A bar over ``total`` rounds on stderr (none with ``--json``).
+
+    It is drawn after half a second and gone when done.
     """
     from collabecon.cli._progress import Progress
 

@@ -127,9 +127,10 @@ def _runner(args: argparse.Namespace) -> Any:
 
 
 def _reporter(progress: Any) -> Any:
-    """What each outcome prints on stderr: a progress line (finished, or failed after its
-    retries), and the error of a failed run whatever the progress (it makes the exit status
-    1).
+    """What each outcome prints on stderr.
+
+    A progress line (finished, or failed after its retries), and the error of a failed run
+    whatever the progress (it makes the exit status 1).
     """
 
     def report(outcome: Any) -> None:

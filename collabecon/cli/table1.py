@@ -1,5 +1,7 @@
-"""``collabecon table1``: Table 1 of the clustering paper, the MNIST rotation and
-private-label tasks (Werner et al. 2023, Table 1; Werner 2024, Table 2.1).
+"""``collabecon table1``: Table 1 of the clustering paper, MNIST rotation and private labels.
+
+The MNIST rotation and private-label tasks of Werner et al. 2023, Table 1 (Werner 2024,
+Table 2.1).
 
 The experiment is :mod:`collabecon.reproductions.clustered_mnist` (the methods, their common budget, the
 learning rate each chooses on validation data, the claims); this command parses the flags and

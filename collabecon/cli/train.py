@@ -70,9 +70,11 @@ def add_train_flags(
     help_for: dict[str, str] | None = None,
     parameters: tuple[tuple[str, str], ...] = PARAMETER_FLAGS,
 ) -> None:
-    """The flags of :class:`learning.train.TrainConfig`'s fields (``--NAME``, its
-    default shown) and the ``--NAME-arg KEY=VALUE`` flags of its parameter dicts; ``help_for``
-    replaces the help of named fields. ``collabecon train`` and ``collabecon flower`` share them.
+    """Declare the flags of :class:`learning.train.TrainConfig`'s fields.
+
+    Each field is a flag ``--NAME`` (its default shown), and each parameter dict has the
+    ``--NAME-arg KEY=VALUE`` flags; ``help_for`` replaces the help of named fields.
+    ``collabecon train`` and ``collabecon flower`` share them.
     """
     from learning.train import TrainConfig
 

@@ -1,5 +1,7 @@
-r"""Werner (2024), ch. 3 experiments (section 3.5, Figures 3.1-3.3): every claim the thesis
-makes about its collaboration schemes on MNIST, measured next to published.
+r"""Werner (2024), ch. 3 experiments (section 3.5, Figures 3.1-3.3), reproduced.
+
+Every claim the thesis makes about its collaboration schemes on MNIST, measured next to
+published.
 
 Two competing firms train LeNet-5 on label-skewed halves of MNIST and collaborate under four
 schemes (section 3.3 and Algorithm 5). The thesis claims, in the captions of Figures 3.1-3.3
@@ -296,16 +298,18 @@ CLAIMS: tuple[ClaimSpec, ...] = (
 
 
 def claims(reports: Mapping[str, Any]) -> list[Claim]:
-    """The thesis's claims (:data:`CLAIMS`) about the schemes in ``reports`` (a
-    :class:`PlayReport` per scheme name); claims about a scheme that did not run are left
-    out.
+    """The thesis's claims (:data:`CLAIMS`) about the schemes in ``reports``.
+
+    ``reports`` holds a :class:`PlayReport` per scheme name; claims about a scheme that did
+    not run are left out.
     """
     return evaluate(CLAIMS, reports)
 
 
 def merge_seeds(per_seed: Sequence[Sequence[Claim]], seeds: Sequence[int]) -> list[Claim]:
-    """One claim per id over several seeds: held when it holds on every seed, measured per
-    seed.
+    """One claim per id over several seeds.
+
+    A claim is held when it holds on every seed, and measured per seed.
     """
     if len(per_seed) == 1:
         return list(per_seed[0])
@@ -380,9 +384,10 @@ def run(
 
 
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
-    """The demo's four schemes at ``scale`` (small: 500 examples per firm, 15 rounds; paper:
-    1000 per firm, 30 rounds), one seed unless ``seeds`` says otherwise; figures of the first
-    seed.
+    """The demo's four schemes at ``scale``, one seed unless ``seeds`` says otherwise.
+
+    Small: 500 examples per firm, 15 rounds; paper: 1000 per firm, 30 rounds. Figures of the
+    first seed.
     """
     if scale not in SETTINGS:
         raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}")

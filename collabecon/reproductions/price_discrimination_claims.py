@@ -1,5 +1,6 @@
-r"""The claims of Werner (2024), ch. 4, about what its Figures 4.1-4.5 show, as a table
-(:data:`CLAIMS`) judged on the numbers of
+r"""The claims of Werner (2024), ch. 4, about what its Figures 4.1-4.5 show, as a table.
+
+The table is :data:`CLAIMS`, judged on the numbers of
 :func:`collabecon.reproductions.price_discrimination.measure`.
 
 Section 4.4 simulates Algorithm 6 with :math:`\mu = 0.5`, :math:`\underline\theta = 5`,
@@ -423,7 +424,8 @@ CLAIMS: tuple[ClaimSpec, ...] = (
 
 
 def claims(m: dict[str, Any]) -> list[Claim]:
-    """Every claim of section 4.4 and Corollary 2 (:data:`CLAIMS`) on
-    :func:`collabecon.reproductions.price_discrimination.measure`'s numbers, each held or not.
+    """Every claim of section 4.4 and Corollary 2 (:data:`CLAIMS`), each held or not.
+
+    Judged on :func:`collabecon.reproductions.price_discrimination.measure`'s numbers.
     """
     return evaluate(CLAIMS, m)

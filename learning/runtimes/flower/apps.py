@@ -213,8 +213,9 @@ def check_flower_config(config: TrainConfig) -> None:
 
 
 class SplitStrategy(Strategy):
-    """The server half of a :class:`~learning.algorithms.base.SplitAlgorithm` as a Flower
-    strategy (module docstring).
+    """The server half of a :class:`~learning.algorithms.base.SplitAlgorithm` as a strategy.
+
+    A Flower strategy, as the module docstring describes.
 
     Parameters
     ----------
@@ -268,8 +269,10 @@ class SplitStrategy(Strategy):
         phase: str,
         rng: np.random.Generator | None,
     ) -> list[Message]:
-        """One message per client of ``working``: its rows of ``sent``, the common tensors,
-        the settings, and (with ``rng``) the stream its minibatches come from.
+        """One message per client of ``working``.
+
+        Each carries the client's rows of ``sent``, the common tensors, the settings, and
+        (with ``rng``) the stream its minibatches come from.
         """
         train = phase == "train"
         settings: dict[str, Any] = {
@@ -328,8 +331,9 @@ class SplitStrategy(Strategy):
         phase: str,
         rng: np.random.Generator | None,
     ) -> State:
-        """Send ``sent`` to ``working`` for the client half ``phase`` and wait for the
-        stacked replies.
+        """Send ``sent`` to ``working`` for the client half ``phase``; the stacked replies.
+
+        Waits for every reply.
         """
         messages = self._messages(sent, working, phase, rng)
         return self._replies(grid.send_and_receive(messages, timeout=self.timeout), working, phase)
@@ -461,8 +465,9 @@ class SplitStrategy(Strategy):
         return MetricRecord(out)
 
     def _read_evaluation(self, got: list[Message]) -> tuple[np.ndarray, np.ndarray | None]:
-        """Each node's test loss and accuracy (None for regression), in client order; kept
-        as the run's latest :attr:`evaluation`.
+        """Each node's test loss and accuracy (None for regression), in client order.
+
+        Kept as the run's latest :attr:`evaluation`.
         """
         by_node = {_source(m): record_of(m.content, "metrics", MetricRecord) for m in got}
         ordered = [by_node[node] for node in self.nodes]
@@ -476,8 +481,10 @@ class SplitStrategy(Strategy):
         return loss, accuracy
 
     def finish(self, grid: Grid, rng: np.random.Generator) -> State:
-        """The algorithm's finish exchange with every node after the last round, and every
-        node's evaluation of its finished model; the state as it was without one.
+        """The algorithm's finish exchange with every node after the last round.
+
+        Then every node's evaluation of its finished model; the state as it was without a
+        finish exchange.
         """
         algorithm = self.algorithm
         if not isinstance(algorithm, FinishExchange):
@@ -515,10 +522,12 @@ def _to(value: Any, device: torch.device) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class FlowerResult:
-    """Outcome of :func:`serve`: the final client models (stacked, one row per client), the
-    algorithm's state, the history by round, each client's test loss and accuracy (None for
-    regression) on its own node, the seconds the rounds took, and under DP-SGD each
-    client's ε (:func:`learning.train.dp_epsilon` of its reported training-set size).
+    """Outcome of :func:`serve`.
+
+    The final client models (stacked, one row per client), the algorithm's state, the history
+    by round, each client's test loss and accuracy (None for regression) on its own node, the
+    seconds the rounds took, and under DP-SGD each client's ε (:func:`learning.train.dp_epsilon`
+    of its reported training-set size).
     """
 
     config: TrainConfig
@@ -624,17 +633,20 @@ def serve(
 
 
 def run_kind(meta_dir: str) -> str:
-    """What the federation in ``meta_dir`` runs: ``"ipfl"`` (:mod:`learning.runtimes.flower.ipfl`),
-    ``"defection-free"`` (:mod:`learning.runtimes.flower.duopoly`) or ``"split"``
-    (:func:`serve`).
+    """What the federation in ``meta_dir`` runs: ``"ipfl"``, ``"defection-free"`` or ``"split"``.
+
+    ``"ipfl"`` is :mod:`learning.runtimes.flower.ipfl`, ``"defection-free"``
+    :mod:`learning.runtimes.flower.duopoly` and ``"split"`` :func:`serve`.
     """
     raw = json.loads((Path(meta_dir) / "meta.json").read_text())
     return str(raw.get("kind", "split"))
 
 
 def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
-    """:func:`serve`, :func:`learning.runtimes.flower.ipfl.play_ipfl_on_flower` or
-    :func:`learning.runtimes.flower.duopoly.serve_duopoly`, as :func:`run_kind` says.
+    """Serve the federation in ``meta_dir`` as :func:`run_kind` says.
+
+    With :func:`serve`, :func:`learning.runtimes.flower.ipfl.play_ipfl_on_flower` or
+    :func:`learning.runtimes.flower.duopoly.serve_duopoly`.
     """
     kind = run_kind(meta_dir)
     if kind == "ipfl":
@@ -652,8 +664,10 @@ def flower_algorithms() -> tuple[str, ...]:
 
 
 def server_app_for(runs: list[tuple[str, str]], results: list[Any]) -> ServerApp:
-    """A ServerApp that runs each ``(meta_dir, node_data_dir)`` of ``runs`` in turn on the
-    same nodes and appends each :class:`FlowerResult` (or the exception) to ``results``.
+    """A ServerApp that runs each ``(meta_dir, node_data_dir)`` of ``runs`` in turn.
+
+    The runs share the same nodes; each :class:`FlowerResult` (or the exception) is appended
+    to ``results``.
     """
     app = ServerApp()
 
@@ -674,8 +688,10 @@ server_app = ServerApp()
 
 @server_app.main()
 def _deployed(grid: Grid, context: Context) -> None:
-    """The run of ``flwr run``: ``meta-dir`` (server side) from the run config, partitions
-    from each node's ``data-dir``; the result goes to ``meta-dir/result.json``.
+    """The run of ``flwr run``.
+
+    ``meta-dir`` (server side) comes from the run config, partitions from each node's
+    ``data-dir``; the result goes to ``meta-dir/result.json``.
     """
     from learning.runtimes.flower.results import write_result
 

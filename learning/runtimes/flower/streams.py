@@ -27,8 +27,9 @@ __all__ = ["RowStream", "stream_from_state", "stream_state"]
 
 
 def stream_state(rng: np.random.Generator) -> str:
-    """The state of ``rng`` (a PCG64 generator) and of its seed sequence, as a JSON string a
-    message can carry.
+    """The state of ``rng`` and of its seed sequence, as a JSON string a message can carry.
+
+    ``rng`` is a PCG64 generator.
     """
     state = rng.bit_generator.state
     if state.get("bit_generator") != "PCG64":
@@ -58,8 +59,9 @@ def _bits_from_state(state: str) -> np.random.PCG64:
 
 
 class RowStream:
-    r"""Row ``row`` of every ``(rows, width)`` or ``(rows, lines, width)`` block of uniform
-    draws from ``state``.
+    r"""Row ``row`` of every block of uniform draws from ``state``.
+
+    The blocks are ``(rows, width)`` or ``(rows, lines, width)``.
 
     Parameters
     ----------
