@@ -107,6 +107,26 @@ def _toc(items: Any, where: str) -> None:
 
 
 def on_page_content(html_: str, page: Any, **kwargs: Any) -> str:
+    """The HTML of a page with its maths as MathML (MkDocs' ``on_page_content`` event).
+
+    A notebook page (``.ipynb``) has its ``$...$`` and ``$$...$$`` converted outside code
+    and scripts, its table of contents' headings too, and its CDN loaders removed; any other
+    page has its ``arithmatex`` spans and divs converted. Warnings name the page's source.
+
+    Parameters
+    ----------
+    html_ : str
+        The page's HTML as rendered from its source.
+    page : mkdocs.structure.pages.Page
+        The page; its ``file.src_uri`` tells a notebook and names the page in warnings.
+    **kwargs
+        The rest of the event's arguments (``config``, ``files``), unused.
+
+    Returns
+    -------
+    str
+        The HTML with every formula as MathML.
+    """
     where = page.file.src_uri
     if where.endswith(".ipynb"):
         _toc(page.toc, where)

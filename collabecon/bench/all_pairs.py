@@ -59,6 +59,7 @@ class AllPairsBenchmark:
     max_difference: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The benchmark's fields as JSON-ready data (:func:`econ.outputs.plain`)."""
         return plain(asdict(self))
 
 

@@ -54,6 +54,7 @@ class DPBenchmark:
     max_weight_difference_without_noise: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The benchmark's fields as JSON-ready data (:func:`econ.outputs.plain`)."""
         return plain(asdict(self))
 
 

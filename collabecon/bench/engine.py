@@ -47,6 +47,7 @@ class EngineBenchmark:
     max_weight_difference: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The benchmark's fields as JSON-ready data (:func:`econ.outputs.plain`)."""
         return plain(asdict(self))
 
 

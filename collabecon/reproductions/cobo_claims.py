@@ -230,7 +230,8 @@ def _best_non_oracle(setting: str) -> ClaimSpec:
 def _improved(setting: str, key: str) -> ClaimSpec:
     """Table 2's Imp.(%): ``key`` beats Local on 0% or 100% of the clients.
 
-    The values 29, 94 and 4 of 80 clients state no threshold: reported in the data only.
+    Table 2's other values (29, 94 and 4 of 80 clients) state no threshold: they are
+    reported in the data only.
     """
     published = PAPER_IMPROVED[setting][key]
     return ClaimSpec(

@@ -156,7 +156,8 @@ def _ensure_registered(algorithm: str) -> None:
 def finetune_steps(rounds: int) -> int:
     """Local fine-tuning steps of ``fedavg-ft``: the last 10% of the rounds.
 
-    None in a one-round run, so that its budget is every other method's.
+    None in a one-round run. The steps take those rounds' place, so that the budget of
+    ``fedavg-ft`` is every other method's.
     """
     return 0 if rounds < 2 else max(1, round(_FINETUNE_SHARE * rounds))
 

@@ -107,9 +107,9 @@ def _with_lr(setup: Setup, lr: float) -> Setup:
 
 
 def _variant_name(run: IPFLRun) -> str:
-    """``ip-fl`` for the paper's personalisation; the options are named.
+    """``ip-fl`` for the paper's personalisation, else ``ip-fl`` with its options named.
 
-    So the output mixture (not Eq. 8) is never reported as IP-FL.
+    The options are named so that the output mixture (not Eq. 8) is never reported as IP-FL.
     """
     options = [
         value

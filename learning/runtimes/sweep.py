@@ -178,9 +178,11 @@ class ResultStore:
         self.folder = Path(folder)
 
     def result_path(self, run: Run) -> Path:
+        """The file of ``run``'s measures: ``<folder>/<key>.json``."""
         return self.folder / f"{run.key}.json"
 
     def error_path(self, run: Run) -> Path:
+        """The file of ``run``'s failure: ``<folder>/<key>.error.txt``."""
         return self.folder / f"{run.key}.error.txt"
 
     def load(self, run: Run) -> dict[str, Any] | None:

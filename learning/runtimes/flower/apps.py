@@ -213,9 +213,9 @@ def check_flower_config(config: TrainConfig) -> None:
 
 
 class SplitStrategy(Strategy):
-    """The server half of a :class:`~learning.algorithms.base.SplitAlgorithm` as a strategy.
+    """The server half of a :class:`~learning.algorithms.base.SplitAlgorithm` as a Flower strategy.
 
-    A Flower strategy, as the module docstring describes.
+    The module docstring describes its rounds.
 
     Parameters
     ----------
@@ -341,6 +341,35 @@ class SplitStrategy(Strategy):
     def configure_train(
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
     ) -> Iterable[Message]:
+        """The messages that start round ``server_round``: each participant's dispatch.
+
+        Draws the round's participants from the round's stream (:func:`learning.rng.round_rng`,
+        all clients unless ``clients_per_round`` is set), runs the algorithm's survey first when
+        it has one (:class:`~learning.algorithms.base.Survey`), then
+        :meth:`~learning.algorithms.base.SplitAlgorithm.dispatch`; the round is kept for
+        :meth:`aggregate_train`.
+
+        Parameters
+        ----------
+        server_round : int
+            The round, from 1.
+        arrays : ArrayRecord
+            The algorithm's state after the previous round.
+        config : ConfigRecord
+            Unused: the settings come from the run's :class:`~learning.train.TrainConfig`.
+        grid : Grid
+            The nodes; the survey and the round's further exchanges go through it.
+
+        Returns
+        -------
+        list of Message
+            One ``train`` message per client that works in the round.
+
+        Raises
+        ------
+        RuntimeError
+            A node failed or did not answer the survey in time.
+        """
         state = self._state(arrays)
         n = len(self.nodes)
         rng = round_rng(self.entropy, server_round - 1)
@@ -365,6 +394,31 @@ class SplitStrategy(Strategy):
     def aggregate_train(
         self, server_round: int, replies: Iterable[Message]
     ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        """The algorithm's state after round ``server_round``, from its participants' replies.
+
+        The replies are stacked in client order; a round of several exchanges
+        (:class:`~learning.algorithms.base.MultiExchange`) sends each further dispatch and
+        stacks its replies; then :meth:`~learning.algorithms.base.SplitAlgorithm.server_update`.
+
+        Parameters
+        ----------
+        server_round : int
+            The round, from 1.
+        replies : iterable of Message
+            The replies to :meth:`configure_train`'s messages.
+
+        Returns
+        -------
+        arrays : ArrayRecord
+            The new state, also kept as :attr:`state`.
+        metrics : MetricRecord
+            The update's metrics (``train_loss`` among them, kept by round).
+
+        Raises
+        ------
+        RuntimeError
+            Called before :meth:`configure_train`, or a node failed or did not answer in time.
+        """
         if self._round is None or self._grid is None:
             raise RuntimeError("aggregate_train before configure_train")
         state, clients, working, rng, plan = self._round
@@ -396,6 +450,28 @@ class SplitStrategy(Strategy):
     def configure_evaluate(
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
     ) -> Iterable[Message]:
+        """The messages that ask every node to evaluate its model after ``server_round``.
+
+        None except every ``eval_every`` rounds and after the last round. A client-held model
+        (the algorithm's ``client_model``) stays on its node, which reports it after the last
+        round; otherwise each node gets its row of the algorithm's client models.
+
+        Parameters
+        ----------
+        server_round : int
+            The round just trained, from 1.
+        arrays : ArrayRecord
+            The algorithm's state after that round.
+        config : ConfigRecord
+            Unused: the schedule comes from the run's :class:`~learning.train.TrainConfig`.
+        grid : Grid
+            Unused: the messages name their nodes.
+
+        Returns
+        -------
+        list of Message
+            One ``evaluate`` message per node, or none in a round without evaluation.
+        """
         if server_round % self.config.eval_every and server_round != self.config.rounds:
             return []
         key = self.algorithm.client_model
@@ -439,6 +515,30 @@ class SplitStrategy(Strategy):
     def aggregate_evaluate(
         self, server_round: int, replies: Iterable[Message]
     ) -> MetricRecord | None:
+        """The nodes' mean test loss and accuracy after ``server_round``, added to the history.
+
+        Each node's values are kept as :attr:`evaluation` and the round's
+        :class:`~learning.loop.RoundRecord` is appended to :attr:`history`; after the last
+        round the client-held models the nodes report are kept as :attr:`reported`.
+
+        Parameters
+        ----------
+        server_round : int
+            The round evaluated, from 1.
+        replies : iterable of Message
+            The replies to :meth:`configure_evaluate`'s messages, one per node.
+
+        Returns
+        -------
+        MetricRecord
+            ``test_loss`` and, for classification, ``test_accuracy``: unweighted means over
+            the nodes.
+
+        Raises
+        ------
+        RuntimeError
+            A node failed or did not answer in time.
+        """
         got = _checked(replies, len(self.nodes), f"evaluation after round {server_round}")
         if self.algorithm.client_model is not None and server_round == self.config.rounds:
             contents = {_source(m): m.content for m in got}
@@ -511,6 +611,7 @@ class SplitStrategy(Strategy):
         return pack(rows(self.initial_held, k), "held")
 
     def summary(self) -> None:
+        """Log the strategy in one line: the algorithm's name and the number of nodes."""
         log(INFO, "\t%s on %d nodes (collabecon split)", self.algorithm.name, len(self.nodes))
 
 

@@ -227,6 +227,11 @@ class Processes:
                 raise Stopped(signum)
 
     def __enter__(self) -> Processes:
+        """Start the watchdog and, in the main thread, catch SIGTERM, SIGHUP and SIGINT.
+
+        Only a signal whose handler is the default is caught; while the block runs it raises
+        :class:`Stopped`, and one received as the block begins ends it as the block would.
+        """
         self._watchdog = subprocess.Popen(
             [sys.executable, "-I", "-S", str(Path(__file__).resolve()), self.token],
             stdin=subprocess.PIPE,
@@ -249,6 +254,11 @@ class Processes:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
+        """End every started process and the watchdog, and restore the signal handlers.
+
+        SIGTERM, then SIGKILL after ``grace`` seconds, to every process of the deployment;
+        then the watchdog is told that the block ended. An exception of the block propagates.
+        """
         self._ending = True
         assert self._watchdog is not None and self._watchdog.stdin is not None
         try:

@@ -1,6 +1,6 @@
 """Requests of a server that speaks to its nodes directly.
 
-Such servers are IP-FL's rounds and the mediator of two firms. Each request carries its
+Such servers run IP-FL's rounds and mediate between two firms. Each request carries its
 position (``slot``) among those sent together, so that a node asked twice at once (an IP-FL
 payer of two clusters) answers twice and the replies come back in the order of the requests.
 """

@@ -20,9 +20,9 @@ __all__ = ["result_dict", "write_result"]
 
 
 def result_dict(result: Any) -> dict[str, Any]:
-    """JSON-ready summary of a :class:`learning.runtimes.flower.apps.FlowerResult`.
+    """JSON-ready summary of a run's result (:class:`learning.runtimes.flower.apps.FlowerResult`).
 
-    Or the ``to_dict`` of a result that has one (IP-FL's, the duopoly's).
+    A result that has a ``to_dict`` (IP-FL's, the duopoly's) is summarised by it instead.
     """
     if hasattr(result, "to_dict"):
         return dict(result.to_dict())

@@ -89,7 +89,7 @@ class RowStream:
         self.block = 0
 
     def random(self, size: Any) -> np.ndarray:
-        """This row's first ``n`` keys of each line of the next block, shaped ``size``."""
+        """The first ``n`` keys of this row on each line of the next block, shaped ``size``."""
         shape = () if size is None else tuple(int(s) for s in np.atleast_1d(size))
         if len(shape) not in (2, 3) or shape[0] != 1 or min(shape) < 1 or shape[-1] > self.width:
             raise ValueError(
@@ -104,7 +104,7 @@ class RowStream:
         return keys[:, : shape[-1]].reshape(shape)
 
     def spawn(self, n: int) -> list[RowStream]:
-        """This row of each of ``n`` child streams, as ``Generator.spawn`` makes them."""
+        """The same row of each of ``n`` child streams, as ``Generator.spawn`` makes them."""
         seed = json.loads(self.state)["seed"]
         if seed is None:
             raise ValueError("the round's stream has no seed sequence to spawn from")
@@ -123,6 +123,13 @@ class RowStream:
         return children
 
     def __getattr__(self, name: str) -> Any:
+        """Refuse every other generator method: a node draws only minibatch keys.
+
+        Raises
+        ------
+        TypeError
+            Always, naming the attribute asked for.
+        """
         raise TypeError(
             f"a node's client half draws only minibatch keys (random); it asked for {name!r}"
         )
