@@ -213,9 +213,11 @@ def bid_graph(bids: ArrayLike) -> nx.Graph:
 
 
 def component_labels(graph: nx.Graph) -> NDArray[np.int64]:
-    """The connected component of every node of a graph on the nodes ``0 .. n-1``, numbered
-    ``0, 1, ...`` in the order of each component's smallest node (weakly connected
-    components for a directed graph): cluster labels, comparable with an assignment.
+    r"""The connected component of every node of a graph on the nodes ``0 .. n-1``.
+
+    Components are numbered ``0, 1, ...`` in the order of each component's smallest node
+    (weakly connected components for a directed graph): cluster labels, comparable with an
+    assignment.
 
     Parameters
     ----------
@@ -234,7 +236,7 @@ def component_labels(graph: nx.Graph) -> NDArray[np.int64]:
     References
     ----------
     Werner (2024), Collaborative Learning: Aligning Goals and Outcomes, ch. 2 (clusters of
-    clients); Hashemi, He, Jaggi (NeurIPS 2024), Section 2 (the oracle :math:`W^\\star`).
+    clients); Hashemi, He, Jaggi (NeurIPS 2024), Section 2 (the oracle :math:`W^\star`).
     """
     n = graph.number_of_nodes()
     if set(graph.nodes) != set(range(n)):

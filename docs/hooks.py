@@ -1,11 +1,11 @@
-"""Build hooks of the documentation site (``mkdocs.yml``, ``hooks:``): its maths as MathML.
+r"""Build hooks of the documentation site (``mkdocs.yml``, ``hooks:``): its maths as MathML.
 
 The site loads nothing from the network, so its maths is typeset at build time rather
 than by a script in the browser: every formula becomes MathML (latex2mathml), which
 browsers render natively.
 
 - On Markdown and API pages ``pymdownx.arithmatex`` (generic mode) marks the maths as
-  ``<span class="arithmatex">\\(...\\)</span>`` and ``<div class="arithmatex">\\[...\\]</div>``;
+  ``<span class="arithmatex">\(...\)</span>`` and ``<div class="arithmatex">\[...\]</div>``;
   each becomes inline or display MathML.
 - On notebook pages (mkdocs-jupyter) the Markdown cells keep ``$...$`` and ``$$...$$`` as
   text; those outside code and scripts become MathML, as do the headings in the table of
@@ -107,6 +107,26 @@ def _toc(items: Any, where: str) -> None:
 
 
 def on_page_content(html_: str, page: Any, **kwargs: Any) -> str:
+    """The HTML of a page with its maths as MathML (MkDocs' ``on_page_content`` event).
+
+    A notebook page (``.ipynb``) has its ``$...$`` and ``$$...$$`` converted outside code
+    and scripts, its table of contents' headings too, and its CDN loaders removed; any other
+    page has its ``arithmatex`` spans and divs converted. Warnings name the page's source.
+
+    Parameters
+    ----------
+    html_ : str
+        The page's HTML as rendered from its source.
+    page : mkdocs.structure.pages.Page
+        The page; its ``file.src_uri`` tells a notebook and names the page in warnings.
+    **kwargs
+        The rest of the event's arguments (``config``, ``files``), unused.
+
+    Returns
+    -------
+    str
+        The HTML with every formula as MathML.
+    """
     where = page.file.src_uri
     if where.endswith(".ipynb"):
         _toc(page.toc, where)

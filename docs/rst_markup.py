@@ -149,6 +149,10 @@ class RestMarkup(griffe.Extension):
     """Rewrites the reST markup of every docstring of a loaded package into Markdown."""
 
     def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
+        """Rewrite the docstrings of ``pkg`` and of all its members (griffe's package event).
+
+        Aliases are left to the object they point to; ``loader`` resolves the roles' targets.
+        """
         _rewrite(pkg, loader)
 
 

@@ -59,6 +59,7 @@ class AllPairsBenchmark:
     max_difference: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The benchmark's fields as JSON-ready data (:func:`econ.outputs.plain`)."""
         return plain(asdict(self))
 
 
@@ -73,8 +74,9 @@ def measure_all_pairs(
     seed: int | np.random.Generator | None = 0,
     progress: Callable[[str], None] = lambda _: None,
 ) -> AllPairsBenchmark:
-    """Time one round of ``method``'s all-pairs work for ``clients`` clients; ``progress`` is
-    called with a short text as the timing starts.
+    """Time one round of ``method``'s all-pairs work for ``clients`` clients.
+
+    ``progress`` is called with a short text as the timing starts.
     """
     choice("method", method, ("fc", "cobo"))
     clients = positive_int("clients", clients)
@@ -143,10 +145,11 @@ def single_model_reference(
     seed: int = 0,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[int, float]:
-    """Best seconds of one ``nn.Module`` forward and backward over ``clients**2 * 32``
-    examples (the FC table's arithmetic, one model instead of ``clients``), in minibatches
-    of each of ``batch_sizes``; random images of ``mnist5k``'s shape, on the CPU.
-    ``progress`` is called with a short text as each batch size starts.
+    """Best seconds of one ``nn.Module`` forward and backward over ``clients**2 * 32`` examples.
+
+    The FC table's arithmetic, with one model instead of ``clients``, in minibatches of each
+    of ``batch_sizes``; random images of ``mnist5k``'s shape, on the CPU. ``progress`` is
+    called with a short text as each batch size starts.
     """
     repeats = positive_int("repeats", repeats)
     gen = torch.Generator().manual_seed(seed)

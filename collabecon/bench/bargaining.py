@@ -28,6 +28,16 @@ __all__ = ["baseline", "measure_bargaining", "reference", "starting_points"]
 
 
 def starting_points(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    r"""``n`` random starting qualities of the duopoly, the low one below the high one.
+
+    :math:`q_{H,0} \sim U(0.01, 1)` and :math:`q_{L,0} = u \, q_{H,0}` with
+    :math:`u \sim U(0, 1)`, so that :math:`0 \le q_{L,0} < q_{H,0}`; all drawn from ``rng``.
+
+    Returns
+    -------
+    q_l0, q_h0 : numpy.ndarray
+        The low and the high firm's starting qualities, shape ``(n,)`` each.
+    """
     q_h0 = rng.uniform(0.01, 1.0, n)
     return q_h0 * rng.uniform(0.0, 1.0, n), q_h0
 
@@ -88,9 +98,11 @@ def measure_bargaining(
     seed: int = 0,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Time :func:`econ.bargaining.duopoly_nash_solution` on ``points`` starting points
-    against :func:`baseline` on the first ``baseline_points``, and count the errors of each
-    (off by more than 1e-9) against :func:`reference` on the first ``reference_points``.
+    """Time :func:`econ.bargaining.duopoly_nash_solution` against :func:`baseline`.
+
+    The solution is timed on ``points`` starting points and the baseline on the first
+    ``baseline_points``; the errors of each (off by more than 1e-9) are counted against
+    :func:`reference` on the first ``reference_points``.
 
     The speed ratio compares microseconds per point; each time is the best of ``repeats``.
     ``progress`` is called with a short text as each side starts.

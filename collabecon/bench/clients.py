@@ -1,5 +1,7 @@
-"""The clients the engine and DP-SGD benchmarks time (:func:`iid_clients`), and how far
-two ways of training them end apart (:func:`max_weight_difference`).
+"""The clients the engine and DP-SGD benchmarks time, and how far two trainings end apart.
+
+:func:`iid_clients` builds the clients; :func:`max_weight_difference` measures how far two
+ways of training them end apart.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ def iid_clients(
     data_rng: np.random.Generator,
     model_rng: np.random.Generator,
 ) -> Clients:
-    """``clients`` iid clients of ``dataset``, each starting from the same ``model``
-    (built by :func:`learning.build.build`).
+    """``clients`` iid clients of ``dataset``, each starting from the same ``model``.
+
+    The model is built by :func:`learning.build.build`.
     """
     built = build(
         dataset, "iid", clients, model=model, data_rng=data_rng, model_rng=model_rng, device=device
@@ -40,5 +43,5 @@ def iid_clients(
 
 
 def max_weight_difference(a: Params, b: Params) -> float:
-    """:math:`\\max |a - b|` over every entry of every parameter of ``a`` (``b`` has the same names)."""
+    r""":math:`\max |a - b|` over every entry of every parameter of ``a`` (``b`` has the same names)."""
     return max(float((a[k] - b[k]).abs().max()) for k in a)

@@ -54,6 +54,7 @@ class DPBenchmark:
     max_weight_difference_without_noise: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The benchmark's fields as JSON-ready data (:func:`econ.outputs.plain`)."""
         return plain(asdict(self))
 
 
@@ -71,7 +72,8 @@ def measure_dp(
     seed: int | np.random.Generator | None = 0,
     progress: Callable[[str], None] = lambda _: None,
 ) -> DPBenchmark:
-    """Time ``steps`` DP-SGD steps of ``clients`` iid clients, batched and with Opacus;
+    """Time ``steps`` DP-SGD steps of ``clients`` iid clients, batched and with Opacus.
+
     ``progress`` is called with a short text as each phase starts (the two sides without
     noise, to compare their weights; the timing).
 

@@ -47,6 +47,7 @@ class EngineBenchmark:
     max_weight_difference: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The benchmark's fields as JSON-ready data (:func:`econ.outputs.plain`)."""
         return plain(asdict(self))
 
 
@@ -62,8 +63,9 @@ def measure_engine(
     seed: int | np.random.Generator | None = 0,
     progress: Callable[[str], None] = lambda _: None,
 ) -> EngineBenchmark:
-    """Time ``steps`` local SGD steps of ``clients`` iid clients of ``dataset``; ``progress``
-    is called with a short text as the timing starts.
+    """Time ``steps`` local SGD steps of ``clients`` iid clients of ``dataset``.
+
+    ``progress`` is called with a short text as the timing starts.
 
     Raises
     ------

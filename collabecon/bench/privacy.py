@@ -86,9 +86,11 @@ def measure_privacy(
     existence_clients: int = 1_000_000,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Time the protocols of ``clients`` heterogeneous clients and the existence test of
-    ``existence_clients`` against the authors' scan (DP mean, n = 100, sigma = 10, B = 20;
-    seed 2024).
+    """Time the protocols and the existence test against the authors' scan.
+
+    The protocols are those of ``clients`` heterogeneous clients, the existence test that of
+    ``existence_clients``; the authors' scan is the DP mean with n = 100, sigma = 10, B = 20
+    (seed 2024).
 
     ``protocols`` holds one entry per lambda distribution (LogNormal(0, 1), far inside the
     existence region; LogNormal(-9, 1), near its boundary); ``existence`` the test with

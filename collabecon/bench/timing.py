@@ -22,9 +22,10 @@ __all__ = ["Timing", "best_of", "best_of_each"]
 
 @dataclass(frozen=True)
 class Timing:
-    """The shortest wall-clock time (``seconds``) and shortest CPU time of this process
-    (``cpu_seconds``) over the repeats, each minimised on its own, and the last call's
-    ``result``.
+    """The shortest wall-clock and CPU times over the repeats, and the last call's result.
+
+    ``seconds`` is the shortest wall-clock time and ``cpu_seconds`` the shortest CPU time of
+    this process, each minimised on its own; ``result`` is what the last call returned.
     """
 
     seconds: float

@@ -82,8 +82,9 @@ def _declare(
 def float_list(
     parser: argparse.ArgumentParser | Any, flag: str, *, count: int | None = None, **kwargs: Any
 ) -> None:
-    """Declare ``flag`` as a list of numbers (words and/or comma-separated); ``count``
-    fixes how many.
+    """Declare ``flag`` as a list of numbers (words and/or comma-separated).
+
+    ``count`` fixes how many.
     """
     _declare(parser, flag, float, "X", count, False, **kwargs)
 
@@ -91,8 +92,9 @@ def float_list(
 def int_list(
     parser: argparse.ArgumentParser | Any, flag: str, *, count: int | None = None, **kwargs: Any
 ) -> None:
-    """Declare ``flag`` as a list of integers (words and/or comma-separated); ``count``
-    fixes how many.
+    """Declare ``flag`` as a list of integers (words and/or comma-separated).
+
+    ``count`` fixes how many.
     """
     _declare(parser, flag, int, "N", count, False, **kwargs)
 
@@ -104,7 +106,8 @@ def str_list(
     distinct: bool = False,
     **kwargs: Any,
 ) -> None:
-    """Declare ``flag`` as a list of words (words and/or comma-separated); ``distinct``
-    rejects a repeated item.
+    """Declare ``flag`` as a list of words (words and/or comma-separated).
+
+    ``distinct`` rejects a repeated item.
     """
     _declare(parser, flag, str, "NAME", None, distinct, **kwargs)

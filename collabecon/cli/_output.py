@@ -12,8 +12,10 @@ from econ.outputs import plain
 
 
 def dump_json(result: Mapping[str, Any]) -> str:
-    """One strict JSON object (:func:`econ.outputs.plain`: numpy and sympy numbers and arrays
-    converted, NaN/inf as null).
+    """One strict JSON object.
+
+    Values pass through :func:`econ.outputs.plain`: numpy and sympy numbers and arrays are
+    converted, NaN/inf become null.
     """
     return json.dumps(plain(result), allow_nan=False)
 

@@ -23,8 +23,9 @@ __all__ = ["Progress", "quiet"]
 
 
 def quiet(args: argparse.Namespace) -> bool:
-    """Whether a command run with ``args`` keeps stderr free of progress: ``--json``, or
-    ``--no-progress`` where a command has it.
+    """Whether a command run with ``args`` keeps stderr free of progress.
+
+    It does with ``--json``, or with ``--no-progress`` where a command has it.
     """
     return bool(getattr(args, "json", False) or getattr(args, "no_progress", False))
 
@@ -62,8 +63,10 @@ class Progress:
         self._print(text)
 
     def bar(self, total: int, *, unit: str = "it", **options: Any) -> Any:
-        """A tqdm bar of ``total`` units on stderr, named after the command, disabled when the
-        progress is silent; ``options`` go to tqdm (``leave``, ``delay``, ``mininterval``).
+        """A tqdm bar of ``total`` units on stderr, named after the command.
+
+        The bar is disabled when the progress is silent; ``options`` go to tqdm (``leave``,
+        ``delay``, ``mininterval``).
         """
         from tqdm import tqdm
 

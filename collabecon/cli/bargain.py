@@ -9,6 +9,16 @@ from econ import bargaining
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon bargain``.
+
+    ``--ql0`` and ``--qh0`` (required) are the disagreement point, ``--qmax`` is :math:`Q`,
+    and ``--allow-lower`` / ``--no-allow-lower`` picks the feasible set.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     parser.add_argument(
         "--ql0", type=float, required=True, help="low firm's quality at the disagreement point"
     )
@@ -29,6 +39,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The Nash bargaining solution of the duopoly from the flags' disagreement point.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        The inputs ``q_l0``, ``q_h0``, ``q_max``, ``allow_lower`` and the fields of
+        :class:`econ.bargaining.DuopolyNashSolution` as floats: ``rho_star``, ``q_l_star``,
+        ``q_h_star``, ``nash_product``, ``U_l_star``, ``U_h_star``, ``rho_low``,
+        ``rho_high``. The command prints them as a key/value table and exits with 0.
+
+    Raises
+    ------
+    ValueError
+        Qualities outside ``0 <= q_l0 <= q_h0 <= Q <= 1``; the command exits with code 2.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4, the Nash bargaining program and Proposition 2.
+    """
     solution = bargaining.duopoly_nash_solution(
         args.ql0, args.qh0, args.qmax, allow_lower=args.allow_lower
     ).to_dict()

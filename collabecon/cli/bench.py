@@ -239,6 +239,15 @@ BENCHMARKS: dict[
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare one sub-parser per entry of :data:`BENCHMARKS`, each with its own flags.
+
+    Each benchmark accepts ``--json`` after its name too.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     sub = parser.add_subparsers(dest="benchmark", required=True, metavar="NAME")
     for name, (help_, declare, _) in BENCHMARKS.items():
         one = sub.add_parser(name, help=help_, description=help_)
@@ -249,6 +258,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the chosen benchmark; each phase is a line on stderr, none with ``--json``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        ``benchmark`` (its name) and the benchmark's record: for ``engine``, ``all-pairs``
+        and ``dp`` the fields of its dataclass (the sizes, the seconds or steps per second of
+        both sides, their ratio and how far their results differ; ``all-pairs`` with
+        ``--reference`` also ``reference``, one ``{batch_size, seconds}`` per minibatch size);
+        for ``bargaining``, ``pricing-repeated`` and ``privacy`` the record of its
+        ``measure_*`` function (:mod:`collabecon.bench`). The command exits with 0.
+
+    Raises
+    ------
+    ValueError
+        A bad size, name or device, a noise or clipping norm that is not a finite positive
+        number, or Opacus missing for ``dp``; the command exits with code 2.
+    """
     _, _, measure = BENCHMARKS[args.benchmark]
     return {
         "benchmark": args.benchmark,
@@ -257,8 +289,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
-    """The scalars as one table of quantities; a list of records as a table of its own
-    under its name; a record's entries as ``name.entry``.
+    """The human table of a benchmark's result.
+
+    The scalars are one table of quantities; a list of records is a table of its own under
+    its name; a record's entries are rows ``name.entry``.
     """
     scalars: list[tuple[str, Any]] = []
     tables: list[str] = []

@@ -1,5 +1,7 @@
-"""``collabecon cobo``: CoBo's collaboration weights against the baselines, with every claim
-of the paper (Hashemi, He and Jaggi 2024, Sections 4.1-4.2, Table 2) held or not.
+"""``collabecon cobo``: CoBo's collaboration weights against the baselines.
+
+Every claim of the paper (Hashemi, He and Jaggi 2024, Sections 4.1-4.2, Table 2) is
+reported, held or not.
 
 The experiment, its settings and its claims are :mod:`collabecon.reproductions.cobo`; this module
 parses the flags and prints the result: the mean test accuracy of every method over
@@ -37,6 +39,18 @@ KEYWORDS = {"learning_rates": "--lr", "lr_grid": "--lr-grid"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon cobo``.
+
+    ``--setting`` (cross-silo or cross-device), ``--rounds``, ``--methods`` (a subset of
+    :data:`collabecon.reproductions.cobo.METHODS`), CoBo's ``--schedule``, ``--momentum``,
+    ``--seed`` and ``--seeds``, ``--lr`` (tuned on ``--lr-grid``, or the paper's),
+    ``--device``, ``--workers`` (methods trained at once) and ``--out`` (the heatmaps).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     parser.add_argument("--setting", choices=tuple(SETTINGS), default="cross-silo")
     parser.add_argument("--rounds", type=int, default=300, help="training rounds (default 300)")
     str_list(
@@ -85,6 +99,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Train every method of the setting over the seeds and judge the paper's claims.
+
+    :func:`collabecon.reproductions.cobo.run_setting` does the work; each training run (or,
+    with ``--workers`` above 1, each finished method) is a progress line on stderr, none with
+    ``--json``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        :func:`collabecon.reproductions.cobo_results.summarise`'s result: ``setting``,
+        ``clients``, ``rounds``, ``budget``, ``seeds``, ``schedule``, ``momentum``,
+        ``learning_rates``, ``tuning``, ``accuracy``, ``accuracy_std`` and
+        ``accuracy_per_seed`` by method, ``improved_over_local``, ``chance``,
+        ``near_chance``, the paper's ``paper`` and ``paper_std``, ``curves``,
+        ``ifca_models_used``, CoBo's ``weights_match_oracle``, ``weights_match_round``,
+        ``weight_error`` and ``final_weights``, ``files``, ``claims`` (each ``{paper, id,
+        statement, published, measured, holds, note}``); and ``device``, ``workers``,
+        ``wall_s``. The command exits with 0, whether the claims hold or not.
+
+    Raises
+    ------
+    ValueError
+        An unwritable ``--out``, ``--rounds`` or ``--seeds`` below 1, an unknown method, a
+        bad learning rate or device; the command exits with code 2.
+
+    References
+    ----------
+    Hashemi, He and Jaggi 2024, "CoBo: Collaborative Learning via Bilevel Optimization",
+    Sections 4.1-4.2, Table 2.
+    """
     from collabecon.cli._paths import writable_dir
     from learning.device import resolve_device
 
@@ -119,6 +168,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human report of :func:`run`'s result.
+
+    A heading with the setting, clients, rounds, seeds and wall time; the accuracies next to
+    Table 2 with the learning-rate grid and notes
+    (:func:`collabecon.reproductions.cobo.tables_markdown`); whether CoBo's weights match the
+    oracle; the claims table; the files written.
+    """
     lines = [
         f"CoBo, {result['setting']} ({result['clients']} clients, {result['rounds']} rounds, "
         f"{len(result['seeds'])} seeds, {result.get('wall_s', '-')} s)",

@@ -28,6 +28,19 @@ _SCHEMES = ("defection-free", "complete", "one-sided-low", "one-sided-high")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon defection-free``.
+
+    The scheme and run (``--scheme``, ``--rounds``, ``--seed``, ``--figures``, ``--out``),
+    the firms' data and training (``--dataset``, ``--data-dir``, ``--device``, ``--split``,
+    ``--size``, ``--target-per-class``, ``--lr``, ``--batch-size``, ``--init-epochs-high``,
+    ``--train-alone``), and the defection-free rule (``--quality``, ``--q-max``,
+    ``--inner``, ``--cap-mode``, ``--gating``, ``--schedule``, ``--tolerance``).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     parser.add_argument(
         "--scheme",
         choices=_SCHEMES,
@@ -87,6 +100,41 @@ def _write_history(directory: Path, name: str, run: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Play the chosen scheme (or, with ``--figures``, all four) between two trained firms.
+
+    The firms are prepared (:meth:`learning.drivers.defection_free.TorchFirms.prepare`), then
+    :func:`learning.drivers.defection_free_schemes.run_schemes` plays each scheme, with
+    complete collaboration as well when ``Q`` is estimated; each step is a progress line on
+    stderr, none with ``--json``. ``--out`` receives each scheme's history as CSV and JSON,
+    and with ``--figures`` Figures 3.1-3.8.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        One scheme: :meth:`games.defection_free.PlayReport.to_dict` (``scheme``,
+        ``revenue_convention``, ``rounds`` with one row per round, ``revenue_never_decreased``,
+        ``min_revenue_change``, ``rho_star``, ``nash_star``, ``nash_max``,
+        ``final_individually_rational``, ``final_nash_gap``) and ``claims``, the thesis's
+        claims about it (each ``{paper, id, statement, published, measured, holds, note}``).
+        With ``--figures``: ``{figures, schemes, claims}``, the files written, that record per
+        scheme, and the claims. The command exits with 0, whether the claims hold or not.
+
+    Raises
+    ------
+    ValueError
+        A count, learning rate, tolerance or ``--q-max`` out of range (or ``--q-max`` below
+        the high firm's starting quality), a bad device, dataset or ``--out``, or
+        ``--figures`` without ``--out``; the command exits with code 2.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.3-3.5, Algorithm 5, Figures 3.1-3.3.
+    """
     from collabecon.cli._checks import counts_at_least
     from collabecon.cli._paths import writable_dir
 
@@ -203,6 +251,12 @@ def _claims(result: dict[str, Any]) -> str:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human report of :func:`run`'s result.
+
+    One row per scheme with its last round (qualities, revenues, surplus, welfare, ratio),
+    ``rho*``, whether no revenue fell, the final Nash gap and individual rationality;
+    with ``--figures`` the number of files written and where; then the claims table.
+    """
     header = (
         "scheme",
         "q_l",

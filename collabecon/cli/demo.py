@@ -57,6 +57,16 @@ _DECIMALS = 6
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon demo``.
+
+    ``--out`` (the report directory), ``--rounds``, ``--seed``, ``--size`` (examples per
+    firm), ``--target-per-class`` (the held-out target set) and ``--device``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     parser.add_argument(
         "--out", default="collabecon-demo", help="report directory (collabecon-demo)"
     )
@@ -91,8 +101,10 @@ def _market_rows(runs: dict[str, Any]) -> list[list[Any]]:
 
 
 def _money(row: list[Any]) -> list[str]:
-    """Revenues, surplus and welfare at :data:`_DECIMALS` decimals, welfare as the sum of the
-    three printed parts (within ``1.5 * 10**-_DECIMALS`` of the exact welfare).
+    """Revenues, surplus and welfare at :data:`_DECIMALS` decimals.
+
+    The welfare is the sum of the three printed parts (within ``1.5 * 10**-_DECIMALS`` of
+    the exact welfare).
     """
     step = Decimal(1).scaleb(-_DECIMALS)
     parts = [Decimal(repr(float(v))).quantize(step, ROUND_HALF_EVEN) for v in row[3:6]]
@@ -155,6 +167,40 @@ PHASES = 8
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the demo: the four schemes, the market, the claims, the propositions, the report.
+
+    :func:`collabecon.reproductions.defection_free.run` trains the firms and plays the
+    schemes (writing Figures 3.1-3.8 into ``--out``); the registered propositions of
+    :data:`DEMO_PROPOSITIONS` are checked; ``report.md`` and ``summary.json`` are written into
+    ``--out``. Each of the :data:`PHASES` phases is a line on stderr, none with ``--json``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        ``out``, ``seed``, ``rounds``, ``setup`` (``size``, ``target_per_class``, ``lr``,
+        ``batch_size``), ``start`` (the starting ``[q_l, q_h]``), ``q_max``, ``rho_star``,
+        ``revenue_convention``, ``table`` (per scheme its final qualities, revenues, consumer
+        surplus, welfare, Nash gap and individual rationality), ``claims`` (each ``{paper,
+        id, statement, published, measured, holds, note}``), ``propositions`` (each check's
+        record with ``id``, ``status``, ``expected``, ``agrees``), ``schemes`` (each scheme's
+        :meth:`games.defection_free.PlayReport.to_dict`) and ``report`` (the path of
+        ``report.md``). :func:`exit_status` gives the command's exit code.
+
+    Raises
+    ------
+    ValueError
+        A count below 1, a negative ``--seed``, a bad device or ``--out``; the command exits
+        with code 2.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.3-3.5, Algorithm 5, Propositions 3-5, Figures 3.1-3.8.
+    """
     from collabecon.cli._checks import counts_at_least, device_flag
     from collabecon.cli._paths import writable_dir
     from collabecon.cli._progress import Progress
@@ -218,6 +264,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human report of :func:`run`'s result.
+
+    The final-round table of the four schemes (money columns at :data:`_DECIMALS` decimals),
+    the claims table, each proposition's verdict, and the path of ``report.md``.
+    """
     claims = claims_text(Claim(**c) for c in result["claims"])
     props = "\n".join(f"  {p['id']}: {p['status']}" for p in result["propositions"])
     return (

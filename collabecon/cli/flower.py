@@ -57,9 +57,10 @@ def _add_federation_flags(parser: argparse.ArgumentParser) -> None:
 
 
 class _Mechanism(argparse._SubParsersAction):
-    """The optional mechanism after the action: its own flags follow its name and are parsed
-    into ``settings``; a flag of the algorithm runs given before the name is refused (it
-    would set nothing), except ``--json``.
+    """The optional mechanism after the action.
+
+    Its own flags follow its name and are parsed into ``settings``; a flag of the algorithm
+    runs given before the name is refused (it would set nothing), except ``--json``.
     """
 
     def __call__(
@@ -94,6 +95,19 @@ class _Mechanism(argparse._SubParsersAction):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the arguments of ``collabecon flower``.
+
+    The positional ``action`` (``simulate``, ``prepare`` or ``deploy``); the training flags
+    of :func:`collabecon.cli.train.add_train_flags` (``--algorithm`` takes comma-separated
+    names, each its own run); ``--data-dir``, ``--out``, ``--cpus`` and ``--port``; and an
+    optional mechanism (``ipfl`` or ``defection-free``) whose flags, those of its in-process
+    command, follow its name.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     parser.add_argument(
         "action",
         choices=_ACTIONS,
@@ -130,9 +144,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Run:
-    """One federation of a command: its name (``run-<i>-<name>``), its number of nodes,
-    ``write(directory)`` writing its partitions and ``deploy(out, port=...)`` running it on
-    separate processes (:mod:`learning.runtimes.flower.deploy`).
+    """One federation of a command.
+
+    It has a name (``run-<i>-<name>``), a number of nodes, ``write(directory)`` writing its
+    partitions and ``deploy(out, port=...)`` running it on separate processes
+    (:mod:`learning.runtimes.flower.deploy`).
     """
 
     name: str
@@ -142,8 +158,9 @@ class _Run:
 
 
 def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
-    """The runs of ``--algorithm``, each a split algorithm
-    (:func:`learning.runtimes.flower.apps.serve`).
+    """The runs of ``--algorithm``, each a split algorithm.
+
+    See :func:`learning.runtimes.flower.apps.serve`.
     """
     from learning.runtimes.flower.apps import check_flower_config
     from learning.runtimes.flower.deploy import deploy
@@ -205,17 +222,16 @@ def _ipfl_run(flags: argparse.Namespace) -> _Run:
 
 
 def _given(cls: type, flags: argparse.Namespace) -> dict[str, Any]:
-    """The fields of dataclass ``cls`` that ``flags`` sets (a flag of the same name, not
-    None).
-    """
+    """The fields of dataclass ``cls`` that ``flags`` sets (a flag of the same name, not None)."""
     values = {f.name: getattr(flags, f.name, None) for f in dataclasses.fields(cls)}
     return {name: value for name, value in values.items() if value is not None}
 
 
 def _duopoly_run(flags: argparse.Namespace) -> _Run:
-    """Defection-free collaboration as ``collabecon defection-free`` with ``flags`` plays it
-    (:mod:`collabecon.cli.defection_free`): the same split, pre-training and minibatch stream
-    (``--seed``).
+    """Defection-free collaboration as ``collabecon defection-free`` with ``flags`` plays it.
+
+    The same split, pre-training and minibatch stream (``--seed``) as
+    :mod:`collabecon.cli.defection_free`.
     """
     from collabecon.cli._checks import counts_at_least
     from games.defection_free import DefectionFreeConfig
@@ -254,6 +270,39 @@ def _duopoly_run(flags: argparse.Namespace) -> _Run:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Simulate, prepare or deploy the federations the flags name.
+
+    ``simulate`` writes each run's partitions under ``--out`` (a temporary folder when not
+    given) and runs them all in one Flower simulation
+    (:func:`learning.runtimes.flower.simulation.simulate_directories`); ``prepare`` writes
+    one run's partitions and Flower App (:func:`learning.runtimes.flower.deploy.write_app`);
+    ``deploy`` runs one run on a SuperLink and one SuperNode per client, each its own process.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`; a mechanism's own flags are in ``args.settings``.
+
+    Returns
+    -------
+    dict
+        ``action``, ``out`` and ``mechanism`` (None for ``--algorithm``), and: ``prepare``:
+        ``clients``, ``server_files`` and ``app`` (the App's folder); ``simulate`` and
+        ``deploy``: ``runs``, one record per run. A split algorithm's record is ``config``,
+        ``history`` (one ``RoundRecord`` per round), per client ``loss`` and ``accuracy``,
+        ``mean_accuracy``, ``seconds`` and ``epsilon`` (under DP-SGD); a mechanism's is its
+        result's ``to_dict``. A simulated record adds ``result`` (the path of its
+        ``result.json``), a deployed one ``deployment_seconds`` and ``processes``. The
+        command exits with 0.
+
+    Raises
+    ------
+    ValueError
+        Flower not installed, a bad ``--data-dir``, ``--out`` or ``--cpus``, an algorithm
+        without a client half, a mechanism flag the federation does not run, more than one
+        algorithm for ``prepare`` or ``deploy``, or a run the Flower server refused; the
+        command exits with code 2.
+    """
     from collabecon.cli._checks import existing_dir
     from collabecon.cli._paths import writable_dir
     from learning.runtimes.flower import require_flower
@@ -344,6 +393,13 @@ def _ipfl_text(r: dict[str, Any]) -> str:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human report of :func:`run`'s result.
+
+    ``prepare``: what was written where. Otherwise, per run: IP-FL's cluster accuracies and
+    ledger, the defection-free report of :func:`collabecon.cli.defection_free.render`, or a
+    row per split algorithm (mean accuracy, last test and train loss, seconds); then each
+    run's ε under DP-SGD, its processes and seconds, and the output folder.
+    """
     if result["action"] == "prepare":
         return (
             f"wrote {result['clients']} partitions and the server's "

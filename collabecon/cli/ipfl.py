@@ -1,4 +1,4 @@
-"""``collabecon ipfl``: IP-FL (Khan et al.), incentivised personalised FL with tokens.
+r"""``collabecon ipfl``: IP-FL (Khan et al.), incentivised personalised FL with tokens.
 
 ``collabecon ipfl --partition 10:90 --clients 20 --clusters 2 --rounds 30`` runs IP-FL on
 upright vs rotated ``mnist5k`` digits and prints the token flows, the cluster-model accuracy
@@ -23,6 +23,21 @@ _PARTITIONS = ("10:90", "30:70", "40:60", "linear", "random", "pathological")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon ipfl``.
+
+    The federation (``--partition``, ``--shift``, ``--dataset``, ``--model``, ``--clients``,
+    ``--clusters``, ``--synthetic``), the training (``--rounds``, ``--local-steps``,
+    ``--lr``), the token economy (``--tok-init``, ``--price``, ``--perf-share``,
+    ``--th-bid``, ``--no-incentive``), the variants (``--code-compat``, ``--code-bugs``,
+    ``--importance``, ``--personalize``, ``--cold-start``), the comparison (``--compare``,
+    ``--lr-grid``) and the run (``--seed``, ``--device``, ``--data-dir``, ``--checkpoint``,
+    ``--resume``, ``--out``).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     parser.add_argument("--partition", choices=_PARTITIONS, default="10:90", help="data partition")
     parser.add_argument(
         "--shift",
@@ -123,6 +138,42 @@ def _run_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run IP-FL once, or with ``--compare`` against the baselines, on the flags' federation.
+
+    One run is :func:`learning.drivers.ipfl.run_ipfl` (a progress bar of rounds on stderr);
+    ``--compare`` is :func:`collabecon.reproductions.ipfl_comparison.compare` (a line per
+    method and learning rate). Nothing is drawn on stderr with ``--json``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        One run: ``tokens_start``, ``tokens_end`` (per client), ``cluster_accuracy`` (per
+        cluster and source distribution), ``pma_mean``, ``pma_positive_share``,
+        ``opt_out_rate``, ``personalised_accuracy_mean``, and ``files`` with ``--out``.
+        With ``--compare``: ``partition``, ``shift``, ``budget`` (``rounds``,
+        ``local_steps``, ``client_updates_per_round``), ``lr_grid``, ``chance``, ``rows``
+        (per method: ``method``, ``lr``, ``validation_accuracy_by_lr``, the personalised
+        accuracy's mean, std and per-client values, ``pma_mean``, ``opt_out_rate``,
+        ``opt_out_percent``, ``near_chance``, ``note``) and ``claims`` (the paper's
+        orderings). The command exits with 0.
+
+    Raises
+    ------
+    ValueError
+        ``--resume`` without ``--checkpoint``, more clusters than clients, a bad device,
+        directory or learning rate, ``--lr-grid`` without ``--compare``; the command exits
+        with code 2.
+
+    References
+    ----------
+    Khan et al., "IP-FL: Incentivized and Personalized Federated Learning", §6.1-6.4,
+    Tables 3-5.
+    """
     from collabecon.cli._checks import device_flag, needs_checkpoint
     from collabecon.cli._paths import writable_dir
 
@@ -176,6 +227,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human report of :func:`run`'s result.
+
+    A comparison is a table of methods (personalised accuracy, PMA, opt-outs, learning rate;
+    ``*`` marks a method near chance, explained below it), its budget and grid, and the
+    claims table. One run is a table of each cluster model's accuracy per source
+    distribution, then the token flows, personalised accuracy, PMA and opt-out rate, and the
+    files written.
+    """
     if "rows" in result:
         from econ.claims import Claim, claims_text
 

@@ -44,6 +44,17 @@ _DUOPOLY = {"q_l": "low", "q_h": "high"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon market``.
+
+    One of ``--qualities`` (one market) and ``--from FILE`` (one market per round, the
+    layouts of the module docstring) is required; ``--names`` names the firms of
+    ``--qualities``; ``--consumers`` and ``--seed`` add a sampled population.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     source = parser.add_mutually_exclusive_group(required=True)
     float_list(source, "--qualities", help="one quality per firm (words or commas)")
     source.add_argument("--from", dest="path", help="CSV or JSON of qualities per round")
@@ -225,6 +236,35 @@ def _given_rounds(args: argparse.Namespace) -> list[ModelQualities]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The market of every round of the given qualities (:func:`econ.market.market_history`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        ``names`` (the firms) and ``rounds``, one record per round: ``t``, then
+        ``quality_<firm>``, ``price_<firm>``, ``share_<firm>``, ``revenue_<firm>`` for every
+        firm, ``consumer_surplus`` and ``welfare``. With ``--consumers N``,
+        ``sampled_last_round``: the last round acted out by N sampled consumers
+        (:func:`econ.market.sampled_market`: ``names``, ``quality``, ``price``, ``share``,
+        ``revenue``, ``consumer_surplus``, ``welfare``), ``n_consumers`` and
+        ``max_share_error`` against the closed form. The command exits with 0.
+
+    Raises
+    ------
+    ValueError
+        A negative ``--consumers`` or ``--seed``, a quality outside [0, 1], names that do not
+        match the qualities, a ``--from`` file in none of the layouts, or a sample that
+        would not fit in memory; the command exits with code 2.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Definition 2 and Lemmas 21-23, in each round.
+    """
     if args.consumers < 0:
         raise ValueError(f"--consumers must be >= 0, got {args.consumers}")
     if args.seed < 0:
@@ -259,6 +299,12 @@ def _sampled_line(result: dict[str, Any]) -> str:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human table of :func:`run`'s result.
+
+    One market is a row per firm (quality, price, share, revenue) with the consumer surplus
+    and welfare below; several rounds are a row per round. The sampled population's largest
+    share error follows when there is one.
+    """
     names = result["names"]
     fields = ("quality", "price", "share", "revenue")
     if len(result["rounds"]) == 1:  # one market: a row per firm

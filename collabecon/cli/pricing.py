@@ -44,6 +44,20 @@ def _game_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the actions of ``collabecon pricing`` and the flags of each.
+
+    ``equilibrium`` takes the game's flags (``--mu``, ``--theta-low``, ``--theta-high``,
+    ``--cb``, ``--cs``, ``--buyers``), ``--alpha`` and ``--convention``; ``repeated`` the
+    game's flags, the seller (``--seller``, ``--alpha``, ``--eta``, ``--gamma``), the play
+    (``--rounds``, ``--seeds``, ``--seed``, ``--bias``, ``--alpha-hat-init``,
+    ``--policy-regret``) and ``--out``; ``figures`` ``--out``, ``--rounds``, ``--seeds`` and
+    ``--seed``. Each action accepts ``--json`` after its name too.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     json_flag: dict[str, Any] = {
         "action": "store_true",
@@ -105,8 +119,9 @@ def _game(args: argparse.Namespace) -> Any:
 
 
 def _progress(args: argparse.Namespace, total: int) -> Any:
-    """A bar over ``total`` rounds on stderr (none with ``--json``), drawn after half a
-    second, gone when done.
+    """A bar over ``total`` rounds on stderr (none with ``--json``).
+
+    It is drawn after half a second and gone when done.
     """
     from collabecon.cli._progress import Progress
 
@@ -270,6 +285,40 @@ _RUNNERS = {"equilibrium": _equilibrium, "repeated": _repeated, "figures": _figu
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the chosen action; ``repeated`` and ``figures`` draw a bar of rounds on stderr.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        ``equilibrium``: ``convention``, ``is_equilibrium``, ``profile`` (what the profile
+        is), ``regime``, ``alpha_star``, ``evasion_rate``, ``q_star`` (when the high type
+        evades), ``aware_prob_theta_low_after_s_low`` (when the profiles differ), the
+        per-buyer utilities ``seller``, ``high_buyer``, ``low_buyer``, ``buyer_avg``,
+        ``U1_star``, and ``high_buyer_deviation_gain`` when the profile is no equilibrium.
+        ``repeated``: ``seller_utility_mean``, ``seller_utility_se``, ``buyer_utility_mean``,
+        ``alpha_hat_final``, ``alpha_bar_final``, ``action_freq``, ``regret``
+        (``pure_price_rules``, ``blind_prices``, ``realised``, ``policy_fixed_mixed``) and
+        ``seconds``; ``--out`` receives ``repeated.csv`` and ``summary.json``. ``figures``:
+        ``files``, ``rounds``, ``seeds``, ``seconds`` and ``claims`` (each ``{paper, id,
+        statement, published, measured, holds, note}``). The command exits with 0.
+
+    Raises
+    ------
+    ValueError
+        An unwritable ``--out``, a parameter outside the game's hypotheses, a count below 1,
+        a negative ``--seed``, a seller flag the seller does not take, or a run that would
+        not fit in memory; the command exits with code 2.
+
+    References
+    ----------
+    Werner (2024), ch. 4, Theorem 6 and Corollary 2 (the one-shot game), Algorithm 6 (the
+    repeated play), §4.4 and Figures 4.1-4.5.
+    """
     from collabecon.cli._paths import writable_dir
 
     writable_dir("--out", getattr(args, "out", None))  # repeated and figures write
@@ -277,6 +326,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human table of :func:`run`'s result.
+
+    Every quantity in one table (a dict's entries as ``key.entry``, a list's items as rows of
+    their own), then the claims table of ``figures``.
+    """
     rows: list[tuple[str, Any]] = []
     for key, value in result.items():
         if key == "claims":

@@ -73,6 +73,20 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the actions of ``collabecon privacy`` and the flags of each.
+
+    ``exists`` and ``optimal`` take the clients (``--model`` with its constants, or
+    ``--curve``) and ``--lam``; ``optimal`` also ``--objective``, ``--nu`` and ``--method``.
+    ``figure1`` takes ``--out``, ``--repetitions`` and ``--seed``; ``account`` ``--noise`` or
+    ``--epsilon``, ``--steps``, ``--sampling-rate``, ``--delta``, ``--accountant``,
+    ``--sampling`` and ``--dataset-size``; ``curve`` the noise levels, seeds, ``--out`` and
+    the training's settings. Each action accepts ``--json`` after its name too.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     sub = parser.add_subparsers(dest="action", required=True)
     exists = sub.add_parser("exists", help="does a mutually beneficial protocol exist?")
     _model_arguments(exists)
@@ -316,6 +330,41 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the chosen action (module docstring).
+
+    ``figure1`` draws a bar over the figure's grid points on stderr and ``curve`` a line per
+    training run, none with ``--json``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        ``exists``: ``{exists, statistic, threshold}``. ``optimal``: ``model``,
+        ``objective``, ``method``, ``exists``, per client ``alpha``, ``beta``, ``epsilon``,
+        ``leak``, ``utility``, ``utility_alone``, ``gain``, and ``gamma``, ``multipliers``
+        (with ``--curve`` also ``noise``, ``accuracy`` and ``server_accuracy``).
+        ``figure1``: ``png``, ``csv``, ``repetitions``, ``seed``, ``rows`` (one per panel
+        and m), ``claims`` (each ``{paper, id, statement, published, measured, holds,
+        note}``) and ``markdown``. ``account``: ``noise_multiplier``, ``epsilon``,
+        ``delta``, ``steps``, ``sampling_rate``, ``sampling``, ``accountant`` and
+        ``solved_for``. ``curve``: ``json``, ``png``, ``seconds``, ``settings`` and
+        ``summary`` (one row per training and noise level). The command exits with 0.
+
+    Raises
+    ------
+    ValueError
+        A model constant that does not apply, a number out of range, a count below 1 or an
+        unwritable ``--out``; the command exits with code 2.
+
+    References
+    ----------
+    Tsoy et al. (AISTATS 2024), "Provable Mutual Benefits from Federated Learning in
+    Privacy-Sensitive Domains", §4 (Theorems 4.2, 4.5, 4.9), §5 and §6, Figure 1.
+    """
     if args.action == "figure1":
         return _figure1(args)
     if args.action == "account":
@@ -383,6 +432,13 @@ def _render_curve(result: dict[str, Any]) -> str:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human table of :func:`run`'s result.
+
+    ``curve``: a row per training and noise level with the files written; ``figure1``: its
+    rows, the claims table and the files; ``optimal``: a row per client with the server's
+    accuracy, whether a protocol exists, the objective and the method; any other action: a
+    table of its quantities.
+    """
     if "summary" in result:
         return _render_curve(result)
     if "rows" in result:

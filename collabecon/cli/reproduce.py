@@ -19,6 +19,17 @@ from collabecon.cli._output import table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon reproduce``.
+
+    ``--scale`` (``small`` or ``paper``), ``--out`` (required: the report directory),
+    ``--only`` (a subset of :data:`collabecon.reproductions.REPRODUCTIONS`), ``--seeds`` (per
+    reproduction) and ``--workers`` (reproductions run at once).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     from collabecon.reproductions import REPRODUCTIONS, SCALES
 
     parser.add_argument(
@@ -44,6 +55,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the chosen reproductions and write the report into ``--out``.
+
+    :func:`collabecon.reproductions.report.run_report` does the work; each reproduction is a
+    progress line on stderr (as it starts, or with ``--workers`` above 1 as it finishes), none
+    with ``--json``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        ``{scale, out, report, json, held, total, failed, claims, reproductions}``: the paths
+        of ``report.md`` and ``report.json``, the claims held of all, the names of the
+        reproductions that raised, every claim ``{paper, id, statement, published, measured,
+        holds, note, reproduction}``, and per reproduction ``{held, total, seconds}`` with
+        its :class:`econ.claims.Reproduction` fields or its ``error``.
+
+    Raises
+    ------
+    ValueError
+        ``--seeds`` or ``--workers`` below 1, an unknown name in ``--only``, an unwritable
+        ``--out``; the command exits with code 2.
+    """
     from collabecon.cli._paths import writable_dir
     from collabecon.cli._progress import Progress
     from collabecon.reproductions.report import run_report, select
@@ -76,6 +113,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human summary of :func:`run`'s result.
+
+    One row per reproduction (claims held of its total, or ``error``, and its seconds), each
+    error's text, the claims held overall, and the two files written.
+    """
     rows = [
         (name, "error" if "error" in r else f"{r['held']} / {r['total']}", f"{r['seconds']:.1f}")
         for name, r in result["reproductions"].items()

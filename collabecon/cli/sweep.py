@@ -50,6 +50,17 @@ else:  # pragma: no cover - Python 3.10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the arguments of ``collabecon sweep``.
+
+    The positional ``config`` (the TOML file), ``--engine`` (local or Ray), ``--workers``,
+    ``--address`` (a running Ray cluster), ``--gpus-per-run``, ``--retries``, ``--device``,
+    ``--data-dir`` and ``--out``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     parser.add_argument("config", help="TOML file with [train] and [grid] tables")
     parser.add_argument("--engine", choices=ENGINES, default="local", help="local pool or Ray")
     parser.add_argument(
@@ -127,9 +138,10 @@ def _runner(args: argparse.Namespace) -> Any:
 
 
 def _reporter(progress: Any) -> Any:
-    """What each outcome prints on stderr: a progress line (finished, or failed after its
-    retries), and the error of a failed run whatever the progress (it makes the exit status
-    1).
+    """What each outcome prints on stderr.
+
+    A progress line (finished, or failed after its retries), and the error of a failed run
+    whatever the progress (it makes the exit status 1).
     """
 
     def report(outcome: Any) -> None:
@@ -149,6 +161,34 @@ def _reporter(progress: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the grid of ``config`` and write ``OUT/CONFIG.csv`` and ``OUT/CONFIG.runs/``.
+
+    Every configuration is checked first (:func:`learning.runtimes.sweep.plan`); runs already
+    stored are skipped; each outcome is a line on stderr (a failed run's error always,
+    progress not with ``--json``), and Ray's notices go to stderr too.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        ``runs`` (in the grid), ``finished``, ``resumed`` (from earlier results), ``failed``
+        (each ``{grid, key, attempts, error, error_file}``, ``error`` the last line of the
+        last error), ``engine``, ``address``, ``workers``, ``csv`` and ``results`` (the
+        paths written), and ``rows``: per finished run, in grid order, its grid values and
+        measures (``mean_accuracy``, ``mean_loss``, ``target_accuracy``, ``seconds``).
+        :func:`exit_status` gives the command's exit code.
+
+    Raises
+    ------
+    ValueError
+        An unwritable ``--out``, a flag out of range, ``--address`` without ``--engine ray``,
+        a missing or invalid config file, a bad device or ``--data-dir``, or a configuration
+        :class:`learning.train.TrainConfig` refuses; the command exits with code 2.
+    """
     from collabecon.cli._checks import device_flag, existing_dir
     from collabecon.cli._paths import writable_dir
     from learning.runtimes.sweep import ResultStore, plan, sweep
@@ -220,6 +260,11 @@ def exit_status(result: dict[str, Any]) -> int:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human summary of :func:`run`'s result.
+
+    A row per finished run (grid values and measures), a line with the counts of runs,
+    finished, resumed and failed and the paths written, and a line per failed run.
+    """
     rows = result["rows"]
     header = list(rows[0]) if rows else []
     where = result["engine"] if result["address"] is None else f"ray at {result['address']}"

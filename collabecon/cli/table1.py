@@ -1,5 +1,7 @@
-"""``collabecon table1``: Table 1 of the clustering paper, the MNIST rotation and
-private-label tasks (Werner et al. 2023, Table 1; Werner 2024, Table 2.1).
+"""``collabecon table1``: Table 1 of the clustering paper, MNIST rotation and private labels.
+
+The MNIST rotation and private-label tasks of Werner et al. 2023, Table 1 (Werner 2024,
+Table 2.1).
 
 The experiment is :mod:`collabecon.reproductions.clustered_mnist` (the methods, their common budget, the
 learning rate each chooses on validation data, the claims); this command parses the flags and
@@ -16,6 +18,17 @@ from collabecon.cli._output import table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon table1``.
+
+    ``--scale`` (a size of :data:`collabecon.reproductions.clustered_mnist.SCALES`),
+    ``--data-dir`` (the MNIST files), ``--seed`` and ``--seeds`` (first seed and how many),
+    ``--out`` (where ``table1.json`` and ``table1.md`` go).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     from collabecon.reproductions.clustered_mnist import SCALES
 
     parser.add_argument("--scale", choices=tuple(SCALES), default="small", help="run size")
@@ -28,6 +41,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Reproduce Table 1 with the flags' scale and seeds.
+
+    Every method trains on both tasks for every seed (one progress line on stderr per method,
+    task and seed, none with ``--json``); :func:`collabecon.reproductions.clustered_mnist.reproduce`
+    does the work and writes into ``--out`` when given.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        The :class:`econ.claims.Reproduction` as JSON: ``name``, ``title``, ``claims`` (each
+        ``{paper, id, statement, published, measured, holds, note}``), ``figures`` and
+        ``data``: ``{scale, tasks: {task: {method: {paper, test, mean, std, lr, validation,
+        note}}}, seeds, grid, tune, steps, sizes, wall_s, paper}``. The command exits with 0,
+        whether the claims hold or not.
+
+    Raises
+    ------
+    ValueError
+        A missing ``--data-dir``, an unwritable ``--out``, a negative ``--seed``, ``--seeds``
+        below 1, or ``--scale paper`` without ``--data-dir``; the command exits with code 2.
+
+    References
+    ----------
+    Werner et al. 2023, Table 1 and §4.2; Werner (2024), Table 2.1.
+    """
     from collabecon.cli._checks import existing_dir
     from collabecon.cli._paths import writable_dir
     from collabecon.reproductions import clustered_mnist
@@ -56,6 +99,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human report of :func:`run`'s result.
+
+    One row per method with, per task, its mean accuracy, the spread over seeds, the paper's
+    accuracy and the learning rates chosen; then the run's scale, seeds, budget, grid and wall
+    time, the methods near chance, and the claims table.
+    """
     from collabecon.reproductions.clustered_mnist import METHODS, NAMES, TASK_NAMES
     from econ.claims import Claim, claims_text
 

@@ -70,9 +70,11 @@ def add_train_flags(
     help_for: dict[str, str] | None = None,
     parameters: tuple[tuple[str, str], ...] = PARAMETER_FLAGS,
 ) -> None:
-    """The flags of :class:`learning.train.TrainConfig`'s fields (``--NAME``, its
-    default shown) and the ``--NAME-arg KEY=VALUE`` flags of its parameter dicts; ``help_for``
-    replaces the help of named fields. ``collabecon train`` and ``collabecon flower`` share them.
+    """Declare the flags of :class:`learning.train.TrainConfig`'s fields.
+
+    Each field is a flag ``--NAME`` (its default shown), and each parameter dict has the
+    ``--NAME-arg KEY=VALUE`` flags; ``help_for`` replaces the help of named fields.
+    ``collabecon train`` and ``collabecon flower`` share them.
     """
     from learning.train import TrainConfig
 
@@ -98,6 +100,17 @@ def add_train_flags(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of ``collabecon train``.
+
+    The flags of :func:`add_train_flags` (every field of :class:`learning.train.TrainConfig`
+    and its ``--NAME-arg`` parameters), then ``--device``, ``--data-dir``,
+    ``--checkpoint``, ``--checkpoint-every``, ``--resume``, ``--out`` and ``--no-progress``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser (``--json`` is declared on it already).
+    """
     add_train_flags(parser)
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
@@ -157,6 +170,34 @@ def _write_curve(out: Path, result: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Train the clients of the flags' configuration (:func:`learning.train.train`).
+
+    A progress bar of rounds is drawn on stderr unless ``--json`` or ``--no-progress``;
+    ``--out`` receives ``learning_curve.png`` and ``learning_curve.csv``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The flags of :func:`add_arguments`.
+
+    Returns
+    -------
+    dict
+        ``algorithm``, ``dataset``, ``partition``, ``model``, ``engine``, ``device``,
+        ``clients``, ``rounds``, per client ``accuracy`` (None for regression) and ``loss``
+        on its own test set, ``mean_accuracy``, ``mean_loss``, ``seconds``,
+        ``resumed_from``; under DP-SGD each client's ``epsilon`` and the ``delta``; with a
+        common target set (``--target-fraction > 0``) ``target_loss`` and
+        ``target_accuracy`` per client; with ``--out`` the ``files`` written. The command
+        exits with 0.
+
+    Raises
+    ------
+    ValueError
+        ``--resume`` without ``--checkpoint``, ``--checkpoint-every`` below 1, a bad device
+        or directory, or a configuration :class:`learning.train.TrainConfig` refuses; the
+        command exits with code 2.
+    """
     from collabecon.cli._checks import device_flag, existing_dir, needs_checkpoint
     from collabecon.cli._paths import writable_dir
 
@@ -210,6 +251,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    """The human report of :func:`run`'s result.
+
+    A row per client (test accuracy and loss, and on the target set when there is one), a
+    line with the run and its means and seconds, each client's ε under DP-SGD, and the files
+    written.
+    """
     accuracy = result["accuracy"] or [None] * len(result["loss"])
     columns = [range(len(result["loss"])), accuracy, result["loss"]]
     header = ["client", "test accuracy", "test loss"]

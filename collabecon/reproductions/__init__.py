@@ -1,5 +1,6 @@
-"""The papers' experiments, reproduced: one module per experiment, called by the command line,
-the notebooks and the tests alike.
+"""The papers' experiments, reproduced: one module per experiment.
+
+The modules are called by the command line, the notebooks and the tests alike.
 
 Each module in :data:`REPRODUCTIONS` defines ``reproduce(scale, out, seeds=None)`` returning an
 :class:`econ.claims.Reproduction`: every claim the paper makes about that experiment, held or

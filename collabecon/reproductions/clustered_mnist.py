@@ -1,5 +1,6 @@
-"""Table 1 of the clustering paper, reproduced: the MNIST rotation and private-label tasks
-(Werner et al. 2023, Table 1 and §4.2; Werner 2024, Table 2.1).
+"""Table 1 of the clustering paper, reproduced: the MNIST rotation and private-label tasks.
+
+Werner et al. 2023, Table 1 and §4.2; Werner 2024, Table 2.1.
 
 Seven methods (Local, Global = FedAvg, Ditto, IFCA, kNN-Per, Federated-Clustering, the
 ground-truth Oracle) on clients in 4 clusters: the rotation task (cluster ``k`` sees the
@@ -140,8 +141,10 @@ STEP_PER_ROUND = ("global", "ditto", "ifca", "oracle", "fc")
 
 @dataclass(frozen=True, slots=True)
 class TaskClients:
-    """One task's clients for one seed: the training context (``ctx.train`` without the
-    validation data, ``ctx.test`` the test data), the validation data and the initial model.
+    """One task's clients for one seed: training context, validation data and initial model.
+
+    The training context has ``ctx.train`` without the validation data and ``ctx.test`` the
+    test data.
     """
 
     ctx: Any
@@ -150,8 +153,10 @@ class TaskClients:
 
 
 def clients(task: str, scale: Table1Scale, seed: int, data_dir: str | None = None) -> TaskClients:
-    """The clients of ``task`` at ``seed``: data, partition, validation split and model all
-    derive from ``seed``; they train on the GPU when one is present.
+    """The clients of ``task`` at ``seed``.
+
+    Data, partition, validation split and model all derive from ``seed``; the clients train
+    on the GPU when one is present.
     """
     from learning.algorithms import LocalTraining
     from learning.build import build
@@ -179,8 +184,9 @@ def _weighted(evaluation: Any) -> float:
 def train_method(
     method: str, data: TaskClients, scale: Table1Scale, lr: float, seed: int
 ) -> tuple[float, float]:
-    """Train ``method`` at learning rate ``lr`` on ``data`` with the budget of ``scale``;
-    returns its (validation, test) accuracy in %, sample-weighted over the clients.
+    """Train ``method`` at learning rate ``lr`` on ``data`` with the budget of ``scale``.
+
+    Returns its (validation, test) accuracy in %, sample-weighted over the clients.
     """
     from learning.algorithms import LocalTraining, build_algorithm
     from learning.algorithms.knn_per import KNNPer
@@ -225,11 +231,12 @@ def measure(
     data_dir: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Every method's validation and test accuracy on every task and seed, its learning rate
-    chosen from ``grid`` on validation accuracy (on each seed, or on the first seed and
-    reused, as ``scale.tune`` says); ``grid`` is :data:`LR_GRID` when None. ``progress`` is
-    called with a short text as each method starts on a task and seed
-    (``len(tasks) * len(seeds) * len(methods)`` calls).
+    """Every method's validation and test accuracy on every task and seed.
+
+    Each method's learning rate is chosen from ``grid`` on validation accuracy (on each seed,
+    or on the first seed and reused, as ``scale.tune`` says); ``grid`` is :data:`LR_GRID`
+    when None. ``progress`` is called with a short text as each method starts on a task and
+    seed (``len(tasks) * len(seeds) * len(methods)`` calls).
 
     Returns ``{"tasks": {task: {method: {paper, test, mean, std, lr, validation, note}}},
     "seeds", "grid", "tune", "wall_s"}``; ``test`` has one accuracy per seed, ``lr`` the
@@ -281,8 +288,9 @@ def measure(
 
 
 def methods_markdown(measured: dict[str, Any]) -> str:
-    """Every method's accuracy (mean and std over seeds) next to the paper's, with the
-    learning rate it chose, per task, as a markdown table.
+    """Every method's accuracy next to the paper's, per task, as a markdown table.
+
+    The accuracy is the mean and std over seeds, shown with the learning rate it chose.
     """
     tasks = list(measured["tasks"])
     header = ["method"]
@@ -337,9 +345,11 @@ def reproduce(
     data_dir: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> Reproduction:
-    """Table 1 at ``scale`` over ``seeds`` seeds (``first_seed``, ``first_seed + 1``, ...;
-    the scale's default when None); writes ``table1.json`` and ``table1.md`` into ``out``
-    when given. ``progress`` is :func:`measure`'s.
+    """Table 1 at ``scale`` over ``seeds`` seeds.
+
+    The seeds are ``first_seed``, ``first_seed + 1``, ... (the scale's default number when
+    None); writes ``table1.json`` and ``table1.md`` into ``out`` when given. ``progress`` is
+    :func:`measure`'s.
 
     Raises
     ------
@@ -362,8 +372,9 @@ def reproduce(
 
 
 def report(scale: str, measured: dict[str, Any], out: Path | None = None) -> Reproduction:
-    """The :class:`econ.claims.Reproduction` of ``measured`` (:func:`measure`'s result at
-    ``scale``), written into ``out`` when given.
+    """The :class:`econ.claims.Reproduction` of ``measured``, written into ``out`` when given.
+
+    ``measured`` is :func:`measure`'s result at ``scale``.
     """
     body = [_settings(scale, measured), "", methods_markdown(measured)]
     notes = _notes(measured)

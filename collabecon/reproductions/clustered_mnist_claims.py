@@ -1,5 +1,7 @@
-"""The claims of Werner et al. 2023 about Table 1 (the MNIST rotation and private-label
-tasks; Werner 2024, Table 2.1), as a table (:data:`CLAIMS`) judged on the result of
+"""The claims of Werner et al. 2023 about Table 1, as a table judged on the measured result.
+
+Table 1 holds the MNIST rotation and private-label tasks (Werner 2024, Table 2.1).
+:data:`CLAIMS` is judged on the result of
 :func:`collabecon.reproductions.clustered_mnist.measure`, with the paper's accuracies
 (:data:`PAPER`) and the notes on methods near chance (:func:`chance_note`).
 
@@ -77,8 +79,9 @@ def _paired_std(a: list[float], b: list[float]) -> float:
 
 
 def chance_note(task: str, method: str, accuracy: float) -> str:
-    """Why a method sits within :data:`NEAR_CHANCE` points of chance (10 % on 10 classes), or
-    empty when it does not.
+    """Why a method sits within :data:`NEAR_CHANCE` points of chance, or empty when it does not.
+
+    Chance is 10 % on 10 classes.
     """
     if accuracy > CHANCE + NEAR_CHANCE:
         return ""

@@ -1,13 +1,15 @@
-"""The synthetic experiments of the clustering paper, reproduced (Werner et al. 2023, §4.1 and
-§4.3: Fig. 2, Fig. 3 and Fig. 4; Werner 2024, Figs. 2.2, 2.3 and 2.7).
+r"""The synthetic experiments of the clustering paper, reproduced.
+
+Werner et al. 2023, §4.1 and §4.3: Fig. 2, Fig. 3 and Fig. 4; Werner 2024, Figs. 2.2, 2.3
+and 2.7.
 
 - Fig. 3: clustered linear regression (``d = 10``, ``n = 9`` examples per client, the loss
   ``||Ax - y||^2 / (2n)``), panels ``(K, n_i) = (4, 4), (4, 16), (16, 4)``; FC, the
   ground-truth oracle (GT), Local, IFCA-M and Global (FedAvg) from the oracle start, every
   method at its own learning rate (:data:`PAPER_LR`, the rates of the authors' published
-  code); the error is the mean parameter distance :math:`(1/N)\\sum_i \\|x_i - \\theta^*_{c(i)}\\|`.
+  code); the error is the mean parameter distance :math:`(1/N)\sum_i \|x_i - \theta^*_{c(i)}\|`.
 - Fig. 2: the intra-cluster variance ratio :math:`A^2` and the inter-cluster separation
-  :math:`\\Delta^2` (eqs. 7-8) of 300 clients (4 clusters of 75) at client 0's model along a
+  :math:`\Delta^2` (eqs. 7-8) of 300 clients (4 clusters of 75) at client 0's model along a
   GT run (lr 1e-4).
 - Fig. 4: Threshold-Clustering's mean distance to the cluster centres against the number of
   clipping iterations ``l``, for ``sigma = 0.5, 1, 2, 4``, and the curves' elbows.
@@ -111,9 +113,10 @@ def setup(
     dtype: Any = None,
     **params: Any,
 ) -> tuple[Any, Any]:
-    """The algorithm ``name`` on the regression clients (full-batch GD, step ``lr`` on the
-    paper's loss, heavy ball ``sgd_momentum`` in local training) and its stacked initial
-    models, computed in ``dtype`` (float32 when None; the data are the float32 values).
+    """The algorithm ``name`` on the regression clients and its stacked initial models.
+
+    Full-batch GD, step ``lr`` on the paper's loss, heavy ball ``sgd_momentum`` in local
+    training; computed in ``dtype`` (float32 when None; the data are the float32 values).
     """
     import torch
 
@@ -149,9 +152,10 @@ def errors(
     log: set[int] | tuple[int, ...],
     prepare: Any = None,
 ) -> dict[int, float]:
-    """Mean parameter error :math:`(1/N)\\sum_i \\|x_i - \\theta^*_{c(i)}\\|` after each round
-    in ``log`` (0 for the start), with the streams of :func:`learning.loop.run_rounds` at seed
-    0; ``prepare`` edits the initial state.
+    r"""Mean parameter error :math:`(1/N)\sum_i \|x_i - \theta^*_{c(i)}\|` after each round.
+
+    The rounds are those in ``log`` (0 for the start), with the streams of
+    :func:`learning.loop.run_rounds` at seed 0; ``prepare`` edits the initial state.
     """
     from learning.rng import draw_entropy, init_rng, round_rng
 
@@ -181,12 +185,14 @@ def trajectory(
     dtype: Any = None,
     seed: int = 0,
 ) -> dict[int, float]:
-    """Error trajectory of ``method`` (``oracle`` = GT, ``fc``, ``local``, ``ifca`` = IFCA-M,
-    ``fedavg`` = Global) as run in the paper's synthetic panel ``grid = (K, n_i)``, from the
-    oracle start: GT and Global keep one momentum buffer per group across rounds (GD with
-    momentum on the pooled data), Local one per client, FC momentum on its cluster estimate
-    (q = 1/K, 10 Threshold-Clustering iterations); IFCA-M is option II with one plain GD step,
-    its K models started at the oracle centres (a correct initialisation).
+    """Error trajectory of ``method`` as run in the paper's synthetic panel ``grid = (K, n_i)``.
+
+    ``method`` is ``oracle`` = GT, ``fc``, ``local``, ``ifca`` = IFCA-M or ``fedavg`` =
+    Global, run from the oracle start: GT and Global keep one momentum buffer per group
+    across rounds (GD with momentum on the pooled data), Local one per client, FC momentum on
+    its cluster estimate (q = 1/K, 10 Threshold-Clustering iterations); IFCA-M is option II
+    with one plain GD step, its K models started at the oracle centres (a correct
+    initialisation).
     """
     import torch
 
@@ -224,18 +230,20 @@ def panel(
     dtype: Any = None,
     seed: int = 0,
 ) -> dict[str, dict[int, float]]:
-    """Every Fig. 3 method's trajectory in ``grid`` (cached: several readers share one run);
-    logged at ``log`` and at ``rounds``.
+    """Every Fig. 3 method's trajectory in ``grid``, logged at ``log`` and at ``rounds``.
+
+    Cached: several readers share one run.
     """
     steps = {e for e in log if e <= rounds} | {rounds}
     return {m: trajectory(m, grid, rounds, steps, dtype, seed) for m in PAPER_LR[grid]}
 
 
 def fig2_diagnostics(epochs: int, seed: int = 0) -> tuple[Any, Any]:
-    """:math:`A^2_i` and :math:`\\Delta^2_i` (eqs. 7-8 with D = 0, the paper's loss scale) of
-    all 300 clients at client 0's model before each of ``epochs`` GT epochs (lr 1e-4 with the
-    EMA momentum 0.9: the heavy ball at 1e-5 with one buffer per cluster kept across rounds;
-    oracle start); each ``(epochs, 300)``.
+    r""":math:`A^2_i` and :math:`\Delta^2_i` of all 300 clients at client 0's model, per GT epoch.
+
+    Eqs. 7-8 with D = 0 (the paper's loss scale), before each of ``epochs`` GT epochs (lr 1e-4
+    with the EMA momentum 0.9: the heavy ball at 1e-5 with one buffer per cluster kept across
+    rounds; oracle start); each ``(epochs, 300)``.
     """
     import torch
 
@@ -267,8 +275,9 @@ def fig2_diagnostics(epochs: int, seed: int = 0) -> tuple[Any, Any]:
 
 @functools.cache
 def clipping_curve(std: float) -> np.ndarray:
-    """Fig. 4's mean curve for spread ``std``: 10 clusters x 10 repetitions, 50 iterations,
-    radius at the 10 % quantile (§4.3).
+    """Fig. 4's mean curve for spread ``std``.
+
+    10 clusters x 10 repetitions, 50 iterations, radius at the 10 % quantile (§4.3).
     """
     import torch
 
@@ -287,8 +296,9 @@ def _stats(values: list[float]) -> dict[str, Any]:
 
 
 def measure(scale: SyntheticScale, seeds: list[int]) -> dict[str, Any]:
-    """Fig. 3's final errors per panel, method and seed; Fig. 2's diagnostics per seed;
-    Fig. 4's curves and elbows.
+    """Fig. 3's final errors, Fig. 2's diagnostics and Fig. 4's curves and elbows.
+
+    Fig. 3's errors are per panel, method and seed; Fig. 2's diagnostics per seed.
     """
     import torch
 
@@ -480,8 +490,10 @@ def _body(scale: str, measured: dict[str, Any]) -> str:
 
 
 def reproduce(scale: str, out: Path | None, seeds: int | None = None) -> Reproduction:
-    """Figs. 2-4 at ``scale`` on data seeds ``0 .. seeds - 1`` (the scale's default when None);
-    writes ``clustering.json`` and ``clustering.md`` into ``out`` when given.
+    """Figs. 2-4 at ``scale`` on data seeds ``0 .. seeds - 1``.
+
+    ``seeds`` is the scale's default when None; writes ``clustering.json`` and
+    ``clustering.md`` into ``out`` when given.
 
     Raises
     ------

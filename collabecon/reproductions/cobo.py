@@ -1,7 +1,9 @@
-r"""CoBo's collaboration weights against the baselines: the cross-silo and cross-device
-experiments of Hashemi, He and Jaggi 2024 ("CoBo: Collaborative Learning via Bilevel
-Optimization", NeurIPS 2024; Sections 4.1-4.2, Table 2, Figures 6 and 8), as small CPU
-analogues on the embedded ``mnist5k`` digits with an MLP (784-200-10):
+r"""CoBo's collaboration weights against the baselines, on small CPU analogues.
+
+The cross-silo and cross-device experiments of Hashemi, He and Jaggi 2024 ("CoBo:
+Collaborative Learning via Bilevel Optimization", NeurIPS 2024; Sections 4.1-4.2, Table 2,
+Figures 6 and 8), as small CPU analogues on the embedded ``mnist5k`` digits with an MLP
+(784-200-10):
 
 ``cross-silo``
     8 clients in 4 clusters of 2; cluster ``g`` sees the labels ``(y + g) mod 10`` (the
@@ -146,8 +148,10 @@ class _WeightRecorder(Algorithm):
 
 @dataclass(frozen=True, slots=True)
 class _Data:
-    """One seed's federation: training data (validation removed), validation and test data,
-    the initial models and the true clusters.
+    """One seed's federation.
+
+    Training data (validation removed), validation and test data, the initial models and the
+    true clusters.
     """
 
     base: Context
@@ -156,8 +160,10 @@ class _Data:
 
 
 def _federation(setting: Setting, seed: int, device: torch.device) -> _Data:
-    """The federation of ``setting`` for ``seed``: every client's training examples split
-    into training and validation (:data:`VALIDATION_SHARE`, at random), one initial model.
+    """The federation of ``setting`` for ``seed``.
+
+    Every client's training examples are split into training and validation
+    (:data:`VALIDATION_SHARE`, at random); one initial model.
     """
     rng = np.random.default_rng(seed)
     data_rng, model_rng, split_rng = rng.spawn(3)
@@ -246,9 +252,11 @@ def run_setting(
     device: torch.device | str = "cpu",
     workers: int = 1,
 ) -> dict[str, Any]:
-    """Train every method of ``methods`` on the setting ``setting_name`` for ``seeds`` seeds
-    (``seed``, ``seed + 1``, ...) with the same budget, and report mean test accuracies, their
-    spread over seeds, CoBo's weight recovery and every claim of the paper (:func:`claims`).
+    """Train every method of ``methods`` on the setting ``setting_name`` and report.
+
+    Every method runs for ``seeds`` seeds (``seed``, ``seed + 1``, ...) with the same budget;
+    the report holds mean test accuracies, their spread over seeds, CoBo's weight recovery
+    and every claim of the paper (:func:`claims`).
 
     Parameters
     ----------
@@ -326,10 +334,11 @@ def run_method(
     progress: Callable[[str], None] = lambda _: None,
     device: torch.device | str = "cpu",
 ) -> MethodRuns:
-    """Method ``key`` on ``setting_name``: its learning rate (the best of ``grid`` by mean
-    validation accuracy on seed ``seed``, or the paper's), then its runs on the other seeds
-    (parameters as in :func:`run_setting`; ``progress`` is called with a short text before
-    each training run).
+    """Method ``key`` on ``setting_name``: its learning rate, then its runs on the other seeds.
+
+    The learning rate is the best of ``grid`` by mean validation accuracy on seed ``seed``,
+    or the paper's. Parameters as in :func:`run_setting`; ``progress`` is called with a short
+    text before each training run.
     """
     setting_name = choice("setting", setting_name, tuple(SETTINGS))
     momentum = choice("momentum", momentum, MOMENTUM_MODES)

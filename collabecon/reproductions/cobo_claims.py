@@ -1,6 +1,8 @@
-"""The claims of Hashemi, He and Jaggi 2024 ("CoBo: Collaborative Learning via Bilevel
-Optimization", NeurIPS 2024) about its cross-silo and cross-device experiments, with the
-numbers of its Table 2, judged on a result of :func:`collabecon.reproductions.cobo.run_setting`.
+"""The claims of the CoBo paper about its cross-silo and cross-device experiments.
+
+Hashemi, He and Jaggi 2024 ("CoBo: Collaborative Learning via Bilevel Optimization",
+NeurIPS 2024), with the numbers of its Table 2, judged on a result of
+:func:`collabecon.reproductions.cobo.run_setting`.
 
 :data:`CLAIMS` holds every claim: every pairwise ordering of Table 2 between the methods run,
 CoBo best among the methods without the oracle's knowledge (Table 2), CoBo within the Oracle's
@@ -226,8 +228,10 @@ def _best_non_oracle(setting: str) -> ClaimSpec:
 
 
 def _improved(setting: str, key: str) -> ClaimSpec:
-    """Table 2's Imp.(%): ``key`` beats Local on 0% or 100% of the clients (29, 94 and 4 of 80
-    clients state no threshold: reported in the data only).
+    """Table 2's Imp.(%): ``key`` beats Local on 0% or 100% of the clients.
+
+    Table 2's other values (29, 94 and 4 of 80 clients) state no threshold: they are
+    reported in the data only.
     """
     published = PAPER_IMPROVED[setting][key]
     return ClaimSpec(
@@ -388,7 +392,9 @@ CLAIMS: tuple[ClaimSpec, ...] = (
 
 
 def claims(result: Result) -> list[Claim]:
-    """Every claim of the paper (:data:`CLAIMS`) about the setting of ``result`` (a
-    :func:`collabecon.reproductions.cobo.run_setting` output) whose methods were run.
+    """Every claim of the paper (:data:`CLAIMS`) about the setting of ``result``.
+
+    Only the claims whose methods were run; ``result`` is a
+    :func:`collabecon.reproductions.cobo.run_setting` output.
     """
     return evaluate(CLAIMS, result)

@@ -1,6 +1,7 @@
-"""The methods and federations of CoBo's cross-silo and cross-device experiments (Hashemi, He
-and Jaggi 2024, "CoBo: Collaborative Learning via Bilevel Optimization", Sections 4.1-4.2):
-every method's registered algorithm and parameters (:data:`METHODS`,
+"""The methods and federations of CoBo's cross-silo and cross-device experiments.
+
+Hashemi, He and Jaggi 2024, "CoBo: Collaborative Learning via Bilevel Optimization",
+Sections 4.1-4.2: every method's registered algorithm and parameters (:data:`METHODS`,
 :func:`method_parameters`), the official code's momentum (:data:`CODE_MOMENTUM`), the paper's
 learning rates and the grid searched on validation data, and the two settings
 (:data:`SETTINGS`). :mod:`collabecon.reproductions.cobo` trains them.
@@ -102,8 +103,10 @@ BATCH = 128
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """A federation of ``mnist5k``: the partition, its parameters, the methods run by
-    default, the modulus of the labels (None: kept) and IFCA's share of clients per round.
+    """A federation of ``mnist5k``.
+
+    The partition, its parameters, the methods run by default, the modulus of the labels
+    (None: kept) and IFCA's share of clients per round.
     """
 
     partition: str
@@ -139,8 +142,9 @@ def check_methods(names: Sequence[str]) -> list[str]:
 
 
 def _ensure_registered(algorithm: str) -> None:
-    """Import the module of a registered name (``federated-clustering`` ->
-    ``learning.algorithms.federated_clustering``) when the package has not yet.
+    """Import the module of a registered name when the package has not yet.
+
+    ``federated-clustering`` -> ``learning.algorithms.federated_clustering``.
     """
     if algorithm not in ALGORITHMS:
         try:
@@ -150,8 +154,10 @@ def _ensure_registered(algorithm: str) -> None:
 
 
 def finetune_steps(rounds: int) -> int:
-    """Local fine-tuning steps of ``fedavg-ft``: the last 10% of the rounds (none in a
-    one-round run), so that its budget is every other method's.
+    """Local fine-tuning steps of ``fedavg-ft``: the last 10% of the rounds.
+
+    None in a one-round run. The steps take those rounds' place, so that the budget of
+    ``fedavg-ft`` is every other method's.
     """
     return 0 if rounds < 2 else max(1, round(_FINETUNE_SHARE * rounds))
 

@@ -1,5 +1,6 @@
-"""The result of one setting of CoBo's experiments (Hashemi, He and Jaggi 2024, Sections
-4.1-4.2, Table 2) from the runs of its methods: the records of a training run
+"""The result of one setting of CoBo's experiments from the runs of its methods.
+
+Hashemi, He and Jaggi 2024, Sections 4.1-4.2, Table 2: the records of a training run
 (:class:`TrainingRun`) and of one method's runs (:class:`MethodRuns`), their summary with mean
 accuracies, spread over seeds, CoBo's weight recovery and every claim of
 :mod:`collabecon.reproductions.cobo_claims` (:func:`summarise`), the heatmaps of CoBo's
@@ -55,8 +56,10 @@ _HEATMAP_SHARES = (0.01, 0.1, 0.5, 1.0)  # rounds shown in the heatmaps, as shar
 
 @dataclass(frozen=True, slots=True)
 class TrainingRun:
-    """One method, one seed, one learning rate: per-client test and validation accuracy,
-    the test-accuracy curve, CoBo's weights over time, IFCA's final assignment.
+    """One method, one seed, one learning rate.
+
+    Per-client test and validation accuracy, the test-accuracy curve, CoBo's weights over
+    time, IFCA's final assignment.
     """
 
     test: np.ndarray
@@ -68,8 +71,9 @@ class TrainingRun:
 
 @dataclass(frozen=True, slots=True)
 class MethodRuns:
-    """One method on one setting: its learning-rate search and its run on every seed (what
-    :func:`summarise` gathers; methods are independent, so they may run in parallel).
+    """One method on one setting: its learning-rate search and its run on every seed.
+
+    What :func:`summarise` gathers; methods are independent, so they may run in parallel.
     """
 
     setting: str
@@ -93,8 +97,10 @@ def _std(values: Sequence[float]) -> float:
 
 
 def match_round(history: list[np.ndarray], clusters: np.ndarray) -> int | None:
-    """First round (1-based) from which :math:`W > 1/2` off the diagonal equals the oracle
-    in every later round; None when the last round does not match.
+    """First round from which :math:`W > 1/2` off the diagonal equals the oracle ever after.
+
+    Rounds are 1-based; the match holds in every later round; None when the last round does
+    not match.
     """
     oracle = oracle_weights(clusters).astype(bool)
     off = ~np.eye(clusters.size, dtype=bool)
@@ -140,9 +146,11 @@ def _write_heatmaps(
 
 
 def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[str, Any]:
-    """The result of one setting from the runs of its methods (all of one setting, rounds,
-    seeds and options): accuracies, spread, tuning, CoBo's weights, claims; heatmaps of the
-    first seed's CoBo into ``out``.
+    """The result of one setting from the runs of its methods.
+
+    The runs are all of one setting, rounds, seeds and options. The result holds
+    accuracies, spread, tuning, CoBo's weights, claims; heatmaps of the first seed's CoBo are
+    written into ``out``.
     """
     if not methods:
         raise ValueError("methods must name at least one method")
@@ -223,8 +231,10 @@ def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[s
 
 
 def tables_markdown(result: dict[str, Any]) -> str:
-    """The measured accuracies (mean ± std over seeds) next to Table 2, the learning-rate
-    grid with every method's validation accuracy and choice, and the notes.
+    """The measured accuracies next to Table 2, the learning-rate grid, and the notes.
+
+    Accuracies are mean ± std over seeds; the grid shows every method's validation accuracy
+    and choice.
     """
     grid = result["tuning"]["grid"]
     lines = [

@@ -1,5 +1,7 @@
-"""Werner (2024), ch. 3 experiments (section 3.5, Figures 3.1-3.3): every claim the thesis
-makes about its collaboration schemes on MNIST, measured next to published.
+r"""Werner (2024), ch. 3 experiments (section 3.5, Figures 3.1-3.3), reproduced.
+
+Every claim the thesis makes about its collaboration schemes on MNIST, measured next to
+published.
 
 Two competing firms train LeNet-5 on label-skewed halves of MNIST and collaborate under four
 schemes (section 3.3 and Algorithm 5). The thesis claims, in the captions of Figures 3.1-3.3
@@ -12,13 +14,13 @@ and the text of sections 3.3 and 3.5:
 * only the low firm shares (Fig. 3.2b): both revenues increase, and both stay positive but
   below those of defection-free collaboration;
 * defection-free collaboration (Fig. 3.3, Proposition 3): no revenue decreases in any round,
-  both qualities increase, the quality ratio converges to :math:`\\rho^*`, the revenues end above
+  both qualities increase, the quality ratio converges to :math:`\rho^*`, the revenues end above
   those of one-sided collaboration (only the low firm shares), and the Nash bargaining objective
   approaches its maximum.
 
 The thesis prints no number for these experiments; ``published`` is the claim's comparison.
 "Converges" and "approaches" are judged at :data:`RHO_TOLERANCE` (relative distance of the
-final ratio to :math:`\\rho^*`) and :data:`NASH_TOLERANCE` (relative gap of the final Nash
+final ratio to :math:`\rho^*`) and :data:`NASH_TOLERANCE` (relative gap of the final Nash
 product, counted only inside the individually rational set); "driven to zero" and "converge
 to the same quality" at :data:`ZERO_FRACTION` of the starting revenue or quality gap. Revenues
 are the market's (:data:`games.defection_free.REVENUE_CONVENTION`) except where a claim names
@@ -296,16 +298,18 @@ CLAIMS: tuple[ClaimSpec, ...] = (
 
 
 def claims(reports: Mapping[str, Any]) -> list[Claim]:
-    """The thesis's claims (:data:`CLAIMS`) about the schemes in ``reports`` (a
-    :class:`PlayReport` per scheme name); claims about a scheme that did not run are left
-    out.
+    """The thesis's claims (:data:`CLAIMS`) about the schemes in ``reports``.
+
+    ``reports`` holds a :class:`PlayReport` per scheme name; claims about a scheme that did
+    not run are left out.
     """
     return evaluate(CLAIMS, reports)
 
 
 def merge_seeds(per_seed: Sequence[Sequence[Claim]], seeds: Sequence[int]) -> list[Claim]:
-    """One claim per id over several seeds: held when it holds on every seed, measured per
-    seed.
+    """One claim per id over several seeds.
+
+    A claim is held when it holds on every seed, and measured per seed.
     """
     if len(per_seed) == 1:
         return list(per_seed[0])
@@ -380,9 +384,10 @@ def run(
 
 
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
-    """The demo's four schemes at ``scale`` (small: 500 examples per firm, 15 rounds; paper:
-    1000 per firm, 30 rounds), one seed unless ``seeds`` says otherwise; figures of the first
-    seed.
+    """The demo's four schemes at ``scale``, one seed unless ``seeds`` says otherwise.
+
+    Small: 500 examples per firm, 15 rounds; paper: 1000 per firm, 30 rounds. Figures of the
+    first seed.
     """
     if scale not in SETTINGS:
         raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}")

@@ -1,13 +1,14 @@
-"""IP-FL (Khan et al., "IP-FL: Incentivized and Personalized Federated Learning") reproduced:
-seven behavioural claims of the paper (B1-B7, :mod:`collabecon.reproductions.ipfl_claims`) and
-the comparison with the baselines (§6.3-6.4, Tables 3-5,
-:mod:`collabecon.reproductions.ipfl_comparison`).
+r"""IP-FL reproduced: seven behavioural claims and the comparison with the baselines.
+
+Khan et al., "IP-FL: Incentivized and Personalized Federated Learning": seven behavioural
+claims of the paper (B1-B7, :mod:`collabecon.reproductions.ipfl_claims`) and the comparison
+with the baselines (§6.3-6.4, Tables 3-5, :mod:`collabecon.reproductions.ipfl_comparison`).
 
 :func:`reproduce` measures B1-B7 over several seeds in two settings, each at the 10:90 and
 30:70 mixtures of §6.1:
 
 - ``rotation``: :math:`D_B` is :math:`D_A` rotated by 90 degrees (§6.1, following FedSoft);
-- ``labels``: a concept shift, :math:`D_B` relabels :math:`y \\to (y + 5) \\bmod 10`, so one
+- ``labels``: a concept shift, :math:`D_B` relabels :math:`y \to (y + 5) \bmod 10`, so one
   model cannot serve both distributions and specialisation is necessary.
 """
 
@@ -56,8 +57,10 @@ SCALE_RUNS: dict[str, IPFLRun] = {
 
 
 def _gap(acc: np.ndarray) -> tuple[float, bool]:
-    """Mean diagonal minus off-diagonal accuracy (pp), clusters matched to their best
-    source, and whether the two clusters are best on different sources.
+    """Mean diagonal minus off-diagonal accuracy (pp), and whether the clusters specialise.
+
+    Clusters are matched to their best source; the flag says whether the two clusters are
+    best on different sources.
     """
     best = acc.argmax(axis=1)
     rows = np.arange(len(best))
@@ -70,8 +73,9 @@ def _late_purity(result: IPFLResult) -> float:
 
 
 def _oscillation_share(result: IPFLResult) -> float:
-    """Share of clients whose PMA stays within 2 pp of its last value over the last fifth
-    of the evaluations (Theorem 4).
+    """Share of clients whose PMA stays within 2 pp of its last value (Theorem 4).
+
+    Measured over the last fifth of the evaluations.
     """
     evals = np.array(
         [h["personalised_accuracy"] for h in result.history if "personalised_accuracy" in h]
@@ -138,9 +142,10 @@ def _measure(base: IPFLRun, setting: str, seed: int, device: str = "cpu") -> dic
 def measure_seed(
     scale: str, setting: str, seed: int, out: Path | str, *, device: str = "cpu"
 ) -> dict[str, Any]:
-    """Measure B1-B7 for one setting and seed at ``scale`` and write it to ``out`` (as
-    ``ipfl_<scale>_<setting>_seed<seed>.json``, with the run it measured); an existing file
-    of the same run is read instead.
+    """Measure B1-B7 for one setting and seed at ``scale`` and write it to ``out``.
+
+    The file is ``ipfl_<scale>_<setting>_seed<seed>.json``, with the run it measured; an
+    existing file of the same run is read instead.
     """
     if scale not in SCALE_RUNS:
         raise ValueError(f"scale must be one of {', '.join(SCALE_RUNS)}, got {scale!r}")
@@ -219,10 +224,11 @@ def _comparison_table(results: dict[str, dict[str, Any]]) -> str:
 
 
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
-    """B1-B7 in both settings (rotation and the label concept shift), at 10:90 and 30:70,
-    over ``seeds`` seeds (3 by default), side by side with the spread over seeds; and the
-    comparison with the baselines at 10:90 in both settings (seed 0), with the paper's
-    orderings.
+    """B1-B7 in both settings, and the comparison with the baselines.
+
+    B1-B7 in rotation and the label concept shift, at 10:90 and 30:70, over ``seeds`` seeds
+    (3 by default), side by side with the spread over seeds; and the comparison with the
+    baselines at 10:90 in both settings (seed 0), with the paper's orderings.
 
     Per-seed measurements and the comparisons are written to (and read back from) ``out``.
     """

@@ -1,7 +1,9 @@
-"""The behavioural claims B1-B7 of IP-FL (Khan et al., "IP-FL: Incentivized and Personalized
-Federated Learning") as a table (:data:`CLAIMS`), judged by :func:`b_claims` on the per-seed
-measurements of :func:`collabecon.reproductions.ipfl.measure_seed` in each setting
-(:data:`SETTINGS`) at the 10:90 and 30:70 mixtures of §6.1 (:data:`SPLITS`).
+"""The behavioural claims B1-B7 of IP-FL as a table, judged on per-seed measurements.
+
+IP-FL is Khan et al., "IP-FL: Incentivized and Personalized Federated Learning". The table
+(:data:`CLAIMS`) is judged by :func:`b_claims` on the per-seed measurements of
+:func:`collabecon.reproductions.ipfl.measure_seed` in each setting (:data:`SETTINGS`) at the
+10:90 and 30:70 mixtures of §6.1 (:data:`SPLITS`).
 
 The claims, at the paper's thresholds:
 
@@ -184,9 +186,11 @@ CLAIMS: tuple[ClaimSpec, ...] = tuple(spec for setting in SETTINGS for spec in _
 
 
 def b_claims(setting: str, seeds: list[dict[str, Any]]) -> tuple[list[Claim], dict[str, Any]]:
-    """B1-B7 for one setting (:data:`CLAIMS`) from its per-seed measurements
-    (:func:`collabecon.reproductions.ipfl.measure_seed`), each at the paper's threshold, and
-    the statistics they are judged on: means ± standard deviations over the seeds.
+    """B1-B7 for one setting (:data:`CLAIMS`) from its per-seed measurements.
+
+    The measurements are :func:`collabecon.reproductions.ipfl.measure_seed`'s; each claim is
+    at the paper's threshold, with the statistics it is judged on: means ± standard
+    deviations over the seeds.
     """
     n = len(seeds)
     s: dict[str, Any] = {}

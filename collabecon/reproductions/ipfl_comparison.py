@@ -1,5 +1,6 @@
-"""IP-FL (Khan et al., "IP-FL: Incentivized and Personalized Federated Learning") against
-the baselines of its comparison tables (§6.3-6.4, Tables 3-5).
+"""IP-FL against the baselines of its comparison tables (§6.3-6.4, Tables 3-5).
+
+IP-FL is Khan et al., "IP-FL: Incentivized and Personalized Federated Learning".
 
 :func:`compare` trains IP-FL and every registered baseline on one federation with the same
 budget (the rounds and local steps of the run; the mean number of client updates per round
@@ -82,10 +83,11 @@ def compared_baselines() -> list[str]:
 
 
 def _baseline_params(name: str, clusters: int, lr: float) -> dict[str, Any]:
-    """Each baseline's own parameters in the comparison: the number of clusters under its
-    own name; IFCA's option II (local training and model averaging, Ghosh et al. 2020,
-    Alg. 1), so that it trains with the same local steps as the others; Per-FedAvg's outer
-    step :math:`\\beta` equal to the learning rate.
+    r"""Each baseline's own parameters in the comparison.
+
+    The number of clusters under its own name; IFCA's option II (local training and model
+    averaging, Ghosh et al. 2020, Alg. 1), so that it trains with the same local steps as the
+    others; Per-FedAvg's outer step :math:`\beta` equal to the learning rate.
     """
     params: dict[str, Any] = {
         p: clusters for p in algorithm_parameters(name) if p in _CLUSTER_PARAMETERS
@@ -105,8 +107,9 @@ def _with_lr(setup: Setup, lr: float) -> Setup:
 
 
 def _variant_name(run: IPFLRun) -> str:
-    """``ip-fl`` for the paper's personalisation; the options are named, so that the output
-    mixture (not Eq. 8) is never reported as IP-FL.
+    """``ip-fl`` for the paper's personalisation, else ``ip-fl`` with its options named.
+
+    The options are named so that the output mixture (not Eq. 8) is never reported as IP-FL.
     """
     options = [
         value
@@ -135,8 +138,9 @@ def _ipfl_accuracy(run: IPFLRun, setup: Setup) -> tuple[IPFLResult, np.ndarray, 
 def _baseline_accuracy(
     name: str, run: IPFLRun, setup: Setup, lr: float, updates: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Validation and test accuracy of baseline ``name`` trained ``run.rounds`` rounds of
-    ``updates`` clients with learning rate ``lr``.
+    """Validation and test accuracy of baseline ``name``.
+
+    It is trained ``run.rounds`` rounds of ``updates`` clients with learning rate ``lr``.
     """
     tuned = _with_lr(setup, lr)
     ctx = tuned.ctx
@@ -337,11 +341,12 @@ def _order_spec(method: str, shift: str, partition: str) -> ClaimSpec:
 
 
 def order_specs(shift: str, partition: str) -> tuple[ClaimSpec, ...]:
-    """The paper's orderings for a comparison under ``shift`` at ``partition``, judged on
-    :func:`compare`'s rows: IP-FL's personalised accuracy above each baseline's (§6.3-6.4:
-    "IP-FL consistently outperforms"; Table 5 for FedAvg, FedProx, Ditto and Per-FedAvg,
-    Table 3 for IFCA, FedSoft and FedEM). One seed: an ordering holds when the mean of the
-    per-client differences exceeds twice its standard error over the clients.
+    """The paper's orderings for a comparison under ``shift`` at ``partition``.
+
+    Judged on :func:`compare`'s rows: IP-FL's personalised accuracy above each baseline's
+    (§6.3-6.4: "IP-FL consistently outperforms"; Table 5 for FedAvg, FedProx, Ditto and
+    Per-FedAvg, Table 3 for IFCA, FedSoft and FedEM). One seed: an ordering holds when the
+    mean of the per-client differences exceeds twice its standard error over the clients.
     """
     return tuple(
         _order_spec(method, shift, partition) for method in BASELINES if method in PUBLISHED_ORDER

@@ -1,9 +1,10 @@
-"""Werner (2024), ch. 4, Figures 4.1-4.5 (``collabecon pricing figures``): every claim the thesis
-makes about what its figures show, measured next to published.
+r"""Werner (2024), ch. 4, Figures 4.1-4.5 (``collabecon pricing figures``), reproduced.
 
-Section 4.4 simulates Algorithm 6 with :math:`\\mu = 0.5`, :math:`\\underline\\theta = 5`,
-:math:`\\bar\\theta = 15`, :math:`c_B = c_S = 5`, n = 10 buyers, T = 20,000 rounds, against
-three sellers (Exp3, CExp3, :math:`\\alpha^*`-PD). :func:`figures` simulates and plots the
+Every claim the thesis makes about what its figures show, measured next to published.
+
+Section 4.4 simulates Algorithm 6 with :math:`\mu = 0.5`, :math:`\underline\theta = 5`,
+:math:`\bar\theta = 15`, :math:`c_B = c_S = 5`, n = 10 buyers, T = 20,000 rounds, against
+three sellers (Exp3, CExp3, :math:`\alpha^*`-PD). :func:`figures` simulates and plots the
 figures, :func:`measure` takes the numbers the claims rest on from them (the one-shot
 equilibria of Figure 4.1, per-seller utilities, beliefs and action frequencies, the bias sweep
 of Figure 4.5), and the claims are the table of
@@ -174,8 +175,9 @@ def figures(
 
 
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
-    """Figures 4.1-4.5 at ``scale`` (small: T = 5,000; paper: T = 20,000), 3 seeds unless
-    ``seeds`` says otherwise, seed 1 (the thesis's).
+    """Figures 4.1-4.5 at ``scale`` (small: T = 5,000; paper: T = 20,000).
+
+    3 seeds unless ``seeds`` says otherwise, from seed 1 (the thesis's).
     """
     if scale not in SETTINGS:
         raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}")

@@ -1,31 +1,32 @@
-"""The claims of Werner (2024), ch. 4, about what its Figures 4.1-4.5 show, as a table
-(:data:`CLAIMS`) judged on the numbers of
+r"""The claims of Werner (2024), ch. 4, about what its Figures 4.1-4.5 show, as a table.
+
+The table is :data:`CLAIMS`, judged on the numbers of
 :func:`collabecon.reproductions.price_discrimination.measure`.
 
-Section 4.4 simulates Algorithm 6 with :math:`\\mu = 0.5`, :math:`\\underline\\theta = 5`,
-:math:`\\bar\\theta = 15`, :math:`c_B = c_S = 5`, n = 10 buyers, T = 20,000 rounds, against
-three sellers (Exp3, CExp3, :math:`\\alpha^*`-PD). Its text claims, about
+Section 4.4 simulates Algorithm 6 with :math:`\mu = 0.5`, :math:`\underline\theta = 5`,
+:math:`\bar\theta = 15`, :math:`c_B = c_S = 5`, n = 10 buyers, T = 20,000 rounds, against
+three sellers (Exp3, CExp3, :math:`\alpha^*`-PD). Its text claims, about
 
-* Figure 4.1 and Corollary 2 (one-shot equilibrium utilities against :math:`\\alpha`): the
-  seller's utility rises up to :math:`\\alpha^* = c_B/\\Delta\\theta`, is maximal there and
+* Figure 4.1 and Corollary 2 (one-shot equilibrium utilities against :math:`\alpha`): the
+  seller's utility rises up to :math:`\alpha^* = c_B/\Delta\theta`, is maximal there and
   drops beyond it; the orderings of Corollary 2 (a) and (b); the low buyer earns 0;
-* Figure 4.2 (cumulative average utilities): Exp3 converges to the (:math:`\\alpha=0`)-PD
-  utilities, CExp3's seller to the (:math:`\\alpha=1`)-PD utility with the buyer at most there,
-  :math:`\\alpha^*`-PD to the (:math:`\\alpha=\\alpha^*`)-PD utilities; the caption: the
-  buyer's (:math:`\\alpha=0`) and (:math:`\\alpha=\\alpha^*`) utilities coincide;
-* Figure 4.3: the belief :math:`\\hat\\alpha_t` converges to 0 (Exp3), 0.5
-  (:math:`\\alpha^*`-PD), above 0.5 (CExp3), and aligns with :math:`\\bar\\alpha_t` (Lemma 26);
+* Figure 4.2 (cumulative average utilities): Exp3 converges to the (:math:`\alpha=0`)-PD
+  utilities, CExp3's seller to the (:math:`\alpha=1`)-PD utility with the buyer at most there,
+  :math:`\alpha^*`-PD to the (:math:`\alpha=\alpha^*`)-PD utilities; the caption: the
+  buyer's (:math:`\alpha=0`) and (:math:`\alpha=\alpha^*`) utilities coincide;
+* Figure 4.3: the belief :math:`\hat\alpha_t` converges to 0 (Exp3), 0.5
+  (:math:`\alpha^*`-PD), above 0.5 (CExp3), and aligns with :math:`\bar\alpha_t` (Lemma 26);
 * Figure 4.4: Exp3 never plays PD or reversePD and charges everyone the high price; CExp3
-  mostly price-discriminates; :math:`\\alpha^*`-PD plays PD and the high price half the time
+  mostly price-discriminates; :math:`\alpha^*`-PD plays PD and the high price half the time
   each;
 * Figure 4.5 (biased beliefs): overestimation hurts every seller, underestimation does not
-  help Exp3 or :math:`\\alpha^*`-PD, and CExp3 gains beyond what consistent beliefs allow.
+  help Exp3 or :math:`\alpha^*`-PD, and CExp3 gains beyond what consistent beliefs allow.
 
 "Converges to" is judged on the mean of the last half of the rounds (the limit the cumulative
 average approaches), averaged over seeds, within :data:`UTILITY_TOLERANCE` per buyer for
 utilities and :data:`BELIEF_TOLERANCE` for beliefs and frequencies: the thesis states no
 tolerance. Utilities are per buyer; the buyer's utility in Figure 4.2 is the average over all
-buyers (:math:`\\mu u_H`).
+buyers (:math:`\mu u_H`).
 """
 
 from __future__ import annotations
@@ -423,7 +424,8 @@ CLAIMS: tuple[ClaimSpec, ...] = (
 
 
 def claims(m: dict[str, Any]) -> list[Claim]:
-    """Every claim of section 4.4 and Corollary 2 (:data:`CLAIMS`) on
-    :func:`collabecon.reproductions.price_discrimination.measure`'s numbers, each held or not.
+    """Every claim of section 4.4 and Corollary 2 (:data:`CLAIMS`), each held or not.
+
+    Judged on :func:`collabecon.reproductions.price_discrimination.measure`'s numbers.
     """
     return evaluate(CLAIMS, m)

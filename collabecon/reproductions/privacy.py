@@ -1,22 +1,23 @@
-"""Tsoy et al. (2024), section 6, Figure 1 (``collabecon privacy figure1``): every claim the
-paper makes about the figure, measured next to published.
+r"""Tsoy et al. (2024), section 6, Figure 1 (``collabecon privacy figure1``), reproduced.
 
-Section 6 compares, for N = 5 clients with :math:`\\lambda_i = e^{\\omega_i}`,
-:math:`\\omega_i \\sim N(m, 1)`, the protocol effectiveness :math:`\\Gamma/\\Gamma^*` of the
-symmetric family :math:`\\beta_i = b` with the personalised families of Theorem 4.2 (DP mean,
-:math:`\\beta_i = \\zeta_i b`) and Theorem 4.9 (Bayesian, :math:`\\beta_i = \\max(\\xi_i, 0) b`).
+Every claim the paper makes about the figure, measured next to published.
+
+Section 6 compares, for N = 5 clients with :math:`\lambda_i = e^{\omega_i}`,
+:math:`\omega_i \sim N(m, 1)`, the protocol effectiveness :math:`\Gamma/\Gamma^*` of the
+symmetric family :math:`\beta_i = b` with the personalised families of Theorem 4.2 (DP mean,
+:math:`\beta_i = \zeta_i b`) and Theorem 4.9 (Bayesian, :math:`\beta_i = \max(\xi_i, 0) b`).
 Its claims:
 
 * DP mean (upper panel): "the personalized version of the protocol is always more beneficial
-  than the symmetric version, especially for small :math:`\\lambda`";
+  than the symmetric version, especially for small :math:`\lambda`";
 * Bayesian (lower panel): "the personalized version ... is more efficient than the symmetric
-  version ... for small :math:`\\lambda`. However, for large :math:`\\lambda` the trend is
+  version ... for small :math:`\lambda`. However, for large :math:`\lambda` the trend is
   reversed".
 
 The paper prints no number for Figure 1 (no table, no value in the text), so ``published`` is
-the claim's comparison. "Small" and "large" :math:`\\lambda` are read as the lower and upper
+the claim's comparison. "Small" and "large" :math:`\lambda` are read as the lower and upper
 halves of each panel's m-grid (below and above its midpoint); "especially for small
-:math:`\\lambda`" as the relative advantage :math:`(\\Gamma_p - \\Gamma_s)/\\Gamma_p` falling as m
+:math:`\lambda`" as the relative advantage :math:`(\Gamma_p - \Gamma_s)/\Gamma_p` falling as m
 grows. The curves are the authors' 100-point scale scans (:mod:`econ.privacy.effectiveness`).
 """
 
@@ -49,8 +50,9 @@ def _pooled(panels: Sequence[Panel], column: str) -> tuple[np.ndarray, np.ndarra
 
 
 def measure(streams: Sequence[tuple[Panel, Panel]]) -> dict[str, Any]:
-    """Per panel: m, personalised and symmetric means (and standard errors), pooled over the
-    independent streams, and the per-stream differences.
+    """Per panel: m, personalised and symmetric means, and the per-stream differences.
+
+    The means (and their standard errors) are pooled over the independent streams.
     """
     out: dict[str, Any] = {"streams": len(streams)}
     for k, model in enumerate(("dp-mean", "bayes")):
@@ -190,8 +192,10 @@ def claims(data: dict[str, Any]) -> list[Claim]:
 
 
 def write_figure1(out: Path, streams: Sequence[tuple[Panel, Panel]]) -> tuple[Path, Path]:
-    """``figure1.csv`` (one row per stream, panel and m) and ``figure1.png`` (the first
-    stream, as the paper draws it) in ``out``.
+    """Write ``figure1.csv`` and ``figure1.png`` in ``out``.
+
+    The CSV has one row per stream, panel and m; the PNG shows the first stream, as the paper
+    draws it.
     """
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -305,8 +309,10 @@ def run_figure1(
 
 
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
-    """Figure 1 at ``scale`` (small: 300 draws per m, the notebook's; paper: 1000), from
-    ``seeds`` independent streams (seed 179, 180, ...; one unless given).
+    """Figure 1 at ``scale`` from ``seeds`` independent streams.
+
+    Small: 300 draws per m, the notebook's; paper: 1000. The streams are seeds 179, 180, ...
+    (one unless given).
     """
     if scale not in SETTINGS:
         raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}")

@@ -1,5 +1,7 @@
-"""The reproduction report: every reproduction of :data:`collabecon.reproductions.REPRODUCTIONS`
-run at one scale, its claims gathered into one markdown page and one JSON file.
+"""The reproduction report: every reproduction run at one scale, its claims gathered.
+
+Every reproduction of :data:`collabecon.reproductions.REPRODUCTIONS` is run at one scale and
+its claims gathered into one markdown page and one JSON file.
 
 ``run_report(scale, out)`` imports each module, calls ``reproduce(scale, out / name, seeds)``
 and writes

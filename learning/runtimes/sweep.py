@@ -152,8 +152,9 @@ def run_point(
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a new file beside ``path`` and rename it onto ``path``: a reader
-    (or a sweep resumed after a kill) sees the old file or the whole new one.
+    """Write ``text`` to a new file beside ``path`` and rename it onto ``path``.
+
+    A reader (or a sweep resumed after a kill) sees the old file or the whole new one.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
@@ -168,22 +169,26 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 class ResultStore:
-    """One file per run in ``folder``: ``<key>.json`` when it finished, ``<key>.error.txt``
-    when it failed.
+    """One file per run in ``folder``.
+
+    ``<key>.json`` when it finished, ``<key>.error.txt`` when it failed.
     """
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
 
     def result_path(self, run: Run) -> Path:
+        """The file of ``run``'s measures: ``<folder>/<key>.json``."""
         return self.folder / f"{run.key}.json"
 
     def error_path(self, run: Run) -> Path:
+        """The file of ``run``'s failure: ``<folder>/<key>.error.txt``."""
         return self.folder / f"{run.key}.error.txt"
 
     def load(self, run: Run) -> dict[str, Any] | None:
-        """The stored measures of ``run``, or None when there are none for its configuration
-        (no file, an unreadable file, or a file recording another configuration).
+        """The stored measures of ``run``, or None when there are none for its configuration.
+
+        None for no file, an unreadable file, or a file recording another configuration.
         """
         try:
             record = json.loads(self.result_path(run).read_text())
@@ -244,8 +249,9 @@ def _limit_threads(threads: int) -> None:
 
 
 def pool_runner(workers: int) -> Runner:
-    """A pool of ``workers`` spawned processes, each limited to its share of the CPU threads;
-    a run that raises is submitted again until it has been tried ``retries + 1`` times.
+    """A pool of ``workers`` spawned processes, each limited to its share of the CPU threads.
+
+    A run that raises is submitted again until it has been tried ``retries + 1`` times.
     """
 
     def runner(
@@ -283,8 +289,10 @@ def pool_runner(workers: int) -> Runner:
 
 
 def runtime_env() -> dict[str, Any]:
-    """The Ray ``runtime_env`` of a sweep: the packages ``econ``, ``games`` and ``learning``
-    of this checkout as ``py_modules`` (without caches, data or outputs).
+    """The Ray ``runtime_env`` of a sweep.
+
+    The packages ``econ``, ``games`` and ``learning`` of this checkout as ``py_modules``
+    (without caches, data or outputs).
     """
     import econ
     import games
@@ -346,8 +354,10 @@ def ray_runner(address: str | None, workers: int, gpus_per_run: float) -> Runner
 
 @dataclasses.dataclass(frozen=True)
 class SweepResult:
-    """A sweep's record: the measures of every finished run (grid order), which of them
-    came from an earlier sweep over the same folder, and the failed runs.
+    """A sweep's record: finished runs' measures, which were reused, and the failed runs.
+
+    The measures of every finished run (grid order), which of them came from an earlier
+    sweep over the same folder, and the failed runs.
     """
 
     runs: list[Run]

@@ -213,8 +213,9 @@ def check_flower_config(config: TrainConfig) -> None:
 
 
 class SplitStrategy(Strategy):
-    """The server half of a :class:`~learning.algorithms.base.SplitAlgorithm` as a Flower
-    strategy (module docstring).
+    """The server half of a :class:`~learning.algorithms.base.SplitAlgorithm` as a Flower strategy.
+
+    The module docstring describes its rounds.
 
     Parameters
     ----------
@@ -268,8 +269,10 @@ class SplitStrategy(Strategy):
         phase: str,
         rng: np.random.Generator | None,
     ) -> list[Message]:
-        """One message per client of ``working``: its rows of ``sent``, the common tensors,
-        the settings, and (with ``rng``) the stream its minibatches come from.
+        """One message per client of ``working``.
+
+        Each carries the client's rows of ``sent``, the common tensors, the settings, and
+        (with ``rng``) the stream its minibatches come from.
         """
         train = phase == "train"
         settings: dict[str, Any] = {
@@ -328,8 +331,9 @@ class SplitStrategy(Strategy):
         phase: str,
         rng: np.random.Generator | None,
     ) -> State:
-        """Send ``sent`` to ``working`` for the client half ``phase`` and wait for the
-        stacked replies.
+        """Send ``sent`` to ``working`` for the client half ``phase``; the stacked replies.
+
+        Waits for every reply.
         """
         messages = self._messages(sent, working, phase, rng)
         return self._replies(grid.send_and_receive(messages, timeout=self.timeout), working, phase)
@@ -337,6 +341,35 @@ class SplitStrategy(Strategy):
     def configure_train(
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
     ) -> Iterable[Message]:
+        """The messages that start round ``server_round``: each participant's dispatch.
+
+        Draws the round's participants from the round's stream (:func:`learning.rng.round_rng`,
+        all clients unless ``clients_per_round`` is set), runs the algorithm's survey first when
+        it has one (:class:`~learning.algorithms.base.Survey`), then
+        :meth:`~learning.algorithms.base.SplitAlgorithm.dispatch`; the round is kept for
+        :meth:`aggregate_train`.
+
+        Parameters
+        ----------
+        server_round : int
+            The round, from 1.
+        arrays : ArrayRecord
+            The algorithm's state after the previous round.
+        config : ConfigRecord
+            Unused: the settings come from the run's :class:`~learning.train.TrainConfig`.
+        grid : Grid
+            The nodes; the survey and the round's further exchanges go through it.
+
+        Returns
+        -------
+        list of Message
+            One ``train`` message per client that works in the round.
+
+        Raises
+        ------
+        RuntimeError
+            A node failed or did not answer the survey in time.
+        """
         state = self._state(arrays)
         n = len(self.nodes)
         rng = round_rng(self.entropy, server_round - 1)
@@ -361,6 +394,31 @@ class SplitStrategy(Strategy):
     def aggregate_train(
         self, server_round: int, replies: Iterable[Message]
     ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        """The algorithm's state after round ``server_round``, from its participants' replies.
+
+        The replies are stacked in client order; a round of several exchanges
+        (:class:`~learning.algorithms.base.MultiExchange`) sends each further dispatch and
+        stacks its replies; then :meth:`~learning.algorithms.base.SplitAlgorithm.server_update`.
+
+        Parameters
+        ----------
+        server_round : int
+            The round, from 1.
+        replies : iterable of Message
+            The replies to :meth:`configure_train`'s messages.
+
+        Returns
+        -------
+        arrays : ArrayRecord
+            The new state, also kept as :attr:`state`.
+        metrics : MetricRecord
+            The update's metrics (``train_loss`` among them, kept by round).
+
+        Raises
+        ------
+        RuntimeError
+            Called before :meth:`configure_train`, or a node failed or did not answer in time.
+        """
         if self._round is None or self._grid is None:
             raise RuntimeError("aggregate_train before configure_train")
         state, clients, working, rng, plan = self._round
@@ -392,6 +450,28 @@ class SplitStrategy(Strategy):
     def configure_evaluate(
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
     ) -> Iterable[Message]:
+        """The messages that ask every node to evaluate its model after ``server_round``.
+
+        None except every ``eval_every`` rounds and after the last round. A client-held model
+        (the algorithm's ``client_model``) stays on its node, which reports it after the last
+        round; otherwise each node gets its row of the algorithm's client models.
+
+        Parameters
+        ----------
+        server_round : int
+            The round just trained, from 1.
+        arrays : ArrayRecord
+            The algorithm's state after that round.
+        config : ConfigRecord
+            Unused: the schedule comes from the run's :class:`~learning.train.TrainConfig`.
+        grid : Grid
+            Unused: the messages name their nodes.
+
+        Returns
+        -------
+        list of Message
+            One ``evaluate`` message per node, or none in a round without evaluation.
+        """
         if server_round % self.config.eval_every and server_round != self.config.rounds:
             return []
         key = self.algorithm.client_model
@@ -435,6 +515,30 @@ class SplitStrategy(Strategy):
     def aggregate_evaluate(
         self, server_round: int, replies: Iterable[Message]
     ) -> MetricRecord | None:
+        """The nodes' mean test loss and accuracy after ``server_round``, added to the history.
+
+        Each node's values are kept as :attr:`evaluation` and the round's
+        :class:`~learning.loop.RoundRecord` is appended to :attr:`history`; after the last
+        round the client-held models the nodes report are kept as :attr:`reported`.
+
+        Parameters
+        ----------
+        server_round : int
+            The round evaluated, from 1.
+        replies : iterable of Message
+            The replies to :meth:`configure_evaluate`'s messages, one per node.
+
+        Returns
+        -------
+        MetricRecord
+            ``test_loss`` and, for classification, ``test_accuracy``: unweighted means over
+            the nodes.
+
+        Raises
+        ------
+        RuntimeError
+            A node failed or did not answer in time.
+        """
         got = _checked(replies, len(self.nodes), f"evaluation after round {server_round}")
         if self.algorithm.client_model is not None and server_round == self.config.rounds:
             contents = {_source(m): m.content for m in got}
@@ -461,8 +565,9 @@ class SplitStrategy(Strategy):
         return MetricRecord(out)
 
     def _read_evaluation(self, got: list[Message]) -> tuple[np.ndarray, np.ndarray | None]:
-        """Each node's test loss and accuracy (None for regression), in client order; kept
-        as the run's latest :attr:`evaluation`.
+        """Each node's test loss and accuracy (None for regression), in client order.
+
+        Kept as the run's latest :attr:`evaluation`.
         """
         by_node = {_source(m): record_of(m.content, "metrics", MetricRecord) for m in got}
         ordered = [by_node[node] for node in self.nodes]
@@ -476,8 +581,10 @@ class SplitStrategy(Strategy):
         return loss, accuracy
 
     def finish(self, grid: Grid, rng: np.random.Generator) -> State:
-        """The algorithm's finish exchange with every node after the last round, and every
-        node's evaluation of its finished model; the state as it was without one.
+        """The algorithm's finish exchange with every node after the last round.
+
+        Then every node's evaluation of its finished model; the state as it was without a
+        finish exchange.
         """
         algorithm = self.algorithm
         if not isinstance(algorithm, FinishExchange):
@@ -504,6 +611,7 @@ class SplitStrategy(Strategy):
         return pack(rows(self.initial_held, k), "held")
 
     def summary(self) -> None:
+        """Log the strategy in one line: the algorithm's name and the number of nodes."""
         log(INFO, "\t%s on %d nodes (collabecon split)", self.algorithm.name, len(self.nodes))
 
 
@@ -515,10 +623,12 @@ def _to(value: Any, device: torch.device) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class FlowerResult:
-    """Outcome of :func:`serve`: the final client models (stacked, one row per client), the
-    algorithm's state, the history by round, each client's test loss and accuracy (None for
-    regression) on its own node, the seconds the rounds took, and under DP-SGD each
-    client's ε (:func:`learning.train.dp_epsilon` of its reported training-set size).
+    """Outcome of :func:`serve`.
+
+    The final client models (stacked, one row per client), the algorithm's state, the history
+    by round, each client's test loss and accuracy (None for regression) on its own node, the
+    seconds the rounds took, and under DP-SGD each client's ε (:func:`learning.train.dp_epsilon`
+    of its reported training-set size).
     """
 
     config: TrainConfig
@@ -624,17 +734,20 @@ def serve(
 
 
 def run_kind(meta_dir: str) -> str:
-    """What the federation in ``meta_dir`` runs: ``"ipfl"`` (:mod:`learning.runtimes.flower.ipfl`),
-    ``"defection-free"`` (:mod:`learning.runtimes.flower.duopoly`) or ``"split"``
-    (:func:`serve`).
+    """What the federation in ``meta_dir`` runs: ``"ipfl"``, ``"defection-free"`` or ``"split"``.
+
+    ``"ipfl"`` is :mod:`learning.runtimes.flower.ipfl`, ``"defection-free"``
+    :mod:`learning.runtimes.flower.duopoly` and ``"split"`` :func:`serve`.
     """
     raw = json.loads((Path(meta_dir) / "meta.json").read_text())
     return str(raw.get("kind", "split"))
 
 
 def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
-    """:func:`serve`, :func:`learning.runtimes.flower.ipfl.play_ipfl_on_flower` or
-    :func:`learning.runtimes.flower.duopoly.serve_duopoly`, as :func:`run_kind` says.
+    """Serve the federation in ``meta_dir`` as :func:`run_kind` says.
+
+    With :func:`serve`, :func:`learning.runtimes.flower.ipfl.play_ipfl_on_flower` or
+    :func:`learning.runtimes.flower.duopoly.serve_duopoly`.
     """
     kind = run_kind(meta_dir)
     if kind == "ipfl":
@@ -652,8 +765,10 @@ def flower_algorithms() -> tuple[str, ...]:
 
 
 def server_app_for(runs: list[tuple[str, str]], results: list[Any]) -> ServerApp:
-    """A ServerApp that runs each ``(meta_dir, node_data_dir)`` of ``runs`` in turn on the
-    same nodes and appends each :class:`FlowerResult` (or the exception) to ``results``.
+    """A ServerApp that runs each ``(meta_dir, node_data_dir)`` of ``runs`` in turn.
+
+    The runs share the same nodes; each :class:`FlowerResult` (or the exception) is appended
+    to ``results``.
     """
     app = ServerApp()
 
@@ -674,8 +789,10 @@ server_app = ServerApp()
 
 @server_app.main()
 def _deployed(grid: Grid, context: Context) -> None:
-    """The run of ``flwr run``: ``meta-dir`` (server side) from the run config, partitions
-    from each node's ``data-dir``; the result goes to ``meta-dir/result.json``.
+    """The run of ``flwr run``.
+
+    ``meta-dir`` (server side) comes from the run config, partitions from each node's
+    ``data-dir``; the result goes to ``meta-dir/result.json``.
     """
     from learning.runtimes.flower.results import write_result
 

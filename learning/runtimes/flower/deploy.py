@@ -71,8 +71,9 @@ insecure = true
 
 
 def write_app(directory: str | os.PathLike[str], meta_dir: str, address: str) -> Path:
-    """Write the Flower App (``pyproject.toml``) and ``flwr-home/config.toml`` under
-    ``directory``; the App's directory.
+    """Write the Flower App and its ``flwr-home/config.toml`` under ``directory``.
+
+    The App is a ``pyproject.toml``; returns the App's directory.
     """
     directory = Path(directory)
     app = directory / "app"
@@ -85,8 +86,9 @@ def write_app(directory: str | os.PathLike[str], meta_dir: str, address: str) ->
 
 
 def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) -> None:
-    """Wait until the SuperLink accepts connections on ``port`` (``flwr run`` refuses to
-    start before).
+    """Wait until the SuperLink accepts connections on ``port``.
+
+    ``flwr run`` refuses to start before.
 
     Raises
     ------
@@ -119,8 +121,9 @@ def _deploy(
     port: int,
     timeout: float,
 ) -> dict[str, Any]:
-    """``write(out/data)`` (a run's partitions), then :func:`launch` on ``nodes`` nodes; the
-    seconds count from the writing.
+    """``write(out/data)`` (a run's partitions), then :func:`launch` on ``nodes`` nodes.
+
+    The seconds count from the writing.
     """
     out = Path(out).resolve()
     started = time.perf_counter()
@@ -136,9 +139,11 @@ def deploy(
     data_dir: str | None = None,
     timeout: float = 900.0,
 ) -> dict[str, Any]:
-    """Run ``config`` on a SuperLink and ``config.clients`` SuperNodes, each its own process
-    on this machine; the ServerApp's ``result.json`` as a dict, with the final client
-    models (``models``, stacked) and the seconds of the whole deployment.
+    """Run ``config`` on a SuperLink and ``config.clients`` SuperNodes, each its own process.
+
+    The processes run on this machine. Returns the ServerApp's ``result.json`` as a dict,
+    with the final client models (``models``, stacked) and the seconds of the whole
+    deployment.
 
     Raises
     ------
@@ -161,8 +166,9 @@ def deploy_ipfl(
     data_dir: str | None = None,
     timeout: float = 900.0,
 ) -> dict[str, Any]:
-    """IP-FL (:class:`learning.drivers.ipfl.IPFLRun`) deployed as :func:`deploy` deploys a run:
-    the ledger on the SuperLink's ServerApp, one SuperNode per client
+    """IP-FL (:class:`learning.drivers.ipfl.IPFLRun`) deployed as :func:`deploy` deploys a run.
+
+    The ledger is on the SuperLink's ServerApp, with one SuperNode per client
     (:mod:`learning.runtimes.flower.ipfl`).
     """
     from learning.runtimes.flower.ipfl import write_ipfl_partitions
@@ -182,9 +188,10 @@ def deploy_duopoly(
     timeout: float = 900.0,
     **options: Any,
 ) -> dict[str, Any]:
-    """Defection-free collaboration (:mod:`learning.runtimes.flower.duopoly`) deployed: the
-    mediator on the SuperLink's ServerApp, one SuperNode per firm. ``options`` go to
-    :func:`learning.runtimes.flower.duopoly.write_duopoly_partitions`.
+    """Defection-free collaboration (:mod:`learning.runtimes.flower.duopoly`) deployed.
+
+    The mediator is on the SuperLink's ServerApp, with one SuperNode per firm. ``options`` go
+    to :func:`learning.runtimes.flower.duopoly.write_duopoly_partitions`.
     """
     from learning.runtimes.flower.duopoly import write_duopoly_partitions
 
@@ -205,9 +212,10 @@ def launch(
     timeout: float = 900.0,
     started: float | None = None,
 ) -> dict[str, Any]:
-    """Start the SuperLink and ``nodes`` SuperNodes (node ``k`` reading ``out/data``'s
-    ``partition-<k>.npz``), run the App on them and read back the result (module
-    docstring).
+    """Start the SuperLink and ``nodes`` SuperNodes, run the App on them, read the result.
+
+    Node ``k`` reads ``out/data``'s ``partition-<k>.npz``; the module docstring describes the
+    deployment.
 
     The processes, and every process they start, end with the run: on its return or
     error, on SIGTERM, SIGHUP or SIGINT of this process, and when this process is killed

@@ -129,8 +129,10 @@ def _firm(data_dir: str, partition: int) -> tuple[BatchedEngine, torch.Tensor, t
 
 
 def register_duopoly(app: ClientApp) -> None:
-    """Register a firm's node half on ``app``: ``query.duopoly`` (its partition and size) and
-    ``train.duopoly`` (the gradient of its mean loss at the sent model on the sent rows).
+    """Register a firm's node half on ``app``: ``query.duopoly`` and ``train.duopoly``.
+
+    ``query.duopoly`` answers its partition and size; ``train.duopoly`` the gradient of its
+    mean loss at the sent model on the sent rows.
     """
 
     @app.query("duopoly")
@@ -167,9 +169,11 @@ def register_duopoly(app: ClientApp) -> None:
 
 @dataclass
 class FlowerFirms(TorchFirms):
-    """:class:`TorchFirms` on the mediator: the models and the target set here, each firm's
-    examples on its node (``requests``: client 0 the low firm, 1 the high); ``sizes`` the
-    examples each firm reported. ``data`` stays empty.
+    """:class:`TorchFirms` on the mediator, each firm's examples on its node.
+
+    The models and the target set are here, each firm's examples on its node (``requests``:
+    client 0 the low firm, 1 the high); ``sizes`` the examples each firm reported. ``data``
+    stays empty.
     """
 
     requests: Requests | None = field(default=None, repr=False)
@@ -181,8 +185,10 @@ class FlowerFirms(TorchFirms):
     def _gradient(
         self, params: Params, name: str, joint: bool, rows: dict[str, np.ndarray]
     ) -> Params:
-        """The gradient of the mean loss over the firms' minibatch rows (both firms' when
-        ``joint``), each computed on its node and weighted by its rows.
+        """The gradient of the mean loss over the firms' minibatch rows.
+
+        Both firms' rows when ``joint``; each part is computed on its node and weighted by
+        its rows.
         """
         assert self.requests is not None
         parts = _NAMES if joint else (name,)
@@ -218,9 +224,10 @@ class FlowerFirms(TorchFirms):
 
 @dataclass(frozen=True, slots=True)
 class FlowerDuopolyResult:
-    """Outcome of :func:`serve_duopoly`: the run of every scheme played (``"defection-free"``,
-    and ``"complete"`` when :math:`Q` was estimated from it), the final models by firm, and
-    the seconds the rounds took.
+    """Outcome of :func:`serve_duopoly`.
+
+    The run of every scheme played (``"defection-free"``, and ``"complete"`` when :math:`Q`
+    was estimated from it), the final models by firm, and the seconds the rounds took.
     """
 
     runs: dict[str, DuopolyRun]
@@ -239,8 +246,9 @@ class FlowerDuopolyResult:
 def serve_duopoly(
     grid: Grid, meta_dir: str, node_data_dir: str = "", timeout: float = 600.0
 ) -> FlowerDuopolyResult:
-    """Mediate the run whose ``meta.json`` is in ``meta_dir`` between the two firms' nodes
-    (module docstring): models drawn and pre-trained (``init_epochs``) as
+    """Mediate the run whose ``meta.json`` is in ``meta_dir`` between the two firms' nodes.
+
+    As the module docstring describes: models drawn and pre-trained (``init_epochs``) as
     :meth:`TorchFirms.prepare` does, then :func:`run_schemes` with the defection-free rule.
     """
     directory = Path(meta_dir)

@@ -354,8 +354,10 @@ def _discover(
 
 @dataclass
 class FlowerIPFLClients(IPFLClients):
-    """:class:`~learning.drivers.ipfl.clients.IPFLClients` on the server: each client's data
-    on its node (``requests``), ``val_sizes`` the validation-set sizes the nodes reported.
+    """:class:`~learning.drivers.ipfl.clients.IPFLClients` on the server.
+
+    Each client's data is on its node (``requests``); ``val_sizes`` holds the validation-set
+    sizes the nodes reported.
     The clients' majorities stay on the nodes (``majority`` None: the records carry no
     purity of the bids).
     """
@@ -377,9 +379,10 @@ class FlowerIPFLClients(IPFLClients):
         )
 
     def train(self, start: Params, cs: np.ndarray, rng: np.random.Generator) -> LocalResult:
-        """``train.ipfl``: each payer trains on its row of the round's stream
-        (:class:`~learning.runtimes.flower.streams.RowStream`); ``rng`` moves past the
-        minibatch keys the payers draw.
+        """``train.ipfl``: each payer trains on its row of the round's stream.
+
+        The stream is a :class:`~learning.runtimes.flower.streams.RowStream`; ``rng`` moves
+        past the minibatch keys the payers draw.
         """
         width = int(self.sizes[cs].max())
         stream = stream_state(rng)
@@ -402,9 +405,10 @@ class FlowerIPFLClients(IPFLClients):
     def profile(
         self, new: Params, opening: Opening, rng: np.random.Generator
     ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-        """``query.ipfl_profile``: each payer's accuracy and the gradient on its hold-out rows
-        (drawn here); a cluster's hold-out gradient weights its payers' gradients by their
-        rows (one gradient over the pooled rows up to float32 rounding).
+        """``query.ipfl_profile``: each payer's accuracy and the gradient on its hold-out rows.
+
+        The hold-out rows are drawn here; a cluster's hold-out gradient weights its payers'
+        gradients by their rows (one gradient over the pooled rows up to float32 rounding).
         """
         ks, cs = opening.participations()
         holdout: dict[int, list[int]] = {}
@@ -438,9 +442,10 @@ class FlowerIPFLClients(IPFLClients):
 def play_ipfl_on_flower(
     grid: Grid, meta_dir: str, node_data_dir: str = "", timeout: float = 600.0
 ) -> FlowerIPFLResult:
-    """Run the IP-FL federation whose ``meta.json`` is in ``meta_dir`` on the nodes of
-    ``grid``: :func:`learning.drivers.ipfl.driver.play_ipfl` with
-    :class:`FlowerIPFLClients` (module docstring); ``node_data_dir`` as in
+    """Run the IP-FL federation whose ``meta.json`` is in ``meta_dir`` on the nodes of ``grid``.
+
+    :func:`learning.drivers.ipfl.driver.play_ipfl` with :class:`FlowerIPFLClients`, as the
+    module docstring describes; ``node_data_dir`` as in
     :func:`learning.runtimes.flower.apps.serve`.
     """
     directory = Path(meta_dir)

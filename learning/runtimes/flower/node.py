@@ -82,8 +82,9 @@ def client_work(
     phase: str,
     stream: RowStream | None,
 ) -> dict[str, Any]:
-    """The client half ``phase`` of ``algorithm`` on the one client of ``ctx``, its reply
-    one row: :meth:`~learning.algorithms.base.Survey.client_survey` (no stream),
+    """The client half ``phase`` of ``algorithm`` on the one client of ``ctx``; its reply row.
+
+    The phase is :meth:`~learning.algorithms.base.Survey.client_survey` (no stream),
     ``client_update`` or ``client_finish`` (minibatches from ``stream``).
     """
     built = build_algorithm(algorithm, ctx, **client_params)

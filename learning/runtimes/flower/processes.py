@@ -109,10 +109,10 @@ def _end(
     grace: float,
     children: Sequence[subprocess.Popen[bytes]] = (),
 ) -> None:
-    """SIGTERM to every process of the deployment, SIGKILL to those left after ``grace``
-    seconds; returns when none is left, or :data:`_KILL_WAIT` seconds after the SIGKILL.
-    ``children`` (the caller's own) are reaped on the way, so that none lingers as a
-    zombie.
+    """SIGTERM to every process of the deployment, SIGKILL to those left after ``grace`` seconds.
+
+    Returns when none is left, or :data:`_KILL_WAIT` seconds after the SIGKILL. ``children``
+    (the caller's own) are reaped on the way, so that none lingers as a zombie.
     """
 
     def left(sig: int) -> bool:
@@ -133,8 +133,9 @@ def _end(
 
 
 def _die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the kernel SIGKILL the child when the thread that
-    started it ends (Linux ``prctl(PR_SET_PDEATHSIG)``); None where there is no ``prctl``.
+    """A ``preexec_fn`` that makes the kernel SIGKILL the child when its starter thread ends.
+
+    Linux ``prctl(PR_SET_PDEATHSIG)``; None where there is no ``prctl``.
     """
     if not _LINUX:
         return None
@@ -154,9 +155,10 @@ def _die_with_parent() -> Callable[[], None] | None:
 
 
 class Processes:
-    """Commands started for one deployment, each in its own POSIX session, ended together when
-    the ``with`` block ends, on SIGTERM/SIGHUP/SIGINT, and by a watchdog and the kernel
-    when the starting process is killed (module docstring).
+    """Commands started for one deployment, each in its own POSIX session, ended together.
+
+    They end when the ``with`` block ends, on SIGTERM/SIGHUP/SIGINT, and by a watchdog and
+    the kernel when the starting process is killed (as the module docstring describes).
 
     Parameters
     ----------
@@ -192,7 +194,8 @@ class Processes:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
     ) -> subprocess.Popen[bytes]:
-        """Start ``args`` in a POSIX session of its own, marked with the deployment's token;
+        """Start ``args`` in a POSIX session of its own, marked with the deployment's token.
+
         stderr goes where stdout goes, stdin is ``/dev/null``.
         """
         if self._watchdog is None:
@@ -224,6 +227,11 @@ class Processes:
                 raise Stopped(signum)
 
     def __enter__(self) -> Processes:
+        """Start the watchdog and, in the main thread, catch SIGTERM, SIGHUP and SIGINT.
+
+        Only a signal whose handler is the default is caught; while the block runs it raises
+        :class:`Stopped`, and one received as the block begins ends it as the block would.
+        """
         self._watchdog = subprocess.Popen(
             [sys.executable, "-I", "-S", str(Path(__file__).resolve()), self.token],
             stdin=subprocess.PIPE,
@@ -246,6 +254,11 @@ class Processes:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
+        """End every started process and the watchdog, and restore the signal handlers.
+
+        SIGTERM, then SIGKILL after ``grace`` seconds, to every process of the deployment;
+        then the watchdog is told that the block ended. An exception of the block propagates.
+        """
         self._ending = True
         assert self._watchdog is not None and self._watchdog.stdin is not None
         try:
@@ -265,8 +278,9 @@ class Processes:
 
 
 def _watch(token: str) -> None:
-    """The watchdog: read the started groups from stdin; at its end without the word that
-    the block ended, end the deployment.
+    """The watchdog: read the started groups from stdin, end the deployment if cut off.
+
+    At the end of stdin without the word that the block ended, end the deployment.
     """
     groups = []
     for line in sys.stdin.buffer:

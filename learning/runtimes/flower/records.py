@@ -76,8 +76,9 @@ def stack(replies: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def record_of(content: Mapping[str, object], key: str, kind: type[RecordT]) -> RecordT:
-    """The record ``content[key]``, checked to be a ``kind`` (an ``ArrayRecord``, a
-    ``MetricRecord`` or a ``ConfigRecord``).
+    """The record ``content[key]``, checked to be a ``kind``.
+
+    ``kind`` is an ``ArrayRecord``, a ``MetricRecord`` or a ``ConfigRecord``.
 
     Raises
     ------

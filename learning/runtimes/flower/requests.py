@@ -1,7 +1,8 @@
-"""Requests of a server that speaks to its nodes directly (IP-FL's rounds, the mediator of
-two firms): each request carries its position (``slot``) among those sent together, so that
-a node asked twice at once (an IP-FL payer of two clusters) answers twice and the replies
-come back in the order of the requests.
+"""Requests of a server that speaks to its nodes directly.
+
+Such servers run IP-FL's rounds and mediate between two firms. Each request carries its
+position (``slot``) among those sent together, so that a node asked twice at once (an IP-FL
+payer of two clusters) answers twice and the replies come back in the order of the requests.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def metric(message: Message, name: str) -> int | float:
 
 
 def partition_of(message: Message, context: Context) -> tuple[str, int]:
-    """The node's data directory (the one the server sent, else its ``data-dir`` setting)
-    and its partition number.
+    """The node's data directory and its partition number.
+
+    The directory is the one the server sent, else the node's ``data-dir`` setting.
     """
     sent = str(message.content["config"]["data-dir"])
     return sent or str(context.node_config["data-dir"]), int(context.node_config["partition-id"])
@@ -63,8 +65,9 @@ class Requests:
         arrays: list[dict[str, torch.Tensor]],
         configs: list[dict[str, Any]] | None = None,
     ) -> list[Message]:
-        """Send request ``i`` (``arrays[i]``, ``configs[i]``) of type ``kind`` to the node of
-        ``clients[i]``; the replies in the same order.
+        """Send request ``i`` of type ``kind`` to the node of ``clients[i]``; the replies in order.
+
+        Request ``i`` is ``arrays[i]`` with ``configs[i]``.
 
         Raises
         ------
@@ -96,9 +99,10 @@ class Requests:
 def discover(
     grid: Grid, n: int, kind: str, base: dict[str, Any], timeout: float
 ) -> tuple[list[int], list[MetricRecord]]:
-    """The node of each of clients ``0 .. n-1`` (by the ``partition-id`` a ``kind`` query
-    answers; a node whose ``num-examples`` is not positive holds no partition of the run) and
-    each one's answer.
+    """The node of each of clients ``0 .. n-1``, and each one's answer.
+
+    Nodes are found by the ``partition-id`` a ``kind`` query answers; a node whose
+    ``num-examples`` is not positive holds no partition of the run.
     """
     from learning.runtimes.flower.apps import _checked, _source, _wait_for_nodes
 

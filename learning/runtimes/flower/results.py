@@ -1,5 +1,7 @@
-"""A Flower run's outcome on disk: ``result.json`` (history, per-client test loss and
-accuracy, seconds) and ``models.pt`` (the final client models, stacked).
+"""A Flower run's outcome on disk: ``result.json`` and ``models.pt``.
+
+``result.json`` holds the history, per-client test loss and accuracy and the seconds;
+``models.pt`` the final client models, stacked.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ __all__ = ["result_dict", "write_result"]
 
 
 def result_dict(result: Any) -> dict[str, Any]:
-    """JSON-ready summary of a :class:`learning.runtimes.flower.apps.FlowerResult`, or the
-    ``to_dict`` of a result that has one (IP-FL's, the duopoly's).
+    """JSON-ready summary of a run's result (:class:`learning.runtimes.flower.apps.FlowerResult`).
+
+    A result that has a ``to_dict`` (IP-FL's, the duopoly's) is summarised by it instead.
     """
     if hasattr(result, "to_dict"):
         return dict(result.to_dict())

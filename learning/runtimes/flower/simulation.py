@@ -84,9 +84,11 @@ def simulate(
 def simulate_directories(
     runs: Sequence[tuple[str, str]], supernodes: int, *, cpus: int | None = None
 ) -> list[Any]:
-    """Run the federations already written to disk (``(meta_dir, node_data_dir)`` each, any
-    kind :func:`learning.runtimes.flower.apps.serve_any` serves) in one simulation of ``supernodes``
-    SuperNodes; their results in order.
+    """Run the federations already written to disk in one simulation; their results in order.
+
+    Each is a ``(meta_dir, node_data_dir)`` of any kind
+    :func:`learning.runtimes.flower.apps.serve_any` serves; the simulation has
+    ``supernodes`` SuperNodes.
 
     Raises
     ------

@@ -27,8 +27,9 @@ __all__ = ["RowStream", "stream_from_state", "stream_state"]
 
 
 def stream_state(rng: np.random.Generator) -> str:
-    """The state of ``rng`` (a PCG64 generator) and of its seed sequence, as a JSON string a
-    message can carry.
+    """The state of ``rng`` and of its seed sequence, as a JSON string a message can carry.
+
+    ``rng`` is a PCG64 generator.
     """
     state = rng.bit_generator.state
     if state.get("bit_generator") != "PCG64":
@@ -58,8 +59,9 @@ def _bits_from_state(state: str) -> np.random.PCG64:
 
 
 class RowStream:
-    r"""Row ``row`` of every ``(rows, width)`` or ``(rows, lines, width)`` block of uniform
-    draws from ``state``.
+    r"""Row ``row`` of every block of uniform draws from ``state``.
+
+    The blocks are ``(rows, width)`` or ``(rows, lines, width)``.
 
     Parameters
     ----------
@@ -87,7 +89,7 @@ class RowStream:
         self.block = 0
 
     def random(self, size: Any) -> np.ndarray:
-        """This row's first ``n`` keys of each line of the next block, shaped ``size``."""
+        """The first ``n`` keys of this row on each line of the next block, shaped ``size``."""
         shape = () if size is None else tuple(int(s) for s in np.atleast_1d(size))
         if len(shape) not in (2, 3) or shape[0] != 1 or min(shape) < 1 or shape[-1] > self.width:
             raise ValueError(
@@ -102,7 +104,7 @@ class RowStream:
         return keys[:, : shape[-1]].reshape(shape)
 
     def spawn(self, n: int) -> list[RowStream]:
-        """This row of each of ``n`` child streams, as ``Generator.spawn`` makes them."""
+        """The same row of each of ``n`` child streams, as ``Generator.spawn`` makes them."""
         seed = json.loads(self.state)["seed"]
         if seed is None:
             raise ValueError("the round's stream has no seed sequence to spawn from")
@@ -121,6 +123,13 @@ class RowStream:
         return children
 
     def __getattr__(self, name: str) -> Any:
+        """Refuse every other generator method: a node draws only minibatch keys.
+
+        Raises
+        ------
+        TypeError
+            Always, naming the attribute asked for.
+        """
         raise TypeError(
             f"a node's client half draws only minibatch keys (random); it asked for {name!r}"
         )
