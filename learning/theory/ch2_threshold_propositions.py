@@ -241,3 +241,208 @@ def _paper_lemma2_corrected(sigma2_weight: float = 1.0) -> Verdict:
         drawn=_IN_CLUSTER_DRAWN,
         hypothesis=_in_cluster_hypothesis,
     )
+
+
+# --------------------------------------------------------------------------- bad points (Lemma 6)
+
+
+def _bad_points() -> Iterator[dict[str, Any]]:
+    """(E z_i, centre v, bad points, delta, Delta, sigma); the bad points are the adversary's."""
+    for c, spread in ((1.0, 1e-4), (1.0, 1e-2), (1.0, 1.0), (0.0, 1.0)):  # at the ball's edge
+        centre = np.array([c, 0.0])
+        tau = math.sqrt(radius2(c * c, 0.5, 1.0, 2 * spread))
+        edge = centre + tau * np.array([1.0, 0.0])
+        yield {
+            "mean_i": np.zeros(2),
+            "centre": centre,
+            "bad": np.stack([edge, edge]),
+            "delta": 0.5,
+            "gap": 2 * spread,
+            "sigma": 1.0,
+        }
+    rng = np.random.default_rng(6)
+    for k in range(300):
+        dim = 1 + k % 3
+        sigma = 10 ** float(rng.uniform(-1, 1))
+        c = sigma * 10 ** float(rng.uniform(-3, 2)) * (k % 10 != 0)
+        delta = float(rng.uniform(0.01, 1.0))
+        gap = sigma / delta * 10 ** float(rng.uniform(-2, 3))
+        mean_i = rng.standard_normal(dim)
+        away = _unit(rng, dim)
+        centre = mean_i + c * away
+        tau = math.sqrt(radius2(c * c, delta, sigma, gap))
+        bad = []
+        for _ in range(int(rng.integers(1, 6))):
+            kind = int(rng.integers(3))
+            if kind == 0:  # at the edge, straight away from E z_i
+                bad.append(centre + tau * away)
+            elif kind == 1:  # anywhere in the ball
+                bad.append(centre + tau * rng.uniform() ** (1 / dim) * _unit(rng, dim))
+            else:  # outside the ball: moved to v
+                bad.append(centre + tau * (1 + rng.exponential()) * _unit(rng, dim))
+        yield {
+            "mean_i": mean_i,
+            "centre": centre,
+            "bad": np.stack(bad),
+            "delta": delta,
+            "gap": gap,
+            "sigma": sigma,
+        }
+
+
+def _bad_terms(
+    mean_i: FloatArray,
+    centre: FloatArray,
+    bad: FloatArray,
+    delta: float,
+    gap: float,
+    sigma: float,
+) -> tuple[float, float]:
+    """(||(1/|B_i|) sum_j y_j - E z_i||^2, c^2 + delta sigma Delta) for fixed bad points."""
+    c2 = _sq(centre - mean_i)
+    tau2 = radius2(c2, delta, sigma, gap)
+    inside = ((bad - centre) ** 2).sum(1) <= tau2
+    y = np.where(inside[:, None], bad, centre)
+    return _sq(y.mean(0) - mean_i), tau2
+
+
+@proposition(
+    "thesis.ch2.lemma6",
+    source=f"{THESIS}, §2.6 Lemma 6 (clustering error due to bad points) and its proof; "
+    f"= {PAPER}, App. A.1, Lemma 5",
+    statement="for any bad points (placed by the adversary, knowing v) and tau^2 = c^2 + "
+    "delta_i sigma Delta: E||(1/|B_i|) sum_{j in B_i} y_j - E z_i||^2 <~ c^2 + delta_i sigma "
+    "Delta; the constant is 4 ((tau + c)^2 <= 2 tau^2 + 2 c^2), approached by bad points at "
+    "the ball's edge straight away from E z_i when delta_i sigma Delta << c^2",
+    perturb={"constant": 3.0},
+)
+def _lemma6(constant: float = 4.0) -> Verdict:
+    def holds(**pt: Any) -> bool:
+        lhs, rhs = _bad_terms(**pt)
+        return lhs <= constant * rhs * (1 + 1e-9)
+
+    return on_points(
+        holds,
+        _bad_points(),
+        f"||mean of the thresholded bad points - E z_i||^2 <= {constant} (c^2 + delta sigma Delta)",
+        drawn="first two bad points at the ball's edge straight away from E z_i = 0 with "
+        "c = 1 and delta sigma Delta = 1e-4, 1e-2, 1, and with c = 0; then seeded (seed 6) "
+        "300 configurations in R^1..R^3: sigma log-uniform in [0.1, 10], c/sigma "
+        "log-uniform in [1e-3, 1e2] (c = 0 for one in ten), delta uniform in [0.01, 1], "
+        "delta Delta/sigma log-uniform in [1e-2, 1e3], 1-5 bad points each at the edge away "
+        "from E z_i, uniform in the ball, or outside it (moved to v)",
+        hypothesis=lambda delta, sigma, **_: 0 < delta <= 1 and sigma > 0,
+    )
+
+
+# --------------------------------------------------------------------------- out-of-cluster (Lemma 5)
+
+
+def _gap_floor(c2: float, delta: float, sigma: float) -> float:
+    r"""The least :math:`\Delta` with :math:`\Delta^2 \ge 16(\tau^2 + c^2 + \sigma^2)`.
+
+    With :math:`\tau^2 = c^2 + \delta\sigma\Delta` it is the positive root of
+    :math:`\Delta^2 - 16\delta\sigma\Delta - 16(2c^2 + \sigma^2)`.
+    """
+    b = 8 * delta * sigma
+    return b + math.sqrt(b * b + 16 * (2 * c2 + sigma**2))
+
+
+def _out_of_cluster_points() -> Iterator[dict[str, Any]]:
+    """(law of an out-of-cluster z_j, E z_i, centre v, delta, Delta, sigma)."""
+    rng = np.random.default_rng(5)
+    for k in range(300):
+        dim = 1 + k % 3
+        sigma = 10 ** float(rng.uniform(-1, 1))
+        c = sigma * 10 ** float(rng.uniform(-3, 1)) * (k % 10 != 0)
+        delta = float(rng.uniform(0.01, 1.0))
+        gap = _gap_floor(c * c, delta, sigma) * (1 + 10 ** float(rng.uniform(-3, 1)))
+        mean_i = np.zeros(dim)
+        centre = c * _unit(rng, dim)
+        mean_j = gap * (1 + float(rng.uniform(0, 0.5)) * (k % 2)) * _unit(rng, dim)
+        var = sigma**2 * float(rng.uniform(0.2, 1.0))
+        if k % 3 == 0:  # random atoms, scaled to variance var
+            law = _random_law(rng, dim)
+            atoms = mean_j + (law.atoms - law.mean) * math.sqrt(var / law.variance)
+            probs = law.probs
+        else:  # mass at the ball's point nearest E z_j, the rest beyond E z_j
+            tau = math.sqrt(radius2(c * c, delta, sigma, gap))
+            w = centre + tau * (mean_j - centre) / np.linalg.norm(mean_j - centre)
+            p = var / (var + _sq(w - mean_j))
+            atoms = np.stack([w, (mean_j - p * w) / (1 - p)])
+            probs = np.array([p, 1 - p])
+        yield {
+            "atoms": atoms,
+            "probs": probs,
+            "mean_i": mean_i,
+            "centre": centre,
+            "delta": delta,
+            "gap": gap,
+            "sigma": sigma,
+        }
+
+
+def _out_of_cluster_hypothesis(
+    atoms: FloatArray,
+    probs: FloatArray,
+    mean_i: FloatArray,
+    centre: FloatArray,
+    delta: float,
+    gap: float,
+    sigma: float,
+) -> bool:
+    """A2 and A3 for z_j, delta in (0, 1], and the proof's Delta^2 >= 16(tau^2 + c^2 + sigma^2)."""
+    law = PointLaw(atoms, probs)
+    c2 = _sq(centre - mean_i)
+    return (
+        0 < delta <= 1
+        and law.variance <= sigma**2 * (1 + 1e-12)
+        and _sq(law.mean - mean_i) >= gap**2 * (1 - 1e-12)
+        and gap**2 >= 16 * (radius2(c2, delta, sigma, gap) + c2 + sigma**2) * (1 - 1e-12)
+    )
+
+
+def _out_of_cluster_terms(
+    atoms: FloatArray,
+    probs: FloatArray,
+    mean_i: FloatArray,
+    centre: FloatArray,
+    delta: float,
+    gap: float,
+    sigma: float,
+) -> tuple[float, float]:
+    """(E||y_j - E z_i||^2, (1 + delta/2 + sigma^2/(delta Delta^2)) c^2 + sigma^3/Delta)."""
+    c2 = _sq(centre - mean_i)
+    y = clipped(PointLaw(atoms, probs), centre, math.sqrt(radius2(c2, delta, sigma, gap)))
+    lhs = float(y.probs @ ((y.atoms - mean_i) ** 2).sum(1))
+    return lhs, (1 + delta / 2 + sigma**2 / (delta * gap**2)) * c2 + sigma**3 / gap
+
+
+@proposition(
+    "thesis.ch2.lemma5",
+    source=f"{THESIS}, §2.6 Lemma 5 (bound T_3) and its proof; = {PAPER}, App. A.1, Lemma 4",
+    statement="for an out-of-cluster good point j !~ i (||E z_j - E z_i|| >= Delta, variance "
+    "<= sigma^2), tau^2 = c^2 + delta_i sigma Delta and the proof's Delta^2 >~ tau^2 + c^2 + "
+    "sigma^2 (read Delta^2 >= 16(tau^2 + c^2 + sigma^2)): E||y_j - E z_i||^2 <~ (1 + delta_i/2 "
+    "+ sigma^2/(delta_i Delta^2)) c^2 + sigma^3/Delta; the constant is 16 (Chebyshev: "
+    "P(z_j in the ball) <= 4 sigma^2/Delta^2)",
+    perturb={"constant": 0.5},
+)
+def _lemma5(constant: float = 16.0) -> Verdict:
+    def holds(**pt: Any) -> bool:
+        lhs, rhs = _out_of_cluster_terms(**pt)
+        return lhs <= constant * rhs * (1 + 1e-9)
+
+    return on_points(
+        holds,
+        _out_of_cluster_points(),
+        f"E||y_j - E z_i||^2 <= {constant} ((1 + delta/2 + sigma^2/(delta Delta^2)) c^2 + "
+        "sigma^3/Delta)",
+        drawn="seeded (seed 5) 300 out-of-cluster laws in R^1..R^3 with E z_i = 0: sigma "
+        "log-uniform in [0.1, 10], c/sigma log-uniform in [1e-3, 10] (c = 0 for one in ten), "
+        "delta uniform in [0.01, 1], Delta from its floor sqrt(16(tau^2 + c^2 + sigma^2)) to "
+        "11 times it (log-uniform excess), ||E z_j|| = Delta or up to 1.5 Delta, variance "
+        "uniform in [0.2, 1] sigma^2; a third on random atoms, two thirds adversarial (the "
+        "variance budget spent on an atom at the ball's point nearest E z_j)",
+        hypothesis=_out_of_cluster_hypothesis,
+    )
