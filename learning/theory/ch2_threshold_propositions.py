@@ -446,3 +446,172 @@ def _lemma5(constant: float = 16.0) -> Verdict:
         "variance budget spent on an atom at the ball's point nearest E z_j)",
         hypothesis=_out_of_cluster_hypothesis,
     )
+
+
+# --------------------------------------------------------------------------- all good points (Lemma 2)
+
+
+def _good_points() -> Iterator[dict[str, Any]]:
+    """N in-cluster points of one law and m out-of-cluster points of another, a centre v."""
+    for n in (10**3, 10**4, 10**5, 10**6):  # delta -> 1 with c = 100 sigma
+        c, delta = 100.0, n / (n + 1)
+        e = np.array([1.0])
+        yield {
+            "in_atoms": np.array([[3.0], [-3.0], [0.0]]),
+            "in_probs": np.array([1 / 18, 1 / 18, 8 / 9]),
+            "n": n,
+            "out_atoms": _gap_floor(c * c, delta, 1.0) * e[None],
+            "out_probs": np.ones(1),
+            "m": 1,
+            "centre": -c * e,
+            "gap": _gap_floor(c * c, delta, 1.0),
+            "sigma": 1.0,
+        }
+    rng = np.random.default_rng(2)
+    for k in range(300):
+        dim = 1 + k % 3
+        sigma = 10 ** float(rng.uniform(-1, 1))
+        c = sigma * float(rng.uniform(0, 1) if k % 2 else rng.uniform(1, 10))
+        n, m = int(rng.integers(1, 21)), int(rng.integers(1, 21))
+        delta = n / (n + m)
+        gap = max(_gap_floor(c * c, delta, sigma), sigma / delta) * (
+            1 + 10 ** float(rng.uniform(-3, 1))
+        )
+        away = _unit(rng, dim)  # from v towards E z_i = 0
+        centre = -c * away
+        tau = math.sqrt(radius2(c * c, delta, sigma, gap))
+        if k % 3 == 0:  # in-cluster variance on two atoms just outside the ball, away from v
+            s = 1.01 * (math.sqrt(c * c + tau * tau) - c) if c > 0 else 1.01 * tau
+            q = min(0.5, sigma**2 / (2 * s * s)) * float(rng.uniform(0.5, 1.0))
+            in_law = PointLaw(
+                np.stack([s * away, -s * away, 0 * away]), np.array([q, q, 1 - 2 * q])
+            )
+        else:
+            raw = _random_law(rng, dim)
+            scale = sigma * math.sqrt(float(rng.uniform(0.2, 1.0)) / raw.variance)
+            in_law = PointLaw((raw.atoms - raw.mean) * scale, raw.probs)
+        mean_j = gap * (1 + float(rng.uniform(0, 0.5))) * _unit(rng, dim)
+        var = sigma**2 * float(rng.uniform(0.2, 1.0))
+        w = centre + tau * (mean_j - centre) / np.linalg.norm(mean_j - centre)
+        p = var / (var + _sq(w - mean_j))
+        yield {
+            "in_atoms": in_law.atoms,
+            "in_probs": in_law.probs,
+            "n": n,
+            "out_atoms": np.stack([w, (mean_j - p * w) / (1 - p)]),
+            "out_probs": np.array([p, 1 - p]),
+            "m": m,
+            "centre": centre,
+            "gap": gap,
+            "sigma": sigma,
+        }
+
+
+def _good_terms(
+    in_atoms: FloatArray,
+    in_probs: FloatArray,
+    n: int,
+    out_atoms: FloatArray,
+    out_probs: FloatArray,
+    m: int,
+    centre: FloatArray,
+    gap: float,
+    sigma: float,
+) -> dict[str, float]:
+    r"""Both sides of Lemma 2 with independent points, exactly.
+
+    :math:`\mathbb E\lVert \bar y - \mathbb E z_i\rVert^2 = \lVert \mathbb E\bar y - \mathbb E
+    z_i\rVert^2 + \sum_j \operatorname{Var} y_j/|\mathcal G_i|^2` and
+    :math:`(1-\delta_i)c^2 + \sigma^2/n_i + \sigma^3/\Delta`, :math:`\delta_i = n_i/|\mathcal
+    G_i|`.
+    """
+    inside, outside = PointLaw(in_atoms, in_probs), PointLaw(out_atoms, out_probs)
+    mean_i = inside.mean
+    c2 = _sq(centre - mean_i)
+    delta = n / (n + m)
+    tau = math.sqrt(radius2(c2, delta, sigma, gap))
+    y_in, y_out = clipped(inside, centre, tau), clipped(outside, centre, tau)
+    bias = (n * (y_in.mean - mean_i) + m * (y_out.mean - mean_i)) / (n + m)
+    lhs = _sq(bias) + (n * y_in.variance + m * y_out.variance) / (n + m) ** 2
+    return {
+        "lhs": lhs,
+        "rhs": (1 - delta) * c2 + sigma**2 / n + sigma**3 / gap,
+        "c2": c2,
+        "delta": delta,
+    }
+
+
+def _good_hypothesis(c2_max: float | None) -> Any:
+    def hypothesis(**pt: Any) -> bool:
+        inside = PointLaw(pt["in_atoms"], pt["in_probs"])
+        outside = PointLaw(pt["out_atoms"], pt["out_probs"])
+        t = _good_terms(**pt)
+        sigma, gap = pt["sigma"], pt["gap"]
+        tol = 1 + 1e-12
+        return (
+            max(inside.variance, outside.variance) <= sigma**2 * tol
+            and _sq(outside.mean - inside.mean) * tol >= gap**2
+            and gap * t["delta"] * tol >= sigma
+            and gap**2 * tol >= 16 * (radius2(t["c2"], t["delta"], sigma, gap) + t["c2"] + sigma**2)
+            and (c2_max is None or t["c2"] <= c2_max * sigma**2 * tol)
+        )
+
+    return hypothesis
+
+
+_GOOD_DRAWN = (
+    "first a cluster of n = 1e3..1e6 points (z = 0, +-3 w.p. 8/9, 1/18, 1/18; sigma = 1) and "
+    "one point of another cluster at the least allowed Delta, centre v at c = 100 (so delta "
+    "-> 1); then seeded (seed 2) 300 configurations in R^1..R^3: sigma log-uniform in "
+    "[0.1, 10], c/sigma uniform in [0, 1] for half and in [1, 10] for the rest, n and m "
+    "(in- and out-of-cluster points) in 1..20, Delta from max(sigma/delta, "
+    "sqrt(16(tau^2 + c^2 + sigma^2))) to 11 times it; in-cluster laws on random atoms or "
+    "with their variance on two atoms just outside the ball (one in three); out-of-cluster "
+    "laws spending a variance in [0.2, 1] sigma^2 on an atom at the ball's point nearest "
+    "their mean, at Delta to 1.5 Delta; tau^2 = c^2 + delta sigma Delta"
+)
+
+
+def _lemma2_check(constant: float, c2_max: float | None) -> Verdict:
+    def holds(**pt: Any) -> bool:
+        t = _good_terms(**pt)
+        return t["lhs"] <= constant * t["rhs"] * (1 + 1e-9)
+
+    assumed = "" if c2_max is None else f", c^2 <= {c2_max} sigma^2"
+    return on_points(
+        holds,
+        _good_points(),
+        f"E||mean_G y - E z_i||^2 <= {constant} ((1 - delta) c^2 + sigma^2/n + sigma^3/Delta) "
+        f"under A2, A3, Delta >= sigma/delta, Delta^2 >= 16(tau^2 + c^2 + sigma^2){assumed}",
+        drawn=_GOOD_DRAWN,
+        hypothesis=_good_hypothesis(c2_max),
+    )
+
+
+@proposition(
+    "thesis.ch2.lemma2",
+    source=f"{THESIS}, §2.6 Lemma 2 (clustering error due to good points) and its proof; "
+    f"= {PAPER}, App. A.1, Lemma 1",
+    statement="with Delta >~ sigma/delta_i and tau^2 = c^2 + delta_i sigma Delta: "
+    "E||(1/|G_i|) sum_{j in G_i} y_j - E z_i||^2 <~ (1 - delta_i) c^2 + sigma^2/n_i + "
+    "sigma^3/Delta (the proof drops the term delta_i c^2 of T_1; with c^2 >> sigma^2 and "
+    "delta_i -> 1 the ratio grows like delta_i^2/(1 - delta_i) past any constant)",
+    holds=False,
+    perturb={"c2_max": 1.0},
+)
+def _lemma2(constant: float = 40.0, c2_max: float | None = None) -> Verdict:
+    return _lemma2_check(constant, c2_max)
+
+
+@proposition(
+    "thesis.ch2.lemma2.corrected",
+    source=f"{THESIS}, §2.6 Lemma 2, corrected; = {PAPER}, App. A.1, Lemma 1",
+    statement="under Theorem 1's starting condition c^2 <= sigma^2, Delta >= sigma/delta_i and "
+    "Delta^2 >= 16(tau^2 + c^2 + sigma^2): E||(1/|G_i|) sum_{j in G_i} y_j - E z_i||^2 <= "
+    "40 ((1 - delta_i) c^2 + sigma^2/n_i + sigma^3/Delta) (in-cluster: ||E(y - z)||^2 <= "
+    "(c^2 + sigma^2)^2/tau^2 <= 4 sigma^3/(delta_i Delta), Var y <= c^2 + sigma^2; "
+    "out-of-cluster: Lemma 5 with constant 16)",
+    perturb={"c2_max": None},
+)
+def _lemma2_corrected(constant: float = 40.0, c2_max: float | None = 1.0) -> Verdict:
+    return _lemma2_check(constant, c2_max)
