@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from collabecon.cli._output import fmt, table
-from collabecon.cli.train import _FLAGS, PARAMETER_FLAGS, add_train_flags
+from collabecon.cli.train import PARAMETER_FLAGS, TRAIN_FLAGS, add_train_flags
 
 _ACTIONS = ("simulate", "prepare", "deploy")
 
@@ -170,7 +170,7 @@ def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
     names = [a.strip() for a in str(args.algorithm).split(",") if a.strip()]
     if not names:
         raise ValueError(f"--algorithm must name at least one algorithm, got {args.algorithm!r}")
-    fields = {name: getattr(args, name) for name in _FLAGS if name != "algorithm"}
+    fields = {name: getattr(args, name) for name in TRAIN_FLAGS if name != "algorithm"}
     runs = []
     for name in names:
         config = TrainConfig(
@@ -199,7 +199,7 @@ def _on_cpu(device: str | None) -> None:
 
 def _ipfl_run(flags: argparse.Namespace) -> _Run:
     """IP-FL as ``collabecon ipfl`` with ``flags`` configures it (:mod:`collabecon.cli.ipfl`)."""
-    from collabecon.cli.ipfl import _run_config
+    from collabecon.cli.ipfl import run_config
     from learning.runtimes.flower.deploy import deploy_ipfl
     from learning.runtimes.flower.ipfl import check_ipfl_run, write_ipfl_partitions
 
@@ -211,7 +211,7 @@ def _ipfl_run(flags: argparse.Namespace) -> _Run:
     if flags.checkpoint is not None or flags.resume:
         raise ValueError("--checkpoint, --resume: a Flower federation keeps no checkpoints")
     _on_cpu(flags.device)
-    run = _run_config(flags)
+    run = run_config(flags)
     check_ipfl_run(run)
     return _Run(
         "ipfl",

@@ -105,7 +105,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR", help="write CSV/JSON here")
 
 
-def _run_config(args: argparse.Namespace) -> Any:
+def run_config(args: argparse.Namespace) -> Any:
+    """The :class:`learning.drivers.ipfl.IPFLRun` that the ``ipfl`` flags in ``args`` describe.
+
+    Shared with ``collabecon flower ipfl``, which takes the same flags; the learning rate
+    defaults to 1.0 under ``--code-compat`` (the authors' code) and 0.05 otherwise.
+    """
     from games.ipfl import IPFLConfig
     from learning.drivers.ipfl import IPFLRun
 
@@ -198,7 +203,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from collabecon.cli._progress import Progress
     from learning.drivers.ipfl import run_ipfl
 
-    config = _run_config(args)
+    config = run_config(args)
     if args.compare:
         from collabecon.reproductions.ipfl_comparison import LR_GRID, compare, compared_baselines
 

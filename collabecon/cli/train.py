@@ -17,7 +17,8 @@ from typing import Any
 
 from collabecon.cli._output import fmt, table
 
-_FLAGS = {  # TrainConfig field -> help
+#: The ``TrainConfig`` fields that are flags of ``train`` (and ``flower simulate``), with help.
+TRAIN_FLAGS = {
     "algorithm": "algorithm name (local, fedavg, oracle, ...)",
     "dataset": "dataset name (mnist5k, digits, mnist, fashion-mnist, cifar10, ...)",
     "partition": "partition name (iid, label-cdf, rotation, private-label, pathological, "
@@ -79,7 +80,7 @@ def add_train_flags(
     from learning.train import TrainConfig
 
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
-    for name, help_ in _FLAGS.items():
+    for name, help_ in TRAIN_FLAGS.items():
         default = defaults[name]
         parser.add_argument(
             "--" + name.replace("_", "-"),
@@ -128,7 +129,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     from learning.train import TrainConfig
 
     return TrainConfig(
-        **{name: getattr(args, name) for name in _FLAGS},
+        **{name: getattr(args, name) for name in TRAIN_FLAGS},
         partition_params=dict(args.partition_params),
         algorithm_params=dict(args.algorithm_params),
         dataset_params=dict(args.dataset_params),

@@ -48,7 +48,7 @@ from learning.partition import label_cdf
 from learning.qualities import qualities_from_evaluation
 from learning.rng import torch_generator
 
-__all__ = ["DuopolySetup", "TorchFirms"]
+__all__ = ["DuopolySetup", "TorchFirms", "split_data"]
 
 _NAMES = ("low", "high")
 #: How many parameter sets' evaluations on the common target set a :class:`TorchFirms` keeps.
@@ -114,7 +114,7 @@ class DuopolySetup:
         non_negative("init_epochs", self.init_epochs)
 
 
-def _split_data(
+def split_data(
     data: Dataset, setup: DuopolySetup, rng: np.random.Generator
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """The two firms' indices (label-CDF shares 0.8 and 0.2) and a balanced held-out target."""
@@ -182,7 +182,7 @@ class TorchFirms:
         data = load_dataset(setup.dataset, data_dir=setup.data_dir)
         if data.n_classes < 2:
             raise ValueError(f"the duopoly needs a classification dataset, got {setup.dataset!r}")
-        firm_idx, target_idx = _split_data(data, setup, split_rng)
+        firm_idx, target_idx = split_data(data, setup, split_rng)
         shape = tuple(data.x.shape[1:])
         generator = torch_generator(init_rng)
         models = [

@@ -69,6 +69,7 @@ from learning.runtimes.flower.ipfl import play_ipfl_on_flower, register_ipfl
 from learning.runtimes.flower.node import client_evaluate, client_work, local_training, node_context
 from learning.runtimes.flower.partitions import read_meta
 from learning.runtimes.flower.records import pack, record_of, rows, scalar, stack, unpack
+from learning.runtimes.flower.requests import checked_replies, source_node, wait_for_nodes
 from learning.runtimes.flower.streams import RowStream, stream_state
 from learning.train import TrainConfig, dp_epsilon
 
@@ -181,20 +182,6 @@ def _evaluate(message: Message, context: Context) -> Message:
     if key and bool(config["report"]):
         content["model"] = ArrayRecord(pack(model, "model"))
     return Message(content, reply_to=message)
-
-
-def _source(message: Message) -> int:
-    return int(message.metadata.src_node_id)
-
-
-def _checked(replies: Iterable[Message], expected: int, what: str) -> list[Message]:
-    out = list(replies)
-    for reply in out:
-        if reply.has_error():
-            raise RuntimeError(f"a node failed in {what}: {reply.error.reason}")
-    if len(out) != expected:
-        raise RuntimeError(f"{what}: {len(out)} of {expected} nodes replied in time")
-    return out
 
 
 def check_flower_config(config: TrainConfig) -> None:
@@ -310,8 +297,8 @@ class SplitStrategy(Strategy):
 
     def _replies(self, replies: Iterable[Message], working: np.ndarray, what: str) -> State:
         """The replies of ``working``, stacked in its order on the server's device."""
-        got = _checked(replies, working.size, what)
-        by_node = {_source(m): m for m in got}
+        got = checked_replies(replies, working.size, what)
+        by_node = {source_node(m): m for m in got}
         ordered = [
             unpack(
                 record_of(
@@ -539,9 +526,9 @@ class SplitStrategy(Strategy):
         RuntimeError
             A node failed or did not answer in time.
         """
-        got = _checked(replies, len(self.nodes), f"evaluation after round {server_round}")
+        got = checked_replies(replies, len(self.nodes), f"evaluation after round {server_round}")
         if self.algorithm.client_model is not None and server_round == self.config.rounds:
-            contents = {_source(m): m.content for m in got}
+            contents = {source_node(m): m.content for m in got}
             self.reported = stack(
                 [
                     unpack(
@@ -569,7 +556,7 @@ class SplitStrategy(Strategy):
 
         Kept as the run's latest :attr:`evaluation`.
         """
-        by_node = {_source(m): record_of(m.content, "metrics", MetricRecord) for m in got}
+        by_node = {source_node(m): record_of(m.content, "metrics", MetricRecord) for m in got}
         ordered = [by_node[node] for node in self.nodes]
         loss = np.array([float(scalar(m["loss"])) for m in ordered])
         accuracy = (
@@ -598,7 +585,7 @@ class SplitStrategy(Strategy):
         replies = self.exchange(grid, sent, everyone, "finish", rng)
         state = algorithm.server_finish(self.state, replies)
         messages = self._evaluate_messages(self.algorithm.client_models(state))
-        got = _checked(
+        got = checked_replies(
             grid.send_and_receive(messages, timeout=self.timeout), everyone.size, "evaluation"
         )
         self._read_evaluation(got)
@@ -641,17 +628,6 @@ class FlowerResult:
     epsilon: np.ndarray | None = None
 
 
-def _wait_for_nodes(grid: Grid, n: int, timeout: float) -> list[int]:
-    end = time.monotonic() + timeout
-    while True:
-        nodes = sorted(int(x) for x in grid.get_node_ids())
-        if len(nodes) >= n:
-            return nodes
-        if time.monotonic() > end:
-            raise RuntimeError(f"{len(nodes)} of the {n} nodes connected within {timeout} s")
-        time.sleep(0.2)
-
-
 def serve(
     grid: Grid, meta_dir: str, node_data_dir: str = "", timeout: float = 600.0
 ) -> FlowerResult:
@@ -665,19 +641,19 @@ def serve(
     check_flower_config(config)
     run = json.dumps(config.to_dict(), sort_keys=True)
     base: dict[str, Any] = {"run": run, "data-dir": node_data_dir}
-    every = _wait_for_nodes(grid, meta.n_clients, timeout)
+    every = wait_for_nodes(grid, meta.n_clients, timeout)
     query = [
         Message(RecordDict({"config": ConfigRecord(base)}), dst_node_id=n, message_type="query")
         for n in every
     ]
-    answers = _checked(grid.send_and_receive(query, timeout=timeout), len(every), "query")
+    answers = checked_replies(grid.send_and_receive(query, timeout=timeout), len(every), "query")
     nodes: dict[int, int] = {}
     sizes: dict[int, int] = {}
     for answer in answers:
         metrics = record_of(answer.content, "metrics", MetricRecord)
         k, size = int(scalar(metrics["partition-id"])), int(scalar(metrics["num-examples"]))
         if 0 <= k < meta.n_clients and size > 0:
-            nodes[k], sizes[k] = _source(answer), size
+            nodes[k], sizes[k] = source_node(answer), size
     missing = sorted(set(range(meta.n_clients)) - set(nodes))
     if missing:
         raise RuntimeError(f"no node holds partitions {missing}")

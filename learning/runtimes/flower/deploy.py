@@ -111,7 +111,20 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) 
 
 
 def _bin(name: str) -> str:
-    return str(Path(sys.executable).with_name(name))
+    """The Flower command ``name`` installed next to the running Python.
+
+    Raises
+    ------
+    RuntimeError
+        When it is not there (Flower is not installed in this environment).
+    """
+    path = Path(sys.executable).with_name(name)
+    if not path.exists():
+        raise RuntimeError(
+            f"{name} is not installed next to {sys.executable}: "
+            "pip install 'collabecon[flower]' in this environment"
+        )
+    return str(path)
 
 
 def _deploy(
@@ -229,6 +242,10 @@ def launch(
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
+        # the SuperLink starts flower-superexec by name: the running Python's tools come first
+        "PATH": os.pathsep.join(
+            p for p in (str(Path(sys.executable).parent), os.environ.get("PATH", "")) if p
+        ),
         "FLWR_TELEMETRY_ENABLED": "0",
         "FLWR_HOME": str(out / "flwr-home"),
     }

@@ -34,7 +34,7 @@ from flwr.serverapp import Grid
 
 from games.defection_free import DefectionFreeConfig
 from learning.data import load_dataset
-from learning.drivers.defection_free import DuopolySetup, TorchFirms, _split_data
+from learning.drivers.defection_free import DuopolySetup, TorchFirms, split_data
 from learning.drivers.defection_free_schemes import DuopolyRun, run_schemes
 from learning.engine import BatchedEngine, Params, Task, parameters_of
 from learning.loop import DivergedError
@@ -76,7 +76,7 @@ def write_duopoly_partitions(
     directory.mkdir(parents=True, exist_ok=True)
     split_rng, _, _ = np.random.default_rng(seed).spawn(3)
     data = load_dataset(setup.dataset, data_dir=setup.data_dir)
-    firms, target = _split_data(data, setup, split_rng)
+    firms, target = split_data(data, setup, split_rng)
     for k, idx in enumerate(firms):
         np.savez(directory / f"partition-{k}.npz", x=data.x[idx], y=data.y[idx])
     np.savez(directory / "server.npz", x=data.x[target], y=data.y[target])

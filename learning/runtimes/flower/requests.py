@@ -7,6 +7,8 @@ payer of two clusters) answers twice and the replies come back in the order of t
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -15,6 +17,48 @@ from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, 
 from flwr.serverapp import Grid
 
 from learning.runtimes.flower.records import record_of, scalar
+
+
+def source_node(message: Message) -> int:
+    """The id of the node that sent ``message``."""
+    return int(message.metadata.src_node_id)
+
+
+def checked_replies(replies: Iterable[Message], expected: int, what: str) -> list[Message]:
+    """The replies of one request, each without error and ``expected`` of them.
+
+    Raises
+    ------
+    RuntimeError
+        When a node replied with an error, or fewer than ``expected`` nodes replied in time;
+        ``what`` names the request in the message.
+    """
+    out = list(replies)
+    for reply in out:
+        if reply.has_error():
+            raise RuntimeError(f"a node failed in {what}: {reply.error.reason}")
+    if len(out) != expected:
+        raise RuntimeError(f"{what}: {len(out)} of {expected} nodes replied in time")
+    return out
+
+
+def wait_for_nodes(grid: Grid, n: int, timeout: float) -> list[int]:
+    """The sorted ids of the grid's nodes, once at least ``n`` are connected.
+
+    Raises
+    ------
+    RuntimeError
+        When fewer than ``n`` nodes connected within ``timeout`` seconds.
+    """
+    end = time.monotonic() + timeout
+    while True:
+        nodes = sorted(int(x) for x in grid.get_node_ids())
+        if len(nodes) >= n:
+            return nodes
+        if time.monotonic() > end:
+            raise RuntimeError(f"{len(nodes)} of the {n} nodes connected within {timeout} s")
+        time.sleep(0.2)
+
 
 __all__ = ["Requests", "answer", "discover", "metric", "partition_of"]
 
@@ -74,8 +118,6 @@ class Requests:
         RuntimeError
             A node failed or did not answer within the timeout.
         """
-        from learning.runtimes.flower.apps import _checked
-
         out = [
             Message(
                 RecordDict(
@@ -91,7 +133,7 @@ class Requests:
             )
             for i, k in enumerate(clients)
         ]
-        got = _checked(self.grid.send_and_receive(out, timeout=self.timeout), len(out), kind)
+        got = checked_replies(self.grid.send_and_receive(out, timeout=self.timeout), len(out), kind)
         by_slot = {int(metric(m, "slot")): m for m in got}
         return [by_slot[i] for i in range(len(out))]
 
@@ -104,21 +146,19 @@ def discover(
     Nodes are found by the ``partition-id`` a ``kind`` query answers; a node whose
     ``num-examples`` is not positive holds no partition of the run.
     """
-    from learning.runtimes.flower.apps import _checked, _source, _wait_for_nodes
-
-    every = _wait_for_nodes(grid, n, timeout)
+    every = wait_for_nodes(grid, n, timeout)
     query = [
         Message(RecordDict({"config": ConfigRecord(base)}), dst_node_id=x, message_type=kind)
         for x in every
     ]
-    answers = _checked(grid.send_and_receive(query, timeout=timeout), len(every), "query")
+    answers = checked_replies(grid.send_and_receive(query, timeout=timeout), len(every), "query")
     nodes: dict[int, int] = {}
     metrics: dict[int, MetricRecord] = {}
     for reply in answers:
         m = record_of(reply.content, "metrics", MetricRecord)
         k = int(scalar(m["partition-id"]))
         if 0 <= k < n and int(scalar(m["num-examples"])) > 0:
-            nodes[k], metrics[k] = _source(reply), m
+            nodes[k], metrics[k] = source_node(reply), m
     missing = sorted(set(range(n)) - set(nodes))
     if missing:
         raise RuntimeError(f"no node holds partitions {missing}")
