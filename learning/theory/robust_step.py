@@ -1,0 +1,207 @@
+r"""One Threshold-Clustering step on independent discrete point laws, with exact moments.
+
+The lemmas that bound the clustering error inside the proofs of Theorems 3 and 4 of
+Werner (2024), ch. 2, §2.6 (= Werner, He, Jordan, Jaggi, Karimireddy, TMLR 2023, App. A.3
+and A.4) look at one step of eq. (2.4) from client :math:`i`'s side: a centre :math:`v`, a
+radius :math:`\tau` and the clipped points
+
+.. math::
+
+    y_j = z_j\,1(\lVert z_j - v\rVert \le \tau) + v\,1(\lVert z_j - v\rVert > \tau),
+
+where :math:`z_j` is client :math:`j`'s gradient :math:`g_j(x_{i,t-1})` (Theorem 3) or
+momentum :math:`m_{j,t}` (Theorem 4). A :class:`ThresholdStep` holds the good points as
+independent discrete laws (the proofs' resampling assumption), the Byzantine points as fixed
+vectors and a deterministic centre, so every expectation the lemmas name is a finite sum.
+
+References
+----------
+M. Werner, *Collaborative Learning: Aligning Goals and Outcomes*, PhD thesis, UC Berkeley
+(2024), ch. 2, §2.6, Lemmas 11-13 and 15-20.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from learning.theory.clustering import FloatArray
+
+__all__ = ["ThresholdStep", "clipped_atoms"]
+
+
+def clipped_atoms(atoms: FloatArray, centre: FloatArray, radius: float) -> FloatArray:
+    r"""The atoms of :math:`y` (eq. (2.4)).
+
+    Each atom of :math:`z` within ``radius`` of ``centre`` stays, every other one moves to
+    ``centre``.
+    """
+    inside = np.linalg.norm(atoms - centre, axis=1) <= radius
+    return np.where(inside[:, None], atoms, centre)
+
+
+def _rounded(value: Any) -> Any:
+    """Floats (and arrays of them) to 6 significant digits, as plain Python."""
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        return float(f"{float(array):.6g}")
+    return [_rounded(v) for v in array]
+
+
+@dataclass(frozen=True, repr=False)
+class ThresholdStep:
+    r"""One clipping step seen from client 0, with its good and bad points.
+
+    Attributes
+    ----------
+    means : ndarray (n_good, d)
+        :math:`\mathbb E_x z_j` of the good points; row 0 is client :math:`i` itself.
+    offsets : ndarray (n_good, k, d)
+        The atoms of :math:`z_j - \mathbb E_x z_j` (mean zero under ``probs``).
+    probs : ndarray (n_good, k)
+        Their probabilities.
+    clusters : ndarray (n_good,)
+        The cluster of each good point; :math:`j \sim i` iff ``clusters[j] == clusters[0]``.
+    bad : ndarray (n_bad, d)
+        The Byzantine points (any vectors).
+    centre : ndarray (d,)
+        The current centre :math:`v_{l-1}`, independent of the points.
+    radius : float
+        :math:`\tau_l`.
+    """
+
+    means: FloatArray
+    offsets: FloatArray
+    probs: FloatArray
+    clusters: NDArray[np.int64]
+    bad: FloatArray
+    centre: FloatArray
+    radius: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """What defines the step and its main moments, rounded to 6 significant digits."""
+        return {
+            "n_good": self.n_good,
+            "n_i": self.n_i,
+            "n_bad": int(self.bad.shape[0]),
+            "means": _rounded(self.means),
+            "noise_atoms_of_i": _rounded(self.offsets[0]),
+            "noise_probs": _rounded(self.probs[0]),
+            "bad": _rounded(self.bad),
+            "centre": _rounded(self.centre),
+            "radius": _rounded(self.radius),
+            "c2": _rounded(self.c2),
+            "rho2": _rounded(self.rho2),
+        }
+
+    def __repr__(self) -> str:
+        """The summary of :meth:`to_dict`."""
+        return f"{type(self).__name__}({self.to_dict()})"
+
+    @property
+    def n_good(self) -> int:
+        r""":math:`|\mathcal G_i|`."""
+        return int(self.means.shape[0])
+
+    @property
+    def n_total(self) -> int:
+        r""":math:`N = |\mathcal G_i| + |\mathcal B_i|`."""
+        return self.n_good + int(self.bad.shape[0])
+
+    @cached_property
+    def same(self) -> NDArray[np.bool_]:
+        r"""The good points with :math:`j \sim i` (client 0 included)."""
+        return np.asarray(self.clusters == self.clusters[0])
+
+    @property
+    def n_i(self) -> int:
+        """:math:`n_i`, the good points of client 0's cluster."""
+        return int(self.same.sum())
+
+    @property
+    def delta(self) -> float:
+        r""":math:`\delta_i = n_i / N`."""
+        return self.n_i / self.n_total
+
+    @cached_property
+    def target(self) -> FloatArray:
+        r""":math:`\mathbb E_x \bar z_i`, the mean over the good points of client 0's cluster."""
+        return np.asarray(self.means[self.same].mean(axis=0))
+
+    @property
+    def c2(self) -> float:
+        r""":math:`c^2 = \lVert v - \mathbb E_x \bar z_i\rVert^2`."""
+        return float(np.sum((self.centre - self.target) ** 2))
+
+    @cached_property
+    def variances(self) -> FloatArray:
+        r""":math:`\mathbb E\lVert z_j - \mathbb E_x z_j\rVert^2` of each good point."""
+        return np.asarray(np.einsum("jk,jkd->j", self.probs, self.offsets**2))
+
+    @property
+    def rho2(self) -> float:
+        r""":math:`\rho^2`: the largest variance of a good point."""
+        return float(self.variances.max())
+
+    @cached_property
+    def clipped(self) -> FloatArray:
+        """The atoms of every good :math:`y_j`, ``(n_good, k, d)``."""
+        atoms = self.means[:, None, :] + self.offsets
+        return np.stack([clipped_atoms(a, self.centre, self.radius) for a in atoms])
+
+    @cached_property
+    def y_means(self) -> FloatArray:
+        r""":math:`\mathbb E y_j` of every good point."""
+        return np.asarray(np.einsum("jk,jkd->jd", self.probs, self.clipped))
+
+    @cached_property
+    def y_variances(self) -> FloatArray:
+        r""":math:`\mathbb E\lVert y_j - \mathbb E y_j\rVert^2` of every good point."""
+        dev = self.clipped - self.y_means[:, None, :]
+        return np.asarray(np.einsum("jk,jkd->j", self.probs, dev**2))
+
+    def second_moments(self, about: FloatArray) -> FloatArray:
+        r""":math:`\mathbb E\lVert y_j - a\rVert^2` of every good point about the point ``about``."""
+        dev = self.clipped - about
+        return np.asarray(np.einsum("jk,jkd->j", self.probs, dev**2))
+
+    @property
+    def bias2(self) -> FloatArray:
+        r""":math:`\lVert\mathbb E(y_j - z_j)\rVert^2` of every good point."""
+        return np.asarray(np.sum((self.y_means - self.means) ** 2, axis=1))
+
+    @property
+    def clipped_variance(self) -> float:
+        r"""The :math:`\mathcal T_2` sum of independent points.
+
+        :math:`\mathbb E\lVert\frac{1}{|\mathcal G_i|}\sum_{j \sim i} (y_j - \mathbb E
+        y_j)\rVert^2`.
+        """
+        return float(self.y_variances[self.same].sum()) / self.n_good**2
+
+    @property
+    def good_error(self) -> float:
+        r"""The good points' error of independent points: squared bias plus variance.
+
+        :math:`\mathbb E\lVert\frac{1}{|\mathcal G_i|}\sum_{j \in \mathcal G_i} y_j -
+        \mathbb E_x \bar z_i\rVert^2`.
+        """
+        bias = self.y_means.mean(axis=0) - self.target
+        return float(bias @ bias) + float(self.y_variances.sum()) / self.n_good**2
+
+    @property
+    def bad_error(self) -> float:
+        r"""The Byzantine points' error (0 without Byzantine points).
+
+        :math:`\lVert\frac{1}{|\mathcal B_i|}\sum_{j \in \mathcal B_i} y_j -
+        \mathbb E_x \bar z_i\rVert^2`.
+        """
+        if self.bad.shape[0] == 0:
+            return 0.0
+        y = clipped_atoms(self.bad, self.centre, self.radius)
+        gap = y.mean(axis=0) - self.target
+        return float(gap @ gap)
