@@ -5,7 +5,9 @@ at ``--scale`` into ``--out/NAME`` and writes ``--out/report.md`` (a summary tab
 held per reproduction, then each reproduction's settings, claims measured next to published,
 and figures) and ``--out/report.json`` (``claims: [{paper, id, statement, published,
 measured, holds, note, reproduction}]``). Exit status 0 when every reproduction ran (a claim
-that does not hold is a finding), 1 when one raised.
+that does not hold is a finding), 1 when one raised. ``--experiments`` prints every table and
+figure of the papers, reproduced or not (:mod:`collabecon.reproductions.inventory`), and runs
+nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="small",
         help="small: CPU minutes; paper: the papers' sizes",
     )
-    parser.add_argument("--out", type=Path, required=True, help="report directory")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="report directory (needed unless --experiments)"
+    )
+    parser.add_argument(
+        "--experiments",
+        action="store_true",
+        help="list every table and figure of the papers, reproduced or not; run nothing",
+    )
     str_list(
         parser,
         "--only",
@@ -46,8 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from collabecon.cli._paths import writable_dir
     from collabecon.cli._progress import Progress
+    from collabecon.reproductions.inventory import EXPERIMENTS
     from collabecon.reproductions.report import run_report, select
 
+    if args.experiments:
+        return {"experiments": [e.to_dict() for e in EXPERIMENTS]}
+    if args.out is None:
+        raise ValueError("--out is required (the report directory) unless --experiments")
     if args.seeds is not None and args.seeds < 1:
         raise ValueError(f"--seeds must be an integer >= 1, got {args.seeds}")
     if args.workers < 1:
@@ -76,6 +90,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    if "reproductions" not in result:
+        return _experiments_text(result["experiments"])
     rows = [
         (name, "error" if "error" in r else f"{r['held']} / {r['total']}", f"{r['seconds']:.1f}")
         for name, r in result["reproductions"].items()
@@ -89,6 +105,20 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _experiments_text(experiments: list[dict[str, Any]]) -> str:
+    from collabecon.reproductions.inventory import PAPERS
+
+    short = {p.citation: p.short for p in PAPERS}
+    rows = [
+        (short[e["paper"]], e["label"], e["reproduction"] or "-", e["explanation"])
+        for e in experiments
+    ]
+    done = sum(e["reproduction"] is not None for e in experiments)
+    lines = [table(rows, ("paper", "label", "reproduced by", "what is compared / why not"))]
+    lines.append(f"{done} of {len(experiments)} tables and figures reproduced")
+    return "\n".join(lines)
+
+
 def exit_status(result: dict[str, Any]) -> int:
     """1 when a reproduction raised; claims that do not hold are findings (0)."""
-    return 1 if result["failed"] else 0
+    return 1 if result.get("failed") else 0
