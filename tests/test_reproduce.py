@@ -126,3 +126,43 @@ def test_out_that_is_a_file_exits_2(fake, capsys):
     assert main(["reproduce", "--out", str(fake)]) == 2
     assert "is a file, not a directory" in capsys.readouterr().err
     assert "fake_good_repro" not in sys.modules
+
+
+def test_report_lists_every_table_and_figure_of_the_papers(fake, capsys):
+    from collabecon.reproductions.inventory import EXPERIMENTS
+
+    assert main(["reproduce", "--out", str(fake), "--only", "good", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = [e.to_dict() for e in EXPERIMENTS]
+    assert out["experiments"] == rows
+    assert json.loads((fake / "report.json").read_text())["experiments"] == rows
+    page = (fake / "report.md").read_text()
+    assert "## The papers' experiments" in page
+    assert "| paper | label | subject | reproduced by | what is compared / why not |" in page
+    for e in EXPERIMENTS:
+        by = f"`{e.reproduction}`" if e.reproduction else "-"
+        line = f"| {e.paper.short} | {e.label}, {e.where} | {e.subject} | {by} | "
+        assert line + e.explanation().replace("|", "\\|") + " |" in page
+
+
+def test_experiments_flag_lists_the_inventory_and_runs_nothing(fake, capsys):
+    from collabecon.reproductions.inventory import EXPERIMENTS
+
+    assert main(["reproduce", "--experiments"]) == 0
+    text = capsys.readouterr().out
+    reproduced = sum(e.reproduction is not None for e in EXPERIMENTS)
+    assert f"{reproduced} of {len(EXPERIMENTS)} tables and figures reproduced" in text
+    assert all(e.label in text and e.explanation() in text for e in EXPERIMENTS)
+    assert main(["reproduce", "--experiments", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "experiments": [e.to_dict() for e in EXPERIMENTS]
+    }
+    assert "fake_good_repro" not in sys.modules and not fake.exists()
+
+
+def test_out_is_required_to_run_the_reproductions(fake, capsys):
+    assert main(["reproduce"]) == 2
+    assert (
+        "--out is required (the report directory) unless --experiments" in capsys.readouterr().err
+    )
+    assert "fake_good_repro" not in sys.modules

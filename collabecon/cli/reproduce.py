@@ -5,7 +5,9 @@ at ``--scale`` into ``--out/NAME`` and writes ``--out/report.md`` (a summary tab
 held per reproduction, then each reproduction's settings, claims measured next to published,
 and figures) and ``--out/report.json`` (``claims: [{paper, id, statement, published,
 measured, holds, note, reproduction}]``). Exit status 0 when every reproduction ran (a claim
-that does not hold is a finding), 1 when one raised.
+that does not hold is a finding), 1 when one raised. ``--experiments`` prints every table and
+figure of the papers, reproduced or not (:mod:`collabecon.reproductions.inventory`), and runs
+nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from collabecon.cli._output import table
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the flags of ``collabecon reproduce``.
 
-    ``--scale`` (``small`` or ``paper``), ``--out`` (required: the report directory),
-    ``--only`` (a subset of :data:`collabecon.reproductions.REPRODUCTIONS`), ``--seeds`` (per
-    reproduction) and ``--workers`` (reproductions run at once).
+    ``--scale`` (``small`` or ``paper``), ``--out`` (the report directory, required unless
+    ``--experiments``), ``--only`` (a subset of :data:`collabecon.reproductions.REPRODUCTIONS`),
+    ``--seeds`` (per reproduction), ``--workers`` (reproductions run at once) and
+    ``--experiments`` (list every table and figure of the papers, reproduced or not, and run
+    nothing).
 
     Parameters
     ----------
@@ -38,7 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="small",
         help="small: CPU minutes; paper: the papers' sizes",
     )
-    parser.add_argument("--out", type=Path, required=True, help="report directory")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="report directory (needed unless --experiments)"
+    )
+    parser.add_argument(
+        "--experiments",
+        action="store_true",
+        help="list every table and figure of the papers, reproduced or not; run nothing",
+    )
     str_list(
         parser,
         "--only",
@@ -83,8 +94,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """
     from collabecon.cli._paths import writable_dir
     from collabecon.cli._progress import Progress
+    from collabecon.reproductions.inventory import EXPERIMENTS
     from collabecon.reproductions.report import run_report, select
 
+    if args.experiments:
+        return {"experiments": [e.to_dict() for e in EXPERIMENTS]}
+    if args.out is None:
+        raise ValueError("--out is required (the report directory) unless --experiments")
     if args.seeds is not None and args.seeds < 1:
         raise ValueError(f"--seeds must be an integer >= 1, got {args.seeds}")
     if args.workers < 1:
@@ -115,9 +131,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def render(result: dict[str, Any]) -> str:
     """The human summary of :func:`run`'s result.
 
-    One row per reproduction (claims held of its total, or ``error``, and its seconds), each
-    error's text, the claims held overall, and the two files written.
+    The inventory of the papers' experiments with ``--experiments``; otherwise one row per
+    reproduction (claims held of its total, or ``error``, and its seconds), each error's
+    text, the claims held overall, and the two files written.
     """
+    if "reproductions" not in result:
+        return _experiments_text(result["experiments"])
     rows = [
         (name, "error" if "error" in r else f"{r['held']} / {r['total']}", f"{r['seconds']:.1f}")
         for name, r in result["reproductions"].items()
@@ -131,6 +150,20 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _experiments_text(experiments: list[dict[str, Any]]) -> str:
+    from collabecon.reproductions.inventory import PAPERS
+
+    short = {p.citation: p.short for p in PAPERS}
+    rows = [
+        (short[e["paper"]], e["label"], e["reproduction"] or "-", e["explanation"])
+        for e in experiments
+    ]
+    done = sum(e["reproduction"] is not None for e in experiments)
+    lines = [table(rows, ("paper", "label", "reproduced by", "what is compared / why not"))]
+    lines.append(f"{done} of {len(experiments)} tables and figures reproduced")
+    return "\n".join(lines)
+
+
 def exit_status(result: dict[str, Any]) -> int:
     """1 when a reproduction raised; claims that do not hold are findings (0)."""
-    return 1 if result["failed"] else 0
+    return 1 if result.get("failed") else 0

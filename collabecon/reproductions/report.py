@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import collabecon.reproductions as experiments
+from collabecon.reproductions import inventory
 from econ.claims import Reproduction, count_held
 from econ.outputs import plain
 
@@ -94,6 +95,7 @@ class ReportResult:
             "failed": self.failed,
             "claims": self.claims(),
             "reproductions": reproductions,
+            "experiments": [e.to_dict() for e in inventory.EXPERIMENTS],
         }
 
 
@@ -155,7 +157,7 @@ def _relative_figures(reproduction: Reproduction, name: str) -> Reproduction:
 
 
 def markdown(result: ReportResult) -> str:
-    """The report page: title, summary table, then each reproduction's section."""
+    """The report page: title, summary table, the papers' experiments, each reproduction."""
     held, total = count_held_dicts(result.claims())
     lines = [
         f"# collabecon reproductions ({result.scale} scale)",
@@ -171,6 +173,7 @@ def markdown(result: ReportResult) -> str:
         cell = f"{h} / {t}" if o.error is None else "error"
         lines.append(f"| [{o.name}](#{o.name}) | {cell} | {o.seconds:.1f} |")
     lines += ["", f"{held} of {total} claims hold over all reproductions that ran.", ""]
+    lines += [inventory.markdown(level=2)]
     for o in result.outcomes:
         lines += [f'<a id="{o.name}"></a>', ""]
         if o.reproduction is None:
