@@ -197,8 +197,7 @@ CLUSTERING = Paper(
 
 COBO = Paper(
     "cobo",
-    "Hashemi, He and Jaggi, 'CoBo: Collaborative Learning via Bilevel Optimization' "
-    "(NeurIPS 2024)",
+    "Hashemi, He and Jaggi, 'CoBo: Collaborative Learning via Bilevel Optimization' (NeurIPS 2024)",
     (
         _s(
             "Theorem 1 (exact gradients)",

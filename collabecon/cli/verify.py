@@ -21,6 +21,7 @@ from econ import propositions, statement_index
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``collabecon verify``: ``--only PREFIX`` and ``--markdown``."""
     parser.add_argument(
         "--only", default="", metavar="PREFIX", help="only ids starting with PREFIX"
     )
@@ -40,6 +41,7 @@ def outcomes(prefix: str = "") -> list[propositions.Outcome]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Check the entries under ``--only``: outcomes, summary and each paper's coverage."""
     checked = outcomes(args.only)
     result: dict[str, Any] = {
         "propositions": [o.to_dict() for o in checked],
@@ -62,6 +64,7 @@ def papers(checked: list[propositions.Outcome], prefix: str = "") -> dict[str, A
 
 
 def render(result: dict[str, Any]) -> str:
+    """The text output: the entries, the summary, the unchecked reasons, the papers' table."""
     if "markdown" in result:
         return str(result["markdown"]).rstrip("\n")
     rows = [
@@ -106,6 +109,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def exit_status(result: dict[str, Any]) -> int:
+    """1 when a verdict disagrees with what its entry expects, 0 otherwise."""
     return 1 if result["summary"]["disagreeing"] else 0
 
 
