@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ KEYS = [paper.key for paper in S.PAPERS]
 
 
 @functools.cache
-def _coverage() -> dict[str, dict[str, object]]:
+def _coverage() -> dict[str, dict[str, Any]]:
     """The coverage of every indexed entry (each check run once, shared with the registry's tests)."""
     ids = {i for paper in S.PAPERS for i in S.indexed_ids(paper)}
     return S.coverage(_outcome(i) for i in sorted(ids & REGISTERED))
