@@ -45,6 +45,11 @@ class Statement:
         Where it is printed (section or appendix).
     ids
         The registry ids that register it; empty while none does.
+
+    References
+    ----------
+    The five papers of the module's references; each statement's place is its row's
+    ``place``.
     """
 
     label: str
@@ -54,7 +59,13 @@ class Statement:
 
 @dataclass(frozen=True, slots=True)
 class Paper:
-    """A paper (or a chapter of the thesis) and its numbered statements."""
+    """A paper (or a chapter of the thesis) and its numbered statements.
+
+    References
+    ----------
+    The five papers of the module's references; each statement's place is its row's
+    ``place``.
+    """
 
     key: str
     title: str
@@ -280,7 +291,13 @@ PAPERS: tuple[Paper, ...] = (THESIS_CH2, THESIS_CH3, THESIS_CH4, CLUSTERING, COB
 
 
 def indexed_ids(paper: Paper) -> tuple[str, ...]:
-    """The distinct registry ids of ``paper``'s statements, in the order of the index."""
+    """The distinct registry ids of ``paper``'s statements, in the order of the index.
+
+    References
+    ----------
+    The five papers of the module's references; each statement's place is its row's
+    ``place``.
+    """
     return tuple(dict.fromkeys(i for s in paper.statements for i in s.ids))
 
 
@@ -303,6 +320,11 @@ def coverage(outcomes: Iterable[Outcome]) -> dict[str, dict[str, Any]]:
         ``{paper key: {"title", "numbered", "registered", "unchecked", "missing",
         "unchecked_labels", "verdicts"}}``; ``missing`` lists the labels of the statements no
         outcome registers, ``verdicts`` counts the paper's outcomes by status.
+
+    References
+    ----------
+    The five papers of the module's references; each statement's place is its row's
+    ``place``.
     """
     status = {o.proposition.id: o.verdict.status for o in outcomes}
     report: dict[str, dict[str, Any]] = {}
