@@ -11,10 +11,13 @@ PACKAGES = ("econ", "games", "learning.theory")
 def verify(prefix: str = "") -> list[propositions.Outcome]:
     """Check every registered proposition whose id starts with ``prefix``.
 
-    Imports every module of ``econ``, ``games`` and ``learning.theory`` (so that each registers its entries), then runs
-    the check of each matching entry. An outcome ``agrees`` when its verdict (``proved``,
-    ``checked`` or ``refuted``) matches what the entry expects; ``docs/errata.md`` lists the
-    refuted statements with their counterexamples.
+    Imports every module of ``econ``, ``games`` and ``learning.theory`` (so that each
+    registers its entries), then runs the check of each matching entry. An outcome ``agrees``
+    when its verdict (``proved``, ``checked`` or ``refuted``) matches what the entry expects,
+    or when it is ``unchecked`` (registered with the reason no check is possible) and names no
+    perturbation; ``docs/errata.md`` lists the refuted statements with their
+    counterexamples, and :func:`econ.statement_index.coverage` of the outcomes says how many
+    of each paper's numbered statements they register.
 
     Parameters
     ----------

@@ -38,6 +38,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
@@ -79,6 +80,7 @@ class Verdict:
 
     @property
     def holds(self) -> bool:
+        """Whether the statement was found to hold (``proved`` or ``checked``)."""
         return self.status in (Status.PROVED, Status.CHECKED)
 
 
@@ -190,7 +192,11 @@ def all_zero(identities: Iterable[tuple[sp.Expr, str]], what: str) -> Verdict:
 
 
 def _plain(value: Any) -> Any:
-    """A counterexample's value as shown: numpy as Python, sympy exact (its string)."""
+    """A counterexample's value as shown: numpy as Python, sympy and fractions exact (strings)."""
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Fraction):
+        return str(value)
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -236,6 +242,7 @@ class Proposition:
     perturb: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        """Resolve the default kind."""
         # a correction is the toolkit's own statement; anything else is the paper's unless said
         default = Kind.DERIVED if self.id.endswith(CORRECTED) else Kind.PAPER
         object.__setattr__(self, "kind", default if self.kind is None else Kind(self.kind))
@@ -467,8 +474,9 @@ def errata_markdown(outcomes: Iterable[Outcome]) -> str:
 
 
 def _rounded(value: Any) -> Any:
-    """Floats to 10 significant digits: the page must not depend on the last bits of a
-    platform's arithmetic.
+    """Floats to 10 significant digits.
+
+    The page must not depend on the last bits of a platform's arithmetic.
     """
     if isinstance(value, float):
         return float(f"{value:.10g}")

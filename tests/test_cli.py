@@ -21,7 +21,7 @@ def test_unknown_subcommand_exits_2():
 def test_verify_json_shape(capsys):
     assert main(["verify", "--json", "--only", "thesis.ch3.lemma2"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"propositions", "summary"}
+    assert set(out) == {"propositions", "summary", "papers"}
     assert set(out["summary"]) >= {"proved", "checked", "refuted", "disagreeing"}
     first = out["propositions"][0]
     assert set(first) >= {"id", "source", "statement", "status", "expected", "agrees", "evidence"}

@@ -1,0 +1,403 @@
+r"""IP-FL's §5 and App. I, checkable: Proposition 1 part 2, Theorems 3, 4 and 6, Corollary 8.1.
+
+Khan et al., "IP-FL: Incentivized and Personalized Federated Learning" (arXiv 2304.07514 v4),
+§5 'Convergence Analysis of the IP-FL' and App. I 'Proofs for Section 5'. Proposition 1 part 1
+(the Lloyd process) is ``ipfl.prop1.lloyd`` in :mod:`games.ipfl.propositions`. The models are
+those of the paper's proofs: Gaussian clients :math:`z_{ij} \sim N(\mu_i, \sigma^2)` clustered
+by their means, and gradient descent on convex (quadratic or least-squares) losses.
+
+The printed statements that fail:
+
+- Proposition 1, part 2: the bias of a cluster, read as the weighted spread of its clients'
+  means around its centroid, can exceed the whole system's; only the pooled within-cluster
+  spread is always smaller (``ipfl.prop1.bias``).
+- Theorem 4 puts "there exists T" before "for every :math:`\epsilon`", which claims that
+  :math:`PMA_i^{(t)}` equals :math:`PMA_i^*` after finitely many rounds; gradient descent
+  only approaches it (``ipfl.thm4``; the proof's Eq. 46 has the right order).
+- Corollary 8.1 claims :math:`PMA_i > 0` for every client; in the Gaussian model of §3 a
+  cluster with no gap to the others is worse than FedAvg (``ipfl.cor8.1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from econ.propositions import Kind, Verdict, on_points, proposition
+from games.ipfl import opt_outs
+from games.ipfl.config import FloatArray
+from games.ipfl.gaussian_propositions import exact_errors
+from games.ipfl.propositions import PAPER, lloyd
+
+__all__ = ["cluster_biases"]
+
+
+def cluster_biases(
+    means: ArrayLike, sizes: ArrayLike, labels: ArrayLike
+) -> tuple[dict[int, float], float]:
+    r"""The bias of each cluster and of the system (Prop. 1's proof, App. I, part 2).
+
+    .. math::
+
+        \mathrm{Bias}(C_k) = \frac{\sum_{i \in C_k} n_i (\hat\mu_i - \beta_k)^2}
+                                  {\sum_{i \in C_k} n_i}, \qquad
+        \mathrm{Bias}(System) = \frac{\sum_i n_i (\hat\mu_i - \bar\beta)^2}{\sum_i n_i},
+
+    with :math:`\beta_k` and :math:`\bar\beta` the size-weighted means of the cluster and of
+    every client: "the deviation of the average data distribution in the cluster from" the
+    clients' own.
+
+    References
+    ----------
+    Khan et al., IP-FL (arXiv 2304.07514 v4), App. I, proof of Proposition 1, part 2.
+    """
+    mu, n, lab = np.asarray(means), np.asarray(sizes), np.asarray(labels)
+    biases = {}
+    for k in np.unique(lab):
+        members = lab == k
+        centre = np.sum(n[members] * mu[members]) / n[members].sum()
+        biases[int(k)] = float(np.sum(n[members] * (mu[members] - centre) ** 2) / n[members].sum())
+    centre = np.sum(n * mu) / n.sum()
+    return biases, float(np.sum(n * (mu - centre) ** 2) / n.sum())
+
+
+def _clusterings() -> Iterator[dict[str, Any]]:
+    # one heavy client at 0 and two light ones at 10 and 11: the light pair is a cluster
+    yield {"mu": [0.0, 10.0, 11.0], "n": [1000.0, 1.0, 1.0], "init": [0.0, 10.0]}
+    for seed in range(40):
+        rng = np.random.default_rng(100 + seed)
+        k = int((2, 3, 4)[seed % 3])
+        m = int(rng.integers(2 * k, 41))
+        sizes = rng.integers(5, 201, m).astype(np.float64)
+        mu = float((0.3, 1.0, 3.0)[seed % 3]) * rng.integers(0, k, m) + rng.normal(0, 0.3, m)
+        yield {"mu": mu, "n": sizes, "init": rng.choice(mu, k, replace=False)}
+
+
+def _prop1_bias(pooled: bool) -> Verdict:
+    def holds(mu: FloatArray, n: FloatArray, init: FloatArray) -> bool:
+        labels, _ = lloyd(mu, n, init, max_iter=500)
+        biases, system = cluster_biases(np.asarray(mu), np.asarray(n), labels)
+        if pooled:
+            mass = {k: float(np.asarray(n)[labels == k].sum()) for k in biases}
+            return sum(mass[k] * b for k, b in biases.items()) < float(np.sum(n)) * system
+        return all(b < system for b in biases.values())
+
+    return on_points(
+        holds,
+        _clusterings(),
+        "the pooled within-cluster bias sum_k N_k Bias(C_k) < N Bias(System)"
+        if pooled
+        else "Bias(C_k) < Bias(System) for every cluster k of the converged Lloyd process",
+        drawn="means (0, 10, 11) with sizes (1000, 1, 1) started at centroids (0, 10), then 40 "
+        "seeded instances (seeds 100-139): K = 2, 3, 4, 2K-40 clients of 5-200 samples, group "
+        "means 0.3, 1 or 3 apart with N(0, 0.3^2) client shifts, centroids started at K "
+        "random client means",
+    )
+
+
+@proposition(
+    "ipfl.prop1.bias",
+    source=f"{PAPER}, §5 Proposition 1 ('the within-cluster bias is reduced'); App. I, proof "
+    "of Proposition 1, part 2 (Bias(C_k) < Bias(System)); reading: Bias is the size-weighted "
+    "mean squared distance of the clients' means to the average of the cluster (system)",
+    statement="for every cluster C_k of the converged clustering, Bias(C_k) < Bias(System)",
+    holds=False,
+    kind=Kind.READING,
+    perturb={"pooled": True},
+)
+def _prop1_bias_printed(pooled: bool = False) -> Verdict:
+    return _prop1_bias(pooled)
+
+
+@proposition(
+    "ipfl.prop1.bias.corrected",
+    source=f"{PAPER}, App. I, proof of Proposition 1, part 2, pooled over the clusters: the "
+    "within-cluster sum of squares that the proof's clustering minimises",
+    statement="sum_k N_k Bias(C_k) < N Bias(System) for a converged clustering with K >= 2 "
+    "distinct centroids (the total sum of squares minus the between-cluster one)",
+    perturb={"pooled": False},
+)
+def _prop1_bias_corrected(pooled: bool = True) -> Verdict:
+    return _prop1_bias(pooled)
+
+
+def _regression(rng: np.random.Generator, n: int, d: int) -> tuple[FloatArray, FloatArray]:
+    """The Hessian and linear term of the least-squares loss on n Gaussian samples."""
+    x = rng.normal(size=(n, d))
+    y = x @ rng.normal(0, 2, d) + rng.normal(0, 0.5, n)
+    return x.T @ x / n, x.T @ y / n
+
+
+@proposition(
+    "ipfl.thm3",
+    source=f"{PAPER}, §5 Theorem 3; App. I, proof of Theorem 3 (Eq. 40-45: gradient steps "
+    "theta^(t+1) = theta^(t) - eta_t grad L(theta^(t)) with 0 < eta_t < 2/beta); reading: the "
+    "theorem fixes no step size, the proof's are taken",
+    statement="for clusters of Gaussian data and a convex loss L (least squares on Gaussian "
+    "features), gradient descent with 0 < eta < 2/beta converges to the minimiser theta* of the "
+    "global loss, and, on each cluster once the clustering has converged, to the minimiser "
+    "theta_k* of the cluster's loss",
+    kind=Kind.READING,
+    perturb={"step": 2.2},
+)
+def _thm3(step: float | None = None) -> Verdict:
+    def cases() -> Iterator[dict[str, Any]]:
+        rng = np.random.default_rng(3)
+        for _ in range(30):
+            d, k = int(rng.integers(1, 8)), int(rng.integers(2, 4))
+            parts = [_regression(rng, int(rng.integers(5 * d, 40 * d + 1)), d) for _ in range(k)]
+            c = float(rng.uniform(0.05, 1.95)) if step is None else step
+            yield {"parts": parts, "c": c}
+
+    def converges(parts: list[tuple[FloatArray, FloatArray]], c: float) -> bool:
+        losses = [
+            *parts,
+            (sum(h for h, _ in parts) / len(parts), sum(g for _, g in parts) / len(parts)),
+        ]
+        for hessian, linear in losses:
+            optimum = np.asarray(np.linalg.solve(hessian, linear))
+            eta = c / float(np.linalg.eigvalsh(hessian)[-1])
+            # 3000 steps theta <- theta - eta (H theta - g) from 0 leave (I - eta H)^3000 theta*
+            with np.errstate(over="ignore", invalid="ignore"):
+                power = np.linalg.matrix_power(np.eye(optimum.size) - eta * hessian, 3000)
+                error = np.linalg.norm(power @ optimum)
+            if not error <= 1e-6 * (1 + np.linalg.norm(optimum)):
+                return False
+        return True
+
+    return on_points(
+        converges,
+        cases(),
+        "||theta_3000 - theta*|| <= 1e-6 (1 + ||theta*||) for the global loss and every cluster",
+        drawn="30 seeded problems (seed 3): 2-3 clusters in R^1..R^7, each 5d-40d samples with "
+        "N(0, I) features, N(0, 2^2) true weights and N(0, 0.5^2) label noise; the global loss "
+        "their average; step eta = c/beta with c uniform in [0.05, 1.95] (beta the largest "
+        "Hessian eigenvalue), started at 0",
+    )
+
+
+def _thm4_points() -> Iterator[dict[str, Any]]:
+    one = Fraction(1)
+    yield {"eta": one / 4, "theta0": one, "mu": [0 * one], "weights": [one], "epsilon": one / 1000}
+    rng = np.random.default_rng(4)
+    for _ in range(40):
+        m = int(rng.integers(1, 8))
+        mu = [Fraction(int(v), 8) for v in rng.integers(-40, 41, m)]
+        weights = [Fraction(int(v)) for v in rng.integers(1, 50, m)]
+        yield {
+            "eta": Fraction(int(rng.integers(1, 100)), 100),
+            "theta0": Fraction(int(rng.integers(-40, 41)), 4),
+            "mu": mu,
+            "weights": weights,
+            "epsilon": Fraction(1, 10 ** int(rng.integers(1, 13))),
+        }
+
+
+def _thm4(order: str) -> Verdict:
+    """PMA_i(t) - PMA_i* = f_i(theta_t) - f_i(beta), f_i(theta) = -E(theta - z_i)^2, exactly."""
+
+    def holds(
+        eta: Fraction,
+        theta0: Fraction,
+        mu: list[Fraction],
+        weights: list[Fraction],
+        epsilon: Fraction,
+    ) -> bool:
+        beta = Fraction(sum(w * m for w, m in zip(weights, mu, strict=True))) / sum(weights)
+        ratio, start, theta = 1 - 2 * eta, theta0 - beta, Fraction(theta0)
+        for t in range(30):  # gradient descent on sum_i w_i E(theta - z_i)^2, step eta
+            if theta - beta != ratio**t * start:  # its closed form d_t = ratio^t d_0
+                return False
+            theta -= 2 * eta * (theta - beta)
+        if order == "exists T first":
+            # d_t is never 0 unless ratio or d_0 is, and the gap d_t (d_t + 2 (beta - mu_i))
+            # vanishes at most once: it is 0 from some T on iff ratio = 0 or d_0 = 0
+            return ratio == 0 or start == 0
+        spread = 2 * max(abs(beta - m) for m in mu)
+
+        def bound(t: int) -> Fraction:  # |gap_i(t)| <= |d_t| (|d_t| + spread), decreasing
+            d = abs(Fraction(ratio**t) * start)
+            return d * (d + spread)
+
+        first = 1
+        while bound(first) >= epsilon and first < 1 << 14:
+            first *= 2
+        return bound(first) < epsilon and all(
+            abs((beta + ratio**t * start - m) ** 2 - (beta - m) ** 2) < epsilon
+            for t in range(first, first + 20)
+            for m in mu
+        )
+
+    return on_points(
+        holds,
+        _thm4_points(),
+        "there is T with PMA_i(t) = PMA_i* for every t >= T (every epsilon > 0)"
+        if order == "exists T first"
+        else "for every epsilon > 0 there is T with |PMA_i(t) - PMA_i*| < epsilon for t >= T",
+        drawn="one client with mean 0, the model started at 1, eta = 1/4, epsilon = 1/1000; then "
+        "40 seeded exact (rational) instances (seed 4): 1-7 Gaussian clients of one "
+        "cluster with means in [-5, 5] (steps of 1/8) and weights 1-49, the cluster model "
+        "started in [-10, 10] and run by gradient descent with step eta in {0.01, ..., 0.99} "
+        "(0 < eta < 2/beta = 1), epsilon = 10^-1 .. 10^-12; exact arithmetic, the closed form "
+        "of gradient descent confirmed on its first 30 steps, T found by doubling and the 20 "
+        "rounds from T on compared with epsilon",
+    )
+
+
+@proposition(
+    "ipfl.thm4",
+    source=f"{PAPER}, §5 Theorem 4 (under Proposition 1 and Theorem 3); PMA_i = f_i(w_k) - "
+    "rho_i (Remark 5) with a performance f_i continuous in the model, as the proof (Eq. 46) "
+    "assumes",
+    statement="there exists a finite T such that for all t >= T, for every epsilon, "
+    "|PMA_i(t) - PMA_i*| < epsilon for each client i",
+    holds=False,
+    perturb={"order": "epsilon first"},
+)
+def _thm4_printed(order: str = "exists T first") -> Verdict:
+    return _thm4(order)
+
+
+@proposition(
+    "ipfl.thm4.corrected",
+    source=f"{PAPER}, App. I, proof of Theorem 4, Eq. 46 ('for given epsilon > 0, there exists "
+    "a finite T')",
+    statement="for every epsilon > 0 there exists a finite T with |PMA_i(t) - PMA_i*| < "
+    "epsilon for all t >= T",
+    perturb={"order": "exists T first"},
+)
+def _thm4_corrected(order: str = "epsilon first") -> Verdict:
+    return _thm4(order)
+
+
+def _fedavg(
+    a: FloatArray, m: FloatArray, w: FloatArray, local: int, c: float, t0: float, rounds: int
+) -> list[FloatArray]:
+    """Global models of weighted aggregation of E local GD steps on L_i = a_i/2 ||M - m_i||^2."""
+    model, path = np.zeros(m.shape[1]), []
+    for t in range(1, rounds + 1):
+        path.append(model)
+        shrink = (1 - c / (t + t0) * a) ** local  # E steps of size eta_t on each quadratic
+        model = w @ (m + shrink[:, None] * (model[None, :] - m))
+    path.append(model)
+    return path
+
+
+@proposition(
+    "ipfl.thm6",
+    source=f"{PAPER}, §5 Theorem 6; App. I, proof of Theorem 6 (local gradient descent, "
+    "weighted aggregation M_(t+1) = sum_i w_i M_(t+1)^i)",
+    statement="for convex beta-smooth local losses L_i, local gradient steps with eta_t, "
+    "sum eta_t = infinity and sum eta_t^2 < infinity, and aggregation with the data weights "
+    "w_i, the global models M_t converge to a minimiser M* of L(M) = sum_i w_i L_i(M)",
+    perturb={"target_weights": "uniform"},
+)
+def _thm6(target_weights: str = "data") -> Verdict:
+    def cases() -> Iterator[dict[str, Any]]:
+        rng = np.random.default_rng(6)
+        for _ in range(30):
+            n, d = int(rng.integers(2, 11)), int(rng.integers(1, 6))
+            a = rng.uniform(0.5, 5.0, n)
+            c = float(rng.uniform(1.0, 3.0)) / a.min()
+            yield {
+                "a": a,
+                "m": rng.normal(0, 3, (n, d)),
+                "sizes": rng.integers(1, 101, n).astype(np.float64),
+                "local": int(rng.choice((1, 2, 5))),
+                "c": c,
+                "t0": c * a.max() * float(rng.uniform(1.0, 3.0)),
+            }
+
+    def converges(
+        a: FloatArray, m: FloatArray, sizes: FloatArray, local: int, c: float, t0: float
+    ) -> bool:
+        w = sizes / sizes.sum()
+        v = w if target_weights == "data" else np.full(w.size, 1 / w.size)
+        optimum = (v * a) @ m / (v * a).sum()  # the minimiser of sum_i v_i L_i
+        path = _fedavg(a, m, w, local, c, t0, 4000)
+        err = [float(np.linalg.norm(x - optimum)) for x in (path[0], path[1000], path[-1])]
+        return err[2] <= 0.05 * err[0] and err[2] <= max(0.5 * err[1], 1e-9 * err[0])
+
+    return on_points(
+        converges,
+        cases(),
+        "after 4000 rounds ||M_t - M*|| is below 5% of ||M_0 - M*|| and below half its value "
+        "at round 1000 (still shrinking) or below 1e-9 ||M_0 - M*|| (rounding)",
+        drawn="30 seeded problems (seed 6): 2-10 clients, L_i = a_i/2 ||M - m_i||^2 in R^1..R^5 "
+        "with a_i uniform in [0.5, 5] (beta = max a_i), m_i ~ N(0, 3^2 I), 1-100 samples per "
+        "client as weights, E = 1, 2 or 5 local steps, eta_t = c/(t + t0) with c a_min uniform "
+        "in [1, 3] and t0 = (1-3) c beta (so eta_1 <= 1/beta), started at 0",
+    )
+
+
+def _cor8_points() -> Iterator[dict[str, Any]]:
+    yield {"sizes": np.full(10, 50.0), "m1": 5, "sigma": 1.0, "tau": 0.1, "gap": 0.0}
+    rng = np.random.default_rng(81)
+    for _ in range(59):
+        m = int(rng.integers(3, 30))
+        yield {
+            "sizes": rng.integers(5, 200, m).astype(np.float64),
+            "m1": int(rng.integers(1, m)),
+            "sigma": float(rng.uniform(0.2, 3.0)),
+            "tau": float(rng.uniform(0.0, 1.0)),
+            "gap": float(rng.uniform(0.0, 3.0)),
+        }
+
+
+def _cor8(claim: str, stays: Callable[[FloatArray], NDArray[np.bool_]]) -> Verdict:
+    """PMA of client 0 in cluster T_1 under Eq. 3: its FedAvg MSE minus its cluster MSE."""
+
+    def holds(sizes: FloatArray, m1: int, sigma: float, tau: float, gap: float) -> bool:
+        errors = exact_errors(sizes, m1, sigma, tau, gap)
+        pma = errors["fl"] - errors["cluster"]
+        if claim == "positive":
+            return pma > 0
+        return pma <= 0 or bool(np.asarray(stays(np.array([pma])))[0])
+
+    return on_points(
+        holds,
+        _cor8_points(),
+        "PMA_i > 0" if claim == "positive" else "a client with PMA_i > 0 does not opt out",
+        drawn="10 clients of 50 samples, T_1 = 5 of them, sigma = 1, tau = 0.1, no gap between "
+        "the groups' means, then seeded (seed 81) 59 models of Eq. 3: 3-29 clients of 5-199 "
+        "samples, |T_1| in 1..m-1, sigma in [0.2, 3], tau in [0, 1], gap in [0, 3]; PMA_i = "
+        "f_i(cluster) - f_i(FedAvg) with f_i = -MSE of client 0's estimate (games.ipfl."
+        "gaussian_propositions.exact_errors)",
+    )
+
+
+def _stays(pma: FloatArray) -> NDArray[np.bool_]:
+    """Eq. 2 corrected (games.ipfl.opt_outs): a client stays iff PMA_i > 0."""
+    return ~opt_outs(pma)
+
+
+@proposition(
+    "ipfl.cor8.1",
+    source=f"{PAPER}, App. I, Corollary 8.1 and its proof, in the Gaussian model of §3 (Eq. 3)",
+    statement="for each client i, PMA_i is positive and approaches PMA_i*; if PMA_i > 0 the "
+    "likelihood of client i opting out is minimised",
+    holds=False,
+    perturb={"claim": "stays"},
+)
+def _cor8_printed(
+    claim: str = "positive", stays: Callable[[FloatArray], NDArray[np.bool_]] = _stays
+) -> Verdict:
+    return _cor8(claim, stays)
+
+
+@proposition(
+    "ipfl.cor8.1.corrected",
+    source=f"{PAPER}, App. I, Corollary 8.1 without 'PMA_i is positive' (its proof says 'for "
+    "most clients'), with Eq. 2's opt-out rule as corrected in ipfl.eq2.corrected",
+    statement="a client with PMA_i > 0 does not opt out (opt-out likelihood 0, its minimum); "
+    "PMA_i > 0 is not guaranteed",
+    perturb={"stays": lambda pma: np.asarray(pma) > 1e9},
+)
+def _cor8_corrected(
+    claim: str = "stays", stays: Callable[[FloatArray], NDArray[np.bool_]] = _stays
+) -> Verdict:
+    return _cor8(claim, stays)
