@@ -1,4 +1,4 @@
-r"""Theorems 1 and 3 of Werner (2024), ch. 2 (= Werner et al., TMLR 2023, §3), run.
+r"""Theorems 1-4 of Werner (2024), ch. 2 (= Werner et al., TMLR 2023, §3), run.
 
 Each theorem bounds what an algorithm of the chapter returns, up to constants hidden in
 :math:`\lesssim`. The checks run the printed algorithm in numpy on instances whose every
@@ -20,11 +20,27 @@ printed right side times a declared constant ``constant`` (the constant that
   it. The proof's explicit inequality, eq. (2.21)-(2.22), keeps the start's suboptimality
   :math:`f_i(x_{i,0}) - f_i^*` over :math:`\eta T` and holds (``thesis.ch2.thm3``,
   ``thesis.ch2.thm3.corrected``).
+- Theorem 4 (Momentum-Clustering): the proof's last step sets :math:`\eta` to
+  :math:`\sqrt{\mathbb E(f_i(x_{i,0}) - f_i^*)/(LT X)}`, :math:`X = \sigma^2/n_i +
+  \sigma^3/\Delta`, and drops the factor :math:`L\,\mathbb E(f_i(x_{i,0}) - f_i^*)`: the
+  printed eq. (2.5) is linear in the scale of the problem while the left side is quadratic.
+  Scaling every length (start, optima, :math:`\sigma`) by :math:`s` keeps every hypothesis
+  and multiplies the ratio of the two sides by :math:`s` (``thesis.ch2.thm4``). The proof's
+  display after eq. (2.26), with the start's suboptimality over :math:`\eta T`, holds
+  (``thesis.ch2.thm4.corrected``).
+- Theorem 2 (the lower bound): the mixtures :math:`\mathcal M` and :math:`\tilde{\mathcal
+  M}` give samples one law, so the minimax error over them is :math:`d^2p^2/4`
+  (``thesis.ch2.thm2.indistinguishable``); a single cluster's two-point prior has Bayes risk
+  at least :math:`\sigma^2/(4n)` (``thesis.ch2.thm2.single``); the larger of the two is
+  :math:`\Omega(\sigma^4/\Delta^2 + \sigma^2/n_i)` where the proof places
+  :math:`\Delta^2 \ge 2\sigma^2` (``thesis.ch2.thm2``). For :math:`\Delta \ll \sigma`
+  the construction's error stays below :math:`\sigma^2/4` and does not reach
+  :math:`\sigma^4/\Delta^2`.
 
 References
 ----------
 M. Werner, *Collaborative Learning: Aligning Goals and Outcomes*, PhD thesis, UC Berkeley
-(2024), ch. 2, §2.3 (Theorems 1 and 3, Algorithms 2 and 3) and §2.6 (proofs). M. Werner, L. He,
+(2024), ch. 2, §2.3 (Theorems 1-4, Algorithms 2-4) and §2.6 (proofs). M. Werner, L. He,
 M. Jordan, M. Jaggi, S. P. Karimireddy, "Provably Personalized and Robust Federated
 Learning", TMLR (2023), §3 and App. A.
 """
@@ -38,18 +54,32 @@ from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
+import sympy as sp
+from scipy.special import expit
+from scipy.stats import binom
 
-from econ.propositions import Verdict, on_points, proposition
-from learning.theory.clustering import PAPER, THESIS, FloatArray, a5_largest_gap
+from econ.propositions import Verdict, all_zero, on_points, proposition, proved, refuted
+from learning.theory.clustering import (
+    PAPER,
+    THESIS,
+    FloatArray,
+    a5_largest_gap,
+    two_point_construction,
+    two_point_symbols,
+)
 
 __all__ = [
+    "MomentumRun",
     "ThresholdRun",
+    "momentum_steps",
+    "single_cluster_risk",
     "sphere_noise",
     "threshold_clustering",
     "threshold_steps",
 ]
 
 REPLICATES = 100  # Monte-Carlo replicates of each run (seeded)
+MOMENTUM_REPLICATES = 40  # Monte-Carlo replicates of each run of Algorithm 4 (seeded)
 EDGE = 1.0 - 1e-9  # a bad point sits just inside the ball: at EDGE * tau from the centre
 
 
@@ -564,3 +594,475 @@ def _thm3_corrected(
     rhs: Callable[[dict[str, Any]], float] = _corrected_thm3_rhs,
 ) -> Verdict:
     return _thm3_check(constant, gap_constant, beta_constant, rhs)
+
+
+# --------------------------------------------------------------------------- Theorem 4
+
+
+def momentum_steps(alpha: float, sigma: float, gap: float, delta: float) -> int:
+    r"""Theorem 4's number of thresholding steps per round, the printed bound with constant 1.
+
+    :math:`l = \lceil\max\{1, \log(\sqrt\alpha\,\sigma/\Delta) / \log(1-\delta_i/2)\}\rceil`.
+    """
+    return threshold_steps(math.sqrt(alpha) * sigma, gap, delta)
+
+
+@dataclass(frozen=True)
+class MomentumRun:
+    r"""One instance of Theorem 4 and client 0's run of Algorithm 4 on it.
+
+    Cluster :math:`k` has ``sizes[k]`` clients with the loss :math:`f(x) =
+    \tfrac{a_k}2\lVert x - c_k\rVert^2` (``curvatures`` :math:`a_k`, ``optima`` :math:`c_k`)
+    and stochastic gradients :math:`\nabla f(x) + \sigma u`, :math:`u` uniform on the unit
+    sphere (Assumption 6 with equality, Assumption 7 with :math:`L = \max_k a_k`; clients of
+    a cluster share their parameters, so their momenta are identically distributed,
+    Assumption 8). Client 0 is in cluster 0; ``n_bad`` bad clients sit, at every
+    thresholding step, at the edge of each ball. Algorithm 4 runs ``rounds`` rounds with
+    step ``eta``, momentum parameter ``alpha``, :math:`m_{i,0} = 0`, the printed radius
+    :math:`\tau = \sqrt{\delta_i\sigma\Delta}` with :math:`\Delta` = ``gap`` and
+    :func:`momentum_steps` steps of Threshold-Clustering, started (step 4) at the previous
+    centres; the initial centres, which the algorithm leaves open, are the exact mean first
+    momenta :math:`v_{k,0} = \alpha a_k (x_0 - c_k)`. ``start`` is :math:`x_{i,0}`.
+    """
+
+    curvatures: tuple[float, ...]
+    sizes: tuple[int, ...]
+    optima: tuple[tuple[float, ...], ...]
+    n_bad: int
+    sigma: float
+    start: tuple[float, ...]
+    rounds: int
+    eta: float
+    alpha: float
+    gap: float
+    seed: int
+
+    @property
+    def delta(self) -> float:
+        r""":math:`\delta_0 = n_0/N`, bad clients counted in :math:`N`."""
+        return self.sizes[0] / (sum(self.sizes) + self.n_bad)
+
+    @property
+    def radius(self) -> float:
+        r"""The printed radius :math:`\tau = \sqrt{\delta_i\sigma\Delta}`."""
+        return math.sqrt(self.delta * self.sigma * self.gap)
+
+    @property
+    def steps(self) -> int:
+        """Theorem 4's :func:`momentum_steps`."""
+        return momentum_steps(self.alpha, self.sigma, self.gap, self.delta)
+
+    def _centres(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Curvatures, optima and initial centres as arrays."""
+        a = np.asarray(self.curvatures, dtype=np.float64)
+        c = np.asarray(self.optima, dtype=np.float64)
+        return a, c, self.alpha * a[:, None] * (np.asarray(self.start) - c)
+
+    @cached_property
+    def separation(self) -> tuple[bool, float]:
+        r"""Is Threshold-Clustering affine on every noise draw, and the exact separation.
+
+        Along the noise-free run, deterministic bounds :math:`e_x, e_m, e_v` on how far
+        the parameters, momenta and centres of any noise draw lie from it
+        (:math:`e_m \leftarrow \alpha(a_k e_x + \sigma) + (1-\alpha)e_m`, :math:`e_v
+        \leftarrow \tfrac{n_k}N e_m + (1 - \tfrac{n_k}N) e_v` per step, :math:`e_x
+        \leftarrow e_x + \eta e_v`) certify that at every step each ball holds its own
+        cluster's momenta and no other's. Then each round is an affine map of the noise,
+        the expected momenta :math:`\mathbb E m_{i,t}` are those of the noise-free run, and
+        the second value, :math:`\min_t\min_{i\not\sim j}\lVert\mathbb E m_{i,t} -
+        \mathbb E m_{j,t}\rVert`, is the largest :math:`\Delta` of Assumption 9.
+        """
+        a, c, v = self._centres()
+        sizes = np.asarray(self.sizes)
+        weight = sizes / (sizes.sum() + self.n_bad)
+        bad_dir = np.zeros(c.shape[1])
+        bad_dir[-1] = 1.0
+        x = np.tile(np.asarray(self.start, dtype=np.float64), (a.size, 1))
+        m = np.zeros_like(x)
+        e_x, e_m, e_v = np.zeros(a.size), np.zeros(a.size), np.zeros(a.size)
+        apart = ~np.eye(a.size, dtype=bool)
+        affine, separation = True, math.inf
+        for _ in range(self.rounds):
+            m = self.alpha * a[:, None] * (x - c) + (1 - self.alpha) * m
+            e_m = self.alpha * (a * e_x + self.sigma) + (1 - self.alpha) * e_m
+            gaps = np.linalg.norm(m[:, None] - m[None], axis=-1)
+            separation = min(separation, float(np.min(gaps[apart])))
+            points = np.repeat(m, self.sizes, axis=0)[None]
+            for k in range(a.size):
+                for _ in range(self.steps):
+                    dist = np.linalg.norm(m - v[k], axis=-1)
+                    affine &= bool(dist[k] + e_m[k] + e_v[k] <= self.radius)
+                    affine &= bool(np.all(np.delete(dist - e_m, k) - e_v[k] > self.radius))
+                    v[k] = threshold_clustering(
+                        points, v[k][None], self.radius, 1, n_bad=self.n_bad, direction=bad_dir
+                    )[0]
+                    e_v[k] = weight[k] * e_m[k] + (1 - weight[k]) * e_v[k]
+            e_x = e_x + self.eta * e_v
+            x = x - self.eta * v
+        return affine, separation
+
+    @cached_property
+    def gradient_mean(self) -> float:
+        r"""Monte-Carlo mean of the left side of eq. (2.5) for client 0.
+
+        :math:`\frac1T\sum_{t=1}^T\lVert\nabla f_0(x_{0,t-1})\rVert^2` under Algorithm 4.
+        """
+        a, c, v0 = self._centres()
+        rng = np.random.default_rng(self.seed)
+        cluster = np.repeat(np.arange(a.size), self.sizes)
+        dim = c.shape[1]
+        bad_dir = np.zeros(dim)
+        bad_dir[-1] = 1.0
+        x = np.tile(np.asarray(self.start, dtype=np.float64), (MOMENTUM_REPLICATES, a.size, 1))
+        m = np.zeros((MOMENTUM_REPLICATES, cluster.size, dim))
+        v = np.tile(v0, (MOMENTUM_REPLICATES, 1, 1))
+        total = 0.0
+        for _ in range(self.rounds):
+            total += float(np.mean(np.sum((a[0] * (x[:, 0] - c[0])) ** 2, axis=-1)))
+            noise = sphere_noise(rng, (MOMENTUM_REPLICATES, cluster.size), dim)
+            grads = a[cluster, None] * (x[:, cluster] - c[cluster]) + self.sigma * noise
+            m = self.alpha * grads + (1 - self.alpha) * m
+            for k in range(a.size):
+                v[:, k] = threshold_clustering(
+                    m, v[:, k], self.radius, self.steps, n_bad=self.n_bad, direction=bad_dir
+                )
+            x = x - self.eta * v
+        return total / self.rounds
+
+    def point(self) -> dict[str, Any]:
+        """The keyword arguments of the checks: the constants, the start's gap, the mean."""
+        a = self.curvatures
+        dist2 = float(np.sum((np.asarray(self.start) - np.asarray(self.optima[0])) ** 2))
+        affine, separation = self.separation
+        return {
+            "L": max(a),
+            "gap": self.gap,
+            "separation": separation,
+            "affine": affine,
+            "n_i": float(self.sizes[0]),
+            "delta": self.delta,
+            "beta": self.n_bad / (sum(self.sizes) + self.n_bad),
+            "sigma": self.sigma,
+            "eta": self.eta,
+            "alpha": self.alpha,
+            "T": float(self.rounds),
+            "F0": a[0] / 2 * dist2,
+            "value": self.gradient_mean,
+        }
+
+
+# (curvatures, sizes, bad clients, T, eta L T, Delta/(4 sigma/delta_i), cluster spacing/Delta)
+_MOMENTUM_BASES: tuple[
+    tuple[tuple[float, ...], tuple[int, ...], int, int, float, int, float], ...
+] = (
+    ((1.0, 1.0), (3, 3), 0, 20, 0.25, 2, 1.5),
+    ((1.0, 1.3, 0.8), (4, 4, 4), 1, 20, 0.25, 8, 1.5),
+    ((1.0, 1.0), (3, 3), 0, 60, 0.5, 4, 2.0),
+)
+MOMENTUM_SCALES = (1.0, 1e3)  # every length (start, optima, sigma) times s
+
+
+def _momentum_runs() -> Iterator[MomentumRun]:
+    for k, (curv, sizes, n_bad, rounds, eta_lt, gap_mult, spacing) in enumerate(_MOMENTUM_BASES):
+        for scale in MOMENTUM_SCALES:
+            delta = sizes[0] / (sum(sizes) + n_bad)
+            gap = gap_mult * 4.0 * scale / delta
+            sep = spacing * gap / min(curv)
+            optima = tuple(
+                (float(j * sep), 0.0) if j < 2 else (0.0, float(sep)) for j in range(len(sizes))
+            )
+            yield MomentumRun(
+                curv,
+                sizes,
+                optima,
+                n_bad,
+                scale,
+                (-scale, 2.0 * scale),
+                rounds,
+                eta_lt / (max(curv) * rounds),
+                1.0,
+                gap,
+                k,
+            )
+
+
+@cache
+def _momentum_points() -> tuple[dict[str, Any], ...]:
+    """The points of Theorem 4's checks, computed once (the runs are seeded)."""
+    return tuple(run.point() for run in _momentum_runs())
+
+
+_MOMENTUM_DRAWN = (
+    f"{len(_MOMENTUM_BASES)} instances in R^2 (2-3 clusters of 3-4 quadratic clients, "
+    "curvatures 0.8-1.3, one bad client in one instance, T = 20 or 60, eta = 0.25/(LT) or "
+    "0.5/(LT), alpha = 1, Delta = 4 sigma/delta_i times 2, 4 or 8, optima 1.5-2 Delta/a "
+    "apart, start (-1, 2) sigma, sigma = 1), each with every length (start, optima, sigma) "
+    f"scaled by s in {MOMENTUM_SCALES}; the gradient noise uniform on the sphere of "
+    f"radius sigma, {MOMENTUM_REPLICATES} Monte-Carlo runs each; Assumption 9 checked exactly: the "
+    "clustering is certified affine on every noise draw and the expected momenta are those of "
+    "the noise-free run"
+)
+
+
+def _load(p: dict[str, Any]) -> float:
+    """sigma^2/n_i + sigma^3/Delta, the load of eq. (2.5)."""
+    return float(p["sigma"] ** 2 / p["n_i"] + p["sigma"] ** 3 / p["gap"])
+
+
+def _printed_thm4_rhs(p: dict[str, Any]) -> float:
+    """Eq. (2.5): sqrt(X/T) + beta_i sigma Delta/(T^(1/4) X^(1/4)), X the load."""
+    load = _load(p)
+    return math.sqrt(load / p["T"]) + p["beta"] * p["sigma"] * p["gap"] / (
+        p["T"] ** 0.25 * load**0.25
+    )
+
+
+def _corrected_thm4_rhs(p: dict[str, Any]) -> float:
+    """The proof's display after eq. (2.26), first line, the start kept.
+
+    (f_i(x_(i,0)) - f_i*)/(eta T) + alpha sigma^2/n_i + alpha^(3/2) sigma^3/Delta
+    + beta_i sqrt(alpha) sigma Delta.
+    """
+    alpha, sigma, gap = p["alpha"], p["sigma"], p["gap"]
+    return float(
+        p["F0"] / (p["eta"] * p["T"])
+        + alpha * sigma**2 / p["n_i"]
+        + alpha**1.5 * sigma**3 / gap
+        + p["beta"] * math.sqrt(alpha) * sigma * gap
+    )
+
+
+def _thm4_check(
+    constant: float,
+    gap_constant: float,
+    beta_constant: float,
+    eta_constant: float,
+    alpha_constant: float,
+    rhs: Callable[[dict[str, Any]], float],
+) -> Verdict:
+    def holds(**p: Any) -> bool:
+        return bool(p["value"] <= constant * rhs(p))
+
+    def hypothesis(**p: Any) -> bool:
+        eta_max = eta_constant * min(
+            1.0 / p["L"], math.sqrt(p["F0"] / (p["L"] * p["T"] * _load(p)))
+        )
+        return bool(
+            p["affine"]
+            and p["separation"] >= p["gap"] >= gap_constant * p["sigma"] / p["delta"]
+            and p["beta"] <= beta_constant * p["delta"] * (1 + 1e-12)
+            and p["eta"] <= eta_max
+            and alpha_constant * p["L"] * p["eta"] <= p["alpha"] <= 1.0
+        )
+
+    return on_points(
+        holds,
+        _momentum_points(),
+        f"(1/T) sum_t E||grad f_i(x_(i,t-1))||^2 <= {constant} x the stated right side under "
+        "Algorithm 4 with tau = sqrt(delta_i sigma Delta), "
+        "l = ceil(max(1, log(sqrt(alpha) sigma/Delta)/log(1 - delta_i/2))), for Delta >= "
+        f"{gap_constant} sigma/delta_i (Assumption 9 exact), beta_i <= {beta_constant} "
+        f"delta_i, eta <= {eta_constant} min(1/L, sqrt((f_i(x_(i,0)) - f_i*)/(LT(sigma^2/n_i "
+        f"+ sigma^3/Delta)))) and {alpha_constant} L eta <= alpha <= 1",
+        drawn=_MOMENTUM_DRAWN,
+        hypothesis=hypothesis,
+    )
+
+
+@proposition(
+    "thesis.ch2.thm4",
+    source=f"{THESIS}, §2.3 Theorem 4 (eq. (2.5)); = {PAPER}, §3.3, Theorem 4 (eq. (5))",
+    statement="under Assumptions 6-9 with Delta >~ sigma/delta_i, Algorithm 4 run for T rounds "
+    "with eta <~ min{1/L, sqrt(E(f_i(x_(i,0)) - f_i*)/(LT(sigma^2/n_i + sigma^3/Delta)))}, "
+    "beta_i <~ delta_i, alpha >~ L eta, tau ~ sqrt(delta_i sigma Delta) and l >= max{1, "
+    "max_i log(sqrt(alpha) sigma/Delta)/log(1 - delta_i/2)} gives (1/T) sum_t "
+    "E||grad f_i(x_(i,t-1))||^2 <~ sqrt((sigma^2/n_i + sigma^3/Delta)/T) + beta_i sigma "
+    "Delta/(T^(1/4)(sigma^2/n_i + sigma^3/Delta)^(1/4)) (checked with the hidden constant 10 "
+    "for the bound, 4 for Delta, 1/4 for beta_i, 1 for eta, alpha, tau and l)",
+    holds=False,
+    perturb={"rhs": _corrected_thm4_rhs},
+)
+def _thm4(
+    constant: float = 10.0,
+    gap_constant: float = 4.0,
+    beta_constant: float = 0.25,
+    eta_constant: float = 1.0,
+    alpha_constant: float = 1.0,
+    rhs: Callable[[dict[str, Any]], float] = _printed_thm4_rhs,
+) -> Verdict:
+    return _thm4_check(constant, gap_constant, beta_constant, eta_constant, alpha_constant, rhs)
+
+
+@proposition(
+    "thesis.ch2.thm4.corrected",
+    source=f"{THESIS}, §2.6 proof of Theorem 4, the display after eq. (2.26); = {PAPER}, "
+    "App. A.4, the display after eq. (22)",
+    statement="Theorem 4 with the start kept, as the proof's display after (2.26) derives it: "
+    "(1/T) sum_t E||grad f_i(x_(i,t-1))||^2 <= 10 [(f_i(x_(i,0)) - f_i*)/(eta T) + alpha "
+    "sigma^2/n_i + alpha^(3/2) sigma^3/Delta + beta_i sqrt(alpha) sigma Delta] under Theorem "
+    "4's hypotheses (Delta >= 4 sigma/delta_i, beta_i <= delta_i/4, eta <= min{1/L, "
+    "sqrt(E(f_i(x_(i,0)) - f_i*)/(LT(sigma^2/n_i + sigma^3/Delta)))}, L eta <= alpha <= 1)",
+    perturb={"rhs": _printed_thm4_rhs},
+)
+def _thm4_corrected(
+    constant: float = 10.0,
+    gap_constant: float = 4.0,
+    beta_constant: float = 0.25,
+    eta_constant: float = 1.0,
+    alpha_constant: float = 1.0,
+    rhs: Callable[[dict[str, Any]], float] = _corrected_thm4_rhs,
+) -> Verdict:
+    return _thm4_check(constant, gap_constant, beta_constant, eta_constant, alpha_constant, rhs)
+
+
+# --------------------------------------------------------------------------- Theorem 2
+
+
+HALF = sp.Rational(1, 2)  # the weight of each component of M~, as printed
+
+
+def single_cluster_risk(sigma: float, n: int, gap: float) -> float:
+    r"""Bayes risk of estimating a cluster's mean from ``n`` samples, two-point prior.
+
+    The cluster's law is :math:`\mathcal D_1` or :math:`\mathcal D_2` of Theorem 2's
+    construction (:func:`~learning.theory.clustering.two_point_construction`: atoms
+    :math:`0, d`, variance :math:`\sigma^2` each, means :math:`\Delta` = ``gap`` apart), each
+    with probability 1/2. With :math:`k` the number of samples at :math:`d`, the posterior
+    weight of :math:`\mathcal D_2` is :math:`\pi_k = 1/(1 + ((1-p)/p)^{n-2k})` and the
+    posterior mean is the Bayes estimate, so the risk is
+
+    .. math::
+
+        \frac{\Delta^2}2\sum_{k=0}^n \Big(\tbinom nk p^k(1-p)^{n-k}\pi_k^2
+        + \tbinom nk (1-p)^k p^{n-k}(1-\pi_k)^2\Big).
+
+    Any estimator's larger risk under the two laws is at least this average.
+
+    References
+    ----------
+    Werner (2024), ch. 2, §2.6, proof of Theorem 2, last display (:math:`\sigma^2/(4n)`);
+    = Werner et al. (TMLR 2023), App. A.2.
+    """
+    pair = two_point_construction(sigma, gap)
+    p = pair.p
+    k = np.arange(n + 1)
+    posterior = expit((2 * k - n) * math.log((1 - p) / p))
+    first = binom.pmf(k, n, p) @ posterior**2
+    second = binom.pmf(k, n, 1 - p) @ (1 - posterior) ** 2
+    return float(gap**2 / 2 * (first + second))
+
+
+def _single_points() -> Iterator[dict[str, Any]]:
+    for sigma in (0.5, 1.0, 3.0):
+        for n in (1, 2, 3, 5, 10, 30, 100, 1000, 10000):
+            yield {"sigma": sigma, "n": n}
+
+
+_SINGLE_DRAWN = "a grid: sigma in {0.5, 1, 3}, n in {1, 2, 3, 5, 10, 30, 100, 1000, 10000}"
+
+
+@proposition(
+    "thesis.ch2.thm2.single",
+    source=f"{THESIS}, §2.6 'Proof of Theorem 2', last display; = {PAPER}, App. A.2",
+    statement="with a single cluster (K = 1) and n stochastic samples of variance sigma^2, every "
+    "estimator has E||mu_hat_1 - mu_1||^2 >= sigma^2/(4n) on some law (checked with the "
+    "two-point prior on D_1, D_2 of the construction with means 2 sigma/sqrt(n) apart, the "
+    "Bayes risk summed exactly over the binomial count)",
+    perturb={"constant": 0.5},
+)
+def _thm2_single(constant: float = 0.25, separation: float = 2.0) -> Verdict:
+    def holds(sigma: float, n: int) -> bool:
+        risk = single_cluster_risk(sigma, n, separation * sigma / math.sqrt(n))
+        return risk >= constant * sigma**2 / n
+
+    return on_points(
+        holds,
+        _single_points(),
+        f"the Bayes risk of the two-point prior, means {separation} sigma/sqrt(n) apart, is at "
+        f"least {constant} sigma^2/n",
+        drawn=_SINGLE_DRAWN,
+    )
+
+
+@proposition(
+    "thesis.ch2.thm2.indistinguishable",
+    source=f"{THESIS}, §2.6 'Proof of Theorem 2', the mixtures M and M~; = {PAPER}, App. A.2",
+    statement="M = D_1/2 + D_2/2 and M~ = D~_1/2 + D~_2/2 (D~_1 = 0, D~_2 = d) give every sample "
+    "the same law, so from any number of samples the best estimate of mu_1 (d p under M, 0 "
+    "under M~) is d p/2 with error d^2 p^2/4; M~ meets the hypotheses (variances 0 <= sigma^2, "
+    "means d >= Delta apart)",
+    perturb={"tilde_weight": sp.Rational(1, 3)},
+)
+def _thm2_indistinguishable(tilde_weight: Any = HALF) -> Verdict:
+    p, d, error, _, gap = two_point_symbols()
+    c = sp.Symbol("c", real=True)
+    law_m = p / 2 + (1 - p) / 2  # P(sample = d) under M
+    law_tilde = 1 - sp.nsimplify(tilde_weight)  # P(sample = d) under M~: D~_2 = d
+    risk = ((c - d * p) ** 2 + c**2) / 2  # uniform prior on {M, M~}, the same data law
+    (best,) = sp.solve(sp.diff(risk, c), c)
+    identities = all_zero(
+        [
+            (law_m - law_tilde, "P_M(d) - P_M~(d)"),
+            (best - d * p / 2, "the Bayes estimate - d p/2"),
+            (risk.subs(c, best) - error, "its risk - d^2 p^2/4"),
+        ],
+        "Theorem 2, M and M~",
+    )
+    if not identities.holds:
+        return identities
+    squares = sp.simplify(d**2 - gap**2)  # d, Delta > 0: d >= Delta iff d^2 - Delta^2 >= 0
+    if not (sp.simplify(d).is_positive and squares.is_nonnegative):
+        return refuted("the atoms of M~ lie closer than Delta", {"d^2 - Delta^2": str(squares)})
+    return proved(
+        "P_M(d) = P_M~(d) = 1/2, so n samples have one law under both; the Bayes estimate "
+        "under the uniform prior is d p/2 with risk d^2 p^2/4, and the constant d p/2 has that "
+        "risk under each, so the minimax error over {M, M~} is d^2 p^2/4; d^2 - Delta^2 = "
+        f"{squares} >= 0"
+    )
+
+
+def _thm2_points() -> Iterator[dict[str, Any]]:
+    for sigma in (0.5, 1.0, 3.0):
+        for ratio in (0.1, 0.5, math.sqrt(2), 2.0, 5.0, 20.0, 100.0):
+            for n in (1, 2, 5, 20, 100, 1000):
+                gap = ratio * sigma
+                yield {
+                    "sigma": sigma,
+                    "gap": gap,
+                    "n": n,
+                    "mixture": two_point_construction(sigma, gap).error,
+                    "single": single_cluster_risk(sigma, n, 2 * sigma / math.sqrt(n)),
+                }
+
+
+_THM2_DRAWN = (
+    "a grid: sigma in {0.5, 1, 3}, Delta/sigma in {0.1, 0.5, sqrt 2, 2, 5, 20, 100}, n_i in "
+    "{1, 2, 5, 20, 100, 1000}; the mixture pair's error d^2 p^2/4 and the single-cluster "
+    "pair's exact Bayes risk (means 2 sigma/sqrt(n_i) apart)"
+)
+
+
+@proposition(
+    "thesis.ch2.thm2",
+    source=f"{THESIS}, §2.3 Theorem 2; = {PAPER}, §3.1.2, Theorem 2",
+    statement="for any algorithm there are D_1 = (mu_1, sigma^2), D_2 = (mu_2, sigma^2) with "
+    "||mu_1 - mu_2|| >= Delta on which E||mu_hat_1 - mu_1||^2 >= Omega(sigma^4/Delta^2 + "
+    "sigma^2/n_i) (checked with the hidden constant 1/16 over the proof's two constructions, "
+    "the larger of their minimax errors, for Delta^2 >= 2 sigma^2 as the proof chooses)",
+    perturb={"threshold": 0.0},
+)
+def _thm2(constant: float = 1 / 16, threshold: float = 2.0) -> Verdict:
+    def holds(sigma: float, gap: float, n: int, mixture: float, single: float) -> bool:
+        return max(mixture, single) >= constant * (sigma**4 / gap**2 + sigma**2 / n)
+
+    def hypothesis(sigma: float, gap: float, **_: Any) -> bool:
+        return gap**2 >= threshold * sigma**2 * (1 - 1e-12)
+
+    return on_points(
+        holds,
+        _thm2_points(),
+        f"max(d^2 p^2/4, single-cluster Bayes risk) >= {constant} (sigma^4/Delta^2 + "
+        f"sigma^2/n_i) for Delta^2 >= {threshold} sigma^2",
+        drawn=_THM2_DRAWN,
+        hypothesis=hypothesis,
+    )
