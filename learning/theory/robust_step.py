@@ -38,10 +38,11 @@ def clipped_atoms(atoms: FloatArray, centre: FloatArray, radius: float) -> Float
     r"""The atoms of :math:`y` (eq. (2.4)).
 
     Each atom of :math:`z` within ``radius`` of ``centre`` stays, every other one moves to
-    ``centre``.
+    ``centre``. The last axis is the coordinate axis; ``atoms`` ``(..., k, d)`` and
+    ``centre`` ``(..., 1, d)`` broadcast, so many centres clip their own atoms at once.
     """
-    inside = np.linalg.norm(atoms - centre, axis=1) <= radius
-    return np.where(inside[:, None], atoms, centre)
+    inside = np.linalg.norm(atoms - centre, axis=-1) <= radius
+    return np.asarray(np.where(inside[..., None], atoms, centre))
 
 
 def _rounded(value: Any) -> Any:
