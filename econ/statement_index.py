@@ -100,7 +100,7 @@ THESIS_CH2 = Paper(
             *_THM2,
         ),
         _s("Lemma 1", "§2.3; proof §2.6", "thesis.ch2.lemma1.a4", *_twin("thesis.ch2.lemma1.a5")),
-        _s("Theorem 3", "§2.3", *_twin("thesis.ch2.thm3")),
+        _s("Theorem 3", "§2.3", *_twin("thesis.ch2.thm3", "thesis.ch2.thm3.radius")),
         _s("Theorem 4", "§2.3", *_twin("thesis.ch2.thm4")),
         _s("Lemma 2", _CH2_PROOF_T1, *_twin("thesis.ch2.lemma2")),
         _s("Lemma 3", _CH2_PROOF_T1, "thesis.ch2.lemma3"),
@@ -216,7 +216,9 @@ CLUSTERING = Paper(
             "thesis.ch2.thm2.single",
             *_THM2,
         ),
-        _s("Theorem 3", "§3.2; proof App. A.3", *_twin("thesis.ch2.thm3")),
+        _s(
+            "Theorem 3", "§3.2; proof App. A.3", *_twin("thesis.ch2.thm3", "thesis.ch2.thm3.radius")
+        ),
         _s("Theorem 4", "§3.3.1; proof App. A.4", *_twin("thesis.ch2.thm4")),
         _s("Lemma 1", "App. A.1", *_twin("thesis.ch2.lemma2")),
         _s("Lemma 2", "App. A.1", *_twin("clustering.lemma2")),
