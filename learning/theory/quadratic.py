@@ -22,8 +22,8 @@ projection keeps :math:`w_{ij} = 1`), the round is linear in the models with add
 Gaussian gradient noise, and :func:`exact_moments` propagates the mean and covariance of
 the models exactly: expectations over the noise are computed, not sampled.
 
-The points at which :mod:`learning.theory.cobo` and :mod:`learning.theory.cobo_lemmas`
-check CoBo's statements are built here too: a :class:`ClusterRun` (a cluster, the
+The points at which :mod:`learning.theory.cobo_propositions` and
+:mod:`learning.theory.cobo_lemmas_propositions` check CoBo's statements are built here too: a :class:`ClusterRun` (a cluster, the
 parameters and a horizon, with the exact time sums of :func:`exact_moments`) and a
 :class:`QuadraticRound` (one round of :func:`cobo_round` from arbitrary models and weights,
 with the exact one-round expectations its lemmas bound); :func:`random_cluster` draws the
