@@ -61,10 +61,10 @@ __all__ = ["OligopolyEquilibrium", "demands", "deviation_gains", "oligopoly_equi
 
 @dataclass(frozen=True, slots=True)
 class OligopolyEquilibrium:
-    """Prices, demands and revenues of each firm, in the order the qualities were given.
+    r"""Prices, demands and revenues of each firm, in the order the qualities were given.
 
     ``priced_out`` marks the firms that sell nothing at any price (below a tie, or of
-    quality 0); ``consumer_surplus`` is :math:`\\int \\max(\\theta q_i - p_i, 0)\\,d\\theta`.
+    quality 0); ``consumer_surplus`` is :math:`\int \max(\theta q_i - p_i, 0)\,d\theta`.
 
     References
     ----------

@@ -25,7 +25,9 @@ from econ.validation import positive
 
 
 def min_clients(model: DPMean, lam: ArrayLike, alpha: float) -> int | None:
-    """Theorem 4.11: the smallest N_1 >= 2 such that the symmetric protocol with noise ``alpha``
+    """Theorem 4.11's N_1 for DP mean estimation: the smallest N from which every client gains.
+
+    The smallest N_1 >= 2 such that the symmetric protocol with noise ``alpha``
     is mutually beneficial for every N >= N_1 and every weight in ``lam``; ``None`` if no N works.
 
     References

@@ -177,7 +177,9 @@ def _eq11(util: Callable[[float, float, float, float], float] = _printed_util) -
 def _printed_reimbursement(
     tokens: FloatArray, pool: float, util: float, payers: NDArray[np.int64]
 ) -> tuple[FloatArray, float]:
-    """Eq. 12 as printed: tau_i = tau_i - tau_ar Util for every i in [N]; the pool is not
+    """Eq. 12 as printed, applied to every client's balance.
+
+    tau_i = tau_i - tau_ar Util for every i in [N]; the pool is not
     touched.
     """
     return tokens - pool * util, pool

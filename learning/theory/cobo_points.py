@@ -66,7 +66,9 @@ DRAWN = (
 
 @cache
 def theorem_runs(noisy: bool) -> tuple[ClusterRun, ...]:
-    """The points of the Theorem 1 and Corollary 2 checks (cached: the trajectories are
+    """The runs at which Theorem 1 and Corollary 2 are checked, noisy or not.
+
+    The points of the Theorem 1 and Corollary 2 checks (cached: the trajectories are
     shared by the printed and corrected statements).
     """
     seed = 2025 if noisy else 2024
@@ -171,7 +173,9 @@ def compare(
     what: str,
     drawn: str,
 ) -> Verdict:
-    """``checked`` if ``measure(run) <= bound(**quantities)`` at every run inside
+    """A bound against the exact expectations at every run inside its hypotheses.
+
+    ``checked`` if ``measure(run) <= bound(**quantities)`` at every run inside
     ``hypothesis``, else ``refuted`` at the first run where it fails (round-off allowed).
 
     The point count is the number of distinct trajectories (:meth:`ClusterRun.trajectory`), not of
