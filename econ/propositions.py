@@ -1,8 +1,8 @@
 """The proposition registry: every paper result the toolkit touches, as a checkable object.
 
-Each lemma, proposition, theorem or corollary is registered in the module of its model with
-the :func:`proposition` decorator around a ``check()`` function that returns a
-:class:`Verdict`:
+Each lemma, proposition, theorem or corollary is registered in the ``propositions`` or
+``<model>_propositions`` module beside the module of its model, with the :func:`proposition`
+decorator around a ``check()`` function that returns a :class:`Verdict`:
 
 ``proved``
     sympy establishes it; the evidence is the key expression.

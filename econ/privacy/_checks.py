@@ -2,7 +2,8 @@
 
 An identity or a sign that sympy establishes gives a proof step; one that fails gives a
 counterexample at an explicit point of the statement's domain, so that a check fed a changed
-formula returns ``refuted`` rather than raising.
+formula returns ``refuted`` rather than raising. A Monte Carlo estimate is held against its
+formula within 4 standard errors (:func:`mc_within`, :func:`mc_verdict`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
+from numpy.typing import NDArray
 
-from econ.propositions import Verdict, proved, refuted
+from econ.propositions import Verdict, checked, proved, refuted
 
 #: Summation index and number of clients of the general-N sums.
 K, N_SYM = sp.symbols("k N", integer=True, positive=True)
@@ -112,3 +114,26 @@ def proves_positive(
                 {**{str(s): str(v) for s, v in point.items()}, "value": value},
             )
     raise ValueError(f"sympy could not decide the sign of {what}: {simplified}")
+
+
+def mc_within(draws: NDArray[np.float64], formula: float, what: str) -> tuple[bool, str]:
+    """Whether a Monte Carlo mean lies within 4 standard errors of ``formula``, and the evidence."""
+    mean, se = float(draws.mean()), float(draws.std(ddof=1) / np.sqrt(draws.size))
+    ok = abs(mean - formula) <= 4 * se
+    return (
+        ok,
+        f"{what}: Monte Carlo {mean:.5g} +- {se:.2g} vs formula {formula:.5g}",
+    )
+
+
+def mc_verdict(results: list[tuple[bool, str]], drawn: str) -> Verdict:
+    """``checked`` if every estimate of :func:`mc_within` agrees, else ``refuted`` at the first miss."""
+    evidence = "; ".join(text for _, text in results)
+    misses = [text for ok, text in results if not ok]
+    if not misses:
+        return checked(
+            f"each independent estimate within 4 standard errors of the formula: {evidence}",
+            len(results),
+            drawn=drawn,
+        )
+    return refuted(f"more than 4 standard errors from the formula: {misses[0]}", {"miss": misses})

@@ -15,9 +15,17 @@ import numpy as np
 import sympy as sp
 
 from econ.privacy import symbolic as S
-from econ.privacy._checks import N_SYM, K, all_hold, client_sum, identity, proves_positive
-from econ.privacy.models import Array
-from econ.propositions import Verdict, checked, proposition, refuted
+from econ.privacy._checks import (
+    N_SYM,
+    K,
+    all_hold,
+    client_sum,
+    identity,
+    mc_verdict,
+    mc_within,
+    proves_positive,
+)
+from econ.propositions import Verdict, proposition
 
 
 @proposition(
@@ -148,28 +156,6 @@ def _lemma_b1(
     )
 
 
-def _mc_within(draws: Array, formula: float, what: str) -> tuple[bool, str]:
-    """Whether a Monte Carlo mean lies within 4 standard errors of ``formula``, and the evidence."""
-    mean, se = float(draws.mean()), float(draws.std(ddof=1) / np.sqrt(draws.size))
-    ok = abs(mean - formula) <= 4 * se
-    return (
-        ok,
-        f"{what}: Monte Carlo {mean:.5g} +- {se:.2g} vs formula {formula:.5g}",
-    )
-
-
-def _mc_verdict(results: list[tuple[bool, str]], drawn: str) -> Verdict:
-    evidence = "; ".join(text for _, text in results)
-    misses = [text for ok, text in results if not ok]
-    if not misses:
-        return checked(
-            f"each independent estimate within 4 standard errors of the formula: {evidence}",
-            len(results),
-            drawn=drawn,
-        )
-    return refuted(f"more than 4 standard errors from the formula: {misses[0]}", {"miss": misses})
-
-
 #: Theorem 4.1 settings: (clients' noise levels alpha_k, samples n, support width B, data law).
 _THM41_SETTINGS = (
     ((0.05, 0.1, 0.2, 0.4), 50, 2.0, "uniform"),
@@ -215,11 +201,11 @@ def _thm41(
         gamma = beta[1:].sum()
         est = (rho * xbar[:, 0] + msgs[:, 1:] @ beta[1:]) / (gamma + rho)
         results.append(
-            _mc_within(
+            mc_within(
                 (est - mean) ** 2, float(mse(gamma, rho)), f"setting {seed}, N = {alpha.size}"
             )
         )
-    return _mc_verdict(
+    return mc_verdict(
         results,
         drawn=(
             f"{len(_THM41_SETTINGS)} fixed settings, each one estimate of 10 000 draws with its "
@@ -275,16 +261,16 @@ def _thm47_48(
         prec = 1 / alpha[0] ** 2 + rho * (gamma + tau) / (gamma + rho + tau)
         rec = (msgs[:, 0] / alpha[0] ** 2 + rho * s0 / (gamma + rho + tau)) / prec
         results.append(
-            _mc_within((est - mu) ** 2, float(err2(gamma, rho, tau)), f"Thm 4.7, setting {seed}")
+            mc_within((est - mu) ** 2, float(err2(gamma, rho, tau)), f"Thm 4.7, setting {seed}")
         )
         results.append(
-            _mc_within(
+            mc_within(
                 within + n * (rec - xbar[:, 0]) ** 2,
                 float(recon(alpha[0] ** 2, gamma, rho, tau, n, sigma**2)),
                 f"Thm 4.8, setting {seed}",
             )
         )
-    return _mc_verdict(
+    return mc_verdict(
         results,
         drawn=(
             f"{len(_THM47_SETTINGS)} fixed settings x 2 statements, each one estimate of 20 000 "

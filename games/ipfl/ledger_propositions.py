@@ -31,7 +31,7 @@ from games.ipfl.config import FloatArray
 from games.ipfl.propositions import PAPER
 
 
-def _ledger_cases(seed: int, count: int) -> Iterator[dict[str, Any]]:
+def ledger_cases(seed: int, count: int) -> Iterator[dict[str, Any]]:
     """Random ledgers and one cluster's selection of payers who can all pay."""
     rng = np.random.default_rng(seed)
     for k in range(count):
@@ -55,7 +55,8 @@ def _ledger_cases(seed: int, count: int) -> Iterator[dict[str, Any]]:
         }
 
 
-_LEDGER_DRAWN = (
+#: How :func:`ledger_cases` draws its ledgers (the ``drawn`` of the checks that use them).
+LEDGER_DRAWN = (
     "seeded random ledgers: 2-15 clients with balances in multiples of price/2 (plus a "
     "fractional part in every other ledger, one client holding exactly the price), 1-3 "
     "clusters with pools of 0-3 tokens, price 0.5, 1 or 5; for one cluster 1..all clients "
@@ -88,7 +89,7 @@ def _eq9(payment: Callable[[float, float], float] = lambda tok, price: tok - pri
         )
 
     return on_points(
-        holds, _ledger_cases(9, 60), "balances after collect = Eq. 9", drawn=_LEDGER_DRAWN
+        holds, ledger_cases(9, 60), "balances after collect = Eq. 9", drawn=LEDGER_DRAWN
     )
 
 
@@ -126,9 +127,9 @@ def _eq10(
 
     return on_points(
         holds,
-        _ledger_cases(10, 60),
+        ledger_cases(10, 60),
         "pool increase = (N_p + N_r) tau_p = tokens paid",
-        drawn=_LEDGER_DRAWN,
+        drawn=LEDGER_DRAWN,
     )
 
 
@@ -176,7 +177,9 @@ def _eq11(util: Callable[[float, float, float, float], float] = _printed_util) -
 def _printed_reimbursement(
     tokens: FloatArray, pool: float, util: float, payers: NDArray[np.int64]
 ) -> tuple[FloatArray, float]:
-    """Eq. 12 as printed: tau_i = tau_i - tau_ar Util for every i in [N]; the pool is not
+    """Eq. 12 as printed, applied to every client's balance.
+
+    tau_i = tau_i - tau_ar Util for every i in [N]; the pool is not
     touched.
     """
     return tokens - pool * util, pool
@@ -208,7 +211,7 @@ def _eq12_check(
             "eta": 0.5,
             "gamma": 0.05,
         }
-        for case in _ledger_cases(12, 60):
+        for case in ledger_cases(12, 60):
             ledger, paid = collect(
                 Ledger(case["tokens"], case["pools"]),
                 case["cluster"],

@@ -34,7 +34,7 @@ from games.ipfl import (
     reward,
 )
 from games.ipfl.config import FloatArray
-from games.ipfl.ledger_propositions import _LEDGER_DRAWN, _ledger_cases
+from games.ipfl.ledger_propositions import LEDGER_DRAWN, ledger_cases
 from games.ipfl.propositions import PAPER
 
 
@@ -129,9 +129,9 @@ def _eq13_corrected(
 
     numeric = on_points(
         holds,
-        _ledger_cases(13, 60),
+        ledger_cases(13, 60),
         "games.ipfl.reward pays alpha tau_ar/(n(n+1)/2) by (psi, Omega) rank and conserves tokens",
-        drawn=_LEDGER_DRAWN
+        drawn=LEDGER_DRAWN
         + " (seed 13); psi rounded to 0.1 so that ties occur, Omega in {0, 1, 2}",
     )
     if not numeric.holds:
@@ -140,7 +140,7 @@ def _eq13_corrected(
         "sympy: sum_(alpha=1..n) alpha tau_ar/(n(n+1)/2) simplifies to tau_ar for symbolic n; "
         f"{numeric.evidence}",
         numeric.n_points or 1,
-        drawn=numeric.drawn or _LEDGER_DRAWN,
+        drawn=numeric.drawn or LEDGER_DRAWN,
     )
 
 
@@ -202,9 +202,9 @@ def _net_change(net: Callable[..., Any] = _net_closed_form) -> Verdict:
 
     numeric = on_points(
         holds,
-        _ledger_cases(14, 60),
+        ledger_cases(14, 60),
         "each provider's balance change over collect, refund and reward = net(rank)",
-        drawn=_LEDGER_DRAWN + " (seed 14); empty pools at the start; refund fraction 0, 0.5 "
+        drawn=LEDGER_DRAWN + " (seed 14); empty pools at the start; refund fraction 0, 0.5 "
         "or uniform",
     )
     if not numeric.holds:
@@ -213,7 +213,7 @@ def _net_change(net: Callable[..., Any] = _net_closed_form) -> Verdict:
         "sympy: the closed form equals the ledger's pay/refund/reward expression and sums to 0 "
         f"for symbolic n; {numeric.evidence}",
         numeric.n_points or 1,
-        drawn=numeric.drawn or _LEDGER_DRAWN,
+        drawn=numeric.drawn or LEDGER_DRAWN,
     )
 
 

@@ -1,15 +1,15 @@
 r"""The points at which CoBo's convergence statements are checked, and the comparisons.
 
-Theorem 1 and Corollary 2 (:mod:`learning.theory.cobo`) are checked on whole expected
+Theorem 1 and Corollary 2 (:mod:`learning.theory.cobo_propositions`) are checked on whole expected
 trajectories, :func:`theorem_runs`: each a :class:`~learning.theory.quadratic.ClusterRun`
 (a cluster of quadratic losses sharing their minimiser, the step sizes, the noise and the
 horizon), drawn at random and at the thresholds of the hypotheses; :func:`compare` holds a
 bound against the exact expectations at every run inside its hypotheses. Lemmas 3 and 4
-(:mod:`learning.theory.cobo_lemmas`) are checked on single rounds from arbitrary models and
+(:mod:`learning.theory.cobo_lemmas_propositions`) are checked on single rounds from arbitrary models and
 weights, :func:`lemma_states` (each a :class:`~learning.theory.quadratic.QuadraticRound`), by
 :func:`compare_states`. The bounds themselves, as the paper (Hashemi, He and Jaggi, "CoBo:
 Collaborative Learning via Bilevel Optimization", NeurIPS 2024, Section 3 and Appendix A)
-prints them and as corrected, are with the statements.
+prints them, are with the statements; as corrected, in :mod:`learning.theory.cobo`.
 """
 
 from __future__ import annotations
@@ -66,7 +66,9 @@ DRAWN = (
 
 @cache
 def theorem_runs(noisy: bool) -> tuple[ClusterRun, ...]:
-    """The points of the Theorem 1 and Corollary 2 checks (cached: the trajectories are
+    """The runs at which Theorem 1 and Corollary 2 are checked, noisy or not.
+
+    The points of the Theorem 1 and Corollary 2 checks (cached: the trajectories are
     shared by the printed and corrected statements).
     """
     seed = 2025 if noisy else 2024
@@ -171,7 +173,9 @@ def compare(
     what: str,
     drawn: str,
 ) -> Verdict:
-    """``checked`` if ``measure(run) <= bound(**quantities)`` at every run inside
+    """A bound against the exact expectations at every run inside its hypotheses.
+
+    ``checked`` if ``measure(run) <= bound(**quantities)`` at every run inside
     ``hypothesis``, else ``refuted`` at the first run where it fails (round-off allowed).
 
     The point count is the number of distinct trajectories (:meth:`ClusterRun.trajectory`), not of

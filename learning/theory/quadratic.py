@@ -22,8 +22,8 @@ projection keeps :math:`w_{ij} = 1`), the round is linear in the models with add
 Gaussian gradient noise, and :func:`exact_moments` propagates the mean and covariance of
 the models exactly: expectations over the noise are computed, not sampled.
 
-The points at which :mod:`learning.theory.cobo` and :mod:`learning.theory.cobo_lemmas`
-check CoBo's statements are built here too: a :class:`ClusterRun` (a cluster, the
+The points at which :mod:`learning.theory.cobo_propositions` and
+:mod:`learning.theory.cobo_lemmas_propositions` check CoBo's statements are built here too: a :class:`ClusterRun` (a cluster, the
 parameters and a horizon, with the exact time sums of :func:`exact_moments`) and a
 :class:`QuadraticRound` (one round of :func:`cobo_round` from arbitrary models and weights,
 with the exact one-round expectations its lemmas bound); :func:`random_cluster` draws the
@@ -56,7 +56,9 @@ __all__ = [
 
 
 def inner_products(x: np.ndarray, a: np.ndarray, c: np.ndarray) -> np.ndarray:
-    r"""The matrix :math:`s_{ij} = \langle \nabla f_i(z_{ij}), \nabla f_j(z_{ij}) \rangle` of
+    r"""The midpoint inner products of every pair of clients.
+
+    The matrix :math:`s_{ij} = \langle \nabla f_i(z_{ij}), \nabla f_j(z_{ij}) \rangle` of
     midpoint inner products (exact gradients); ``x`` (n, d), ``a`` (n, d, d), ``c`` (n, d).
     """
     n = x.shape[0]
@@ -113,7 +115,9 @@ def cobo_round(
 
 
 def collaborativeness(ai: np.ndarray, aj: np.ndarray) -> float:
-    r"""The smallest :math:`M_{ij}^2` of Assumption A4 for two quadratics with a shared
+    r"""The smallest constant M_ij^2 of Assumption A4 for two quadratics.
+
+    The smallest :math:`M_{ij}^2` of Assumption A4 for two quadratics with a shared
     minimiser: :math:`\max_u \|(A_i - A_j) u\|^2 / \|(A_i + A_j) u\|^2`, i.e. the squared
     spectral norm of :math:`(A_i - A_j)(A_i + A_j)^{-1}` (``inf`` if the sum is singular).
     """
@@ -130,7 +134,9 @@ def smoothness(a: np.ndarray) -> float:
 
 
 def largest_collaborativeness(a: np.ndarray) -> float:
-    r""":math:`\max_{i \ne j} M_{ij}^2` over the curvatures ``a`` of clients sharing their
+    r"""The largest M_ij^2 of Assumption A4 over a cluster.
+
+    :math:`\max_{i \ne j} M_{ij}^2` over the curvatures ``a`` of clients sharing their
     minimiser (Assumption A4, :func:`collaborativeness`; 0 for one client).
     """
     n = int(a.shape[0])
@@ -158,10 +164,12 @@ class ClusterProblem:
 
     @property
     def c(self) -> int:
+        """The number of clients."""
         return int(self.a.shape[0])
 
     @property
     def d(self) -> int:
+        """The dimension of the models."""
         return int(self.a.shape[1])
 
     @cached_property
@@ -176,7 +184,9 @@ class ClusterProblem:
 
     @cached_property
     def gap(self) -> float:
-        r""":math:`S = \sum_{i,j \in \mathcal C} (\tilde f_{ij}(z_{ij}^0) - \tilde f_{ij}^\star)`
+        r"""The initial gap S of the theorem.
+
+        :math:`S = \sum_{i,j \in \mathcal C} (\tilde f_{ij}(z_{ij}^0) - \tilde f_{ij}^\star)`
         over all :math:`c^2` ordered pairs, with :math:`\tilde f_{ij} = \frac12 (f_i + f_j)`,
         :math:`z_{ij}^0 = x^0` and :math:`\tilde f_{ij}^\star = 0` (shared minimiser).
         """
@@ -260,7 +270,9 @@ def exact_moments(
 
 
 def random_spd(rng: np.random.Generator, d: int) -> np.ndarray:
-    """A random symmetric positive definite ``d x d`` matrix: a random rotation of
+    """A random symmetric positive definite matrix.
+
+    A random symmetric positive definite ``d x d`` matrix: a random rotation of
     eigenvalues drawn uniformly in [0.3, 2].
     """
     q, _ = np.linalg.qr(rng.normal(size=(d, d)))
@@ -270,7 +282,9 @@ def random_spd(rng: np.random.Generator, d: int) -> np.ndarray:
 def random_cluster(
     rng: np.random.Generator, c: int, d: int, spread: float, reach: float
 ) -> ClusterProblem:
-    """``c`` curvatures ``s_i B + spread E_i`` around a random SPD ``B`` (eigenvalues in
+    """A random cluster of quadratic clients sharing their minimiser.
+
+    ``c`` curvatures ``s_i B + spread E_i`` around a random SPD ``B`` (eigenvalues in
     [0.3, 2]), ``s_i`` uniform in ``1 +- spread``, ``E_i`` a random symmetric matrix of norm
     <= 1/2; a shared minimiser and a start at distance ``reach``.
     """
@@ -315,13 +329,14 @@ class ClusterRun:
 
     @cached_property
     def moments(self) -> Moments:
+        """The exact moments of the run's trajectory (:func:`exact_moments`)."""
         return exact_moments(
             self.problem, eta=self.eta, rho=self.rho, sigma=self.sigma, rounds=self.rounds
         )
 
     @property
     def scale(self) -> float:
-        """:math:`\\|x^0 - \\mu\\|^2`, the unit of the consensus error (for round-off)."""
+        r""":math:`\|x^0 - \mu\|^2`, the unit of the consensus error (for round-off)."""
         u = self.problem.x0 - self.problem.mu
         return float(u @ u)
 
@@ -373,10 +388,12 @@ class QuadraticRound:
 
     @property
     def n(self) -> int:
+        """The number of clients."""
         return int(self.a.shape[0])
 
     @property
     def d(self) -> int:
+        """The dimension of the models."""
         return int(self.a.shape[1])
 
     @cached_property
@@ -391,7 +408,9 @@ class QuadraticRound:
 
     @cached_property
     def step(self) -> tuple[np.ndarray, np.ndarray]:
-        """Mean next models (eq. (x) with the expected gradient) and :math:`W^{t+1}` (eq. (w)
+        """The expected next models and the next weights.
+
+        Mean next models (eq. (x) with the expected gradient) and :math:`W^{t+1}` (eq. (w)
         with exact midpoint gradients).
         """
         return cobo_round(
@@ -404,7 +423,9 @@ class QuadraticRound:
 
     @cached_property
     def sums(self) -> dict[str, float]:
-        r"""The sums over :math:`i, j \in \mathcal C` (all :math:`c^2` ordered pairs; the keys
+        r"""The sums that Lemmas 3 and 4 bound, in exact expectation.
+
+        The sums over :math:`i, j \in \mathcal C` (all :math:`c^2` ordered pairs; the keys
         ending in ``_off`` over the pairs :math:`i \ne j` only).
         """
         x, (x_next, w_next) = self.x, self.step
@@ -439,6 +460,7 @@ class QuadraticRound:
         }
 
     def quantities(self) -> dict[str, float]:
+        """The round's constants, by the names the lemmas' formulas take."""
         return {
             "m2": self.m2,
             "L": self.smoothness,

@@ -1,5 +1,7 @@
-"""CoBo's theory checks (learning.theory.cobo, cobo_lemmas, cobo_steps): the numpy iteration they run, the exact
-moments they compare, and the counterexamples they report, recomputed independently."""
+"""CoBo's theory checks (learning.theory.cobo_propositions, cobo_lemmas_propositions,
+cobo_steps_propositions; the corrected bounds of learning.theory.cobo): the numpy iteration
+they run, the exact moments they compare, and the counterexamples they report, recomputed
+independently."""
 
 from __future__ import annotations
 
@@ -9,7 +11,13 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from learning.theory import cobo, cobo_lemmas, cobo_points, cobo_steps
+from learning.theory import (
+    cobo,
+    cobo_lemmas_propositions,
+    cobo_points,
+    cobo_propositions,
+    cobo_steps_propositions,
+)
 from learning.theory.quadratic import (
     ClusterProblem,
     ClusterRun,
@@ -162,7 +170,9 @@ def test_scaling_the_losses_keeps_the_trajectory():
         q["L"] * q["eta"]
     )
     # the printed deterministic consensus bound scales as 1/kappa
-    assert cobo.det_consensus(**qb) == pytest.approx(cobo.det_consensus(**q) / 1000)
+    assert cobo_propositions.det_consensus(**qb) == pytest.approx(
+        cobo_propositions.det_consensus(**q) / 1000
+    )
 
 
 def test_collaborativeness_and_gap():
@@ -202,7 +212,7 @@ def test_stochastic_theorem_counterexample_in_exact_rationals():
     run = cobo_points.theorem_runs(True)[0]
     assert run.moments.midpoint_gradient == pytest.approx(float(gradient))
     assert run.moments.consensus == pytest.approx(float(consensus))
-    verdict = cobo.check_sto_gradient()
+    verdict = cobo_propositions.check_sto_gradient()
     assert not verdict.holds and verdict.counterexample is not None
     assert verdict.counterexample["point"] == run.label
 
@@ -210,8 +220,8 @@ def test_stochastic_theorem_counterexample_in_exact_rationals():
 def test_deterministic_gradient_counterexample_needs_no_step_size_condition():
     run = cobo_points.theorem_runs(False)[0]
     q = run.quantities()
-    assert cobo.det_hypothesis(**q) and q["eta"] == pytest.approx(1 / 60)
-    assert run.moments.midpoint_gradient > cobo.det_gradient(**q)
+    assert cobo_propositions.det_hypothesis(**q) and q["eta"] == pytest.approx(1 / 60)
+    assert run.moments.midpoint_gradient > cobo_propositions.det_gradient(**q)
     # the corrected statement admits this step size and holds there
     assert cobo.corrected_gradient(**q) >= run.moments.midpoint_gradient
 
@@ -254,12 +264,12 @@ def test_example2_zeta_counterexample():
     x = F(1, 2)
     total = (F(1, 2) * x) ** 2 + (F(1, 2) * (x - 1)) ** 2
     assert total == F(1, 8) < F(1, 4)  # the printed zeta^2
-    assert not cobo_steps.check_example2_zeta().holds
+    assert not cobo_steps_propositions.check_example2_zeta().holds
 
 
 def test_case2_pair_satisfies_the_hypotheses_and_keeps_a_positive_weight():
     x = np.linspace(-30, 30, 2001)
-    theta = cobo_steps._theta(x)
+    theta = cobo_steps_propositions._theta(x)
     gi, gk = np.cos(theta), -np.sin(theta)  # zeta = 1
     assert np.all(gi >= 0) and np.all(gk <= 0)  # monotone: f_i increasing, f_k decreasing
     assert np.all((gi + gk) ** 2 <= 1 + 1e-12) and np.allclose(gi**2 + gk**2, 1)
@@ -272,7 +282,11 @@ def test_case2_pair_satisfies_the_hypotheses_and_keeps_a_positive_weight():
 
 
 @pytest.mark.parametrize(
-    "check", [cobo.check_sto_consensus_corrected, cobo_lemmas.check_lemma4_corrected]
+    "check",
+    [
+        cobo_propositions.check_sto_consensus_corrected,
+        cobo_lemmas_propositions.check_lemma4_corrected,
+    ],
 )
 def test_corrected_checks_count_their_points(check):
     verdict = check()
@@ -293,9 +307,9 @@ def test_weight_variance_counterexample_by_hand():
     assert variance == F(1, 4) > 4 * sigma**2  # the printed 4 sigma^2/b = 1/25
     # the law of a mean of b signs has variance 1/b
     for b in (1, 4, 7):
-        law = cobo_lemmas._mean_of_signs(b)
+        law = cobo_lemmas_propositions._mean_of_signs(b)
         assert sum(p for _, p in law) == 1 and sum(x * x * p for x, p in law) == F(1, b)
-    verdict = cobo_lemmas.check_weight_variance()
+    verdict = cobo_lemmas_propositions.check_weight_variance()
     assert not verdict.holds and verdict.counterexample is not None
     assert verdict.counterexample["variance"] == "1/4"
 
@@ -303,20 +317,20 @@ def test_weight_variance_counterexample_by_hand():
 def test_example2_zeta_is_refuted_only_where_it_exceeds_the_minimum():
     # a looser lower bound (half the minimum) holds; equality is required only when tight
     def half(ai, aj):
-        return cobo_steps._zeta2_corrected(ai, aj) / 2
+        return cobo_steps_propositions._zeta2_corrected(ai, aj) / 2
 
-    assert cobo_steps.check_example2_zeta(half).holds
-    assert not cobo_steps.check_example2_zeta(half, tight=True).holds
-    verdict = cobo_steps.check_example2_zeta()
+    assert cobo_steps_propositions.check_example2_zeta(half).holds
+    assert not cobo_steps_propositions.check_example2_zeta(half, tight=True).holds
+    verdict = cobo_steps_propositions.check_example2_zeta()
     left = F(verdict.counterexample["left side"])
     assert F(verdict.counterexample["printed_zeta2"]) > left
 
 
 def test_lemma3_fails_only_through_the_diagonal_pairs():
-    verdict = cobo_lemmas.check_lemma3()
+    verdict = cobo_lemmas_propositions.check_lemma3()
     assert not verdict.holds and "i != j" in verdict.evidence
-    assert cobo_lemmas.check_lemma3(diagonal=False).holds
-    assert not cobo_lemmas.check_lemma3(diagonal=False, noise=lambda **q: 0.0).holds
+    assert cobo_lemmas_propositions.check_lemma3(diagonal=False).holds
+    assert not cobo_lemmas_propositions.check_lemma3(diagonal=False, noise=lambda **q: 0.0).holds
 
 
 def test_theorem_points_count_distinct_trajectories():
@@ -325,6 +339,6 @@ def test_theorem_points_count_distinct_trajectories():
     assert hand.scaled(1000.0).trajectory() == hand.trajectory()
     longer = ClusterRun(hand.label, hand.problem, hand.eta, hand.rho, hand.sigma, 400)
     assert longer.trajectory() == hand.trajectory()
-    verdict = cobo.check_det_consensus_corrected()
+    verdict = cobo_propositions.check_det_consensus_corrected()
     inside = [r for r in runs if cobo.corrected_hypothesis(**r.quantities())]
     assert verdict.n_points == len({r.trajectory() for r in inside}) < len(inside)

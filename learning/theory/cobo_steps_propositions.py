@@ -50,7 +50,9 @@ def _case1_constant(m2: Any) -> Any:
     perturb={"constant": lambda m2: (1 - m2) / (1 + m2)},
 )
 def check_case1(constant: Callable[[Any], Any] = _case1_constant) -> Verdict:
-    """With a = ||grad f_i||^2, b = ||grad f_k||^2, p = <grad f_i, grad f_k>, t = M^2:
+    """Case 1: A4 keeps the midpoint inner product of collaborative clients non-negative.
+
+    With a = ||grad f_i||^2, b = ||grad f_k||^2, p = <grad f_i, grad f_k>, t = M^2:
     A4 reads a + b - 2p <= t (a + b + 2p), i.e. 2(1 + t)(p - K*(a + b)) >= 0 with
     K* = (1 - t)/(2(1 + t)). So p >= K (a + b) follows from A4 for every admissible (a, b, p)
     exactly when K <= K* (A4 holds with equality at a = b = 1, p = 2K* <= 1, which
@@ -86,7 +88,9 @@ def _case2_printed(*, w: float, gamma: float, s: float, w_next: float) -> bool:
 
 
 def _case2_corrected(*, w: float, gamma: float, s: float, w_next: float) -> bool:
-    """The inner product is <= 0, so eq. (w) never raises the weight, and sets it to 0
+    """Case 2 as corrected: the step never raises the weight, and zeroes it iff w + gamma s <= 0.
+
+    The inner product is <= 0, so eq. (w) never raises the weight, and sets it to 0
     exactly when w + gamma s <= 0.
     """
     return s <= 0 and w_next <= w and (w_next == 0) == (w + gamma * s <= 0)
@@ -141,8 +145,9 @@ def _case2(claim: Callable[..., bool], what: str) -> Verdict:
     perturb={"claim": _case2_corrected},
 )
 def check_case2(claim: Callable[..., bool] = _case2_printed) -> Verdict:
-    """The weight step eq. (w) (Algorithm 1, step size gamma) on a pair that satisfies Case 2's
-    hypotheses. The inner product is <= 0, but the projected step sets the weight to 0 only if
+    """Case 2 on a pair that satisfies its hypotheses, with the weight step eq. (w).
+
+    Eq. (w) is Algorithm 1's step, of size gamma. The inner product is <= 0, but the projected step sets the weight to 0 only if
     gamma |s| >= w^t; the proof's conclusion holds for the exact inner solver (the vertex
     1[s > 0]), not for the algorithm's finite gamma.
     """
@@ -159,6 +164,7 @@ def check_case2(claim: Callable[..., bool] = _case2_printed) -> Verdict:
     perturb={"claim": _case2_printed},
 )
 def check_case2_corrected(claim: Callable[..., bool] = _case2_corrected) -> Verdict:
+    """Case 2 as corrected, on the pair and the grid of the printed check."""
     return _case2(
         claim, "the non-collaborative weight never rises and reaches 0 iff w + gamma s <= 0"
     )
@@ -186,7 +192,9 @@ GRID_DRAWN = (
     perturb={"vertex": lambda s, w: _vertex(-s, w)},
 )
 def check_inner_vertex(vertex: Callable[[Fraction, Fraction], Fraction] = _vertex) -> Verdict:
-    """A linear function on [0, 1] is maximised at an end point: v maximises w s over [0, 1]
+    """The inner problem's maximiser over a grid of inner products and weights.
+
+    A linear function on [0, 1] is maximised at an end point: v maximises w s over [0, 1]
     iff s (v - 0) >= 0 and s (v - 1) >= 0 (the end points suffice by linearity).
     """
     n = 0
@@ -219,7 +227,9 @@ def _pgd_steps(gamma: Fraction, s: Fraction) -> int:
     perturb={"steps": lambda gamma, s: math.ceil(1 / (2 * gamma * abs(s)))},
 )
 def check_pgd_steps(steps: Callable[[Fraction, Fraction], int] = _pgd_steps) -> Verdict:
-    """Iterates eq. (w) in exact arithmetic (:func:`learning.theory.quadratic.cobo_round`'s
+    """The number of steps of eq. (w) to the vertex, over a grid.
+
+    Eq. (w) is iterated in exact arithmetic (:func:`learning.theory.quadratic.cobo_round`'s
     projection, Proj_[0,1](w + gamma s)).
     """
     n = 0
@@ -253,7 +263,9 @@ def check_pgd_steps(steps: Callable[[Fraction, Fraction], int] = _pgd_steps) -> 
     perturb={"penalty_factor": sp.Integer(1)},
 )
 def check_eq_x(penalty_factor: sp.Expr = HALF) -> Verdict:
-    """Each pair term involves x_i only if i is in the pair; its derivative is
+    """Eq. (x) as the gradient of (Model-Training), in sympy.
+
+    Each pair term involves x_i only if i is in the pair; its derivative is
     rho w_ik (x_i - x_k) in either order of the pair (per coordinate; the norm is separable),
     so summing over the pairs that contain i gives the sum over k != i for every n (the term
     k = i of the printed sum is 0). Checked symbolically per pair and, as a whole, for n = 4.
@@ -304,7 +316,9 @@ _ai, _aj = sp.symbols("a_i a_j", positive=True)
 def check_example2_m(
     m: Callable[[Any, Any], Any] = lambda ai, aj: sp.Abs(ai - aj) / (ai + aj),
 ) -> Verdict:
-    """From the gradients grad f_i = a_i u, grad f_j = a_j u with u = x - mu_k symbolic (d = 3):
+    """Example 2's M_ij, in sympy.
+
+    From the gradients grad f_i = a_i u, grad f_j = a_j u with u = x - mu_k symbolic (d = 3):
     ||grad f_i - grad f_j||^2 - m(a_i, a_j)^2 ||grad f_i + grad f_j||^2 must vanish for every
     u, i.e. every coefficient of the polynomial in u must be 0.
     """
@@ -351,7 +365,9 @@ def _zeta2_corrected(ai: Any, aj: Any) -> Any:
 def check_example2_zeta(
     zeta2: Callable[[Any, Any], Any] = _zeta2_printed, tight: bool = False
 ) -> Verdict:
-    """The left side is smallest on the segment between the centres: with x = mu_k + t
+    """Example 2's zeta_ij^2 as a lower bound (and, ``tight``, as the minimum) over x.
+
+    The left side is smallest on the segment between the centres: with x = mu_k + t
     (mu_k' - mu_k), a_i^2 t^2 + a_j^2 (1 - t)^2 is minimised at t = a_j^2/(a_i^2 + a_j^2),
     with minimum a_i^2 a_j^2/(a_i^2 + a_j^2) (per unit ||mu_k - mu_k'||^2).
 
@@ -418,4 +434,5 @@ def check_example2_zeta(
     perturb={"zeta2": _zeta2_printed},
 )
 def check_example2_zeta_corrected(zeta2: Callable[[Any, Any], Any] = _zeta2_corrected) -> Verdict:
+    """Example 2's corrected zeta_ij^2: a lower bound that is also the minimum over x."""
     return check_example2_zeta(zeta2, tight=True)

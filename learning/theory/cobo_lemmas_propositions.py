@@ -66,8 +66,9 @@ def _lemma3(
     what: str,
     diagonal: bool = True,
 ) -> Verdict:
-    """Lemma 3's inequality at every state; ``diagonal`` says whether the sums over the
-    cluster include the pairs i = j (the consensus sum has no diagonal terms either way).
+    """Lemma 3's inequality at every state, over all ordered pairs or over i != j.
+
+    ``diagonal`` says whether the sums over the cluster include the pairs i = j (the consensus sum has no diagonal terms either way).
     """
     suffix = "" if diagonal else "_off"
 
@@ -102,8 +103,9 @@ def check_lemma3(
     hypothesis: Hypothesis = lemma3_hypothesis,
     diagonal: bool = True,
 ) -> Verdict:
-    """Lemma 3 at arbitrary states, the expectation over the model-gradient noise exact and
-    W^{t+1} given. Its proof bounds the noise of every pair by that of a pair i != j
+    """Lemma 3 at arbitrary states, the expectation over the model-gradient noise exact.
+
+    W^{t+1} is given. Its proof bounds the noise of every pair by that of a pair i != j
     (variance eta^2 sigma^2/2 of z_ij^{t+1}); a diagonal pair z_ii = x_i has twice that. A
     failure with the diagonal pairs is reported with the same check over the pairs i != j.
     """
@@ -139,6 +141,7 @@ def check_lemma3_corrected(
     noise: Formula = lemma3_noise_corrected,
     hypothesis: Hypothesis = lemma3_hypothesis,
 ) -> Verdict:
+    """Lemma 3 with the noise term c(c+1) L eta sigma^2/2, at the states of the printed check."""
     return _lemma3(
         descent,
         consensus,
@@ -159,7 +162,9 @@ def lemma4_noise(
 def lemma4_noise_corrected(
     *, m2: float, L: float, rho: float, c: float, eta: float, sigma: float, **_: float
 ) -> float:
-    r""":math:`\frac{3\eta M^2}{\rho c}\frac{c(c+1) L\eta\sigma^2}{2} + 2\eta^2\sigma^2 c(c-1)`:
+    r"""Lemma 4's last term with the model-gradient noise.
+
+    :math:`\frac{3\eta M^2}{\rho c}\frac{c(c+1) L\eta\sigma^2}{2} + 2\eta^2\sigma^2 c(c-1)`:
     the model-gradient noise that moves :math:`x_i - x_j` (omitted by the proof, which expands
     eq. (x) with exact gradients), and Lemma 3's corrected noise term.
     """
@@ -218,8 +223,9 @@ def check_lemma4(
     noise: Formula = lemma4_noise,
     hypothesis: Hypothesis = lemma4_hypothesis,
 ) -> Verdict:
-    """Lemma 4 at arbitrary states (W^{t+1} from eq. (w) with exact midpoint gradients),
-    exact expectations. The gradient noise of the model step moves x_i - x_j by
+    """Lemma 4 at arbitrary states, the expectations exact.
+
+    W^{t+1} comes from eq. (w) with exact midpoint gradients. The gradient noise of the model step moves x_i - x_j by
     2 eta^2 sigma^2 per pair in expectation, which no term of the bound covers.
     """
     return _lemma4(contraction, weights, descent, noise, hypothesis, "Lemma 4")
@@ -242,7 +248,9 @@ def check_lemma4_corrected(
     noise: Formula = lemma4_noise_corrected,
     hypothesis: Hypothesis = lemma4_hypothesis,
 ) -> Verdict:
-    """With exact gradients the expected quantities are the deterministic ones plus
+    """Lemma 4 with the model-gradient noise at arbitrary states, the expectations exact.
+
+    With exact gradients the expected quantities are the deterministic ones plus
     2 eta^2 sigma^2 c(c-1) (consensus) and at most L eta^2 sigma^2 c(c+1)/4 (the drop of the
     pair averages); the deterministic inequality itself is checked, not proved (the proof's
     expansion has (1 - 2 eta rho c) for (1 - eta rho c) and 3M^2 for 12M^2).
@@ -263,7 +271,9 @@ def _weight_variance_printed(*, sigma: Fraction, b: int, **_: Fraction) -> Fract
 def _weight_variance_corrected(
     *, sigma: Fraction, b: int, gamma: Fraction, gi: Fraction, gj: Fraction, **_: Fraction
 ) -> Fraction:
-    r""":math:`\gamma^2 \big(\frac{\sigma^2}{b} (\|\nabla f_i(z)\|^2 + \|\nabla f_j(z)\|^2)
+    r"""The variance of a weight after eq. (w), as corrected.
+
+    :math:`\gamma^2 \big(\frac{\sigma^2}{b} (\|\nabla f_i(z)\|^2 + \|\nabla f_j(z)\|^2)
     + \frac{\sigma^4}{b^2}\big)`: the variance of :math:`\gamma \langle h_i, h_j \rangle` for
     independent unbiased :math:`h_i, h_j` of variance :math:`\sigma^2/b`, which the projection
     (1-Lipschitz) can only shrink.
@@ -300,7 +310,9 @@ WEIGHT_DRAWN = (
     perturb={"bound": _weight_variance_corrected},
 )
 def check_weight_variance(bound: Callable[..., Fraction] = _weight_variance_printed) -> Verdict:
-    """w_ij^{t+1} = Proj_[0,1](w_ij^t + gamma <h_i, h_j>) is dimensionless while sigma^2/b has
+    """The variance of a weight after eq. (w) against a bound, in exact rationals.
+
+    w_ij^{t+1} = Proj_[0,1](w_ij^t + gamma <h_i, h_j>) is dimensionless while sigma^2/b has
     the units of a squared gradient: multiplying the losses by kappa and gamma by 1/kappa^2
     leaves the weight's law unchanged and scales 4 sigma^2/b by kappa^2. At the minimiser
     (both gradients 0) with b = 1 the weight moves by +-gamma sigma^2, variance
@@ -370,4 +382,5 @@ def check_weight_variance(bound: Callable[..., Fraction] = _weight_variance_prin
 def check_weight_variance_corrected(
     bound: Callable[..., Fraction] = _weight_variance_corrected,
 ) -> Verdict:
+    """The weight's variance against the corrected bound, at the points of the printed check."""
     return check_weight_variance(bound)
