@@ -148,8 +148,8 @@ def _prop1_bias_printed(reference: str = "system") -> Verdict:
     "(sum_(i in C_k) n_i (mu_i - c)^2 = N_k Bias(C_k) + N_k (beta_k - c)^2)",
     statement="for every cluster C_k of a converged clustering, Bias(C_k) <= sum_(i in C_k) "
     "n_i (mu_i - beta)^2 / N_k (the same clients around the system's average beta), with "
-    "equality only if beta_k = beta; summed over the clusters, the within-cluster sum of "
-    "squares is below the total one",
+    "equality only if beta_k = beta; hence, summed over K >= 2 distinct centroids, the "
+    "within-cluster sum of squares is below the total one",
     perturb={"reference": "system"},
 )
 def _prop1_bias_corrected(reference: str = "members") -> Verdict:
