@@ -14,6 +14,12 @@ with :math:`B` the distribution of the other clients' count, and the exact :math
 :math:`\varepsilon` is the hockey-stick divergence
 :math:`\max_{b \ne b'} \sum_k (P_b(k) - e^{\varepsilon} P_{b'}(k))_+`.
 
+The theorem as printed conditions on ``n``, the dataset size in Appendix B.5; Feldman et al.'s
+condition is on the number ``m`` of shuffled randomizers (``tsoy.thmA.2.corrected``). Theorem
+4.4 inherits the printed condition, so for small ``m`` its proof applies Theorem A.2 outside
+its range; its conclusion holds there all the same, each record entering one round only
+(``tsoy.thm4.4.one_pass`` in :mod:`econ.privacy.one_pass_propositions`).
+
 References
 ----------
 N. Tsoy, A. Mihalkova et al., *Provable Mutual Benefits from Federated Learning in

@@ -9,13 +9,17 @@ by their means, and gradient descent on convex (quadratic or least-squares) loss
 The printed statements that fail:
 
 - Proposition 1, part 2: the bias of a cluster, read as the weighted spread of its clients'
-  means around its centroid, can exceed the whole system's; only the pooled within-cluster
-  spread is always smaller (``ipfl.prop1.bias``).
-- Theorem 4 puts "there exists T" before "for every :math:`\epsilon`", which claims that
-  :math:`PMA_i^{(t)}` equals :math:`PMA_i^*` after finitely many rounds; gradient descent
-  only approaches it (``ipfl.thm4``; the proof's Eq. 46 has the right order).
+  means around its centroid, can exceed the whole system's (``ipfl.prop1.bias``); compared
+  with the same clients' spread around the system's average it is never larger, cluster by
+  cluster (``ipfl.prop1.bias.corrected``).
+- Theorem 4 puts "there exists T" before "for every :math:`\epsilon`", a quantifier-order
+  slip that claims :math:`PMA_i^{(t)} = PMA_i^*` after finitely many rounds; gradient descent
+  only approaches it (``ipfl.thm4``; the proof's Eq. 46 has the right order). The twin takes
+  :math:`PMA_i^*` to be the value at the limit of the cluster model; the maximum of
+  :math:`PMA_i` is approached only by clients at their cluster's average.
 - Corollary 8.1 claims :math:`PMA_i > 0` for every client; in the Gaussian model of §3 a
-  cluster with no gap to the others is worse than FedAvg (``ipfl.cor8.1``).
+  cluster of small noisy datasets, even one well apart from the others, can be worse than
+  FedAvg (``ipfl.cor8.1``).
 """
 
 from __future__ import annotations
@@ -36,10 +40,15 @@ from games.ipfl.propositions import PAPER, lloyd
 __all__ = ["cluster_biases"]
 
 
+def _spread(mu: FloatArray, n: FloatArray, centre: float) -> float:
+    """The size-weighted mean squared distance of the means ``mu`` to ``centre``."""
+    return float(np.sum(n * (mu - centre) ** 2) / n.sum())
+
+
 def cluster_biases(
     means: ArrayLike, sizes: ArrayLike, labels: ArrayLike
-) -> tuple[dict[int, float], float]:
-    r"""The bias of each cluster and of the system (Prop. 1's proof, App. I, part 2).
+) -> tuple[dict[int, float], float, dict[int, float]]:
+    r"""The bias of each cluster and of the system, and each cluster's spread around the system.
 
     .. math::
 
@@ -49,20 +58,24 @@ def cluster_biases(
 
     with :math:`\beta_k` and :math:`\bar\beta` the size-weighted means of the cluster and of
     every client: "the deviation of the average data distribution in the cluster from" the
-    clients' own.
+    clients' own. The third value is, for each cluster, the same clients' spread around the
+    system's average,
+    :math:`\sum_{i \in C_k} n_i (\hat\mu_i - \bar\beta)^2 / \sum_{i \in C_k} n_i
+    = \mathrm{Bias}(C_k) + (\beta_k - \bar\beta)^2`.
 
     References
     ----------
     Khan et al., IP-FL (arXiv 2304.07514 v4), App. I, proof of Proposition 1, part 2.
     """
-    mu, n, lab = np.asarray(means), np.asarray(sizes), np.asarray(labels)
-    biases = {}
+    mu, n, lab = (np.asarray(x) for x in (means, sizes, labels))
+    centre = float(np.sum(n * mu) / n.sum())
+    biases, around_system = {}, {}
     for k in np.unique(lab):
         members = lab == k
-        centre = np.sum(n[members] * mu[members]) / n[members].sum()
-        biases[int(k)] = float(np.sum(n[members] * (mu[members] - centre) ** 2) / n[members].sum())
-    centre = np.sum(n * mu) / n.sum()
-    return biases, float(np.sum(n * (mu - centre) ** 2) / n.sum())
+        own = float(np.sum(n[members] * mu[members]) / n[members].sum())
+        biases[int(k)] = _spread(mu[members], n[members], own)
+        around_system[int(k)] = _spread(mu[members], n[members], centre)
+    return biases, _spread(mu, n, centre), around_system
 
 
 def _clusterings() -> Iterator[dict[str, Any]]:
@@ -77,21 +90,32 @@ def _clusterings() -> Iterator[dict[str, Any]]:
         yield {"mu": mu, "n": sizes, "init": rng.choice(mu, k, replace=False)}
 
 
-def _prop1_bias(pooled: bool) -> Verdict:
+def _prop1_bias(reference: str) -> Verdict:
     def holds(mu: FloatArray, n: FloatArray, init: FloatArray) -> bool:
         labels, _ = lloyd(mu, n, init, max_iter=500)
-        biases, system = cluster_biases(np.asarray(mu), np.asarray(n), labels)
-        if pooled:
-            mass = {k: float(np.asarray(n)[labels == k].sum()) for k in biases}
-            return sum(mass[k] * b for k, b in biases.items()) < float(np.sum(n)) * system
-        return all(b < system for b in biases.values())
+        biases, system, around_system = cluster_biases(mu, n, labels)
+        if reference == "system":
+            return all(b < system for b in biases.values())
+        means, sizes = np.asarray(mu), np.asarray(n)
+        centre = np.sum(sizes * means) / sizes.sum()
+        for k, bias in biases.items():
+            members = labels == k
+            own = np.sum(sizes[members] * means[members]) / sizes[members].sum()
+            # Bias(C_k) + (beta_k - beta)^2: strictly below unless the centroids coincide
+            if not (bias < around_system[k] or np.isclose(own, centre, rtol=1e-12, atol=1e-12)):
+                return False
+            if bias > around_system[k] * (1 + 1e-12):
+                return False
+        return True
 
     return on_points(
         holds,
         _clusterings(),
-        "the pooled within-cluster bias sum_k N_k Bias(C_k) < N Bias(System)"
-        if pooled
-        else "Bias(C_k) < Bias(System) for every cluster k of the converged Lloyd process",
+        "Bias(C_k) < Bias(System) for every cluster k of the converged Lloyd process"
+        if reference == "system"
+        else "for every cluster k of the converged Lloyd process, Bias(C_k) is at most the "
+        "spread of the same clients around the system's average, strictly below it unless "
+        "beta_k equals that average",
         drawn="means (0, 10, 11) with sizes (1000, 1, 1) started at centroids (0, 10), then 40 "
         "seeded instances (seeds 100-139): K = 2, 3, 4, 2K-40 clients of 5-200 samples, group "
         "means 0.3, 1 or 3 apart with N(0, 0.3^2) client shifts, centroids started at K "
@@ -102,27 +126,34 @@ def _prop1_bias(pooled: bool) -> Verdict:
 @proposition(
     "ipfl.prop1.bias",
     source=f"{PAPER}, §5 Proposition 1 ('the within-cluster bias is reduced'); App. I, proof "
-    "of Proposition 1, part 2 (Bias(C_k) < Bias(System)); reading: Bias is the size-weighted "
-    "mean squared distance of the clients' means to the average of the cluster (system)",
-    statement="for every cluster C_k of the converged clustering, Bias(C_k) < Bias(System)",
+    "of Proposition 1, part 2 (Bias(C_k) < Bias(System)); reading: Bias(C_k) is the "
+    "size-weighted mean squared distance of the cluster's clients' means to the cluster's "
+    "average, Bias(System) that of all clients to the system's average. Under the other "
+    "reading, the same clients' spread around their cluster's average against their spread "
+    "around the system's, it holds for every cluster (ipfl.prop1.bias.corrected)",
+    statement="for every cluster C_k of the converged clustering, Bias(C_k) < Bias(System) "
+    "(a cluster's weighted spread against the whole system's)",
     holds=False,
     kind=Kind.READING,
-    perturb={"pooled": True},
+    perturb={"reference": "members"},
 )
-def _prop1_bias_printed(pooled: bool = False) -> Verdict:
-    return _prop1_bias(pooled)
+def _prop1_bias_printed(reference: str = "system") -> Verdict:
+    return _prop1_bias(reference)
 
 
 @proposition(
     "ipfl.prop1.bias.corrected",
-    source=f"{PAPER}, App. I, proof of Proposition 1, part 2, pooled over the clusters: the "
-    "within-cluster sum of squares that the proof's clustering minimises",
-    statement="sum_k N_k Bias(C_k) < N Bias(System) for a converged clustering with K >= 2 "
-    "distinct centroids (the total sum of squares minus the between-cluster one)",
-    perturb={"pooled": False},
+    source=f"{PAPER}, App. I, proof of Proposition 1, part 2, with both biases taken over the "
+    "same clients: the cluster's average minimises their weighted squared distance "
+    "(sum_(i in C_k) n_i (mu_i - c)^2 = N_k Bias(C_k) + N_k (beta_k - c)^2)",
+    statement="for every cluster C_k of a converged clustering, Bias(C_k) <= sum_(i in C_k) "
+    "n_i (mu_i - beta)^2 / N_k (the same clients around the system's average beta), with "
+    "equality only if beta_k = beta; hence, summed over K >= 2 distinct centroids, the "
+    "within-cluster sum of squares is below the total one",
+    perturb={"reference": "system"},
 )
-def _prop1_bias_corrected(pooled: bool = True) -> Verdict:
-    return _prop1_bias(pooled)
+def _prop1_bias_corrected(reference: str = "members") -> Verdict:
+    return _prop1_bias(reference)
 
 
 def _regression(rng: np.random.Generator, n: int, d: int) -> tuple[FloatArray, FloatArray]:
@@ -197,8 +228,15 @@ def _thm4_points() -> Iterator[dict[str, Any]]:
         }
 
 
-def _thm4(order: str) -> Verdict:
-    """PMA_i(t) - PMA_i* = f_i(theta_t) - f_i(beta), f_i(theta) = -E(theta - z_i)^2, exactly."""
+def _thm4(order: str, optimum: str) -> Verdict:
+    r"""Theorem 4 on gradient descent for one cluster of Gaussian clients, in exact arithmetic.
+
+    With :math:`f_i(\theta) = -E(\theta - z_i)^2` and the cluster model
+    :math:`\theta_t = \beta + d_t`, :math:`d_t = (1 - 2\eta)^t d_0`,
+    :math:`PMA_i^* - PMA_i(t) = (\theta_t - \mu_i)^2 - c_i` with :math:`c_i = (\beta - \mu_i)^2`
+    for ``optimum="limit"`` (:math:`PMA_i^* = f_i(\beta) - \rho_i`) and :math:`c_i = 0` for
+    ``optimum="maximiser"`` (:math:`PMA_i^* = \max_\theta f_i(\theta) - \rho_i`).
+    """
 
     def holds(
         eta: Fraction,
@@ -213,38 +251,51 @@ def _thm4(order: str) -> Verdict:
             if theta - beta != ratio**t * start:  # its closed form d_t = ratio^t d_0
                 return False
             theta -= 2 * eta * (theta - beta)
+        # the gap (theta_t - mu_i)^2 - c_i tends to (beta - mu_i)^2 - c_i
+        limits = [(beta - m) ** 2 if optimum == "maximiser" else Fraction(0) for m in mu]
         if order == "exists T first":
-            # d_t is never 0 unless ratio or d_0 is, and the gap d_t (d_t + 2 (beta - mu_i))
-            # vanishes at most once: it is 0 from some T on iff ratio = 0 or d_0 = 0
-            return ratio == 0 or start == 0
+            # d_t is never 0 unless ratio or d_0 is, and d_t (d_t + 2 (beta - mu_i)) vanishes
+            # at most once: the gap is 0 from some T on iff d_t is and the limit is 0
+            return (ratio == 0 or start == 0) and not any(limits)
+        margin = epsilon - max(limits)
+        if margin == 0:
+            raise ValueError("a limit of the gap equals epsilon: sign of the approach undecided")
+        if margin < 0:  # the gap tends to a value beyond epsilon
+            return False
         spread = 2 * max(abs(beta - m) for m in mu)
 
-        def bound(t: int) -> Fraction:  # |gap_i(t)| <= |d_t| (|d_t| + spread), decreasing
+        def bound(t: int) -> Fraction:  # |gap_i(t) - limit_i| <= |d_t| (|d_t| + spread)
             d = abs(Fraction(ratio**t) * start)
             return d * (d + spread)
 
         first = 1
-        while bound(first) >= epsilon and first < 1 << 14:
+        while bound(first) >= margin and first < 1 << 14:
             first *= 2
-        return bound(first) < epsilon and all(
-            abs((beta + ratio**t * start - m) ** 2 - (beta - m) ** 2) < epsilon
+        return bound(first) < margin and all(
+            abs((beta + ratio**t * start - m) ** 2 - (beta - m) ** 2 + limit) < epsilon
             for t in range(first, first + 20)
-            for m in mu
+            for m, limit in zip(mu, limits, strict=True)
         )
 
+    target = (
+        "PMA_i* = f_i(beta) - rho_i (the value at the limit beta of the cluster model)"
+        if optimum == "limit"
+        else "PMA_i* = max_theta f_i(theta) - rho_i = f_i(mu_i) - rho_i (the maximiser of PMA_i)"
+    )
     return on_points(
         holds,
         _thm4_points(),
-        "there is T with PMA_i(t) = PMA_i* for every t >= T (every epsilon > 0)"
+        f"there is T with PMA_i(t) = PMA_i* for every t >= T (every epsilon > 0), {target}"
         if order == "exists T first"
-        else "for every epsilon > 0 there is T with |PMA_i(t) - PMA_i*| < epsilon for t >= T",
-        drawn="one client with mean 0, the model started at 1, eta = 1/4, epsilon = 1/1000; then "
-        "40 seeded exact (rational) instances (seed 4): 1-7 Gaussian clients of one "
-        "cluster with means in [-5, 5] (steps of 1/8) and weights 1-49, the cluster model "
-        "started in [-10, 10] and run by gradient descent with step eta in {0.01, ..., 0.99} "
-        "(0 < eta < 2/beta = 1), epsilon = 10^-1 .. 10^-12; exact arithmetic, the closed form "
-        "of gradient descent confirmed on its first 30 steps, T found by doubling and the 20 "
-        "rounds from T on compared with epsilon",
+        else f"for every epsilon > 0 there is T with |PMA_i(t) - PMA_i*| < epsilon for t >= T, "
+        f"{target}",
+        drawn="one client with mean 0, the model started at 1, eta = 1/4 (so d_t = 2^-t), "
+        "epsilon = 1/1000; then 40 seeded exact (rational) instances (seed 4): 1-7 Gaussian "
+        "clients of one cluster with means in [-5, 5] (steps of 1/8) and weights 1-49, the "
+        "cluster model started in [-10, 10] and run by gradient descent with step eta in "
+        "{0.01, ..., 0.99} (0 < eta < 2/beta = 1), epsilon = 10^-1 .. 10^-12; exact "
+        "arithmetic, the closed form of gradient descent confirmed on its first 30 steps, T "
+        "found by doubling and the 20 rounds from T on compared with epsilon",
     )
 
 
@@ -252,26 +303,33 @@ def _thm4(order: str) -> Verdict:
     "ipfl.thm4",
     source=f"{PAPER}, §5 Theorem 4 (under Proposition 1 and Theorem 3); PMA_i = f_i(w_k) - "
     "rho_i (Remark 5) with a performance f_i continuous in the model, as the proof (Eq. 46) "
-    "assumes",
+    "assumes. A quantifier-order slip: the theorem prints 'there exists T, for all t >= T, "
+    "for every epsilon', the proof's Eq. 46 'for given epsilon > 0, there exists a finite T'",
     statement="there exists a finite T such that for all t >= T, for every epsilon, "
-    "|PMA_i(t) - PMA_i*| < epsilon for each client i",
+    "|PMA_i(t) - PMA_i*| < epsilon for each client i (as printed: exists T before for every "
+    "epsilon, so PMA_i(t) = PMA_i* from round T on; gradient descent with eta = 1/4 from "
+    "theta_0 = 1 on one client of mean 0 has d_t = 2^-t, never 0)",
     holds=False,
     perturb={"order": "epsilon first"},
 )
-def _thm4_printed(order: str = "exists T first") -> Verdict:
-    return _thm4(order)
+def _thm4_printed(order: str = "exists T first", optimum: str = "limit") -> Verdict:
+    return _thm4(order, optimum)
 
 
 @proposition(
     "ipfl.thm4.corrected",
     source=f"{PAPER}, App. I, proof of Theorem 4, Eq. 46 ('for given epsilon > 0, there exists "
-    "a finite T')",
+    "a finite T'), with PMA_i* read as the limit f_i(beta) - rho_i of the cluster model; read "
+    "as the maximiser of PMA_i (the proof's theta_i* 'that maximizes PMA_i'), it fails for "
+    "every client whose mean is not the cluster's average beta",
     statement="for every epsilon > 0 there exists a finite T with |PMA_i(t) - PMA_i*| < "
-    "epsilon for all t >= T",
-    perturb={"order": "exists T first"},
+    "epsilon for all t >= T, where PMA_i* = f_i(beta) - rho_i is the value at the limit beta "
+    "of the cluster model (not max_theta PMA_i, which the cluster model reaches only if "
+    "mu_i = beta)",
+    perturb={"optimum": "maximiser"},
 )
-def _thm4_corrected(order: str = "epsilon first") -> Verdict:
-    return _thm4(order)
+def _thm4_corrected(order: str = "epsilon first", optimum: str = "limit") -> Verdict:
+    return _thm4(order, optimum)
 
 
 def _fedavg(
@@ -335,7 +393,7 @@ def _thm6(target_weights: str = "data") -> Verdict:
 
 
 def _cor8_points() -> Iterator[dict[str, Any]]:
-    yield {"sizes": np.full(10, 50.0), "m1": 5, "sigma": 1.0, "tau": 0.1, "gap": 0.0}
+    yield {"sizes": np.full(10, 5.0), "m1": 5, "sigma": 5.0, "tau": 0.1, "gap": 1.0}
     rng = np.random.default_rng(81)
     for _ in range(59):
         m = int(rng.integers(3, 30))
@@ -362,8 +420,9 @@ def _cor8(claim: str, stays: Callable[[FloatArray], NDArray[np.bool_]]) -> Verdi
         holds,
         _cor8_points(),
         "PMA_i > 0" if claim == "positive" else "a client with PMA_i > 0 does not opt out",
-        drawn="10 clients of 50 samples, T_1 = 5 of them, sigma = 1, tau = 0.1, no gap between "
-        "the groups' means, then seeded (seed 81) 59 models of Eq. 3: 3-29 clients of 5-199 "
+        drawn="10 clients of 5 samples, T_1 = 5 of them, sigma = 5, tau = 0.1 and the groups' "
+        "means 1 = 10 tau apart (PMA_i = -0.249; -0.251 by the MSE printed under Eq. 4, "
+        "games.ipfl.gaussian_propositions.working_errors), then seeded (seed 81) 59 models of Eq. 3: 3-29 clients of 5-199 "
         "samples, |T_1| in 1..m-1, sigma in [0.2, 3], tau in [0, 1], gap in [0, 3]; PMA_i = "
         "f_i(cluster) - f_i(FedAvg) with f_i = -MSE of client 0's estimate (games.ipfl."
         "gaussian_propositions.exact_errors)",
