@@ -32,6 +32,8 @@ __all__ = [
     "PAPER",
     "POOLED_CEILING",
     "SOURCE",
+    "TABLE_COLUMNS",
+    "TABLE_ROWS",
     "TASK_NAMES",
     "chance_note",
     "claims",
@@ -49,6 +51,19 @@ NAMES = {
 }
 #: task key -> its name in the text
 TASK_NAMES = {"rotation": "rotation", "private_label": "private-label"}
+#: task key -> its column of Table 1 (the accuracy column under each task's heading)
+TABLE_COLUMNS = {"rotation": "Rotation, Acc.(%)", "private_label": "Private label, Acc.(%)"}
+#: method key -> its row of Table 1 as printed, top to bottom (Werner 2024, Table 2.1, the
+#: same rows)
+TABLE_ROWS = {
+    "local": "Local",
+    "global": "Global",
+    "ditto": "Ditto",
+    "ifca": "IFCA",
+    "knn": "KNN",
+    "fc": "FC (ours)",
+    "oracle": "GT (oracle)",
+}
 
 #: Werner et al. (2023), Table 1: test accuracy (%) on the two tasks.
 PAPER = {
@@ -130,6 +145,8 @@ def _margin_notes(m: dict[str, Any], task: str, a: str, others: tuple[str, ...])
 def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
     """The claims about one task: the text of §4.2 and Table 1's pairwise orderings."""
     paper, label = PAPER[task], TASK_NAMES[task]
+    table = f"Table 1 ({TABLE_COLUMNS[task]})"
+    performance = "§4.2, Performance paragraph"
 
     def spec(
         claim: str, statement: str, where: str, methods: tuple[str, ...], **rest: Any
@@ -152,7 +169,7 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
         spec(
             "fc>=local",
             f"FC is at least as accurate as standalone training (Local), {label} task",
-            "§4.2 and Table 1",
+            f"{performance}; {table}",
             ("fc", "local"),
             holds=lambda m: _means(m, task)["fc"] >= _means(m, task)["local"],
             note=lambda m: _margin_note(m["tasks"][task], "fc", "local"),
@@ -160,7 +177,7 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
         spec(
             "fc>baselines",
             f"FC outperforms Global, Ditto, IFCA and kNN-Per, {label} task",
-            "§4.2 and Table 1",
+            f"{performance}; Table 1 caption; {table}",
             ("fc", *baselines),
             holds=lambda m: all(_means(m, task)["fc"] > _means(m, task)[b] for b in baselines),
             note=lambda m: _margin_notes(m, task, "fc", baselines),
@@ -168,7 +185,7 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
         spec(
             "oracle-best",
             f"the ground-truth Oracle is the most accurate method, {label} task",
-            "Table 1",
+            table,
             METHODS,
             holds=lambda m: _means(m, task)["oracle"] >= max(_means(m, task).values()),
             note=lambda m: _margin_notes(
@@ -178,7 +195,7 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
         spec(
             "global<local",
             f"Global (FedAvg) is less accurate than Local, {label} task",
-            "Table 1",
+            table,
             ("global", "local"),
             holds=lambda m: _means(m, task)["global"] < _means(m, task)["local"],
             note=lambda m: _margin_note(m["tasks"][task], "local", "global"),
@@ -193,7 +210,7 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
                 "global-model-methods<local",
                 "the methods that keep a global model (FedAvg, Ditto, kNN-Per) do poorly "
                 "compared to training alone on private labels",
-                "§4.2",
+                f"{performance}; {table}",
                 ("local", *pooled),
                 holds=lambda m: all(_means(m, task)[p] < _means(m, task)["local"] for p in pooled),
                 note=lambda m: _margin_notes(m, task, "local", pooled),
@@ -203,7 +220,7 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
                 statement="a model trained on the pool of all clients only admits inferior "
                 f"performance on private labels: at most {POOLED_CEILING:.0f} % (each image "
                 "carries four equally frequent labels)",
-                where=f"{SOURCE}, §4.2 and Table 1",
+                where=f"{SOURCE}, {performance}; {table}, row {TABLE_ROWS['global']}",
                 published=paper["global"],
                 measured=lambda m: round(_means(m, task)["global"], 2),
                 holds=lambda m: _means(m, task)["global"] <= POOLED_CEILING,
@@ -221,7 +238,7 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
         spec(
             f"{hi}>{lo}",
             f"{NAMES[hi]} above {NAMES[lo]}, {label} task",
-            "Table 1",
+            f"{table}, rows {TABLE_ROWS[hi]} and {TABLE_ROWS[lo]}",
             (hi, lo),
             holds=lambda m, hi=hi, lo=lo: _means(m, task)[hi] > _means(m, task)[lo],
             note=lambda m, hi=hi, lo=lo: _margin_note(m["tasks"][task], hi, lo),

@@ -123,10 +123,10 @@ def _last(rep: Any, key: str) -> Any:
     return rep.rows[-1][key]
 
 
-_FIG31 = f"{PAPER}, Fig. 3.1 and section 3.3"
-_FIG32A = f"{PAPER}, Fig. 3.2a and section 3.3"
-_FIG32B = f"{PAPER}, Fig. 3.2b and section 3.3"
-_FIG33 = f"{PAPER}, Fig. 3.3 and section 3.5"
+_FIG31 = f"{PAPER}, Fig. 3.1 and its caption; section 3.3 (Complete Collaboration)"
+_FIG32A = f"{PAPER}, Fig. 3.2a and its caption; section 3.3 (Only high-quality firm shares)"
+_FIG32B = f"{PAPER}, Fig. 3.2b and its caption; section 3.3 (Only low-quality firm shares)"
+_FIG33 = f"{PAPER}, Fig. 3.3 and its caption; section 3.5 (Defection-Free Collaborative Learning)"
 _DF, _HIGH = "defection-free", "one-sided-high"
 
 #: The thesis's claims about the schemes of a run (a :class:`PlayReport` per scheme name);
@@ -233,7 +233,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
     ClaimSpec(
         id="fig3.3.no_revenue_decrease",
         statement="at no step of defection-free collaboration does either firm's revenue decrease",
-        where=f"{PAPER}, Proposition 3 and Fig. 3.3",
+        where=f"{PAPER}, section 3.4, Proposition 3; Fig. 3.3",
         published=">= 0",
         measured=lambda r: {
             "min change U_l": r[_DF].audit.min_change_low,

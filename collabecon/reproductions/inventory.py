@@ -422,7 +422,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=CLUSTERING,
         label="Table 1",
-        where="§4.2",
+        where="§4.1 (printed), discussed in §4.2",
         subject="test accuracy and loss of seven methods on MNIST, rotation and private labels",
         reproduction="table1",
         compared=_TABLE1,
@@ -495,7 +495,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=COBO,
         label="Table 2",
-        where="§4 (printed after §4.3)",
+        where="§4 (printed after §4.3), discussed in §4.1-4.3",
         subject="accuracy, loss and Imp.(%) cross-silo and cross-device; language-model perplexity",
         reproduction="cobo",
         compared="analogue on mnist5k with an MLP (cross-silo: 8 clients in 4 clusters; "
@@ -546,14 +546,14 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Figure 1",
-        where="§2-3",
+        where="§2 (printed), referenced in §4",
         subject="IP-FL's design",
         reason=_DIAGRAM,
     ),
     Experiment(
         paper=IPFL,
         label="Table 1",
-        where="§6.3 (printed before §6)",
+        where="§5 (printed before §6), its numbers discussed in §6.3, which calls it Table 2",
         subject="IP-FL's and FedSoft's cluster models on each distribution (CIFAR-10)",
         reproduction="ipfl",
         compared="IP-FL's cluster-model accuracy on each distribution at 10:90 and 30:70 (the "
@@ -563,14 +563,14 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Table 2",
-        where="§6.3 (printed before §6)",
+        where="§5 (printed before §6), referenced in §6.3",
         subject="cluster models of IP-FL, FedSoft, IFCA, FedEM on Synthetic CIFAR-10",
         reason=_SYNTHETIC,
     ),
     Experiment(
         paper=IPFL,
         label="Table 3",
-        where="§6.2-6.3",
+        where="§6.2 (printed), its IP-FL and FedSoft cells discussed in §6.3",
         subject="cluster models of IP-FL, FedSoft, IFCA, FedEM on CIFAR-10 (10:90, 30:70)",
         reproduction="ipfl",
         compared="IP-FL's cluster-model accuracy on each distribution (specialised at 10:90, "
@@ -587,7 +587,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Table 4",
-        where="§6.2-6.3",
+        where="§6.2 (printed), referenced in §6.3",
         subject="test accuracy of six pFL methods on EMNIST, four partitions",
         reason=f"{_NO_EMNIST}; FedALA and FedProto are not implemented; the comparison with "
         "Ditto, FedProx and Per-FedAvg runs at 10:90 only and is judged against Table 5",
@@ -595,7 +595,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Figure 2",
-        where="§6.2-6.3",
+        where="§6.2 (printed), referenced in §6.3",
         subject="convergence speed of IP-FL and the pFL baselines, 10:90 and 30:70",
         reason="not reproduced yet: the comparison records each method's final accuracy, not "
         f"its accuracy over rounds; {_NO_CIFAR10}",
@@ -603,7 +603,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Figure 3",
-        where="§6.3-6.4",
+        where="§6.3 (printed), referenced in §6.4",
         subject="CDF of the clients' PMA per data set and method",
         reason="not reproduced yet: no distribution of per-client PMA is compared (IP-FL's "
         "share of clients with PMA > 0 is a claim of Table 5); FedALA, FedFomo, FedProto and "
@@ -612,7 +612,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Table 5",
-        where="§6.3-6.4",
+        where="§6.3 (printed), referenced in §6.4",
         subject="personalised accuracy, opt-outs and average PMA on feature-shift EMNIST",
         reproduction="ipfl",
         compared="IP-FL's PMA > 0 for most clients (the 0 % opt-outs) and its personalised "
@@ -658,7 +658,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Figure 6",
-        where="App. D.1.1",
+        where="App. D.1 (printed), referenced in App. D.2.3",
         subject="CDF of personalised accuracy of IP-FL and Ditto on EMNIST",
         reason=f"{_NO_EMNIST}; the comparison judges IP-FL's and Ditto's mean personalised "
         "accuracy (Table 5), not their distributions over clients",
@@ -702,7 +702,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Table 10",
-        where="App. D.3-D.4",
+        where="App. D.4 (printed), referenced in App. D.3 and §6.4",
         subject="PMA and opt-outs on EMNIST with 4 classes per client",
         reason=f"{_NO_EMNIST}; the pathological partition is run by no reproduction; FedALA "
         "and FedFomo are not implemented",
@@ -710,7 +710,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Table 11",
-        where="App. D.5",
+        where="App. D.4 (printed), referenced in App. D.5",
         subject="PMA and opt-outs on EMNIST, 40:60 partition",
         reason=f"{_NO_EMNIST}; the 40:60 partition (`collabecon ipfl --partition 40:60`) is "
         "run by no reproduction; FedALA and FedFomo are not implemented",
@@ -718,7 +718,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         paper=IPFL,
         label="Figure 9",
-        where="App. E",
+        where="App. D.5 (printed), referenced in App. E",
         subject="convergence speed of IP-FL and the pFL baselines, linear and random partitions",
         reason="not reproduced yet: the comparison records final accuracies only, and the "
         "linear and random partitions are run by no reproduction",

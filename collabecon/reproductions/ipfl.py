@@ -22,7 +22,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from collabecon.reproductions.ipfl_claims import CLAIMS, SETTINGS, SPLITS, b_claims
+from collabecon.reproductions.ipfl_claims import (
+    CLAIMS,
+    SETTINGS,
+    SPLITS,
+    b_claims,
+    specialisation_gap,
+)
 from collabecon.reproductions.ipfl_comparison import LR_GRID, compare
 from econ.claims import Claim, Reproduction
 from econ.outputs import plain
@@ -54,17 +60,6 @@ SCALE_RUNS: dict[str, IPFLRun] = {
         mechanism=IPFLConfig(perf_share=0.5),
     ),
 }
-
-
-def _gap(acc: np.ndarray) -> tuple[float, bool]:
-    """Mean diagonal minus off-diagonal accuracy (pp), and whether the clusters specialise.
-
-    Clusters are matched to their best source; the flag says whether the two clusters are
-    best on different sources.
-    """
-    best = acc.argmax(axis=1)
-    rows = np.arange(len(best))
-    return 100 * float(np.mean(acc[rows, best] - acc[rows, 1 - best])), len(set(best)) == 2
 
 
 def _late_purity(result: IPFLResult) -> float:
@@ -120,7 +115,7 @@ def _measure(base: IPFLRun, setting: str, seed: int, device: str = "cpu") -> dic
         result = run_ipfl(run, device=device)
         ni = dataclasses.replace(run, mechanism=dataclasses.replace(run.mechanism, incentive=False))
         acc_ni = run_ipfl(ni, device=device).cluster_accuracy
-        gap, distinct = _gap(result.cluster_accuracy)
+        gap, distinct = specialisation_gap(result.cluster_accuracy)
         out[split] = {
             "cluster_accuracy": result.cluster_accuracy.tolist(),
             "gap_pp": gap,

@@ -62,11 +62,11 @@ def plus_minus(stats: tuple[float, float]) -> str:
     return f"{mean:.4g} ± {se:.2g}"
 
 
-_FIG41 = f"{PAPER}, Fig. 4.1 and Corollary 2"
-_FIG42 = f"{PAPER}, section 4.4, Fig. 4.2"
-_FIG43 = f"{PAPER}, section 4.4, Fig. 4.3"
-_FIG44 = f"{PAPER}, section 4.4, Fig. 4.4"
-_FIG45 = f"{PAPER}, section 4.4, Fig. 4.5"
+_FIG41 = f"{PAPER}, section 4.2, Fig. 4.1 and Corollary 2"
+_FIG42 = f"{PAPER}, section 4.4 (Convergence of Utilities), Fig. 4.2"
+_FIG43 = f"{PAPER}, section 4.4 (Consistency of alpha_hat), Fig. 4.3"
+_FIG44 = f"{PAPER}, section 4.4 (Convergence of Seller Actions), Fig. 4.4"
+_FIG45 = f"{PAPER}, section 4.4 (Biased alpha_hat), Fig. 4.5"
 #: The thesis game's one-shot equilibria at alpha = 0, alpha* = 0.5 and 1, and Theorem 6's
 #: profile at alpha = 1 (what the thesis prints for it).
 _EQ = {alpha: equilibrium(THESIS_GAME, alpha) for alpha in (0.0, 0.5, 1.0)}
@@ -199,9 +199,9 @@ def _best_underestimated(m: dict[str, Any], seller: str) -> float:
     return float(m["sweep"][seller][np.asarray(m["bias_levels"]) < 0].max())
 
 
-#: Consistent-belief equilibrium utilities of the Exp3 (u_S(0)) and alpha*-PD (U1*) sellers.
-_CONSISTENT = {"exp3": float(_EQ[0.0].seller), "alpha-pd": 8.75}
 _U1 = float(THESIS_GAME.U1_star)
+#: Consistent-belief equilibrium utilities of the Exp3 (u_S(0)) and alpha*-PD (U1*) sellers.
+_CONSISTENT = {"exp3": float(_EQ[0.0].seller), "alpha-pd": _U1}
 
 #: Every claim of section 4.4 (and Corollary 2, which Figure 4.1 draws) on the numbers
 #: :func:`collabecon.reproductions.price_discrimination.measure` returns.
@@ -249,7 +249,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         id="fig4.2.buyer_alpha0_equals_alpha_star",
         statement="theta_L < mu theta_H here, so the buyer's (alpha=0)-PD and (alpha=alpha*)-PD "
         "utilities are the same",
-        where=f"{PAPER}, Fig. 4.2 caption",
+        where=f"{PAPER}, section 4.4, Fig. 4.2 caption",
         measured=lambda m: {
             "alpha=0": m["one_shot"]["B"]["buyer_avg"][0.0],
             "alpha=alpha*": m["one_shot"]["B"]["buyer_avg"][m["one_shot"]["B"]["alpha_star"]],
@@ -357,7 +357,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
     ClaimSpec(
         id="fig4.4.exp3.no_pd",
         statement="the numbers of PD and reversePD actions of the Exp3 seller are both 0",
-        where=_FIG44,
+        where=f"{PAPER}, section 4.4, Fig. 4.4 caption",
         published={"PD": 0.0, "reversePD": 0.0},
         measured=lambda m: {k: _freq(m, "exp3")[k] for k in ("PD", "reversePD")},
         holds=lambda m: _freq(m, "exp3")["PD"] == 0.0 and _freq(m, "exp3")["reversePD"] == 0.0,

@@ -121,7 +121,8 @@ def _spread(data: dict[str, Any]) -> str:
     return f"{data['streams']} stream(s) of draws; standard errors over draws in the body"
 
 
-_UPPER, _LOWER = f"{PAPER} (upper, DP mean)", f"{PAPER} (lower, Bayesian)"
+_UPPER = f"{PAPER} upper half; section 6, DP Mean Estimation paragraph"
+_LOWER = f"{PAPER} lower half; section 6, Bayesian Mean Estimation paragraph"
 
 #: The claims of section 6 about Figure 1, on the numbers :func:`measure` returns.
 CLAIMS: tuple[ClaimSpec, ...] = (

@@ -343,3 +343,19 @@ def small_run(tmp_path_factory):
 def test_paper_claim_at_small_scale(small_run, claim_id):
     claim: Claim = _by_id(small_run.claims)[claim_id]
     assert claim.holds, (claim.measured, claim.published, claim.note)
+
+
+def test_the_transcribed_table_has_table_1s_rows_and_columns():
+    """PAPER is Table 1's accuracy columns: the two task columns, each with the seven rows in
+    the printed order; every claim's place names the column, and an ordering its two rows."""
+    claims_module = clustered_mnist_claims
+    assert list(claims_module.PAPER) == list(claims_module.TABLE_COLUMNS)
+    for column in claims_module.PAPER.values():
+        assert list(column) == list(claims_module.TABLE_ROWS) == list(claims_module.METHODS)
+    for spec in claims_module.CLAIMS:
+        task = spec.id.split(".")[1]
+        assert claims_module.TABLE_COLUMNS[task] in spec.where, spec.id
+        pair = spec.id.split(".")[-1].split(">")
+        if len(pair) == 2 and set(pair) <= set(claims_module.METHODS):
+            for method in pair:
+                assert claims_module.TABLE_ROWS[method] in spec.where, spec.id

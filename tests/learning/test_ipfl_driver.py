@@ -30,8 +30,15 @@ import torch
 from collabecon.cli import main
 from collabecon.cli.ipfl import render
 from collabecon.reproductions.ipfl import SCALE_RUNS, reproduce
-from collabecon.reproductions.ipfl_claims import b_claims
+from collabecon.reproductions.ipfl_claims import (
+    CLAIMS,
+    PAPER_GAP,
+    TABLE3_IPFL,
+    b_claims,
+    specialisation_gap,
+)
 from collabecon.reproductions.ipfl_comparison import (
+    PUBLISHED_ORDER,
     _baseline_params,
     _row,
     _variant_name,
@@ -448,6 +455,22 @@ def _seed(
 
 def _held(claims):
     return {c.id.split(".", 2)[2]: c.holds for c in claims}
+
+
+def test_the_published_gaps_and_orderings_are_table_3s_cells():
+    """Table 3's IP-FL cells (2 x 2 per split): the clusters specialise at 10:90 and not at
+    30:70; B1 and B2 publish the gap of those cells under the measured definition, and the
+    orderings against the clustering baselines use IP-FL's best 10:90 cell."""
+    assert list(TABLE3_IPFL) == ["10:90", "30:70"]
+    assert all(np.asarray(cells).shape == (2, 2) for cells in TABLE3_IPFL.values())
+    flags = {s: specialisation_gap(np.asarray(c) / 100)[1] for s, c in TABLE3_IPFL.items()}
+    assert flags == {"10:90": True, "30:70": False}
+    published = {spec.id.split(".")[-1]: spec.published for spec in CLAIMS}
+    assert f"gap {PAPER_GAP['10:90']:.1f} pp" in published["B1"]
+    assert f"gap {PAPER_GAP['30:70']:.1f} pp at 30:70" in published["B2"]
+    best = float(np.max(TABLE3_IPFL["10:90"]))
+    table3 = {m: v for m, v in PUBLISHED_ORDER.items() if v[0].startswith("Table 3")}
+    assert table3 and all(ours == best for _, ours, _ in table3.values())
 
 
 def test_b_claims_sit_at_the_papers_thresholds():
