@@ -216,16 +216,19 @@ class FederatedStep:
             1.0, 1.0 / a4 if a4 > 0 else 1.0
         ) * (1 + 1e-12)
 
-    def markov_room(self) -> bool:
+    def markov_room(self, c2: float | None = None) -> bool:
         r"""The proof of Lemma 12's :math:`\Delta^2 - \tau^2 \gtrsim \Delta^2`, read with 16.
 
         :math:`\Delta^2 \ge 16(\tau^2 + c^2 + \rho^2 + A^2 G + D^2 F)`, :math:`G =
         \mathbb E\lVert\nabla\bar f_i\rVert^2`, :math:`F = \mathbb E\lVert\nabla
-        f_i\rVert^2`.
+        f_i\rVert^2`, at the centre's :math:`c^2` or at ``c2`` when given (the radius
+        :math:`\tau^2` moves with it).
         """
+        shift = 0.0 if c2 is None else c2 - self.c2
         room = (
             self.tau2
             + self.c2
+            + 2 * shift
             + self.rho**2
             + self.a2 * self.grad_bar2
             + self.d_sep**2 * self.grad_own2
