@@ -30,7 +30,7 @@ from typing import Any
 
 from econ.propositions import Outcome, Status
 
-__all__ = ["PAPERS", "Paper", "Statement", "coverage", "indexed_ids"]
+__all__ = ["PAPERS", "PaperStatements", "Statement", "coverage", "indexed_ids"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class Statement:
 
 
 @dataclass(frozen=True, slots=True)
-class Paper:
+class PaperStatements:
     """A paper (or a chapter of the thesis) and its numbered statements.
 
     References
@@ -86,7 +86,7 @@ _CH2_PROOF_T3 = "§2.6, proof of Theorem 3"
 _CH2_PROOF_T4 = "§2.6, proof of Theorem 4"
 _THM2 = ("thesis.ch2.thm2.construction", *_twin("thesis.ch2.thm2.constant"))
 
-THESIS_CH2 = Paper(
+THESIS_CH2 = PaperStatements(
     "thesis.ch2",
     "Werner (2024), PhD thesis, ch. 2 (federated clustering)",
     (
@@ -125,7 +125,7 @@ THESIS_CH2 = Paper(
 )
 
 _CH3 = "thesis.ch3"
-THESIS_CH3 = Paper(
+THESIS_CH3 = PaperStatements(
     "thesis.ch3",
     "Werner (2024), PhD thesis, ch. 3 (defection-free collaboration in a duopoly)",
     (
@@ -166,7 +166,7 @@ THESIS_CH3 = Paper(
 )
 
 _CH4 = "thesis.ch4"
-THESIS_CH4 = Paper(
+THESIS_CH4 = PaperStatements(
     "thesis.ch4",
     "Werner (2024), PhD thesis, ch. 4 (price discrimination)",
     (
@@ -202,7 +202,7 @@ THESIS_CH4 = Paper(
     ),
 )
 
-CLUSTERING = Paper(
+CLUSTERING = PaperStatements(
     "clustering",
     "Werner, He, Jordan, Jaggi, Karimireddy, 'Provably Personalized and Robust Federated "
     "Learning' (TMLR 2023)",
@@ -242,7 +242,7 @@ CLUSTERING = Paper(
     ),
 )
 
-COBO = Paper(
+COBO = PaperStatements(
     "cobo",
     "Hashemi, He and Jaggi, 'CoBo: Collaborative Learning via Bilevel Optimization' (NeurIPS 2024)",
     (
@@ -267,7 +267,7 @@ COBO = Paper(
     ),
 )
 
-TSOY = Paper(
+TSOY = PaperStatements(
     "tsoy",
     "Tsoy et al., 'Provable Mutual Benefits from Federated Learning in Privacy-Sensitive "
     "Domains' (AISTATS 2024)",
@@ -305,7 +305,7 @@ TSOY = Paper(
     ),
 )
 
-IPFL = Paper(
+IPFL = PaperStatements(
     "ipfl",
     "Khan et al., 'IP-FL: Incentivized and Personalized Federated Learning' (arXiv 2304.07514 v4)",
     (
@@ -323,10 +323,18 @@ IPFL = Paper(
 )
 
 #: Every indexed paper, the thesis as its three chapters.
-PAPERS: tuple[Paper, ...] = (THESIS_CH2, THESIS_CH3, THESIS_CH4, CLUSTERING, COBO, TSOY, IPFL)
+PAPERS: tuple[PaperStatements, ...] = (
+    THESIS_CH2,
+    THESIS_CH3,
+    THESIS_CH4,
+    CLUSTERING,
+    COBO,
+    TSOY,
+    IPFL,
+)
 
 
-def indexed_ids(paper: Paper) -> tuple[str, ...]:
+def indexed_ids(paper: PaperStatements) -> tuple[str, ...]:
     """The distinct registry ids of ``paper``'s statements, in the order of the index.
 
     References

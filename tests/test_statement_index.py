@@ -29,12 +29,12 @@ def _coverage() -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("paper", S.PAPERS, ids=KEYS)
-def test_every_indexed_id_is_registered(paper: S.Paper) -> None:
+def test_every_indexed_id_is_registered(paper: S.PaperStatements) -> None:
     assert [i for i in S.indexed_ids(paper) if i not in REGISTERED] == []
 
 
 @pytest.mark.parametrize("paper", S.PAPERS, ids=KEYS)
-def test_labels_are_unique_within_a_paper(paper: S.Paper) -> None:
+def test_labels_are_unique_within_a_paper(paper: S.PaperStatements) -> None:
     labels = [s.label for s in paper.statements]
     assert len(labels) == len(set(labels))
     assert all(s.place.strip() for s in paper.statements)

@@ -60,7 +60,7 @@ from econ.propositions import Verdict, on_points, proposition, refuted
 from learning.theory.ch2_federated_propositions import ClientGroup, FederatedStep
 from learning.theory.clustering import PAPER, THESIS, FloatArray
 
-__all__ = ["ClusteringRun", "clustering_run"]
+__all__ = ["GradientClusteringRun", "clustering_run"]
 
 _INSIDE = 1 - 1e-9  # the bad clients' distance to the centre, as a fraction of the radius
 
@@ -73,7 +73,7 @@ def clustering_run(
     d_sep: float,
     n_bad: int = 0,
     bad_direction: FloatArray | None = None,
-) -> ClusteringRun:
+) -> GradientClusteringRun:
     r"""The run of Algorithm 2's step 6 for client :math:`i` (the first client of ``groups[0]``).
 
     ``xs`` ``(S, d)`` with ``weights`` ``(S,)`` is the law of :math:`x_{i,t-1}`; a group of
@@ -84,11 +84,11 @@ def clustering_run(
     )
     step = FederatedStep(groups, xs, target * xs, weights, rho, d_sep, n_bad)
     direction = np.zeros(xs.shape[1]) if bad_direction is None else bad_direction
-    return ClusteringRun(step, np.asarray(direction, dtype=np.float64))
+    return GradientClusteringRun(step, np.asarray(direction, dtype=np.float64))
 
 
 @dataclass(frozen=True)
-class ClusteringRun:
+class GradientClusteringRun:
     r"""Threshold-Clustering from :math:`v_0 = g_i(x)`, exact over the joint draw.
 
     ``step`` holds the clients, the law of :math:`x`, :math:`\rho`, :math:`D` and the bad
@@ -204,7 +204,7 @@ class ClusteringRun:
         )
 
 
-def _printed_rhs(run: ClusteringRun) -> float:
+def _printed_rhs(run: GradientClusteringRun) -> float:
     r"""Lemma 8's right side, :math:`\delta_i G + (\rho/\Delta)D^2F + \rho^2/n_i + \rho^3/\Delta + \beta_i\rho\Delta`."""
     s = run.step
     return s.delta * s.grad_bar2 + _rest(s)
@@ -220,7 +220,7 @@ def _rest(s: FederatedStep) -> float:
     )
 
 
-def _corrected_rhs(run: ClusteringRun) -> float:
+def _corrected_rhs(run: GradientClusteringRun) -> float:
     r"""The proof's recursion summed whole: :math:`c_1^2 + (2/\delta_i)(\delta_i G + \text{rest})`.
 
     Step (iv) unrolls :math:`c_{l+1}^2 \le (1 - \delta_i/2)c_l^2 + R` into
@@ -235,7 +235,7 @@ def _corrected_rhs(run: ClusteringRun) -> float:
 
 
 @functools.cache
-def _stuck_start(k: float) -> ClusteringRun:
+def _stuck_start(k: float) -> GradientClusteringRun:
     r"""Family (a): the start at a rare far atom of :math:`g_i` never moves.
 
     :math:`n_i = k` clients at their optimum (:math:`x = 0`, :math:`G = F = 0`, :math:`A =
@@ -259,7 +259,7 @@ def _stuck_start(k: float) -> ClusteringRun:
 
 
 @functools.cache
-def _edge_attack(delta: float) -> ClusteringRun:
+def _edge_attack(delta: float) -> GradientClusteringRun:
     r"""Family (b): bad clients at the ball's edge against the :math:`A^4G` part of the radius.
 
     :math:`x = e_1`, four clients of client :math:`i`'s cluster with curvatures
@@ -315,7 +315,7 @@ def _unit(rng: np.random.Generator, dim: int) -> FloatArray:
     return np.asarray(u / np.linalg.norm(u), dtype=np.float64)
 
 
-def _random_run(rng: np.random.Generator, k: int) -> ClusteringRun:
+def _random_run(rng: np.random.Generator, k: int) -> GradientClusteringRun:
     """Client i and 0-2 more noisy clients, a noiseless rest, 1-2 other clusters, 0-1 bad."""
     dim = 1 + k % 3
     rho = 10 ** float(rng.uniform(-1, 1))
@@ -354,7 +354,7 @@ def _random_run(rng: np.random.Generator, k: int) -> ClusteringRun:
 
 def _spread_out(
     s: FederatedStep, factor: float, n_bad: int, direction: FloatArray
-) -> ClusteringRun:
+) -> GradientClusteringRun:
     r"""The run of ``s`` with the other clusters moved out to ``factor`` times the least room.
 
     The least room: Theorem 3's separation (constant 4) and Markov's room (16) at :math:`c^2 =
@@ -406,11 +406,11 @@ _DRAWN = (
     "enumerated, l_t = max(1, ceil(log(rho/Delta)/log(1 - delta_i/2))) rounds"
 )
 
-Rhs = Callable[[ClusteringRun], float]
+Rhs = Callable[[GradientClusteringRun], float]
 
 
 def _check(constant: float, rhs: Rhs) -> Verdict:
-    def holds(run: ClusteringRun) -> bool:
+    def holds(run: GradientClusteringRun) -> bool:
         return run.error <= constant * rhs(run) * (1 + 1e-9)
 
     return on_points(
@@ -426,7 +426,7 @@ def _check(constant: float, rhs: Rhs) -> Verdict:
     )
 
 
-def _family(runs: list[ClusteringRun], rhs: Rhs) -> list[float] | None:
+def _family(runs: list[GradientClusteringRun], rhs: Rhs) -> list[float] | None:
     """The ratios along a family, or None if one member leaves the hypotheses."""
     if not all(run.hypothesis() for run in runs):
         return None
@@ -486,7 +486,7 @@ def _shown(values: list[float]) -> str:
     return ", ".join(f"{v:.4g}" for v in values)
 
 
-def _summary(run: ClusteringRun, rhs: Rhs) -> dict[str, float]:
+def _summary(run: GradientClusteringRun, rhs: Rhs) -> dict[str, float]:
     """The constants of a run and its two sides."""
     return {**run.to_dict(), "right": rhs(run)}
 

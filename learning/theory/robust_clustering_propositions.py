@@ -30,7 +30,7 @@ from :math:`\mathbb E_x\bar m_{i,t}` to another cluster's mean (Assumption 9).
 
 Lemma 16 is checked on one step with a fixed centre
 (:class:`learning.theory.robust_step.ThresholdStep`, independent momenta). Lemma 15 is
-checked on :class:`ClusteringRun`: every step of Algorithm 3 on the same momenta, whose
+checked on :class:`MomentumClusteringRun`: every step of Algorithm 3 on the same momenta, whose
 joint law is enumerated (the multiset of iid draws of each law is multinomial), so
 :math:`\mathbb E\lVert v_{l_t} - \mathbb E_x\bar m_{i,t}\rVert^2` is a finite sum; the
 Byzantine momenta sit just inside the ball at every step, in a fixed direction.
@@ -76,7 +76,7 @@ from learning.theory.clustering import PAPER, THESIS, FloatArray
 from learning.theory.robust_momentum_propositions import SEPARATION, momentum_step
 from learning.theory.robust_step import ThresholdStep, clipped_atoms
 
-__all__ = ["ClusteringRun", "CompactStep", "multiset_law"]
+__all__ = ["MomentumClusteringRun", "CompactStep", "multiset_law"]
 
 #: Theorem 4's beta_i <~ delta_i, read as beta_i <= delta_i / BYZANTINE_SHARE
 BYZANTINE_SHARE = 4.0
@@ -111,7 +111,7 @@ def _rounded(value: Any) -> Any:
 
 
 @dataclass(frozen=True, repr=False)
-class ClusteringRun:
+class MomentumClusteringRun:
     r"""Threshold-Clustering from client :math:`i`'s side on momenta with exact laws.
 
     Attributes
@@ -430,7 +430,7 @@ def _lemma16_corrected(constant: float = GOOD_CONSTANT, c2_max: float | None = 1
 
 
 @functools.cache
-def _clipping_run(share: int) -> ClusteringRun:
+def _clipping_run(share: int) -> MomentumClusteringRun:
     r"""Lemma 15's family: delta_i = 1/share, no Byzantine momenta, the centre starting at the mean.
 
     n_i = 32 share iid in-cluster momenta at -a (mass p) or at rho^2/a (mass 1 - p), a = 1.01
@@ -445,7 +445,7 @@ def _clipping_run(share: int) -> ClusteringRun:
     p = rho**2 / (rho**2 + a**2)
     own = (np.array([[-a], [p * a / (1 - p)]]), np.array([p, 1 - p]))
     other = (np.array([[-gap]]), np.ones(1))
-    return ClusteringRun(
+    return MomentumClusteringRun(
         laws=(own, other),
         counts=(n_i, n_i * share - n_i),
         clusters=(0, 1),
@@ -459,12 +459,12 @@ _SHARES = (25, 50, 100)
 
 
 @functools.cache
-def _random_runs(seed: int, count: int) -> tuple[ClusteringRun, ...]:
+def _random_runs(seed: int, count: int) -> tuple[MomentumClusteringRun, ...]:
     """Seeded runs with exact joint laws (the ``drawn`` text of the Lemma 15 checks)."""
     return tuple(_draw_runs(seed, count))
 
 
-def _draw_runs(seed: int, count: int) -> Iterator[ClusteringRun]:
+def _draw_runs(seed: int, count: int) -> Iterator[MomentumClusteringRun]:
     rng = np.random.default_rng(seed)
     for k in range(count):
         dim, n_own, n_clusters = 1 + k % 2, 1 + k % 8, 1 + k % 3
@@ -496,7 +496,7 @@ def _draw_runs(seed: int, count: int) -> Iterator[ClusteringRun]:
             laws.append((centres[c] + atoms * rho * float(rng.uniform(0.2, 1.0)) / norm, probs))
         push = rng.normal(size=dim)
         start = rng.normal(size=dim)
-        yield ClusteringRun(
+        yield MomentumClusteringRun(
             laws=tuple(laws),
             counts=(n_own, *others),
             clusters=(0, *range(1, n_clusters + 1)),
@@ -507,13 +507,13 @@ def _draw_runs(seed: int, count: int) -> Iterator[ClusteringRun]:
         )
 
 
-def _printed_error(run: ClusteringRun) -> float:
+def _printed_error(run: MomentumClusteringRun) -> float:
     """Lemma 15's right side: rho^2/n_i + rho^3/Delta + beta_i rho Delta."""
     rho = math.sqrt(run.rho2)
     return rho**2 / run.n_i + rho**3 / run.gap + run.beta * rho * run.gap
 
 
-def _corrected_error(run: ClusteringRun) -> float:
+def _corrected_error(run: MomentumClusteringRun) -> float:
     """The right side with the clipping bias undivided: rho^2/n_i + rho^3/(delta_i Delta) + beta_i rho Delta."""
     rho = math.sqrt(run.rho2)
     return rho**2 / run.n_i + rho**3 / (run.delta * run.gap) + run.beta * rho * run.gap
@@ -523,8 +523,8 @@ def _corrected_error(run: ClusteringRun) -> float:
 RUN_CONSTANT = 4.0
 
 
-def _lemma15_check(bound: Callable[[ClusteringRun], float], constant: float) -> Verdict:
-    def holds(run: ClusteringRun) -> bool:
+def _lemma15_check(bound: Callable[[MomentumClusteringRun], float], constant: float) -> Verdict:
+    def holds(run: MomentumClusteringRun) -> bool:
         return run.error <= constant * bound(run) * (1 + 1e-9) + 1e-15
 
     verdict = on_points(
@@ -564,7 +564,7 @@ def _lemma15_check(bound: Callable[[ClusteringRun], float], constant: float) -> 
     perturb={"bound": _corrected_error},
 )
 def _lemma15(
-    bound: Callable[[ClusteringRun], float] = _printed_error, constant: float = RUN_CONSTANT
+    bound: Callable[[MomentumClusteringRun], float] = _printed_error, constant: float = RUN_CONSTANT
 ) -> Verdict:
     return _lemma15_check(bound, constant)
 
@@ -581,6 +581,7 @@ def _lemma15(
     perturb={"bound": _printed_error},
 )
 def _lemma15_corrected(
-    bound: Callable[[ClusteringRun], float] = _corrected_error, constant: float = RUN_CONSTANT
+    bound: Callable[[MomentumClusteringRun], float] = _corrected_error,
+    constant: float = RUN_CONSTANT,
 ) -> Verdict:
     return _lemma15_check(bound, constant)

@@ -43,6 +43,7 @@ def test_expectation_and_errors_decide_agreement():
         "proved": 1,
         "checked": 0,
         "refuted": 1,
+        "unchecked": 0,
         "error": 1,
         "disagreeing": 1,
         "errors_in_papers": 1,
@@ -50,6 +51,19 @@ def test_expectation_and_errors_decide_agreement():
         "errors_in_readings": 0,
     }
     assert outcomes[1].to_dict()["counterexample"] == {"x": 1}
+
+
+def test_an_unchecked_entry_gives_its_reason_and_names_no_perturbation():
+    reason = "no instance computes the constant"
+    bare = P.Proposition("t.u", "src", "s", lambda: P.unchecked(reason))
+    perturbed = P.Proposition("t.v", "src", "s", lambda: P.unchecked(reason), perturb={"c": 1})
+    outcomes = [P.run(bare), P.run(perturbed)]
+    assert [o.verdict.status for o in outcomes] == [P.Status.UNCHECKED] * 2
+    assert [o.agrees for o in outcomes] == [True, False]
+    assert not outcomes[0].verdict.holds and outcomes[0].verdict.evidence == reason
+    assert P.summary(outcomes)["unchecked"] == 2
+    with pytest.raises(ValueError, match="reason"):
+        P.unchecked(" ")
 
 
 def test_twins_are_checked_in_both_directions():
