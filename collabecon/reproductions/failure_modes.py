@@ -542,11 +542,13 @@ def report(scale: str, measured: dict[str, Any], out: Path | None = None) -> Rep
 
 
 def reproduce(scale: str, out: Path | None, seeds: int | None = None) -> Reproduction:
-    """Fig. 1 at ``scale`` (:data:`ROUNDS` steps, :data:`DRAWS` draws of example 3).
+    """Fig. 1 at ``scale``: :data:`ROUNDS` steps, ``seeds`` x :data:`DRAWS` draws of example 3.
 
     Writes ``failure_modes.png``, ``failure_modes.json`` and ``failure_modes.md`` into ``out``
-    when given. ``seeds`` is the seed of the random draws (0 when None): examples 1 and 2 are
-    deterministic but for the k-means++ seeding of Myopic-Clustering.
+    when given. Examples 1 and 2 are deterministic (but for the k-means++ seeding of
+    Myopic-Clustering, which does not change its clusters there); the repetitions are example
+    3's independent draws of the stochastic gradients, :data:`DRAWS` per seed (1 seed when
+    None), all from the one root seed 0.
 
     Raises
     ------
@@ -554,5 +556,5 @@ def reproduce(scale: str, out: Path | None, seeds: int | None = None) -> Reprodu
         Unknown scale, or ``seeds`` not a positive integer.
     """
     choice("scale", scale, tuple(ROUNDS))
-    seed = 0 if seeds is None else positive_int("seeds", seeds)
-    return report(scale, measure(ROUNDS[scale], DRAWS[scale], seed), out)
+    n_seeds = 1 if seeds is None else positive_int("seeds", seeds)
+    return report(scale, measure(ROUNDS[scale], n_seeds * DRAWS[scale]), out)
