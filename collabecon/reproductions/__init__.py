@@ -20,6 +20,8 @@ REPRODUCTIONS: dict[str, str] = {
     "defection_free": "collabecon.reproductions.defection_free",
     "pricing": "collabecon.reproductions.price_discrimination",
     "privacy": "collabecon.reproductions.privacy",
+    "byzantine": "collabecon.reproductions.byzantine_mnist",
+    "failure_modes": "collabecon.reproductions.failure_modes",
 }
 
 SCALES = ("small", "paper")

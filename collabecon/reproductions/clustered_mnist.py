@@ -152,11 +152,13 @@ class TaskClients:
     model: Any
 
 
-def clients(task: str, scale: Table1Scale, seed: int, data_dir: str | None = None) -> TaskClients:
-    """The clients of ``task`` at ``seed``.
+def clients(
+    task: str, scale: Table1Scale, seed: int, data_dir: str | None = None, *, model: str = "mlp"
+) -> TaskClients:
+    """The clients of ``task`` at ``seed``, on the GPU when one is present.
 
-    Data, partition, validation split and model all derive from ``seed``; the clients train
-    on the GPU when one is present.
+    Data, partition, validation split and model all derive from ``seed``. ``model`` is the
+    network of :data:`learning.models.MODELS` (Table 1's 784-200-10 MLP by default).
     """
     from learning.algorithms import LocalTraining
     from learning.build import build
@@ -166,15 +168,14 @@ def clients(task: str, scale: Table1Scale, seed: int, data_dir: str | None = Non
     rng = np.random.default_rng(seed)
     data_rng, model_rng, split_rng = rng.spawn(3)
     built = build(
-        scale.dataset, TASKS[task], scale.clients, model="mlp", data_rng=data_rng,
+        scale.dataset, TASKS[task], scale.clients, model=model, data_rng=data_rng,
         model_rng=model_rng, device=None, data_dir=data_dir, federation_params={"n_clusters": 4},
     )  # fmt: skip
     train, validation = built.split_validation(VALIDATION_FRACTION, split_rng)
     ctx = built.context(
         LocalTraining(scale.batches, BATCH, SGDConfig(0.1, momentum=0.9)), train=train
     )
-    model = built.model
-    return TaskClients(ctx, validation, model)
+    return TaskClients(ctx, validation, built.model)
 
 
 def _weighted(evaluation: Any) -> float:

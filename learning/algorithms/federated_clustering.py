@@ -119,20 +119,20 @@ def kmeans(points: torch.Tensor, k: int, rng: np.random.Generator, iters: int = 
 def fc_directions(
     points: torch.Tensor, iters: int, radius: RadiusRule, *, inclusive: bool
 ) -> torch.Tensor:
-    """Federated-Clustering's cluster estimates, one per receiver, ``(n, P)``.
+    """Federated-Clustering's cluster estimates, one per receiver, ``(..., n, P)``.
 
-    ``points[i, j]`` is :math:`g_j(x_i)` (``(n, n, P)``); receiver ``i`` runs one-centre
-    Threshold-Clustering over row ``i`` started at its own gradient ``points[i, i]``.
+    ``points[..., i, j, :]`` is :math:`g_j(x_i)` (``(..., n, n, P)``, leading axes batched);
+    receiver ``i`` runs one-centre Threshold-Clustering over row ``i`` started at its own
+    gradient ``points[..., i, i, :]``. Returns ``(..., n, P)``.
 
     References
     ----------
     Werner et al. (2023), "Provably Personalized and Robust Federated Learning",
     Algorithm 2 (Federated-Clustering) and Algorithm 3 (Threshold-Clustering).
     """
-    own = torch.diagonal(points, dim1=0, dim2=1).T
-    return threshold_clustering(points, own[:, None], iters, radius, inclusive=inclusive).centers[
-        :, 0
-    ]
+    own = torch.diagonal(points, dim1=-3, dim2=-2).movedim(-1, -2)
+    result = threshold_clustering(points, own[..., None, :], iters, radius, inclusive=inclusive)
+    return result.centers[..., 0, :]
 
 
 def myopic_directions(
