@@ -9,10 +9,12 @@ import pytest
 
 import collabecon.reproductions as experiments
 from collabecon.reproductions import (
+    byzantine_mnist_claims,
     clustered_mnist_claims,
     clustering,
     cobo_claims,
     defection_free,
+    failure_modes_claims,
     ipfl_claims,
     ipfl_comparison,
     price_discrimination_claims,
@@ -32,6 +34,8 @@ SPECS = {
     "defection_free": defection_free.CLAIMS,
     "pricing": price_discrimination_claims.CLAIMS,
     "privacy": privacy.CLAIMS,
+    "byzantine": byzantine_mnist_claims.CLAIMS,
+    "failure_modes": failure_modes_claims.CLAIMS,
 }
 
 #: A place in a paper: a table, figure, section, equation, proposition, theorem, appendix.
