@@ -76,7 +76,7 @@ from learning.theory.clustering import PAPER, THESIS, FloatArray
 from learning.theory.robust_momentum_propositions import SEPARATION, momentum_step
 from learning.theory.robust_step import ThresholdStep, clipped_atoms
 
-__all__ = ["MomentumClusteringRun", "CompactStep", "multiset_law"]
+__all__ = ["CompactStep", "MomentumClusteringRun", "multiset_law"]
 
 #: Theorem 4's beta_i <~ delta_i, read as beta_i <= delta_i / BYZANTINE_SHARE
 BYZANTINE_SHARE = 4.0
