@@ -215,7 +215,8 @@ def _cor2_check(buyer_b: str = ">") -> Verdict:
 
 @proposition(
     "thesis.ch4.cor2.corrected",
-    source=f"{S42}, Corollary 2; docs/errata.md, thesis.ch4.cor2",
+    source=f"{S42}, Corollary 2(b), u_B(1) > u_B(0) = u_B(alpha*); {S47}, proof of Corollary 2, "
+    "u_B | seller is signal aware for theta_L < mu theta_H; docs/errata.md, thesis.ch4.cor2",
     statement="at the equilibrium, with c_S > 0: the seller's orderings and (a) as printed; "
     f"(b) theta_L < mu theta_H: u_B(1) = u_B(0) = u_B(alpha*) = 0 {_WHICH}",
     perturb={"buyer_b": ">"},
