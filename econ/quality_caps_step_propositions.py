@@ -188,7 +188,8 @@ def _prop3_step_printed(step_cap: Callable[[float], float] = _one) -> Verdict:
 
 @proposition(
     "thesis.ch3.prop3.step.corrected",
-    source=f"{_PROOF3}, the low firm's step size",
+    source=f"{_PROOF3}, the last display: alpha_{{l,t}} = min{{(hat q_{{l,t}} - q_{{l,t-1}})/"
+    "||grad f_{l,t-1}||^2, 1}, whose 1 becomes 1/L",
     statement="alpha_{l,t} = min{(hat q_{l,t} - q_{l,t-1})/||grad f_{l,t-1}||^2, 1/L} keeps "
     "q_{l,t-1} <= q_{l,t} <= hat q_{l,t} for convex L-smooth losses",
     perturb={"step_cap": _one},

@@ -157,6 +157,7 @@ THESIS_CH3 = PaperStatements(
             f"{_CH3}.prop5.b_tilde",
             f"{_CH3}.prop5.fig37",
             f"{_CH3}.prop5.gd",
+            *_twin(f"{_CH3}.prop5.gd.as_printed"),
         ),
         _s("Theorem 5", "§3.4; proof §3.7", f"{_CH3}.thm5", *_twin(f"{_CH3}.thm5.identity")),
         _s("Corollary 1", "§3.4; proof §3.7", f"{_CH3}.cor1", *_twin(f"{_CH3}.cor1.case1")),

@@ -104,6 +104,7 @@ CLAIM_IDS = (
     "fig3.2b.positive_but_less",
     "fig3.3.no_revenue_decrease",
     "fig3.3.qualities_increase",
+    "fig3.3.revenues_increase",
     "fig3.3.rho_converges",
     "fig3.3.above_one_sided",
     "fig3.3.nash_approaches_max",

@@ -244,6 +244,22 @@ CLAIMS: tuple[ClaimSpec, ...] = (
     ),
     _qualities_rise("fig3.3.qualities_increase", "both firms' qualities increase", _DF, _FIG33),
     ClaimSpec(
+        id="fig3.3.revenues_increase",
+        statement="both firms' revenues increase under defection-free collaboration",
+        where=f"{PAPER}, Fig. 3.3 caption ('their revenues increase') and section 3.5",
+        published="U_l,T > U_l,0 and U_h,T > U_h,0",
+        measured=lambda r: {
+            "U_l": "{:.4g} -> {:.4g}".format(*_revenues(r[_DF])[:2]),
+            "U_h": "{:.4g} -> {:.4g}".format(*_revenues(r[_DF])[2:]),
+        },
+        holds=lambda r: (
+            _revenues(r[_DF])[1] > _revenues(r[_DF])[0]
+            and _revenues(r[_DF])[3] > _revenues(r[_DF])[2]
+        ),
+        note="each firm's final revenue against its first",
+        applies=_ran(_DF),
+    ),
+    ClaimSpec(
         id="fig3.3.rho_converges",
         statement="the ratio of the firms' qualities converges to the optimal ratio rho*",
         where=_FIG33,

@@ -69,6 +69,14 @@ def _starts(seed: int, n_toy: int, n_random: int) -> Iterator[tuple[str, Quadrat
             yield f"random firms {i}", firms
 
 
+#: The low firm's cap and gate: the toolkit's (``DefectionFreeConfig``'s defaults) and
+#: Algorithm 5's as printed (step 7's gate, step 8's cap alone).
+_CONSTRUCTIONS: dict[str, dict[str, str]] = {
+    "toolkit": {"cap_mode": "recommended", "gating": "none"},
+    "printed": {"cap_mode": "literal", "gating": "line7"},
+}
+
+
 def _rule(
     firms: QuadraticFirms, cap_factor: Callable[..., Any] = quality_caps.cap_ratio, **config: Any
 ) -> DefectionFree:
@@ -87,42 +95,50 @@ def _rule(
     "Proposition 3 (1/L for its 1: docs/errata.md, thesis.ch3.prop3.step)",
     statement="with real gradient steps on convex quadratic firms, the high firm paced or at a "
     "constant step <= 1/L and the low firm raised by gradient steps up to min(hat q_{l,t}, "
-    "rho* q_{h,t}, q_l*), neither revenue falls in any round",
+    "rho* q_{h,t}, q_l*) (the toolkit's cap) or, as printed, up to hat q_{l,t} whenever step "
+    "7's gate is open, neither revenue falls in any round",
     perturb={"b_formula": _b_with_eleven},
 )
 def _prop3_gd(b_formula: Callable[..., Any] = quality_caps.cap_ratio) -> Verdict:
-    worst, n, outside = np.inf, 0, 0
+    worst = {"toolkit": np.inf, "printed": np.inf}
+    n, outside = 0, 0
     for i, (label, firms) in enumerate(_starts(2024, n_toy=20, n_random=30)):
         schedule = ("paced", "const")[i % 2]
-        rule = _rule(firms, b_formula, schedule=schedule)
-        run = play(rule, firms, 60)
-        if firms.max_loss() > 1.0:
-            outside += 1
-            continue
-        step = _worst_revenue_step(run.q_l, run.q_h)
-        n += 1
-        if step < -1e-12 or np.any(np.diff(run.q_l) < 0):
-            u_l, u_h = duopoly.revenues(run.q_l, run.q_h, literal=True)
-            t = int(np.argmin(np.minimum(np.diff(u_l), np.diff(u_h))))
-            return refuted(
-                "a revenue falls",
-                {
-                    "start": label,
-                    "schedule": schedule,
-                    "worst_revenue_step": step,
-                    "round": t + 1,
-                    "q_l": run.q_l[t : t + 2].tolist(),
-                    "q_h": run.q_h[t : t + 2].tolist(),
-                },
-            )
-        worst = min(worst, step)
+        for construction, config in _CONSTRUCTIONS.items():
+            trial = _copy(firms)
+            rule = _rule(trial, b_formula, schedule=schedule, **config)
+            run = play(rule, trial, 60)
+            if trial.max_loss() > 1.0:
+                outside += 1
+                continue
+            step = _worst_revenue_step(run.q_l, run.q_h)
+            n += 1
+            if step < -1e-12 or np.any(np.diff(run.q_l) < 0):
+                u_l, u_h = duopoly.revenues(run.q_l, run.q_h, literal=True)
+                t = int(np.argmin(np.minimum(np.diff(u_l), np.diff(u_h))))
+                return refuted(
+                    "a revenue falls",
+                    {
+                        "start": label,
+                        "construction": construction,
+                        "schedule": schedule,
+                        "worst_revenue_step": step,
+                        "round": t + 1,
+                        "q_l": run.q_l[t : t + 2].tolist(),
+                        "q_h": run.q_h[t : t + 2].tolist(),
+                    },
+                )
+            worst[construction] = min(worst[construction], step)
     return checked(
-        f"worst round-to-round revenue change {worst:.1e} (>= -1e-12)",
+        f"worst round-to-round revenue change {worst['toolkit']:.1e} with the toolkit's cap "
+        f"and {worst['printed']:.1e} with Algorithm 5 as printed (>= -1e-12)",
         n,
-        drawn="one trajectory of 60 rounds per start: toys T1 and T2, of 20 toy starts with "
-        "(q_l0, q_h0) uniform below 63/64 and 30 random convex quadratic firm pairs (seed 2024) "
-        "those with both firms' losses in [0, 1], the high firm paced and at a constant step in "
-        f"turn; {outside} runs whose losses left [0, 1] skipped",
+        drawn="two trajectories of 60 rounds per start, one with the toolkit's cap "
+        "min(hat q_{l,t}, rho* q_{h,t}, q_l*) and no gate, one as printed (step 7's gate, step "
+        "8's hat q_{l,t} alone): toys T1 and T2, of 20 toy starts with (q_l0, q_h0) uniform "
+        "below 63/64 and 30 random convex quadratic firm pairs (seed 2024) those with both "
+        "firms' losses in [0, 1], the high firm paced and at a constant step in turn; "
+        f"{outside} runs whose losses left [0, 1] skipped",
     )
 
 
@@ -137,11 +153,14 @@ def _copy(firms: QuadraticFirms) -> QuadraticFirms:
     )
 
 
-def _runs(side: str, rounds: int, n_starts: int) -> tuple[list[dict[str, Any]], int, int]:
+def _runs(
+    side: str, rounds: int, n_starts: int, **config: Any
+) -> tuple[list[dict[str, Any]], int, int]:
     """Runs of Algorithm 5 from the first ``n_starts`` starts with q_l0 above/below q_l*.
 
-    Each start runs twice, the high firm paced and at a constant step. Returns one record
-    per run, the number of starts used, and the number of starts on the other side plus
+    Each start runs twice, the high firm paced and at a constant step; ``config`` sets the
+    rule's cap and gating (:class:`~games.defection_free.DefectionFreeConfig`). Returns one
+    record per run, the number of starts used, and the number of starts on the other side plus
     runs whose losses left [0, 1].
     """
     records: list[dict[str, Any]] = []
@@ -154,7 +173,7 @@ def _runs(side: str, rounds: int, n_starts: int) -> tuple[list[dict[str, Any]], 
         used += 1
         for schedule in ("paced", "const"):
             trial = _copy(firms)
-            rule = _rule(trial, schedule=schedule)
+            rule = _rule(trial, schedule=schedule, **config)
             run = play(rule, trial, rounds)
             if trial.max_loss() > 1.0:
                 skipped += 1
@@ -169,6 +188,7 @@ def _runs(side: str, rounds: int, n_starts: int) -> tuple[list[dict[str, Any]], 
                         max(abs(run.q_l[-1] - rule.q_l_star), abs(run.q_h[-1] - trial.q_max))
                     ),
                     "gap_low": float(abs(run.q_l[-1] - rule.q_l_star)),
+                    "q_l_T_minus_q_l_star": float(run.q_l[-1] - rule.q_l_star),
                     "revenue_step": _worst_revenue_step(run.q_l, run.q_h),
                 }
             )
@@ -193,15 +213,23 @@ _DRAWN_RUNS = (
     perturb={"side": "below"},
 )
 def _prop4_gd(side: str = "above") -> Verdict:
-    records, used, skipped = _runs(side, rounds=60, n_starts=20)
-    for r in records:
-        if r["low_moved"] or not float(r["gap_low"]) > 1e-6:
-            return refuted("the low firm moved, or q_l,T came within 1e-6 of q_l*", r)
-    least = min(float(r["q_l0_minus_q_l_star"]) for r in records)
+    n, least = 0, np.inf
+    for construction, config in _CONSTRUCTIONS.items():
+        records, used, skipped = _runs(side, rounds=60, n_starts=20, **config)
+        for r in records:
+            if r["low_moved"] or not float(r["gap_low"]) > 1e-6:
+                return refuted(
+                    "the low firm moved, or q_l,T came within 1e-6 of q_l*",
+                    {**r, "construction": construction},
+                )
+        n += len(records)
+        least = min(least, *(float(r["q_l0_minus_q_l_star"]) for r in records))
     return checked(
-        f"x_l never changed in 60 rounds and q_l,T - q_l* = q_l0 - q_l* >= {least:.3f}",
-        len(records),
-        drawn=_DRAWN_RUNS.format(n=len(records), starts=used, side=">", skipped=skipped),
+        f"x_l never changed in 60 rounds and q_l,T - q_l* = q_l0 - q_l* >= {least:.3f}, with "
+        "the toolkit's cap and with Algorithm 5 as printed (step 7's gate, step 8's cap)",
+        n,
+        drawn="each start twice, with the toolkit's cap and as printed: "
+        + _DRAWN_RUNS.format(n=len(records), starts=used, side=">", skipped=skipped),
     )
 
 
@@ -225,6 +253,65 @@ def _prop5_gd(side: str = "below") -> Verdict:
         len(records),
         drawn=_DRAWN_RUNS.format(n=len(records), starts=used, side="<=", skipped=skipped),
     )
+
+
+def _prop5_runs(cap_mode: str) -> Verdict:
+    """Proposition 5 for Algorithm 5 with step 7's gate and the cap ``cap_mode`` of step 8."""
+    records, used, skipped = _runs(
+        "below", rounds=150, n_starts=20, cap_mode=cap_mode, gating="line7"
+    )
+    over = [float(r["q_l_T_minus_q_l_star"]) for r in records]
+    failing = [r for r in records if float(r["gap"]) > 1e-9 or float(r["revenue_step"]) < -1e-12]
+    if failing:
+        paced = [r for r in failing if r["schedule"] == "paced"]
+        r = paced[0] if paced else failing[0]
+        return refuted(
+            f"in {len(failing)} of {len(records)} runs (q_l,T - q_l* in [{min(over):.3g}, "
+            f"{max(over):.3g}]; {len(paced)} of them with the high firm paced by b~ as in the "
+            "proof of Proposition 5) the low firm ends away from q_l*. Case 2 of the proof "
+            "raises q_l to hat q_{l,t} = B(rho_{t-1}, b) q_{h,t} whenever step 7's gate is open "
+            "(rho_{t-1} <= rho*), and B(rho_{t-1}, b) can exceed rho*, so rho_t passes rho*; "
+            "qualities never fall (assumption 4 of section 3.3), so once q_h reaches Q, "
+            "q_l,T > rho* Q = q_l*. Inside the hypotheses, checked in code: q_l0 <= q_l*, "
+            "convex quadratic L-smooth losses in [0, 1], alpha_h paced or constant <= 1/L",
+            r,
+        )
+    gap = max(float(r["gap"]) for r in records)
+    return checked(
+        f"|(q_l,T, q_h,T) - (q_l*, Q)| <= {gap:.1e}, no revenue falling; q_l,T - q_l* in "
+        f"[{min(over):.1e}, {max(over):.1e}]",
+        len(records),
+        drawn=_DRAWN_RUNS.format(n=len(records), starts=used, side="<=", skipped=skipped),
+    )
+
+
+@proposition(
+    "thesis.ch3.prop5.gd.as_printed",
+    source=f"{_PROPS}, Algorithm 5, steps 7-8 (hat q_{{l,t}} = B(rho_{{t-1}}, q_{{h,t}}/"
+    f"q_{{h,t-1}}) q_{{h,t}}), and {_PROOFS}, proof of Proposition 5, Case 2: rho_t - "
+    "rho_{t-1} = B(rho_{t-1}, q_{h,t}/q_{h,t-1}) - rho_{t-1}",
+    statement="as printed: if q_l0 <= q_l*, Algorithm 5 with step 7's gate, the low firm "
+    "raised to hat q_{l,t} of step 8 (no other cap) and the high firm paced as in the proof "
+    "of Proposition 5 (or at a constant step <= 1/L) reaches (q_l*, Q) within 1e-9 in 150 "
+    "rounds on convex quadratic firms, no revenue falling",
+    holds=False,
+    perturb={"cap_mode": "recommended"},
+)
+def _prop5_as_printed(cap_mode: str = "literal") -> Verdict:
+    return _prop5_runs(cap_mode)
+
+
+@proposition(
+    "thesis.ch3.prop5.gd.as_printed.corrected",
+    source=f"{_PROPS}, Algorithm 5, step 8, with the cap min(hat q_{{l,t}}, rho* q_{{h,t}}, "
+    f"q_l*) of {_PROOFS}, proof of Proposition 5, Case 1 ('ensure rho_{{t+1}} = rho*')",
+    statement="Algorithm 5 as printed (step 7's gate kept) with step 8's cap lowered to "
+    "min(hat q_{l,t}, rho* q_{h,t}, q_l*): if q_l0 <= q_l*, it reaches (q_l*, Q) within 1e-9 "
+    "in 150 rounds on convex quadratic firms, no revenue falling",
+    perturb={"cap_mode": "literal"},
+)
+def _prop5_as_printed_corrected(cap_mode: str = "recommended") -> Verdict:
+    return _prop5_runs(cap_mode)
 
 
 def _printed_rounds(inner: str, n_random: int) -> tuple[list[dict[str, Any]], int]:

@@ -344,7 +344,8 @@ def _cor1_case1(rate: str = "b~") -> Verdict:
 
 proposition(
     "thesis.ch3.cor1.case1.corrected",
-    source=f"{_S37}, proof of Corollary 1, Case 1, with the per-round growth (b~+1)/2 of Proposition 5's proof",
+    source=f"{_S37}, proof of Corollary 1, Case 1, the display q_h,T/q_h,0 = rho_0/rho* <= b~^T "
+    "and T >= log(rho_0/rho*)/log(b~), with the per-round growth (b~+1)/2 of Proposition 5's proof",
     statement="if rho_0 >= rho*, the paced schedule grows q_h by at least (b~+1)/2 per round while paced (and a 1/L step "
     "reaches Q on the toy), so rho_T = rho* after log(rho_0/rho*)/log((b~+1)/2) rounds",
     perturb={"rate": "b~"},

@@ -24,6 +24,7 @@ in :mod:`games.price_discrimination.one_round_propositions`, Lemma 29 and Propos
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction
 from operator import attrgetter
 from typing import Any
@@ -40,7 +41,7 @@ from econ.propositions import (
 )
 from games.price_discrimination.certificate import certify
 from games.price_discrimination.checked_games import GAMES, GAMES_DRAWN, assumption1
-from games.price_discrimination.equilibrium import equilibrium
+from games.price_discrimination.equilibrium import Profile, equilibrium
 from games.price_discrimination.game import (
     C_B,
     C_S,
@@ -113,12 +114,79 @@ def _cor2(buyer_b: str, convention: str, needs_equilibrium: bool) -> Verdict:
     )
 
 
+_WHICH = (
+    "(at alpha = alpha* the truthful equilibrium q = 0 that Theorem 6 prints; on theta_L = mu "
+    "theta_H the blind price theta_L of Theorem 6(d); the ranges over all equilibria there are "
+    "in the evidence)"
+)
+
+
+def _cor2_ties() -> str:
+    """Corollary 2's utilities over every equilibrium where Theorem 6's is not unique.
+
+    At alpha = alpha* each evasion rate q in [0, q*] is an equilibrium, on theta_L = mu theta_H
+    each blind price mix (``thesis.ch4.thm6.unique.corrected``). Each profile is certified;
+    the ranges of u_S(alpha*), u_B(alpha*) and, on the boundary, u_B(0) and u_S(0) are
+    reported with the games where an ordering of Corollary 2 fails at the other end.
+    """
+    named: list[str] = []
+    fails_star: list[str] = []
+    boundary: list[str] = []
+    for name, g in GAMES.items():
+        if not (assumption1(name) and g.c_s > 0):
+            continue
+        star, blind = g.alpha_star, equilibrium(g, 0).profile.blind_high
+        eq0, eq1 = equilibrium(g, F(0)), equilibrium(g, F(1))
+        u_s, u_b = [], []
+        for i in range(11):
+            q = g.q_star * F(i, 10)
+            prof = Profile(q, 0, 1, 0, blind)
+            if not certify(g, star, prof).is_equilibrium:
+                raise AssertionError(f"{name}: q = {q} at alpha* is not an equilibrium")
+            a, b = prof.marginals(star)
+            u_s.append(seller_utility(g, q, a, b, 0))
+            u_b.append(high_buyer_utility(g, q, a, b))
+        if not min(u_s) > eq0.seller > eq1.seller:
+            fails_star.append(name)
+        if name in PARAMETER_SETS:
+            named.append(
+                f"{name}: u_S(alpha*) in [{min(u_s)}, {max(u_s)}] (u_S(0) = {eq0.seller}, "
+                f"u_S(1) = {eq1.seller}), u_B(alpha*) in [{min(u_b)}, {max(u_b)}]"
+            )
+        if g.theta_low == g.mu * g.theta_high:
+            u_b, u_s0 = [], []
+            for x in (F(0), F(1, 2), F(1)):
+                prof = Profile(0, 0, 1, 0, x)
+                if not certify(g, F(0), prof).is_equilibrium:
+                    raise AssertionError(
+                        f"{name}: blind mix {x} at alpha = 0 is not an equilibrium"
+                    )
+                a, b = prof.marginals(F(0))
+                u_b.append(high_buyer_utility(g, 0, a, b))
+                u_s0.append(seller_utility(g, 0, a, b, 0))
+            boundary.append(
+                f"{name}: u_B(0) in [{min(u_b)}, {max(u_b)}] and u_S(0) in [{min(u_s0)}, "
+                f"{max(u_s0)}] over the blind mixes P(theta_H) in {{0, 1/2, 1}} (u_B(0) > "
+                f"u_B(1) = {eq1.high_buyer} {'fails' if min(u_b) <= eq1.high_buyer else 'holds'} "
+                "at P(theta_H) = 1)"
+            )
+    return (
+        f"which equilibrium: {_WHICH[1:-1]}. Over all equilibria at alpha = alpha* (q = q* i/10, "
+        f"i = 0..10, each certified): {'; '.join(named)}; the high buyer is indifferent, so "
+        f"u_B(alpha*) is one value per game; at q = q* the ordering u_S(alpha*) > u_S(0) > "
+        f"u_S(1) fails in {len(fails_star)} of the games "
+        f"({', '.join(fails_star[:4])}{', ...' if len(fails_star) > 4 else ''}), so the "
+        "seller's maximum at alpha* is that of the truthful equilibrium only. On the boundary: "
+        + ("; ".join(boundary) if boundary else "no boundary game")
+    )
+
+
 @proposition(
     "thesis.ch4.cor2",
     source=f"{S42}, Corollary 2",
     statement="at the equilibrium: u_S is maximised at alpha*, u_S(alpha*) > u_S(0) > u_S(1); "
     "(a) theta_L >= mu theta_H: u_B(0) > u_B(1) = u_B(alpha*); (b) theta_L < mu theta_H: "
-    "u_B(1) > u_B(0) = u_B(alpha*); low-type buyers earn 0",
+    f"u_B(1) > u_B(0) = u_B(alpha*); low-type buyers earn 0 {_WHICH}",
     holds=False,
     perturb={"buyer_b": "="},
 )
@@ -147,13 +215,17 @@ def _cor2_check(buyer_b: str = ">") -> Verdict:
 
 @proposition(
     "thesis.ch4.cor2.corrected",
-    source=f"{S42}, Corollary 2; docs/errata.md, thesis.ch4.cor2",
+    source=f"{S42}, Corollary 2(b), u_B(1) > u_B(0) = u_B(alpha*); {S47}, proof of Corollary 2, "
+    "u_B | seller is signal aware for theta_L < mu theta_H; docs/errata.md, thesis.ch4.cor2",
     statement="at the equilibrium, with c_S > 0: the seller's orderings and (a) as printed; "
-    "(b) theta_L < mu theta_H: u_B(1) = u_B(0) = u_B(alpha*) = 0",
+    f"(b) theta_L < mu theta_H: u_B(1) = u_B(0) = u_B(alpha*) = 0 {_WHICH}",
     perturb={"buyer_b": ">"},
 )
 def _cor2_corrected(buyer_b: str = "=") -> Verdict:
-    return _cor2(buyer_b, "strict", needs_equilibrium=True)
+    verdict = _cor2(buyer_b, "strict", needs_equilibrium=True)
+    if not verdict.holds:
+        return verdict
+    return replace(verdict, evidence=f"{verdict.evidence}; {_cor2_ties()}")
 
 
 @proposition(

@@ -113,7 +113,8 @@ def _r_star(star: Any, alpha: Any) -> Any:
 
 @proposition(
     "thesis.ch4.thm6.corrected",
-    source=f"{S42}, Theorem 6; docs/errata.md, thesis.ch4.thm6",
+    source=f"{S42}, Theorem 6(c), the aware seller's price theta_L after s_L; {S47}, proof of "
+    "Theorem 6, p_signal aware(s_L) = theta_L; docs/errata.md, thesis.ch4.thm6",
     statement="the equilibrium is Theorem 6's profile except that in regime B (theta_L < mu "
     "theta_H) with alpha > alpha* the aware seller charges theta_L after s_L w.p. r* = "
     "alpha*/alpha (else theta_H); Theorem 6's own profile is an equilibrium iff theta_L >= mu "

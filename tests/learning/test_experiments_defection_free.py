@@ -47,7 +47,7 @@ def _claims(**replace):
 
 def test_the_thesis_runs_hold_every_claim():
     claims = _claims()
-    assert len(claims) == 12
+    assert len(claims) == 13
     assert {i for i, c in claims.items() if not c.holds} == set()
     assert claims["fig3.2a.high_revenue_negative"].measured < 0  # eq. (3.4), fixed labels
 
@@ -57,6 +57,7 @@ def test_claims_of_missing_schemes_are_left_out():
     assert [c.id for c in only] == [
         "fig3.3.no_revenue_decrease",
         "fig3.3.qualities_increase",
+        "fig3.3.revenues_increase",
         "fig3.3.rho_converges",
         "fig3.3.nash_approaches_max",
     ]
@@ -78,6 +79,9 @@ def test_thresholds():
     assert _claims(**{"defection-free": near})["fig3.3.nash_approaches_max"].holds
     assert not _claims(**{"defection-free": far})["fig3.3.nash_approaches_max"].holds
     assert not _claims(**{"defection-free": outside})["fig3.3.nash_approaches_max"].holds
+    # "their revenues increase": each firm ends above its start
+    flat = _report(*_ends(df)[:3], (0.1, 0.1))
+    assert not _claims(**{"defection-free": flat})["fig3.3.revenues_increase"].holds
     # a revenue that fell once breaks Proposition 3
     fell = _report(*_ends(df), low=-1e-6)
     assert not _claims(**{"defection-free": fell})["fig3.3.no_revenue_decrease"].holds
