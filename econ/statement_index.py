@@ -280,7 +280,7 @@ TSOY = PaperStatements(
             "§4.2; proof App. B.4",
             "tsoy.thm4.3",
             "tsoy.thm4.3.monte_carlo",
-            *_twin("tsoy.lemmaB.4.monotone"),
+            *_twin("tsoy.lemmaB.4.monotone", "tsoy.thm4.3.proof.final"),
         ),
         _s("Theorem 4.4", "§4.2; proof App. B.5", "tsoy.thm4.4", "tsoy.thm4.4.one_pass"),
         _s("Theorem 4.5", "§4.2; proof App. B.6", "tsoy.thm4.5", "tsoy.thm4.5.concave"),
