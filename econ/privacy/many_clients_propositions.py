@@ -12,6 +12,9 @@ import sympy as sp
 from econ.privacy._checks import all_hold, identity, proves_positive
 from econ.propositions import Verdict, proposition
 
+#: Any admissible noise of Appendix B.14: alpha^2 = (1 + v) kappa^2 rho/lambda_min, v > 0.
+_ANY_FACTOR = 1 + sp.Symbol("v", positive=True)
+
 
 @proposition(
     "tsoy.thm4.11",
@@ -25,7 +28,7 @@ from econ.propositions import Verdict, proposition
     ),
     perturb={"alpha2_factor": 1},
 )
-def _thm411(alpha2_factor: int | sp.Expr = 1 + sp.Symbol("v", positive=True)) -> Verdict:
+def _thm411(alpha2_factor: int | sp.Expr = _ANY_FACTOR) -> Verdict:
     """The gain grows in N towards lambda/rho - kappa^2/alpha^2 > 0 for every lambda >= lambda_min.
 
     The default factor 1 + v, v > 0 symbolic, is the whole open set of noise levels the proof
