@@ -17,6 +17,10 @@ The printed statements that fail:
   errors are larger, and clustering beats local training iff :math:`\tau^2 < \sigma^2/n_0`,
   not :math:`\tau^2 < m_1\sigma^2/(2n_0)` (``ipfl.fl_error``, ``ipfl.eq5``, ``ipfl.eq6``;
   the formulas are exact under that independence, ``ipfl.eq6.working``).
+- The FedAvg and cluster minimisers of §3 weight the summed losses by :math:`n_i/n` (their
+  minimiser weights :math:`\hat\mu_i` by :math:`n_i^2`), the cluster one averages
+  :math:`\hat\mu_i` for :math:`\hat\mu_j`, and Eq. 6's first form has :math:`1/m^2` for
+  :math:`1/m_1^2` (``ipfl.fl_minimiser``, ``ipfl.cluster_minimiser``, ``ipfl.eq6.first_form``).
 - Eq. 12 takes :math:`\tau_{ar} \cdot Util` from every client instead of refunding the
   consumers out of the pool, and gives Util the range :math:`[0, \gamma]` where Eq. 11 gives
   :math:`[0, \eta]` (``ipfl.eq12``).
