@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 from econ.propositions import (
     Kind,
     Verdict,
+    checked,
     on_points,
     proposition,
 )
@@ -61,7 +62,7 @@ from games.ipfl import (
 )
 from games.ipfl.config import FloatArray
 
-__all__ = ["lloyd"]
+__all__ = ["lloyd", "lloyd_fixed_points"]
 
 
 PAPER = "Khan et al. (IP-FL, arXiv 2304.07514 v4)"
@@ -289,17 +290,40 @@ def lloyd(
     return labels, np.array(objective)
 
 
+def lloyd_fixed_points(
+    means: ArrayLike, sizes: ArrayLike, k: int, init: ArrayLike, tries: int, seed: int
+) -> list[NDArray[np.int64]]:
+    """The distinct clusterings :func:`lloyd` converges to from ``init`` and ``tries`` more starts.
+
+    The further starts are seeded random choices of ``k`` distinct client means. A clustering
+    is a partition of the clients (labels up to renaming), listed once, ``init``'s first; one
+    with fewer than ``k`` non-empty clusters is kept (Prop. 1 does not exclude it).
+    """
+    mu = np.asarray(means, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    starts = [np.asarray(init, dtype=np.float64)]
+    starts += [rng.choice(mu, k, replace=False) for _ in range(tries)]
+    seen: dict[frozenset[frozenset[int]], NDArray[np.int64]] = {}
+    for start in starts:
+        labels, _ = lloyd(mu, sizes, start, max_iter=500)
+        partition = frozenset(frozenset(np.flatnonzero(labels == c).tolist()) for c in set(labels))
+        seen.setdefault(partition, labels)
+    return list(seen.values())
+
+
 @proposition(
     "ipfl.prop1.lloyd",
     source=f"{PAPER}, §5 Proposition 1; App. I, proof of Proposition 1, part 1",
     statement="the proof's process (assign each client to the centroid minimising "
     "sum_j (beta_k - z_ij)^2, move each centroid to sum n_i mu_hat_i / sum n_i) never increases "
     "L = sum_i sum_j (beta_k(i) - z_ij)^2 and its assignments stop changing after finitely many "
-    "iterations",
+    "iterations (from any start; the check starts at K drawn client means, ties in the "
+    "assignment going to the lower-index centroid). The fixed point reached depends on the "
+    "start: the evidence reports how many distinct ones 16 starts reach",
     perturb={"centre": lambda mu, n: float(np.mean(mu))},
 )
 def _prop1(centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre) -> Verdict:
-    points = []
+    points, reached = [], []
     for seed in range(40):
         rng = np.random.default_rng(seed)
         k = int((2, 3, 4)[seed % 3])
@@ -310,6 +334,7 @@ def _prop1(centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre)
         mu = spread * groups + rng.normal(0, 0.3, m) + rng.normal(0, 1, m) / np.sqrt(sizes)
         init = rng.choice(mu, k, replace=False)
         _, objective = lloyd(mu, sizes, init, max_iter=500, centre=centre)
+        reached.append(len(lloyd_fixed_points(mu, sizes, k, init, 15, seed)))
         points.append(
             {
                 "seed": seed,
@@ -321,7 +346,7 @@ def _prop1(centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre)
                 "stopped": bool(objective.size < 2 * 500),
             }
         )
-    return on_points(
+    verdict = on_points(
         lambda worst_increase, scale, stopped, **_: (
             worst_increase <= 1e-12 * max(scale, 1.0) and stopped
         ),
@@ -331,6 +356,16 @@ def _prop1(centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre)
         drawn="40 seeded instances (seeds 0-39): K = 2, 3, 4 centroids, 2K-40 clients of 5-200 "
         "samples, group means 0.3, 1 or 3 apart (overlapping to separated) with N(0, 0.3^2) "
         "client shifts and sampling noise, centroids started at K random client means",
+    )
+    if not verdict.holds:
+        return verdict
+    several = sum(r > 1 for r in reached)
+    return checked(
+        f"{verdict.evidence}; the fixed point is not unique: from the drawn start and 15 "
+        f"further starts (K random client means) {several} of the 40 instances reach several "
+        f"clusterings, up to {max(reached)}",
+        verdict.n_points or 1,
+        drawn=verdict.drawn or "",
     )
 
 
