@@ -194,7 +194,10 @@ def _regression(rng: np.random.Generator, n: int, d: int) -> tuple[FloatArray, F
     "ipfl.thm3",
     source=f"{PAPER}, §5 Theorem 3; App. I, proof of Theorem 3 (Eq. 40-45: gradient steps "
     "theta^(t+1) = theta^(t) - eta_t grad L(theta^(t)) with 0 < eta_t < 2/beta); reading: the "
-    "theorem fixes no step size, the proof's are taken",
+    "theorem fixes no step size (nor the beta-smoothness its proof uses), the proof's are "
+    "taken: constant steps eta = c/beta, 0 < c < 2. Other readings: any step size, which "
+    "fails (eta > 2/beta diverges on a quadratic, this entry's perturbation); the diminishing "
+    "steps the proof ends with (sum_t eta_t = oo), the setting of Theorem 6 (ipfl.thm6)",
     statement="for clusters of Gaussian data and a convex loss L (least squares on Gaussian "
     "features), gradient descent with 0 < eta < 2/beta converges to the minimiser theta* of the "
     "global loss, and, on each cluster once the clustering has converged, to the minimiser "
