@@ -147,7 +147,12 @@ THESIS_CH3 = PaperStatements(
             f"{_CH3}.prop3.cap_high",
             f"{_CH3}.prop3.gd",
             f"{_CH3}.prop3.quadratics",
-            *_twin(f"{_CH3}.prop3.cap_low", f"{_CH3}.prop3.step", f"{_CH3}.prop3.strict"),
+            *_twin(
+                f"{_CH3}.prop3.cap_low",
+                f"{_CH3}.prop3.step",
+                f"{_CH3}.prop3.strict",
+                f"{_CH3}.prop3.strict_l",
+            ),
         ),
         _s("Proposition 4", "§3.4", f"{_CH3}.prop4", f"{_CH3}.prop4.gd", f"{_CH3}.nash.program"),
         _s(
