@@ -329,7 +329,8 @@ def _cor1(rounds_scale: float = 1.0, cap_mode: str = "recommended", gated: bool 
             q_h_gap <= eps and rho_gap <= rho_bound + 1e-12
         ),
         points,
-        f"at the prescribed T (scaled by {rounds_scale}) both bounds hold",
+        f"at the prescribed T (scaled by {rounds_scale}) both q_h* - q_h,T <= eps and "
+        "|rho* - rho_T| <= (4 - 5 rho*) log10(q_h*/(q_h* - eps)) hold",
         drawn="every fourth start with q_l0 <= q_l* of the convex-toy sample (400 seeded starts, seed 0), "
         "each with eps = 1e-2 and 1e-3, paced high schedule; the low firm "
         + (
@@ -342,14 +343,14 @@ def _cor1(rounds_scale: float = 1.0, cap_mode: str = "recommended", gated: bool 
 
 
 _ALG5_78 = (
-    f"{_S34}, Algorithm 5, steps 7-8 (hat q_{{l,t}} = B(rho_{{t-1}}, q_{{h,t}}/q_{{h,t-1}}) "
+    "Algorithm 5, steps 7-8 (hat q_{l,t} = B(rho_{t-1}, q_{h,t}/q_{h,t-1}) "
     "q_{h,t} whenever q_{l,t} < q_l* and q_{l,t}/q_{h,t} <= rho*)"
 )
 
 
 @proposition(
     "thesis.ch3.cor1.as_printed",
-    source=f"{_S34}, Corollary 1, for {_ALG5_78}; proof in section 3.7",
+    source=f"{_S34}, Corollary 1, run with {_ALG5_78}; proof in section 3.7",
     statement="as printed: if q_l0 <= q_l*, Algorithm 5 with step 7's gate and the low firm raised "
     "to step 8's hat q_{l,t} (no other cap), after the proof's T with the paced schedule, has "
     "q_h* - q_h,T <= eps and |rho* - rho_T| <= (4 - 5 rho*) log10(q_h*/(q_h* - eps))",
@@ -362,7 +363,7 @@ def _cor1_as_printed(cap_mode: str = "literal") -> Verdict:
 
 @proposition(
     "thesis.ch3.cor1.as_printed.corrected",
-    source=f"{_S34}, Corollary 1, for {_ALG5_78}, with step 8's cap lowered to min(hat q_{{l,t}}, "
+    source=f"{_S34}, Corollary 1, run with {_ALG5_78}, with step 8's cap lowered to min(hat q_{{l,t}}, "
     f"rho* q_{{h,t}}, q_l*) as in {_S37}, proof of Proposition 5, Case 1 ('ensure "
     "rho_{t+1} = rho*'); docs/errata.md, thesis.ch3.prop5.gd.as_printed",
     statement="Algorithm 5 with step 7's gate and the low firm raised to min(hat q_{l,t}, rho* "
