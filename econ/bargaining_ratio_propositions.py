@@ -143,23 +143,56 @@ def _rho_inf(quadratic: sp.Expr = _LIMIT_QUADRATIC) -> Verdict:
     )
 
 
+def _cubic_roots_in_unit(ql0: NDArray, qh0: NDArray) -> NDArray[np.float64]:
+    """The real roots in [0, 1] of the cubic (3.18) (Q = 1) per start, NaN-padded to 3 columns."""
+    u_l0, u_h0 = duopoly.revenues(ql0, qh0)
+    coefficients = [
+        np.broadcast_to(sp.lambdify((A, H), c, modules="numpy")(u_l0, u_h0), ql0.shape)
+        for c in CUBIC.all_coeffs()
+    ]
+    lead = coefficients[0]
+    companion = np.zeros((ql0.size, 3, 3))
+    companion[:, 0, :] = -np.stack([c / lead for c in coefficients[1:]], axis=1)
+    companion[:, 1, 0] = companion[:, 2, 1] = 1.0
+    roots = np.linalg.eigvals(companion)
+    real = (np.abs(roots.imag) < 1e-9) & (roots.real >= 0) & (roots.real <= 1)
+    return np.where(real, roots.real, np.nan)
+
+
 @proposition(
     "thesis.ch3.lemma25",
     source=f"{_S37}, Lemma 25 and Fig. 3.8 (checked with graphing software in the thesis)",
-    statement="for all rho_0 with rho_0 <= rho*, rho* <= 0.43 (q_h* = 1)",
+    statement="for all rho_0 with rho_0 <= rho*, rho* <= 0.43 (q_h* = 1); rho* is the maximiser "
+    "of N on the individually rational interval, one of the two roots of the cubic (3.18) in "
+    "[0, 1] (the other lies above that interval and is not bounded by 0.43)",
     perturb={"bound": 0.42},
 )
 def _lemma25(bound: float = 0.43) -> Verdict:
     ql0, qh0, r = _grid_solution(150)
+    inside = ql0 / qh0 <= r
+    roots = _cubic_roots_in_unit(ql0[inside], qh0[inside])
+    other = np.nanmax(np.where(np.abs(roots - r[inside, None]) > 1e-6, roots, np.nan), axis=1)
+    high = duopoly_nash_solution(ql0[inside], qh0[inside]).rho_high
     return on_points(
-        lambda rho_0, rho_star: rho_star <= bound,
+        lambda rho_0, rho_star, other_root, rho_high: (
+            rho_star <= bound and not other_root <= rho_high
+        ),
         [
-            {"rho_0": float(a / b), "rho_star": float(c)}
-            for a, b, c in zip(ql0, qh0, r, strict=True)
+            {
+                "rho_0": float(a / b),
+                "rho_star": float(c),
+                "other_root": float(o),
+                "rho_high": float(h),
+            }
+            for a, b, c, o, h in zip(ql0[inside], qh0[inside], r[inside], other, high, strict=True)
         ],
-        f"rho* <= {bound} (largest {float(r[ql0 / qh0 <= r].max()):.6f})",
-        drawn="150 x 150 grid of q_h0 in [0.02, 0.99] and rho_0 in [0, 0.98], Q = 1",
-        hypothesis=lambda rho_0, rho_star: rho_0 <= rho_star,
+        f"rho* <= {bound} (largest {float(r[inside].max()):.6f}); the cubic (3.18) has "
+        f"{sorted({int(n) for n in np.sum(~np.isnan(roots), axis=1)})} roots in [0, 1] per start, "
+        f"rho* and another in [{np.nanmin(other):.4f}, {np.nanmax(other):.4f}], above the "
+        f"individually rational interval (by >= {np.nanmin(other - high):.1e}): the proof's 'the "
+        "roots of this cubic are at most 0.43' holds for the root that is rho* only",
+        drawn=f"the {int(inside.sum())} starts with rho_0 <= rho* of a 150 x 150 grid of q_h0 in "
+        "[0.02, 0.99] and rho_0 in [0, 0.98], Q = 1",
     )
 
 

@@ -147,6 +147,18 @@ _PRINTED_BR_L = q_l * p_h / (2 * q_h)  # (3.9)
 _PRINTED_BR_H = (p_l + (q_h - q_l)) / 2  # (3.11)
 
 
+_PRINTED_UTIL_L = p_l * ((p_h - p_l) / (q_h - q_l) - p_l / q_l)  # (3.8)
+
+
+_PRINTED_UTIL_H = p_h * (1 - (p_h - p_l) / (q_h - q_l))  # (3.10)
+
+
+_PRINTED_FOC_L = (p_h - 2 * p_l) / (q_h - q_l) - 2 * p_l / q_l  # the line between (3.8) and (3.9)
+
+
+_PRINTED_FOC_H = 1 - (2 * p_h - p_l) / (q_h - q_l)  # the line between (3.10) and (3.11)
+
+
 _DU_L_DP_L = sp.diff(REVENUE_L, p_l)
 
 
@@ -159,7 +171,9 @@ _ZERO = sp.Integer(0)
 @proposition(
     "thesis.ch3.lemma22",
     source=f"{_S32}, Lemma 22, eq. (3.4); proof in section 3.7, eqs. (3.8)-(3.13)",
-    statement="the best responses are p_l = q_l p_h/(2q_h) (3.9) and p_h = (p_l + q_h - q_l)/2 (3.11); they meet at "
+    statement="U_l = p_l((p_h-p_l)/(q_h-q_l) - p_l/q_l) (3.8) and U_h = p_h(1 - (p_h-p_l)/(q_h-q_l)) (3.10) have "
+    "dU_l/dp_l = (p_h-2p_l)/(q_h-q_l) - 2p_l/q_l and dU_h/dp_h = 1 - (2p_h-p_l)/(q_h-q_l) (the displays "
+    "of the proof); the best responses are p_l = q_l p_h/(2q_h) (3.9) and p_h = (p_l + q_h - q_l)/2 (3.11); they meet at "
     "p_l* = q_l(q_h-q_l)/(4q_h-q_l), p_h* = 2q_h(q_h-q_l)/(4q_h-q_l), giving U_l = q_l q_h (q_h-q_l)/(4q_h-q_l)^2 and "
     "U_h = 4 q_h^2 (q_h-q_l)/(4q_h-q_l)^2 (3.4)",
     perturb={"price_l": q_l * (q_h - q_l) / (3 * q_h - q_l)},
@@ -171,11 +185,19 @@ def _lemma22(
     revenue_h: sp.Expr = _PRINTED_U_H,
     best_response_l: sp.Expr = _PRINTED_BR_L,
     best_response_h: sp.Expr = _PRINTED_BR_H,
+    utility_l: sp.Expr = _PRINTED_UTIL_L,
+    utility_h: sp.Expr = _PRINTED_UTIL_H,
+    foc_l: sp.Expr = _PRINTED_FOC_L,
+    foc_h: sp.Expr = _PRINTED_FOC_H,
 ) -> Verdict:
     root_l = sp.solve(sp.diff(REVENUE_L, p_l), p_l)[0]
     root_h = sp.solve(sp.diff(REVENUE_H, p_h), p_h)[0]
     at_printed = {p_l: price_l, p_h: price_h}
     for derived, printed, what in (
+        (REVENUE_L, utility_l, "(3.8): U_l = p_l D_l"),
+        (REVENUE_H, utility_h, "(3.10): U_h = p_h D_h"),
+        (_DU_L_DP_L, foc_l, "the printed dU_l/dp_l"),
+        (_DU_H_DP_H, foc_h, "the printed dU_h/dp_h"),
         (root_l, best_response_l, "(3.9): root of dU_l/dp_l"),
         (root_h, best_response_h, "(3.11): root of dU_h/dp_h"),
         (root_l.subs(p_h, price_h), price_l, "p_l* is the low best response to p_h*"),
@@ -194,6 +216,7 @@ def _lemma22(
             "a revenue is not concave in its own price", {"soc_l": soc_l, "soc_h": soc_h}
         )
     return proved(
+        "(3.8), (3.10) and the printed dU/dp are p D and its derivative, identically; "
         "the roots of both first-order conditions are the printed (3.9), (3.11); they meet at the printed p*; "
         f"p* D at p* is the printed (3.4); q_h d2U_l/dp_l2 = {soc_l} and q_h d2U_h/dp_h2 = {soc_h} are "
         "negative for every rho = q_l/q_h in (0, 1) (Sturm), so each root maximises its firm's revenue "
@@ -243,7 +266,8 @@ def _lemma22_argmax(maximand_l: sp.Expr = _DU_L_DP_L, maximand_h: sp.Expr = _DU_
 
 proposition(
     "thesis.ch3.lemma22.argmax.corrected",
-    source=f"{_S37}, proof of Lemma 22, eqs. (3.9) and (3.11), with argmax of U instead of dU/dp",
+    source=f"{_S37}, proof of Lemma 22, the first lines of (3.9) and (3.11), p_l* = argmax_{{p_l}} "
+    "dU_l/dp_l and p_h* = argmax_{p_h} dU_h/dp_h, whose argmax of dU/dp becomes argmax of U",
     statement="p_l* = argmax_{p_l} U_l and p_h* = argmax_{p_h} U_h: the roots of dU/dp = 0, each U concave in its own price",
     perturb={"maximand_l": _DU_L_DP_L, "maximand_h": _DU_H_DP_H},
 )(lambda maximand_l=REVENUE_L, maximand_h=REVENUE_H: _lemma22_argmax(maximand_l, maximand_h))

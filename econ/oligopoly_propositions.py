@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from econ.oligopoly import deviation_gains, oligopoly_equilibrium
+from econ.oligopoly import demands, deviation_gains, oligopoly_equilibrium
 from econ.propositions import Kind, Verdict, checked, proposition, refuted
 
 
@@ -39,29 +39,46 @@ def _markets(seed: int, count: int) -> list[NDArray[np.float64]]:
 @proposition(
     "market.bertrand.equilibrium",
     source="Werner (2024), ch. 3, §3.2, Definitions 2-3, extended to n firms with ties (econ.oligopoly)",
-    statement="oligopoly_equilibrium's prices are mutual best responses for any qualities in [0, 1]",
+    statement="oligopoly_equilibrium's prices are mutual best responses for any qualities in [0, 1]; "
+    "where the equilibrium is not unique it takes a tied group's demand split equally and every "
+    "priced-out firm (below the highest tie, or of quality 0) at price 0; any other price of a "
+    "priced-out firm is an equilibrium too, with the same revenues for every firm",
     kind=Kind.DERIVED,
     perturb={"price_factor": 1.05},
 )
 def _equilibrium(*, price_factor: float = 1.0) -> Verdict:
     markets = _markets(0, 60)
     worst = 0.0
+    alternatives = 0
     for q in markets:
-        p = oligopoly_equilibrium(q).price * price_factor
-        gain = float(deviation_gains(q, p, grid=801).max())
-        worst = max(worst, gain)
-        if gain > 1e-6:
-            return refuted(
-                f"a firm gains {gain:.3g} by deviating from the prices",
-                {"qualities": q.tolist(), "prices": p.tolist()},
-            )
+        eq = oligopoly_equilibrium(q)
+        p = eq.price * price_factor
+        out = eq.priced_out & (q > 0)
+        # the solver's profile, then each priced-out firm at q_i/2 and at q_i instead of 0
+        profiles = [p] + ([np.where(out, f * q, p) for f in (0.5, 1.0)] if out.any() else [])
+        for k, prices in enumerate(profiles):
+            gain = float(deviation_gains(q, prices, grid=801).max())
+            worst = max(worst, gain)
+            moved = float(np.max(np.abs(prices * demands(q, prices) - eq.revenue)))
+            if gain > 1e-6 or (k and moved > 1e-12):
+                return refuted(
+                    f"a firm gains {gain:.3g} by deviating from the prices, or a revenue moves "
+                    f"by {moved:.3g} when a priced-out firm's price moves",
+                    {"qualities": q.tolist(), "prices": prices.tolist()},
+                )
+            alternatives += bool(k)
     return checked(
         f"no firm gains more than {worst:.2g} by any price on an 801-point grid of [0, q_i],"
-        " at the others' prices, or just below them",
+        " at the others' prices, or just below them; which equilibrium: tied groups split their"
+        " demand equally at price 0 (any split earns each tied firm 0, and a tied firm's"
+        " deviations do not depend on it) and priced-out firms price at 0; over all equilibria,"
+        f" {alternatives} profiles with the priced-out firms at q_i/2 or q_i are equilibria too,"
+        " with every revenue unchanged",
         len(markets),
         drawn="7 edge markets (monopoly, a tied pair, a zero, ties below the top, a near-tie"
         " 1e-12 apart, zeros with a tie) and 53 seeded random markets of 2-8 firms, 40% with"
-        " a tie and 20% with a zero, rounded to 2-5 decimals",
+        " a tie and 20% with a zero, rounded to 2-5 decimals; each market with a priced-out"
+        " firm of positive quality also with those firms at q_i/2 and at q_i",
     )
 
 

@@ -147,50 +147,90 @@ _EXACT_ROUND = {
     "q_l_new": sp.Rational(144, 361),
 }
 
+#: A round at which U_l is unchanged: rho = 4/7 (u_l(4/7) = 1/48) and q_{l,t}/q_{h,t} = 2/3
+#: (u_l(2/3) = 1/50), so c/h = 50/48 = 25/24: q = 12/35, h = 3/5, c = 5/8 and x = 5/12 >= q.
+_EXACT_ROUND_L = {
+    "q_l_prev": sp.Rational(12, 35),
+    "q_h_prev": sp.Rational(3, 5),
+    "q_h_new": sp.Rational(5, 8),
+    "q_l_new": sp.Rational(5, 12),
+}
 
-def _prop3_314(strict: bool) -> Verdict:
-    r = _EXACT_ROUND
+#: Per rearranged inequality: the firm's revenue change, its printed quadratic, its exact round.
+_REARRANGED = {
+    "(3.14)": ("U_h", _DU_H, QUAD_314, _EXACT_ROUND),
+    "(3.15)": ("U_l", _DU_L, QUAD_315, _EXACT_ROUND_L),
+}
+
+
+def _prop3_rearranged(strict: bool, label: str) -> Verdict:
+    """Whether the revenue of ``label``'s firm does not fall iff its quadratic is < 0 (``strict``) or <= 0."""
+    firm, delta, quadratic, r = _REARRANGED[label]
     point = {_ql: r["q_l_prev"], _h: r["q_h_prev"], _c: r["q_h_new"], _x: r["q_l_new"]}
-    change, quad = _DU_H.subs(point), QUAD_314.subs(point)
+    change, quad = delta.subs(point), quadratic.subs(point)
     kept = change >= 0
     said = quad < 0 if strict else quad <= 0
     if kept != said:
         return refuted(
-            f"at q_l,t = the cap, U_h is unchanged (change {change}) but the quadratic is {quad}, "
-            f"not {'<' if strict else '<='} 0 (exact rationals; 1/5 < 3/5 <= 72/95, x <= c)",
-            {k: str(v) for k, v in r.items()} | {"quadratic": str(quad), "U_h_change": str(change)},
+            f"at q_l,t on the boundary of {label}, {firm} is unchanged (change {change}) but the "
+            f"quadratic is {quad}, not {'<' if strict else '<='} 0 (exact rationals; "
+            f"{r['q_l_prev']} < {r['q_h_prev']} <= {r['q_h_new']}, {r['q_l_prev']} <= "
+            f"{r['q_l_new']} <= {r['q_h_new']})",
+            {k: str(v) for k, v in r.items()}
+            | {"quadratic": str(quad), f"{firm}_change": str(change)},
         )
     if strict:
         raise ValueError("the exact round does not separate < from <=")
-    verdict = _minus_quadratic(_DU_H, QUAD_314, "(3.14)")
+    verdict = _minus_quadratic(delta, quadratic, label)
     if not verdict.holds or not _sign_of_denominator():
         return verdict
     return proved(
-        "U_h(x,c) - U_h(q,h) = -(3.14 quadratic)/((4h - q)^2 (4c - x)^2) with a positive "
-        "denominator, so U_h does not fall iff the quadratic is <= 0; at the exact round "
-        "(1/5, 3/5) -> (144/361, 72/95) both are 0"
+        f"{firm}(x,c) - {firm}(q,h) = -({label} quadratic)/((4h - q)^2 (4c - x)^2) with a positive "
+        f"denominator, so {firm} does not fall iff the quadratic is <= 0; at the exact round "
+        f"({r['q_l_prev']}, {r['q_h_prev']}) -> ({r['q_l_new']}, {r['q_h_new']}) both are 0"
     )
 
 
 @proposition(
     "thesis.ch3.prop3.strict",
-    source=f"{_PROOF3}, the quadratic rearranged from (3.14)",
+    source=f"{_PROOF3}, the quadratic rearranged from (3.14), '... < 0'",
     statement="as printed: U_h does not decrease iff the (3.14) quadratic is < 0 (strict)",
     holds=False,
     perturb={"strict": False},
 )
 def _prop3_strict(strict: bool = True) -> Verdict:
-    return _prop3_314(strict)
+    return _prop3_rearranged(strict, "(3.14)")
 
 
 @proposition(
     "thesis.ch3.prop3.strict.corrected",
-    source=f"{_PROOF3}, the quadratic rearranged from (3.14)",
+    source=f"{_PROOF3}, the quadratic rearranged from (3.14), '... < 0', whose < becomes <=",
     statement="U_h does not decrease iff the (3.14) quadratic is <= 0",
     perturb={"strict": True},
 )
 def _prop3_strict_corrected(strict: bool = False) -> Verdict:
-    return _prop3_314(strict)
+    return _prop3_rearranged(strict, "(3.14)")
+
+
+@proposition(
+    "thesis.ch3.prop3.strict_l",
+    source=f"{_PROOF3}, the quadratic rearranged from (3.15), '... < 0'",
+    statement="as printed: U_l does not decrease iff the (3.15) quadratic is < 0 (strict)",
+    holds=False,
+    perturb={"strict": False},
+)
+def _prop3_strict_l(strict: bool = True) -> Verdict:
+    return _prop3_rearranged(strict, "(3.15)")
+
+
+@proposition(
+    "thesis.ch3.prop3.strict_l.corrected",
+    source=f"{_PROOF3}, the quadratic rearranged from (3.15), '... < 0', whose < becomes <=",
+    statement="U_l does not decrease iff the (3.15) quadratic is <= 0",
+    perturb={"strict": True},
+)
+def _prop3_strict_l_corrected(strict: bool = False) -> Verdict:
+    return _prop3_rearranged(strict, "(3.15)")
 
 
 def _root_residual(quad: sp.Expr, root: sp.Expr, radicand: sp.Expr) -> sp.Expr:

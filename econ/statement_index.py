@@ -147,7 +147,12 @@ THESIS_CH3 = PaperStatements(
             f"{_CH3}.prop3.cap_high",
             f"{_CH3}.prop3.gd",
             f"{_CH3}.prop3.quadratics",
-            *_twin(f"{_CH3}.prop3.cap_low", f"{_CH3}.prop3.step", f"{_CH3}.prop3.strict"),
+            *_twin(
+                f"{_CH3}.prop3.cap_low",
+                f"{_CH3}.prop3.step",
+                f"{_CH3}.prop3.strict",
+                f"{_CH3}.prop3.strict_l",
+            ),
         ),
         _s("Proposition 4", "§3.4", f"{_CH3}.prop4", f"{_CH3}.prop4.gd", f"{_CH3}.nash.program"),
         _s(
@@ -160,7 +165,12 @@ THESIS_CH3 = PaperStatements(
             *_twin(f"{_CH3}.prop5.gd.as_printed"),
         ),
         _s("Theorem 5", "§3.4; proof §3.7", f"{_CH3}.thm5", *_twin(f"{_CH3}.thm5.identity")),
-        _s("Corollary 1", "§3.4; proof §3.7", f"{_CH3}.cor1", *_twin(f"{_CH3}.cor1.case1")),
+        _s(
+            "Corollary 1",
+            "§3.4; proof §3.7",
+            f"{_CH3}.cor1",
+            *_twin(f"{_CH3}.cor1.case1", f"{_CH3}.cor1.as_printed"),
+        ),
         _s("Lemma 24", "§3.7, proof of Proposition 5", f"{_CH3}.lemma24"),
         _s("Lemma 25", "§3.7", f"{_CH3}.lemma25", f"{_CH3}.eq3.17", f"{_CH3}.eq3.18"),
     ),

@@ -394,7 +394,11 @@ def _alg5_while(inner: str = "while") -> Verdict:
 
 @proposition(
     "thesis.ch3.alg5.while.corrected",
-    source=f"{_PROPS}, Algorithm 5, lines 9-11, with the step of {_PROOFS}, proof of Proposition 3",
+    source=f"{_PROPS}, Algorithm 5, lines 9-11 ('while q_{{l,t}} <= hat q_{{l,t}} do ... "
+    "x_{l,t} <- x_{l,t} - alpha_{l,t} grad f_{l,t}'), whose loop stops before passing hat "
+    f"q_{{l,t}}, with the step of {_PROOFS}, proof of Proposition 3, last display, alpha_{{l,t}} "
+    "= min{(hat q_{l,t} - q_{l,t-1})/||grad f_{l,t-1}||^2, 1} with 1/L for its 1 (docs/errata.md, "
+    "thesis.ch3.prop3.step)",
     statement="lines 9-11 as a guarded loop: steps min{(hat q_{l,t} - q_{l,t})/||g||^2, 1/L}, "
     "halved when the result would pass hat q_{l,t} or lower q_{l,t}, end at most 1e-9 below "
     "hat q_{l,t} and never above it, and no revenue falls",

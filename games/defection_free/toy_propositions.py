@@ -65,21 +65,38 @@ def _toy_high_path(qh0: ArrayLike, alpha: ArrayLike | None, rounds: int) -> tupl
 
 
 def _simulate(
-    ql0: ArrayLike, qh0: ArrayLike, q_h_path: ArrayLike, q_max: float = 1.0
+    ql0: ArrayLike,
+    qh0: ArrayLike,
+    q_h_path: ArrayLike,
+    q_max: float = 1.0,
+    *,
+    cap_mode: str = "recommended",
+    gated: bool = False,
 ) -> NDArray[np.float64]:
     """Low-firm qualities of Algorithm 5 along given high-firm paths (one column per start).
 
     The low firm steps to min(hat q_{l,t}, rho* q_{h,t}, q_l*) (never below where it is), a
     learning rate that lines 9-11 of Algorithm 5 allow: it keeps q_{l,t} <= hat q_{l,t}.
+    ``cap_mode="literal"`` steps to hat q_{l,t} of step 8 alone, as printed; ``gated`` moves
+    the low firm only while step 7's gate is open (q_{l,t-1} < q_l* and
+    q_{l,t-1}/q_{h,t} <= rho*). Both together are Algorithm 5 as printed.
     """
     sol = duopoly_nash_solution(ql0, qh0, q_max)
     path = np.asarray(q_h_path, dtype=np.float64)
     out = np.empty_like(path)
     ql, prev = np.asarray(ql0, dtype=np.float64), np.asarray(qh0, dtype=np.float64)
     for t, qh in enumerate(path):
-        ql = quality_caps.next_low_quality(
-            ql, prev, qh, rho_star=sol.rho_star, q_l_star=sol.q_l_star
+        step = quality_caps.next_low_quality(
+            ql,
+            prev,
+            qh,
+            rho_star=sol.rho_star,
+            q_l_star=sol.q_l_star,
+            cap_mode=cap_mode,
         )
+        if gated:
+            step = np.where((ql < sol.q_l_star) & (ql / qh <= sol.rho_star), step, ql)
+        ql = step
         out[t], prev = ql, qh
     return out
 
@@ -100,6 +117,7 @@ def _toy_runs(rounds: int = 500) -> dict[str, NDArray[np.float64]]:
         cols = np.arange(400) % len(_SCHEDULES) == k
         q_h[:, cols], alphas[:, cols] = _toy_high_path(qh0[cols], alpha, rounds)
     q_l = _simulate(ql0, qh0, q_h, _TOY_Q)
+    q_l_printed = _simulate(ql0, qh0, q_h, _TOY_Q, cap_mode="literal", gated=True)
     sol = duopoly_nash_solution(ql0, qh0, _TOY_Q)
     ul, uh = duopoly.revenues(np.vstack([ql0, q_l]), np.vstack([qh0, q_h]))
     drop = np.minimum(
@@ -110,13 +128,14 @@ def _toy_runs(rounds: int = 500) -> dict[str, NDArray[np.float64]]:
         "q_l0": ql0,
         "q_h0": qh0,
         "q_l": q_l,
+        "q_l_printed": q_l_printed,
         "q_h": q_h,
         "alpha": alphas,
         "q_l_star": sol.q_l_star,
         "rho_star": sol.rho_star,
         "N_star": sol.nash_product,
         "worst_drop": drop.min(axis=0),
-        "lowest_q_l": q_l.min(axis=0),
+        "lowest_q_l": np.minimum(q_l.min(axis=0), q_l_printed.min(axis=0)),
     }
 
 
@@ -150,11 +169,13 @@ def _toy_points(keys: Sequence[str]) -> list[dict[str, float]]:
 )
 def _prop4(start_above: bool = True) -> Verdict:
     return on_points(
-        lambda q_l0, q_h0, q_l_star, q_l, lowest_q_l: (
-            lowest_q_l >= q_l0 and abs(q_l - q_l_star) > 1e-6
+        lambda q_l0, q_h0, q_l_star, q_l, q_l_printed, lowest_q_l: (
+            lowest_q_l >= q_l0 and min(abs(q_l - q_l_star), abs(q_l_printed - q_l_star)) > 1e-6
         ),
-        _toy_points(["q_l", "lowest_q_l"]),
-        "the low firm never falls below q_l0, so it ends at least q_l0 - q_l* > 1e-6 from q_l*",
+        _toy_points(["q_l", "q_l_printed", "lowest_q_l"]),
+        "the low firm never falls below q_l0, so it ends at least q_l0 - q_l* > 1e-6 from q_l*, "
+        "with the toolkit's cap min(hat q_l,t, rho* q_h,t, q_l*) and with Algorithm 5 as printed "
+        "(step 7's gate, step 8's hat q_l,t alone)",
         drawn=_TOY_DRAWN,
         hypothesis=(lambda q_l0, q_l_star, **_: q_l0 > q_l_star)
         if start_above
@@ -170,6 +191,9 @@ def _prop4(start_above: bool = True) -> Verdict:
     perturb={"start_above": True},
 )
 def _prop5(start_above: bool = False) -> Verdict:
+    runs = _toy_runs()
+    below = runs["q_l0"] <= runs["q_l_star"]
+    over = (runs["q_l_printed"][-1] - runs["q_l_star"])[below]
     return on_points(
         lambda q_l0, q_h0, q_l_star, q_l, q_h, worst_drop: (
             abs(q_l - q_l_star) <= 1e-9 and abs(q_h - _TOY_Q) <= 1e-9 and worst_drop >= -1e-12
@@ -177,7 +201,9 @@ def _prop5(start_above: bool = False) -> Verdict:
         _toy_points(["q_l", "q_h", "worst_drop"]),
         "with the low firm's schedule stepping to min(hat q_l,t, rho* q_h,t, q_l*) each round, (q_l, q_h) ends "
         "within 1e-9 of (q_l*, Q) and no revenue ever falls (relative step >= -1e-12), under every one of the "
-        "four high-firm schedules",
+        "four high-firm schedules. Algorithm 5 as printed (step 7's gate, step 8's hat q_l,t "
+        f"alone) ends with q_l,T - q_l* in [{over.min():.1e}, {over.max():.3f}] on the same starts "
+        "(docs/errata.md, thesis.ch3.prop5.gd.as_printed)",
         drawn=_TOY_DRAWN,
         hypothesis=(lambda q_l0, q_l_star, **_: q_l0 > q_l_star)
         if start_above
@@ -220,28 +246,38 @@ proposition(
     "thesis.ch3.thm5",
     source=f"{_S34}, Theorem 5, eq. (3.5); proof in section 3.7",
     statement="if q_l0 <= q_l*, N* - N_T <~ ||x_h0 - x_h*||^2/sum_t alpha_h,t + |rho* - rho_T|; instantiated as "
-    "N* - N_T <= c((1 + rho*)||x_h0 - x*||^2/(2 sum alpha) + |rho* - rho_T|) with c = 1/27",
+    "N* - N_T <= c((1 + rho*)||x_h0 - x*||^2/(2 sum alpha) + |rho* - rho_T|) with c = 1/27, for the "
+    "toolkit's low-firm cap and for Algorithm 5 as printed",
     perturb={"constant": 1 / 2700},
 )
 def _thm5(constant: float = 1 / 27) -> Verdict:
     runs = _toy_runs()
-    q_l, q_h, alpha = runs["q_l"], runs["q_h"], runs["alpha"]
-    gap = runs["N_star"][None, :] - nash_product(
-        q_l, q_h, runs["q_l0"][None, :], runs["q_h0"][None, :]
-    )
+    q_h, alpha = runs["q_h"], runs["alpha"]
     dist2 = (1 - runs["q_h0"]) * 64 - 1
-    bound = constant * (
-        (1 + runs["rho_star"]) * dist2 / (2 * np.cumsum(alpha, axis=0))
-        + np.abs(runs["rho_star"] - q_l / q_h)
-    )
-    excess = (gap - bound).max(axis=0)
+    excess, worst = [], {}
+    for construction, q_l in (("toolkit", runs["q_l"]), ("printed", runs["q_l_printed"])):
+        gap = runs["N_star"][None, :] - nash_product(
+            q_l, q_h, runs["q_l0"][None, :], runs["q_h0"][None, :]
+        )
+        shape = (1 + runs["rho_star"]) * dist2 / (2 * np.cumsum(alpha, axis=0)) + np.abs(
+            runs["rho_star"] - q_l / q_h
+        )
+        excess.append((gap - constant * shape).max(axis=0))
+        below = runs["q_l0"] <= runs["q_l_star"]
+        worst[construction] = float((gap / shape).max(axis=0)[below].max())
     return on_points(
         lambda q_l0, q_h0, q_l_star, excess: excess <= 1e-15,
         [
             {"q_l0": float(a), "q_h0": float(b), "q_l_star": float(c), "excess": float(e)}
-            for a, b, c, e in zip(runs["q_l0"], runs["q_h0"], runs["q_l_star"], excess, strict=True)
+            for a, b, c, e in zip(
+                runs["q_l0"], runs["q_h0"], runs["q_l_star"], np.maximum(*excess), strict=True
+            )
         ],
-        f"the bound with c = {constant:.6g} holds at every one of the 500 rounds",
+        f"the bound with c = {constant:.6g} holds at every one of the 500 rounds, with the low "
+        "firm at the toolkit's cap min(hat q_{l,t}, rho* q_{h,t}, q_l*) and with Algorithm 5 as "
+        "printed (step 7's gate, step 8's hat q_{l,t} alone, which overshoots q_l*: "
+        "docs/errata.md, thesis.ch3.prop5.gd.as_printed); the largest (N* - N_T)/(bound/c) is "
+        f"{worst['toolkit']:.2e} and {worst['printed']:.2e}",
         drawn=_TOY_DRAWN,
         hypothesis=lambda q_l0, q_h0, q_l_star, excess: q_l0 <= q_l_star,
     )
@@ -255,7 +291,7 @@ def _thm5(constant: float = 1 / 27) -> Verdict:
     "|rho* - rho_T| <= (4 - 5 rho*) log10(q_h*/(q_h* - eps))",
     perturb={"rounds_scale": 0.1},
 )
-def _cor1(rounds_scale: float = 1.0) -> Verdict:
+def _cor1(rounds_scale: float = 1.0, cap_mode: str = "recommended", gated: bool = False) -> Verdict:
     b_t = B_TILDE
     runs = _toy_runs()
     starts = [
@@ -272,7 +308,7 @@ def _cor1(rounds_scale: float = 1.0) -> Verdict:
         case2 = np.log(_TOY_Q / qh0) / np.log((b_t + 1) / 2) + _TOY_L * dist2 / (2 * eps)
         rounds = np.maximum(np.ceil(rounds_scale * np.maximum(case1, case2)).astype(int), 1)
         q_h, _ = _toy_high_path(qh0, None, int(rounds.max()))
-        q_l = _simulate(ql0, qh0, q_h, _TOY_Q)
+        q_l = _simulate(ql0, qh0, q_h, _TOY_Q, cap_mode=cap_mode, gated=gated)
         at = rounds - 1, np.arange(len(rounds))
         points += [
             {
@@ -293,10 +329,50 @@ def _cor1(rounds_scale: float = 1.0) -> Verdict:
             q_h_gap <= eps and rho_gap <= rho_bound + 1e-12
         ),
         points,
-        f"at the prescribed T (scaled by {rounds_scale}) both bounds hold",
+        f"at the prescribed T (scaled by {rounds_scale}) both q_h* - q_h,T <= eps and "
+        "|rho* - rho_T| <= (4 - 5 rho*) log10(q_h*/(q_h* - eps)) hold",
         drawn="every fourth start with q_l0 <= q_l* of the convex-toy sample (400 seeded starts, seed 0), "
-        "each with eps = 1e-2 and 1e-3, paced high schedule",
+        "each with eps = 1e-2 and 1e-3, paced high schedule; the low firm "
+        + (
+            "at step 8's hat q_{l,t}"
+            if cap_mode == "literal"
+            else "at min(hat q_{l,t}, rho* q_{h,t}, q_l*)"
+        )
+        + (" while step 7's gate is open" if gated else ""),
     )
+
+
+_ALG5_78 = (
+    "Algorithm 5, steps 7-8 (hat q_{l,t} = B(rho_{t-1}, q_{h,t}/q_{h,t-1}) "
+    "q_{h,t} whenever q_{l,t} < q_l* and q_{l,t}/q_{h,t} <= rho*)"
+)
+
+
+@proposition(
+    "thesis.ch3.cor1.as_printed",
+    source=f"{_S34}, Corollary 1, run with {_ALG5_78}; proof in section 3.7",
+    statement="as printed: if q_l0 <= q_l*, Algorithm 5 with step 7's gate and the low firm raised "
+    "to step 8's hat q_{l,t} (no other cap), after the proof's T with the paced schedule, has "
+    "q_h* - q_h,T <= eps and |rho* - rho_T| <= (4 - 5 rho*) log10(q_h*/(q_h* - eps))",
+    holds=False,
+    perturb={"cap_mode": "recommended"},
+)
+def _cor1_as_printed(cap_mode: str = "literal") -> Verdict:
+    return _cor1(cap_mode=cap_mode, gated=True)
+
+
+@proposition(
+    "thesis.ch3.cor1.as_printed.corrected",
+    source=f"{_S34}, Corollary 1, run with {_ALG5_78}, with step 8's cap lowered to min(hat q_{{l,t}}, "
+    f"rho* q_{{h,t}}, q_l*) as in {_S37}, proof of Proposition 5, Case 1 ('ensure "
+    "rho_{t+1} = rho*'); docs/errata.md, thesis.ch3.prop5.gd.as_printed",
+    statement="Algorithm 5 with step 7's gate and the low firm raised to min(hat q_{l,t}, rho* "
+    "q_{h,t}, q_l*): if q_l0 <= q_l*, after the proof's T with the paced schedule, q_h* - q_h,T "
+    "<= eps and |rho* - rho_T| <= (4 - 5 rho*) log10(q_h*/(q_h* - eps))",
+    perturb={"cap_mode": "literal"},
+)
+def _cor1_as_printed_corrected(cap_mode: str = "recommended") -> Verdict:
+    return _cor1(cap_mode=cap_mode, gated=True)
 
 
 def _case1_points(rate: float) -> list[dict[str, float]]:

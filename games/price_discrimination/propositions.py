@@ -371,7 +371,8 @@ def _cor2_buyer_forms_corrected(aware_indicator: str = ">") -> Verdict:
     source=f"{S42}, Corollary 3 and Remark 3",
     statement="with commitment the seller price-discriminates w.p. alpha* = c_B/Delta (plays "
     "the blind price w.p. 1 - alpha*), all buyers signal truthfully, and this is an "
-    "equilibrium: no other commitment alpha gives the seller more (U1* = u_S(alpha*))",
+    "equilibrium: no other commitment alpha gives the seller more (U1* = u_S(alpha*)) "
+    f"{_WHICH}",
     perturb={"alpha_commit": lambda game: game.c_b / (2 * game.delta)},
 )
 def _cor3(alpha_commit: Callable[[PDGame], Any] = attrgetter("alpha_star")) -> Verdict:
@@ -386,7 +387,7 @@ def _cor3(alpha_commit: Callable[[PDGame], Any] = attrgetter("alpha_star")) -> V
         best = max(equilibrium(g, x).seller for x in grid if 0 <= x <= 1)
         return bool(truthful and eq.seller >= best and eq.seller == g.U1_star)
 
-    return on_points(
+    verdict = on_points(
         holds,
         [{"game": name} for name in GAMES],
         "buyers truthful and the profile an equilibrium at the committed alpha; the seller's "
@@ -395,3 +396,6 @@ def _cor3(alpha_commit: Callable[[PDGame], Any] = attrgetter("alpha_star")) -> V
         drawn=GAMES_DRAWN,
         hypothesis=assumption1,
     )
+    if not verdict.holds:
+        return verdict
+    return replace(verdict, evidence=f"{verdict.evidence}; {_cor2_ties()}")
