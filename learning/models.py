@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 import torch
 from torch import nn
@@ -187,7 +188,7 @@ def _vgg(name: str, input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
             continue
         conv = nn.Conv2d(c, int(width), 3, padding=1)
         nn.init.normal_(conv.weight, 0.0, math.sqrt(2.0 / (9 * conv.out_channels)))
-        nn.init.zeros_(conv.bias)
+        nn.init.zeros_(cast(torch.Tensor, conv.bias))
         layers += [conv, nn.ReLU()]
         c = int(width)
     layers.append(nn.Flatten())

@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -259,7 +259,7 @@ def _curve(
     result = run_rounds(
         algorithm, task.built.start(), rounds, seed, eval_every=task.every // per_round
     )
-    return [100.0 * float(r.test_accuracy) for r in result.history]
+    return [100.0 * float(cast(float, r.test_accuracy)) for r in result.history]
 
 
 def _summary(runs: list[list[float]]) -> dict[str, Any]:
@@ -302,13 +302,19 @@ def measure(
         task = _task("cifar10", sizes, seed, data_dir, (sizes.local_steps10, *sizes.step_counts))
         fc_runs: dict[tuple[float, int], list[float]] = {}
 
-        def fc(percentile: float, steps: int, task: _Task = task, seed: int = seed) -> list[float]:
-            if (percentile, steps) not in fc_runs:
+        def fc(
+            percentile: float,
+            steps: int,
+            task: _Task = task,
+            seed: int = seed,
+            runs: dict[tuple[float, int], list[float]] = fc_runs,
+        ) -> list[float]:
+            if (percentile, steps) not in runs:
                 progress(f"CIFAR-10, seed {seed}: FC, percentile {percentile:g}, {steps} steps")
-                fc_runs[percentile, steps] = _curve(
+                runs[percentile, steps] = _curve(
                     task, "fc", seed, percentile=percentile, groups=sizes.groups10, steps=steps
                 )
-            return fc_runs[percentile, steps]
+            return runs[percentile, steps]
 
         for method in METHODS:
             if method == "fc":
@@ -331,7 +337,7 @@ def measure(
             )
         )  # fmt: skip
 
-    def where(t: _Task) -> dict[str, list[float]]:
+    def where(t: _Task) -> dict[str, Any]:
         steps = [t.every * (k + 1) for k in range(sizes.evals)]
         return {"steps": steps, "epochs": [s / t.epoch_steps for s in steps]}
 

@@ -76,9 +76,9 @@ PLATEAU_GAIN = 2.0
 
 
 def early_index(n_evals: int) -> int:
-    """The evaluation that stands for "early in training": :data:`EARLY_FRACTION` of them.
+    r"""The evaluation that stands for "early in training": :data:`EARLY_FRACTION` of them.
 
-    The index (from 0) of evaluation :math:`\\max(1, \\mathrm{round}(f E))` of ``n_evals``.
+    The index (from 0) of evaluation :math:`\max(1, \mathrm{round}(f E))` of ``n_evals``.
     """
     return max(1, round(EARLY_FRACTION * n_evals)) - 1
 
@@ -167,7 +167,9 @@ def _left_claims() -> list[ClaimSpec]:
 
 
 def _percentile_finals(m: dict[str, Any]) -> dict[str, float]:
-    return {p: round(_final(m["cifar10"]["percentiles"], p), 2) for p in m["cifar10"]["percentiles"]}
+    return {
+        p: round(_final(m["cifar10"]["percentiles"], p), 2) for p in m["cifar10"]["percentiles"]
+    }
 
 
 def _conservative_holds(m: dict[str, Any]) -> bool:
@@ -230,8 +232,9 @@ def _panel_claims() -> list[ClaimSpec]:
             "smaller than early on",
             where=f"{FIG24} right and text",
             measured=_steps_measured,
-            holds=lambda m: _steps_gain(m, -1)
-            < _steps_gain(m, early_index(len(m["cifar10"]["epochs"]))),
+            holds=lambda m: (
+                _steps_gain(m, -1) < _steps_gain(m, early_index(len(m["cifar10"]["epochs"])))
+            ),
             note=_steps_note,
             applies=lambda m: "cifar10" in m,
         ),
@@ -279,8 +282,9 @@ def _fig25_claims() -> list[ClaimSpec]:
             "collaboration: FC ends above Global",
             where=f"{FIG25} text",
             measured=finals,
-            holds=lambda m: _final(m["cifar100"]["methods"], "fc")
-            > _final(m["cifar100"]["methods"], "global"),
+            holds=lambda m: (
+                _final(m["cifar100"]["methods"], "fc") > _final(m["cifar100"]["methods"], "global")
+            ),
             note=lambda m: _spread(m["cifar100"]["methods"], "fc", "global"),
             applies=lambda m: "cifar100" in m,
         ),

@@ -62,7 +62,7 @@ TINY = dataclasses.replace(
     groups10=1,
     local_steps10=2,
     percentiles=(20.0, 5.0),
-    step_counts=(1, 4),
+    step_counts=(2, 4),
     model100="linear",
     clients_per_cluster100=1,
     epochs100=0.5,
@@ -100,14 +100,14 @@ def test_small_scale_on_tiny_cifar_reports_every_claim_and_writes_the_figures(tm
     assert [c["id"] for c in saved["claims"]] == [c.id for c in rep.claims]
     c10 = rep.data["cifar10"]
     assert set(c10["methods"]) == {"ditto", "fc", "global", "local", "ifca", "oracle"}
-    assert set(c10["percentiles"]) == {"20", "5"} and set(c10["local_steps"]) == {"1", "4"}
+    assert set(c10["percentiles"]) == {"20", "5"} and set(c10["local_steps"]) == {"2", "4"}
     # every curve is evaluated at the same steps, a multiple of every step count
     assert c10["steps"] == [4, 8]
     for group in ("methods", "percentiles", "local_steps"):
         for run in c10[group].values():
             assert len(run["curve"]) == 2 and all(0.0 <= a <= 100.0 for a in run["curve"])
     assert set(rep.data["cifar100"]["methods"]) == {"global", "fc"}
-    # the default percentile with the default steps is one FC run, shared by the panels
+    # the default percentile with the default steps is one FC run, shared by the three panels
     assert sum("FC, percentile 20, 2 steps" in s for s in seen) == 1
     assert "Figs. 2.4 and 2.5" in (out / "cifar_clustering.md").read_text()
 
