@@ -5,7 +5,8 @@ and no randomness in the forward pass (no dropout), so that
 ``torch.func.functional_call(model, params, (x,))`` under ``torch.vmap`` runs many clients'
 copies at once.
 
-Registered names (:data:`MODELS`): ``lenet5``, ``mlp``, ``cnn``, ``linear``, ``resnet9``.
+Registered names (:data:`MODELS`): ``lenet5``, ``mlp``, ``cnn``, ``linear``, ``resnet9``,
+``vgg16``, ``vgg8``.
 :func:`build_model` builds one, optionally initialised from a ``torch.Generator`` without
 touching the global random state.
 """
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 import torch
 from torch import nn
 
 from econ.validation import choice
 
-__all__ = ["MODELS", "build_model", "cnn", "lenet5", "linear", "mlp", "resnet9"]
+__all__ = ["MODELS", "build_model", "cnn", "lenet5", "linear", "mlp", "resnet9", "vgg8", "vgg16"]
 
 
 def _image_shape(name: str, input_shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -167,6 +169,74 @@ def resnet9(input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
     )
 
 
+#: Convolution widths of the VGG networks of Werner (2024) ch. 2 §2.4, ``"M"`` a 2x2 max-pool:
+#: VGG-16 (configuration D of Simonyan and Zisserman 2015) for CIFAR-10, and the thin VGG-8 of
+#: the CIFAR-100 experiment, both as in the authors' published code.
+VGG_CONFIGS: dict[str, tuple[int | str, ...]] = {
+    "vgg16": (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512,
+              "M"),
+    "vgg8": (16, "M", 32, "M", 64, "M", 128, "M", 512, "M"),
+}  # fmt: skip
+
+
+def _vgg(name: str, input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
+    c, _, _ = _image_shape(name, input_shape)
+    layers: list[nn.Module] = []
+    for width in VGG_CONFIGS[name]:
+        if width == "M":
+            layers.append(nn.MaxPool2d(2, ceil_mode=True))
+            continue
+        conv = nn.Conv2d(c, int(width), 3, padding=1)
+        nn.init.normal_(conv.weight, 0.0, math.sqrt(2.0 / (9 * conv.out_channels)))
+        nn.init.zeros_(cast(torch.Tensor, conv.bias))
+        layers += [conv, nn.ReLU()]
+        c = int(width)
+    layers.append(nn.Flatten())
+    features = nn.Sequential(*layers)
+    flat = _flat_size(features, input_shape)
+    return nn.Sequential(
+        *features,
+        nn.Linear(flat, 512),
+        nn.ReLU(),
+        nn.Linear(512, 512),
+        nn.ReLU(),
+        nn.Linear(512, _outputs(n_classes)),
+    )
+
+
+def vgg16(input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
+    r"""VGG-16 without BatchNorm, the CIFAR-10 network of Werner (2024), ch. 2 §2.4 (Fig. 2.4).
+
+    Thirteen ``Conv3x3(padding 1) ReLU`` layers of widths 64, 64, M, 128, 128, M, 256 x 3, M,
+    512 x 3, M, 512 x 3, M (:data:`VGG_CONFIGS`, ``M`` = 2x2 max-pool), ``Flatten``, then
+    ``Linear(512,512) ReLU Linear(512,512) ReLU Linear(512,n)`` for 3x32x32 inputs; the
+    convolution weights drawn from :math:`\mathcal N(0, 2 / (9 c_{out}))`, biases 0, as in
+    the authors' published code. Its classifier's dropout layers are left out to keep the
+    forward pass deterministic. A max-pool on a 1x1 map keeps it (smaller inputs).
+
+    References
+    ----------
+    Werner (2024), ch. 2 §2.4, CIFAR-10 ("We train a VGG-16 model [31]"); Simonyan and
+    Zisserman (2015), "Very Deep Convolutional Networks for Large-Scale Image Recognition",
+    Table 1, configuration D.
+    """
+    return _vgg("vgg16", input_shape, n_classes)
+
+
+def vgg8(input_shape: tuple[int, ...], n_classes: int) -> nn.Module:
+    r"""The thin VGG-8 of the CIFAR-100 experiment of Werner (2024), ch. 2 §2.4 (Fig. 2.5).
+
+    Five ``Conv3x3(padding 1) ReLU MaxPool2`` blocks of widths 16, 32, 64, 128, 512
+    (:data:`VGG_CONFIGS`), ``Flatten``, ``Linear(512,512) ReLU Linear(512,512) ReLU
+    Linear(512,n)``: eight weight layers, initialised as :func:`vgg16`, dropout left out.
+
+    References
+    ----------
+    Werner (2024), ch. 2 §2.4, CIFAR-100 ("We use a VGG-8 model").
+    """
+    return _vgg("vgg8", input_shape, n_classes)
+
+
 #: Registry: name -> constructor ``(input_shape, n_classes) -> nn.Module``.
 MODELS: dict[str, Callable[..., nn.Module]] = {
     "lenet5": lenet5,
@@ -174,6 +244,8 @@ MODELS: dict[str, Callable[..., nn.Module]] = {
     "cnn": cnn,
     "linear": linear,
     "resnet9": resnet9,
+    "vgg16": vgg16,
+    "vgg8": vgg8,
 }
 
 

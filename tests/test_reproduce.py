@@ -30,6 +30,19 @@ def reproduce(scale, out, seeds=None):
     )
     return Reproduction("good", "Paper A: Figure 1", claims, "settings", ("plot.png",), {"x": 1})
 """
+_NEEDS_DATA = """
+from econ.claims import Claim, Reproduction
+
+NEEDS_DATA_DIR = "images/ (the data set)"
+CALLS = []
+
+
+def reproduce(scale, out, seeds=None, *, data_dir=None):
+    CALLS.append(data_dir)
+    claim = Claim(paper="Paper B, Fig. 2", id="b.up", statement="it rises", published=None,
+                  measured=1.0, holds=True)
+    return Reproduction("data", "Paper B: Figure 2", (claim,))
+"""
 _BAD = """
 def reproduce(scale, out, seeds=None):
     raise RuntimeError("the data set is missing")
@@ -43,12 +56,15 @@ def fake(tmp_path, monkeypatch):
     code.mkdir()
     (code / "fake_good_repro.py").write_text(textwrap.dedent(_GOOD))
     (code / "fake_bad_repro.py").write_text(textwrap.dedent(_BAD))
+    (code / "fake_data_repro.py").write_text(textwrap.dedent(_NEEDS_DATA))
     monkeypatch.syspath_prepend(str(code))
     monkeypatch.setattr(
-        experiments, "REPRODUCTIONS", {"good": "fake_good_repro", "bad": "fake_bad_repro"}
+        experiments,
+        "REPRODUCTIONS",
+        {"good": "fake_good_repro", "bad": "fake_bad_repro", "data": "fake_data_repro"},
     )
     yield tmp_path / "report"
-    for name in ("fake_good_repro", "fake_bad_repro"):
+    for name in ("fake_good_repro", "fake_bad_repro", "fake_data_repro"):
         sys.modules.pop(name, None)
 
 
@@ -104,7 +120,10 @@ def test_reproductions_in_parallel_processes_give_the_same_page(fake, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--only", "good,nope"], "--only: unknown reproduction 'nope'; choose from good, bad"),
+        (
+            ["--only", "good,nope"],
+            "--only: unknown reproduction 'nope'; choose from good, bad, data",
+        ),
         (["--seeds", "0"], "--seeds must be an integer >= 1, got 0"),
         (["--workers", "0"], "--workers must be an integer >= 1, got 0"),
         (["--scale", "huge"], "invalid choice: 'huge'"),
@@ -166,3 +185,25 @@ def test_out_is_required_to_run_the_reproductions(fake, capsys):
         "--out is required (the report directory) unless --experiments" in capsys.readouterr().err
     )
     assert "fake_good_repro" not in sys.modules
+
+
+def test_a_reproduction_that_needs_data_is_not_run_without_data_dir(fake, capsys):
+    code = main(["reproduce", "--out", str(fake), "--only", "good,data"])
+    assert code == 0  # not an error
+    text = capsys.readouterr().out
+    assert "data: not run: needs --data-dir, a directory holding images/ (the data set)" in text
+    assert sys.modules["fake_data_repro"].CALLS == []
+    page = (fake / "report.md").read_text()
+    assert "| [data](#data) | not run: needs --data-dir |" in page
+    assert "**not run**: needs --data-dir, a directory holding images/ (the data set)" in page
+    saved = json.loads((fake / "report.json").read_text())
+    assert saved["failed"] == [] and "not_run" in saved["reproductions"]["data"]
+
+
+def test_data_dir_reaches_the_reproductions_that_take_it(fake, tmp_path, capsys):
+    argv = ["reproduce", "--out", str(fake), "--only", "good,data", "--json"]
+    assert main([*argv, "--data-dir", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert sys.modules["fake_data_repro"].CALLS == [str(tmp_path)]
+    assert sys.modules["fake_good_repro"].CALLS == [("small", fake / "good", None)]
+    assert (out["held"], out["total"]) == (2, 3)

@@ -10,6 +10,7 @@ import pytest
 import collabecon.reproductions as experiments
 from collabecon.reproductions import (
     byzantine_mnist_claims,
+    cifar_clustering_claims,
     clustered_mnist_claims,
     clustering,
     cobo_claims,
@@ -36,6 +37,7 @@ SPECS = {
     "privacy": privacy.CLAIMS,
     "byzantine": byzantine_mnist_claims.CLAIMS,
     "failure_modes": failure_modes_claims.CLAIMS,
+    "cifar_clustering": cifar_clustering_claims.CLAIMS,
 }
 
 #: A place in a paper: a table, figure, section, equation, proposition, theorem, appendix.

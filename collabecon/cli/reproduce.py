@@ -4,8 +4,10 @@ Runs each reproduction of :data:`collabecon.reproductions.REPRODUCTIONS` (or tho
 at ``--scale`` into ``--out/NAME`` and writes ``--out/report.md`` (a summary table of claims
 held per reproduction, then each reproduction's settings, claims measured next to published,
 and figures) and ``--out/report.json`` (``claims: [{paper, id, statement, published,
-measured, holds, note, reproduction}]``). Exit status 0 when every reproduction ran (a claim
-that does not hold is a finding), 1 when one raised. ``--experiments`` prints every table and
+measured, holds, note, reproduction}]``). ``--data-dir`` names the directory of the data sets
+read from files (the full MNIST, CIFAR); a reproduction that needs it is reported as not run
+without it. Exit status 0 when no reproduction raised (a claim that does not hold is a finding,
+a reproduction not run for want of data is reported), 1 when one raised. ``--experiments`` prints every table and
 figure of the papers, reproduced or not (:mod:`collabecon.reproductions.inventory`), and runs
 nothing.
 """
@@ -25,8 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     ``--scale`` (``small`` or ``paper``), ``--out`` (the report directory, required unless
     ``--experiments``), ``--only`` (a subset of :data:`collabecon.reproductions.REPRODUCTIONS`),
-    ``--seeds`` (per reproduction), ``--workers`` (reproductions run at once) and
-    ``--experiments`` (list every table and figure of the papers, reproduced or not, and run
+    ``--seeds`` (per reproduction), ``--workers`` (reproductions run at once), ``--data-dir``
+    (the directory of the data sets read from files) and ``--experiments`` (list every table and figure of the papers, reproduced or not, and run
     nothing).
 
     Parameters
@@ -63,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers", type=int, default=1, help="reproductions run at once, one process each (1)"
     )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="directory of the data sets read from files (full MNIST, CIFAR python batches); "
+        "the reproductions that need one are not run without it",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -84,7 +92,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         of ``report.md`` and ``report.json``, the claims held of all, the names of the
         reproductions that raised, every claim ``{paper, id, statement, published, measured,
         holds, note, reproduction}``, and per reproduction ``{held, total, seconds}`` with
-        its :class:`econ.claims.Reproduction` fields or its ``error``.
+        its :class:`econ.claims.Reproduction` fields, its ``error``, or why it was not run
+        (``not_run``).
 
     Raises
     ------
@@ -123,6 +132,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         only=args.only,
         seeds=args.seeds,
         workers=args.workers,
+        data_dir=args.data_dir,
         progress=progress,
     )
     return result.to_dict()
@@ -132,19 +142,25 @@ def render(result: dict[str, Any]) -> str:
     """The human summary of :func:`run`'s result.
 
     The inventory of the papers' experiments with ``--experiments``; otherwise one row per
-    reproduction (claims held of its total, or ``error``, and its seconds), each error's
-    text, the claims held overall, and the two files written.
+    reproduction (claims held of its total, ``error`` or ``not run``, and its seconds), each
+    error's text and each reason a reproduction did not run, the claims held overall, and the
+    two files written.
     """
     if "reproductions" not in result:
         return _experiments_text(result["experiments"])
-    rows = [
-        (name, "error" if "error" in r else f"{r['held']} / {r['total']}", f"{r['seconds']:.1f}")
-        for name, r in result["reproductions"].items()
-    ]
+
+    def cell(r: dict[str, Any]) -> str:
+        if "error" in r:
+            return "error"
+        return "not run" if "not_run" in r else f"{r['held']} / {r['total']}"
+
+    rows = [(name, cell(r), f"{r['seconds']:.1f}") for name, r in result["reproductions"].items()]
     lines = [table(rows, ("reproduction", "claims held / total", "seconds"))]
     for name, r in result["reproductions"].items():
         if "error" in r:
             lines.append(f"{name}: error: {r['error']}")
+        elif "not_run" in r:
+            lines.append(f"{name}: not run: {r['not_run']}")
     lines.append(f"{result['held']} of {result['total']} claims hold")
     lines.append(f"wrote {result['report']} and {result['json']}")
     return "\n".join(lines)

@@ -23,7 +23,7 @@ TRAIN_FLAGS = {
     "dataset": "dataset name (mnist5k, digits, mnist, fashion-mnist, cifar10, ...)",
     "partition": "partition name (iid, label-cdf, rotation, private-label, pathological, "
     "mixture, dirichlet)",
-    "model": "model name (lenet5, mlp, cnn, linear, resnet9)",
+    "model": "model name (lenet5, mlp, cnn, linear, resnet9, vgg16, vgg8)",
     "clients": "number of clients",
     "rounds": "communication rounds",
     "local_steps": "local SGD steps per client per round",

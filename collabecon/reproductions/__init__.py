@@ -22,6 +22,7 @@ REPRODUCTIONS: dict[str, str] = {
     "privacy": "collabecon.reproductions.privacy",
     "byzantine": "collabecon.reproductions.byzantine_mnist",
     "failure_modes": "collabecon.reproductions.failure_modes",
+    "cifar_clustering": "collabecon.reproductions.cifar_clustering",
 }
 
 SCALES = ("small", "paper")

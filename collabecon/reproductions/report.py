@@ -14,12 +14,16 @@ and writes
     all reproductions, and ``reproductions: {name: {...}}`` with each one's data.
 
 A reproduction that raises is reported (an error line in the page, ``error`` in the JSON)
-without losing the others. A claim that does not hold is a finding, not an error.
+without losing the others. A claim that does not hold is a finding, not an error. A
+reproduction module that declares ``NEEDS_DATA_DIR`` (what the directory must hold) runs only
+with ``data_dir``; without it, it is reported as not run (``not_run`` in the JSON), neither
+an error nor left out. ``data_dir`` is passed to every ``reproduce`` that takes it.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import time
 import traceback
@@ -38,12 +42,16 @@ __all__ = ["ReportResult", "ReproductionOutcome", "run_report", "select"]
 
 @dataclass(frozen=True)
 class ReproductionOutcome:
-    """One reproduction's result in the report: its :class:`Reproduction`, or the error."""
+    """One reproduction in the report: its :class:`Reproduction`, its error, or why not run.
+
+    ``not_run`` names the data the reproduction needs and was not given.
+    """
 
     name: str
     reproduction: Reproduction | None
     error: str | None
     seconds: float
+    not_run: str | None = None
 
     @property
     def held(self) -> tuple[int, int]:
@@ -81,6 +89,8 @@ class ReportResult:
             entry: dict[str, Any] = {"held": held, "total": total, "seconds": o.seconds}
             if o.reproduction is not None:
                 entry.update(o.reproduction.to_dict())
+            elif o.not_run is not None:
+                entry["not_run"] = o.not_run
             else:
                 entry["error"] = o.error
             reproductions[o.name] = entry
@@ -124,12 +134,18 @@ def select(only: Sequence[str] | None) -> list[str]:
 
 
 def _run_one(
-    name: str, module_name: str, scale: str, out: Path, seeds: int | None
+    name: str, module_name: str, scale: str, out: Path, seeds: int | None, data_dir: str | None
 ) -> ReproductionOutcome:
     start = time.perf_counter()
     try:
         module = importlib.import_module(module_name)
-        reproduction = module.reproduce(scale, out / name, seeds)
+        needs = getattr(module, "NEEDS_DATA_DIR", None)
+        if needs and data_dir is None:
+            why = f"needs --data-dir, a directory holding {needs}"
+            return ReproductionOutcome(name, None, None, time.perf_counter() - start, why)
+        takes = "data_dir" in inspect.signature(module.reproduce).parameters
+        options = {"data_dir": data_dir} if takes and data_dir is not None else {}
+        reproduction = module.reproduce(scale, out / name, seeds, **options)
         if not isinstance(reproduction, Reproduction):
             raise TypeError(
                 f"{module_name}.reproduce returned {type(reproduction).__name__}, "
@@ -170,13 +186,17 @@ def markdown(result: ReportResult) -> str:
     ]
     for o in result.outcomes:
         h, t = o.held
-        cell = f"{h} / {t}" if o.error is None else "error"
+        cell = "error" if o.error is not None else f"{h} / {t}"
+        if o.not_run is not None:
+            cell = "not run: needs --data-dir"
         lines.append(f"| [{o.name}](#{o.name}) | {cell} | {o.seconds:.1f} |")
     lines += ["", f"{held} of {total} claims hold over all reproductions that ran.", ""]
     lines += [inventory.markdown(level=2)]
     for o in result.outcomes:
         lines += [f'<a id="{o.name}"></a>', ""]
-        if o.reproduction is None:
+        if o.not_run is not None:
+            lines += [f"## {o.name}", "", f"**not run**: {o.not_run}", ""]
+        elif o.reproduction is None:
             lines += [f"## {o.name}", "", f"**error**: `{o.error}`", ""]
         else:
             lines += [_relative_figures(o.reproduction, o.name).markdown(level=2)]
@@ -190,6 +210,7 @@ def run_report(
     only: Sequence[str] | None = None,
     seeds: int | None = None,
     workers: int = 1,
+    data_dir: str | None = None,
     progress: Callable[[str], None] = lambda name: None,
 ) -> ReportResult:
     """Run the reproductions at ``scale`` into ``out`` and write report.md and report.json.
@@ -206,6 +227,9 @@ def run_report(
         Seeds per reproduction (each module's default when None).
     workers
         Reproductions run at once, each in its own process (1: one after the other, here).
+    data_dir
+        The directory of the data sets read from files, passed to every ``reproduce`` that
+        takes ``data_dir``; the reproductions that need it are not run without it.
     progress
         Called with a reproduction's name before it runs (``workers`` = 1) or when it has
         finished (``workers`` > 1).
@@ -232,7 +256,7 @@ def run_report(
     if workers == 1:
         for name in names:
             progress(name)
-            result.outcomes.append(_run_one(name, modules[name], scale, out, seeds))
+            result.outcomes.append(_run_one(name, modules[name], scale, out, seeds, data_dir))
             _write(result)
         return result
     import multiprocessing
@@ -241,7 +265,9 @@ def run_report(
     done: dict[str, ReproductionOutcome] = {}
     context = multiprocessing.get_context("spawn")  # CUDA and threads do not survive a fork
     with ProcessPoolExecutor(min(workers, len(names)), mp_context=context) as pool:
-        futures = {pool.submit(_run_one, n, modules[n], scale, out, seeds): n for n in names}
+        futures = {
+            pool.submit(_run_one, n, modules[n], scale, out, seeds, data_dir): n for n in names
+        }
         for future in as_completed(futures):
             done[futures[future]] = future.result()
             progress(futures[future])

@@ -20,6 +20,7 @@ CASES = [
     ("linear", (10,), 0),
     ("linear", (1, 8, 8), 10),
     ("resnet9", (3, 8, 8), 100),
+    ("vgg8", (3, 32, 32), 100),
 ]
 
 
@@ -90,6 +91,24 @@ def test_layer_sizes_of_the_other_models():
     resnet = build_model("resnet9", (3, 32, 32), 100)
     assert not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in resnet.modules())
     assert any(isinstance(m, nn.GroupNorm) for m in resnet.modules())
+
+
+def test_vgg_networks_of_the_cifar_experiments():
+    # Werner (2024) ch. 2 §2.4: VGG-16 (13 convolutions, 3 linear layers) on CIFAR-10 and the
+    # thin VGG-8 (5 convolutions, 3 linear layers) on CIFAR-100, no BatchNorm
+    for name, n_classes, convs, count in (
+        ("vgg16", 10, 13, 15_245_130),
+        ("vgg8", 100, 5, 1_264_388),
+    ):
+        model = build_model(name, (3, 32, 32), n_classes)
+        assert sum(isinstance(m, nn.Conv2d) for m in model) == convs
+        assert [(m.in_features, m.out_features) for m in model if isinstance(m, nn.Linear)] == [
+            (512, 512),
+            (512, 512),
+            (512, n_classes),
+        ]
+        assert sum(p.numel() for p in model.parameters()) == count
+        assert all(float(m.bias.abs().max()) == 0.0 for m in model if isinstance(m, nn.Conv2d))
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
