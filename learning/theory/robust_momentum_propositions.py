@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from econ.propositions import Verdict, on_points, proposition, refuted
 from learning.theory.clustering import PAPER, THESIS, FloatArray
-from learning.theory.robust_step import ThresholdStep
+from learning.theory.robust_step import RADIUS_CONSTANTS, ThresholdStep, over_radii
 
 __all__ = ["momentum_step"]
 
@@ -52,13 +52,17 @@ def momentum_step(
     spread: float,
     centre_offset: FloatArray,
     bad: FloatArray | None = None,
+    centre_probs: FloatArray | None = None,
+    radius_constant: float = 1.0,
 ) -> ThresholdStep:
     r"""One step of momenta with cluster ``means`` (one row per cluster, row 0 client i's).
 
     ``clusters`` gives each good momentum's cluster; ``noise`` = (atoms ``(k, d)``, probs) is a
-    zero-mean law scaled so that :math:`\rho = ` ``spread`` :math:`\times \delta_i\Delta/C'`;
-    the centre is the cluster mean plus ``centre_offset`` and :math:`\tau^2 = c^2 +
-    \delta_i\rho\Delta`.
+    zero-mean law scaled so that :math:`\rho = ` ``spread`` :math:`\times \delta_i\Delta/(C'K)`
+    (:math:`K` = ``radius_constant``); the centre is the cluster mean plus ``centre_offset``
+    (one offset, or the atoms ``(S, d)`` of a law with ``centre_probs``) and :math:`\tau^2 =
+    K(c^2 + \delta_i\rho\Delta)`, :math:`c^2 = \mathbb E\lVert v - \mathbb E_x\bar
+    m_{i,t}\rVert^2`.
     """
     means = np.atleast_2d(np.asarray(means, float))
     clusters = np.asarray(clusters, dtype=np.int64)
@@ -67,18 +71,21 @@ def momentum_step(
     gap = float(np.min(np.linalg.norm(means[1:] - means[0], axis=1)))
     n_good = clusters.size
     delta = int(np.sum(clusters == clusters[0])) / (n_good + bad.shape[0])
-    rho = spread * delta * gap / SEPARATION
+    rho = spread * delta * gap / (SEPARATION * radius_constant)
     atoms, probs = np.asarray(noise[0], float).reshape(-1, dim), np.asarray(noise[1], float)
     scale = rho / math.sqrt(float(probs @ np.sum(atoms**2, axis=1)))
-    offset = np.asarray(centre_offset, float).reshape(dim)
+    offsets = np.asarray(centre_offset, float).reshape(-1, dim)
+    weights = np.ones(1) if centre_probs is None else np.asarray(centre_probs, float)
+    c2 = float(weights @ np.sum(offsets**2, axis=1))
     return ThresholdStep(
         means=means[clusters],
         offsets=np.repeat((scale * atoms)[None], n_good, axis=0),
         probs=np.repeat(probs[None], n_good, axis=0),
         clusters=clusters,
         bad=bad,
-        centre=means[0] + offset,
-        radius=math.sqrt(float(offset @ offset) + delta * rho * gap),
+        centre=means[0] + (offsets[0] if centre_probs is None else offsets),
+        radius=math.sqrt(radius_constant * (c2 + delta * rho * gap)),
+        centre_probs=None if centre_probs is None else weights,
     )
 
 
@@ -90,22 +97,48 @@ def _pieces(step: ThresholdStep) -> dict[str, float]:
     return {"c2": step.c2, "rho": math.sqrt(step.rho2), "delta": step.delta, "Delta": _gap(step)}
 
 
-def _separated(step: ThresholdStep) -> bool:
+def _separated(step: ThresholdStep, radius_constant: float = 1.0) -> bool:
+    """Theorem 4's separation, read as Delta >= 16 K rho/delta_i for the radius constant K."""
     q = _pieces(step)
-    return q["Delta"] >= SEPARATION * q["rho"] / q["delta"] * (1 - 1e-12)
+    return q["Delta"] >= SEPARATION * radius_constant * q["rho"] / q["delta"] * (1 - 1e-12)
 
 
 _SIGN = (np.array([[-1.0], [1.0]]), np.array([0.5, 0.5]))
 
 
-def _edge(spread: float) -> ThresholdStep:
+def _edge(spread: float, radius_constant: float = 1.0) -> ThresholdStep:
     """The centre at c = delta_i Delta from the cluster mean, noise +-rho along the axis.
 
-    The ball's edge passes within rho/2 of the mean, beyond it: one atom moves to the centre.
+    With K = 1 the ball's edge passes within rho/2 of the mean, beyond it: one atom moves to
+    the centre.
     """
     # two in-cluster momenta and one of another cluster Delta = 1 away: delta_i = 2/3
     return momentum_step(
-        np.array([[0.0], [-1.0]]), np.array([0, 0, 1]), _SIGN, spread, np.array([2 / 3])
+        np.array([[0.0], [-1.0]]),
+        np.array([0, 0, 1]),
+        _SIGN,
+        spread,
+        np.array([2 / 3]),
+        radius_constant=radius_constant,
+    )
+
+
+def _far_centre(spread: float, radius_constant: float) -> ThresholdStep:
+    """A random centre: at the cluster mean, or w.p. p = 1/(100 K) at w with ||w||^2 = c^2/p.
+
+    c = delta_i Delta (as in :func:`_edge`), so ||w||^2 = 100 K c^2 >= 94 tau^2: when the
+    centre is far the ball holds no point and every y_j is the centre, so Var y_j ~ c^2
+    whatever K.
+    """
+    p, c = 1 / (100 * radius_constant), 2 / 3
+    return momentum_step(
+        np.array([[0.0], [-1.0]]),
+        np.array([0, 0, 1]),
+        _SIGN,
+        spread,
+        np.array([[0.0], [c / math.sqrt(p)]]),
+        centre_probs=np.array([1 - p, p]),
+        radius_constant=radius_constant,
     )
 
 
@@ -124,7 +157,7 @@ def _edge_bad(spread: float) -> ThresholdStep:
     return momentum_step(means, clusters, _SIGN, spread, np.array([1.0]), edge)
 
 
-def _random_steps(seed: int, count: int) -> Iterator[ThresholdStep]:
+def _random_steps(seed: int, count: int, radius_constant: float = 1.0) -> Iterator[ThresholdStep]:
     rng = np.random.default_rng(seed)
     for k in range(count):
         dim, n_own, n_clusters = 1 + k % 2, 2 + k % 2, 2 + k % 3
@@ -138,7 +171,9 @@ def _random_steps(seed: int, count: int) -> Iterator[ThresholdStep]:
         offset = rng.normal(size=dim) * gap * float((0.0, 0.01, 0.3, 1.0, 3.0)[(k // 3) % 5])
         bad = rng.normal(size=(k % 3, dim)) * float(rng.choice([0.1, 1.0, 10.0])) + centres[0]
         spread = float(10 ** rng.uniform(-3.0, 0.0))
-        yield momentum_step(centres, clusters, (atoms, probs), spread, offset, bad)
+        yield momentum_step(
+            centres, clusters, (atoms, probs), spread, offset, bad, radius_constant=radius_constant
+        )
 
 
 def _points(steps: Iterator[ThresholdStep]) -> Iterator[dict[str, Any]]:
@@ -146,14 +181,15 @@ def _points(steps: Iterator[ThresholdStep]) -> Iterator[dict[str, Any]]:
         yield {"step": step}
 
 
-def _drawn(first: str) -> str:
+def _drawn(first: str, count: int = 240) -> str:
     return (
-        f"{first}; then seeded (seed 17) 240 steps in R^1 or R^2: 2-3 iid in-cluster momenta "
+        f"{first}; then seeded (seed 17) {count} steps in R^1 or R^2: 2-3 iid in-cluster momenta "
         "(A8), 1-4 momenta of 1-3 other clusters, cluster means N(0, s^2 I) with s in "
-        "{0.5, 2, 5}, zero-mean noise on 2-4 random atoms with rho = s' delta_i Delta/16, s' "
-        "log-uniform in [1e-3, 1], the centre 0, 0.01, 0.3, 1 or 3 Delta from the cluster "
+        "{0.5, 2, 5}, zero-mean noise on 2-4 random atoms with rho = s' delta_i Delta/(16 K), "
+        "s' log-uniform in [1e-3, 1], the centre 0, 0.01, 0.3, 1 or 3 Delta from the cluster "
         "mean in a random direction, 0-2 Byzantine momenta of scale 0.1, 1 or 10 around it; "
-        "Theorem 4's separation Delta >= 16 rho/delta_i is the hypothesis"
+        "Theorem 4's separation Delta >= 16 K rho/delta_i is the hypothesis (K = 1 where no "
+        "radius constant is named)"
     )
 
 
@@ -211,24 +247,32 @@ def _corrected_t2(rho2: float, c2: float) -> float:
     return rho2 + c2
 
 
-def _t2_check(bound: Callable[[float, float], float]) -> Verdict:
-    def holds(step: ThresholdStep) -> bool:
-        limit = step.n_i * bound(step.rho2, step.c2) / step.n_good**2
-        return step.clipped_variance <= limit * (1 + 1e-9) + 1e-15
+def _t2_check(
+    bound: Callable[[float, float], float], constants: tuple[float, ...], refute_all: bool
+) -> Verdict:
+    def one(k: float) -> Verdict:
+        def holds(step: ThresholdStep) -> bool:
+            limit = step.n_i * bound(step.rho2, step.c2) / step.n_good**2
+            return step.clipped_variance <= limit * (1 + 1e-9) + 1e-15
 
-    verdict = on_points(
-        holds,
-        _points(iter((*(_edge(s) for s in _SPREADS), *_random_steps(17, 240)))),
-        "T_2 = E||(1/|G_i|) sum_{j~i} (y_j - E y_j)||^2 <= (n_i/|G_i|^2) bound(rho^2, c^2) for "
-        "independent iid in-cluster momenta",
-        drawn=_drawn(
-            "first the centre c = delta_i Delta from the mean with noise +-rho, s' = 1, 1e-2, "
-            "1e-4: the ball's edge passes between the two atoms"
-        ),
-        hypothesis=_separated,
-    )
-    ratios = [s.clipped_variance * s.n_good**2 / (s.n_i * s.rho2) for s in map(_edge, _SPREADS)]
-    return _grown(verdict, "T_2 over (n_i/|G_i|^2) rho^2 on that family", ratios)
+        far = [_far_centre(s, k) for s in _SPREADS]
+        verdict = on_points(
+            holds,
+            _points(iter((*far, *(_edge(s, k) for s in _SPREADS), *_random_steps(17, 80, k)))),
+            "T_2 = E||(1/|G_i|) sum_{j~i} (y_j - E y_j)||^2 <= (n_i/|G_i|^2) bound(rho^2, c^2) "
+            "for independent iid in-cluster momenta",
+            drawn=_drawn(
+                "first a random centre: at the cluster mean or, w.p. p = 1/(100 K), at "
+                "w = c/sqrt(p) with c = delta_i Delta (no point in that ball), noise +-rho, "
+                "s' = 1, 1e-2, 1e-4; then the centre at c = delta_i Delta from the mean",
+                80,
+            ),
+            hypothesis=lambda step: _separated(step, k),
+        )
+        ratios = [s.clipped_variance * s.n_good**2 / (s.n_i * s.rho2) for s in far]
+        return _grown(verdict, "T_2 over (n_i/|G_i|^2) rho^2 along the random centre", ratios)
+
+    return over_radii(one, constants, refute_all=refute_all)
 
 
 @proposition(
@@ -236,24 +280,34 @@ def _t2_check(bound: Callable[[float, float], float]) -> Verdict:
     source=f"{_T4}, Lemma 18 and its proof; = {PAPER}, App. A.4, Lemma 17",
     statement="with the in-cluster momenta independent (the proof's resampling assumption), "
     "E||(1/|G_i|) sum_{j in G_i: j ~ i} (y_j - E y_j)||^2 <= (n_i/|G_i|^2) rho^2, by the "
-    "contractivity of the thresholding: E||y_j - E y_j||^2 <= E||m_j - E m_j||^2 <= rho^2",
+    "contractivity of the thresholding: E||y_j - E y_j||^2 <= E||m_j - E m_j||^2 <= rho^2; "
+    "read with tau^2 = K(c^2 + delta_i rho Delta) and Delta >= 16 K rho/delta_i for each "
+    "K = 1, 4, 16",
     holds=False,
     perturb={"bound": _corrected_t2},
 )
-def _lemma18(bound: Callable[[float, float], float] = _printed_t2) -> Verdict:
-    return _t2_check(bound)
+def _lemma18(
+    bound: Callable[[float, float], float] = _printed_t2,
+    radius_constants: tuple[float, ...] = RADIUS_CONSTANTS,
+) -> Verdict:
+    return _t2_check(bound, radius_constants, refute_all=True)
 
 
 @proposition(
     "thesis.ch2.lemma18.corrected",
-    source=f"{_T4}, Lemma 18, corrected; = {PAPER}, App. A.4, Lemma 17",
+    source=f"{_T4}, Lemma 18, corrected at the contractivity step E||y_j - E y_j||^2 <= "
+    f"E||m_j - E m_j||^2 of its proof; = {PAPER}, App. A.4, Lemma 17",
     statement="E||y_j - E y_j||^2 <= E||y_j - E m_j||^2 <= rho^2 + c^2 for iid in-cluster "
-    "momenta (E m_j is the cluster mean), so T_2 <= (n_i/|G_i|^2)(rho^2 + c^2); the c^2 term "
-    "cannot be dropped (Var y_j ~ c^2/4 when the ball's edge cuts the law)",
+    "momenta (E m_j is the cluster mean; y_j - E m_j is m_j - E m_j or v - E m_j), so T_2 <= "
+    "(n_i/|G_i|^2)(rho^2 + c^2), for every radius; the c^2 term cannot be dropped (a centre "
+    "that is far with a small probability leaves Var y_j ~ c^2 whatever the radius constant)",
     perturb={"bound": lambda rho2, c2: rho2 + c2 / 8},
 )
-def _lemma18_corrected(bound: Callable[[float, float], float] = _corrected_t2) -> Verdict:
-    return _t2_check(bound)
+def _lemma18_corrected(
+    bound: Callable[[float, float], float] = _corrected_t2,
+    radius_constants: tuple[float, ...] = RADIUS_CONSTANTS,
+) -> Verdict:
+    return _t2_check(bound, radius_constants, refute_all=False)
 
 
 # --------------------------------------------------------------------------- Lemma 19

@@ -23,16 +23,49 @@ M. Werner, *Collaborative Learning: Aligning Goals and Outcomes*, PhD thesis, UC
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from econ.propositions import Verdict, refuted
 from learning.theory.clustering import FloatArray
 
-__all__ = ["ThresholdStep", "clipped_atoms"]
+__all__ = ["RADIUS_CONSTANTS", "ThresholdStep", "clipped_atoms", "over_radii"]
+
+#: the constants K of the radius tau^2 = K (c^2 + ...) over which the printed "tau^2 ~ ..."
+#: is read
+RADIUS_CONSTANTS = (1.0, 4.0, 16.0)
+
+
+def over_radii(
+    check: Callable[[float], Verdict], constants: Iterable[float], *, refute_all: bool
+) -> Verdict:
+    r"""A statement with the radius :math:`\tau^2 \approx \dots` read as :math:`\tau^2 = K(\dots)`, over ``constants``.
+
+    With ``refute_all`` (a printed statement) it is refuted only if ``check(K)`` refutes it
+    for every :math:`K`; otherwise the first reading under which it holds is returned, named.
+    Without it (a statement of the toolkit) it holds only if it holds for every :math:`K`,
+    and the first failing reading is returned.
+    """
+    verdicts = [(k, check(k)) for k in constants]
+    decisive = [(k, v) for k, v in verdicts if v.holds is refute_all]
+    if decisive:
+        k, v = decisive[0]
+        return replace(v, evidence=f"with tau^2 = K(...), K = {k:g}: {v.evidence}")
+    if not refute_all:
+        ks = ", ".join(f"{k:g}" for k, _ in verdicts)
+        first = verdicts[0][1]
+        return replace(first, evidence=f"for each K = {ks} (tau^2 = K(...)): {first.evidence}")
+    shown = "; ".join(f"K = {k:g}: {v.evidence}" for k, v in verdicts)
+    k, last = verdicts[-1]
+    return refuted(
+        f"fails for each radius constant K (tau^2 = K(...)): {shown}",
+        {"radius_constant": k, **(last.counterexample or {})},
+    )
 
 
 def clipped_atoms(atoms: FloatArray, centre: FloatArray, radius: float) -> FloatArray:
