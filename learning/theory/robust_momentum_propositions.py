@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from econ.propositions import Verdict, on_points, proposition, refuted
+from econ.propositions import Kind, Verdict, on_points, proposition, refuted
 from learning.theory.clustering import PAPER, THESIS, FloatArray
 from learning.theory.robust_step import RADIUS_CONSTANTS, ThresholdStep, over_radii
 
@@ -321,66 +321,120 @@ def _t3_lhs(step: ThresholdStep, members: str) -> float:
     return float(step.second_moments(step.target)[pick].mean())
 
 
-def _t3_check(members: str, constant: float) -> Verdict:
+def _rare_inside(n_i: int) -> ThresholdStep:
+    """An out-of-cluster momentum with a rare atom just inside the ball.
+
+    n_i in-cluster momenta at 0 with noise +-rho, one momentum of another cluster with mean
+    Delta = 1, rho = delta_i Delta/16 (the least separation), the centre at the cluster mean
+    (c = 0, tau^2 = delta_i rho Delta); the other momentum sits at tau (inside the ball) with
+    probability q = rho^2/((1 - tau)^2 + rho^2), else just beyond 1: its variance is rho^2
+    (Chebyshev is tight) and E||y_j - m_bar||^2 = q tau^2 ~ delta_i rho^3/Delta.
+    """
+    delta = n_i / (n_i + 1)
+    rho = delta / SEPARATION
+    tau = math.sqrt(delta * rho)
+    edge = 1 - tau * (1 - 1e-9)
+    q = rho**2 / (edge**2 + rho**2)
+    offsets = np.repeat(np.array([[[-rho], [rho]]]), n_i + 1, axis=0)
+    offsets[-1] = [[-edge], [q / (1 - q) * edge]]
+    probs = np.repeat(np.array([[0.5, 0.5]]), n_i + 1, axis=0)
+    probs[-1] = [q, 1 - q]
+    return ThresholdStep(
+        means=np.array([[0.0]] * n_i + [[1.0]]),
+        offsets=offsets,
+        probs=probs,
+        clusters=np.array([0] * n_i + [1]),
+        bad=np.zeros((0, 1)),
+        centre=np.zeros(1),
+        radius=tau,
+    )
+
+
+_RARE = (2, 10, 100)
+
+
+def _t3_check(members: str, constant: float, cube: float) -> Verdict:
     def bound(step: ThresholdStep) -> float:
         q = _pieces(step)
-        return constant * ((1 + q["delta"] / 2) * q["c2"] + q["rho"] ** 3 / q["Delta"])
+        return constant * ((1 + q["delta"] / 2) * q["c2"] + cube * q["rho"] ** 3 / q["Delta"])
 
     def holds(step: ThresholdStep) -> bool:
         return _t3_lhs(step, members) <= bound(step) * (1 + 1e-9) + 1e-15
 
+    first = (*map(_rare_inside, _RARE), *(_at_mean(s) for s in _SPREADS))
     verdict = on_points(
         holds,
-        _points(iter((*(_at_mean(s) for s in _SPREADS), *_random_steps(17, 240)))),
+        _points(iter((*first, *_random_steps(17, 240)))),
         f"the average over the good j {'!~' if members == 'other_clusters' else '!='} i of "
-        f"E||y_j - E_x m_bar_i||^2 <= {constant:g} ((1 + delta_i/2) c^2 + rho^3/Delta)",
-        drawn=_drawn("first the centre at the cluster mean (c = 0), s' = 1, 1e-2, 1e-4"),
+        f"E||y_j - E_x m_bar_i||^2 <= {constant:g} ((1 + delta_i/2) c^2 + {cube:g} rho^3/Delta)",
+        drawn=_drawn(
+            "first n_i = 2, 10, 100 in-cluster momenta with noise +-rho and one of another "
+            "cluster Delta = 1 away with a rare atom (mass ~ rho^2/Delta^2) just inside the ball "
+            "of radius tau = sqrt(delta_i rho Delta) about the cluster mean, rho = delta_i "
+            "Delta/16 (the left side is ~ delta_i rho^3/Delta); then the centre at the cluster "
+            "mean (c = 0), s' = 1, 1e-2, 1e-4"
+        ),
         hypothesis=_separated,
     )
-    ratios = [_t3_lhs(s, members) / bound(s) for s in map(_at_mean, _SPREADS)]
-    return _grown(verdict, "left side over the bound at c = 0", ratios)
+    ratios = [_t3_lhs(s, members) / bound(s) if bound(s) > 0 else math.inf for s in first]
+    return _grown(
+        verdict,
+        "left side over the bound with the rare atom (n_i = 2, 10, 100), then at c = 0 "
+        "(s' = 1, 1e-2, 1e-4)",
+        ratios,
+    )
 
 
 @proposition(
     "thesis.ch2.lemma19",
-    source=f"{_T4}, Lemma 19 and its proof (the thesis's notation: j != i is any other "
-    f"client, same cluster or not; {PAPER}, Lemma 18, has j !~ i)",
+    source=f"{_T4}, Lemma 19 and its proof, read literally: j != i over every other good "
+    "client, same cluster or not. The lemma bounds T_3, the error of the out-of-cluster good "
+    "points, its proof invokes Assumption 9 for j's cluster, and Lemma 9's T_3 and "
+    f"{PAPER}, App. A.4, Lemma 18 have j !~ i: j != i is a notational slip for j !~ i",
     statement="the average over j in G_i, j != i of E||y_j - E_x m_bar_i||^2 <~ (1 + "
     "delta_i/2) c^2 + rho^3/Delta with tau^2 = c^2 + delta_i rho Delta and Delta >= "
     "16 rho/delta_i; '<~' instantiated with the constant 8",
     holds=False,
+    kind=Kind.READING,
     perturb={"members": "other_clusters"},
 )
-def _lemma19(members: str = "others", constant: float = T3_CONSTANT) -> Verdict:
-    return _t3_check(members, constant)
+def _lemma19(members: str = "others", constant: float = T3_CONSTANT, cube: float = 1.0) -> Verdict:
+    return _t3_check(members, constant, cube)
 
 
 _T3_HOLDS = (
     "the average over j in G_i, j !~ i of E||y_j - E_x m_bar_i||^2 <~ (1 + delta_i/2) c^2 + "
     "rho^3/Delta with tau^2 = c^2 + delta_i rho Delta and Delta >= 16 rho/delta_i, with the "
     "constant 8: E||y_j - m_bar||^2 <= c^2 + P(in)(c^2 + 2 tau^2), Chebyshev gives P(in) <= "
-    "4 rho^2/Delta^2 while tau + c <= Delta/2, and otherwise Delta^2 < 32 c^2"
+    "4 rho^2/Delta^2 while tau + c <= Delta/2, and otherwise Delta^2 < 32 c^2; the rho^3/Delta "
+    "term is needed (an out-of-cluster atom of mass ~ rho^2/Delta^2 inside the ball gives "
+    "~ delta_i rho^3/Delta at c = 0)"
 )
 
 
 @proposition(
     "thesis.ch2.lemma19.corrected",
-    source=f"{_T4}, Lemma 19 with j !~ i, as in {PAPER}, App. A.4, Lemma 18",
+    source=f"{_T4}, Lemma 19 with j !~ i (the notation of its proof's T_3), as in {PAPER}, "
+    "App. A.4, Lemma 18",
     statement=_T3_HOLDS,
-    perturb={"members": "others"},
+    perturb={"cube": 0.0},
 )
-def _lemma19_corrected(members: str = "other_clusters", constant: float = T3_CONSTANT) -> Verdict:
-    return _t3_check(members, constant)
+def _lemma19_corrected(
+    members: str = "other_clusters", constant: float = T3_CONSTANT, cube: float = 1.0
+) -> Verdict:
+    return _t3_check(members, constant, cube)
 
 
 @proposition(
     "clustering.lemma18",
     source=f"{PAPER}, App. A.4, Lemma 18 and its proof (thesis Lemma 19 prints j != i)",
     statement=_T3_HOLDS,
-    perturb={"members": "others"},
+    perturb={"constant": 0.5},
 )
-def _paper_lemma18(members: str = "other_clusters", constant: float = T3_CONSTANT) -> Verdict:
-    return _t3_check(members, constant)
+def _paper_lemma18(
+    members: str = "other_clusters", constant: float = T3_CONSTANT, cube: float = 1.0
+) -> Verdict:
+    return _t3_check(members, constant, cube)
 
 
 # --------------------------------------------------------------------------- Lemma 20
