@@ -38,7 +38,6 @@ Lemmas 7-9.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace

@@ -18,9 +18,10 @@ and Lemma 15 unrolls the one-step bounds over :math:`l_t \ge \max(1, \log(\rho/\
     \mathbb E\lVert v_{k_i, l_t} - \mathbb E_x\bar m_{i,t}\rVert^2 \lesssim
     \frac{\rho^2}{n_i} + \frac{\rho^3}{\Delta} + \beta_i\rho\Delta .
 
-The checks read the radius :math:`\tau_l^2 \approx c_l^2 + \delta_i\rho\Delta` with
-constant 1 (:math:`c_l^2 = \mathbb E\lVert v_{l-1} - \mathbb E_x\bar m_{i,t}\rVert^2`),
-Theorem 4's :math:`\Delta \gtrsim \rho/\delta_i` as :math:`\Delta \ge 16\rho/\delta_i`, its
+The checks read the radius :math:`\tau_l^2 \approx c_l^2 + \delta_i\rho\Delta` as
+:math:`\tau_l^2 = K(c_l^2 + \delta_i\rho\Delta)`, Lemma 16 for :math:`K = 1, 4, 16` with
+:math:`\Delta \ge 16K\rho/\delta_i` and Lemma 15 with :math:`K = 1` and :math:`\Delta \ge 16\rho/\delta_i`
+(:math:`c_l^2 = \mathbb E\lVert v_{l-1} - \mathbb E_x\bar m_{i,t}\rVert^2`), Theorem 4's
 :math:`\beta_i \lesssim \delta_i` as :math:`\beta_i \le \delta_i/4`, the proof's start
 :math:`c_1^2 \lesssim \rho^2` as :math:`c_1^2 \le \rho^2`, and each ":math:`\lesssim`" of
 a conclusion with a stated constant. One round :math:`t` is looked at (the time averages
@@ -28,7 +29,7 @@ are single terms), with :math:`\delta_i = n_i/N`, :math:`\beta_i = |\mathcal B_i
 :math:`\rho^2` the largest variance of a good momentum and :math:`\Delta` the least distance
 from :math:`\mathbb E_x\bar m_{i,t}` to another cluster's mean (Assumption 9).
 
-Lemma 16 is checked on one step with a fixed centre
+Lemma 16 is checked on one step with a centre independent of the momenta
 (:class:`learning.theory.robust_step.ThresholdStep`, independent momenta). Lemma 15 is
 checked on :class:`MomentumClusteringRun`: every step of Algorithm 3 on the same momenta, whose
 joint law is enumerated (the multiset of iid draws of each law is multinomial), so
@@ -37,12 +38,13 @@ Byzantine momenta sit just inside the ball at every step, in a fixed direction.
 
 Printed errors found here:
 
-- Lemma 16 drops the in-cluster clipping bias: with the centre at :math:`c = \delta_i\Delta`
-  from the cluster mean and noise :math:`\pm\rho`, the ball's edge passes within
-  :math:`\rho/2` of the mean, half the in-cluster mass moves to the centre and the left
-  side is about :math:`\delta_i^2 c^2/4`, while the right side's :math:`(1 - \delta_i)c^2`
-  vanishes as :math:`\delta_i \to 1` (``thesis.ch2.lemma16``). Under the proof's start
-  :math:`c^2 \le \rho^2` the statement holds (``thesis.ch2.lemma16.corrected``).
+- Lemma 16 keeps only :math:`(1 - \delta_i)c^2` of the :math:`\delta_i c^2 + (1 -
+  \delta_i)c^2` that step (vi) of its proof gives. A centre that is far with a small
+  probability leaves no momentum in its ball, so the left side is about :math:`c^2` while
+  the right side tends to 0 as :math:`\delta_i \to 1`, for every radius constant :math:`K`
+  of :math:`\tau^2 = K(c^2 + \delta_i\rho\Delta)` (``thesis.ch2.lemma16``, checked for
+  :math:`K = 1, 4, 16`). With :math:`c^2` kept whole and :math:`c^2 \le \rho^2` it holds
+  (``thesis.ch2.lemma16.corrected``).
 - Lemma 15's recursion :math:`c_{l+1}^2 \lesssim (1 - \delta_i/2)c_l^2 + E` unrolls to
   :math:`E\sum_q (1 - \delta_i/2)^q`, and step (iv) drops the sum (up to :math:`2/\delta_i`).
   The in-cluster clipping bias, of order :math:`\rho^2/\tau` per step
@@ -403,7 +405,7 @@ def _kept_c2_weight(delta: float) -> float:
 
 
 def _good_bound(step: ThresholdStep, c2_weight: Callable[[float], float]) -> float:
-    """w c^2 + rho^2/n_i + rho^3/Delta."""
+    """W c^2 + rho^2/n_i + rho^3/Delta."""
     q = _pieces(step)
     w = c2_weight(q["delta"])
     return w * q["c2"] + q["rho"] ** 2 / step.n_i + q["rho"] ** 3 / q["Delta"]
@@ -666,7 +668,8 @@ def _lemma15(
 
 @proposition(
     "thesis.ch2.lemma15.corrected",
-    source=f"{_T4}, Lemma 15, corrected; = {PAPER}, App. A.4, Lemma 14",
+    source=f"{_T4}, Lemma 15, corrected at step (iv) of its proof (the unrolled recursion "
+    f"keeps the sum over its steps); = {PAPER}, App. A.4, Lemma 14",
     statement="after l_t >= max(1, log(rho/Delta)/log(1 - delta_i/2)) steps with tau^2 = "
     "c^2 + delta_i rho Delta, Delta >= 16 rho/delta_i, beta_i <= delta_i/4 and c_1^2 <= "
     "rho^2: E||v_(k_i, l_t) - E_x m_bar_i||^2 <= 4 (rho^2/n_i + rho^3/(delta_i Delta) + "

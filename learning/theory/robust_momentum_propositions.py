@@ -5,8 +5,10 @@ through the bias of the clipped in-cluster momenta (:math:`\mathcal T_1`, Lemma 
 variance (:math:`\mathcal T_2`, Lemma 18), the out-of-cluster good momenta
 (:math:`\mathcal T_3`, Lemma 19) and the Byzantine ones (Lemma 20), with the radius
 :math:`\tau^2 \approx c^2 + \delta_i\rho\Delta` and :math:`\Delta \gtrsim \rho/\delta_i`. The
-checks read ":math:`\approx`" with constant 1, the hypothesis ":math:`\gtrsim`" with the
-constant 16, and each ":math:`\lesssim`" with a stated constant.
+checks read ":math:`\approx`" as :math:`\tau^2 = K(c^2 + \delta_i\rho\Delta)` (Lemma 18 for
+each :math:`K` of :data:`learning.theory.robust_step.RADIUS_CONSTANTS`, the others with
+:math:`K = 1`), the hypothesis ":math:`\gtrsim`" as :math:`\Delta \ge 16K\rho/\delta_i`,
+and each ":math:`\lesssim`" with a stated constant.
 
 The instances are one thresholding step of momenta with exact laws: under Assumption 8 the
 in-cluster momenta are iid, so they share the mean :math:`\mathbb E_x\bar m_{i,t}`;
@@ -17,12 +19,15 @@ momentum's deviation is a discrete zero-mean law, the centre is deterministic, a
 Printed errors found here:
 
 - Lemma 18 (paper Lemma 17) bounds the clipped variance by :math:`\rho^2`
-  ("contractivity"); with the centre :math:`c = \delta_i\Delta` from the cluster mean the
-  ball's edge passes within :math:`\rho/2` of the mean and the clipped variance is about
-  :math:`c^2/4`, unbounded against :math:`\rho^2` (``thesis.ch2.lemma18``).
-- The thesis's Lemma 19 averages over the good :math:`j \ne i`, same cluster or not, and the
-  in-cluster momenta alone exceed :math:`\rho^3/\Delta` (``thesis.ch2.lemma19``); the
-  paper's Lemma 18 (:math:`j \not\sim i`) holds (``clustering.lemma18``).
+  ("contractivity"); a centre that is far (:math:`\lVert w\rVert^2 = c^2/p`) with a small
+  probability :math:`p < 1/K` leaves no momentum in its ball, so :math:`\operatorname{Var}
+  y_j \approx c^2`, unbounded against :math:`\rho^2` for every radius constant :math:`K`
+  of :math:`\tau^2 = K(c^2 + \delta_i\rho\Delta)` (``thesis.ch2.lemma18``; checked for
+  :math:`K = 1, 4, 16`; a deterministic centre is not enough once :math:`K \ge 4`).
+- The thesis's Lemma 19 prints :math:`j \ne i`, a slip for :math:`j \not\sim i` (its
+  proof invokes Assumption 9 for :math:`j`'s cluster); read literally, the in-cluster
+  momenta alone exceed :math:`\rho^3/\Delta` (``thesis.ch2.lemma19``, a reading). With
+  :math:`j \not\sim i`, as in the paper's Lemma 18, it holds (``clustering.lemma18``).
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ M. Werner, *Collaborative Learning: Aligning Goals and Outcomes*, PhD thesis, UC
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
