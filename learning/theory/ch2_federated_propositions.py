@@ -38,10 +38,9 @@ Lemmas 7-9.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -49,6 +48,7 @@ import numpy as np
 
 from econ.propositions import Verdict, on_points, proposition, refuted
 from learning.theory.clustering import PAPER, THESIS, FloatArray, a5_largest_gap
+from learning.theory.robust_step import RADIUS_CONSTANTS, over_radii
 
 __all__ = ["ClientGroup", "FederatedStep"]
 
@@ -82,7 +82,9 @@ class FederatedStep:
     ``groups[0]`` holds client :math:`i` itself (cluster 0); ``xs`` ``(S, d)``, ``vs``
     ``(S, d)`` and ``weights`` ``(S,)`` are the joint law of the parameter
     :math:`x_{i,t-1}` and the centre :math:`v`; ``n_bad`` bad clients; ``rho`` bounds the
-    noise (Assumption 6); ``d_sep`` is Assumption 5's :math:`D`.
+    noise (Assumption 6); ``d_sep`` is Assumption 5's :math:`D`; ``radius_constant`` is the
+    :math:`K` of the radius :math:`\tau^2 = K(c^2 + A^4\mathbb E\lVert\nabla\bar f_i\rVert^2 +
+    \delta_i\rho\Delta)` that reads the texts' ":math:`\approx`".
     """
 
     groups: tuple[ClientGroup, ...]
@@ -92,6 +94,7 @@ class FederatedStep:
     rho: float
     d_sep: float
     n_bad: int = 0
+    radius_constant: float = 1.0
 
     @cached_property
     def n_i(self) -> float:
@@ -162,8 +165,9 @@ class FederatedStep:
 
     @cached_property
     def tau2(self) -> float:
-        r""":math:`\tau^2 = c^2 + A^4\mathbb E\lVert\nabla\bar f_i\rVert^2 + \delta_i\rho\Delta`."""
-        return self.c2 + self.a2**2 * self.grad_bar2 + self.delta * self.rho * self.gap
+        r""":math:`\tau^2 = K(c^2 + A^4\mathbb E\lVert\nabla\bar f_i\rVert^2 + \delta_i\rho\Delta)`."""
+        base = self.c2 + self.a2**2 * self.grad_bar2 + self.delta * self.rho * self.gap
+        return self.radius_constant * base
 
     def clipped(self, group: ClientGroup, state: int) -> tuple[FloatArray, FloatArray]:
         """The atoms of g_j and of y_j in one state (same probabilities)."""
@@ -228,7 +232,7 @@ class FederatedStep:
         room = (
             self.tau2
             + self.c2
-            + 2 * shift
+            + (1 + self.radius_constant) * shift
             + self.rho**2
             + self.a2 * self.grad_bar2
             + self.d_sep**2 * self.grad_own2
@@ -414,27 +418,46 @@ def _far_centre_step(c: float, n: float) -> FederatedStep:
 
 
 _FAMILY = tuple((10.0**k, 10.0 ** (3 * k)) for k in (1, 2, 3, 4))  # (c, n_i = c^3)
+_SCALES = (1.0, 10.0, 100.0, 1000.0)
 
 
-def _good_points() -> Iterator[dict[str, Any]]:
+def _random_centre_step(m: float, radius_constant: float) -> FederatedStep:
+    r"""Lemma 9's failing family for every radius constant :math:`K`: a random centre.
+
+    :math:`n_i = 100m` clients at their optimum with noise :math:`0, \pm 3` w.p.
+    :math:`8/9, 1/18, 1/18` (:math:`\rho = 1`, :math:`A = 0`), one client of another
+    cluster at :math:`\Delta = 100Km` (:math:`D = 0`); the centre is the mean, or w.p.
+    :math:`p = 1/(100K(1 + \Delta))` at distance :math:`1/\sqrt p` on the side away from
+    the other cluster (:math:`c^2 = \rho^2 = 1`, :math:`1/p \ge 100\tau^2`). When it is
+    far the ball holds no point, the mean of the :math:`y_j` is the centre, and the left
+    side is at least :math:`c^2 = 1`, while :math:`(1 - \delta_i)c^2 + \rho^2/n_i +
+    \rho^3/\Delta \to 0`.
+    """
+    n, gap = 100 * m, 100 * radius_constant * m
+    p = 1 / (100 * radius_constant * (1 + gap))
+    noise = ClientGroup(
+        n, 1.0, np.zeros(1), np.array([[3.0], [-3.0], [0.0]]), np.array([1, 1, 16]) / 18, 0
+    )
+    return FederatedStep(
+        (noise, _far_client(1, -gap)),
+        np.zeros((2, 1)),
+        np.array([[0.0], [-1 / math.sqrt(p)]]),
+        np.array([1 - p, p]),
+        1.0,
+        0.0,
+        radius_constant=radius_constant,
+    )
+
+
+def _good_points(radius_constant: float) -> Iterator[dict[str, Any]]:
+    for m in _SCALES:
+        yield {"step": _random_centre_step(m, radius_constant)}
     for c, n in _FAMILY:
-        yield {"step": _far_centre_step(c, n)}
-    for p in (1e-2, 1e-4):  # v = E_x g_bar, or far with probability p: c^2 = rho^2 = 1
-        base = _far_centre_step(1.0, 1e6)
-        far = np.array([[1.0 / math.sqrt(p)]])
-        yield {
-            "step": FederatedStep(
-                base.groups,
-                np.zeros((2, 1)),
-                np.concatenate([np.zeros((1, 1)), far]),
-                np.array([1 - p, p]),
-                1.0,
-                0.0,
-            )
-        }
+        yield {"step": replace(_far_centre_step(c, n), radius_constant=radius_constant)}
     rng = np.random.default_rng(9)
-    for k in range(200):
-        yield {"step": _spread_out(_random_step(rng, k), float(rng.uniform(1.0, 3.0)))}
+    for k in range(80):
+        step = replace(_random_step(rng, k), radius_constant=radius_constant)
+        yield {"step": _spread_out(step, float(rng.uniform(1.0, 3.0)))}
 
 
 def _spread_out(step: FederatedStep, factor: float) -> FederatedStep:
@@ -445,10 +468,10 @@ def _spread_out(step: FederatedStep, factor: float) -> FederatedStep:
     :math:`\Delta` is linear in the other clusters' optima (client :math:`i`'s cluster sits at
     0), and nothing else depends on them.
     """
-    a2, rho, delta = step.a2, step.rho, step.delta
-    rest = 2 * step.c2 + a2**2 * step.grad_bar2 + rho**2 + a2 * step.grad_bar2
+    a2, rho, delta, k = step.a2, step.rho, step.delta, step.radius_constant
+    rest = (1 + k) * step.c2 + k * a2**2 * step.grad_bar2 + rho**2 + a2 * step.grad_bar2
     rest += step.d_sep**2 * step.grad_own2
-    b = 8 * delta * rho
+    b = 8 * k * delta * rho
     need = max(
         b + math.sqrt(b * b + 16 * rest),
         4 * max(1.0, a2**2) * max(1.0, step.d_sep**2) * rho / delta,
@@ -467,6 +490,7 @@ def _spread_out(step: FederatedStep, factor: float) -> FederatedStep:
         step.rho,
         step.d_sep,
         step.n_bad,
+        k,
     )
 
 
@@ -487,104 +511,115 @@ def _printed_c2_weight(delta: float) -> float:
 
 
 def _kept_c2_weight(delta: float) -> float:
-    """The proof's step (v) gives delta_i c^2 + (1 - delta_i) c^2 = c^2."""
+    """The proof's step (vi) gives delta_i c^2 + (1 - delta_i) c^2 = c^2."""
     return 1.0
 
 
 _GOOD_DRAWN = (
-    "first n_i = c^3 clients at their optimum with noise 0, +-3 w.p. 8/9, 1/18, 1/18 "
-    "(rho = 1, A = 0), one client of another cluster at the least allowed Delta (D = 0), "
-    "the centre at c = 10, 100, 1e3, 1e4 from the mean (delta_i -> 1); two instances with "
-    "n_i = 1e6 and the centre at the mean or, w.p. p = 1e-2, 1e-4, at 1/sqrt(p) (c^2 = "
-    "rho^2); then seeded (seed 9) 200 instances as Lemma 10's (rho log-uniform in [0.1, 10], "
-    "curvature spread 0, 0.3, 0.9, 3, 1-3 states (x, v), c/rho log-uniform in [1e-2, 1e2], "
-    "D = 0, 1 or 3, 0-2 bad clients) with the other clusters moved out to 1-3 times the "
-    "least Delta the hypotheses allow"
+    "first n_i = 100 m clients at their optimum with noise 0, +-3 w.p. 8/9, 1/18, 1/18 "
+    "(rho = 1, A = 0), one client of another cluster at Delta = 100 K m (D = 0), m = 1, 10, "
+    "100, 1e3, and a random centre: the mean, or w.p. p = 1/(100 K (1 + Delta)) at 1/sqrt(p) "
+    "away from the other cluster (c^2 = rho^2, no point in that ball); then n_i = c^3 such "
+    "clients, one other client at the least Delta allowed for K = 1 and the centre at c = 10, "
+    "100, 1e3, 1e4 from the mean; then seeded (seed 9) 80 instances as Lemma 10's (rho "
+    "log-uniform in [0.1, 10], curvature spread 0, 0.3, 0.9, 3, 1-3 states (x, v), c/rho "
+    "log-uniform in [1e-2, 1e2], D = 0, 1 or 3, 0-2 bad clients) with the other clusters "
+    "moved out to 1-3 times the least Delta the hypotheses allow"
 )
 
 
-def _lemma9_check(constant: float, c2_weight: Any) -> Verdict:
-    def holds(step: FederatedStep) -> bool:
-        return step.good_error() <= constant * _good_rhs(step, c2_weight(step.delta)) * (1 + 1e-9)
+def _inside(step: FederatedStep) -> bool:
+    return step.hypothesis() and step.theorem_hypothesis(4.0, 0.25) and step.markov_room()
 
-    def hypothesis(step: FederatedStep) -> bool:
-        return step.hypothesis() and step.theorem_hypothesis(4.0, 0.25) and step.markov_room()
 
-    return on_points(
-        holds,
-        _good_points(),
-        f"E||mean_G y_j - E_x g_bar_i||^2 <= {constant} (w c^2 + delta_i G + (rho/Delta) D^2 F "
-        "+ rho^2/n_i + rho^3/Delta), G = E||grad f_bar_i||^2, F = E||grad f_i||^2, under "
-        "Assumptions 4-6, Delta >= 4 max(1, A^4) max(1, D^2) rho/delta_i, beta_i <= "
-        "min(delta_i, delta_i/A^4)/4 and Delta^2 >= 16(tau^2 + c^2 + rho^2 + A^2 G + D^2 F)",
-        drawn=_GOOD_DRAWN,
-        hypothesis=hypothesis,
-    )
+def _lemma9_check(
+    constant: float, c2_weight: Any, radius_constants: tuple[float, ...], refute_all: bool
+) -> Verdict:
+    def one(k: float) -> Verdict:
+        def holds(step: FederatedStep) -> bool:
+            rhs = constant * _good_rhs(step, c2_weight(step.delta))
+            return step.good_error() <= rhs * (1 + 1e-9)
+
+        verdict = on_points(
+            holds,
+            _good_points(k),
+            f"E||mean_G y_j - E_x g_bar_i||^2 <= {constant} (w c^2 + delta_i G + (rho/Delta) D^2 "
+            "F + rho^2/n_i + rho^3/Delta), G = E||grad f_bar_i||^2, F = E||grad f_i||^2, under "
+            "Assumptions 4-6, Delta >= 4 max(1, A^4) max(1, D^2) rho/delta_i, beta_i <= "
+            "min(delta_i, delta_i/A^4)/4 and Delta^2 >= 16(tau^2 + c^2 + rho^2 + A^2 G + D^2 F)",
+            drawn=_GOOD_DRAWN,
+            hypothesis=_inside,
+        )
+        if verdict.holds:
+            return verdict
+        family = [_random_centre_step(m, k) for m in _SCALES]
+        ratios = [s.good_error() / _good_rhs(s, c2_weight(s.delta)) for s in family]
+        if not all(map(_inside, family)) or ratios[-1] <= constant:
+            return verdict
+        step = family[-1]
+        shown = ", ".join(f"{r:.4g}" for r in ratios)
+        return refuted(
+            f"{verdict.evidence}; along the random centre (inside the hypotheses) the left side "
+            f"over the right side without the constant is {shown} for m = 1, 10, 100, 1e3: it "
+            "grows like 1/(2/n_i + rho^3/Delta) (the far centre carries c^2 whole while (1 - "
+            "delta_i) c^2 = c^2/(n_i + 1))",
+            {
+                "n_i": step.n_i,
+                "delta_i": step.delta,
+                "rho": step.rho,
+                "Delta": step.gap,
+                "c2": step.c2,
+                "p_far": float(step.weights[1]),
+                "tau2": step.tau2,
+                "A": 0.0,
+                "D": 0.0,
+                "left": step.good_error(),
+                "right": _good_rhs(step, c2_weight(step.delta)),
+                "ratios_along_family": ratios,
+            },
+        )
+
+    return over_radii(one, radius_constants, refute_all=refute_all)
 
 
 @proposition(
     "thesis.ch2.lemma9",
     source=f"{THESIS}, §2.6 Lemma 9 (clustering error due to good points) and its proof; "
     f"= {PAPER}, App. A.3, Lemma 8",
-    statement="under Assumptions 4-6, Delta >~ max(1, A^4) max(1, D^2) rho/delta_i and tau^2 = "
+    statement="under Assumptions 4-6, Delta >~ max(1, A^4) max(1, D^2) rho/delta_i and tau^2 ~ "
     "c^2 + A^4 E||grad f_bar_i||^2 + delta_i rho Delta: E||(1/|G_i|) sum_{j in G_i} y_j - "
     "E_x g_bar_i(x)||^2 <~ (1 - delta_i) c^2 + delta_i E||grad f_bar_i||^2 + (rho/Delta) D^2 "
-    "E||grad f_i||^2 + rho^2/n_i + rho^3/Delta (read with constant 40, with 4 for Delta, "
-    "beta_i <= min(delta_i, delta_i/A^4)/4, and the proof of Lemma 12's Delta^2 - tau^2 "
-    "~ Delta^2 as Delta^2 >= 16(tau^2 + c^2 + rho^2 + A^2 G + D^2 F)); the proof's step (v) "
-    "gives delta_i c^2 + (1 - delta_i) c^2, and the last line keeps only (1 - delta_i) c^2",
+    "E||grad f_i||^2 + rho^2/n_i + rho^3/Delta (read with constant 40, tau^2 = K(...) for each "
+    "K = 1, 4, 16, 4 for Delta, beta_i <= min(delta_i, delta_i/A^4)/4, and the proof of "
+    "Lemma 12's Delta^2 - tau^2 ~ Delta^2 as Delta^2 >= 16(tau^2 + c^2 + rho^2 + A^2 G + D^2 "
+    "F)); the proof's step (vi) gives delta_i c^2 + (1 - delta_i) c^2, and its last, "
+    "unlabelled line keeps only (1 - delta_i) c^2",
     holds=False,
     perturb={"c2_weight": _kept_c2_weight},
 )
-def _lemma9(constant: float = 40.0, c2_weight: Any = _printed_c2_weight) -> Verdict:
-    verdict = _lemma9_check(constant, c2_weight)
-    if verdict.holds:
-        return verdict
-    rows = []
-    for c, n in _FAMILY:
-        step = _far_centre_step(c, n)
-        inside = step.hypothesis() and step.theorem_hypothesis(4.0, 0.25) and step.markov_room()
-        rows.append(
-            (c, n, step, inside, step.good_error() / _good_rhs(step, c2_weight(step.delta)))
-        )
-    ratios = [r[-1] for r in rows]
-    if not all(r[3] for r in rows) or not all(b > 10 * a for a, b in itertools.pairwise(ratios)):
-        return verdict
-    c, n, step, _, ratio = next(r for r in rows if r[-1] > constant)
-    shown = ", ".join(f"{r:.4g}" for r in ratios)
-    return refuted(
-        f"{verdict.evidence}. Along a family inside the hypotheses (n_i = c^3 clients at "
-        "their optimum, noise 0, +-3, the centre at c from the mean, one client of another "
-        "cluster at the least allowed Delta) the ratio of the two sides is "
-        f"{shown} for c = 10, 100, 1e3, 1e4: it grows like c^3/400 past every constant "
-        "(the left side keeps ||E(y_j - g_j)||^2 ~ c^2/324 while (1 - delta_i) c^2 = "
-        "c^2/(n_i + 1))",
-        {
-            "c": c,
-            "n_i": n,
-            "delta_i": step.delta,
-            "rho": step.rho,
-            "Delta": step.gap,
-            "A": 0.0,
-            "D": 0.0,
-            "left": step.good_error(),
-            "right": _good_rhs(step, c2_weight(step.delta)),
-            "ratio": ratio,
-            "ratios_along_family": ratios,
-        },
-    )
+def _lemma9(
+    constant: float = 40.0,
+    c2_weight: Any = _printed_c2_weight,
+    radius_constants: tuple[float, ...] = RADIUS_CONSTANTS,
+) -> Verdict:
+    return _lemma9_check(constant, c2_weight, radius_constants, refute_all=True)
 
 
 @proposition(
     "thesis.ch2.lemma9.corrected",
-    source=f"{THESIS}, §2.6 Lemma 9, corrected with the proof's step (v); = {PAPER}, App. A.3, "
-    "Lemma 8",
-    statement="with c^2 in place of (1 - delta_i) c^2 (the sum the proof's step (v) gives), "
-    "under the same hypotheses: E||(1/|G_i|) sum_{j in G_i} y_j - E_x g_bar_i(x)||^2 <= 40 "
-    "(c^2 + delta_i E||grad f_bar_i||^2 + (rho/Delta) D^2 E||grad f_i||^2 + rho^2/n_i + "
-    "rho^3/Delta); the c^2 cannot shrink by (1 - delta_i) when the centre is random (far with "
-    "a small probability, the ball misses every point)",
+    source=f"{THESIS}, §2.6 Lemma 9, corrected at the last, unlabelled line of its proof, "
+    "which keeps only (1 - delta_i) c^2 of the delta_i c^2 + (1 - delta_i) c^2 that step (vi) "
+    f"gives; = {PAPER}, App. A.3, Lemma 8",
+    statement="with c^2 in place of (1 - delta_i) c^2 (the sum step (vi) gives), under the "
+    "same hypotheses and tau^2 = K(...) for each K = 1, 4, 16: E||(1/|G_i|) sum_{j in G_i} y_j "
+    "- E_x g_bar_i(x)||^2 <= 40 (c^2 + delta_i E||grad f_bar_i||^2 + (rho/Delta) D^2 "
+    "E||grad f_i||^2 + rho^2/n_i + rho^3/Delta); the c^2 cannot shrink by (1 - delta_i) when "
+    "the centre is random (far with a small probability, the ball misses every point)",
     perturb={"c2_weight": _printed_c2_weight},
 )
-def _lemma9_corrected(constant: float = 40.0, c2_weight: Any = _kept_c2_weight) -> Verdict:
-    return _lemma9_check(constant, c2_weight)
+def _lemma9_corrected(
+    constant: float = 40.0,
+    c2_weight: Any = _kept_c2_weight,
+    radius_constants: tuple[float, ...] = RADIUS_CONSTANTS,
+) -> Verdict:
+    return _lemma9_check(constant, c2_weight, radius_constants, refute_all=False)

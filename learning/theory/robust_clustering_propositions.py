@@ -18,9 +18,10 @@ and Lemma 15 unrolls the one-step bounds over :math:`l_t \ge \max(1, \log(\rho/\
     \mathbb E\lVert v_{k_i, l_t} - \mathbb E_x\bar m_{i,t}\rVert^2 \lesssim
     \frac{\rho^2}{n_i} + \frac{\rho^3}{\Delta} + \beta_i\rho\Delta .
 
-The checks read the radius :math:`\tau_l^2 \approx c_l^2 + \delta_i\rho\Delta` with
-constant 1 (:math:`c_l^2 = \mathbb E\lVert v_{l-1} - \mathbb E_x\bar m_{i,t}\rVert^2`),
-Theorem 4's :math:`\Delta \gtrsim \rho/\delta_i` as :math:`\Delta \ge 16\rho/\delta_i`, its
+The checks read the radius :math:`\tau_l^2 \approx c_l^2 + \delta_i\rho\Delta` as
+:math:`\tau_l^2 = K(c_l^2 + \delta_i\rho\Delta)`, Lemma 16 for :math:`K = 1, 4, 16` with
+:math:`\Delta \ge 16K\rho/\delta_i` and Lemma 15 with :math:`K = 1` and :math:`\Delta \ge 16\rho/\delta_i`
+(:math:`c_l^2 = \mathbb E\lVert v_{l-1} - \mathbb E_x\bar m_{i,t}\rVert^2`), Theorem 4's
 :math:`\beta_i \lesssim \delta_i` as :math:`\beta_i \le \delta_i/4`, the proof's start
 :math:`c_1^2 \lesssim \rho^2` as :math:`c_1^2 \le \rho^2`, and each ":math:`\lesssim`" of
 a conclusion with a stated constant. One round :math:`t` is looked at (the time averages
@@ -28,7 +29,7 @@ are single terms), with :math:`\delta_i = n_i/N`, :math:`\beta_i = |\mathcal B_i
 :math:`\rho^2` the largest variance of a good momentum and :math:`\Delta` the least distance
 from :math:`\mathbb E_x\bar m_{i,t}` to another cluster's mean (Assumption 9).
 
-Lemma 16 is checked on one step with a fixed centre
+Lemma 16 is checked on one step with a centre independent of the momenta
 (:class:`learning.theory.robust_step.ThresholdStep`, independent momenta). Lemma 15 is
 checked on :class:`MomentumClusteringRun`: every step of Algorithm 3 on the same momenta, whose
 joint law is enumerated (the multiset of iid draws of each law is multinomial), so
@@ -37,12 +38,13 @@ Byzantine momenta sit just inside the ball at every step, in a fixed direction.
 
 Printed errors found here:
 
-- Lemma 16 drops the in-cluster clipping bias: with the centre at :math:`c = \delta_i\Delta`
-  from the cluster mean and noise :math:`\pm\rho`, the ball's edge passes within
-  :math:`\rho/2` of the mean, half the in-cluster mass moves to the centre and the left
-  side is about :math:`\delta_i^2 c^2/4`, while the right side's :math:`(1 - \delta_i)c^2`
-  vanishes as :math:`\delta_i \to 1` (``thesis.ch2.lemma16``). Under the proof's start
-  :math:`c^2 \le \rho^2` the statement holds (``thesis.ch2.lemma16.corrected``).
+- Lemma 16 keeps only :math:`(1 - \delta_i)c^2` of the :math:`\delta_i c^2 + (1 -
+  \delta_i)c^2` that step (vi) of its proof gives. A centre that is far with a small
+  probability leaves no momentum in its ball, so the left side is about :math:`c^2` while
+  the right side tends to 0 as :math:`\delta_i \to 1`, for every radius constant :math:`K`
+  of :math:`\tau^2 = K(c^2 + \delta_i\rho\Delta)` (``thesis.ch2.lemma16``, checked for
+  :math:`K = 1, 4, 16`). With :math:`c^2` kept whole and :math:`c^2 \le \rho^2` it holds
+  (``thesis.ch2.lemma16.corrected``).
 - Lemma 15's recursion :math:`c_{l+1}^2 \lesssim (1 - \delta_i/2)c_l^2 + E` unrolls to
   :math:`E\sum_q (1 - \delta_i/2)^q`, and step (iv) drops the sum (up to :math:`2/\delta_i`).
   The in-cluster clipping bias, of order :math:`\rho^2/\tau` per step
@@ -74,7 +76,12 @@ from scipy.special import gammaln
 from econ.propositions import Verdict, on_points, proposition, refuted
 from learning.theory.clustering import PAPER, THESIS, FloatArray
 from learning.theory.robust_momentum_propositions import SEPARATION, momentum_step
-from learning.theory.robust_step import ThresholdStep, clipped_atoms
+from learning.theory.robust_step import (
+    RADIUS_CONSTANTS,
+    ThresholdStep,
+    clipped_atoms,
+    over_radii,
+)
 
 __all__ = ["CompactStep", "MomentumClusteringRun", "multiset_law"]
 
@@ -291,17 +298,47 @@ _SIGN = (np.array([[-1.0], [1.0]]), np.array([0.5, 0.5]))
 _EDGE_SIZES = (10, 100, 1000, 10000)
 
 
-def _edge(n_i: int) -> CompactStep:
+def _edge(n_i: int, radius_constant: float = 1.0) -> CompactStep:
     """n_i iid in-cluster momenta and one of another cluster Delta = 1 away (no Byzantine).
 
-    delta_i = n_i/(n_i + 1), noise +-rho with rho = 1e-2 delta_i Delta/16 and the centre
-    c = delta_i Delta from the cluster mean, away from the other cluster: the ball's edge
-    passes within rho/2 of the mean, so the atom beyond it moves to the centre.
+    delta_i = n_i/(n_i + 1), noise +-rho with rho = 1e-2 delta_i Delta/(16 K) and the centre
+    c = delta_i Delta from the cluster mean, away from the other cluster: with K = 1 the
+    ball's edge passes within rho/2 of the mean, so the atom beyond it moves to the centre.
     """
     delta = n_i / (n_i + 1)
     return CompactStep.of(
         momentum_step(
-            np.array([[0.0], [-1.0]]), np.array([0] * n_i + [1]), _SIGN, 1e-2, np.array([delta])
+            np.array([[0.0], [-1.0]]),
+            np.array([0] * n_i + [1]),
+            _SIGN,
+            1e-2,
+            np.array([delta]),
+            radius_constant=radius_constant,
+        )
+    )
+
+
+def _far_centre(n_i: int, radius_constant: float) -> CompactStep:
+    """As :func:`_edge` with a random centre: at the cluster mean, or far w.p. p.
+
+    rho = 1e-3 delta_i Delta/(16 K), c^2 = rho^2 and the far atom w = c/sqrt(p) with p =
+    1/(100 K (1 + 16 K/1e-3)), so ||w||^2 = 100 tau^2: then the ball holds no momentum, the
+    good points' mean is the centre and the left side is at least c^2, while (1 - delta_i) c^2
+    + rho^2/n_i + rho^3/Delta -> 0 as n_i grows, whatever K.
+    """
+    k, spread = radius_constant, 1e-3
+    delta = n_i / (n_i + 1)
+    c = spread * delta / (SEPARATION * k)
+    p = 1 / (100 * k * (1 + SEPARATION * k / spread))
+    return CompactStep.of(
+        momentum_step(
+            np.array([[0.0], [-1.0]]),
+            np.array([0] * n_i + [1]),
+            _SIGN,
+            spread,
+            np.array([[0.0], [c / math.sqrt(p)]]),
+            centre_probs=np.array([1 - p, p]),
+            radius_constant=k,
         )
     )
 
@@ -314,7 +351,7 @@ def _one_sided(rng: np.random.Generator, dim: int) -> tuple[FloatArray, FloatArr
     return np.stack([u, -p / (1 - p) * u]), np.array([p, 1 - p])
 
 
-def _random_steps(seed: int, count: int) -> Iterator[CompactStep]:
+def _random_steps(seed: int, count: int, radius_constant: float = 1.0) -> Iterator[CompactStep]:
     rng = np.random.default_rng(seed)
     for k in range(count):
         dim, n_own, n_clusters = 1 + k % 2, 2 + k % 5, 2 + k % 3
@@ -330,7 +367,7 @@ def _random_steps(seed: int, count: int) -> Iterator[CompactStep]:
         gap = float(np.min(np.linalg.norm(centres[1:] - centres[0], axis=1)))
         spread = float(10 ** rng.uniform(-2.0, 0.0))
         delta_free = n_own / clusters.size
-        rho = spread * delta_free * gap / SEPARATION
+        rho = spread * delta_free * gap / (SEPARATION * radius_constant)
         direction = rng.normal(size=dim)
         direction /= np.linalg.norm(direction)
         # the centre within rho of the mean (two in five), or 0.3, 1 or 3 delta_i Delta away
@@ -339,7 +376,17 @@ def _random_steps(seed: int, count: int) -> Iterator[CompactStep]:
         offset = direction * scale[(k // 3) % 5]
         n_bad = int(rng.integers(0, n_own // 4 + 1))
         bad = rng.normal(size=(n_bad, dim)) * float(rng.choice([0.1, 1.0])) + centres[0]
-        yield CompactStep.of(momentum_step(centres, clusters, (atoms, probs), spread, offset, bad))
+        yield CompactStep.of(
+            momentum_step(
+                centres,
+                clusters,
+                (atoms, probs),
+                spread,
+                offset,
+                bad,
+                radius_constant=radius_constant,
+            )
+        )
 
 
 def _pieces(step: ThresholdStep) -> dict[str, float]:
@@ -347,19 +394,30 @@ def _pieces(step: ThresholdStep) -> dict[str, float]:
     return {"c2": step.c2, "rho": math.sqrt(step.rho2), "delta": step.delta, "Delta": gap}
 
 
-def _good_bound(step: ThresholdStep) -> float:
-    """(1 - delta_i) c^2 + rho^2/n_i + rho^3/Delta."""
+def _printed_c2_weight(delta: float) -> float:
+    """Lemma 16 prints (1 - delta_i) c^2."""
+    return 1 - delta
+
+
+def _kept_c2_weight(delta: float) -> float:
+    """Step (vi) of the proof: delta_i c^2 + (1 - delta_i) c^2 = c^2."""
+    return 1.0
+
+
+def _good_bound(step: ThresholdStep, c2_weight: Callable[[float], float]) -> float:
+    """W c^2 + rho^2/n_i + rho^3/Delta."""
     q = _pieces(step)
-    return (1 - q["delta"]) * q["c2"] + q["rho"] ** 2 / step.n_i + q["rho"] ** 3 / q["Delta"]
+    w = c2_weight(q["delta"])
+    return w * q["c2"] + q["rho"] ** 2 / step.n_i + q["rho"] ** 3 / q["Delta"]
 
 
-def _good_hypothesis(c2_max: float | None) -> Callable[..., bool]:
+def _good_hypothesis(c2_max: float | None, radius_constant: float) -> Callable[..., bool]:
     def hypothesis(step: ThresholdStep) -> bool:
         q = _pieces(step)
         beta = 1 - step.n_good / step.n_total
         tol = 1 + 1e-12
         return (
-            q["Delta"] * tol >= SEPARATION * q["rho"] / q["delta"]
+            q["Delta"] * tol >= SEPARATION * radius_constant * q["rho"] / q["delta"]
             and beta * BYZANTINE_SHARE <= q["delta"] * tol
             and (c2_max is None or q["c2"] <= c2_max * q["rho"] ** 2 * tol)
         )
@@ -367,63 +425,102 @@ def _good_hypothesis(c2_max: float | None) -> Callable[..., bool]:
     return hypothesis
 
 
-def _lemma16_check(constant: float, c2_max: float | None) -> Verdict:
-    def holds(step: ThresholdStep) -> bool:
-        return step.good_error <= constant * _good_bound(step) * (1 + 1e-9) + 1e-15
+def _lemma16_check(
+    constant: float,
+    c2_max: float | None,
+    c2_weight: Callable[[float], float],
+    radius_constants: tuple[float, ...],
+    refute_all: bool,
+) -> Verdict:
+    def one(k: float) -> Verdict:
+        def holds(step: ThresholdStep) -> bool:
+            return step.good_error <= constant * _good_bound(step, c2_weight) * (1 + 1e-9) + 1e-15
 
-    assumed = "" if c2_max is None else f", c^2 <= {c2_max:g} rho^2"
-    verdict = on_points(
-        holds,
-        ({"step": s} for s in (*map(_edge, _EDGE_SIZES), *_random_steps(16, 200))),
-        f"E||(1/|G_i|) sum_(j in G_i) y_j - E_x m_bar_i||^2 <= {constant:g} ((1 - delta_i) c^2 "
-        f"+ rho^2/n_i + rho^3/Delta) for independent momenta under Delta >= 16 rho/delta_i, "
-        f"beta_i <= delta_i/4{assumed}",
-        drawn="first n_i = 10, 100, 1e3, 1e4 iid in-cluster momenta with noise +-rho, one "
-        "momentum of another cluster Delta = 1 away, rho = 1e-2 delta_i Delta/16 and the "
-        "centre c = delta_i Delta from the cluster mean (delta_i -> 1); then seeded (seed 16) "
-        "200 steps in R^1 or R^2: 2-6 iid in-cluster momenta, 1-4 of 1-3 other clusters, "
-        "cluster means N(0, s^2 I) with s in {0.5, 2, 5}, zero-mean noise on 2-4 random "
-        "atoms or (one in three) with a far atom of mass in [0.02, 0.3], rho = s' delta Delta/16 "
-        "with s' log-uniform in [1e-2, 1], the centre uniform within rho of the mean (two in "
-        "five) or 0.3, 1, 3 delta Delta away, 0 to n_i/4 Byzantine momenta around the mean",
-        hypothesis=_good_hypothesis(c2_max),
-    )
-    ratios = [s.good_error / _good_bound(s) for s in map(_edge, _EDGE_SIZES)]
-    return _grown(verdict, "left side over the bound along n_i = 10, 100, 1e3, 1e4", ratios)
+        far = [_far_centre(n, k) for n in _EDGE_SIZES]
+        assumed = "" if c2_max is None else f", c^2 <= {c2_max:g} rho^2"
+        verdict = on_points(
+            holds,
+            (
+                {"step": s}
+                for s in (*far, *(_edge(n, k) for n in _EDGE_SIZES), *_random_steps(16, 100, k))
+            ),
+            f"E||(1/|G_i|) sum_(j in G_i) y_j - E_x m_bar_i||^2 <= {constant:g} (w c^2 + "
+            f"rho^2/n_i + rho^3/Delta) for independent momenta, w = {_weight_name(c2_weight)}, "
+            f"under Delta >= 16 K rho/delta_i, beta_i <= delta_i/4{assumed}",
+            drawn="first n_i = 10, 100, 1e3, 1e4 iid in-cluster momenta with noise +-rho, one "
+            "momentum of another cluster Delta = 1 away (delta_i -> 1), rho = 1e-3 delta_i "
+            "Delta/(16 K) and a random centre: at the cluster mean or, w.p. p = 1/(100 K (1 + "
+            "16e3 K)), at c/sqrt(p) with c = rho (no momentum in that ball); then the same "
+            "momenta with rho = 1e-2 delta_i Delta/(16 K) and the centre c = delta_i Delta from "
+            "the cluster mean; then seeded (seed 16) 100 steps in R^1 or R^2: 2-6 iid in-cluster "
+            "momenta, 1-4 of 1-3 other clusters, cluster means N(0, s^2 I) with s in {0.5, 2, "
+            "5}, zero-mean noise on 2-4 random atoms or (one in three) with a far atom of mass "
+            "in [0.02, 0.3], rho = s' delta Delta/(16 K) with s' log-uniform in [1e-2, 1], the "
+            "centre uniform within rho of the mean (two in five) or 0.3, 1, 3 delta Delta away, "
+            "0 to n_i/4 Byzantine momenta around the mean",
+            hypothesis=_good_hypothesis(c2_max, k),
+        )
+        ratios = [s.good_error / _good_bound(s, c2_weight) for s in far]
+        return _grown(
+            verdict,
+            "left side over (w c^2 + rho^2/n_i + rho^3/Delta) along the random centre, n_i = 10, "
+            "100, 1e3, 1e4",
+            ratios,
+        )
+
+    return over_radii(one, radius_constants, refute_all=refute_all)
 
 
-#: the constant of the corrected Lemma 16 (its derivation: thesis.ch2.lemma16.corrected)
+def _weight_name(c2_weight: Callable[[float], float]) -> str:
+    return "1 - delta_i" if c2_weight(0.0) != c2_weight(1.0) else f"{c2_weight(0.0):g}"
+
+
+#: the constant of Lemma 16's "<~" as read here
 GOOD_CONSTANT = 25.0
 
 
 @proposition(
     "thesis.ch2.lemma16",
     source=f"{_T4}, Lemma 16 and its proof; = {PAPER}, App. A.4, Lemma 15",
-    statement="with Delta >~ rho/delta_i, beta_i <~ delta_i and tau^2 = c^2 + delta_i rho "
+    statement="with Delta >~ rho/delta_i, beta_i <~ delta_i and tau^2 ~ c^2 + delta_i rho "
     "Delta: E||(1/|G_i|) sum_{j in G_i} y_j - E_x m_bar_i||^2 <~ (1 - delta_i) c^2 + "
-    "rho^2/n_i + rho^3/Delta ('<~' with the constant 25; the proof's step (vi) drops the "
-    "delta_i c^2 of T_1, and a ball's edge that cuts the in-cluster law leaves a bias ~ c/2 "
-    "while (1 - delta_i) c^2 -> 0 as delta_i -> 1)",
+    "rho^2/n_i + rho^3/Delta; read with '<~' = 25, tau^2 = K(c^2 + delta_i rho Delta) and "
+    "Delta >= 16 K rho/delta_i for each K = 1, 4, 16 (step (vi) of the proof carries "
+    "delta_i c^2 + (1 - delta_i) c^2 and the last, unlabelled line keeps only (1 - delta_i) "
+    "c^2; a centre that is far with a small probability leaves no momentum in the ball, so "
+    "the left side is ~ c^2)",
     holds=False,
-    perturb={"c2_max": 1.0},
+    perturb={"c2_weight": _kept_c2_weight},
 )
-def _lemma16(constant: float = GOOD_CONSTANT, c2_max: float | None = None) -> Verdict:
-    return _lemma16_check(constant, c2_max)
+def _lemma16(
+    constant: float = GOOD_CONSTANT,
+    c2_max: float | None = None,
+    c2_weight: Callable[[float], float] = _printed_c2_weight,
+    radius_constants: tuple[float, ...] = RADIUS_CONSTANTS,
+) -> Verdict:
+    return _lemma16_check(constant, c2_max, c2_weight, radius_constants, refute_all=True)
 
 
 @proposition(
     "thesis.ch2.lemma16.corrected",
-    source=f"{_T4}, Lemma 16, corrected; = {PAPER}, App. A.4, Lemma 15",
-    statement="under the proof's start c^2 <= rho^2, Delta >= 16 rho/delta_i and beta_i <= "
-    "delta_i/4: E||(1/|G_i|) sum_{j in G_i} y_j - E_x m_bar_i||^2 <= 25 ((1 - delta_i) c^2 + "
-    "rho^2/n_i + rho^3/Delta) for independent momenta (in-cluster: ||E(y_j - m_j)|| <= "
-    "(c^2 + rho^2)/tau <= 2 rho^2/tau, Var y_j <= 2 rho^2; out-of-cluster: ||E y_j - "
-    "m_bar|| <= c + tau P(in), Chebyshev P(in) <= 2.2 rho^2/Delta^2 as tau + c <= 0.33 Delta; "
-    "n_i/|G_i| <= 4 delta_i/3; Young with three terms gives 22)",
-    perturb={"c2_max": None},
+    source=f"{_T4}, Lemma 16, corrected at step (vi) of its proof: the c^2 that step carries "
+    f"is kept whole; = {PAPER}, App. A.4, Lemma 15",
+    statement="under c^2 <= rho^2, Delta >= 16 K rho/delta_i and beta_i <= delta_i/4 with "
+    "tau^2 = K(c^2 + delta_i rho Delta), K = 1, 4, 16: E||(1/|G_i|) sum_{j in G_i} y_j - "
+    "E_x m_bar_i||^2 <= C (c^2 + rho^2/n_i + rho^3/Delta) for independent momenta, C = 25 "
+    "(a centre far with a small probability gives left side / (c^2 + rho^2/n_i + rho^3/Delta) "
+    "-> 1, so C >= 1); the (1 - delta_i) contraction is lost, so Lemma 15's recursion "
+    "c_(l+1)^2 <~ (1 - delta_i/2) c_l^2 + ... does not follow from it and would need c_l^2 "
+    "<= rho^2 at every step",
+    perturb={"constant": 0.9},
 )
-def _lemma16_corrected(constant: float = GOOD_CONSTANT, c2_max: float | None = 1.0) -> Verdict:
-    return _lemma16_check(constant, c2_max)
+def _lemma16_corrected(
+    constant: float = GOOD_CONSTANT,
+    c2_max: float | None = 1.0,
+    c2_weight: Callable[[float], float] = _kept_c2_weight,
+    radius_constants: tuple[float, ...] = RADIUS_CONSTANTS,
+) -> Verdict:
+    return _lemma16_check(constant, c2_max, c2_weight, radius_constants, refute_all=False)
 
 
 # --------------------------------------------------------------------------- Lemma 15
@@ -571,7 +668,8 @@ def _lemma15(
 
 @proposition(
     "thesis.ch2.lemma15.corrected",
-    source=f"{_T4}, Lemma 15, corrected; = {PAPER}, App. A.4, Lemma 14",
+    source=f"{_T4}, Lemma 15, corrected at step (iv) of its proof (the unrolled recursion "
+    f"keeps the sum over its steps); = {PAPER}, App. A.4, Lemma 14",
     statement="after l_t >= max(1, log(rho/Delta)/log(1 - delta_i/2)) steps with tau^2 = "
     "c^2 + delta_i rho Delta, Delta >= 16 rho/delta_i, beta_i <= delta_i/4 and c_1^2 <= "
     "rho^2: E||v_(k_i, l_t) - E_x m_bar_i||^2 <= 4 (rho^2/n_i + rho^3/(delta_i Delta) + "

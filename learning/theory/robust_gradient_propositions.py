@@ -286,7 +286,8 @@ def _lemma11(bound: Callable[[float, float], float] = _printed_t2) -> Verdict:
 
 @proposition(
     "thesis.ch2.lemma11.corrected",
-    source=f"{_T3}, Lemma 11, corrected; = {PAPER}, App. A.3, Lemma 10",
+    source=f"{_T3}, Lemma 11, corrected at the contractivity step E||y_j - E y_j||^2 <= "
+    f"E||g_j - E g_j||^2 of its proof; = {PAPER}, App. A.3, Lemma 10",
     statement="E||y_j - E y_j||^2 <= E||y_j - E g_j||^2 <= rho^2 + ||v - E g_j||^2 and "
     "||v - E g_j|| <= c + A||grad f_bar_i(x)|| (A4), so T_2 <= (n_i/|G_i|^2)(rho^2 + "
     "(c + A||grad f_bar_i||)^2); the second term cannot be dropped (an in-cluster mean on the "
@@ -367,8 +368,8 @@ def _t3_check(
         return _t3_lhs(step, members) <= limit * (1 + 1e-9) + 1e-15
 
     families = (
-        *(_at_optimum(s) for s in (1.0, 1e-2, 1e-4)),
         *(_wide_step(n, 1e-2) for n in _WIDE),
+        *(_at_optimum(s) for s in (1.0, 1e-2, 1e-4)),
         *_random_steps(11, 240),
     )
     verdict = on_points(
@@ -377,31 +378,33 @@ def _t3_check(
         f"the average over the good j {'!~' if members == 'other_clusters' else '!='} i of "
         f"E||y_j - E_x g_bar_i||^2 <= {constant:g} x bound",
         drawn=_drawn(
-            "first x at the shared minimiser with c = 0 and noise +-rho (s = 1, 1e-2, 1e-4); "
-            "then A = 0.9 (curvatures 1.9, 0.1), c = 0 and x = 1.1 |b|/A^2, so that the "
-            "radius holds the 200, 800 or 3200 clients of the other cluster (delta_i = 2/N)"
+            "first A = 0.9 (curvatures 1.9, 0.1), c = 0 and x = 1.1 |b|/A^2, so that the "
+            "radius holds the 200, 800 or 3200 clients of the other cluster (delta_i = 2/N); "
+            "then x at the shared minimiser with c = 0 and noise +-rho (s = 1, 1e-2, 1e-4)"
         ),
         hypothesis=_separated,
     )
     ratios = [
         _t3_lhs(step, members) / (constant * bound(step.pieces()))
         for step in (
-            *(_at_optimum(s) for s in (1.0, 1e-2, 1e-4)),
             *(_wide_step(n, 1e-2) for n in _WIDE),
+            *(_at_optimum(s) for s in (1.0, 1e-2, 1e-4)),
         )
     ]
     return _grown(
         verdict,
-        "left side over the bound at the optimum (s = 1, 1e-2, 1e-4), then with the wide "
-        "radius (N - 2 = 200, 800, 3200)",
+        "left side over the bound with the wide radius (N - 2 = 200, 800, 3200; the A^4 "
+        "||grad f_bar_i||^2 of the radius, a ratio growing like A^4/delta_i), then at the optimum "
+        "(s = 1, 1e-2, 1e-4; in-cluster points, which only the literal j != i counts)",
         ratios,
     )
 
 
 @proposition(
     "thesis.ch2.lemma12",
-    source=f"{_T3}, Lemma 12 and its proof (the thesis's notation: j != i is any other "
-    "client, same cluster or not; the paper's Lemma 11 has j !~ i)",
+    source=f"{_T3}, Lemma 12 and its proof; its j != i is a typo for j !~ i (Lemma 9's T_3 "
+    "and the proof, which invokes A5, have j !~ i, as does the paper's Lemma 11): the error "
+    "that survives the typo is the dropped A^4 E||grad f_bar_i||^2 of the radius",
     statement="the average over j in G_i, j != i of E||y_j - E_x g_bar_i(x)||^2 <~ (1 + "
     "delta_i/2) c^2 + delta_i E||grad f_bar_i||^2 + (rho/Delta) D^2 E||grad f_i||^2 + "
     "rho^3/Delta, with tau^2 = c^2 + A^4 E||grad f_bar_i||^2 + delta_i rho Delta and Delta >= "
@@ -462,7 +465,8 @@ def _lemma12_corrected(
 
 @proposition(
     "clustering.lemma11.corrected",
-    source=f"{PAPER}, App. A.3, Lemma 11, corrected",
+    source=f"{PAPER}, App. A.3, Lemma 11, corrected in its display: the radius's "
+    "A^4 E||grad f_bar_i||^2 joins the right side",
     statement=_T3_CORRECTED,
     perturb={"bound": _printed_t3},
 )

@@ -12,7 +12,8 @@ radius :math:`\tau` and the clipped points
 where :math:`z_j` is client :math:`j`'s gradient :math:`g_j(x_{i,t-1})` (Theorem 3) or
 momentum :math:`m_{j,t}` (Theorem 4). A :class:`ThresholdStep` holds the good points as
 independent discrete laws (the proofs' resampling assumption), the Byzantine points as fixed
-vectors and a deterministic centre, so every expectation the lemmas name is a finite sum.
+vectors and the centre on finitely many atoms independent of the points (a deterministic
+centre is one atom), so every expectation the lemmas name is a finite sum.
 
 References
 ----------
@@ -22,16 +23,49 @@ M. Werner, *Collaborative Learning: Aligning Goals and Outcomes*, PhD thesis, UC
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from econ.propositions import Verdict, refuted
 from learning.theory.clustering import FloatArray
 
-__all__ = ["ThresholdStep", "clipped_atoms"]
+__all__ = ["RADIUS_CONSTANTS", "ThresholdStep", "clipped_atoms", "over_radii"]
+
+#: the constants K of the radius tau^2 = K (c^2 + ...) over which the printed "tau^2 ~ ..."
+#: is read
+RADIUS_CONSTANTS = (1.0, 4.0, 16.0)
+
+
+def over_radii(
+    check: Callable[[float], Verdict], constants: Iterable[float], *, refute_all: bool
+) -> Verdict:
+    r"""A statement with the radius :math:`\tau^2 \approx \dots` read as :math:`\tau^2 = K(\dots)`, over ``constants``.
+
+    With ``refute_all`` (a printed statement) it is refuted only if ``check(K)`` refutes it
+    for every :math:`K`; otherwise the first reading under which it holds is returned, named.
+    Without it (a statement of the toolkit) it holds only if it holds for every :math:`K`,
+    and the first failing reading is returned.
+    """
+    verdicts = [(k, check(k)) for k in constants]
+    decisive = [(k, v) for k, v in verdicts if v.holds is refute_all]
+    if decisive:
+        k, v = decisive[0]
+        return replace(v, evidence=f"with tau^2 = K(...), K = {k:g}: {v.evidence}")
+    if not refute_all:
+        ks = ", ".join(f"{k:g}" for k, _ in verdicts)
+        first = verdicts[0][1]
+        return replace(first, evidence=f"for each K = {ks} (tau^2 = K(...)): {first.evidence}")
+    shown = "; ".join(f"K = {k:g}: {v.evidence}" for k, v in verdicts)
+    k, last = verdicts[-1]
+    return refuted(
+        f"fails for each radius constant K (tau^2 = K(...)): {shown}",
+        {"radius_constant": k, **(last.counterexample or {})},
+    )
 
 
 def clipped_atoms(atoms: FloatArray, centre: FloatArray, radius: float) -> FloatArray:
@@ -69,10 +103,13 @@ class ThresholdStep:
         The cluster of each good point; :math:`j \sim i` iff ``clusters[j] == clusters[0]``.
     bad : ndarray (n_bad, d)
         The Byzantine points (any vectors).
-    centre : ndarray (d,)
-        The current centre :math:`v_{l-1}`, independent of the points.
+    centre : ndarray (d,) or (S, d)
+        The current centre :math:`v_{l-1}`, independent of the points: one vector, or the
+        atoms of its law.
     radius : float
         :math:`\tau_l`.
+    centre_probs : ndarray (S,) or None
+        The probabilities of the centre's atoms (``None``: a deterministic centre).
     """
 
     means: FloatArray
@@ -82,6 +119,7 @@ class ThresholdStep:
     bad: FloatArray
     centre: FloatArray
     radius: float
+    centre_probs: FloatArray | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """What defines the step and its main moments, rounded to 6 significant digits."""
@@ -94,6 +132,7 @@ class ThresholdStep:
             "noise_probs": _rounded(self.probs[0]),
             "bad": _rounded(self.bad),
             "centre": _rounded(self.centre),
+            "centre_probs": None if self.centre_probs is None else _rounded(self.centre_probs),
             "radius": _rounded(self.radius),
             "c2": _rounded(self.c2),
             "rho2": _rounded(self.rho2),
@@ -133,10 +172,22 @@ class ThresholdStep:
         r""":math:`\mathbb E_x \bar z_i`, the mean over the good points of client 0's cluster."""
         return np.asarray(self.means[self.same].mean(axis=0))
 
+    @cached_property
+    def centres(self) -> FloatArray:
+        """The atoms of the centre's law, ``(S, d)``."""
+        return np.asarray(np.atleast_2d(self.centre), dtype=float)
+
+    @cached_property
+    def weights(self) -> FloatArray:
+        """The probabilities of :attr:`centres`, ``(S,)``."""
+        if self.centre_probs is None:
+            return np.ones(1)
+        return np.asarray(self.centre_probs, dtype=float)
+
     @property
     def c2(self) -> float:
-        r""":math:`c^2 = \lVert v - \mathbb E_x \bar z_i\rVert^2`."""
-        return float(np.sum((self.centre - self.target) ** 2))
+        r""":math:`c^2 = \mathbb E\lVert v - \mathbb E_x \bar z_i\rVert^2`."""
+        return float(self.weights @ np.sum((self.centres - self.target) ** 2, axis=1))
 
     @cached_property
     def variances(self) -> FloatArray:
@@ -150,25 +201,24 @@ class ThresholdStep:
 
     @cached_property
     def clipped(self) -> FloatArray:
-        """The atoms of every good :math:`y_j`, ``(n_good, k, d)``."""
-        atoms = self.means[:, None, :] + self.offsets
-        return np.stack([clipped_atoms(a, self.centre, self.radius) for a in atoms])
+        """The atoms of every good :math:`y_j` at each centre atom, ``(S, n_good, k, d)``."""
+        atoms = (self.means[:, None, :] + self.offsets)[None]
+        return clipped_atoms(atoms, self.centres[:, None, None, :], self.radius)
 
     @cached_property
     def y_means(self) -> FloatArray:
-        r""":math:`\mathbb E y_j` of every good point."""
-        return np.asarray(np.einsum("jk,jkd->jd", self.probs, self.clipped))
+        r""":math:`\mathbb E y_j` of every good point (over the points and the centre)."""
+        return np.asarray(np.einsum("s,jk,sjkd->jd", self.weights, self.probs, self.clipped))
 
     @cached_property
     def y_variances(self) -> FloatArray:
         r""":math:`\mathbb E\lVert y_j - \mathbb E y_j\rVert^2` of every good point."""
-        dev = self.clipped - self.y_means[:, None, :]
-        return np.asarray(np.einsum("jk,jkd->j", self.probs, dev**2))
+        return self.second_moments(self.y_means[None, :, None, :])
 
     def second_moments(self, about: FloatArray) -> FloatArray:
         r""":math:`\mathbb E\lVert y_j - a\rVert^2` of every good point about the point ``about``."""
         dev = self.clipped - about
-        return np.asarray(np.einsum("jk,jkd->j", self.probs, dev**2))
+        return np.asarray(np.einsum("s,jk,sjkd->j", self.weights, self.probs, dev**2))
 
     @property
     def bias2(self) -> FloatArray:
@@ -180,29 +230,33 @@ class ThresholdStep:
         r"""The :math:`\mathcal T_2` sum of independent points.
 
         :math:`\mathbb E\lVert\frac{1}{|\mathcal G_i|}\sum_{j \sim i} (y_j - \mathbb E
-        y_j)\rVert^2`.
+        y_j)\rVert^2` with the terms independent (the proofs' resampling assumption).
         """
         return float(self.y_variances[self.same].sum()) / self.n_good**2
 
     @property
     def good_error(self) -> float:
-        r"""The good points' error of independent points: squared bias plus variance.
+        r"""The good points' error; given the centre the points are independent.
 
         :math:`\mathbb E\lVert\frac{1}{|\mathcal G_i|}\sum_{j \in \mathcal G_i} y_j -
-        \mathbb E_x \bar z_i\rVert^2`.
+        \mathbb E_x \bar z_i\rVert^2`: at each centre atom the squared bias plus the
+        summed variances, averaged over the centre's law.
         """
-        bias = self.y_means.mean(axis=0) - self.target
-        return float(bias @ bias) + float(self.y_variances.sum()) / self.n_good**2
+        given = np.einsum("jk,sjkd->sjd", self.probs, self.clipped)  # E(y_j | v)
+        bias = given.mean(axis=1) - self.target
+        dev = self.clipped - given[:, :, None, :]
+        spread = np.einsum("jk,sjkd->s", self.probs, dev**2) / self.n_good**2
+        return float(self.weights @ (np.sum(bias**2, axis=1) + spread))
 
     @property
     def bad_error(self) -> float:
         r"""The Byzantine points' error (0 without Byzantine points).
 
-        :math:`\lVert\frac{1}{|\mathcal B_i|}\sum_{j \in \mathcal B_i} y_j -
-        \mathbb E_x \bar z_i\rVert^2`.
+        :math:`\mathbb E\lVert\frac{1}{|\mathcal B_i|}\sum_{j \in \mathcal B_i} y_j -
+        \mathbb E_x \bar z_i\rVert^2`, over the centre's law.
         """
         if self.bad.shape[0] == 0:
             return 0.0
-        y = clipped_atoms(self.bad, self.centre, self.radius)
-        gap = y.mean(axis=0) - self.target
-        return float(gap @ gap)
+        y = clipped_atoms(self.bad[None], self.centres[:, None, :], self.radius)
+        gap = y.mean(axis=1) - self.target
+        return float(self.weights @ np.sum(gap**2, axis=1))
