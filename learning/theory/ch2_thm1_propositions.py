@@ -1,6 +1,6 @@
 r"""Theorem 1 of Werner (2024), ch. 2 (= Werner et al., TMLR 2023, §3.1), run.
 
-Each theorem bounds what an algorithm of the chapter returns, up to constants hidden in
+Theorems 1, 3 and 4 bound what an algorithm of the chapter returns, up to constants hidden in
 :math:`\lesssim`. The checks run the printed algorithm in numpy on instances whose every
 constant is known (points uniform on spheres of radius :math:`\sigma` around known cluster
 means; quadratic client losses with known minimisers and curvatures), with the printed
