@@ -59,6 +59,7 @@ import numpy as np
 from econ.propositions import Verdict, on_points, proposition, refuted
 from learning.theory.ch2_federated_propositions import ClientGroup, FederatedStep
 from learning.theory.clustering import PAPER, THESIS, FloatArray
+from learning.theory.threshold_laws import centred_law, unit_vector
 
 __all__ = ["GradientClusteringRun", "clustering_run"]
 
@@ -302,19 +303,6 @@ _EDGE_D, _EDGE_FAR = 0.25, 30.0  # D and the other cluster's optimum
 # --------------------------------------------------------------------------- random instances
 
 
-def _noise(rng: np.random.Generator, dim: int, size: int, variance: float) -> tuple[Any, Any]:
-    """``size`` random atoms, centred and scaled to ``variance``."""
-    atoms = rng.standard_normal((size, dim))
-    probs = rng.dirichlet(np.ones(size))
-    atoms = atoms - probs @ atoms
-    return atoms * math.sqrt(variance / float(probs @ (atoms**2).sum(1))), probs
-
-
-def _unit(rng: np.random.Generator, dim: int) -> FloatArray:
-    u = rng.standard_normal(dim)
-    return np.asarray(u / np.linalg.norm(u), dtype=np.float64)
-
-
 def _random_run(rng: np.random.Generator, k: int) -> GradientClusteringRun:
     """Client i and 0-2 more noisy clients, a noiseless rest, 1-2 other clusters, 0-1 bad."""
     dim = 1 + k % 3
@@ -322,7 +310,7 @@ def _random_run(rng: np.random.Generator, k: int) -> GradientClusteringRun:
     spread = float((0.0, 0.3, 0.9, 2.0)[k % 4])
     groups = []
     for j in range(int(rng.integers(1, 4))):  # client i first
-        atoms, probs = _noise(rng, dim, int(rng.integers(2, 4)) if j == 0 else 2, rho**2)
+        atoms, probs = centred_law(rng, dim, int(rng.integers(2, 4)) if j == 0 else 2, rho**2)
         curvature = float(rng.uniform(max(0.1, 1 - spread), 1 + spread))
         groups.append(ClientGroup(1.0, curvature, np.zeros(dim), atoms, probs, 0))
     rest = int(rng.integers(0, 7))
@@ -332,10 +320,10 @@ def _random_run(rng: np.random.Generator, k: int) -> GradientClusteringRun:
             ClientGroup(float(rest), curvature, np.zeros(dim), np.zeros((1, dim)), np.ones(1), 0)
         )
     for cluster in range(1, int(rng.integers(2, 4))):
-        optimum = cluster * _unit(rng, dim)
+        optimum = cluster * unit_vector(rng, dim)
         curvature = float(rng.uniform(0.5, 2.0))
         if rng.random() < 0.5:  # one noisy client
-            atoms, probs = _noise(rng, dim, 2, rho**2 * float(rng.uniform(0.2, 1.0)))
+            atoms, probs = centred_law(rng, dim, 2, rho**2 * float(rng.uniform(0.2, 1.0)))
             groups.append(ClientGroup(1.0, curvature, optimum, atoms, probs, cluster))
         else:
             count = float(rng.integers(1, 5))
@@ -349,7 +337,7 @@ def _random_run(rng: np.random.Generator, k: int) -> GradientClusteringRun:
     ).step
     n_i = sum(g.count for g in groups if g.cluster == 0)
     n_bad = int(n_i >= 4 * max(1.0, probe.a2**2)) * (k % 2)
-    return _spread_out(probe, float(rng.uniform(1.2, 3.0)), n_bad, _unit(rng, dim))
+    return _spread_out(probe, float(rng.uniform(1.2, 3.0)), n_bad, unit_vector(rng, dim))
 
 
 def _spread_out(

@@ -1,10 +1,14 @@
 r"""Federated-Clustering's theory: the constructions its statements speak about.
 
 Theorem 2's two-point construction (:func:`two_point_symbols`, :func:`two_point_construction`)
-and the largest separation :math:`\Delta` for which two quadratic clients satisfy Assumption 5
-(:func:`a5_largest_gap`); Lemma 1's quadratic clients are in
+and a single cluster's Bayes risk under its two-point prior (:func:`single_cluster_risk`);
+the largest separation :math:`\Delta` for which two quadratic clients satisfy Assumption 5
+(:func:`a5_largest_gap`). Lemma 1's quadratic clients are in
 :mod:`learning.theory.clustering_lemma1`, the thresholded point of Lemma 4 and the momentum of
-Lemma 14 in :mod:`learning.theory.clustering_variance`. The statements, and which of them fail
+Lemma 14 in :mod:`learning.theory.clustering_variance`, Algorithms 2-4 in numpy and the runs of
+Theorems 1, 3 and 4 in :mod:`learning.theory.clustering_algorithms` and
+:mod:`learning.theory.clustering_momentum`, the point laws of Lemmas 2-6 in
+:mod:`learning.theory.threshold_laws`. The statements, and which of them fail
 as printed, are registered in :mod:`learning.theory.clustering_propositions` and its siblings.
 
 References
@@ -22,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 from numpy.typing import NDArray
+from scipy.special import expit
+from scipy.stats import binom
 
 from econ.validation import non_negative, positive
 
@@ -29,6 +35,7 @@ __all__ = [
     "TwoPointConstruction",
     "a5_largest_gap",
     "construction_p",
+    "single_cluster_risk",
     "two_point_construction",
     "two_point_symbols",
 ]
@@ -89,6 +96,37 @@ def two_point_construction(sigma: float, gap: float) -> TwoPointConstruction:
     gap = float(positive("gap", gap))
     root = math.sqrt(4 * sigma**2 + gap**2)
     return TwoPointConstruction(p=0.5 - gap / (2 * root), atom=root, error=(root - gap) ** 2 / 16)
+
+
+def single_cluster_risk(sigma: float, n: int, gap: float) -> float:
+    r"""Bayes risk of estimating a cluster's mean from ``n`` samples, two-point prior.
+
+    The cluster's law is :math:`\mathcal D_1` or :math:`\mathcal D_2` of Theorem 2's
+    construction (:func:`~learning.theory.clustering.two_point_construction`: atoms
+    :math:`0, d`, variance :math:`\sigma^2` each, means :math:`\Delta` = ``gap`` apart), each
+    with probability 1/2. With :math:`k` the number of samples at :math:`d`, the posterior
+    weight of :math:`\mathcal D_2` is :math:`\pi_k = 1/(1 + ((1-p)/p)^{n-2k})` and the
+    posterior mean is the Bayes estimate, so the risk is
+
+    .. math::
+
+        \frac{\Delta^2}2\sum_{k=0}^n \Big(\tbinom nk p^k(1-p)^{n-k}\pi_k^2
+        + \tbinom nk (1-p)^k p^{n-k}(1-\pi_k)^2\Big).
+
+    Any estimator's larger risk under the two laws is at least this average.
+
+    References
+    ----------
+    Werner (2024), ch. 2, §2.6, proof of Theorem 2, last display (:math:`\sigma^2/(4n)`);
+    = Werner et al. (TMLR 2023), App. A.2.
+    """
+    pair = two_point_construction(sigma, gap)
+    p = pair.p
+    k = np.arange(n + 1)
+    posterior = expit((2 * k - n) * math.log((1 - p) / p))
+    first = binom.pmf(k, n, p) @ posterior**2
+    second = binom.pmf(k, n, 1 - p) @ (1 - posterior) ** 2
+    return float(gap**2 / 2 * (first + second))
 
 
 # --------------------------------------------------------------------------- A5 at the optima

@@ -3,9 +3,10 @@ r"""The registered statements of Federated-Clustering's theory, and where the ot
 Here: Theorem 2's construction and constant (on :mod:`learning.theory.clustering`) and what
 Assumption 5 implies at the optima; Lemma 1's constants in
 :mod:`learning.theory.clustering_lemma1_propositions`, the variance Lemmas 4, 7 and 14 in
-:mod:`learning.theory.clustering_variance_propositions`, Theorems 1 and 3 in
-:mod:`learning.theory.ch2_theorems_propositions`, and Lemmas 2, 3, 5 and 6 (behind Theorem 1)
-in :mod:`learning.theory.ch2_threshold_propositions`.
+:mod:`learning.theory.clustering_variance_propositions`, Theorems 1-4 in
+:mod:`learning.theory.ch2_thm1_propositions` to :mod:`learning.theory.ch2_thm4_propositions`,
+and Lemmas 2, 3, 5 and 6 (behind Theorem 1) in :mod:`learning.theory.ch2_lemma2_propositions`
+and :mod:`learning.theory.ch2_threshold_propositions`.
 
 Sources: M. Werner, *Collaborative Learning: Aligning Goals and Outcomes* (PhD thesis, UC
 Berkeley, 2024), ch. 2 "Personalized Collaborative Learning", §2.3 and §2.6 (ids
