@@ -39,6 +39,7 @@ __all__ = [
     "CHANCE_MARGIN",
     "LR_GRID",
     "PUBLISHED_ORDER",
+    "accuracy_margin",
     "compare",
     "compared_baselines",
     "order_claims",
@@ -175,9 +176,7 @@ def _deployed_accuracy(algorithm: Any, state: Any, data: ShardedData) -> np.ndar
     return np.asarray(accuracy)
 
 
-def _baseline_accuracy(
-    name: str, run: IPFLRun, setup: Setup, lr: float, updates: int
-) -> _Trained:
+def _baseline_accuracy(name: str, run: IPFLRun, setup: Setup, lr: float, updates: int) -> _Trained:
     """Baseline ``name`` trained ``run.rounds`` rounds of ``updates`` clients at rate ``lr``.
 
     Every ``run.eval_every`` rounds the models the method would deploy then (after its
@@ -416,3 +415,13 @@ def order_specs(shift: str, partition: str) -> tuple[ClaimSpec, ...]:
 def order_claims(rows: list[dict[str, Any]], run: IPFLRun) -> list[Claim]:
     """The paper's orderings (:func:`order_specs`) on :func:`compare`'s ``rows`` of ``run``."""
     return evaluate(order_specs(run.shift, run.partition), rows)
+
+
+def accuracy_margin(rows: list[dict[str, Any]], method: str) -> tuple[float, float]:
+    """IP-FL's personalised accuracy minus ``method``'s (pp): the mean over clients, its SE.
+
+    ``rows`` are :func:`compare`'s, IP-FL's first. The ordering "IP-FL above ``method``"
+    holds on one seed when the mean exceeds twice the standard error (:func:`order_specs`).
+    """
+    diff = _versus(rows, method)[1]
+    return float(diff.mean()), _standard_error(diff)
