@@ -236,13 +236,14 @@ def _best(runs: dict[float, _Trained | None], name: str) -> float:
 
 def _row(
     name: str,
-    trained: _Trained,
+    accuracy: np.ndarray,
     rho: np.ndarray,
     lr: float,
     val_by_lr: dict[float, float | None],
     chance: float,
+    trained: _Trained | None = None,
 ) -> dict[str, Any]:
-    accuracy = trained.test
+    """The row of ``name`` in :func:`compare`; its curve and cluster accuracy from ``trained``."""
     values = pma(accuracy, rho)
     mean = float(accuracy.mean())
     near = mean < chance + CHANCE_MARGIN
@@ -269,8 +270,10 @@ def _row(
         "pma_positive_share": float(np.mean(values > 0)),
         "opt_out_rate": float(opt_outs(values).mean()),
         "opt_out_percent": 100.0 * float(opt_outs(values).mean()),
-        "curve": trained.curve,
-        "cluster_accuracy": None if trained.clusters is None else trained.clusters.tolist(),
+        "curve": [] if trained is None else trained.curve,
+        "cluster_accuracy": None
+        if trained is None or trained.clusters is None
+        else trained.clusters.tolist(),
         "near_chance": near,
         "note": note,
     }
@@ -338,7 +341,7 @@ def compare(
         assert trained is not None
         tests[name] = (best, _val_means(runs), trained)
     rho = tests["fedavg"][2].test if "fedavg" in tests else result.reference_accuracy
-    rows = [_row(name, t, rho, lr, val, chance) for name, (lr, val, t) in tests.items()]
+    rows = [_row(name, t.test, rho, lr, val, chance, t) for name, (lr, val, t) in tests.items()]
     return {
         "partition": run.partition,
         "shift": run.shift,
