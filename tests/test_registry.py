@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from collabecon._verify import PACKAGES
+from econ import errata
 from econ import propositions as P
 
 P.load(PACKAGES)
@@ -47,11 +48,11 @@ def test_verdict_flips_under_its_perturbation(prop: P.Proposition) -> None:
 
 
 def test_failing_entries_and_corrections_come_in_pairs() -> None:
-    assert P.twin_problems(ENTRIES) == []
+    assert errata.twin_problems(ENTRIES) == []
 
 
 def test_errata_page_is_generated_from_the_registry() -> None:
     outcomes = [_outcome(p.id) for p in ENTRIES]  # the order of P.verify()
-    assert ERRATA.read_text() == P.errata_markdown(outcomes), (
+    assert ERRATA.read_text() == errata.errata_markdown(outcomes), (
         "docs/errata.md is stale: regenerate it with `collabecon verify --markdown > docs/errata.md`"
     )

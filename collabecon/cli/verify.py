@@ -18,6 +18,7 @@ from typing import Any
 from collabecon._verify import verify
 from collabecon.cli._output import table
 from econ import propositions, statement_index
+from econ.errata import errata_markdown
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "papers": papers(checked, args.only),
     }
     if args.markdown:
-        result["markdown"] = propositions.errata_markdown(checked)
+        result["markdown"] = errata_markdown(checked)
     return result
 
 

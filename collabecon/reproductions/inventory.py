@@ -572,7 +572,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         reproduction="ipfl",
         compared="IP-FL's cluster-model accuracy on each distribution at 10:90 and 30:70 (the "
         f"numbers of Table 3); {_IPFL_DATA}; FedSoft's cluster models not measured",
-        claims=("ipfl.*.B1", "ipfl.*.B2"),
+        claims=("ipfl.*.B1", "ipfl.*.B2", "ipfl.*.B1.c*", "ipfl.*.B2.c*"),
     ),
     Experiment(
         paper=IPFL,
@@ -602,6 +602,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         claims=(
             "ipfl.*.B1",
             "ipfl.*.B2",
+            "ipfl.*.B1.c*",
+            "ipfl.*.B2.c*",
             "compare.*.ip-fl>ifca",
             "compare.*.ip-fl>fedsoft",
             "compare.*.ip-fl>fedem",
@@ -689,7 +691,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         compared="the best cluster model's accuracy with incentives above that with random "
         f"bids on the ordinary (not synthetic) mixtures at 10:90 and 30:70; {_IPFL_DATA}; the "
         "linear and random partitions not run",
-        claims=("ipfl.*.B3",),
+        claims=("ipfl.*.B3", "ipfl.*.B3.*"),
     ),
     Experiment(
         paper=IPFL,

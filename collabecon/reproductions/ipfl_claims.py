@@ -9,13 +9,16 @@ The claims, at the paper's thresholds:
 
 - B1 (Table 3, IP-FL row, 10:90 columns; the same numbers as Table 1): at 10:90 each
   cluster model is best on a different distribution, diagonal minus off-diagonal accuracy
-  >= 15 pp (the paper: 21.2 pp) and bidder purity >= 0.9;
+  >= 15 pp (the paper: 21.2 pp) and bidder purity >= 0.9; B1.c0, B1.c1 the same gap for
+  each cluster model (the paper: 20.0 and 22.5 pp);
 - B2 (Table 3, IP-FL row): less specialisation at 30:70 than at 10:90 (the paper: 0.8
   against 21.2 pp, each cluster matched to its best distribution as in the measurement),
-  the mean difference larger than its seed-to-seed standard deviation;
+  the mean difference larger than its seed-to-seed standard deviation; B2.c0, B2.c1 the
+  same for each cluster model;
 - B3 (Table 6, App. D.1): incentives beat random bids: best-cell accuracy with incentives
   (I) above that with random bids (NI), the mean difference larger than its seed-to-seed
-  deviation;
+  deviation; B3.<split>.c0, B3.<split>.c1 the same for each cell of Table 6 measured (both
+  clusters at 10:90 and 30:70);
 - B4 (Corollary 8.1 in App. I, Table 5): PMA > 0 against FedAvg for >= 80 % of the clients
   (the paper: 0 % opt-outs);
 - B5 (App. C, "Fairness for providers"): providers with noisy labels contribute less and
@@ -40,7 +43,9 @@ __all__ = [
     "SETTINGS",
     "SPLITS",
     "TABLE3_IPFL",
+    "TABLE6",
     "b_claims",
+    "cluster_gaps",
     "specialisation_gap",
 ]
 
@@ -59,19 +64,34 @@ TABLE3_IPFL: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
 }
 
 
+def cluster_gaps(acc: np.ndarray) -> list[float]:
+    r"""Each cluster model's accuracy on its best distribution minus the other's (pp).
+
+    ``acc[k, d]`` is cluster model ``k``'s accuracy (a fraction) on distribution ``d``; cluster
+    ``k`` is matched to :math:`b_k = \arg\max_d acc_{k,d}` and its gap is
+    :math:`100 (acc_{k,b_k} - acc_{k,1-b_k})` (B1, B2 per cluster; Khan et al., IP-FL,
+    Table 3).
+    """
+    best = np.asarray(acc).argmax(axis=1)
+    rows = np.arange(len(best))
+    return (100 * (np.asarray(acc)[rows, best] - np.asarray(acc)[rows, 1 - best])).tolist()
+
+
 def specialisation_gap(acc: np.ndarray) -> tuple[float, bool]:
     r"""Mean diagonal minus off-diagonal accuracy (pp), and whether the clusters specialise.
 
-    ``acc[k, d]`` is cluster model ``k``'s accuracy (a fraction) on distribution ``d``. Each
-    cluster is matched to its best distribution :math:`b_k = \arg\max_d acc_{k,d}`; the gap
-    is :math:`100 \cdot \mathrm{mean}_k (acc_{k,b_k} - acc_{k,1-b_k})`, and the flag says
-    whether the two clusters are best on different distributions (B1, B2; Khan et al.,
-    IP-FL, Table 3).
+    The mean over the clusters of :func:`cluster_gaps`, and whether the two clusters are best
+    on different distributions (B1, B2; Khan et al., IP-FL, Table 3).
     """
-    best = acc.argmax(axis=1)
-    rows = np.arange(len(best))
-    return 100 * float(np.mean(acc[rows, best] - acc[rows, 1 - best])), len(set(best)) == 2
+    return float(np.mean(cluster_gaps(acc))), len(set(np.asarray(acc).argmax(axis=1))) == 2
 
+
+#: Table 6 (App. D.1), per split: the accuracy (%) of the cluster models c0, c1 on their
+#: best distribution, with incentives (I, first pair) and without (NI, second pair).
+TABLE6: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
+    "10:90": ((58.62, 67.4), (49.92, 52.8)),
+    "30:70": ((51.12, 64.06), (48.9, 44.44)),
+}
 
 #: The published specialisation gap (pp) per split: :func:`specialisation_gap` of
 #: :data:`TABLE3_IPFL`.
@@ -142,6 +162,48 @@ def _b_specs(setting: str) -> tuple[ClaimSpec, ...]:
             note=_tag,
         )
 
+    def b1_cluster(k: int) -> ClaimSpec:
+        gaps = cluster_gaps(np.asarray(TABLE3_IPFL["10:90"]) / 100)
+        return spec(
+            f"B1.c{k}",
+            f"Table 3 (IP-FL row, 10:90 columns, cluster model c{k})",
+            statement=f"at 10:90 cluster model c{k} is better on its best distribution than on "
+            "the other by >= 15 pp",
+            published=f"c{k}: {gaps[k]:.1f} pp",
+            measured=lambda b: f"c{k}: {_ms(b['10:90']['cluster_gap_pp'][k])} pp",
+            holds=lambda b: b["10:90"]["cluster_gap_pp"][k]["mean"] >= 15.0,
+            note=_tag,
+        )
+
+    def b2_cluster(k: int) -> ClaimSpec:
+        ten, thirty = (cluster_gaps(np.asarray(TABLE3_IPFL[sp]) / 100)[k] for sp in SPLITS)
+        return spec(
+            f"B2.c{k}",
+            f"Table 3 (IP-FL row, 10:90 and 30:70 columns, cluster model c{k})",
+            statement=f"cluster model c{k} specialises less at 30:70 than at 10:90 (margin "
+            "beyond the seed-to-seed spread)",
+            published=f"c{k}: {thirty:.1f} pp at 30:70 vs {ten:.1f} pp at 10:90",
+            measured=lambda b: (
+                f"c{k}: 10:90 minus 30:70 {_ms(b['b2_cluster_difference_pp'][k])} pp"
+            ),
+            holds=lambda b: _beyond_spread(b["b2_cluster_difference_pp"][k]),
+            note=lambda b: f"{_tag(b)}; holds when the mean difference exceeds its sd",
+        )
+
+    def b3_cell(split: str, k: int) -> ClaimSpec:
+        (i_cells, ni_cells) = TABLE6[split]
+        return spec(
+            f"B3.{split}.c{k}",
+            f"Table 6 (App. D.1), rows IP-FL (I) and IP-FL (NI), {split} column c{k}",
+            statement=f"at {split} cluster model c{k} is more accurate on its best "
+            "distribution with incentives (I) than with random bids (NI) (margin beyond the "
+            "seed-to-seed spread)",
+            published=f"I {i_cells[k]:.2f} vs NI {ni_cells[k]:.2f} %",
+            measured=lambda b: f"I minus NI {_ms(b[split]['best_cell_difference_pp'][k])} pp",
+            holds=lambda b: _beyond_spread(b[split]["best_cell_difference_pp"][k]),
+            note=lambda b: f"{_tag(b)}; holds when the mean difference exceeds its sd",
+        )
+
     return (
         spec(
             "B1",
@@ -189,6 +251,9 @@ def _b_specs(setting: str) -> tuple[ClaimSpec, ...]:
                 f"{_tag(b)} over both splits; holds when the mean difference exceeds its sd"
             ),
         ),
+        *(b1_cluster(k) for k in range(2)),
+        *(b2_cluster(k) for k in range(2)),
+        *(b3_cell(split, k) for split in SPLITS for k in range(2)),
         *(b4(split) for split in SPLITS),
         spec(
             "B5",
@@ -251,9 +316,38 @@ def b_claims(setting: str, seeds: list[dict[str, Any]]) -> tuple[list[Claim], di
             )
         }
         s[split]["distinct_seeds"] = int(sum(v["distinct"] for v in m))
+        gaps = [cluster_gaps(np.asarray(v["cluster_accuracy"])) for v in m]
+        s[split]["cluster_gap_pp"] = [_stats([g[k] for g in gaps]) for k in range(2)]
+        s[split]["best_cell_difference_pp"] = [
+            _stats(
+                [
+                    100 * (max(v["cluster_accuracy"][k]) - max(v["cluster_accuracy_ni"][k]))
+                    for v in m
+                ]
+            )
+            for k in range(2)
+        ]
     d2 = _stats([x["10:90"]["gap_pp"] - x["30:70"]["gap_pp"] for x in seeds])
     d3 = _stats([x[sp]["best_cell_i"] - x[sp]["best_cell_ni"] for x in seeds for sp in SPLITS])
     b6 = _stats([g for x in seeds for g in x["b6_gaps_pp"]])
     b5 = [x["b5"] for x in seeds]
-    s.update({"b2_difference_pp": d2, "b3_difference_pp": d3, "b6_gap_pp": b6, "b5": b5})
+    d2k = [
+        _stats(
+            [
+                cluster_gaps(np.asarray(x["10:90"]["cluster_accuracy"]))[k]
+                - cluster_gaps(np.asarray(x["30:70"]["cluster_accuracy"]))[k]
+                for x in seeds
+            ]
+        )
+        for k in range(2)
+    ]
+    s.update(
+        {
+            "b2_difference_pp": d2,
+            "b2_cluster_difference_pp": d2k,
+            "b3_difference_pp": d3,
+            "b6_gap_pp": b6,
+            "b5": b5,
+        }
+    )
     return evaluate(CLAIMS, {"setting": setting, "seeds": n, **s}), s

@@ -403,12 +403,15 @@ def _order_spec(method: str, shift: str, partition: str) -> ClaimSpec:
 
 
 def order_specs(shift: str, partition: str) -> tuple[ClaimSpec, ...]:
-    """The paper's orderings for a comparison under ``shift`` at ``partition``.
+    r"""The paper's orderings for a comparison under ``shift`` at ``partition``.
 
     Judged on :func:`compare`'s rows: IP-FL's personalised accuracy above each baseline's
     (§6.3-6.4: "IP-FL consistently outperforms"; Table 5 for FedAvg, FedProx, Ditto and
     Per-FedAvg, Table 3 for IFCA, FedSoft and FedEM). One seed: an ordering holds when the
     mean of the per-client differences exceeds twice its standard error over the clients.
+    Table 5's row Avg. PMA orders the methods alike: every method's
+    :math:`PMA_i = f_i - \rho_i` subtracts the same FedAvg accuracy :math:`\rho_i` (Eq. 1),
+    so its per-client differences are those of the personalised accuracies.
     """
     return tuple(
         _order_spec(method, shift, partition) for method in BASELINES if method in PUBLISHED_ORDER

@@ -182,6 +182,68 @@ def _thm43(
     )
 
 
+def _final_display(exponent: Callable[[int, int], int]) -> Verdict:
+    """The t < T branch of the last display of Appendix B.4 on the exact optimal-step sequence.
+
+    The display bounds y^t_*/(L mu Gamma) by (1 - chi/2)^e y^0_*/(L mu Gamma) for t < T in a run
+    of m rounds (t <= m), with e = ``exponent(t, m)``; the factor 1/(L mu Gamma) cancels.
+    """
+    points = [
+        {"chi": chi, "y0": y0, "m": m, "t": t}
+        for chi in (1.0, 0.5, 0.1)
+        for y0 in (10.0, 1e3, 1e6)
+        for m in (1, 3, 10, 40)
+        for t in range(0, m + 1)
+        if t < rounds(y0, chi, integer=True)
+    ]
+    return on_points(
+        lambda chi, y0, m, t: bool(
+            bound_recursion(y0, chi, max(t, 1))[t]
+            <= (1 - chi / 2) ** exponent(t, m) * y0 * (1 + 1e-12)
+        ),
+        points,
+        "y^t_* <= (1 - chi/2)^e y^0_* for t < T",
+        drawn=(
+            "grid chi in {1, 0.5, 0.1} x y^0_* in {10, 1e3, 1e6} x m in {1, 3, 10, 40} x every "
+            "t = 0..m below T"
+        ),
+    )
+
+
+@proposition(
+    "tsoy.thm4.3.proof.final",
+    source=(
+        "Tsoy et al. (2024), Appendix B.4, proof of Theorem 4.3, last display: 'Delta w^t <= "
+        "y^t_*/(L mu Gamma) <= ... (1 - chi/2)^m y^0_*/(L mu Gamma), t < T'"
+    ),
+    statement=(
+        "as printed: in a run of m rounds, for t < T, y^t_* <= (1 - chi/2)^m y^0_* (so Delta w^t "
+        "<= (1 - chi/2)^m y^0_*/(L mu Gamma)); at t = 0 it asks y^0_* <= (1 - chi/2)^m y^0_*, and "
+        "Delta w^0 = D^2 for a w^0 at distance D from w* exceeds (1 - chi/2)^m y^0_*/(L mu Gamma) "
+        "= (1 - chi/2)^m (n/b) D^2 (noiseless clients) once m (1 - chi/2)^m < 1 with b = n/m"
+    ),
+    holds=False,
+    perturb={"exponent": lambda t, m: t},
+)
+def _final_printed(exponent: Callable[[int, int], int] = lambda t, m: m) -> Verdict:
+    """The printed exponent m (the number of rounds) in the t < T branch."""
+    return _final_display(exponent)
+
+
+@proposition(
+    "tsoy.thm4.3.proof.final.corrected",
+    source=(
+        "Tsoy et al. (2024), Appendix B.4, proof of Theorem 4.3, last display, t < T branch, "
+        "with the exponent t of the line before ('y^t_* <= (1 - chi/2)^t y^0_*')"
+    ),
+    statement="for t < T, y^t_* <= (1 - chi/2)^t y^0_*, so Delta w^t <= (1 - chi/2)^t y^0_*/(L mu Gamma)",
+    perturb={"exponent": lambda t, m: m},
+)
+def _final_corrected(exponent: Callable[[int, int], int] = lambda t, m: t) -> Verdict:
+    """The exponent t; at t = m it is Theorem 4.3's m < T branch."""
+    return _final_display(exponent)
+
+
 def _log_cosh_setting(rng: np.random.Generator, dim: int) -> dict[str, NDArray[np.float64]]:
     r"""f(w) = sum_j mu_j w_j^2/2 + c_j log cosh(w_j): f'' in [mu_j, mu_j + c_j], f* = f(0) = 0."""
     return {"base": rng.uniform(0.05, 2.0, dim), "bump": rng.uniform(0.0, 5.0, dim)}

@@ -203,7 +203,8 @@ def _lemma_b5_points() -> list[dict[str, float]]:
     "tsoy.lemmaB.5",
     source="Tsoy et al. (2024), Lemmas B.5 and B.6 (Appendix B.12)",
     statement=(
-        "for lambda > lambda_low, beta* is rho (case 1), in {0, rho} (case 2), a root of h' with "
+        "for lambda > lambda_low, beta* (a maximiser of h on [0, rho]; the smallest where several "
+        "tie) is rho (case 1), in {0, rho} (case 2), a root of h' with "
         "h'' <= 0 (case 3), 0 or such a root (case 4), or 0 (case 5); at a root with h'' < 0, "
         "(N-1) beta + tau >= (N-1)^(1/3) rho"
     ),
@@ -239,9 +240,18 @@ def _lemma_b5(root: int = 3) -> Verdict:
         else:
             case_ok = beta <= step
         b6 = not interior or (n - 1) * beta + tau >= (n - 1) ** (1 / root) * rho * (1 - 1e-9)
+        top = float(values[best])
+        tied = [
+            b for b in (0.0, rho, beta) if h_lambda(b, *args) >= top - 1e-9 * max(1.0, abs(top))
+        ]
+        if len(set(tied)) > 1:
+            ties.append(
+                f"N = {n}, rho = {rho:.4g}, tau = {tau:.4g}, lambda = {lam:.4g}: {sorted(set(tied))}"
+            )
         return bool(case_ok and b6)
 
-    return on_points(
+    ties: list[str] = []
+    verdict = on_points(
         agrees,
         _lemma_b5_points(),
         "the grid maximiser lies in the set its case names; Lemma B.6's bound at interior maximisers",
@@ -250,6 +260,16 @@ def _lemma_b5(root: int = 3) -> Verdict:
             "from lambda_low to e^5 lambda_low"
         ),
         hypothesis=lambda n, rho, tau, lam: lam > (n * rho + tau) ** 2 / ((n - 1) ** 2 * rho**2),
+    )
+    if not verdict.holds:
+        return verdict
+    return Verdict(
+        verdict.status,
+        f"{verdict.evidence}; beta* is the smallest grid maximiser of h (0 before an interior root "
+        f"before rho); points where 0, rho and the interior maximiser tie to 1e-9: "
+        f"{'; '.join(ties) if ties else 'none (the maximiser is unique at every point)'}",
+        n_points=verdict.n_points,
+        drawn=verdict.drawn,
     )
 
 

@@ -67,7 +67,10 @@ LEDGER_DRAWN = (
 @proposition(
     "ipfl.eq9",
     source=f"{PAPER}, §4.2 'Token Manager', Eq. 9; reading: the payers are the clients "
-    "selected for the cluster (Alg. 1 'collects bid payments from all willing clients')",
+    "selected for the cluster (Alg. 1 'collects bid payments from all willing clients'). The "
+    "other reading, every client that bids for the cluster pays ('each client i interested in "
+    "a cluster places its bid'), fills the pool by the number of bidders times tau_p, which "
+    "contradicts Eq. 10's (N_p + N_r) tau_p unless every bidder is selected",
     statement="each paying client's balance becomes tau_i = tau_i - tau_p (games.ipfl.collect); "
     "no other balance changes",
     perturb={"payment": lambda tok, price: tok - 2 * price},
@@ -101,7 +104,8 @@ def _printed_pool_increase(n_perf: int, n_rand: int, price: float) -> float:
 @proposition(
     "ipfl.eq10",
     source=f"{PAPER}, §4.2, Eq. 10 ('N p' read as N_p); reading: one pool per cluster, filled "
-    "by the N_p + N_r clients selected for it",
+    "by the N_p + N_r clients selected for it. The other reading, one 'overall pool' tau_ar "
+    "for all clusters, would have Eq. 13 (for all k) pay that pool out once per cluster",
     statement="the pool grows by tau_ar = tau_ar + (N_p + N_r) tau_p, exactly what the payers "
     "of Eq. 9 lose (games.ipfl.collect)",
     perturb={"pool_increase": lambda n_perf, n_rand, price: n_rand * price},
@@ -154,9 +158,13 @@ def _util_points() -> Iterator[dict[str, float]]:
 
 @proposition(
     "ipfl.eq11",
-    source=f"{PAPER}, §4.2, Eq. 11; reading: Acc_kmax is the best accuracy of the rounds before r",
+    source=f"{PAPER}, §4.2, Eq. 11; reading: Acc_kmax is the best accuracy of the rounds "
+    "before r ('the maximum cluster-level accuracy achieved until this round'). The other "
+    "reading, round r included, has Acc_kr <= Acc_kmax and so Util = eta in every round, "
+    "whatever the improvement; Acc_kmax = 0 (no accuracy yet) leaves Eq. 11 undefined",
     statement="the refund fraction is Util = eta (gamma - min(gamma, max(0, (Acc_kr - Acc_kmax)"
-    "/Acc_kmax)))/gamma, eta in [0, 1], gamma in (0, 1] (games.ipfl.refund_fraction)",
+    "/Acc_kmax)))/gamma, eta in [0, 1], gamma in (0, 1], Acc_kmax > 0 "
+    "(games.ipfl.refund_fraction)",
     perturb={
         "util": lambda acc, acc_max, eta, gamma: eta * (gamma - (acc - acc_max) / acc_max) / gamma
     },
@@ -299,8 +307,13 @@ def _eq12_printed(
 
 @proposition(
     "ipfl.eq12.corrected",
-    source=f"{PAPER}, §4.2, Eq. 11-12 corrected; reading: the consumers of cluster k are its "
-    "payers of round r, refunded equally",
+    source=f"{PAPER}, §4.2, Eq. 12 (tau_i = tau_i - tau_ar x Util | Util in [0, gamma], for "
+    "all i in [N]) corrected: sign, payees and range; reading: the consumers of cluster k are "
+    "its payers of round r, refunded equally (in proportion to their payments: the same, "
+    "every payer pays tau_p). Other readings: every client of [N] shares the refund, as "
+    "Eq. 12's 'for all i' says, which pays clients that did not pay; or each payer gets back "
+    "Util tau_p, its own payment times Util, which equals the equal share only while the pool "
+    "holds just this round's payments",
     statement="tau_i = tau_i + Util tau_ar/|S_k| for the payers i in S_k and tau_ar = (1 - Util) "
     "tau_ar, with Util in [0, eta] (Eq. 11's range): tokens are conserved "
     "(games.ipfl.refund)",

@@ -17,9 +17,15 @@ The printed statements that fail:
   errors are larger, and clustering beats local training iff :math:`\tau^2 < \sigma^2/n_0`,
   not :math:`\tau^2 < m_1\sigma^2/(2n_0)` (``ipfl.fl_error``, ``ipfl.eq5``, ``ipfl.eq6``;
   the formulas are exact under that independence, ``ipfl.eq6.working``).
+- The FedAvg and cluster minimisers of §3 weight the summed losses by :math:`n_i/n` (their
+  minimiser weights :math:`\hat\mu_i` by :math:`n_i^2`), the cluster one averages
+  :math:`\hat\mu_i` for :math:`\hat\mu_j`, and Eq. 6's first form has :math:`1/m^2` for
+  :math:`1/m_1^2` (``ipfl.fl_minimiser``, ``ipfl.cluster_minimiser``, ``ipfl.eq6.first_form``).
 - Eq. 12 takes :math:`\tau_{ar} \cdot Util` from every client instead of refunding the
   consumers out of the pool, and gives Util the range :math:`[0, \gamma]` where Eq. 11 gives
   :math:`[0, \eta]` (``ipfl.eq12``).
+- Eq. 7's importance weights, read as the accuracies App. I describes, do not sum to 1, and
+  Eq. 8 then scales the model instead of averaging (``ipfl.eq7``).
 - Eq. 13's denominator :math:`N_r(N_r+1)/2` pays out more than the pool whenever
   :math:`N_p > 0` (``ipfl.eq13``).
 
@@ -43,6 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 from econ.propositions import (
     Kind,
     Verdict,
+    checked,
     on_points,
     proposition,
 )
@@ -55,7 +62,7 @@ from games.ipfl import (
 )
 from games.ipfl.config import FloatArray
 
-__all__ = ["lloyd"]
+__all__ = ["lloyd", "lloyd_fixed_points"]
 
 
 PAPER = "Khan et al. (IP-FL, arXiv 2304.07514 v4)"
@@ -144,38 +151,102 @@ def _weight_points() -> Iterator[dict[str, Any]]:
         yield {"accuracy": accuracy, "models": np.repeat(rng.normal(size=(1, d)), k, axis=0)}
 
 
-@proposition(
-    "ipfl.eq8",
-    source=f"{PAPER}, §4.1 'Profiler', Eq. 7-8; reading: the 'normalized' importance weights "
-    "of Eq. 7 are normalised over the clusters, w_ik = upsilon_ik/sum_k' upsilon_ik' "
-    "(uniform where every accuracy is 0)",
-    statement="the personalised model P_i = sum_k w_ik M_k is a convex combination of the "
-    "cluster models: K identical cluster models give that model back "
-    "(games.ipfl.importance_weights, games.ipfl.personalised_model)",
-    kind=Kind.READING,
-    perturb={"weights": lambda accuracy: np.asarray(accuracy, dtype=np.float64)},
-)
-def _eq8(weights: Callable[[FloatArray], FloatArray] = importance_weights) -> Verdict:
+def _raw_accuracy(accuracy: FloatArray) -> FloatArray:
+    """Eq. 7 as printed: upsilon_ik = n_ik/n_k, the share of D_i that M_k predicts correctly."""
+    return np.asarray(accuracy, dtype=np.float64)
+
+
+def _weighted_average_check(weights: Callable[[FloatArray], FloatArray], ratios: bool) -> Verdict:
+    """Whether ``weights`` make Eq. 8's P_i a weighted average of the cluster models.
+
+    With ``ratios`` also whether they keep Eq. 7's ratios between clusters (where a client's
+    accuracies are not all 0) and equal :func:`games.ipfl.importance_weights`.
+    """
+
     def holds(accuracy: FloatArray, models: FloatArray) -> bool:
         w = weights(accuracy)
         personal = personalised_model(w, models)
-        return bool(
+        average = bool(
             np.all(w >= 0)
             and np.allclose(w.sum(axis=1), 1.0)
             and np.allclose(personal, models[0][None, :], atol=1e-12)
-            and np.allclose(importance_weights(accuracy), w)
         )
+        if not ratios:
+            return average
+        scale = accuracy.sum(axis=1, keepdims=True)
+        kept = np.allclose((w * scale)[scale[:, 0] > 0], accuracy[scale[:, 0] > 0], atol=1e-12)
+        return average and kept and bool(np.allclose(importance_weights(accuracy), w))
 
     return on_points(
         holds,
         _weight_points(),
-        "weights >= 0 summing to 1 per client, equal to games.ipfl.importance_weights, and "
-        "P_i = M when every M_k = M",
+        "weights >= 0 summing to 1 per client and P_i = M when every M_k = M"
+        + (
+            "; w_ik sum_k' upsilon_ik' = upsilon_ik where some upsilon_ik > 0, and w = "
+            "games.ipfl.importance_weights"
+            if ratios
+            else ""
+        ),
         drawn="accuracies (0.9, 0.8) with two equal models, an all-zero accuracy matrix, then "
         "seeded (seed 8) 58 matrices of 1-7 clients x 1-5 clusters with accuracies uniform in "
         "[0, 1] rounded to 1-3 decimals (a tenth set to 0) and K copies of a random model in "
         "R^1..R^29",
     )
+
+
+_EQ7_READINGS = (
+    "the printed n_ik/n_k names neither count; the readings: (a) the share of D_i that M_k "
+    "predicts correctly ('normalized sum of correctly predicted data points on local dataset "
+    "D_i'; App. I, proof of Proposition 1: 'a value of 1 indicating perfect prediction "
+    "accuracy'), one accuracy per cluster, not summing to 1 over k; (b) those accuracies "
+    "normalised over the clusters; (c) FedSoft's importance weight (§1 cites it), the share "
+    "of D_i on which M_k has the smallest loss, which sums to 1 over k"
+)
+
+
+@proposition(
+    "ipfl.eq7",
+    source=f"{PAPER}, §4.1 'Profiler', Eq. 7 (upsilon_ik = n_ik/n_k in [0, 1]) as the weights "
+    f"of Eq. 8 (P_ik = sum_k upsilon_ik x omega_k), under reading (a): {_EQ7_READINGS}",
+    statement="with upsilon_ik the share of D_i that M_k predicts correctly, Eq. 8's "
+    "'weighted aggregation' P_i = sum_k upsilon_ik omega_k is a weighted average of the "
+    "cluster models: K identical cluster models give that model back",
+    holds=False,
+    kind=Kind.READING,
+    perturb={"weights": importance_weights},
+)
+def _eq7_printed(weights: Callable[[FloatArray], FloatArray] = _raw_accuracy) -> Verdict:
+    return _weighted_average_check(weights, ratios=False)
+
+
+@proposition(
+    "ipfl.eq7.corrected",
+    source=f"{PAPER}, §4.1, Eq. 7 normalised over the clusters (reading (b) of ipfl.eq7), so "
+    "that Eq. 8 averages the cluster models",
+    statement="w_ik = upsilon_ik/sum_k' upsilon_ik' (uniform where every upsilon_ik is 0) "
+    "keeps Eq. 7's ratios between the clusters and makes P_i = sum_k w_ik M_k a weighted "
+    "average: K identical cluster models give that model back (games.ipfl.importance_weights)",
+    kind=Kind.DERIVED,
+    perturb={"weights": _raw_accuracy},
+)
+def _eq7_corrected(weights: Callable[[FloatArray], FloatArray] = importance_weights) -> Verdict:
+    return _weighted_average_check(weights, ratios=True)
+
+
+@proposition(
+    "ipfl.eq8",
+    source=f"{PAPER}, §4.1 'Profiler', Eq. 7-8; reading (b): the 'normalized' importance "
+    "weights of Eq. 7 are normalised over the clusters, w_ik = upsilon_ik/sum_k' upsilon_ik' "
+    f"(uniform where every accuracy is 0); {_EQ7_READINGS}. Reading (a) fails (ipfl.eq7); (c) "
+    "needs per-sample losses the toolkit's profiler does not keep",
+    statement="the personalised model P_i = sum_k w_ik M_k is a convex combination of the "
+    "cluster models: K identical cluster models give that model back "
+    "(games.ipfl.importance_weights, games.ipfl.personalised_model)",
+    kind=Kind.READING,
+    perturb={"weights": _raw_accuracy},
+)
+def _eq8(weights: Callable[[FloatArray], FloatArray] = importance_weights) -> Verdict:
+    return _weighted_average_check(weights, ratios=False)
 
 
 def _weighted_centre(mu: FloatArray, n: FloatArray) -> float:
@@ -219,17 +290,40 @@ def lloyd(
     return labels, np.array(objective)
 
 
+def lloyd_fixed_points(
+    means: ArrayLike, sizes: ArrayLike, k: int, init: ArrayLike, tries: int, seed: int
+) -> list[NDArray[np.int64]]:
+    """The distinct clusterings :func:`lloyd` converges to from ``init`` and ``tries`` more starts.
+
+    The further starts are seeded random choices of ``k`` distinct client means. A clustering
+    is a partition of the clients (labels up to renaming), listed once, ``init``'s first; one
+    with fewer than ``k`` non-empty clusters is kept (Prop. 1 does not exclude it).
+    """
+    mu = np.asarray(means, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    starts = [np.asarray(init, dtype=np.float64)]
+    starts += [rng.choice(mu, k, replace=False) for _ in range(tries)]
+    seen: dict[frozenset[frozenset[int]], NDArray[np.int64]] = {}
+    for start in starts:
+        labels, _ = lloyd(mu, sizes, start, max_iter=500)
+        partition = frozenset(frozenset(np.flatnonzero(labels == c).tolist()) for c in set(labels))
+        seen.setdefault(partition, labels)
+    return list(seen.values())
+
+
 @proposition(
     "ipfl.prop1.lloyd",
     source=f"{PAPER}, §5 Proposition 1; App. I, proof of Proposition 1, part 1",
     statement="the proof's process (assign each client to the centroid minimising "
     "sum_j (beta_k - z_ij)^2, move each centroid to sum n_i mu_hat_i / sum n_i) never increases "
     "L = sum_i sum_j (beta_k(i) - z_ij)^2 and its assignments stop changing after finitely many "
-    "iterations",
+    "iterations (from any start; the check starts at K drawn client means, ties in the "
+    "assignment going to the lower-index centroid). The fixed point reached depends on the "
+    "start: the evidence reports how many distinct ones 16 starts reach",
     perturb={"centre": lambda mu, n: float(np.mean(mu))},
 )
 def _prop1(centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre) -> Verdict:
-    points = []
+    points, reached = [], []
     for seed in range(40):
         rng = np.random.default_rng(seed)
         k = int((2, 3, 4)[seed % 3])
@@ -240,6 +334,7 @@ def _prop1(centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre)
         mu = spread * groups + rng.normal(0, 0.3, m) + rng.normal(0, 1, m) / np.sqrt(sizes)
         init = rng.choice(mu, k, replace=False)
         _, objective = lloyd(mu, sizes, init, max_iter=500, centre=centre)
+        reached.append(len(lloyd_fixed_points(mu, sizes, k, init, 15, seed)))
         points.append(
             {
                 "seed": seed,
@@ -251,7 +346,7 @@ def _prop1(centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre)
                 "stopped": bool(objective.size < 2 * 500),
             }
         )
-    return on_points(
+    verdict = on_points(
         lambda worst_increase, scale, stopped, **_: (
             worst_increase <= 1e-12 * max(scale, 1.0) and stopped
         ),
@@ -261,6 +356,16 @@ def _prop1(centre: Callable[[FloatArray, FloatArray], float] = _weighted_centre)
         drawn="40 seeded instances (seeds 0-39): K = 2, 3, 4 centroids, 2K-40 clients of 5-200 "
         "samples, group means 0.3, 1 or 3 apart (overlapping to separated) with N(0, 0.3^2) "
         "client shifts and sampling noise, centroids started at K random client means",
+    )
+    if not verdict.holds:
+        return verdict
+    several = sum(r > 1 for r in reached)
+    return checked(
+        f"{verdict.evidence}; the fixed point is not unique: from the drawn start and 15 "
+        f"further starts (K random client means) {several} of the 40 instances reach several "
+        f"clusterings, up to {max(reached)}",
+        verdict.n_points or 1,
+        drawn=verdict.drawn or "",
     )
 
 

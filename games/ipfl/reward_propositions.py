@@ -80,11 +80,17 @@ def _eq13_printed(
 
 @proposition(
     "ipfl.eq13.corrected",
-    source=f"{PAPER}, §4.2, Eq. 13 with beta = n(n + 1)/2, n the number of ranked providers; "
-    "reading: sort(psi, Omega) ranks lexicographically, worst first",
+    source=f"{PAPER}, §4.2, Eq. 13 (the denominator N_r x (N_r + 1)/2) with beta = n(n + 1)/2, "
+    "n the number of ranked providers; reading: sort(psi, Omega) ranks lexicographically, "
+    "contribution psi first, worst first (the best provider gets rank n and the largest "
+    "reward). Other readings of sort(psi, Omega): Omega first; best first, which would pay "
+    "the best provider least; a rank of a combined score (psi x Omega, psi + Omega), which "
+    "the text does not define. Ties in (psi, Omega) are not resolved by the text",
     statement="the provider of rank alpha in 1..n receives alpha tau_ar/(n(n + 1)/2); the "
     "rewards sum to tau_ar for every n, and games.ipfl.reward pays exactly these in "
-    "(psi, Omega) order and empties the pool",
+    "(psi, Omega) order, ties broken by client id (the smaller id ranked higher), and empties "
+    "the pool; over every order of tied providers the total is the same and a tied "
+    "provider's reward ranges over its group's ranks (reported)",
     perturb={"denominator": lambda n: n * n / 2},
 )
 def _eq13_corrected(
@@ -98,6 +104,8 @@ def _eq13_corrected(
             f"sum_(alpha=1..n) alpha tau_ar/denominator(n) - tau_ar = {residual}, not 0",
             {"n": 3, "pool": 1.0, "paid": float(total.subs({n: 3, pool: 1}))},
         )
+
+    ties: list[tuple[int, float, float]] = []  # (providers tied, reward spread, pool)
 
     def holds(
         tokens: FloatArray,
@@ -117,6 +125,13 @@ def _eq13_corrected(
         expected = ledger.tokens.copy()
         for rank, i in enumerate(order, start=1):
             expected[i] += rank * pot / float(denominator(size))
+        # ties: every order of a tied group permutes its ranks; the total cannot change
+        keys = [(psi[i], omega[i]) for i in order]
+        for key in set(keys):
+            ranks = [r for r, k in enumerate(keys, start=1) if k == key]
+            if len(ranks) > 1:
+                spread = (max(ranks) - min(ranks)) * pot / float(denominator(size))
+                ties.append((len(ranks), spread, pot))
         return bool(
             np.allclose(after.tokens, expected, atol=1e-9)
             and np.allclose(
@@ -136,9 +151,18 @@ def _eq13_corrected(
     )
     if not numeric.holds:
         return numeric
+    spread = max(ties, key=lambda t: t[1] / max(t[2], 1e-300), default=(0, 0.0, 1.0))
+    tie_note = (
+        f"ties in (psi, Omega): {len(ties)} tied groups of up to {max(t[0] for t in ties)} "
+        "providers; over every order of a group its members' rewards are its ranks' rewards "
+        f"permuted (the total unchanged), a member's reward ranging up to {spread[1]:.4g} "
+        f"tokens of a pool of {spread[2]:.4g} ({spread[1] / max(spread[2], 1e-300):.0%})"
+        if ties
+        else "no ties in (psi, Omega) drawn"
+    )
     return checked(
         "sympy: sum_(alpha=1..n) alpha tau_ar/(n(n+1)/2) simplifies to tau_ar for symbolic n; "
-        f"{numeric.evidence}",
+        f"{numeric.evidence}; {tie_note}",
         numeric.n_points or 1,
         drawn=numeric.drawn or LEDGER_DRAWN,
     )

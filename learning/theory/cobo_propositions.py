@@ -211,8 +211,10 @@ def check_det_consensus(
 
 @proposition(
     "cobo.thm1.consensus.corrected",
-    source=DETERMINISTIC + "; the bound of Appendix A's proof before the step size is chosen, "
-    "with its constants repaired (see learning/theory/cobo.py)",
+    source=DETERMINISTIC
+    + "; corrects "
+    + "Appendix A, proof of Theorem 1, the display after 'Then with lower bound assumption of f_i and f_j' (6 M^2 S/(eta rho^2 c^2 T) + (3 M^2/rho^2)(L eta sigma^2/2), before 'Minimize the upper bound through choosing eta') at sigma = 0, "
+    "with the constants of Lemmas 3 and 4 repaired (see learning/theory/cobo.py)",
     statement=CORRECTED_DET
     + "(1/(c^2 T)) sum_t sum_{i,j} ||x_i^{t+1} - x_j^{t+1}||^2 <= 96 M^2 S/(eta rho^2 c^4 T)",
     kind="derived",
@@ -255,8 +257,10 @@ def check_det_gradient(
 
 @proposition(
     "cobo.thm1.gradient.corrected",
-    source=DETERMINISTIC + "; the bound of Appendix A's proof before the step size is chosen, "
-    "with its constants repaired (see learning/theory/cobo.py)",
+    source=DETERMINISTIC
+    + "; corrects "
+    + "Appendix A, proof of Theorem 1, the first line of the display after 'By the result of Lemma 3' ((2/eta)(1/T) S + 4 c^2 rho^2 (consensus) + c^2 L eta sigma^2/2) at sigma = 0, "
+    "with the constants of Lemmas 3 and 4 repaired (see learning/theory/cobo.py)",
     statement=CORRECTED_DET
     + "(1/(c^2 T)) sum_t sum_{i,j} ||grad f~_ij(z_ij^t)||^2 <= 4 S/(eta c^2 T)",
     kind="derived",
@@ -323,8 +327,11 @@ def check_sto_consensus(
 
 @proposition(
     "cobo.thm1.stochastic.consensus.corrected",
-    source=STOCHASTIC + "; Appendix A's bound before the step size is chosen, with the "
-    "model-gradient noise and the repaired constants (see learning/theory/cobo.py)",
+    source=STOCHASTIC
+    + "; corrects "
+    + "Appendix A, proof of Theorem 1, the display after 'Then with lower bound assumption of f_i and f_j' (6 M^2 S/(eta rho^2 c^2 T) + (3 M^2/rho^2)(L eta sigma^2/2), before 'Minimize the upper bound through choosing eta'), "
+    "with the model-gradient noise and the constants of Lemmas 3 and 4 repaired (see "
+    "learning/theory/cobo.py)",
     statement=CORRECTED_STO
     + "(1/(c^2 T)) sum_t sum_{i,j} E||x_i^{t+1} - x_j^{t+1}||^2 <= 96 M^2 S/(eta rho^2 c^4 T) "
     "+ 24 M^2 L eta sigma^2 (c+1)/(rho^2 c^3) + 8 eta sigma^2 (c-1)/(rho c^2)",
@@ -368,8 +375,10 @@ def check_sto_gradient(
 
 @proposition(
     "cobo.thm1.stochastic.gradient.corrected",
-    source=STOCHASTIC + "; Appendix A's bound before the step size is chosen, with the "
-    "repaired constants (see learning/theory/cobo.py)",
+    source=STOCHASTIC
+    + "; corrects "
+    + "Appendix A, proof of Theorem 1, the first line of the display after 'By the result of Lemma 3' ((2/eta)(1/T) S + 4 c^2 rho^2 (consensus) + c^2 L eta sigma^2/2), "
+    "with the constants of Lemmas 3 and 4 repaired (see learning/theory/cobo.py)",
     statement=CORRECTED_STO
     + "(1/(c^2 T)) sum_t sum_{i,j} E||grad f~_ij(z_ij^t)||^2 <= 4 S/(eta c^2 T) "
     "+ L eta sigma^2 (c+1)/c + (52/3) rho eta sigma^2 (c-1)",
@@ -409,8 +418,10 @@ def check_cor2(bound: Formula = cor2_gradient, hypothesis: Hypothesis = sto_hypo
 
 @proposition(
     "cobo.cor2.corrected",
-    source=f"{PAPER}, Section 3, Corollary 2, with the factor 2 of ||a + b||^2 <= 2||a||^2 + "
-    "2||b||^2 (dropped in Appendix A's proof) and the corrected Theorem 1 bounds",
+    source=f"{PAPER}, Section 3, Corollary 2; corrects Appendix A, proof of Corollary 2, the "
+    "display after 'By Cauchy-Schwarz inequality and L-Lipschitz smoothness' (||grad f_i(x_i)||^2 "
+    "<= ||grad f_i(z_ij)||^2 + ||grad f_i(z_ij) - grad f_i(x_i)||^2, which drops the factor 2 of "
+    "||a + b||^2 <= 2||a||^2 + 2||b||^2), with the corrected Theorem 1 bounds",
     statement=CORRECTED_STO
     + "(1/(c^2 T)) sum_t sum_{i,j} E||grad f_i(x_i^t)||^2 <= 2(1 + M^2) G + (L^2/2) C, with G "
     "and C the bounds of cobo.thm1.stochastic.gradient.corrected and "

@@ -427,7 +427,9 @@ def check_example2_zeta(
 
 @proposition(
     "cobo.example2.zeta.corrected",
-    source=f"{PAPER}, Section 3, Example 2 (different clusters), corrected",
+    source=f"{PAPER}, Section 3, Example 2, the second display (different clusters) "
+    "'a_i^2 ||x - mu_k||^2 + a_j^2 ||x - mu_k'||^2 = a_i^2 a_j^2/(a_i^2 + a_j^2)^2 ||mu_k - "
+    "mu_k'||^2' and the lower bound zeta_ij^2 after it, corrected",
     statement="min_x a_i^2 ||x - mu_k||^2 + a_j^2 ||x - mu_k'||^2 = a_i^2 a_j^2/(a_i^2 + a_j^2) "
     "||mu_k - mu_k'||^2 =: zeta_ij^2 (>= everywhere, = at x = (a_i^2 mu_k + a_j^2 mu_k')/(a_i^2 + a_j^2))",
     kind="derived",

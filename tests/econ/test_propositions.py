@@ -1,6 +1,7 @@
 import pytest
 import sympy as sp
 
+from econ import errata
 from econ import propositions as P
 
 
@@ -71,8 +72,8 @@ def test_twins_are_checked_in_both_directions():
     twin = P.Proposition("t.x.corrected", "src", "s", lambda: P.proved("e"))
     orphan = P.Proposition("t.y.corrected", "src", "s", lambda: P.proved("e"))
     lone = P.Proposition("t.z", "src", "s", lambda: P.refuted("e", {}), holds=False)
-    assert P.twin_problems([fails, twin]) == []
-    assert P.twin_problems([fails, twin, orphan, lone]) == [
+    assert errata.twin_problems([fails, twin]) == []
+    assert errata.twin_problems([fails, twin, orphan, lone]) == [
         "t.y.corrected has no parent expected to fail",
         "t.z is expected to fail but has no holding .corrected twin",
     ]
@@ -86,7 +87,7 @@ def test_errata_lists_refuted_entries_by_kind_with_their_correction():
         "t.c", "Code", "bounds (0, 1)", lambda: P.refuted("escapes", {}), holds=False, kind="code"
     )
     twin = P.Proposition("t.x.corrected", "Paper, eq. (1)", "x = 3", lambda: P.proved("3 = 3"))
-    page = P.errata_markdown([P.run(fails), P.run(code), P.run(twin)])
+    page = errata.errata_markdown([P.run(fails), P.run(code), P.run(twin)])
     paper_part, code_part = page.split("## Errors in the authors' code")
     assert (
         "### `t.x`" in paper_part
