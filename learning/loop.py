@@ -19,7 +19,7 @@ import pickle
 import re
 import sys
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -229,6 +229,7 @@ def run_rounds(
     checkpoint: Checkpointing | None = None,
     fingerprint: Mapping[str, Any] | None = None,
     progress: bool = False,
+    observe: Callable[[int, Any], None] | None = None,
 ) -> LoopResult:
     """Run ``rounds`` rounds of ``algorithm`` from the stacked initial ``models``.
 
@@ -254,6 +255,9 @@ def run_rounds(
         fingerprint is refused.
     progress : bool
         Show a tqdm progress bar on stderr.
+    observe : callable, optional
+        Called as ``observe(done, state)`` at every evaluation, with the number of rounds done
+        and the algorithm's state after them (before ``finish``); it must not change the state.
     """
     rounds = positive_int("rounds", rounds)
     eval_every = positive_int("eval_every", eval_every)
@@ -308,6 +312,8 @@ def run_rounds(
             )
             check_finite_loss("test", record.test_loss, done, ctx.local.sgd.lr)
             history.append(record)
+            if observe is not None:
+                observe(done, state)
             bar.set_postfix(loss=f"{record.test_loss:.3f}", acc=f"{record.test_accuracy or 0:.3f}")
         if checkpoint is not None and (done % checkpoint.every == 0 or done == rounds):
             write_checkpoint(

@@ -18,6 +18,7 @@ from collabecon.reproductions import (
     failure_modes_claims,
     ipfl_claims,
     ipfl_comparison,
+    ipfl_settings,
     price_discrimination_claims,
     privacy,
 )
@@ -31,7 +32,8 @@ SPECS = {
     "ipfl": ipfl_claims.CLAIMS
     + tuple(
         s for shift in ipfl_claims.SETTINGS for s in ipfl_comparison.order_specs(shift, "10:90")
-    ),
+    )
+    + ipfl_settings.SPECS,
     "defection_free": defection_free.CLAIMS,
     "pricing": price_discrimination_claims.CLAIMS,
     "privacy": privacy.CLAIMS,

@@ -2,7 +2,11 @@ r"""IP-FL reproduced: seven behavioural claims and the comparison with the basel
 
 Khan et al., "IP-FL: Incentivized and Personalized Federated Learning": seven behavioural
 claims of the paper (B1-B7, :mod:`collabecon.reproductions.ipfl_claims`) and the comparison
-with the baselines (§6.3-6.4, Tables 3-5, :mod:`collabecon.reproductions.ipfl_comparison`).
+with the baselines (§6.3-6.4, Tables 3-5, :mod:`collabecon.reproductions.ipfl_comparison`),
+in every setting of :mod:`collabecon.reproductions.ipfl_settings`: the convergence curves
+(Fig. 2, Fig. 9), the CDFs of the clients' PMA (Fig. 3, Fig. 8), the synthetic data (Tables 2,
+7, 8, 9, Fig. 4), 2 classes per client (Table 10) and 40:60 (Table 11), drawn by
+:mod:`collabecon.reproductions.ipfl_figures`.
 
 :func:`reproduce` measures B1-B7 over several seeds in two settings, each at the 10:90 and
 30:70 mixtures of §6.1:
@@ -30,7 +34,18 @@ from collabecon.reproductions.ipfl_claims import (
     specialisation_gap,
 )
 from collabecon.reproductions.ipfl_comparison import LR_GRID, compare
-from econ.claims import Claim, Reproduction
+from collabecon.reproductions.ipfl_figures import (
+    CONVERGENCE_FIGURE,
+    PMA_FIGURE,
+    SYNTHETIC_FIGURE,
+    clusters_table,
+    convergence_figure,
+    pma_cdf_figure,
+    settings_table,
+    synthetic_cdf_figure,
+)
+from collabecon.reproductions.ipfl_settings import COMPARISONS, MIXTURES, SPECS
+from econ.claims import Claim, Reproduction, evaluate
 from econ.outputs import plain
 from games.ipfl import IPFLConfig
 from learning.drivers.ipfl import IPFLResult, IPFLRun, build_setup, run_ipfl
@@ -182,10 +197,13 @@ def _side_by_side(stats: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _comparison(scale: str, shift: str, out: Path | str, device: str) -> dict[str, Any]:
-    """:func:`compare` at 10:90 for ``shift`` at ``scale`` (seed 0), cached in ``out``."""
-    run = dataclasses.replace(SCALE_RUNS[scale], shift=shift, partition="10:90")
-    path = Path(out) / f"ipfl_{scale}_{shift}_compare.json"
+def _comparison(scale: str, name: str, out: Path | str, device: str) -> dict[str, Any]:
+    """:func:`compare` in comparison ``name`` of :data:`COMPARISONS` at ``scale`` (seed 0).
+
+    Cached in ``out``.
+    """
+    run = dataclasses.replace(SCALE_RUNS[scale], **COMPARISONS[name])
+    path = Path(out) / f"ipfl_{scale}_{name.replace(':', '-')}_compare.json"
     if path.exists():
         saved = json.loads(path.read_text())
         if saved.get("run") == run.to_dict() and saved.get("lr_grid") == list(LR_GRID):
@@ -222,10 +240,13 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     """B1-B7 in both settings, and the comparison with the baselines.
 
     B1-B7 in rotation and the label concept shift, at 10:90 and 30:70, over ``seeds`` seeds
-    (3 by default), side by side with the spread over seeds; and the comparison with the
-    baselines at 10:90 in both settings (seed 0), with the paper's orderings.
+    (3 by default), side by side with the spread over seeds; the comparison with the
+    baselines at 10:90 in both settings (seed 0), with the paper's orderings; and the
+    comparisons of :data:`collabecon.reproductions.ipfl_settings.COMPARISONS` (seed 0) with
+    their claims (:data:`~collabecon.reproductions.ipfl_settings.SPECS`) and figures.
 
-    Per-seed measurements and the comparisons are written to (and read back from) ``out``.
+    Per-seed measurements and the comparisons are written to (and read back from) ``out``;
+    the figures are written there.
     """
     if scale not in SCALE_RUNS:
         raise ValueError(f"scale must be one of {', '.join(SCALE_RUNS)}, got {scale!r}")
@@ -240,9 +261,17 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
         c, st = b_claims(setting, measured)
         claims += c
         stats[setting] = st
-    comparisons = {shift: _comparison(scale, shift, out, device) for shift in SETTINGS}
-    for result in comparisons.values():
-        claims += [Claim(**c) for c in result["claims"]]
+    comparisons = {name: _comparison(scale, name, out, device) for name in COMPARISONS}
+    for shift in SETTINGS:  # the orderings of Tables 3 and 5, at 10:90
+        claims += [Claim(**c) for c in comparisons[shift]["claims"]]
+    claims += evaluate(SPECS, comparisons)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = (CONVERGENCE_FIGURE, PMA_FIGURE, SYNTHETIC_FIGURE)
+    for draw, name in zip(
+        (convergence_figure, pma_cdf_figure, synthetic_cdf_figure), figures, strict=True
+    ):
+        draw(comparisons, out / name)
     budget = comparisons["rotation"]["budget"]
     base = SCALE_RUNS[scale]
     body = (
@@ -255,13 +284,29 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
         f"against FedAvg; {budget['rounds']} rounds of {budget['local_steps']} local steps, "
         f"{budget['client_updates_per_round']} client updates a round under rotation; each "
         f"method's learning rate chosen on validation data from {list(LR_GRID)}):\n\n"
-        + _comparison_table(comparisons)
+        + _comparison_table({shift: comparisons[shift] for shift in SETTINGS})
+        + "\n\nThe other settings (seed 0, rotation; the same budget rule; accuracy %, mean "
+        "PMA pp, PMA > 0 and opt-outs % of clients, learning rate): the mixtures of the "
+        "convergence curves (Fig. 2, Fig. 9: `"
+        + CONVERGENCE_FIGURE
+        + "`), 40:60 (Table 11), 2 classes per client (Fig. 8, Table 10; PMA CDFs: `"
+        + PMA_FIGURE
+        + "`):\n\n"
+        + settings_table(comparisons, ["30:70", "linear", "random", "40:60", "pathological"])
+        + "\n\nThe synthetic data (each client tested on the reverse of its training "
+        "mixture; Tables 2, 7, 8, 9; test-accuracy CDFs of IP-FL and FedSoft, Fig. 4: `"
+        + SYNTHETIC_FIGURE
+        + "`):\n\n"
+        + settings_table(comparisons, [f"synthetic-{m}" for m in MIXTURES])
+        + "\n\nCluster models on the synthetic data (accuracy %):\n\n"
+        + clusters_table(comparisons)
     )
     return Reproduction(
         name="ipfl",
         title="IP-FL (Khan et al.): B1-B7 under rotation and under a label concept shift",
         claims=tuple(claims),
         body=body,
+        figures=figures,
         data={
             "scale": scale,
             "seeds": n,

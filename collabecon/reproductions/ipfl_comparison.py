@@ -29,9 +29,9 @@ from games.ipfl import opt_outs, pma
 from learning.algorithms import ALGORITHMS, build_algorithm
 from learning.algorithms.base import algorithm_parameters
 from learning.drivers.ipfl import IPFLResult, IPFLRun, Setup, build_setup, personalise, run_ipfl
-from learning.drivers.ipfl.evaluation import mixture_accuracy
+from learning.drivers.ipfl.evaluation import cluster_accuracy, mixture_accuracy
 from learning.drivers.ipfl.training import updates_per_round
-from learning.engine import broadcast
+from learning.engine import ShardedData, broadcast
 from learning.loop import DivergedError, run_rounds
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "CHANCE_MARGIN",
     "LR_GRID",
     "PUBLISHED_ORDER",
+    "accuracy_margin",
     "compare",
     "compared_baselines",
     "order_claims",
@@ -124,7 +125,24 @@ def _variant_name(run: IPFLRun) -> str:
     return "ip-fl" if not options else f"ip-fl ({', '.join(options)})"
 
 
-def _ipfl_accuracy(run: IPFLRun, setup: Setup) -> tuple[IPFLResult, np.ndarray, np.ndarray]:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Trained:
+    """One method trained at one learning rate.
+
+    The accuracy of its personalised models on validation and test data (per client), its
+    mean test accuracy over the rounds (``[round, accuracy]`` pairs), its cluster models'
+    accuracy on each source distribution (None for a method without cluster models) and,
+    for IP-FL, its result.
+    """
+
+    val: np.ndarray
+    test: np.ndarray
+    curve: list[list[float]]
+    clusters: np.ndarray | None
+    result: IPFLResult | None = None
+
+
+def _ipfl_accuracy(run: IPFLRun, setup: Setup) -> _Trained:
     """IP-FL's result and the accuracy of its personalised models on validation and test."""
     result = run_ipfl(run, setup=setup)
     engine = setup.ctx.engine
@@ -133,38 +151,67 @@ def _ipfl_accuracy(run: IPFLRun, setup: Setup) -> tuple[IPFLResult, np.ndarray, 
     else:
         val = mixture_accuracy(engine, result.models, result.weights, setup.val)
     assert val is not None
-    return result, val, result.personalised_accuracy
+    curve = [
+        [h["round"] + 1, float(np.mean(h["personalised_accuracy"]))]
+        for h in result.history
+        if "personalised_accuracy" in h
+    ]
+    return _Trained(
+        val, result.personalised_accuracy, curve, result.cluster_accuracy, result=result
+    )
 
 
-def _baseline_accuracy(
-    name: str, run: IPFLRun, setup: Setup, lr: float, updates: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Validation and test accuracy of baseline ``name``.
+def _deployed_accuracy(algorithm: Any, state: Any, data: ShardedData) -> np.ndarray:
+    """Per-client accuracy on ``data`` of the models ``algorithm`` deploys in ``state``.
 
-    It is trained ``run.rounds`` rounds of ``updates`` clients with learning rate ``lr``.
+    FedEM predicts with its output mixture; every other method with its client models.
+    """
+    engine = algorithm.ctx.engine
+    mixture = getattr(algorithm, "mixture", None)
+    if mixture is not None:
+        components, pi = mixture(state)
+        return mixture_accuracy(engine, components, pi, data)
+    accuracy = engine.evaluate(algorithm.client_models(state), data).accuracy
+    assert accuracy is not None
+    return np.asarray(accuracy)
+
+
+def _baseline_accuracy(name: str, run: IPFLRun, setup: Setup, lr: float, updates: int) -> _Trained:
+    """Baseline ``name`` trained ``run.rounds`` rounds of ``updates`` clients at rate ``lr``.
+
+    Every ``run.eval_every`` rounds the models the method would deploy then (after its
+    finishing step, as at the end) are scored on the test data: the curve of
+    :func:`compare`.
     """
     tuned = _with_lr(setup, lr)
     ctx = tuned.ctx
     algorithm = build_algorithm(name, ctx, **_baseline_params(name, run.clusters, lr))
+    curve: list[list[float]] = []
+
+    def observe(done: int, state: Any) -> None:
+        if done < run.rounds:
+            finished = algorithm.finish(state, np.random.default_rng([run.seed, 4, done]))
+            curve.append([done, float(_deployed_accuracy(algorithm, finished, ctx.test).mean())])
+
     outcome = run_rounds(
         algorithm,
         broadcast(setup.initial, ctx.n_clients),
         run.rounds,
         np.random.default_rng([run.seed, 2]),
         clients_per_round=min(ctx.n_clients, max(1, updates)),
-        eval_every=run.rounds,
+        eval_every=run.eval_every,
+        observe=observe,
     )
-    mixture = getattr(algorithm, "mixture", None)
-    if mixture is not None:  # FedEM predicts with its output mixture
-        components, pi = mixture(outcome.state)
-        return (
-            mixture_accuracy(ctx.engine, components, pi, setup.val),
-            mixture_accuracy(ctx.engine, components, pi, ctx.test),
-        )
-    val = ctx.engine.evaluate(outcome.models, setup.val).accuracy
-    test = outcome.evaluation.accuracy
-    assert val is not None and test is not None
-    return val, test
+    val = _deployed_accuracy(algorithm, outcome.state, setup.val)
+    test = _deployed_accuracy(algorithm, outcome.state, ctx.test)
+    curve.append([run.rounds, float(test.mean())])
+    cluster_models = getattr(algorithm, "cluster_models", None)
+    clusters = (
+        None
+        if cluster_models is None
+        else cluster_accuracy(ctx.engine, cluster_models(outcome.state), setup.sources)
+    )
+    return _Trained(val, test, curve, clusters)
 
 
 def _unless_diverged(fn: Any, *args: Any) -> Any:
@@ -175,14 +222,13 @@ def _unless_diverged(fn: Any, *args: Any) -> Any:
         return None
 
 
-def _val_means(runs: dict[float, Any], index: int) -> dict[float, float | None]:
-    return {lr: None if r is None else float(r[index].mean()) for lr, r in runs.items()}
+def _val_means(runs: dict[float, _Trained | None]) -> dict[float, float | None]:
+    return {lr: None if r is None else float(r.val.mean()) for lr, r in runs.items()}
 
 
-def _best(runs: dict[float, Any], name: str) -> float:
+def _best(runs: dict[float, _Trained | None], name: str) -> float:
     """The learning rate whose run has the best mean validation accuracy (the first of a tie)."""
-    index = 1 if name == "ip-fl" else 0
-    scores = {lr: float(r[index].mean()) for lr, r in runs.items() if r is not None}
+    scores = {lr: float(r.val.mean()) for lr, r in runs.items() if r is not None}
     if not scores:
         raise ValueError(f"{name} diverged at every learning rate of lr_grid {list(runs)}")
     return max(scores, key=lambda lr: scores[lr])
@@ -195,7 +241,9 @@ def _row(
     lr: float,
     val_by_lr: dict[float, float | None],
     chance: float,
+    trained: _Trained | None = None,
 ) -> dict[str, Any]:
+    """The row of ``name`` in :func:`compare`; its curve and cluster accuracy from ``trained``."""
     values = pma(accuracy, rho)
     mean = float(accuracy.mean())
     near = mean < chance + CHANCE_MARGIN
@@ -217,9 +265,15 @@ def _row(
         "personalised_accuracy_mean": mean,
         "personalised_accuracy_std": float(accuracy.std()),
         "personalised_accuracy": accuracy.tolist(),
+        "pma": values.tolist(),
         "pma_mean": float(values.mean()),
+        "pma_positive_share": float(np.mean(values > 0)),
         "opt_out_rate": float(opt_outs(values).mean()),
         "opt_out_percent": 100.0 * float(opt_outs(values).mean()),
+        "curve": [] if trained is None else trained.curve,
+        "cluster_accuracy": None
+        if trained is None or trained.clusters is None
+        else trained.clusters.tolist(),
         "near_chance": near,
         "note": note,
     }
@@ -239,9 +293,12 @@ def compare(
     baselines get as many client updates per round as IP-FL used on average. Each method's
     learning rate is the one of ``lr_grid`` with the best mean validation accuracy of its
     personalised models. PMA is measured against the FedAvg row (Eq. 1). Each row has the
-    personalised test accuracy (mean, std over clients), PMA (pp), the opt-out rate
-    (PMA <= 0, Eq. 2), the chosen learning rate, the validation accuracy at every grid point
-    and ``near_chance`` with a ``note`` when the mean accuracy is below chance +
+    personalised test accuracy (per client; mean, std over clients), PMA (per client, its
+    mean, the share of clients with PMA > 0; pp), the opt-out rate (PMA <= 0, Eq. 2), the
+    mean test accuracy every ``run.eval_every`` rounds (``curve``, ``[round, accuracy]``
+    pairs: Fig. 2), the cluster models' accuracy on each source distribution
+    (``cluster_accuracy``, None without cluster models: Tables 2, 8, 9), the chosen
+    learning rate, the validation accuracy at every grid point and ``near_chance`` with a ``note`` when the mean accuracy is below chance +
     :data:`CHANCE_MARGIN`. ``claims`` are the paper's orderings (IP-FL above each baseline,
     Tables 3 and 5).
 
@@ -260,27 +317,31 @@ def compare(
     setup = build_setup(run, device=device, data_dir=data_dir)
     chance = 1.0 / setup.federation.n_classes
     # IP-FL first: its mean number of updates per round is every baseline's budget
-    ipfl = {}
+    ipfl: dict[float, _Trained | None] = {}
     for lr in lr_grid:
         progress(f"{_variant_name(run)}, lr {lr:g}")
         ipfl[lr] = _unless_diverged(
             _ipfl_accuracy, dataclasses.replace(run, lr=lr), _with_lr(setup, lr)
         )
     ip_lr = _best(ipfl, "ip-fl")
-    result, _, ip_test = ipfl[ip_lr]
+    chosen = ipfl[ip_lr]
+    assert chosen is not None and chosen.result is not None
+    result = chosen.result
     updates = updates_per_round(result.history)
-    tests: dict[str, tuple[float, dict[float, float | None], np.ndarray]] = {
-        _variant_name(run): (ip_lr, _val_means(ipfl, 1), ip_test)
+    tests: dict[str, tuple[float, dict[float, float | None], _Trained]] = {
+        _variant_name(run): (ip_lr, _val_means(ipfl), chosen)
     }
     for name in baselines:
-        runs = {}
+        runs: dict[float, _Trained | None] = {}
         for lr in lr_grid:
             progress(f"{name}, lr {lr:g}")
             runs[lr] = _unless_diverged(_baseline_accuracy, name, run, setup, lr, updates)
         best = _best(runs, name)
-        tests[name] = (best, _val_means(runs, 0), runs[best][1])
-    rho = tests["fedavg"][2] if "fedavg" in tests else result.reference_accuracy
-    rows = [_row(name, acc, rho, lr, val, chance) for name, (lr, val, acc) in tests.items()]
+        trained = runs[best]
+        assert trained is not None
+        tests[name] = (best, _val_means(runs), trained)
+    rho = tests["fedavg"][2].test if "fedavg" in tests else result.reference_accuracy
+    rows = [_row(name, t.test, rho, lr, val, chance, t) for name, (lr, val, t) in tests.items()]
     return {
         "partition": run.partition,
         "shift": run.shift,
@@ -360,3 +421,13 @@ def order_specs(shift: str, partition: str) -> tuple[ClaimSpec, ...]:
 def order_claims(rows: list[dict[str, Any]], run: IPFLRun) -> list[Claim]:
     """The paper's orderings (:func:`order_specs`) on :func:`compare`'s ``rows`` of ``run``."""
     return evaluate(order_specs(run.shift, run.partition), rows)
+
+
+def accuracy_margin(rows: list[dict[str, Any]], method: str) -> tuple[float, float]:
+    """IP-FL's personalised accuracy minus ``method``'s (pp): the mean over clients, its SE.
+
+    ``rows`` are :func:`compare`'s, IP-FL's first. The ordering "IP-FL above ``method``"
+    holds on one seed when the mean exceeds twice the standard error (:func:`order_specs`).
+    """
+    diff = _versus(rows, method)[1]
+    return float(diff.mean()), _standard_error(diff)

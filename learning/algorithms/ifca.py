@@ -162,6 +162,10 @@ class IFCA(SplitAlgorithm[IFCAState]):
         """The model of the cluster each client chose last (its initial one until it chooses)."""
         return select(state["clusters"], state["assignment"])
 
+    def cluster_models(self, state: IFCAState) -> Params:
+        """The ``n_clusters`` cluster models (for cluster-level evaluation)."""
+        return state["clusters"]
+
     def choose(
         self,
         clusters: Params,

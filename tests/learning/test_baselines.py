@@ -74,6 +74,8 @@ def test_ifca_gives_members_of_a_cluster_one_model():
     # random initialisation: the cluster models differ
     clusters = result.state["clusters"]
     assert not torch.equal(clusters["0.weight"][0], clusters["0.weight"][1])
+    algorithm = build_algorithm("ifca", ctx, option="model")
+    assert algorithm.cluster_models(result.state) is clusters
 
 
 def test_hypcluster_assigns_by_the_full_training_loss():

@@ -357,6 +357,10 @@ def test_command_line_options_reach_the_run(tmp_path, capsys):
     assert _variant_name(IPFLRun()) == "ip-fl"
 
 
+#: The methods of the comparison with cluster models.
+CLUSTERED = {"ip-fl", "ifca", "fedsoft", "fedem"}
+
+
 def test_compare_runs_every_baseline_on_one_budget_with_its_own_learning_rate(capsys):
     argv = ["ipfl", "--compare", "--dataset", "digits", "--model", "linear", "--clients", "8"]
     argv += ["--rounds", "2", "--local-steps", "2", "--lr-grid", "0.05,0.3"]
@@ -372,6 +376,11 @@ def test_compare_runs_every_baseline_on_one_budget_with_its_own_learning_rate(ca
         assert set(val) == {"0.05", "0.3"} and r["lr"] in (0.05, 0.3)
         assert val[f"{r['lr']:g}"] == max(v for v in val.values() if v is not None)
         assert r["near_chance"] == (r["personalised_accuracy_mean"] < out["chance"] + 0.05)
+        # the curve ends at the final accuracy; per-client PMA against FedAvg
+        assert [c[0] for c in r["curve"]][-1] == 2
+        assert r["curve"][-1][1] == pytest.approx(r["personalised_accuracy_mean"])
+        assert len(r["pma"]) == len(r["personalised_accuracy"])
+        assert (r["cluster_accuracy"] is None) == (r["method"] not in CLUSTERED)
     fedavg = rows[names.index("fedavg")]
     assert fedavg["pma_mean"] == 0.0 and fedavg["opt_out_rate"] == 1.0  # PMA = 0 is an opt-out
     assert all(0.0 <= r["personalised_accuracy_mean"] <= 1.0 for r in rows)

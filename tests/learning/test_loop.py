@@ -66,3 +66,9 @@ def test_bad_loop_arguments():
         _run(0)
     with pytest.raises(ValueError, match="every"):
         Checkpointing("x", every=0)
+
+
+def test_observe_sees_the_state_at_every_evaluation():
+    seen = []
+    out = _run(5, seed=2, eval_every=2, observe=lambda done, state: seen.append(done))
+    assert seen == [h.round for h in out.history] == [2, 4, 5]
