@@ -17,8 +17,9 @@ from econ.propositions import Verdict, on_points, proposition
     "tsoy.thmA.1",
     source="Tsoy et al. (2024), Appendix A, Theorem A.1 (Dwork and Roth 2014, Theorem A.1)",
     statement=(
-        "for eps in (0, 1) and c^2 >= 2 ln(1.25/delta), Gaussian noise sigma = c Delta/eps is "
-        "(eps, delta)-DP"
+        "for eps in (0, 1) and c^2 > 2 ln(1.25/delta), Gaussian noise sigma >= c Delta/eps is "
+        "(eps, delta)-DP (checked at the infimum c^2 = 2 ln(1.25/delta), sigma = c Delta/eps: "
+        "the exact delta falls as sigma grows, so the infimum is the hardest case)"
     ),
     perturb={"eps_max": 30.0},
 )

@@ -115,18 +115,23 @@ def squared_errors(
 ) -> tuple[NDArray[np.float64], float, float]:
     r"""Per-run :math:`\|w^m - w^*\|^2` of Algorithm 1, with Γ and :math:`y^0_*` of the run.
 
-    The setting of :func:`simulate_algorithm1`, which averages these runs.
+    The setting of :func:`simulate_algorithm1`, which averages these runs; each client's
+    batch holds :math:`b = \lfloor n/m \rfloor` points, so :math:`\rho = b/\sigma^2`.
 
     References
     ----------
-    Tsoy et al. (AISTATS 2024), §4.2, Algorithm 1; Lemma B.4 (steps).
+    Tsoy et al. (AISTATS 2024), §4.2 (batch size), Algorithm 1; Lemma B.4 (steps).
     """
     rng = np.random.default_rng(seed)
     h = positive("curvature", curvature)
     a = np.atleast_1d(positive("alpha", alpha))
     m, dim, n_ = positive_int("rounds", rounds), h.size, positive_int("n", n)
     mu, L = float(h.min()), float(h.max())
-    rho = (n_ / m) / float(positive("sigma", sigma)) ** 2
+    if m > n_:
+        raise ValueError(
+            f"rounds must not exceed n (batches of floor(n/m) >= 1), got m={m}, n={n_}"
+        )
+    rho = (n_ // m) / float(positive("sigma", sigma)) ** 2
     gamma = float(np.sum(1 / (1 / rho + dim * a**2)))
     radius = float(positive("diam", diam)) / 2
     y0 = L * mu * n_ * a.size * (2 * radius) ** 2 / sigma**2
@@ -160,7 +165,8 @@ def simulate_algorithm1(
     r"""Monte Carlo :math:`\mathbf E\|w^m - w^*\|^2` of Algorithm 1 and its Theorem 4.3 bound.
 
     The objective is :math:`f(w) = \tfrac12\sum_j h_j w_j^2` (:math:`w^* = 0`, μ = min h, L = max h),
-    W the ball of diameter D around 0, :math:`w^0` uniform in W, batches of size b = n/m, steps of
+    W the ball of diameter D around 0, :math:`w^0` uniform in W, batches of size
+    :math:`b = \lfloor n/m \rfloor` (§4.2), steps of
     Lemma B.4 and aggregation weights :math:`a_i = \beta_i/\Gamma`. Batch-mean gradient noise is
     Gaussian with :math:`\mathbf E\|\cdot\|^2 = \sigma^2/b` (the only moment the bound uses), so
     the aggregated message noise is :math:`N(0, I/(d\Gamma))`.

@@ -177,7 +177,9 @@ def bayes_symmetric_optimum(rho: float, tau: float, lam: float, n_clients: int) 
 
     Candidates are 0, ρ and the real roots of :math:`h'` in (0, ρ) (roots of a quartic);
     the case number follows Lemma B.5 (1: β* = ρ by slopes, 2: compare 0 and ρ, 3: a single
-    interior root, 4: compare 0 with the root where h'' <= 0, 5: no root, β* = 0).
+    interior root, 4: compare 0 with the root where h'' <= 0, 5: no root, β* = 0). Where
+    several candidates tie for the maximum (to :math:`10^{-12}` relative), β* is the smallest,
+    so at the λ where :math:`h_\lambda(\rho) = h_\lambda(0) = 0` it is 0.
 
     References
     ----------
@@ -194,12 +196,16 @@ def bayes_symmetric_optimum(rho: float, tau: float, lam: float, n_clients: int) 
     )
     candidates = [0.0, r, *[b for b in interior if d2h_lambda(b, *args) <= 0]]
     values = [float(h_lambda(b, *args)) for b in candidates]
-    best = int(np.argmax(values))
+    tol = 1e-12 * max(1.0, *(abs(v) for v in values))
+    top = max(values)
+    best = min(
+        (i for i, v in enumerate(values) if v >= top - tol), key=lambda i: candidates[i]
+    )  # the smallest of the tied maximisers
     d0, d_rho = dh_lambda(0.0, *args), dh_lambda(r, *args)
     case = 1 if d0 > 0 and d_rho > 0 else 2 if d_rho > 0 else 3 if d0 > 0 else 4 if interior else 5
-    beta = candidates[best] if values[best] > 0 else 0.0
+    beta = candidates[best] if values[best] > tol else 0.0
     alpha2 = np.inf if beta == 0 else 1 / beta - 1 / r
-    return SymmetricOptimum(beta, float(alpha2), max(values[best], 0.0), values[best] > 0, case)
+    return SymmetricOptimum(beta, float(alpha2), max(values[best], 0.0), values[best] > tol, case)
 
 
 def bayes_asymptotic_optimum(

@@ -186,16 +186,22 @@ def _self_consistency(
     )
 
 
+def _tie_lambda(n: int, rho: float, tau: float) -> float:
+    """The lambda at which h(rho) = h(0) = 0 (h is affine in lambda)."""
+    at_zero, at_one = h_lambda(rho, n, 0.0, rho, tau), h_lambda(rho, n, 1.0, rho, tau)
+    return float(at_zero / (at_zero - at_one))
+
+
 def _lemma_b5_points() -> list[dict[str, float]]:
+    """Per setting, a drawn lambda and the tie lambda where h(rho) = h(0) = 0."""
     rng = np.random.default_rng(55)
     points = []
     for _ in range(120):
         n = int(rng.integers(2, 40))
         rho, tau = float(np.exp(rng.normal(0, 1))), float(np.exp(rng.normal(0, 1)))
         lam_low = (n * rho + tau) ** 2 / ((n - 1) ** 2 * rho**2)
-        points.append(
-            {"n": n, "rho": rho, "tau": tau, "lam": lam_low * float(np.exp(rng.uniform(0, 5)))}
-        )
+        for lam in (lam_low * float(np.exp(rng.uniform(0, 5))), _tie_lambda(n, rho, tau)):
+            points.append({"n": n, "rho": rho, "tau": tau, "lam": lam})
     return points
 
 
@@ -204,7 +210,7 @@ def _lemma_b5_points() -> list[dict[str, float]]:
     source="Tsoy et al. (2024), Lemmas B.5 and B.6 (Appendix B.12)",
     statement=(
         "for lambda > lambda_low, beta* (a maximiser of h on [0, rho]; the smallest where several "
-        "tie) is rho (case 1), in {0, rho} (case 2), a root of h' with "
+        "tie, as at the lambda where h(rho) = h(0) = 0) is rho (case 1), in {0, rho} (case 2), a root of h' with "
         "h'' <= 0 (case 3), 0 or such a root (case 4), or 0 (case 5); at a root with h'' < 0, "
         "(N-1) beta + tau >= (N-1)^(1/3) rho"
     ),
@@ -217,7 +223,9 @@ def _lemma_b5(root: int = 3) -> Verdict:
         args = (n, lam, rho, tau)
         grid = np.linspace(0, rho, 20001)
         values, slope = h_lambda(grid, *args), dh_lambda(grid, *args)
-        best = int(np.argmax(values))
+        top = float(values.max())
+        tol = 1e-9 * max(1.0, abs(top))
+        best = int(np.argmax(values >= top - tol))  # the smallest maximiser, ties to tol
         beta, step = float(grid[best]), rho / 20000
         d0, d_rho = slope[0], slope[-1]
         changes = int(np.sum(np.sign(slope[:-1]) != np.sign(slope[1:])))
@@ -240,24 +248,28 @@ def _lemma_b5(root: int = 3) -> Verdict:
         else:
             case_ok = beta <= step
         b6 = not interior or (n - 1) * beta + tau >= (n - 1) ** (1 / root) * rho * (1 - 1e-9)
-        top = float(values[best])
-        tied = [
-            b for b in (0.0, rho, beta) if h_lambda(b, *args) >= top - 1e-9 * max(1.0, abs(top))
-        ]
-        if len(set(tied)) > 1:
+        tied = sorted({b for b in (0.0, rho, beta) if h_lambda(b, *args) >= top - tol})
+        if len(tied) > 1:
+            taken = bayes_symmetric_optimum(rho, tau, lam, n).beta
             ties.append(
-                f"N = {n}, rho = {rho:.4g}, tau = {tau:.4g}, lambda = {lam:.4g}: {sorted(set(tied))}"
+                f"N = {n}, rho = {rho:.4g}, tau = {tau:.4g}, lambda = {lam:.4g}: maximisers "
+                f"{[round(b, 6) for b in tied]}, taken {beta:.6g} (optimum of "
+                f"econ.privacy.symmetric: {taken:.6g})"
             )
+        elif abs(lam - _tie_lambda(n, rho, tau)) < 1e-12 * lam:
+            untied.append(f"beta* = {beta:.4g} with h(beta*) = {top:.3g} > 0")
         return bool(case_ok and b6)
 
     ties: list[str] = []
+    untied: list[str] = []
     verdict = on_points(
         agrees,
         _lemma_b5_points(),
         "the grid maximiser lies in the set its case names; Lemma B.6's bound at interior maximisers",
         drawn=(
-            "seeded sample (seed 55) of 120: N in 2..39, rho, tau log-normal, lambda log-uniform "
-            "from lambda_low to e^5 lambda_low"
+            "seeded sample (seed 55) of 120 settings: N in 2..39, rho, tau log-normal; in each, "
+            "lambda log-uniform from lambda_low to e^5 lambda_low and the tie lambda at which "
+            "h(rho) = h(0) = 0"
         ),
         hypothesis=lambda n, rho, tau, lam: lam > (n * rho + tau) ** 2 / ((n - 1) ** 2 * rho**2),
     )
@@ -266,8 +278,10 @@ def _lemma_b5(root: int = 3) -> Verdict:
     return Verdict(
         verdict.status,
         f"{verdict.evidence}; beta* is the smallest grid maximiser of h (0 before an interior root "
-        f"before rho); points where 0, rho and the interior maximiser tie to 1e-9: "
-        f"{'; '.join(ties) if ties else 'none (the maximiser is unique at every point)'}",
+        f"before rho); {len(ties)} points where 0, rho and the interior maximiser tie to 1e-9 "
+        f"relative: {'; '.join(ties) if ties else 'none'}; at the tie lambda an interior root "
+        f"beats both 0 and rho in {len(untied)} settings"
+        f"{' (' + '; '.join(untied[:3]) + ', ...)' if untied else ''}",
         n_points=verdict.n_points,
         drawn=verdict.drawn,
     )

@@ -128,7 +128,14 @@ def check_lemma3(
 
 @proposition(
     "cobo.lemma3.corrected",
-    source=f"{PAPER}, Appendix A (Theory), Lemma 3, with the noise of the diagonal pairs",
+    source=f"{PAPER}, Appendix A (Theory), Lemma 3; corrects the last term c^2 L eta sigma^2/2 "
+    "of the lemma's display and of the proof's display after 'Sum over all of the i,j in the same "
+    "cluster C yields' (and the final display of the proof), which sum over all c^2 ordered pairs "
+    "the per-pair L eta^2 sigma^2/4 of the last line of the display after 'Here' (the bound of "
+    "(L eta^2/8) E||g_i + g_j - (grad f_i(x_i) + grad f_j(x_j))||^2, right for independent g_i, "
+    "g_j, i != j; for i = j it is L eta^2 sigma^2/2); the consensus coefficient 2 L eta rho^2 "
+    "(c-2) sigma^2/b is kept as printed and checked at the states, its derivation through the "
+    "weight variance 4 sigma^2/b being refuted apart (cobo.lemma3.proof.weight_variance)",
     statement=LEMMA3.replace("c^2 L eta sigma^2/2", "c(c+1) L eta sigma^2/2")
     + " (all c^2 ordered pairs; over the pairs i != j the printed c^2 L eta sigma^2/2 suffices)",
     kind="derived",
@@ -233,7 +240,12 @@ def check_lemma4(
 
 @proposition(
     "cobo.lemma4.corrected",
-    source=f"{PAPER}, Appendix A (Theory), Lemma 4, with the model-gradient noise",
+    source=f"{PAPER}, Appendix A (Theory), Lemma 4; corrects the last term (3 eta M_ij^2/(rho "
+    "c)) c^2 L eta sigma^2/2 of the lemma's display and of the proof's display after 'Rearrange "
+    "the terms': the proof's first display ('Expand x_i^{t+1} - x_j^{t+1} with eq. (x)') "
+    "carries the exact gradients grad f_i(x_i^t), grad f_j(x_j^t) where the algorithm steps "
+    "with stochastic ones, so the model-gradient noise 2 eta^2 sigma^2 per pair enters no "
+    "later display; the term c^2 L eta sigma^2/2 is Lemma 3's, corrected in cobo.lemma3.corrected",
     statement=LEMMA4.replace(
         "(3 eta M_ij^2/(rho c)) c^2 L eta sigma^2/2",
         "(3 eta M_ij^2/(rho c)) c(c+1) L eta sigma^2/2 + 2 eta^2 sigma^2 c(c-1)",
@@ -372,7 +384,10 @@ def check_weight_variance(bound: Callable[..., Fraction] = _weight_variance_prin
 
 @proposition(
     "cobo.lemma3.proof.weight_variance.corrected",
-    source=f"{PAPER}, Appendix A (Theory), proof of Lemma 3, with the units of eq. (w)",
+    source=f"{PAPER}, Appendix A (Theory), proof of Lemma 3; corrects the last line of the "
+    "display after 'Average over i, j yields' (... <= eta^2 rho^2 (c-2)/(2c^2) (4 sigma^2/b) "
+    "sum_ij ||x_i^t - x_j^t||^2), which bounds E_h|w_ij^{t+1} - E_h[w_ij^{t+1}]|^2 by 4 sigma^2/b, "
+    "with the units of eq. (w)",
     statement="E_h|w_ij^{t+1} - E_h[w_ij^{t+1}]|^2 <= gamma^2 (sigma^2/b (||grad f_i(z_ij^t)||^2 + "
     "||grad f_j(z_ij^t)||^2) + sigma^4/b^2): the projection is 1-Lipschitz, and the cross terms "
     "of <g_i + n_i, g_j + n_j> vanish for independent zero-mean noise",

@@ -43,7 +43,10 @@ def _case1_constant(m2: Any) -> Any:
 
 @proposition(
     "cobo.thm1.proof.case1",
-    source=f"{PAPER}, Appendix A (Theory), proof of Theorem 1, Case 1",
+    source=f"{PAPER}, Appendix A (Theory), proof of Theorem 1, Case 1 (its display; the "
+    "hypothesis, printed with M_ij and grad f_j, read with M_ik and grad f_k; 'w_ik^{t+1} = 1' "
+    "read from w_ik^t = 1, as Algorithm 2 starts from W^0 = 1 and the step never lowers the "
+    "weight of such a pair)",
     statement="If clients i, k are collaborative with M_ik in (0, 1) (A4, eq. (in_cluster)), "
     "then <grad f_i(x), grad f_k(x)> >= (1 - M_ik^2)/(2(1 + M_ik^2)) (||grad f_i(x)||^2 + "
     "||grad f_k(x)||^2) >= 0 at every x, so eq. (w) keeps w_ik = 1 = w*_ik",
@@ -156,7 +159,11 @@ def check_case2(claim: Callable[..., bool] = _case2_printed) -> Verdict:
 
 @proposition(
     "cobo.thm1.proof.case2.corrected",
-    source=f"{PAPER}, Appendix A (Theory), proof of Theorem 1, Case 2, with eq. (w)",
+    source=f"{PAPER}, Appendix A (Theory), proof of Theorem 1, Case 2; corrects the sentence "
+    "after Case 2's display, 'which means the inner product <grad f_i(z_ij^t), grad f_j(z_ij^t)> "
+    "<= 0 is negative, i.e., w_ij^{t+1} = 0 = w*_ij' (the display itself, ||grad f_i + grad "
+    "f_k||^2 >= zeta_ik^2 + 2 <grad f_i, grad f_k>, is right), for the step eq. (w) from "
+    "W^0 = 1 (Algorithm 2)",
     statement="Under Case 2's hypotheses the midpoint inner product s is <= 0, so eq. (w) never "
     "raises w_ik, and sets it to 0 exactly when w_ik^t + gamma s <= 0 (in one step from "
     "w_ik = 1 iff gamma |s| >= 1; the exact inner solver sets it to 0 whenever s < 0)",
@@ -310,7 +317,9 @@ _ai, _aj = sp.symbols("a_i a_j", positive=True)
     source=f"{PAPER}, Section 3, Example 2 (same cluster)",
     statement="For f_i = (a_i/2)||x - mu_k||^2 and f_j = (a_j/2)||x - mu_k||^2: "
     "||grad f_i - grad f_j||^2 = (a_i - a_j)^2/(a_i + a_j)^2 ||grad f_i + grad f_j||^2, "
-    "so M_ij = |a_i - a_j|/(a_i + a_j)",
+    "so M_ij = |a_i - a_j|/(a_i + a_j) (A4 holds exactly for M >= this value: the printed M_ij "
+    "is the smallest admissible one; at a_i = a_j it is 0, outside A4's M_ij > 0, and every "
+    "M > 0 is admissible)",
     perturb={"m": lambda ai, aj: sp.Abs(ai - aj) / (ai + aj) ** 2},
 )
 def check_example2_m(
@@ -326,11 +335,18 @@ def check_example2_m(
     g_i, g_j = _ai * u, _aj * u
     gap = (g_i - g_j).dot(g_i - g_j) - m(_ai, _aj) ** 2 * (g_i + g_j).dot(g_i + g_j)
     coefficients = sp.Poly(sp.expand(gap), *u).coeffs()
-    if all(sp.simplify(k) == 0 for k in coefficients):
+    big_m = sp.Symbol("M", positive=True)
+    general = sp.simplify(
+        ((g_i - g_j).dot(g_i - g_j) - big_m**2 * (g_i + g_j).dot(g_i + g_j)) / u.dot(u)
+    )
+    falls = sp.simplify(sp.diff(general, big_m) + 2 * big_m * (_ai + _aj) ** 2) == 0
+    if all(sp.simplify(k) == 0 for k in coefficients) and falls:
         return proved(
             "||grad f_i - grad f_j||^2 - M_ij^2 ||grad f_i + grad f_j||^2 = 0 identically in "
             "u = x - mu_k (sympy, from grad f_i = a_i u, grad f_j = a_j u, u in R^3 symbolic): "
-            "every coefficient of the quadratic form in u simplifies to 0"
+            "every coefficient of the quadratic form in u simplifies to 0; for a general M the "
+            f"form is ({general}) ||u||^2, falling in M (derivative -2M(a_i + a_j)^2), so A4 "
+            "holds exactly for M >= M_ij: the printed M_ij is the smallest admissible M"
         )
     point = {_ai: sp.Integer(1), _aj: sp.Integer(3)}
     at = {**point, **{s: 1 for s in u}}
