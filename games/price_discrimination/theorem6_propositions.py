@@ -427,7 +427,8 @@ def _printed_f(game: PDGame, q: Any, p: Any) -> Any | None:
 
 def _corrected_f(game: PDGame, q: Any, p: Any) -> Any | None:
     r""":math:`f(p) = p - \hat\mu c_S` for :math:`p \le \underline\theta`, :math:`\hat\mu p -
-    \hat\mu c_S` for :math:`p \in (\underline\theta, \bar\theta]`."""
+    \hat\mu c_S` for :math:`p \in (\underline\theta, \bar\theta]`.
+    """
     mu_hat = posterior_after_low(game, q)
     if p <= game.theta_low:
         return p - mu_hat * game.c_s
