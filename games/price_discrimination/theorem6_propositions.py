@@ -426,7 +426,9 @@ def _printed_f(game: PDGame, q: Any, p: Any) -> Any | None:
 
 
 def _corrected_f(game: PDGame, q: Any, p: Any) -> Any | None:
-    r""":math:`f(p) = p - \hat\mu c_S` for :math:`p \le \underline\theta`, :math:`\hat\mu p -
+    r"""The display of :math:`f(p)` in the proof of Theorem 6, corrected.
+
+    :math:`f(p) = p - \hat\mu c_S` for :math:`p \le \underline\theta`, :math:`\hat\mu p -
     \hat\mu c_S` for :math:`p \in (\underline\theta, \bar\theta]`.
     """
     mu_hat = posterior_after_low(game, q)
