@@ -340,3 +340,115 @@ def _lemma30(factor: int = 2) -> Verdict:
     if not verdict.holds:
         return verdict
     return proved(f"{verdict.evidence}; b(1-a) >= 0 on [0,1]^2, so alpha_t >= a_t - b_t")
+
+
+_GRID = (F(0), F(1, 2), F(1))
+
+
+def _lemma27_display_points() -> list[dict[str, Any]]:
+    return [{"game": name} for name, g in GAMES.items() if g.c_s > 0 and g.c_b < g.delta]
+
+
+def _lemma27_displays(strict_last: bool, truthful_bound: str, final_truthful: str) -> Verdict:
+    """The displays of the proof of Lemma 27 on one game, in exact rationals.
+
+    ``strict_last``: the ordering's last inequality strict (as printed) or weak;
+    ``truthful_bound``: the pricing ("noPD" as printed, or "PD") bounding a truthful round in the
+    first display; ``final_truthful``: the pricing ("PD" as printed, or "noPD") of the truthful
+    term in the display said to equal U1*.
+    """
+
+    def failures(game: str) -> list[str]:
+        g = GAMES[game]
+        star, blind = g.alpha_star, g.blind_price_high
+        price = {"PD": (1, 0), "noPD": (blind, blind)}
+        pd, nopd = price["PD"], price["noPD"]
+
+        def t(ab: tuple[Any, Any]) -> Any:
+            return seller_utility(g, 0, *ab)
+
+        def s(ab: tuple[Any, Any]) -> Any:
+            return seller_utility(g, g.q_star, *ab)
+
+        found = []
+        others = [(a, b) for a in _GRID for b in _GRID if (a, b) not in (pd, nopd)]
+        ties = [
+            f"({a}, {b})"
+            for a, b in others
+            if not (s(pd) > s((a, b)) if strict_last else s(pd) >= s((a, b)))
+        ]
+        if not t(pd) > t(nopd) > s(pd) or ties:
+            found.append(
+                f"ordering: U_S(strategic, PD) = {s(pd)} is not > U_S(strategic, pi^p) at "
+                f"(P(theta_H | s_H), P(theta_H | s_L)) = {', '.join(ties)}"
+            )
+        # a share alpha* of truthful rounds and the rest strategic, all priced PD
+        average = star * t(pd) + (1 - star) * s(pd)
+        bound = star * t(price[truthful_bound]) + (1 - star) * s(pd)
+        if average > bound:
+            found.append(
+                f"first bound: truthful rounds bounded by U_S(truthful, {truthful_bound}); PD in "
+                f"a share alpha* = {star} of truthful rounds averages {average} > {bound}"
+            )
+        final = star * t(pd) + (1 - star) * t(price[final_truthful])
+        if not average < final == g.U1_star:
+            found.append(
+                f"last display: alpha* U_S(truthful, PD) + (1 - alpha*) U_S(truthful, "
+                f"{final_truthful}) = {final}, not U1* = {g.U1_star}"
+            )
+        return found
+
+    verdict = on_points(
+        lambda game: not failures(game),
+        _lemma27_display_points(),
+        "the ordering of U_S(buyers, pricing) (pi^p over {0, 1/2, 1}^2), the first upper bound "
+        "at a share alpha* of truthful rounds, and the final bound's value U1* (exact rationals)",
+        drawn="the games of GAMES with c_S > 0 and Assumption 1 (P0-P3 and 40 seeded random "
+        "games, both regimes)",
+    )
+    if verdict.holds or verdict.counterexample is None:
+        return verdict
+    game = verdict.counterexample["game"]
+    return refuted(
+        "; ".join(failures(game)) + "; Assumption 1 and c_S > 0 hold",
+        {
+            **verdict.counterexample,
+            "regime": GAMES[game].regime,
+            "alpha*": str(GAMES[game].alpha_star),
+        },
+    )
+
+
+@proposition(
+    "thesis.ch4.lemma27.proof",
+    source=f"{S47}, proof of Lemma 27: the ordering U_S(truthful, PD) > U_S(truthful, noPD) > "
+    "U_S(strategic, PD) > U_S(strategic, pi^p), the bound (1/T) sum_t U_S(pi_t) <= (1/T) "
+    "sum_{t in T} U_S(truthful, noPD) + sum_{t not in T} U_S(strategic, PD), and alpha* "
+    "U_S(truthful, PD) + (1 - alpha*) U_S(truthful, PD) = U1*",
+    statement="the three displays of the proof of Lemma 27 (the ordering with every other pi^p "
+    "strictly worse against strategic buyers, the upper bound with U_S(truthful, noPD) in "
+    "truthful rounds, the last bound equal to U1*)",
+    holds=False,
+    perturb={"strict_last": False, "truthful_bound": "PD", "final_truthful": "noPD"},
+)
+def _lemma27_proof_displays(
+    strict_last: bool = True, truthful_bound: str = "noPD", final_truthful: str = "PD"
+) -> Verdict:
+    return _lemma27_displays(strict_last, truthful_bound, final_truthful)
+
+
+@proposition(
+    "thesis.ch4.lemma27.proof.corrected",
+    source=f"{S47}, proof of Lemma 27 (the ordering, the first upper bound and the display "
+    "'= U1*'); docs/errata.md, thesis.ch4.lemma27.proof",
+    statement="for c_S > 0: U_S(truthful, PD) > U_S(truthful, noPD) > U_S(strategic, PD) >= "
+    "U_S(strategic, pi^p) (ties: against strategic buyers every pi^p that charges theta_L after "
+    "s_L in regime A, or theta_H after s_H in regime B, earns u_S(1)); (1/T) sum_t U_S(pi_t) <= "
+    "f_T U_S(truthful, PD) + (1 - f_T) U_S(strategic, PD); at f_T = alpha* this is < alpha* "
+    "U_S(truthful, PD) + (1 - alpha*) U_S(truthful, noPD) = U1*",
+    perturb={"truthful_bound": "noPD"},
+)
+def _lemma27_proof_displays_corrected(
+    strict_last: bool = False, truthful_bound: str = "PD", final_truthful: str = "noPD"
+) -> Verdict:
+    return _lemma27_displays(strict_last, truthful_bound, final_truthful)
