@@ -19,10 +19,11 @@ and Lemma 15 unrolls the one-step bounds over :math:`l_t \ge \max(1, \log(\rho/\
     \frac{\rho^2}{n_i} + \frac{\rho^3}{\Delta} + \beta_i\rho\Delta .
 
 The checks read the radius :math:`\tau_l^2 \approx c_l^2 + \delta_i\rho\Delta` as
-:math:`\tau_l^2 = K(c_l^2 + \delta_i\rho\Delta)`, Lemma 16 for :math:`K = 1, 4, 16` with
-:math:`\Delta \ge 16K\rho/\delta_i` and Lemma 15 with :math:`K = 1` and :math:`\Delta \ge 16\rho/\delta_i`
+:math:`\tau_l^2 = K(c_l^2 + \delta_i\rho\Delta)` for :math:`K = 1, 4, 16` with
+:math:`\Delta \ge 16K\rho/\delta_i`
 (:math:`c_l^2 = \mathbb E\lVert v_{l-1} - \mathbb E_x\bar m_{i,t}\rVert^2`), Theorem 4's
-:math:`\beta_i \lesssim \delta_i` as :math:`\beta_i \le \delta_i/4`, the proof's start
+:math:`\beta_i \lesssim \delta_i` as :math:`\beta_i \le \delta_i/4` (Lemma 16) and
+:math:`\beta_i \le \delta_i/(4\sqrt K)` (Lemma 15), the proof's start
 :math:`c_1^2 \lesssim \rho^2` as :math:`c_1^2 \le \rho^2`, and each ":math:`\lesssim`" of
 a conclusion with a stated constant. One round :math:`t` is looked at (the time averages
 are single terms), with :math:`\delta_i = n_i/N`, :math:`\beta_i = |\mathcal B_i|/N`,
@@ -49,8 +50,8 @@ Printed errors found here:
   :math:`E\sum_q (1 - \delta_i/2)^q`, and step (iv) drops the sum (up to :math:`2/\delta_i`).
   The in-cluster clipping bias, of order :math:`\rho^2/\tau` per step
   (:math:`\mathcal T_1`, Lemma 17), accumulates to a fixed point with
-  :math:`c^2 \approx \rho^3/(\delta_i\Delta)`: the ratio to :math:`\rho^3/\Delta` grows like
-  :math:`1/\delta_i` (``thesis.ch2.lemma15``; corrected with :math:`\rho^3/(\delta_i\Delta)`
+  :math:`c^2 \approx \rho^3/(K\delta_i\Delta)`: the ratio to :math:`\rho^3/\Delta` grows
+  like :math:`1/(K\delta_i)` for each :math:`K` (``thesis.ch2.lemma15``; corrected with :math:`\rho^3/(\delta_i\Delta)`
   in ``thesis.ch2.lemma15.corrected``).
 
 References
@@ -98,10 +99,12 @@ def multiset_law(probs: FloatArray, count: int) -> tuple[FloatArray, FloatArray]
     below the smallest float) are left out.
     """
     probs = np.asarray(probs, float)
-    rows: list[tuple[int, ...]] = [()]
+    rows = np.zeros((1, 0), dtype=np.int64)
     for _ in range(probs.size - 1):
-        rows = [(*r, c) for r in rows for c in range(count - sum(r) + 1)]
-    counts = np.array([(*r, count - sum(r)) for r in rows], dtype=float)
+        room = count - rows.sum(axis=1) + 1  # each row extends by 0, ..., count - its sum
+        column = np.concatenate([np.arange(r) for r in room])
+        rows = np.column_stack([np.repeat(rows, room, axis=0), column])
+    counts = np.column_stack([rows, count - rows.sum(axis=1)]).astype(float)
     with np.errstate(divide="ignore"):
         logs = np.where(counts > 0, counts * np.log(probs), 0.0)
     log_p = gammaln(count + 1) - gammaln(counts + 1).sum(1) + logs.sum(1)
@@ -139,6 +142,8 @@ class MomentumClusteringRun:
         The initial centre :math:`v_0`.
     extra_steps : int
         Steps run beyond the least :math:`l_t` the hypothesis allows.
+    radius_constant : float
+        :math:`K` of the radius :math:`\tau_l^2 = K(c_l^2 + \delta_i\rho\Delta)`.
     """
 
     laws: tuple[tuple[FloatArray, FloatArray], ...]
@@ -148,6 +153,7 @@ class MomentumClusteringRun:
     push: FloatArray
     start: FloatArray
     extra_steps: int = 0
+    radius_constant: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         """What defines the run and its constants, rounded to 6 significant digits."""
@@ -163,6 +169,7 @@ class MomentumClusteringRun:
             "rho": _rounded(math.sqrt(self.rho2)),
             "Delta": _rounded(self.gap),
             "delta_i": _rounded(self.delta),
+            "K": self.radius_constant,
             "error": _rounded(self.error),
         }
 
@@ -227,14 +234,20 @@ class MomentumClusteringRun:
         return math.ceil(max(1.0, ratio)) + self.extra_steps
 
     def hypotheses(self) -> bool:
-        r"""A8 (one law for cluster 0), :math:`\Delta \ge 16\rho/\delta_i`, :math:`\beta_i \le \delta_i/4`, :math:`c_1^2 \le \rho^2`."""
+        r"""A8 (one law for cluster 0), :math:`\Delta \ge 16K\rho/\delta_i`, :math:`\beta_i \le \delta_i/(4\sqrt K)`, :math:`c_1^2 \le \rho^2`.
+
+        The Byzantine share shrinks with :math:`\sqrt K`: they move the centre by
+        :math:`\beta_i\tau_l` a step against a pull of :math:`\delta_i c_l`, and with
+        :math:`\beta_i = \delta_i/4`, :math:`K = 16` the centre runs away.
+        """
         tol = 1 + 1e-12
         return (
             self.clusters.count(0) == 1
             and self.clusters[0] == 0
             and self.rho2 > 0
-            and self.gap * tol >= SEPARATION * math.sqrt(self.rho2) / self.delta
-            and self.beta * BYZANTINE_SHARE <= self.delta * tol
+            and self.gap * tol
+            >= SEPARATION * self.radius_constant * math.sqrt(self.rho2) / self.delta
+            and self.beta * BYZANTINE_SHARE * math.sqrt(self.radius_constant) <= self.delta * tol
             and self.c1_2 <= self.rho2 * tol
         )
 
@@ -244,7 +257,7 @@ class MomentumClusteringRun:
 
         Each configuration is one multiset of the good momenta (the update (2.4) sees only
         the multiset); all of them run the :math:`l_t` steps together, with the radius
-        :math:`\tau_l^2 = c_l^2 + \delta_i\rho\Delta` and :math:`c_l^2` the expectation over
+        :math:`\tau_l^2 = K(c_l^2 + \delta_i\rho\Delta)` and :math:`c_l^2` the expectation over
         the configurations.
         """
         atoms = np.concatenate([a for a, _ in self.laws])[None]
@@ -259,7 +272,7 @@ class MomentumClusteringRun:
         v = np.repeat(np.asarray(self.start, float)[None], len(weight), axis=0)
         for _ in range(self.steps):
             c2 = float(weight @ ((v - self.target) ** 2).sum(1))
-            tau = math.sqrt(c2 + base)
+            tau = math.sqrt(self.radius_constant * (c2 + base))
             y = clipped_atoms(atoms, v[:, None, :], tau)
             inside = v + tau * (1 - 1e-12) * self.push
             v = (np.einsum("cm,cmd->cd", mult, y) + self.n_bad * inside) / self.n_total
@@ -527,18 +540,20 @@ def _lemma16_corrected(
 
 
 @functools.cache
-def _clipping_run(share: int) -> MomentumClusteringRun:
+def _clipping_run(share: int, radius_constant: float = 1.0) -> MomentumClusteringRun:
     r"""Lemma 15's family: delta_i = 1/share, no Byzantine momenta, the centre starting at the mean.
 
-    n_i = 32 share iid in-cluster momenta at -a (mass p) or at rho^2/a (mass 1 - p), a = 1.01
-    sqrt(delta_i rho Delta) and p = rho^2/(rho^2 + a^2); the other N - n_i momenta sit at
-    -Delta = -16 rho/delta_i. The atom -a lies outside every ball, so the centre drifts to
-    the fixed point c ~ rho^2/a: c^2 ~ rho^3/(delta_i Delta) = rho^2/16.
+    n_i = 32 K share iid in-cluster momenta at -a (mass p) or at rho^2/a (mass 1 - p), a = 1.01
+    sqrt(K delta_i rho Delta) and p = rho^2/(rho^2 + a^2); the other N - n_i momenta sit at
+    -Delta = -16 K rho/delta_i. The atom -a lies outside every ball, so the centre drifts to
+    the fixed point c ~ rho^2/a: c^2 ~ rho^3/(K delta_i Delta), whose ratio to rho^2/n_i +
+    rho^3/Delta grows like 1/(K delta_i).
     """
-    n_i, rho = 32 * share, 1.0
+    k = radius_constant
+    n_i, rho = int(32 * k) * share, 1.0
     delta = 1 / share
-    gap = SEPARATION * rho / delta
-    a = 1.01 * math.sqrt(delta * rho * gap)
+    gap = SEPARATION * k * rho / delta
+    a = 1.01 * math.sqrt(k * delta * rho * gap)
     p = rho**2 / (rho**2 + a**2)
     own = (np.array([[-a], [p * a / (1 - p)]]), np.array([p, 1 - p]))
     other = (np.array([[-gap]]), np.ones(1))
@@ -549,32 +564,37 @@ def _clipping_run(share: int) -> MomentumClusteringRun:
         n_bad=0,
         push=np.ones(1),
         start=np.zeros(1),
+        radius_constant=k,
     )
 
 
-_SHARES = (25, 50, 100)
+def _shares(radius_constant: float) -> tuple[int, ...]:
+    """1/delta_i along Lemma 15's family: 25, 50, 100, times sqrt(K)/2 once that exceeds 1."""
+    return tuple(int(s * max(1.0, math.sqrt(radius_constant) / 2)) for s in (25, 50, 100))
 
 
 @functools.cache
-def _random_runs(seed: int, count: int) -> tuple[MomentumClusteringRun, ...]:
+def _random_runs(
+    seed: int, count: int, radius_constant: float = 1.0
+) -> tuple[MomentumClusteringRun, ...]:
     """Seeded runs with exact joint laws (the ``drawn`` text of the Lemma 15 checks)."""
-    return tuple(_draw_runs(seed, count))
+    return tuple(_draw_runs(seed, count, radius_constant))
 
 
-def _draw_runs(seed: int, count: int) -> Iterator[MomentumClusteringRun]:
+def _draw_runs(seed: int, count: int, radius_constant: float) -> Iterator[MomentumClusteringRun]:
     rng = np.random.default_rng(seed)
     for k in range(count):
         dim, n_own, n_clusters = 1 + k % 2, 1 + k % 8, 1 + k % 3
         centres = rng.normal(size=(n_clusters, dim)) * float(rng.choice([0.5, 2.0, 5.0]))
         others = [int(rng.integers(1, 3)) for _ in range(n_clusters)]
-        n_bad = int(rng.integers(0, n_own // 4 + 1))
+        n_bad = int(rng.integers(0, int(n_own / (4 * math.sqrt(radius_constant))) + 1))
         delta = n_own / (n_own + sum(others) + n_bad)
         gap = float(np.min(np.linalg.norm(centres, axis=1)))
-        rho = float(10 ** rng.uniform(-2.0, 0.0)) * delta * gap / SEPARATION
-        if k % 3 == 0:  # a far atom just beyond the ball of radius sqrt(delta rho Delta)
+        rho = float(10 ** rng.uniform(-2.0, 0.0)) * delta * gap / (SEPARATION * radius_constant)
+        if k % 3 == 0:  # a far atom just beyond the ball of radius sqrt(K delta rho Delta)
             u = rng.normal(size=dim)
             u /= np.linalg.norm(u)
-            a = math.sqrt(delta * rho * gap) * float(rng.uniform(0.5, 1.5))
+            a = math.sqrt(radius_constant * delta * rho * gap) * float(rng.uniform(0.5, 1.5))
             p = rho**2 / (rho**2 + a * a)
             own = (np.stack([a * u, -p * a / (1 - p) * u]), np.array([p, 1 - p]))
         else:
@@ -601,6 +621,7 @@ def _draw_runs(seed: int, count: int) -> Iterator[MomentumClusteringRun]:
             push=push / np.linalg.norm(push),
             start=start * rho * float(rng.uniform(0.0, 1.0)) / np.linalg.norm(start),
             extra_steps=(0, 0, 20)[k % 3],
+            radius_constant=radius_constant,
         )
 
 
@@ -620,50 +641,65 @@ def _corrected_error(run: MomentumClusteringRun) -> float:
 RUN_CONSTANT = 4.0
 
 
-def _lemma15_check(bound: Callable[[MomentumClusteringRun], float], constant: float) -> Verdict:
-    def holds(run: MomentumClusteringRun) -> bool:
-        return run.error <= constant * bound(run) * (1 + 1e-9) + 1e-15
+def _lemma15_check(
+    bound: Callable[[MomentumClusteringRun], float],
+    constant: float,
+    radius_constants: tuple[float, ...],
+    refute_all: bool,
+) -> Verdict:
+    def one(k: float) -> Verdict:
+        def holds(run: MomentumClusteringRun) -> bool:
+            return run.error <= constant * bound(run) * (1 + 1e-9) + 1e-15
 
-    verdict = on_points(
-        holds,
-        ({"run": r} for r in (*map(_clipping_run, _SHARES), *_random_runs(15, 60))),
-        f"E||v_(l_t) - E_x m_bar_i||^2 <= {constant:g} x bound after l_t steps of Algorithm 3 "
-        "on the same momenta, tau_l^2 = c_l^2 + delta_i rho Delta, Byzantine momenta just "
-        "inside the ball",
-        drawn="first delta_i = 1/25, 1/50, 1/100 with n_i = 32/delta_i iid in-cluster momenta "
-        "at -a (mass p) or rho^2/a, a = 1.01 sqrt(delta_i rho Delta), p = rho^2/(rho^2 + a^2), "
-        "the rest at -Delta = -16 rho/delta_i, centre starting at the mean, no Byzantine "
-        "momenta; then seeded (seed 15) 60 runs in R^1 or R^2 with exact joint laws: 1-8 iid "
-        "in-cluster momenta on 2-3 random atoms or (one in three) with a far atom at 0.5-1.5 "
-        "sqrt(delta_i rho Delta), 1-2 momenta of each of 1-3 other clusters (means N(0, s^2 I), "
-        "s in {0.5, 2, 5}), rho = s' delta_i Delta/16 with s' log-uniform in [1e-2, 1], 0 to "
-        "n_i/4 Byzantine momenta pushing in a random direction, the start uniform within rho "
-        "of the mean, the least l_t allowed (one in three 20 steps more)",
-        hypothesis=lambda run: run.hypotheses(),
-    )
-    ratios = [r.error / _printed_error(r) for r in map(_clipping_run, _SHARES)]
-    return _grown(
-        verdict,
-        "left side over the printed bound along delta_i = 1/25, 1/50, 1/100 (c^2 -> "
-        "rho^3/(delta_i Delta))",
-        ratios,
-    )
+        family = [_clipping_run(share, k) for share in _shares(k)]
+        shares = ", ".join(f"1/{share}" for share in _shares(k))
+        verdict = on_points(
+            holds,
+            ({"run": r} for r in (*family, *_random_runs(15, 40, k))),
+            f"E||v_(l_t) - E_x m_bar_i||^2 <= {constant:g} x bound after l_t steps of Algorithm 3 "
+            f"on the same momenta, tau_l^2 = K(c_l^2 + delta_i rho Delta), K = {k:g}, Byzantine "
+            "momenta just inside the ball",
+            drawn=f"first delta_i = {shares} with n_i = 32 K/delta_i iid in-cluster momenta at "
+            "-a (mass p) or rho^2/a, a = 1.01 sqrt(K delta_i rho Delta), p = rho^2/(rho^2 + "
+            "a^2), the rest at -Delta = -16 K rho/delta_i, centre starting at the mean, no "
+            "Byzantine momenta; then seeded (seed 15) 40 runs in R^1 or R^2 with exact joint "
+            "laws: 1-8 iid in-cluster momenta on 2-3 random atoms or (one in three) with a far "
+            "atom at 0.5-1.5 sqrt(K delta_i rho Delta), 1-2 momenta of each of 1-3 other "
+            "clusters (means N(0, s^2 I), s in {0.5, 2, 5}), rho = s' delta_i Delta/(16 K) with "
+            "s' log-uniform in [1e-2, 1], 0 to n_i/(4 sqrt(K)) Byzantine momenta pushing in a "
+            "random direction, the start uniform within rho of the mean, the least l_t allowed "
+            "(one in three 20 steps more)",
+            hypothesis=lambda run: run.hypotheses(),
+        )
+        ratios = [r.error / _printed_error(r) for r in family]
+        return _grown(
+            verdict,
+            f"left side over the printed bound along delta_i = {shares} (c^2 -> "
+            "rho^3/(K delta_i Delta))",
+            ratios,
+        )
+
+    return over_radii(one, radius_constants, refute_all=refute_all)
 
 
 @proposition(
     "thesis.ch2.lemma15",
     source=f"{_T4}, Lemma 15 and its proof; = {PAPER}, App. A.4, Lemma 14",
     statement="after l_t >= max(1, log(rho/Delta)/log(1 - delta_i/2)) steps of "
-    "Threshold-Clustering with tau^2 = c^2 + delta_i rho Delta, Delta >~ rho/delta_i, "
+    "Threshold-Clustering with tau^2 ~ c^2 + delta_i rho Delta, Delta >~ rho/delta_i, "
     "beta_i <~ delta_i and c_1^2 <~ rho^2: E||v_(k_i, l_t) - E_x m_bar_i||^2 <~ rho^2/n_i + "
-    "rho^3/Delta + beta_i rho Delta ('<~' with the constant 4)",
+    "rho^3/Delta + beta_i rho Delta; read with '<~' = 4, tau^2 = K(c^2 + delta_i rho Delta), "
+    "Delta >= 16 K rho/delta_i, beta_i <= delta_i/(4 sqrt(K)) and c_1^2 <= rho^2 for each "
+    "K = 1, 4, 16",
     holds=False,
     perturb={"bound": _corrected_error},
 )
 def _lemma15(
-    bound: Callable[[MomentumClusteringRun], float] = _printed_error, constant: float = RUN_CONSTANT
+    bound: Callable[[MomentumClusteringRun], float] = _printed_error,
+    constant: float = RUN_CONSTANT,
+    radius_constants: tuple[float, ...] = RADIUS_CONSTANTS,
 ) -> Verdict:
-    return _lemma15_check(bound, constant)
+    return _lemma15_check(bound, constant, radius_constants, refute_all=True)
 
 
 @proposition(
@@ -671,15 +707,18 @@ def _lemma15(
     source=f"{_T4}, Lemma 15, corrected at step (iv) of its proof (the unrolled recursion "
     f"keeps the sum over its steps); = {PAPER}, App. A.4, Lemma 14",
     statement="after l_t >= max(1, log(rho/Delta)/log(1 - delta_i/2)) steps with tau^2 = "
-    "c^2 + delta_i rho Delta, Delta >= 16 rho/delta_i, beta_i <= delta_i/4 and c_1^2 <= "
-    "rho^2: E||v_(k_i, l_t) - E_x m_bar_i||^2 <= 4 (rho^2/n_i + rho^3/(delta_i Delta) + "
+    "K(c^2 + delta_i rho Delta), Delta >= 16 K rho/delta_i, beta_i <= delta_i/(4 sqrt(K)) "
+    "and c_1^2 <= rho^2, each K = 1, 4, 16: E||v_(k_i, l_t) - E_x m_bar_i||^2 <= 4 (rho^2/n_i + rho^3/(delta_i Delta) + "
     "beta_i rho Delta): the in-cluster clipping bias, ||E(y_j - m_j)|| <= (c^2 + rho^2)/tau "
     "(Lemma 17), enters each step with weight delta_i and accumulates over the ~1/delta_i "
-    "steps of contraction that step (iv)'s unrolled sum carries",
+    "steps of contraction that step (iv)'s unrolled sum carries; the Byzantine share must "
+    "shrink like 1/sqrt(K) (they move the centre by beta_i tau a step against a pull of "
+    "delta_i c: with beta_i = delta_i/4 and K = 16 the centre runs away)",
     perturb={"bound": _printed_error},
 )
 def _lemma15_corrected(
     bound: Callable[[MomentumClusteringRun], float] = _corrected_error,
     constant: float = RUN_CONSTANT,
+    radius_constants: tuple[float, ...] = RADIUS_CONSTANTS,
 ) -> Verdict:
-    return _lemma15_check(bound, constant)
+    return _lemma15_check(bound, constant, radius_constants, refute_all=False)
