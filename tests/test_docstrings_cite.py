@@ -10,7 +10,13 @@ import pkgutil
 import pytest
 
 #: Modules without paper content: the registry and its checks, validation, outputs, claims.
-PLUMBING = ("econ.validation", "econ.outputs", "econ.claims", "econ.propositions")
+PLUMBING = (
+    "econ.validation",
+    "econ.outputs",
+    "econ.claims",
+    "econ.propositions",
+    "econ.errata",
+)
 
 
 def _public(package: str) -> list[tuple[str, object]]:

@@ -454,9 +454,23 @@ def _seed(
 ):
     split = {"distinct": distinct, "purity": purity, "pma_positive_share": share}
     split |= {"pma_mean_pp": 1.0, "stable_share": stable}
+
+    def cells(gap, lower=0.0):  # both cluster models specialise by ``gap`` pp, ``lower`` below
+        high = 0.6 - lower
+        low = high - gap / 100
+        return [[high, low], [low, high]]
+
     return {
-        "10:90": {**split, "gap_pp": gap10, "best_cell_i": i[0], "best_cell_ni": ni[0]},
-        "30:70": {**split, "gap_pp": gap30, "best_cell_i": i[1], "best_cell_ni": ni[1]},
+        "10:90": {**split, "gap_pp": gap10, "best_cell_i": i[0], "best_cell_ni": ni[0]}
+        | {
+            "cluster_accuracy": cells(gap10),
+            "cluster_accuracy_ni": cells(gap10, (i[0] - ni[0]) / 100),
+        },
+        "30:70": {**split, "gap_pp": gap30, "best_cell_i": i[1], "best_cell_ni": ni[1]}
+        | {
+            "cluster_accuracy": cells(gap30),
+            "cluster_accuracy_ni": cells(gap30, (i[1] - ni[1]) / 100),
+        },
         "b5": {"p_psi": 0.01, "p_net": 0.02},
         "b6_gaps_pp": [1.0, -4.0],
     }
@@ -488,7 +502,7 @@ def test_b_claims_sit_at_the_papers_thresholds():
     B7 at 90 %."""
     at_bar = [_seed(15.0, 5.0, purity=0.9, share=0.8, stable=0.9) for _ in range(3)]
     held = _held(b_claims("labels", at_bar)[0])
-    assert all(held.values()) and len(held) == 9
+    assert all(held.values()) and len(held) == 17, held  # 9 behaviours and 8 per-cluster cells
     for below in (
         [_seed(14.9, 5.0, purity=0.9) for _ in range(3)],
         [_seed(15.0, 5.0, purity=0.89) for _ in range(3)],
