@@ -12,6 +12,7 @@ reverse, and no module imports another's private (underscored) names.
 """
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -29,9 +30,15 @@ FORBIDDEN = {
 OUTSIDE_CORE = ("learning.drivers", "learning.runtimes", "learning.theory")
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """Each source file parsed once for every test that reads it."""
+    return ast.parse(path.read_text())
+
+
 def _imports(path: Path) -> set[str]:
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -134,9 +141,10 @@ def _dotted(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
 def _all_modules() -> list[tuple[str, Path, ast.Module]]:
     return [
-        (_dotted(path), path, ast.parse(path.read_text()))
+        (_dotted(path), path, _tree(path))
         for package in PACKAGES
         for path in sorted((ROOT / package).rglob("*.py"))
     ]
