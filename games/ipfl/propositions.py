@@ -3,8 +3,9 @@ r"""IP-FL's theory, checkable: Eq. 2, Eq. 7-8 and Proposition 1's Lloyd process.
 The Gaussian model of §3, Proposition 1's Lloyd process, the Shapley approximation of App. H, and
 the token economy of §4.2 (Eq. 9-13) against the ledger of :mod:`games.ipfl`. Every statement
 is registered under ``ipfl.`` in :mod:`econ.propositions`; a printed statement that fails
-carries ``holds=False`` and its fix the suffix ``.corrected``. Where the printed text is ambiguous the reading the toolkit adopts is stated in the entry's
-source as "reading: ...", or registered with ``kind="reading"``.
+carries ``holds=False`` and its fix the suffix ``.corrected``. Where the printed text is
+ambiguous the reading the toolkit adopts is stated in the entry's source as "reading: ...", or
+registered with ``kind="reading"``.
 
 The printed statements that fail:
 
