@@ -15,10 +15,12 @@ This module holds the sources the statements cite and Corollaries 2-3; the games
 levels and repeated-play runs they are checked on are in
 :mod:`games.price_discrimination.checked_games`, the symbolic regimes and sympy's proofs of
 sign in :mod:`games.price_discrimination.symbolic_regimes`. Theorem 6 is in
-:mod:`games.price_discrimination.theorem6_propositions`, Lemma 26 and Proposition 6 in
+:mod:`games.price_discrimination.theorem6_propositions` (its pricing and buying rules in
+:mod:`games.price_discrimination.theorem6_rules_propositions`), Lemma 26 and Proposition 6 in
 :mod:`games.price_discrimination.belief_propositions`, Proposition 7 and Lemmas 27, 28 and 30
-in :mod:`games.price_discrimination.one_round_propositions`, Lemma 29 and Propositions 8-10 in
-:mod:`games.price_discrimination.regret_propositions`.
+in :mod:`games.price_discrimination.one_round_propositions`, Lemma 29 and Propositions 8 and 10
+in :mod:`games.price_discrimination.regret_propositions`, Proposition 9 and the commitment of
+Proposition 10's proof in :mod:`games.price_discrimination.commitment_propositions`.
 """
 
 from __future__ import annotations
