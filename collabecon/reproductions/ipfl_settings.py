@@ -255,11 +255,12 @@ def _convergence_spec(mixture: str, method: str) -> ClaimSpec:
 
 def _table4_spec(mixture: str, method: str, name: str | None = None) -> ClaimSpec:
     """IP-FL above ``method`` at ``mixture`` on comparison ``name`` (the analogue by default)."""
+    label = mixture if name is None else name
     name = CONVERGENCE[mixture][0] if name is None else name
     printed = TABLE4[mixture]
     tie = printed["ip-fl"] == printed[method]
     return ClaimSpec(
-        id=f"table4.{mixture}.ip-fl>{method}",
+        id=f"table4.{label}.ip-fl>{method}",
         statement=f"IP-FL's personalised test accuracy exceeds {method}'s at {mixture} (§6.3: "
         '"IP-FL consistently outperforms for all data partitions")',
         where=f"{PAPER}, Table 4 and §6.3 (Comparison with non-clustering pFL models)",
