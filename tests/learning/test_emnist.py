@@ -39,6 +39,7 @@ def test_reads_the_official_files_and_transposes_the_images(tmp_path):
     upright = write_emnist(tmp_path / "gzip")
     data = load_dataset("emnist", data_dir=tmp_path, part="train")
     images, labels = upright["train"]
+    np.testing.assert_allclose(data.x[:, 0] * 0.3081 + 0.1307, images / 255.0, atol=1e-5)
     assert data.n_classes == 62 and data.x.shape == (labels.size, 1, 28, 28)
     np.testing.assert_array_equal(data.y, labels)
     bright = data.x[:, 0].max(axis=2).argmax(axis=1)  # the bright row, upright again
