@@ -18,6 +18,10 @@ Registered names (:data:`DATASETS`):
     scikit-learn's 1,797 8x8 digits, 1x8x8, scaled to [0, 1].
 ``mnist``, ``fashion-mnist``
     IDX files or a Keras-style ``.npz``; 1x28x28, normalised.
+``emnist``
+    the official EMNIST IDX files of one split (``split``: balanced, byclass, bymerge,
+    digits, letters, mnist; default byclass), images transposed upright; 1x28x28,
+    normalised with MNIST's statistics.
 ``cifar10``, ``cifar100``
     the python pickle batches; 3x32x32, normalised per channel.
 ``clustered-regression``
@@ -38,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from econ.validation import choice, non_negative, positive, positive_int
-from learning.data_files import cifar_arrays, mnist_like_arrays
+from learning.data_files import EMNIST_CLASSES, cifar_arrays, emnist_arrays, mnist_like_arrays
 
 __all__ = [
     "DATASETS",
@@ -191,6 +195,48 @@ def _mnist_like(name: str, mean: float, std: float) -> Callable[..., Dataset]:
         f"``<data_dir>/{name}.npz``; ``part`` is 'all' (train then test), 'train' or 'test'."
     )
     return load
+
+
+#: The EMNIST splits whose first 10 classes are the digits 0-9, the letters after them.
+_EMNIST_WITH_DIGITS = ("balanced", "byclass", "bymerge")
+
+
+def _emnist(
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    part: str = "all",
+    split: str = "byclass",
+    drop_digits: bool = False,
+) -> Dataset:
+    r"""EMNIST's ``split`` from its official IDX files in ``<data_dir>/`` (or ``gzip/``).
+
+    Images are transposed upright (EMNIST stores them column-major), scaled to [0, 1] and
+    normalised with MNIST's mean and std. Labels start at 0: ``letters``' labels 1-26
+    become 0-25. With ``drop_digits`` (``balanced``, ``byclass``, ``bymerge``) the 10 digit
+    classes are dropped and the letters relabelled :math:`y \to y - 10`; ``byclass`` then
+    holds the 52 classes of 26 upper- and 26 lower-case letters. ``part`` is 'all' (train
+    then test), 'train' or 'test'.
+
+    References
+    ----------
+    Cohen, Afshar, Tapson and van Schaik (2017), "EMNIST: an extension of MNIST to
+    handwritten letters", §II and Table II.
+    """
+    choice("part", part, ("all", "train", "test"))
+    choice("split", split, tuple(EMNIST_CLASSES))
+    if drop_digits and split not in _EMNIST_WITH_DIGITS:
+        raise ValueError(
+            f"drop_digits applies to the splits {', '.join(_EMNIST_WITH_DIGITS)}, not {split!r}"
+        )
+    images, labels = emnist_arrays(data_dir, split, part)
+    low, high = EMNIST_CLASSES[split]
+    y = labels.astype(np.int64) - low
+    n_classes = high - low
+    if drop_digits:
+        keep = y >= 10
+        images, y, n_classes = images[keep], y[keep] - 10, n_classes - 10
+    x = images.reshape(-1, 1, 28, 28) / 255.0
+    return Dataset("emnist", ((x - _MNIST_MEAN) / _MNIST_STD).astype(np.float32), y, n_classes)
 
 
 def _cifar(
@@ -382,6 +428,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "digits": _digits,
     "mnist": _mnist_like("mnist", _MNIST_MEAN, _MNIST_STD),
     "fashion-mnist": _mnist_like("fashion-mnist", _FASHION_MEAN, _FASHION_STD),
+    "emnist": _emnist,
     "cifar10": _cifar(
         "cifar10",
         "cifar-10-batches-py",
@@ -404,7 +451,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "gaussian-mixture": gaussian_mixture,
 }
 
-_FILE_BASED = frozenset({"mnist", "fashion-mnist", "cifar10", "cifar100"})
+_FILE_BASED = frozenset({"mnist", "fashion-mnist", "emnist", "cifar10", "cifar100"})
 _SYNTHETIC = frozenset({"clustered-regression", "gaussian-mixture"})
 
 
@@ -427,7 +474,8 @@ def load_dataset(
     seed : int, Generator or None
         Randomness of the synthetic generators; ignored by the others (their data is fixed).
     **params
-        Passed to the loader (``part`` for file-based sets, generator parameters).
+        Passed to the loader (``part`` for file-based sets, ``split`` and ``drop_digits`` for
+        ``emnist``, generator parameters).
 
     Raises
     ------

@@ -1,7 +1,7 @@
 """Readers of the dataset files on disk: MNIST-like IDX, Keras-style ``.npz``, CIFAR pickles.
 
-The formats are MNIST-like IDX files and Keras-style ``.npz`` archives, and CIFAR's python
-pickle batches.
+The formats are MNIST-like IDX files (MNIST, Fashion-MNIST, and EMNIST in its official
+distribution), Keras-style ``.npz`` archives, and CIFAR's python pickle batches.
 
 Nothing is downloaded: the files are read from a directory the caller names (``data_dir``,
 or the environment variable :data:`DATA_ENV`), and a missing file raises
@@ -26,7 +26,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DATA_ENV", "MissingDataError", "cifar_arrays", "data_root", "mnist_like_arrays"]
+__all__ = [
+    "DATA_ENV",
+    "EMNIST_CLASSES",
+    "MissingDataError",
+    "cifar_arrays",
+    "data_root",
+    "emnist_arrays",
+    "mnist_like_arrays",
+]
 
 #: Environment variable naming the directory that holds the file-based datasets.
 DATA_ENV = "COLLABECON_DATA"
@@ -67,7 +75,12 @@ def data_root(data_dir: str | os.PathLike[str] | None, name: str, expected: str)
     return Path(data_dir)
 
 
-def _read_idx(path: Path) -> np.ndarray:
+def _read_idx(path: Path, ndim: int | None = None) -> np.ndarray:
+    """The unsigned-byte array of the IDX file ``path`` (optionally gzipped).
+
+    With ``ndim`` the magic number must announce that many dimensions (``0x00000803`` for
+    images, ``0x00000801`` for labels).
+    """
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rb") as handle:
@@ -75,7 +88,12 @@ def _read_idx(path: Path) -> np.ndarray:
     except (OSError, EOFError, zlib.error) as exc:  # a corrupt or truncated gzip stream
         raise ValueError(f"{path} cannot be read: {_first_line(exc)}") from None
     if len(raw) < 4 or raw[:2] != b"\x00\x00" or raw[2] != 0x08:
-        raise ValueError(f"{path} is not an unsigned-byte IDX file")
+        raise ValueError(f"{path} is not an unsigned-byte IDX file (magic number {raw[:4].hex()})")
+    if ndim is not None and raw[3] != ndim:
+        raise ValueError(
+            f"{path}: magic number {raw[:4].hex()} announces {raw[3]} dimensions, "
+            f"expected 0x0000080{ndim} ({ndim} dimensions)"
+        )
     ndim = raw[3]
     if len(raw) < 4 + 4 * ndim:
         raise ValueError(f"{path} is truncated: its header announces {ndim} dimensions")
@@ -124,6 +142,75 @@ def mnist_like_arrays(
         )
     arrays = [_read_idx(path) for path in found if path is not None]
     return np.concatenate(arrays[0::2]), np.concatenate(arrays[1::2])
+
+
+#: EMNIST's official splits and the range ``[low, high)`` of each one's labels (Cohen,
+#: Afshar, Tapson and van Schaik 2017, "EMNIST: an extension of MNIST to handwritten letters",
+#: Table II): ``letters`` numbers its 26 classes from 1, the others from 0.
+EMNIST_CLASSES: dict[str, tuple[int, int]] = {
+    "balanced": (0, 47),
+    "byclass": (0, 62),
+    "bymerge": (0, 47),
+    "digits": (0, 10),
+    "letters": (1, 27),
+    "mnist": (0, 10),
+}
+
+
+def emnist_arrays(
+    data_dir: str | os.PathLike[str] | None, split: str, part: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The images (uint8, N x 28 x 28, upright) and raw labels of EMNIST's ``split``.
+
+    The files are those of the official distribution, ``emnist-<split>-<train|test>-
+    <images-idx3|labels-idx1>-ubyte`` (optionally ``.gz``), in ``<data_dir>/`` or its
+    ``gzip/`` folder (the official archive's). ``part`` is 'all' (train then test), 'train'
+    or 'test'. EMNIST stores every image transposed (column-major) relative to MNIST: the
+    images are transposed back. Each file is checked: the magic number (``0x00000803``
+    images, ``0x00000801`` labels), images of 28 x 28, as many labels as images, and labels
+    in the split's range (:data:`EMNIST_CLASSES`); an error names the file and the field.
+
+    Raises
+    ------
+    MissingDataError
+        A file is not in either folder (the message names them).
+    ValueError
+        An unknown ``split`` or ``part``, or a file that fails a check.
+    """
+    if split not in EMNIST_CLASSES:
+        raise ValueError(f"split must be one of {', '.join(EMNIST_CLASSES)}, got {split!r}")
+    if part not in ("all", "train", "test"):
+        raise ValueError(f"part must be one of all, train, test, got {part!r}")
+    root = data_root(data_dir, f"emnist-{split}", f"the official EMNIST files emnist-{split}-*")
+    folders = (root, root / "gzip")
+    low, high = EMNIST_CLASSES[split]
+    images, labels = [], []
+    for p in ("train", "test") if part == "all" else (part,):
+        stems = [f"emnist-{split}-{p}-{kind}-ubyte" for kind in ("images-idx3", "labels-idx1")]
+        found = [next(filter(None, (_find(f, stem) for f in folders)), None) for stem in stems]
+        missing = [stem for stem, path in zip(stems, found, strict=True) if path is None]
+        if missing:
+            raise MissingDataError(
+                f"dataset 'emnist' (split {split!r}): missing {', '.join(missing)} (optionally "
+                f".gz) in {root} and {root / 'gzip'}; unpack EMNIST's official gzip archive there"
+            )
+        image_path, label_path = (path for path in found if path is not None)
+        x = _read_idx(image_path, ndim=3)
+        y = _read_idx(label_path, ndim=1)
+        if x.shape[1:] != (28, 28):
+            raise ValueError(f"{image_path}: image shape {x.shape[1:]}, expected (28, 28)")
+        if y.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"{label_path}: {y.shape[0]} labels for the {x.shape[0]} images of {image_path}"
+            )
+        if y.size and not (low <= int(y.min()) and int(y.max()) < high):
+            raise ValueError(
+                f"{label_path}: labels in [{int(y.min())}, {int(y.max())}], split {split!r} "
+                f"has labels in [{low}, {high - 1}]"
+            )
+        images.append(x.transpose(0, 2, 1))
+        labels.append(y)
+    return np.concatenate(images), np.concatenate(labels)
 
 
 def _read_npz(path: Path, parts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -33,7 +33,8 @@ SPECS = {
     + tuple(
         s for shift in ipfl_claims.SETTINGS for s in ipfl_comparison.order_specs(shift, "10:90")
     )
-    + ipfl_settings.SPECS,
+    + ipfl_settings.SPECS
+    + ipfl_settings.EMNIST_SPECS,
     "defection_free": defection_free.CLAIMS,
     "pricing": price_discrimination_claims.CLAIMS,
     "privacy": privacy.CLAIMS,

@@ -8,6 +8,13 @@ in every setting of :mod:`collabecon.reproductions.ipfl_settings`: the convergen
 7, 8, 9, Fig. 4), 2 classes per client (Table 10) and 40:60 (Table 11), drawn by
 :mod:`collabecon.reproductions.ipfl_figures`.
 
+With ``data_dir`` holding EMNIST's official files (:data:`EMNIST_NEEDS`) the paper's EMNIST
+settings are run too (:data:`~collabecon.reproductions.ipfl_settings.EMNIST_COMPARISONS`:
+Table 4, feature-shift EMNIST of Table 5, Fig. 6, Tables 10 and 11); without it they are
+reported as not run. Fig. 7 (four or more EMNIST sources) is not run: the mixtures of
+:func:`learning.partition.mixture` have two distributions, and the paper prints neither the
+mixture vectors over its four sources nor their sizes.
+
 :func:`reproduce` measures B1-B7 over several seeds in two settings, each at the 10:90 and
 30:70 mixtures of §6.1:
 
@@ -36,21 +43,38 @@ from collabecon.reproductions.ipfl_claims import (
 from collabecon.reproductions.ipfl_comparison import LR_GRID, compare
 from collabecon.reproductions.ipfl_figures import (
     CONVERGENCE_FIGURE,
+    EMNIST_FIGURE,
     PMA_FIGURE,
     SYNTHETIC_FIGURE,
     clusters_table,
     convergence_figure,
+    emnist_cdf_figure,
     pma_cdf_figure,
     settings_table,
     synthetic_cdf_figure,
 )
-from collabecon.reproductions.ipfl_settings import COMPARISONS, MIXTURES, SPECS
+from collabecon.reproductions.ipfl_settings import (
+    COMPARISONS,
+    EMNIST_COMPARISONS,
+    EMNIST_SPECS,
+    MIXTURES,
+    SPECS,
+)
 from econ.claims import Claim, Reproduction, evaluate
 from econ.outputs import plain
 from games.ipfl import IPFLConfig
 from learning.drivers.ipfl import IPFLResult, IPFLRun, build_setup, run_ipfl
 
-__all__ = ["CLAIMS", "SCALE_RUNS", "SETTINGS", "measure_seed", "reproduce"]
+__all__ = [
+    "CLAIMS",
+    "EMNIST_NEEDS",
+    "EMNIST_RUNS",
+    "SCALE_RUNS",
+    "SETTINGS",
+    "emnist_part",
+    "measure_seed",
+    "reproduce",
+]
 
 #: The base run of each scale: ``small`` (scikit-learn's 8x8 digits, CPU minutes) and
 #: ``paper`` (``mnist5k``, 60 rounds; the paper's CIFAR-10 sizes are beyond it).
@@ -72,6 +96,42 @@ SCALE_RUNS: dict[str, IPFLRun] = {
         rounds=60,
         local_steps=10,
         eval_every=6,
+        mechanism=IPFLConfig(perf_share=0.5),
+    ),
+}
+
+
+#: What ``data_dir`` must hold for the EMNIST settings: the official ``byclass`` files.
+EMNIST_NEEDS = (
+    "EMNIST's official files emnist-byclass-{train,test}-{images-idx3,labels-idx1}-ubyte.gz "
+    "(in the folder or its gzip/)"
+)
+_EMNIST_DATA: tuple[tuple[str, Any], ...] = (("split", "byclass"), ("drop_digits", True))
+
+#: The EMNIST base run of each scale: the 52 letter classes of ``byclass`` (§6.1), rotated
+#: as :math:`D_B`. ``paper``: the paper's N = 100 clients, its CNN and batch size 128
+#: (§6.1, App. D.1), 150 rounds (App. D.4's global epochs); ``small``: CPU minutes.
+EMNIST_RUNS: dict[str, IPFLRun] = {
+    "small": IPFLRun(
+        dataset="emnist",
+        dataset_params=_EMNIST_DATA,
+        model="mlp",
+        clients=26,
+        rounds=10,
+        local_steps=10,
+        size=100,
+        eval_every=2,
+        mechanism=IPFLConfig(perf_share=0.5),
+    ),
+    "paper": IPFLRun(
+        dataset="emnist",
+        dataset_params=_EMNIST_DATA,
+        model="cnn",
+        clients=100,
+        rounds=150,
+        local_steps=10,
+        batch_size=128,
+        eval_every=10,
         mechanism=IPFLConfig(perf_share=0.5),
     ),
 }
@@ -197,23 +257,87 @@ def _side_by_side(stats: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _comparison(scale: str, name: str, out: Path | str, device: str) -> dict[str, Any]:
-    """:func:`compare` in comparison ``name`` of :data:`COMPARISONS` at ``scale`` (seed 0).
+def _comparison(
+    scale: str,
+    name: str,
+    out: Path | str,
+    device: str,
+    *,
+    base: IPFLRun | None = None,
+    fields: dict[str, Any] | None = None,
+    data_dir: str | None = None,
+    lr_grid: tuple[float, ...] = LR_GRID,
+) -> dict[str, Any]:
+    """:func:`compare` in comparison ``name`` at ``scale`` (seed 0), cached in ``out``.
 
-    Cached in ``out``.
+    The run is ``base`` (the scale's :data:`SCALE_RUNS` entry by default) with ``fields``
+    (``name``'s entry of :data:`COMPARISONS` by default) replaced.
     """
-    run = dataclasses.replace(SCALE_RUNS[scale], **COMPARISONS[name])
+    base = SCALE_RUNS[scale] if base is None else base
+    run = dataclasses.replace(base, **(COMPARISONS[name] if fields is None else fields))
     path = Path(out) / f"ipfl_{scale}_{name.replace(':', '-')}_compare.json"
     if path.exists():
         saved = json.loads(path.read_text())
-        if saved.get("run") == run.to_dict() and saved.get("lr_grid") == list(LR_GRID):
+        if saved.get("run") == run.to_dict() and saved.get("lr_grid") == list(lr_grid):
             return dict(saved["compare"])
-    result = compare(run, device=device)
+    result = compare(run, device=device, data_dir=data_dir, lr_grid=lr_grid)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        json.dumps(plain({"run": run.to_dict(), "lr_grid": list(LR_GRID), "compare": result}))
+        json.dumps(plain({"run": run.to_dict(), "lr_grid": list(lr_grid), "compare": result}))
     )
     return result
+
+
+def emnist_part(
+    scale: str,
+    out: Path | str,
+    data_dir: str | None,
+    *,
+    base: IPFLRun | None = None,
+    device: str = "cpu",
+    lr_grid: tuple[float, ...] = LR_GRID,
+) -> tuple[list[Claim], str, dict[str, Any]]:
+    """The paper's EMNIST settings: claims, a report section, and the comparisons.
+
+    Without ``data_dir`` nothing is run: no claims, and the section says "not run: needs
+    --data-dir". With it, every comparison of
+    :data:`~collabecon.reproductions.ipfl_settings.EMNIST_COMPARISONS` is run on ``base``
+    (the scale's :data:`EMNIST_RUNS` entry by default), its claims
+    (:data:`~collabecon.reproductions.ipfl_settings.EMNIST_SPECS`) judged, and Fig. 6 drawn
+    to ``out``.
+    """
+    fig7 = (
+        "Fig. 7 (four or more EMNIST sources): not run: the mixtures have two distributions, "
+        "and the paper prints neither the mixture vectors over its four sources nor their sizes."
+    )
+    if data_dir is None:
+        text = (
+            "EMNIST (Table 4, feature-shift EMNIST of Table 5, Fig. 6, Tables 10 and 11): not "
+            f"run: needs --data-dir, a directory holding {EMNIST_NEEDS}. " + fig7
+        )
+        return [], text, {"not_run": f"needs --data-dir, a directory holding {EMNIST_NEEDS}"}
+    base = EMNIST_RUNS[scale] if base is None else base
+    results = {
+        name: _comparison(
+            scale, name, out, device, base=base, fields=fields, data_dir=data_dir, lr_grid=lr_grid
+        )
+        for name, fields in EMNIST_COMPARISONS.items()
+    }
+    Path(out).mkdir(parents=True, exist_ok=True)
+    emnist_cdf_figure(results, Path(out) / EMNIST_FIGURE)
+    text = (
+        f"EMNIST (seed 0): {base.clients} clients of the 52 letter classes of `byclass`, "
+        f"model `{base.model}`, {base.rounds} rounds of {base.local_steps} local steps; D_B "
+        "rotated by 90 degrees (feature-shift EMNIST); accuracy %, mean PMA pp, PMA > 0 and "
+        "opt-outs % of clients, learning rate (Table 4, Table 5 at 10:90, Table 11 at 40:60, "
+        "Table 10 with 4 classes per client; Fig. 6: `"
+        + EMNIST_FIGURE
+        + "`):\n\n"
+        + settings_table(results, list(EMNIST_COMPARISONS))
+        + "\n\n"
+        + fig7
+    )
+    return evaluate(EMNIST_SPECS, results), text, {"comparison": results}
 
 
 def _comparison_table(results: dict[str, dict[str, Any]]) -> str:
@@ -236,7 +360,9 @@ def _comparison_table(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
+def reproduce(
+    scale: str, out: Path, seeds: int | None = None, data_dir: str | None = None
+) -> Reproduction:
     """B1-B7 in both settings, and the comparison with the baselines.
 
     B1-B7 in rotation and the label concept shift, at 10:90 and 30:70, over ``seeds`` seeds
@@ -244,6 +370,9 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     baselines at 10:90 in both settings (seed 0), with the paper's orderings; and the
     comparisons of :data:`collabecon.reproductions.ipfl_settings.COMPARISONS` (seed 0) with
     their claims (:data:`~collabecon.reproductions.ipfl_settings.SPECS`) and figures.
+
+    With ``data_dir`` holding EMNIST the paper's EMNIST settings are run as well
+    (:func:`emnist_part`); without it the report says they were not run.
 
     Per-seed measurements and the comparisons are written to (and read back from) ``out``;
     the figures are written there.
@@ -265,6 +394,8 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     for shift in SETTINGS:  # the orderings of Tables 3 and 5, at 10:90
         claims += [Claim(**c) for c in comparisons[shift]["claims"]]
     claims += evaluate(SPECS, comparisons)
+    emnist_claims, emnist_text, emnist_data = emnist_part(scale, out, data_dir, device=device)
+    claims += emnist_claims
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures = (CONVERGENCE_FIGURE, PMA_FIGURE, SYNTHETIC_FIGURE)
@@ -300,14 +431,17 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
         + settings_table(comparisons, [f"synthetic-{m}" for m in MIXTURES])
         + "\n\nCluster models on the synthetic data (accuracy %):\n\n"
         + clusters_table(comparisons)
+        + "\n\n"
+        + emnist_text
     )
     return Reproduction(
         name="ipfl",
         title="IP-FL (Khan et al.): B1-B7 under rotation and under a label concept shift",
         claims=tuple(claims),
         body=body,
-        figures=figures,
+        figures=figures + ((EMNIST_FIGURE,) if "comparison" in emnist_data else ()),
         data={
+            "emnist": emnist_data,
             "scale": scale,
             "seeds": n,
             "run": base.to_dict(),

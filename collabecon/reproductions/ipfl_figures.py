@@ -23,10 +23,12 @@ from collabecon.reproductions.ipfl_settings import CONVERGENCE, MIXTURES
 
 __all__ = [
     "CONVERGENCE_FIGURE",
+    "EMNIST_FIGURE",
     "PMA_FIGURE",
     "SYNTHETIC_FIGURE",
     "clusters_table",
     "convergence_figure",
+    "emnist_cdf_figure",
     "pma_cdf_figure",
     "settings_table",
     "synthetic_cdf_figure",
@@ -35,6 +37,7 @@ __all__ = [
 CONVERGENCE_FIGURE = "ipfl_convergence.png"
 PMA_FIGURE = "ipfl_pma_cdf.png"
 SYNTHETIC_FIGURE = "ipfl_synthetic_cdf.png"
+EMNIST_FIGURE = "ipfl_emnist_cdf.png"
 #: The comparisons of the PMA CDFs, with their panel titles.
 _PMA_PANELS = {
     "rotation": "10:90 (Fig. 3)",
@@ -118,6 +121,24 @@ def synthetic_cdf_figure(results: dict[str, Any], path: Path) -> None:
             x, y = _ecdf(row["personalised_accuracy"])
             ax.step(100 * x, y, where="post", label=row["method"])
         ax.set_title(f"Synthetic {mixture}")
+        ax.set_xlabel("Personalised test accuracy (%)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("Share of clients (CDF)")
+    axes[-1].legend(fontsize=8, loc="upper left")
+    _save(plt, fig, path)
+
+
+def emnist_cdf_figure(results: dict[str, Any], path: Path) -> None:
+    """Fig. 6: the CDF of the clients' personalised test accuracy of IP-FL and Ditto, EMNIST."""
+    plt = _pyplot()
+    present = [m for m in MIXTURES if f"emnist-{m}" in results]
+    fig, axes = _panels(plt, len(present))
+    for ax, mixture in zip(axes, present, strict=True):
+        rows = results[f"emnist-{mixture}"]["rows"]
+        for row in [rows[0], *(r for r in rows if r["method"] == "ditto")]:
+            x, y = _ecdf(row["personalised_accuracy"])
+            ax.step(100 * x, y, where="post", label=row["method"])
+        ax.set_title(f"EMNIST {mixture} (Fig. 6)")
         ax.set_xlabel("Personalised test accuracy (%)")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("Share of clients (CDF)")

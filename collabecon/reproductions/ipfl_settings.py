@@ -17,6 +17,13 @@ setting of the paper, as an analogue on the digits at hand:
 - ``synthetic-*``: the Synthetic CIFAR10 setting of §6.1 at each mixture, every client's test
   data drawn from the reverse of its training mixture (Tables 2, 7, 8, 9; Fig. 4).
 
+:data:`EMNIST_COMPARISONS` are the paper's EMNIST settings themselves, run on the user's copy
+of EMNIST: the 52 letter classes of the ``byclass`` split (§6.1: "26 lowercase and 26
+uppercase letters"), :math:`D_B` the images rotated by 90 degrees (feature-shift EMNIST,
+§6.4), at the four mixtures of §6.1 (Table 4, Fig. 6; 10:90 is Table 5's), at 40:60
+(Table 11) and with 4 classes per client in 13 class groups (Table 10). :data:`EMNIST_SPECS`
+are their claims.
+
 :data:`SPECS` are the claims, judged on the mapping of these names to :func:`compare`'s
 results. Every comparison is one seed: an ordering of accuracies holds when the mean of the
 per-client differences exceeds twice its standard error
@@ -37,6 +44,8 @@ from econ.claims import ClaimSpec
 __all__ = [
     "COMPARISONS",
     "CONVERGENCE",
+    "EMNIST_COMPARISONS",
+    "EMNIST_SPECS",
     "MIXTURES",
     "OPT_OUTS",
     "SPECS",
@@ -59,6 +68,14 @@ COMPARISONS: dict[str, dict[str, Any]] = {
     "40:60": {"partition": "40:60"},
     "pathological": {"partition": "pathological", "classes_per_client": 2, "clusters": 5},
     **{f"synthetic-{m}": {"partition": m, "flip_test_view": True} for m in MIXTURES},
+}
+
+#: The EMNIST comparisons: name -> the fields of the EMNIST base run
+#: (:data:`collabecon.reproductions.ipfl.EMNIST_RUNS`) each replaces.
+EMNIST_COMPARISONS: dict[str, dict[str, Any]] = {
+    **{f"emnist-{m}": {"partition": m} for m in MIXTURES},
+    "emnist-40:60": {"partition": "40:60"},
+    "emnist-pathological": {"partition": "pathological", "classes_per_client": 4, "clusters": 13},
 }
 
 #: The comparison behind each mixture of the convergence figures, with its figure and place.
@@ -130,8 +147,29 @@ PERSONALISED: dict[str, dict[str, float]] = {
 }
 #: "No opt-outs" holds at B4's threshold: at most this share of the clients opt out.
 NO_OPT_OUT = 0.2
-_TABLE_OF = {"pathological": "Table 10 and App. D.3", "40:60": "Table 11 and App. D.5"}
-_TABLE_ID = {"pathological": "table10", "40:60": "table11"}
+#: Table 5 (feature-shift EMNIST, 10:90): printed personalised accuracy (%) and opt-outs
+#: (share of clients) of the methods the toolkit implements.
+TABLE5: dict[str, tuple[float, float | None]] = {
+    "fedavg": (75.7, None),
+    "ditto": (83.7, 0.0),
+    "fedprox": (78.8, 0.23),
+    "per-fedavg": (83.7, 0.0),
+    "ip-fl": (84.3, 0.0),
+}
+#: The comparison behind each printed table of opt-outs: the analogues, and EMNIST itself.
+_TABLE_OF = {
+    "pathological": "Table 10 and App. D.3",
+    "40:60": "Table 11 and App. D.5",
+    "emnist-pathological": "Table 10 and App. D.3",
+    "emnist-40:60": "Table 11 and App. D.5",
+}
+_TABLE_ID = {
+    "pathological": "table10",
+    "40:60": "table11",
+    "emnist-pathological": "table10",
+    "emnist-40:60": "table11",
+}
+_PRINTED = {"emnist-pathological": "pathological", "emnist-40:60": "40:60"}
 
 
 def _rows(results: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -215,12 +253,14 @@ def _convergence_spec(mixture: str, method: str) -> ClaimSpec:
     )
 
 
-def _table4_spec(mixture: str, method: str) -> ClaimSpec:
-    name = CONVERGENCE[mixture][0]
+def _table4_spec(mixture: str, method: str, name: str | None = None) -> ClaimSpec:
+    """IP-FL above ``method`` at ``mixture`` on comparison ``name`` (the analogue by default)."""
+    label = mixture if name is None else name
+    name = CONVERGENCE[mixture][0] if name is None else name
     printed = TABLE4[mixture]
     tie = printed["ip-fl"] == printed[method]
     return ClaimSpec(
-        id=f"table4.{mixture}.ip-fl>{method}",
+        id=f"table4.{label}.ip-fl>{method}",
         statement=f"IP-FL's personalised test accuracy exceeds {method}'s at {mixture} (§6.3: "
         '"IP-FL consistently outperforms for all data partitions")',
         where=f"{PAPER}, Table 4 and §6.3 (Comparison with non-clustering pFL models)",
@@ -401,7 +441,7 @@ def _band(rate: float) -> tuple[str, Any]:
 
 
 def _opt_out_spec(name: str, method: str) -> ClaimSpec:
-    rate = OPT_OUTS[name][method]
+    rate = OPT_OUTS[_PRINTED.get(name, name)][method]
     text, test = _band(rate)
     return ClaimSpec(
         id=f"{_TABLE_ID[name]}.{name}.{method}.opt-outs",
@@ -416,7 +456,7 @@ def _opt_out_spec(name: str, method: str) -> ClaimSpec:
 
 
 def _pma_order_spec(name: str, method: str) -> ClaimSpec:
-    published = PERSONALISED[name]
+    published = PERSONALISED[_PRINTED.get(name, name)]
     return ClaimSpec(
         id=f"{_TABLE_ID[name]}.{name}.ip-fl>{method}",
         statement=f"IP-FL's personalised accuracy and PMA exceed {method}'s",
@@ -451,6 +491,67 @@ def _fig8_spec(method: str) -> ClaimSpec:
     )
 
 
+def _fig6_spec(mixture: str) -> ClaimSpec:
+    """IP-FL's CDF of personalised accuracy right of Ditto's on EMNIST at ``mixture``."""
+    name = f"emnist-{mixture}"
+
+    def medians(results: dict[str, Any]) -> tuple[float, float]:
+        return tuple(  # type: ignore[return-value]
+            float(np.median(_row(results, name, m)["personalised_accuracy"]))
+            for m in ("ip-fl", "ditto")
+        )
+
+    return ClaimSpec(
+        id=f"fig6.{name}.ip-fl>ditto",
+        statement="on EMNIST IP-FL's CDF of the clients' personalised test accuracy lies right "
+        "of Ditto's (App. D.2.3: IP-FL outperforms Ditto significantly): a higher median, and "
+        "a higher mean",
+        where=f"{PAPER}, Fig. 6 and App. D.2.3",
+        published="IP-FL's CDF right of Ditto's (figure; no numbers printed)",
+        measured=lambda r: "median {:.1f} vs {:.1f} %".format(*(100 * m for m in medians(r))),
+        holds=lambda r: medians(r)[0] > medians(r)[1] and _above(r, name, "ditto"),
+        note=lambda r: _margin_note(r, name, "ditto"),
+        applies=_has(name, "ditto"),
+    )
+
+
+def _table5_spec(method: str) -> ClaimSpec:
+    """Table 5: IP-FL's personalised accuracy above ``method``'s on feature-shift EMNIST."""
+    name = "emnist-10:90"
+    return ClaimSpec(
+        id=f"table5.{name}.ip-fl>{method}",
+        statement=f"on feature-shift EMNIST IP-FL's personalised accuracy exceeds {method}'s "
+        '(§6.4: "IP-FL surpasses other pFL models")',
+        where=f"{PAPER}, Table 5 and §6.4 (PMA and opt-outs with Feature-shift)",
+        published=f"{TABLE5['ip-fl'][0]:g} > {TABLE5[method][0]:g}",
+        measured=lambda r: (
+            f"{_pct(_row(r, name, 'ip-fl')['personalised_accuracy_mean'])} vs "
+            f"{_pct(_row(r, name, method)['personalised_accuracy_mean'])} %"
+        ),
+        holds=lambda r: _above(r, name, method),
+        note=lambda r: _margin_note(r, name, method),
+        applies=_has(name, method),
+    )
+
+
+def _table5_opt_out_spec(method: str) -> ClaimSpec:
+    """Table 5: ``method``'s printed opt-out rate on feature-shift EMNIST, as a band."""
+    name = "emnist-10:90"
+    rate = TABLE5[method][1]
+    assert rate is not None
+    text, test = _band(rate)
+    return ClaimSpec(
+        id=f"table5.{name}.{method}.opt-outs",
+        statement=f"on feature-shift EMNIST, {method}: {text}",
+        where=f"{PAPER}, Table 5 and §6.4 (PMA and opt-outs with Feature-shift)",
+        published=f"{100 * rate:g} %",
+        measured=lambda r: f"{_pct(_row(r, name, method)['opt_out_rate'])} %",
+        holds=lambda r: bool(test(_row(r, name, method)["opt_out_rate"])),
+        note=f"one seed, `{name}`; opt-out: PMA <= 0 against FedAvg (Eq. 2)",
+        applies=_has(name, method),
+    )
+
+
 _ALL = ("fedavg", "fedprox", "ditto", "ifca", "fedsoft", "fedem", "per-fedavg")
 _TABLE10 = ("ditto", "fedprox", "per-fedavg")
 
@@ -471,4 +572,14 @@ SPECS: tuple[ClaimSpec, ...] = (
     *(_fig8_spec(b) for b in _SERVER_DRIVEN),
     *(_opt_out_spec(name, m) for name in OPT_OUTS for m in OPT_OUTS[name]),
     *(_pma_order_spec(name, b) for name in OPT_OUTS for b in _TABLE10),
+)
+
+#: Every claim of the EMNIST comparisons (:data:`EMNIST_COMPARISONS`).
+EMNIST_SPECS: tuple[ClaimSpec, ...] = (
+    *(_table4_spec(m, b, f"emnist-{m}") for m in MIXTURES for b in _TABLE10),
+    *(_fig6_spec(m) for m in MIXTURES),
+    *(_table5_spec(b) for b in ("fedavg", *_TABLE10)),
+    *(_table5_opt_out_spec(b) for b in (*_TABLE10, "ip-fl")),
+    *(_opt_out_spec(f"emnist-{n}", m) for n in OPT_OUTS for m in OPT_OUTS[n]),
+    *(_pma_order_spec(f"emnist-{n}", b) for n in OPT_OUTS for b in _TABLE10),
 )

@@ -31,6 +31,9 @@ class IPFLRun:
     ``mnist5k`` holding upright and rotated digits 10:90, two clusters, an MLP. ``shift`` is
     what makes :math:`D_B` differ from :math:`D_A` in the mixtures (:data:`SHIFTS`).
 
+    ``dataset_params`` are the dataset's parameters as ``(name, value)`` pairs (EMNIST's
+    ``split``, ``drop_digits``).
+
     ``importance`` is ``"accuracy"`` (Eq. 7) or ``"fedsoft"`` (argmin-loss shares);
     ``personalize`` is ``"param_avg"`` (Eq. 8) or ``"output_mixture"``; ``cold_start`` is
     ``"random"`` (round-0 bootstrap) or ``"f1_kmeans"`` (App. B: ``pretrain_rounds`` of
@@ -42,6 +45,7 @@ class IPFLRun:
     """
 
     dataset: str = "mnist5k"
+    dataset_params: tuple[tuple[str, Any], ...] = ()
     partition: str = "10:90"
     shift: str = "rotation"
     clients: int = 20

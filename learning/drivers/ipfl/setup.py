@@ -80,6 +80,7 @@ def build_setup(
             "target_fraction": run.target_fraction,
             "flip_test_view": run.flip_test_view,
             "label_shift": LABEL_SHIFT,
+            "dataset_params": dict(run.dataset_params) or None,
             **params,
         },
     )  # fmt: skip
