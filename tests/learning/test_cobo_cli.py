@@ -12,9 +12,30 @@ import pytest
 
 import collabecon.reproductions.cobo as experiment
 from collabecon.cli import main
-from collabecon.reproductions.cobo import METHODS, SETTINGS, claims, run_method, run_setting
-from collabecon.reproductions.cobo_claims import PAPER
-from collabecon.reproductions.cobo_results import CHANCE, TrainingRun, match_round, summarise
+from collabecon.reproductions.cobo import (
+    METHODS,
+    SAMPLING,
+    SETTINGS,
+    claims,
+    run_method,
+    run_sampling,
+    run_setting,
+)
+from collabecon.reproductions.cobo_claims import (
+    PAPER,
+    PAPER_LOSS,
+    PAPER_SAMPLING,
+    SAMPLING_CLAIMS,
+    sampling_claims,
+)
+from collabecon.reproductions.cobo_results import (
+    CHANCE,
+    TrainingRun,
+    match_round,
+    mistake_rounds,
+    summarise,
+    summarise_sampling,
+)
 
 
 def _run(capsys, *argv):
@@ -53,6 +74,11 @@ def test_reduced_cross_silo_run_has_the_promised_shape(capsys, tmp_path):
     png, csv = (tmp_path / "cobo_weights_cross-silo.png", tmp_path / "cobo_weights_cross-silo.csv")
     assert png.stat().st_size > 0
     assert len(csv.read_text().splitlines()) == 1 + 3 * 28  # header + rounds x pairs
+    assert (tmp_path / "accuracy_curves_cross-silo.png").stat().st_size > 0
+    # every method's loss and accuracy curve (evaluated every round in a 3-round run)
+    assert set(result["loss"]) == set(result["accuracy"]) and min(result["loss"].values()) > 0
+    assert {"cross-silo.loss:cobo<local", "cross-silo.loss:oracle<fedavg"} <= ids
+    assert [r for r, _ in result["mean_curves"]["local"]] == [1, 2, 3]
 
 
 def test_rendered_output_has_the_claims_table_and_the_grid(capsys):
@@ -97,6 +123,25 @@ def test_bad_input_is_a_one_line_error(capsys):
         run_setting("cross-silo", ["local"], rounds=1, workers=0)
 
 
+def test_fc_records_its_clusters_every_round(capsys, tmp_path):
+    argv = ("--rounds", "2", "--seeds", "1", "--lr-grid", "0.05", "--methods", "fc,local")
+    result = _run(capsys, *argv, "--out", str(tmp_path))[1]
+    assert result["fc_late_from"] == 2 and len(result["fc_mistake_rounds"]) == 1
+    assert set(result["fc_mistake_rounds"][0]) <= {1, 2}
+    rows = (tmp_path / "fc_clusters_cross-silo.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2 * 28 and {r.split(",")[-1] for r in rows[1:]} <= {"0", "1"}
+    assert "cross-silo.fc-mistakes-at-end" in {c["id"] for c in result["claims"]}
+
+
+def test_mistake_rounds_are_the_rounds_off_the_oracle():
+    clusters = np.array([0, 0, 1, 1])
+    oracle = (clusters[:, None] == clusters[None]).astype(float)
+    wrong = oracle.copy()
+    wrong[0, 2] = 1.0  # client 0 takes client 2 in
+    assert mistake_rounds([oracle, wrong, oracle, wrong], clusters) == [2, 4]
+    assert mistake_rounds([oracle + np.eye(4)], clusters) == []  # the diagonal is not judged
+
+
 def test_match_round_is_the_start_of_the_last_matching_stretch():
     clusters = np.array([0, 0, 1])
     good = np.array([[1, 0.9, 0.1], [0.9, 1, 0.2], [0.1, 0.2, 1]])
@@ -113,6 +158,7 @@ def _fake_train(validation_by_lr, test_by_lr):
         n = setting.clients
         return TrainingRun(
             test=np.full(n, test_by_lr[lr] + 0.001 * seed),
+            loss=np.full(n, 1.0 - test_by_lr[lr]),
             validation=np.full(n, validation_by_lr[lr]),
             curve=[],
             weights=[],
@@ -195,6 +241,80 @@ def test_claims_of_time_clusters_and_chance():
     assert "within 5 pts of chance" in got["cross-silo.local>fedavg"].note
 
 
+def test_loss_fc_and_curve_claims():
+    acc = {k: PAPER["cross-silo"][k] for k in ("cobo", "local", "fc")}
+    loss = {k: PAPER_LOSS["cross-silo"][k] for k in acc}
+    result = _result(
+        acc,
+        setting="cross-silo",
+        loss=loss,
+        loss_std={k: 0.01 for k in acc},
+        fc_mistake_rounds=[[3, 280, 295], [290]],
+        fc_late_from=271,
+    )
+    got = {c.id: c for c in claims(result)}
+    assert got["cross-silo.loss:cobo<local"].holds and got["cross-silo.loss:local<fc"].holds
+    assert got["cross-silo.fc-mistakes-at-end"].holds  # both seeds err late, match elsewhere
+    result["loss"] = dict(loss, cobo=loss["local"] + 0.005)
+    assert not {c.id: c for c in claims(result)}["cross-silo.loss:cobo<local"].holds
+    assert (
+        "within the seed spread"
+        in {c.id: c for c in claims(result)}["cross-silo.loss:cobo<local"].note
+    )
+    result["fc_mistake_rounds"] = [[3, 280], [5]]  # the second seed is right at the end
+    assert not {c.id: c for c in claims(result)}["cross-silo.fc-mistakes-at-end"].holds
+    result["fc_mistake_rounds"] = [list(range(1, 301)), [290]]  # never at the oracle: not periodic
+    assert not {c.id: c for c in claims(result)}["cross-silo.fc-mistakes-at-end"].holds
+    curves = {"cobo": [(150, 0.5), (300, 0.9)], "ditto": [(150, 0.6), (300, 0.8)]}
+    device = _result({"cobo": 0.9, "ditto": 0.8}, mean_curves=curves)
+    curve = {c.id: c for c in claims(device)}["cross-device.curve:cobo>ditto"]
+    assert curve.holds and curve.measured == "90.0 vs 80.0"  # the second half only
+
+
+def _sampling_result(accuracy, loss, seeds=3):
+    return {
+        "setting": "sampling",
+        "seeds": list(range(seeds)),
+        "accuracy": accuracy,
+        "accuracy_std": {k: 0.002 for k in accuracy},
+        "loss": loss,
+        "loss_std": {k: 0.01 for k in loss},
+    }
+
+
+def test_table1_claims_hold_on_the_papers_numbers_and_fail_off_them():
+    acc = {k: a / 100 for k, (a, _) in PAPER_SAMPLING.items()}
+    loss = {k: v for k, (_, v) in PAPER_SAMPLING.items()}
+    got = {c.id: c for c in sampling_claims(_sampling_result(acc, loss))}
+    assert set(got) == {s.id for s in SAMPLING_CLAIMS} and all(c.holds for c in got.values())
+    assert len([i for i in got if ">" in i]) == 6 and len([i for i in got if "<" in i]) == 6
+    assert "slight performance advantage" in got["sampling.mixed>constant"].statement
+    # constant 2 points below no sampling: farther than Table 1's 1.88; the spread grows too
+    off = dict(acc, constant=acc["all"] - 0.02)
+    got = {c.id: c for c in sampling_claims(_sampling_result(off, loss))}
+    assert not got["sampling.constant-near-all"].holds and not got["sampling.consistent"].holds
+    assert got["sampling.mixed-near-all"].holds
+    # mixed below time-dependent: no advantage
+    got = {c.id: c for c in sampling_claims(_sampling_result(dict(acc, mixed=0.731), loss))}
+    assert not got["sampling.mixed>time"].holds and got["sampling.mixed>constant"].holds
+
+
+def test_sampling_runs_every_strategy_with_its_own_learning_rate(monkeypatch):
+    monkeypatch.setattr(
+        experiment, "_train", _fake_train({0.1: 0.6, 0.05: 0.7}, {0.1: 0.5, 0.05: 0.6})
+    )
+    result = run_sampling(rounds=5, seeds=2, grid=(0.05, 0.1))
+    assert list(result["accuracy"]) == list(SAMPLING) == ["constant", "time", "mixed", "all"]
+    assert all(t["chosen"] == 0.05 for t in result["tuning"].values())
+    assert result["accuracy"]["mixed"] == pytest.approx(0.6005)
+    assert {c["id"] for c in result["claims"]} == {s.id for s in SAMPLING_CLAIMS}
+    with pytest.raises(ValueError, match="schedule"):
+        run_sampling(rounds=5, schedules=("sometimes",))
+    runs = {"mixed": run_method("cross-silo", "cobo", rounds=5, grid=(0.1,), schedule="all")}
+    with pytest.raises(ValueError, match="own schedule"):
+        summarise_sampling(runs)
+
+
 def test_summarise_refuses_runs_of_different_settings(monkeypatch):
     monkeypatch.setattr(experiment, "_train", _fake_train({0.1: 0.5}, {0.1: 0.5}))
     a = run_method("cross-silo", "local", rounds=5, grid=(0.1,))
@@ -253,9 +373,24 @@ SHORT_OF_THE_PAPER = {
 }
 
 
-def _claim_ids(setting):
-    """Every claim id of a full run of ``setting`` (the paper's numbers stand in)."""
+def _claim_ids(setting, *, measured=False):
+    """Every claim id of a full run of ``setting`` (the paper's numbers stand in).
+
+    ``measured``: only those measured at the small scale (below); the loss orderings, FC's
+    clusters over the rounds and the cross-device curves are left out.
+    """
     acc = {k: PAPER[setting][k] for k in SETTINGS[setting].methods}
+    extra = (
+        {}
+        if measured
+        else {
+            "loss": PAPER_LOSS[setting],
+            "loss_std": {k: 0.0 for k in acc},
+            "mean_curves": {k: [(300, 0.5)] for k in acc},
+            "fc_mistake_rounds": [[300]],
+            "fc_late_from": 271,
+        }
+    )
     result = _result(
         acc,
         setting=setting,
@@ -264,6 +399,7 @@ def _claim_ids(setting):
         ifca_models_used=[1],
         weights_match_round=[1],
         weight_error=[0.0],
+        **extra,
     )
     return [c.id for c in claims(result)]
 
@@ -276,7 +412,7 @@ def _params(setting):
             if i in SHORT_OF_THE_PAPER
             else (),
         )
-        for i in _claim_ids(setting)
+        for i in _claim_ids(setting, measured=True)
     ]
 
 
@@ -323,14 +459,20 @@ def test_reproduce_reports_both_settings_with_every_claim(monkeypatch, tmp_path)
     got = module.reproduce("small", tmp_path, seeds=3)
     assert got.name == "cobo"
     ids = [c.id for c in got.claims]
-    assert set(ids) == set(_claim_ids("cross-silo")) - {
-        "cross-silo.cobo-60-sooner",  # the stand-in records no curves, IFCA assignments or W
+    unrecorded = {  # the stand-in records no curves, IFCA assignments, W or FC's clusters
+        "cross-silo.cobo-60-sooner",
         "cross-silo.ifca-one-cluster",
         "cross-silo.weights-recover-clusters",
-    } | set(_claim_ids("cross-device")) - {"cross-device.weights-recover-clusters"}
+        "cross-silo.fc-mistakes-at-end",
+        "cross-device.weights-recover-clusters",
+    }
+    expected = set(_claim_ids("cross-silo")) | set(_claim_ids("cross-device"))
+    expected = {i for i in expected - unrecorded if ".curve:" not in i}
+    assert set(ids) == expected | {s.id for s in SAMPLING_CLAIMS}
     text = got.markdown()
     assert "validation acc. per lr" in text and "chosen on seed 0" in text
-    assert set(got.data) == {"cross-silo", "cross-device"}
+    assert set(got.data) == {"cross-silo", "cross-device", "sampling"}
+    assert "Table 1, pair sampling" in text and "| Mixed |" in text
     assert got.data["cross-silo"]["tuning"]["methods"]["cobo"]["chosen"] == 0.1
     with pytest.raises(ValueError, match="scale"):
         module.reproduce("huge", tmp_path)
