@@ -1,9 +1,9 @@
 r"""CoBo's collaboration weights against the baselines, on small CPU analogues.
 
 The cross-silo and cross-device experiments of Hashemi, He and Jaggi 2024 ("CoBo:
-Collaborative Learning via Bilevel Optimization", NeurIPS 2024; Sections 4.1-4.2, Table 2,
-Figures 6 and 8), as small CPU analogues on the embedded ``mnist5k`` digits with an MLP
-(784-200-10):
+Collaborative Learning via Bilevel Optimization", NeurIPS 2024; Sections 4.1-4.2, Tables 1
+and 2, Figures 3, 5, 6, 8 and 9), as small CPU analogues on the embedded ``mnist5k`` digits
+with an MLP (784-200-10):
 
 ``cross-silo``
     8 clients in 4 clusters of 2; cluster ``g`` sees the labels ``(y + g) mod 10`` (the
@@ -47,6 +47,15 @@ and all clients in ``cross-silo``, 10% of them per round in ``cross-device``. De
   smaller model the midpoint inner products are small and gamma = 0.01 leaves W at 1 for
   the whole run (a pair sampled about ln T times needs a larger step to leave 1).
 
+Table 1 (:func:`run_sampling`) runs CoBo on the cross-silo federation under each pair-sampling
+strategy: constant :math:`2/n` per pair, time-decaying (the law of the mixed schedule below,
+:math:`1/\sqrt{t}`, for the paper's :math:`O(1/t)`), mixed, and every pair every round (the
+paper's non-sampling oracle). Figure 3 (:func:`run_ablation`) runs CoBo on the cross-silo
+federation with each cluster given a fraction of the data set, with more or fewer clusters of
+2, and with more clients per cluster (:data:`~collabecon.reproductions.cobo_methods.ABLATIONS`;
+the figure prints no values); :func:`reproduce` includes it at the paper scale. Every strategy
+and every federation gets its own learning rate from the grid and the same budget.
+
 The methods and settings are :mod:`collabecon.reproductions.cobo_methods`; the result of a
 setting and its tables :mod:`collabecon.reproductions.cobo_results`. Every claim the paper makes
 about these two experiments is a row of :data:`collabecon.reproductions.cobo_claims.CLAIMS`,
@@ -68,6 +77,7 @@ import numpy as np
 import torch
 
 from collabecon.reproductions.cobo_claims import (
+    ABLATION_CLAIMS,
     CLAIMS,
     CURVE_POINTS,
     PAPER_REF,
@@ -76,6 +86,8 @@ from collabecon.reproductions.cobo_claims import (
     claims,
 )
 from collabecon.reproductions.cobo_methods import (
+    ABLATION_SETTINGS,
+    ABLATIONS,
     BATCH,
     CODE_MOMENTUM,
     CODE_PARAMETERS,
@@ -95,8 +107,10 @@ from collabecon.reproductions.cobo_methods import (
 from collabecon.reproductions.cobo_results import (
     MethodRuns,
     TrainingRun,
+    ablation_markdown,
     sampling_markdown,
     summarise,
+    summarise_ablation,
     summarise_sampling,
     tables_markdown,
 )
@@ -110,6 +124,8 @@ from learning.loop import run_rounds
 from learning.optim import SGDConfig
 
 __all__ = [
+    "ABLATIONS",
+    "ABLATION_CLAIMS",
     "CLAIMS",
     "LR_GRID",
     "METHODS",
@@ -120,6 +136,7 @@ __all__ = [
     "check_methods",
     "claims",
     "reproduce",
+    "run_ablation",
     "run_method",
     "run_sampling",
     "run_setting",
@@ -402,6 +419,52 @@ def run_sampling(
     return result
 
 
+def run_ablation(
+    *,
+    rounds: int,
+    seed: int = 0,
+    seeds: int = 1,
+    factors: Sequence[str] = tuple(ABLATIONS),
+    momentum: str = "none",
+    learning_rates: str = "tuned",
+    grid: Sequence[float] = LR_GRID,
+    progress: Callable[[str], None] = lambda _: None,
+    device: torch.device | str = "cpu",
+    workers: int = 1,
+) -> dict[str, Any]:
+    """CoBo along the factors of Figure 3 on the cross-silo federation.
+
+    For every value of every factor of ``factors``
+    (:data:`~collabecon.reproductions.cobo_methods.ABLATIONS`: the fraction of the data set
+    each cluster gets, the number of clusters, the clients per cluster), CoBo with its own
+    learning rate from ``grid`` (chosen on that federation's validation data) and the same
+    budget. The result holds CoBo's accuracy and loss along each factor and the claims of
+    Figure 3 (:data:`~collabecon.reproductions.cobo_claims.ABLATION_CLAIMS`). Parameters as
+    in :func:`run_setting`.
+    """
+    workers = positive_int("workers", workers)
+    for factor in factors:
+        choice("factor", factor, tuple(ABLATIONS))
+    options: dict[str, Any] = dict(
+        rounds=rounds,
+        seed=seed,
+        seeds=seeds,
+        momentum=momentum,
+        learning_rates=learning_rates,
+        grid=grid,
+        device=device,
+    )
+    started = time.perf_counter()
+    jobs: dict[str, tuple[str, str, dict[str, Any]]] = {
+        name: (name, "cobo", {})
+        for name in ABLATION_SETTINGS
+        if name.split("/")[1].split("=")[0] in factors
+    }
+    result = summarise_ablation(_run_methods(jobs, options, workers, progress))
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
 def run_method(
     setting_name: str,
     key: str,
@@ -418,11 +481,15 @@ def run_method(
 ) -> MethodRuns:
     """Method ``key`` on ``setting_name``: its learning rate, then its runs on the other seeds.
 
+    ``setting_name`` is one of :data:`SETTINGS` or of
+    :data:`~collabecon.reproductions.cobo_methods.ABLATION_SETTINGS` (Figure 3).
+
     The learning rate is the best of ``grid`` by mean validation accuracy on seed ``seed``,
     or the paper's. Parameters as in :func:`run_setting`; ``progress`` is called with a short
     text before each training run.
     """
-    setting_name = choice("setting", setting_name, tuple(SETTINGS))
+    federations = {**SETTINGS, **ABLATION_SETTINGS}
+    setting_name = choice("setting", setting_name, tuple(federations))
     momentum = choice("momentum", momentum, MOMENTUM_MODES)
     learning_rates = choice("learning_rates", learning_rates, ("tuned", "paper"))
     rounds = positive_int("rounds", rounds)
@@ -431,7 +498,7 @@ def run_method(
     if not grid or any(not (math.isfinite(lr) and lr > 0) for lr in grid):
         raise ValueError(f"lr_grid must be learning rates > 0, got {list(grid)}")
     (key,) = check_methods([key])
-    setting = SETTINGS[setting_name]
+    setting = federations[setting_name]
     device = torch.device(device)
     common: dict[str, Any] = dict(rounds=rounds, schedule=schedule, momentum=momentum)
 
@@ -485,7 +552,7 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     Every method's learning rate is chosen on validation data of the first seed and reused
     (:func:`run_setting`); the methods train in parallel processes, one per core but one.
     Table 1's sampling strategies run on the cross-silo federation with its rounds
-    (:func:`run_sampling`).
+    (:func:`run_sampling`); at the paper scale also Figure 3's ablation (:func:`run_ablation`).
     """
     scale = choice("scale", scale, tuple(ROUNDS))
     seeds = positive_int("seeds", DEFAULT_SEEDS if seeds is None else seeds)
@@ -511,10 +578,17 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
     all_claims += tuple(evaluate(SAMPLING_CLAIMS, sampling))
     body = "\n".join(tables_markdown(r) for r in results.values())
     body += "\n" + sampling_markdown(sampling)
-    body += (
-        "\nNot reproduced here: the ablations of Figure 3 and the language-model experiment "
-        "(Section 4.3).\n"
-    )
+    extra = {"sampling": sampling}
+    if scale == "paper":
+        ablation = run_ablation(
+            rounds=ROUNDS[scale]["cross-silo"], seeds=seeds, device=device, workers=workers
+        )
+        all_claims += tuple(evaluate(ABLATION_CLAIMS, ablation))
+        body += "\n" + ablation_markdown(ablation)
+        extra["ablation"] = ablation
+    else:
+        body += "\nFigure 3's ablation runs at the paper scale only (`run_ablation`).\n"
+    body += "\nNot reproduced here: the language-model experiment (Section 4.3).\n"
     figures = tuple(
         Path(f).name for r in results.values() for f in r["files"] if f.endswith(".png")
     )
@@ -526,6 +600,6 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
         figures=figures,
         data={
             name: {k: v for k, v in r.items() if k != "claims"}
-            for name, r in {**results, "sampling": sampling}.items()
+            for name, r in {**results, **extra}.items()
         },
     )

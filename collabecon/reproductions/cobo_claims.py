@@ -13,7 +13,8 @@ a method improves over Local (Table 2, "Imp.(%)"), CoBo reaching 60% accuracy 30
 Ditto (Section 4.1), IFCA degenerating to one cluster and FC's recurring clustering mistakes
 (Section 4.1, Figure 6), CoBo's weights recovering the block-diagonal oracle (Section 4.1,
 Figures 6 and 8) and CoBo's accuracy curve above every baseline's cross-device (App. 8,
-Figure 9). :data:`SAMPLING_CLAIMS` holds those of Table 1 on CoBo's pair-sampling strategies.
+Figure 9). :data:`SAMPLING_CLAIMS` holds those of Table 1 on CoBo's pair-sampling strategies,
+:data:`ABLATION_CLAIMS` those of the ablation of Figure 3.
 Each is judged on the mean over seeds; the seed-to-seed standard deviation is reported next to
 it, and a note says where a margin is within it. A claim about a method that did not run is
 left out.
@@ -31,6 +32,8 @@ import numpy as np
 from econ.claims import Claim, ClaimSpec, evaluate
 
 __all__ = [
+    "ABLATION_CLAIMS",
+    "ABLATION_TOLERANCE",
     "CLAIMS",
     "CURVE_POINTS",
     "LATE_SHARE",
@@ -663,3 +666,71 @@ def sampling_claims(result: Result) -> list[Claim]:
     ``result`` is a :func:`collabecon.reproductions.cobo.run_sampling` output.
     """
     return evaluate(SAMPLING_CLAIMS, result)
+
+
+# --------------------------------------------------------------------------- Figure 3
+
+_FIGURE3 = f"{PAPER_REF}, Section 4.1 and Figure 3"
+#: Accuracy points within which a change counts as "not significant" or "robust" (Figure 3
+#: prints no numbers).
+ABLATION_TOLERANCE = 2.0
+
+
+def _sweep(r: Result, factor: str) -> list[float]:
+    """CoBo's mean accuracy along one factor's values, in percent."""
+    return [100 * a for a in r["factors"][factor]["accuracy"]]
+
+
+def _swept(factor: str) -> Callable[[Result], bool]:
+    return lambda r: (
+        r["setting"] == "ablation" and len(r["factors"].get(factor, {}).get("values", ())) > 1
+    )
+
+
+def _along(factor: str) -> Callable[[Result], dict[str, float]]:
+    return lambda r: {
+        f"{v:g}": round(a, 1)
+        for v, a in zip(r["factors"][factor]["values"], _sweep(r, factor), strict=True)
+    }
+
+
+#: Every claim of Section 4.1 about the ablation of Figure 3.
+ABLATION_CLAIMS: tuple[ClaimSpec, ...] = (
+    ClaimSpec(
+        id="ablation.fraction-increases",
+        statement="the total amount of data available to a cluster directly impacts the "
+        "performance of CoBo: its accuracy rises with the fraction of the data set",
+        where=_FIGURE3,
+        published="accuracy rising with the data fraction",
+        measured=_along("fraction"),
+        holds=lambda r: bool(np.all(np.diff(_sweep(r, "fraction")) > 0)),
+        note="CoBo's mean accuracy (%) per fraction of the data set each cluster gets",
+        applies=_swept("fraction"),
+    ),
+    ClaimSpec(
+        id="ablation.clusters-flat",
+        statement="the number of clusters does not significantly affect CoBo's accuracy: "
+        f"within {ABLATION_TOLERANCE:g} points across the numbers of clusters",
+        where=_FIGURE3,
+        published="flat in the number of clusters",
+        measured=_along("clusters"),
+        holds=lambda r: np.ptp(_sweep(r, "clusters")) <= ABLATION_TOLERANCE,
+        note="CoBo's mean accuracy (%) per number of clusters of 2 clients",
+        applies=_swept("clusters"),
+    ),
+    ClaimSpec(
+        id="ablation.cluster-size-robust",
+        statement="CoBo leverages collaboration to maintain robust performance even with "
+        f"larger cluster sizes: the largest at most {ABLATION_TOLERANCE:g} points below the "
+        "smallest",
+        where=_FIGURE3,
+        published="robust as the cluster size grows",
+        measured=_along("cluster-size"),
+        holds=lambda r: (
+            _sweep(r, "cluster-size")[-1] >= _sweep(r, "cluster-size")[0] - ABLATION_TOLERANCE
+        ),
+        note="CoBo's mean accuracy (%) per clients per cluster (4 clusters, each cluster's data "
+        "split among its clients)",
+        applies=_swept("cluster-size"),
+    ),
+)

@@ -7,7 +7,8 @@ clusters over the rounds and every claim of :mod:`collabecon.reproductions.cobo_
 (:func:`summarise`), the heatmaps of CoBo's weights and of FC's clusters (Figure 6), the
 accuracy curves of every method (Figures 5 and 9), and the tables next to the paper's
 (:func:`tables_markdown`); CoBo's comparison of pair-sampling strategies next to Table 1
-(:func:`summarise_sampling`, :func:`sampling_markdown`).
+(:func:`summarise_sampling`, :func:`sampling_markdown`) and CoBo along the factors of
+Figure 3 (:func:`summarise_ablation`, :func:`ablation_markdown`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from collabecon.reproductions.cobo_claims import (
+    ABLATION_CLAIMS,
     LATE_SHARE,
     NAMES,
     PAPER,
@@ -37,16 +39,19 @@ from collabecon.reproductions.cobo_claims import (
     with_std,
 )
 from collabecon.reproductions.cobo_methods import BATCH, VALIDATION_SHARE, finetune_steps
+from econ.claims import evaluate
 from learning.algorithms.cobo_steps import oracle_weights, weight_error
 
 __all__ = [
     "CHANCE",
     "MethodRuns",
     "TrainingRun",
+    "ablation_markdown",
     "match_round",
     "mistake_rounds",
     "sampling_markdown",
     "summarise",
+    "summarise_ablation",
     "summarise_sampling",
     "tables_markdown",
 ]
@@ -424,4 +429,59 @@ def sampling_markdown(result: dict[str, Any]) -> str:
             f"{loss_with_std(result, key)} | {paper_loss:.3f} | "
             f"{result['tuning'][key]['chosen']:g} |"
         )
+    return "\n".join(lines) + "\n"
+
+
+def summarise_ablation(runs: dict[str, MethodRuns]) -> dict[str, Any]:
+    """Figure 3's sweeps from CoBo's runs on the federations of ``ABLATION_SETTINGS``.
+
+    ``runs`` maps a federation's name (``cross-silo/<factor>=<value>``) to CoBo's runs on it.
+    The result holds, per factor, the values run with CoBo's mean accuracy and loss and their
+    spread over seeds, and the claims of Figure 3.
+    """
+    factors: dict[str, dict[str, list[float]]] = {}
+    for name, m in runs.items():
+        factor, value = name.split("/", 1)[1].split("=")
+        acc = [float(r.test.mean()) for r in m.runs]
+        loss = [float(r.loss.mean()) for r in m.runs]
+        entry = factors.setdefault(
+            factor, {k: [] for k in ("values", "accuracy", "accuracy_std", "loss", "chosen")}
+        )
+        entry["values"].append(float(value))
+        entry["accuracy"].append(float(np.mean(acc)))
+        entry["accuracy_std"].append(_std(acc))
+        entry["loss"].append(float(np.mean(loss)))
+        entry["chosen"].append(m.chosen)
+    for entry in factors.values():
+        order = np.argsort(entry["values"])
+        for key in entry:
+            entry[key] = [entry[key][i] for i in order]
+    one = next(iter(runs.values()))
+    result: dict[str, Any] = {
+        "setting": "ablation",
+        "rounds": one.rounds,
+        "seeds": list(one.seeds),
+        "factors": factors,
+    }
+    result["claims"] = [c.to_dict() for c in evaluate(ABLATION_CLAIMS, result)]
+    return result
+
+
+def ablation_markdown(result: dict[str, Any]) -> str:
+    """CoBo's accuracy along each factor of Figure 3."""
+    lines = [
+        f"**Figure 3, ablation** (cross-silo, {result['rounds']} rounds, seeds "
+        f"{result['seeds']}): CoBo's mean accuracy (%) ± std over seeds, its learning rate "
+        "chosen on validation data for every federation.",
+        "",
+        "| factor | value | accuracy (%) | loss | lr |",
+        "|---|---|---|---|---|",
+    ]
+    for factor, entry in result["factors"].items():
+        for i, value in enumerate(entry["values"]):
+            lines.append(
+                f"| {factor} | {value:g} | {pct(entry['accuracy'][i])} ± "
+                f"{pct(entry['accuracy_std'][i])} | {entry['loss'][i]:.3f} | "
+                f"{entry['chosen'][i]:g} |"
+            )
     return "\n".join(lines) + "\n"

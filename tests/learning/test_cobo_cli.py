@@ -13,21 +13,25 @@ import pytest
 import collabecon.reproductions.cobo as experiment
 from collabecon.cli import main
 from collabecon.reproductions.cobo import (
+    ABLATIONS,
     METHODS,
     SAMPLING,
     SETTINGS,
     claims,
+    run_ablation,
     run_method,
     run_sampling,
     run_setting,
 )
 from collabecon.reproductions.cobo_claims import (
+    ABLATION_CLAIMS,
     PAPER,
     PAPER_LOSS,
     PAPER_SAMPLING,
     SAMPLING_CLAIMS,
     sampling_claims,
 )
+from collabecon.reproductions.cobo_methods import ABLATION_SETTINGS, ablation_setting
 from collabecon.reproductions.cobo_results import (
     CHANCE,
     TrainingRun,
@@ -36,6 +40,7 @@ from collabecon.reproductions.cobo_results import (
     summarise,
     summarise_sampling,
 )
+from econ.claims import evaluate
 
 
 def _run(capsys, *argv):
@@ -303,16 +308,70 @@ def test_sampling_runs_every_strategy_with_its_own_learning_rate(monkeypatch):
     monkeypatch.setattr(
         experiment, "_train", _fake_train({0.1: 0.6, 0.05: 0.7}, {0.1: 0.5, 0.05: 0.6})
     )
-    result = run_sampling(rounds=5, seeds=2, grid=(0.05, 0.1))
+    result = run_sampling(rounds=5, seeds=1, grid=(0.05, 0.1))
     assert list(result["accuracy"]) == list(SAMPLING) == ["constant", "time", "mixed", "all"]
     assert all(t["chosen"] == 0.05 for t in result["tuning"].values())
-    assert result["accuracy"]["mixed"] == pytest.approx(0.6005)
+    assert result["accuracy"]["mixed"] == pytest.approx(0.6)
+    assert result["loss"]["all"] == pytest.approx(0.4)
     assert {c["id"] for c in result["claims"]} == {s.id for s in SAMPLING_CLAIMS}
     with pytest.raises(ValueError, match="schedule"):
         run_sampling(rounds=5, schedules=("sometimes",))
     runs = {"mixed": run_method("cross-silo", "cobo", rounds=5, grid=(0.1,), schedule="all")}
     with pytest.raises(ValueError, match="own schedule"):
         summarise_sampling(runs)
+
+
+def test_ablation_sweeps_every_factor_and_judges_figure_3(monkeypatch):
+    def train(key, setting, data, *, lr, rounds, seed, schedule, momentum):
+        params = setting.partition_params
+        n = setting.clients
+        # more data per cluster: higher accuracy; clusters and cluster size: no effect
+        acc = 0.5 + 0.3 * params["fraction"]
+        return TrainingRun(np.full(n, acc), np.full(n, 1 - acc), np.full(n, acc), [], [], None)
+
+    monkeypatch.setattr(experiment, "_train", train)
+    result = run_ablation(rounds=5, seeds=1, grid=(0.1,))
+    assert result["factors"]["fraction"]["values"] == list(ABLATIONS["fraction"])
+    assert result["factors"]["clusters"]["values"] == list(ABLATIONS["clusters"])
+    got = {c["id"]: c for c in result["claims"]}
+    assert set(got) == {s.id for s in ABLATION_CLAIMS} and all(c["holds"] for c in got.values())
+    assert got["ablation.fraction-increases"]["measured"]["0.125"] == pytest.approx(53.8, abs=0.1)
+    flat = run_ablation(rounds=5, seeds=1, grid=(0.1,), factors=("fraction",))
+    assert set(flat["factors"]) == {"fraction"}
+    with pytest.raises(ValueError, match="factor"):
+        run_ablation(rounds=5, factors=("depth",))
+
+
+def test_ablation_claims_fail_off_the_papers_shape():
+    def result(fraction, clusters, size):
+        values = {"fraction": (0.25, 0.5, 1.0), "clusters": (2, 4, 8), "cluster-size": (2, 4, 6)}
+        acc = {"fraction": fraction, "clusters": clusters, "cluster-size": size}
+        factors = {f: {"values": list(v), "accuracy": acc[f]} for f, v in values.items()}
+        return {"setting": "ablation", "factors": factors}
+
+    good = evaluate(ABLATION_CLAIMS, result([0.6, 0.7, 0.8], [0.8, 0.81, 0.79], [0.8, 0.79, 0.785]))
+    assert all(c.holds for c in good)
+    bad = {
+        c.id: c.holds
+        for c in evaluate(
+            ABLATION_CLAIMS, result([0.6, 0.7, 0.69], [0.8, 0.75, 0.79], [0.8, 0.8, 0.77])
+        )
+    }
+    assert bad == {
+        "ablation.fraction-increases": False,
+        "ablation.clusters-flat": False,  # 5 points apart, more than 2
+        "ablation.cluster-size-robust": False,  # 3 points below, more than 2
+    }
+
+
+def test_the_federations_of_figure_3():
+    assert ablation_setting("fraction", 0.25).partition_params["fraction"] == 0.25
+    assert ablation_setting("clusters", 6).clients == 12
+    size = ablation_setting("cluster-size", 3)
+    assert (size.clients, size.partition_params["n_clusters"]) == (12, 4)
+    assert set(ABLATION_SETTINGS) >= {"cross-silo/fraction=0.125", "cross-silo/cluster-size=6"}
+    with pytest.raises(ValueError, match="factor"):
+        ablation_setting("depth", 2)
 
 
 def test_summarise_refuses_runs_of_different_settings(monkeypatch):
