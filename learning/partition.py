@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from econ.validation import choice, positive, positive_int, unit_interval
+from econ.validation import choice, in_interval, positive, positive_int, unit_interval
 
 __all__ = [
     "MIXTURE_SCHEMES",
@@ -260,11 +260,14 @@ def clustered(
     n_clients: int,
     n_clusters: int = 4,
     replicate: bool = False,
+    fraction: float = 1.0,
 ) -> list[np.ndarray]:
     """Clients in ``n_clusters`` contiguous blocks; cluster ``k`` sees view ``k`` of the data.
 
     The clients get iid shares of the examples (disjoint across all clients; with
-    ``replicate=True`` each cluster gets the whole dataset, split among its own clients),
+    ``replicate=True`` each cluster gets the whole dataset, or a random ``fraction`` of it
+    drawn for each cluster, split among its own clients: CoBo's data-fraction ablation,
+    Hashemi et al. 2024, Figure 3),
     and client ``r`` of cluster ``k`` indexes view ``k``: with :data:`VIEWS` this is the
     rotation task (images rotated by ``k * 90`` degrees) or the private-label task
     (``y -> (y + k) mod C``) of Werner (2024) ch. 2 §2.4 (300 clients, 4 clusters, client
@@ -275,16 +278,20 @@ def clustered(
     n_clusters = positive_int("n_clusters", n_clusters)
     if n_clusters > n_clients:
         raise ValueError(f"n_clusters must be at most n_clients = {n_clients}, got {n_clusters}")
+    in_interval("fraction", fraction, 0.0, 1.0, low_open=True)
+    if fraction < 1.0 and not replicate:
+        raise ValueError("fraction applies to replicate=True only")
     cluster_sizes = _block_sizes(n_clients, n_clusters)
     n = labels.size
     if replicate:
-        if cluster_sizes.max() > n:
+        kept = round(fraction * n)
+        if cluster_sizes.max() > kept:
             raise ValueError(
-                f"a cluster of {cluster_sizes.max()} clients cannot split {n} examples"
+                f"a cluster of {cluster_sizes.max()} clients cannot split {kept} examples"
             )
         parts: list[np.ndarray] = []
         for k, count in enumerate(cluster_sizes):
-            pieces = _split(rng.permutation(n), _block_sizes(n, int(count)))
+            pieces = _split(rng.permutation(n)[:kept], _block_sizes(kept, int(count)))
             parts.extend(k * n + p for p in pieces)
         return parts
     _check_enough(n, n_clients)

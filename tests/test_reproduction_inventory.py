@@ -28,7 +28,7 @@ from collabecon.reproductions.inventory import EXPERIMENTS, PAPERS, Experiment
 SPECS = {
     "table1": clustered_mnist_claims.CLAIMS,
     "clustering": clustering.CLAIMS,
-    "cobo": cobo_claims.CLAIMS,
+    "cobo": cobo_claims.CLAIMS + cobo_claims.SAMPLING_CLAIMS + cobo_claims.ABLATION_CLAIMS,
     "ipfl": ipfl_claims.CLAIMS
     + tuple(
         s for shift in ipfl_claims.SETTINGS for s in ipfl_comparison.order_specs(shift, "10:90")

@@ -1,9 +1,9 @@
 r"""CoBo's collaboration weights against the baselines, on small CPU analogues.
 
 The cross-silo and cross-device experiments of Hashemi, He and Jaggi 2024 ("CoBo:
-Collaborative Learning via Bilevel Optimization", NeurIPS 2024; Sections 4.1-4.2, Table 2,
-Figures 6 and 8), as small CPU analogues on the embedded ``mnist5k`` digits with an MLP
-(784-200-10):
+Collaborative Learning via Bilevel Optimization", NeurIPS 2024; Sections 4.1-4.2, Tables 1
+and 2, Figures 3, 5, 6, 8 and 9), as small CPU analogues on the embedded ``mnist5k`` digits
+with an MLP (784-200-10):
 
 ``cross-silo``
     8 clients in 4 clusters of 2; cluster ``g`` sees the labels ``(y + g) mod 10`` (the
@@ -47,6 +47,15 @@ and all clients in ``cross-silo``, 10% of them per round in ``cross-device``. De
   smaller model the midpoint inner products are small and gamma = 0.01 leaves W at 1 for
   the whole run (a pair sampled about ln T times needs a larger step to leave 1).
 
+Table 1 (:func:`run_sampling`) runs CoBo on the cross-silo federation under each pair-sampling
+strategy: constant :math:`2/n` per pair, time-decaying (the law of the mixed schedule below,
+:math:`1/\sqrt{t}`, for the paper's :math:`O(1/t)`), mixed, and every pair every round (the
+paper's non-sampling oracle). Figure 3 (:func:`run_ablation`) runs CoBo on the cross-silo
+federation with each cluster given a fraction of the data set, with more or fewer clusters of
+2, and with more clients per cluster (:data:`~collabecon.reproductions.cobo_methods.ABLATIONS`;
+the figure prints no values); :func:`reproduce` includes it at the paper scale. Every strategy
+and every federation gets its own learning rate from the grid and the same budget.
+
 The methods and settings are :mod:`collabecon.reproductions.cobo_methods`; the result of a
 setting and its tables :mod:`collabecon.reproductions.cobo_results`. Every claim the paper makes
 about these two experiments is a row of :data:`collabecon.reproductions.cobo_claims.CLAIMS`,
@@ -67,8 +76,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from collabecon.reproductions.cobo_claims import CLAIMS, CURVE_POINTS, PAPER_REF, claims
+from collabecon.reproductions.cobo_claims import (
+    ABLATION_CLAIMS,
+    CLAIMS,
+    CURVE_POINTS,
+    PAPER_REF,
+    PAPER_SAMPLING,
+    SAMPLING_CLAIMS,
+    claims,
+)
 from collabecon.reproductions.cobo_methods import (
+    ABLATION_SETTINGS,
+    ABLATIONS,
     BATCH,
     CODE_MOMENTUM,
     CODE_PARAMETERS,
@@ -88,10 +107,14 @@ from collabecon.reproductions.cobo_methods import (
 from collabecon.reproductions.cobo_results import (
     MethodRuns,
     TrainingRun,
+    ablation_markdown,
+    sampling_markdown,
     summarise,
+    summarise_ablation,
+    summarise_sampling,
     tables_markdown,
 )
-from econ.claims import Reproduction
+from econ.claims import Reproduction, evaluate
 from econ.validation import choice, positive_int
 from learning.algorithms import Algorithm, Context, LocalTraining, build_algorithm
 from learning.algorithms.exchanges import State
@@ -101,15 +124,21 @@ from learning.loop import run_rounds
 from learning.optim import SGDConfig
 
 __all__ = [
+    "ABLATIONS",
+    "ABLATION_CLAIMS",
     "CLAIMS",
     "LR_GRID",
     "METHODS",
     "MOMENTUM_MODES",
+    "SAMPLING",
+    "SAMPLING_CLAIMS",
     "SETTINGS",
     "check_methods",
     "claims",
     "reproduce",
+    "run_ablation",
     "run_method",
+    "run_sampling",
     "run_setting",
     "tables_markdown",
 ]
@@ -120,17 +149,25 @@ ROUNDS = {
     "paper": {"cross-silo": 40_000, "cross-device": 20_000},
 }
 DEFAULT_SEEDS = 3
+#: The pair-sampling strategies of Table 1, in its order.
+SAMPLING = tuple(PAPER_SAMPLING)
 
 
-class _WeightRecorder(Algorithm):
-    """CoBo as it is, keeping a copy of :math:`W` after every round."""
+#: Method key -> the entry of its state recorded after every round: CoBo's collaboration
+#: weights, Federated-Clustering's clusters (Figure 6).
+_RECORDED = {"cobo": "weights", "fc": "members"}
 
-    name = "cobo"
 
-    def __init__(self, inner: Algorithm) -> None:
+class _Recorder(Algorithm):
+    """A method as it is, keeping a copy of one entry of its state after every round."""
+
+    name = "recorded"
+
+    def __init__(self, inner: Algorithm, entry: str) -> None:
         super().__init__(inner.ctx)
         self.inner = inner
-        self.weights: list[np.ndarray] = []
+        self.entry = entry
+        self.history: list[np.ndarray] = []
 
     def init(self, models: Params, rng: np.random.Generator) -> State:
         return self.inner.init(models, rng)
@@ -139,7 +176,7 @@ class _WeightRecorder(Algorithm):
         self, state: State, clients: np.ndarray, rng: np.random.Generator
     ) -> tuple[State, dict[str, float]]:
         state, metrics = self.inner.round(state, clients, rng)
-        self.weights.append(state["weights"].detach().cpu().numpy().copy())
+        self.history.append(state[self.entry].detach().cpu().numpy().astype(float))
         return state, metrics
 
     def client_models(self, state: State) -> Params:
@@ -199,40 +236,40 @@ def _train(
     algorithm = build_algorithm(
         METHODS[key][0], ctx, **method_parameters(key, rounds, schedule, momentum)
     )
-    if key == "cobo":
-        algorithm = _WeightRecorder(algorithm)
+    if key in _RECORDED:
+        algorithm = _Recorder(algorithm, _RECORDED[key])
     per_round = None
     if key == "ifca" and setting.ifca_share < 1.0:
         per_round = max(1, round(setting.ifca_share * ctx.n_clients))
     elif key == "ditto" and code:
         per_round = DITTO_K
     steps = rounds - finetune_steps(rounds) if key == "fedavg-ft" else rounds
-    curve = key in ("cobo", "ditto")
     result = run_rounds(
         algorithm,
         data.initial,
         steps,
         seed,
         clients_per_round=per_round,
-        eval_every=max(1, steps // CURVE_POINTS) if curve else steps,
+        eval_every=max(1, steps // CURVE_POINTS),
     )
     assert result.evaluation.accuracy is not None
     validation = ctx.engine.evaluate(result.models, data.validation).accuracy
     assert validation is not None
     points = [
-        (r.round, float(r.test_accuracy))
-        for r in result.history
-        if curve and r.test_accuracy is not None
+        (r.round, float(r.test_accuracy)) for r in result.history if r.test_accuracy is not None
     ]
+    history = algorithm.history if isinstance(algorithm, _Recorder) else []
     assignment = None
     if key == "ifca":
         assignment = [int(a) for a in result.state["assignment"].cpu().numpy()]
     return TrainingRun(
         test=np.asarray(result.evaluation.accuracy, dtype=float),
+        loss=np.asarray(result.evaluation.loss, dtype=float),
         validation=np.asarray(validation, dtype=float),
         curve=points,
-        weights=algorithm.weights if isinstance(algorithm, _WeightRecorder) else [],
+        weights=history if key == "cobo" else [],
         assignment=assignment,
+        members=history if key == "fc" else [],
     )
 
 
@@ -298,24 +335,132 @@ def run_setting(
         device=device,
     )
     started = time.perf_counter()
-    if workers == 1 or len(methods) == 1:
-        runs = {key: run_method(setting_name, key, progress=progress, **options) for key in methods}
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        options["device"] = str(device)
-        context = multiprocessing.get_context("spawn")  # CUDA cannot be forked
-        with ProcessPoolExecutor(min(workers, len(methods)), mp_context=context) as pool:
-            futures = {pool.submit(run_method, setting_name, k, **options): k for k in methods}
-            for future in as_completed(futures):
-                if future.exception() is None:
-                    progress(f"{futures[future]}: finished")
-            done = {k: f.result() for f, k in futures.items()}
-            runs = {k: done[k] for k in methods}
+    jobs: dict[str, tuple[str, str, dict[str, Any]]] = {k: (setting_name, k, {}) for k in methods}
+    runs = _run_methods(jobs, options, workers, progress)
     result = summarise(runs, out=out)
     result["device"] = str(device)
     result["workers"] = workers
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def _run_methods(
+    jobs: dict[str, tuple[str, str, dict[str, Any]]],
+    options: dict[str, Any],
+    workers: int,
+    progress: Callable[[str], None],
+) -> dict[str, MethodRuns]:
+    """:func:`run_method` for every job (name -> setting, method, its own options).
+
+    With ``workers > 1`` the jobs run at once, each in its own process.
+    """
+    if workers == 1 or len(jobs) == 1:
+        return {
+            name: run_method(setting, key, progress=progress, **options, **own)
+            for name, (setting, key, own) in jobs.items()
+        }
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    options = dict(options, device=str(options["device"]))
+    context = multiprocessing.get_context("spawn")  # CUDA cannot be forked
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+        futures = {
+            pool.submit(run_method, setting, key, **options, **own): name
+            for name, (setting, key, own) in jobs.items()
+        }
+        for future in as_completed(futures):
+            if future.exception() is None:
+                progress(f"{futures[future]}: finished")
+        done = {name: f.result() for f, name in futures.items()}
+    return {name: done[name] for name in jobs}
+
+
+def run_sampling(
+    *,
+    rounds: int,
+    seed: int = 0,
+    seeds: int = 1,
+    schedules: Sequence[str] = SAMPLING,
+    momentum: str = "none",
+    learning_rates: str = "tuned",
+    grid: Sequence[float] = LR_GRID,
+    progress: Callable[[str], None] = lambda _: None,
+    device: torch.device | str = "cpu",
+    workers: int = 1,
+) -> dict[str, Any]:
+    """CoBo on the cross-silo federation under each pair-sampling strategy (Table 1).
+
+    Every strategy is CoBo with its own learning rate from ``grid`` (chosen on validation data,
+    :func:`run_method`) and the same budget; only the schedule differs: ``constant``
+    (:math:`2/n` per pair), ``time`` (the decaying law of :data:`METHODS`' CoBo from the first
+    round), ``mixed`` (constant for the first 2% of the rounds, then decaying) and ``all``
+    (every pair every round, the paper's non-sampling oracle). The result holds mean accuracy
+    and loss per strategy, their spread over seeds and Table 1's claims
+    (:func:`collabecon.reproductions.cobo_claims.sampling_claims`). Parameters as in
+    :func:`run_setting`.
+    """
+    workers = positive_int("workers", workers)
+    for name in schedules:
+        choice("schedule", name, tuple(PAPER_SAMPLING))
+    options: dict[str, Any] = dict(
+        rounds=rounds,
+        seed=seed,
+        seeds=seeds,
+        momentum=momentum,
+        learning_rates=learning_rates,
+        grid=grid,
+        device=device,
+    )
+    started = time.perf_counter()
+    jobs = {name: ("cross-silo", "cobo", {"schedule": name}) for name in schedules}
+    result = summarise_sampling(_run_methods(jobs, options, workers, progress))
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def run_ablation(
+    *,
+    rounds: int,
+    seed: int = 0,
+    seeds: int = 1,
+    factors: Sequence[str] = tuple(ABLATIONS),
+    momentum: str = "none",
+    learning_rates: str = "tuned",
+    grid: Sequence[float] = LR_GRID,
+    progress: Callable[[str], None] = lambda _: None,
+    device: torch.device | str = "cpu",
+    workers: int = 1,
+) -> dict[str, Any]:
+    """CoBo along the factors of Figure 3 on the cross-silo federation.
+
+    For every value of every factor of ``factors``
+    (:data:`~collabecon.reproductions.cobo_methods.ABLATIONS`: the fraction of the data set
+    each cluster gets, the number of clusters, the clients per cluster), CoBo with its own
+    learning rate from ``grid`` (chosen on that federation's validation data) and the same
+    budget. The result holds CoBo's accuracy and loss along each factor and the claims of
+    Figure 3 (:data:`~collabecon.reproductions.cobo_claims.ABLATION_CLAIMS`). Parameters as
+    in :func:`run_setting`.
+    """
+    workers = positive_int("workers", workers)
+    for factor in factors:
+        choice("factor", factor, tuple(ABLATIONS))
+    options: dict[str, Any] = dict(
+        rounds=rounds,
+        seed=seed,
+        seeds=seeds,
+        momentum=momentum,
+        learning_rates=learning_rates,
+        grid=grid,
+        device=device,
+    )
+    started = time.perf_counter()
+    jobs: dict[str, tuple[str, str, dict[str, Any]]] = {
+        name: (name, "cobo", {})
+        for name in ABLATION_SETTINGS
+        if name.split("/")[1].split("=")[0] in factors
+    }
+    result = summarise_ablation(_run_methods(jobs, options, workers, progress))
     result["wall_s"] = round(time.perf_counter() - started, 1)
     return result
 
@@ -336,11 +481,15 @@ def run_method(
 ) -> MethodRuns:
     """Method ``key`` on ``setting_name``: its learning rate, then its runs on the other seeds.
 
+    ``setting_name`` is one of :data:`SETTINGS` or of
+    :data:`~collabecon.reproductions.cobo_methods.ABLATION_SETTINGS` (Figure 3).
+
     The learning rate is the best of ``grid`` by mean validation accuracy on seed ``seed``,
     or the paper's. Parameters as in :func:`run_setting`; ``progress`` is called with a short
     text before each training run.
     """
-    setting_name = choice("setting", setting_name, tuple(SETTINGS))
+    federations = {**SETTINGS, **ABLATION_SETTINGS}
+    setting_name = choice("setting", setting_name, tuple(federations))
     momentum = choice("momentum", momentum, MOMENTUM_MODES)
     learning_rates = choice("learning_rates", learning_rates, ("tuned", "paper"))
     rounds = positive_int("rounds", rounds)
@@ -349,7 +498,7 @@ def run_method(
     if not grid or any(not (math.isfinite(lr) and lr > 0) for lr in grid):
         raise ValueError(f"lr_grid must be learning rates > 0, got {list(grid)}")
     (key,) = check_methods([key])
-    setting = SETTINGS[setting_name]
+    setting = federations[setting_name]
     device = torch.device(device)
     common: dict[str, Any] = dict(rounds=rounds, schedule=schedule, momentum=momentum)
 
@@ -388,7 +537,7 @@ def run_method(
 
 
 def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
-    """The paper's cross-silo and cross-device experiments (Sections 4.1-4.2) at ``scale``.
+    """The paper's cross-silo and cross-device experiments and Table 1 at ``scale``.
 
     Parameters
     ----------
@@ -402,6 +551,8 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
 
     Every method's learning rate is chosen on validation data of the first seed and reused
     (:func:`run_setting`); the methods train in parallel processes, one per core but one.
+    Table 1's sampling strategies run on the cross-silo federation with its rounds
+    (:func:`run_sampling`); at the paper scale also Figure 3's ablation (:func:`run_ablation`).
     """
     scale = choice("scale", scale, tuple(ROUNDS))
     seeds = positive_int("seeds", DEFAULT_SEEDS if seeds is None else seeds)
@@ -420,21 +571,35 @@ def reproduce(scale: str, out: Path, seeds: int | None = None) -> Reproduction:
         )
         for name in SETTINGS
     }
-    all_claims = tuple(c for r in results.values() for c in claims(r))
-    body = "\n".join(tables_markdown(r) for r in results.values())
-    body += (
-        "\nNot reproduced here: the sampling strategies of Table 1 (``collabecon cobo "
-        "--schedule``), the ablations of Figure 3 and the language-model experiment "
-        "(Section 4.3).\n"
+    sampling = run_sampling(
+        rounds=ROUNDS[scale]["cross-silo"], seeds=seeds, device=device, workers=workers
     )
+    all_claims = tuple(c for r in results.values() for c in claims(r))
+    all_claims += tuple(evaluate(SAMPLING_CLAIMS, sampling))
+    body = "\n".join(tables_markdown(r) for r in results.values())
+    body += "\n" + sampling_markdown(sampling)
+    extra = {"sampling": sampling}
+    if scale == "paper":
+        ablation = run_ablation(
+            rounds=ROUNDS[scale]["cross-silo"], seeds=seeds, device=device, workers=workers
+        )
+        all_claims += tuple(evaluate(ABLATION_CLAIMS, ablation))
+        body += "\n" + ablation_markdown(ablation)
+        extra["ablation"] = ablation
+    else:
+        body += "\nFigure 3's ablation runs at the paper scale only (`run_ablation`).\n"
+    body += "\nNot reproduced here: the language-model experiment (Section 4.3).\n"
     figures = tuple(
         Path(f).name for r in results.values() for f in r["files"] if f.endswith(".png")
     )
     return Reproduction(
         name="cobo",
-        title=f"{PAPER_REF}: cross-silo and cross-device (Table 2), {scale} scale",
+        title=f"{PAPER_REF}: cross-silo and cross-device (Tables 1 and 2), {scale} scale",
         claims=all_claims,
         body=body,
         figures=figures,
-        data={name: {k: v for k, v in r.items() if k != "claims"} for name, r in results.items()},
+        data={
+            name: {k: v for k, v in r.items() if k != "claims"}
+            for name, r in {**results, **extra}.items()
+        },
     )

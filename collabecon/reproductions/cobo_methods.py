@@ -3,8 +3,9 @@
 Hashemi, He and Jaggi 2024, "CoBo: Collaborative Learning via Bilevel Optimization",
 Sections 4.1-4.2: every method's registered algorithm and parameters (:data:`METHODS`,
 :func:`method_parameters`), the official code's momentum (:data:`CODE_MOMENTUM`), the paper's
-learning rates and the grid searched on validation data, and the two settings
-(:data:`SETTINGS`). :mod:`collabecon.reproductions.cobo` trains them.
+learning rates and the grid searched on validation data, the two settings (:data:`SETTINGS`)
+and the cross-silo federations of the ablation of Figure 3 (:data:`ABLATION_SETTINGS`).
+:mod:`collabecon.reproductions.cobo` trains them.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from econ.validation import choice
 from learning.algorithms import ALGORITHMS
 from learning.optim import SGDConfig
 
 __all__ = [
+    "ABLATIONS",
+    "ABLATION_SETTINGS",
     "BATCH",
     "CODE_MOMENTUM",
     "CODE_PARAMETERS",
@@ -30,6 +34,7 @@ __all__ = [
     "SETTINGS",
     "VALIDATION_SHARE",
     "Setting",
+    "ablation_setting",
     "check_methods",
     "finetune_steps",
     "method_parameters",
@@ -128,6 +133,38 @@ SETTINGS: dict[str, Setting] = {
         label_modulus=2,
         ifca_share=0.1,
     ),
+}
+
+
+#: Figure 3's sweeps of the cross-silo federation (Section 4.1; the figure prints no values):
+#: the share of the data set each cluster gets (4 clusters of 2), the number of clusters of 2
+#: clients, and the clients per cluster (4 clusters, each cluster's data split among them).
+ABLATIONS: dict[str, tuple[float, ...]] = {
+    "fraction": (0.125, 0.25, 0.5, 1.0),
+    "clusters": (2, 4, 6, 8),
+    "cluster-size": (2, 3, 4, 6),
+}
+
+
+def ablation_setting(factor: str, value: float) -> Setting:
+    """The cross-silo federation with one factor of Figure 3 set to ``value``, CoBo only."""
+    choice("factor", factor, tuple(ABLATIONS))
+    clusters, size, fraction = 4, 2, 1.0
+    if factor == "fraction":
+        fraction = float(value)
+    elif factor == "clusters":
+        clusters = int(value)
+    else:
+        size = int(value)
+    params = {"n_clusters": clusters, "replicate": True, "fraction": fraction}
+    return Setting("private-label", clusters * size, params, ("cobo",))
+
+
+#: Every federation of Figure 3, by name (``cross-silo/<factor>=<value>``).
+ABLATION_SETTINGS: dict[str, Setting] = {
+    f"cross-silo/{factor}={value:g}": ablation_setting(factor, value)
+    for factor, values in ABLATIONS.items()
+    for value in values
 }
 
 

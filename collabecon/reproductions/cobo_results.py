@@ -2,14 +2,19 @@
 
 Hashemi, He and Jaggi 2024, Sections 4.1-4.2, Table 2: the records of a training run
 (:class:`TrainingRun`) and of one method's runs (:class:`MethodRuns`), their summary with mean
-accuracies, spread over seeds, CoBo's weight recovery and every claim of
-:mod:`collabecon.reproductions.cobo_claims` (:func:`summarise`), the heatmaps of CoBo's
-weights, and the tables next to the paper's (:func:`tables_markdown`).
+accuracies and losses, spread over seeds, CoBo's weight recovery, Federated-Clustering's
+clusters over the rounds and every claim of :mod:`collabecon.reproductions.cobo_claims`
+(:func:`summarise`), the heatmaps of CoBo's weights and of FC's clusters (Figure 6), the
+accuracy curves of every method (Figures 5 and 9), and the tables next to the paper's
+(:func:`tables_markdown`); CoBo's comparison of pair-sampling strategies next to Table 1
+(:func:`summarise_sampling`, :func:`sampling_markdown`) and CoBo along the factors of
+Figure 3 (:func:`summarise_ablation`, :func:`ablation_markdown`).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,23 +23,36 @@ from typing import Any
 import numpy as np
 
 from collabecon.reproductions.cobo_claims import (
+    ABLATION_CLAIMS,
+    LATE_SHARE,
     NAMES,
     PAPER,
     PAPER_IMPROVED,
+    PAPER_LOSS,
+    PAPER_SAMPLING,
     PAPER_STD,
+    SAMPLING_NAMES,
     claims,
+    loss_with_std,
     pct,
+    sampling_claims,
     with_std,
 )
 from collabecon.reproductions.cobo_methods import BATCH, VALIDATION_SHARE, finetune_steps
+from econ.claims import evaluate
 from learning.algorithms.cobo_steps import oracle_weights, weight_error
 
 __all__ = [
     "CHANCE",
     "MethodRuns",
     "TrainingRun",
+    "ablation_markdown",
     "match_round",
+    "mistake_rounds",
+    "sampling_markdown",
     "summarise",
+    "summarise_ablation",
+    "summarise_sampling",
     "tables_markdown",
 ]
 
@@ -58,15 +76,18 @@ _HEATMAP_SHARES = (0.01, 0.1, 0.5, 1.0)  # rounds shown in the heatmaps, as shar
 class TrainingRun:
     """One method, one seed, one learning rate.
 
-    Per-client test and validation accuracy, the test-accuracy curve, CoBo's weights over
-    time, IFCA's final assignment.
+    Per-client test accuracy, test loss and validation accuracy, the test-accuracy curve,
+    CoBo's weights over time, Federated-Clustering's clusters over time (``members``: row
+    ``i`` marks the clients inside receiver ``i``'s ball), IFCA's final assignment.
     """
 
     test: np.ndarray
+    loss: np.ndarray
     validation: np.ndarray
     curve: list[tuple[int, float]]
     weights: list[np.ndarray]
     assignment: list[int] | None
+    members: list[np.ndarray] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +132,27 @@ def match_round(history: list[np.ndarray], clusters: np.ndarray) -> int | None:
     return wrong[-1] + 1 if wrong else 1
 
 
+def mistake_rounds(history: list[np.ndarray], clusters: np.ndarray) -> list[int]:
+    """The rounds (1-based) whose collaboration matrix differs from the oracle off the diagonal.
+
+    A matrix is taken as its entries above 1/2 (Federated-Clustering's 0/1 memberships as
+    they are).
+    """
+    oracle = oracle_weights(clusters).astype(bool)
+    off = ~np.eye(clusters.size, dtype=bool)
+    return [
+        r
+        for r, w in enumerate(history, start=1)
+        if not np.array_equal((np.asarray(w) > 0.5)[off], oracle[off])
+    ]
+
+
 def _write_heatmaps(
-    out: Path, history: list[np.ndarray], clusters: np.ndarray, setting: str
+    out: Path,
+    history: list[np.ndarray],
+    clusters: np.ndarray,
+    setting: str,
+    name: str = "cobo_weights",
 ) -> list[str]:
     import matplotlib
 
@@ -122,7 +162,7 @@ def _write_heatmaps(
     out.mkdir(parents=True, exist_ok=True)
     rounds = len(history)
     shown = sorted({max(1, round(share * rounds)) for share in _HEATMAP_SHARES})
-    csv_path = out / f"cobo_weights_{setting}.csv"
+    csv_path = out / f"{name}_{setting}.csv"
     with csv_path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["round", "i", "j", "weight"])
@@ -139,10 +179,39 @@ def _write_heatmaps(
         ax.set_xticks([])
         ax.set_yticks([])
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="collaboration weight")
-    png_path = out / f"cobo_weights_{setting}.png"
+    png_path = out / f"{name}_{setting}.png"
     fig.savefig(png_path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return [str(png_path), str(csv_path)]
+
+
+def _mean_curve(curves: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
+    """The seeds' accuracy curves averaged round by round (the rounds every seed evaluated)."""
+    rounds = sorted(set.intersection(*(set(r for r, _ in c) for c in curves)))
+    by_seed = [dict(c) for c in curves]
+    return [(r, float(np.mean([c[r] for c in by_seed]))) for r in rounds]
+
+
+def _write_curves(out: Path, curves: dict[str, list[list[tuple[int, float]]]], setting: str) -> str:
+    """Every method's test accuracy over the rounds, mean over seeds (Figures 5 and 9)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for key, per_seed in curves.items():
+        mean = _mean_curve(per_seed)
+        ax.plot([r for r, _ in mean], [100 * a for _, a in mean], marker=".", label=NAMES[key])
+    ax.set_xlabel("round")
+    ax.set_ylabel("mean test accuracy (%)")
+    ax.set_title(setting)
+    ax.legend(fontsize="small")
+    path = out / f"accuracy_curves_{setting}.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return str(path)
 
 
 def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[str, Any]:
@@ -171,6 +240,7 @@ def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[s
     per_seed = {k: [float(r.test.mean()) for r in rs] for k, rs in runs.items()}
     accuracy = {k: float(np.mean(v)) for k, v in per_seed.items()}
     spread = {k: _std(v) for k, v in per_seed.items()}
+    loss_per_seed = {k: [float(r.loss.mean()) for r in rs] for k, rs in runs.items()}
     improved: dict[str, list[float]] = {}
     if "local" in runs:
         for key in methods:
@@ -182,7 +252,13 @@ def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[s
     clusters = one.clusters
     weights = [r.weights for r in runs.get("cobo", []) if r.weights]
     match = [match_round(h, clusters) for h in weights]
+    members = [r.members for r in runs.get("fc", []) if r.members]
+    curves = {k: [r.curve for r in rs] for k, rs in runs.items() if rs[0].curve}
     files = _write_heatmaps(out, weights[0], clusters, setting_name) if out and weights else []
+    if out and members:
+        files += _write_heatmaps(out, members[0], clusters, setting_name, "fc_clusters")
+    if out and curves:
+        files.append(_write_curves(out, curves, setting_name))
     chance = CHANCE[setting_name]
     near_chance = {
         k: _CHANCE_REASONS.get(
@@ -213,17 +289,24 @@ def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[s
         "accuracy": accuracy,
         "accuracy_std": spread,
         "accuracy_per_seed": per_seed,
+        "loss": {k: float(np.mean(v)) for k, v in loss_per_seed.items()},
+        "loss_std": {k: _std(v) for k, v in loss_per_seed.items()},
+        "loss_per_seed": loss_per_seed,
         "improved_over_local": {k: float(np.mean(v)) for k, v in improved.items()},
         "chance": chance,
         "near_chance": near_chance,
         "paper": {k: v for k, v in PAPER[setting_name].items() if k in accuracy},
         "paper_std": {k: v for k, v in PAPER_STD[setting_name].items() if k in accuracy},
-        "curves": {k: [r.curve for r in rs] for k, rs in runs.items() if rs[0].curve},
+        "paper_loss": {k: v for k, v in PAPER_LOSS[setting_name].items() if k in accuracy},
+        "curves": curves,
+        "mean_curves": {k: _mean_curve(c) for k, c in curves.items()},
         "ifca_models_used": [len(set(r.assignment)) for r in runs.get("ifca", []) if r.assignment],
         "weights_match_oracle": None if not weights else [m is not None for m in match],
         "weights_match_round": match if weights else None,
         "weight_error": [weight_error(h[-1], clusters) for h in weights] if weights else None,
         "final_weights": weights[0][-1] if weights else None,
+        "fc_mistake_rounds": [mistake_rounds(h, clusters) for h in members] if members else None,
+        "fc_late_from": rounds - max(1, round(LATE_SHARE * rounds)) + 1,
         "files": files,
     }
     result["claims"] = [c.to_dict() for c in claims(result)]
@@ -231,10 +314,10 @@ def summarise(methods: dict[str, MethodRuns], out: Path | None = None) -> dict[s
 
 
 def tables_markdown(result: dict[str, Any]) -> str:
-    """The measured accuracies next to Table 2, the learning-rate grid, and the notes.
+    """The measured accuracies and losses next to Table 2, the learning-rate grid, the notes.
 
-    Accuracies are mean ± std over seeds; the grid shows every method's validation accuracy
-    and choice.
+    Accuracies and losses are mean ± std over seeds; the grid shows every method's validation
+    accuracy and choice.
     """
     grid = result["tuning"]["grid"]
     lines = [
@@ -254,7 +337,9 @@ def tables_markdown(result: dict[str, Any]) -> str:
         ]
     else:
         lines += ['Learning rates: the paper\'s (appendix "Experimental Details").', ""]
-    head = "| method | accuracy (%) | paper (%) | Imp. (%) | paper Imp. (%) | lr |"
+    head = (
+        "| method | accuracy (%) | paper (%) | loss | paper loss | Imp. (%) | paper Imp. (%) | lr |"
+    )
     if grid:
         head += " validation acc. per lr |"
     lines += [head, "|" + "---|" * (head.count("|") - 1)]
@@ -267,6 +352,8 @@ def tables_markdown(result: dict[str, Any]) -> str:
             NAMES[key],
             with_std(result, key),
             paper_cell,
+            f"{result['loss'][key]:.3f} ± {result['loss_std'][key]:.3f}",
+            "-" if key not in result["paper_loss"] else f"{result['paper_loss'][key]:.2f}",
             "-" if imp is None else f"{imp:.0f}",
             "-" if paper_imp is None else f"{paper_imp:.0f}",
             f"{result['tuning']['methods'][key]['chosen']:g}",
@@ -280,4 +367,121 @@ def tables_markdown(result: dict[str, Any]) -> str:
             "",
             f"{NAMES[key]} ends within 5 points of chance ({pct(result['chance'])}%): {why}.",
         ]
+    return "\n".join(lines) + "\n"
+
+
+def summarise_sampling(runs: dict[str, MethodRuns]) -> dict[str, Any]:
+    """Table 1's comparison from CoBo's runs under each pair-sampling strategy.
+
+    ``runs`` maps a strategy (:data:`collabecon.reproductions.cobo_claims.PAPER_SAMPLING`) to
+    CoBo's runs with it, all on one setting, rounds and seeds. The result holds mean accuracy
+    and loss per strategy, their spread over seeds, every strategy's learning rate and
+    Table 1's claims.
+    """
+    if not runs:
+        raise ValueError("runs must name at least one sampling strategy")
+    one = next(iter(runs.values()))
+    for name, m in runs.items():
+        if (m.key, m.schedule) != ("cobo", name) or (m.setting, m.rounds, m.seeds) != (
+            one.setting,
+            one.rounds,
+            one.seeds,
+        ):
+            raise ValueError(f"runs must be CoBo's with their own schedule on one setting: {name}")
+    acc = {k: [float(r.test.mean()) for r in m.runs] for k, m in runs.items()}
+    loss = {k: [float(r.loss.mean()) for r in m.runs] for k, m in runs.items()}
+    result: dict[str, Any] = {
+        "setting": "sampling",
+        "federation": one.setting,
+        "clients": one.clients,
+        "rounds": one.rounds,
+        "seeds": list(one.seeds),
+        "momentum": one.momentum,
+        "learning_rates": one.learning_rates,
+        "accuracy": {k: float(np.mean(v)) for k, v in acc.items()},
+        "accuracy_std": {k: _std(v) for k, v in acc.items()},
+        "accuracy_per_seed": acc,
+        "loss": {k: float(np.mean(v)) for k, v in loss.items()},
+        "loss_std": {k: _std(v) for k, v in loss.items()},
+        "loss_per_seed": loss,
+        "tuning": {k: {"grid": m.tuning, "chosen": m.chosen} for k, m in runs.items()},
+        "paper": {k: PAPER_SAMPLING[k] for k in runs},
+    }
+    result["claims"] = [c.to_dict() for c in sampling_claims(result)]
+    return result
+
+
+def sampling_markdown(result: dict[str, Any]) -> str:
+    """CoBo's accuracy and loss per pair-sampling strategy next to Table 1."""
+    lines = [
+        f"**Table 1, pair sampling** ({result['federation']}, {result['clients']} clients, "
+        f"{result['rounds']} rounds, seeds {result['seeds']}, wall time "
+        f"{result.get('wall_s', '-')} s): CoBo under each strategy, each with its own learning "
+        "rate chosen on validation data.",
+        "",
+        "| strategy | accuracy (%) | paper (%) | loss | paper loss | lr |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key in result["accuracy"]:
+        paper_acc, paper_loss = result["paper"][key]
+        lines.append(
+            f"| {SAMPLING_NAMES[key]} | {with_std(result, key)} | {paper_acc:.2f} | "
+            f"{loss_with_std(result, key)} | {paper_loss:.3f} | "
+            f"{result['tuning'][key]['chosen']:g} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def summarise_ablation(runs: dict[str, MethodRuns]) -> dict[str, Any]:
+    """Figure 3's sweeps from CoBo's runs on the federations of ``ABLATION_SETTINGS``.
+
+    ``runs`` maps a federation's name (``cross-silo/<factor>=<value>``) to CoBo's runs on it.
+    The result holds, per factor, the values run with CoBo's mean accuracy and loss and their
+    spread over seeds, and the claims of Figure 3.
+    """
+    factors: dict[str, dict[str, list[float]]] = {}
+    for name, m in runs.items():
+        factor, value = name.split("/", 1)[1].split("=")
+        acc = [float(r.test.mean()) for r in m.runs]
+        loss = [float(r.loss.mean()) for r in m.runs]
+        entry = factors.setdefault(
+            factor, {k: [] for k in ("values", "accuracy", "accuracy_std", "loss", "chosen")}
+        )
+        entry["values"].append(float(value))
+        entry["accuracy"].append(float(np.mean(acc)))
+        entry["accuracy_std"].append(_std(acc))
+        entry["loss"].append(float(np.mean(loss)))
+        entry["chosen"].append(m.chosen)
+    for entry in factors.values():
+        order = np.argsort(entry["values"])
+        for key in entry:
+            entry[key] = [entry[key][i] for i in order]
+    one = next(iter(runs.values()))
+    result: dict[str, Any] = {
+        "setting": "ablation",
+        "rounds": one.rounds,
+        "seeds": list(one.seeds),
+        "factors": factors,
+    }
+    result["claims"] = [c.to_dict() for c in evaluate(ABLATION_CLAIMS, result)]
+    return result
+
+
+def ablation_markdown(result: dict[str, Any]) -> str:
+    """CoBo's accuracy along each factor of Figure 3."""
+    lines = [
+        f"**Figure 3, ablation** (cross-silo, {result['rounds']} rounds, seeds "
+        f"{result['seeds']}): CoBo's mean accuracy (%) ± std over seeds, its learning rate "
+        "chosen on validation data for every federation.",
+        "",
+        "| factor | value | accuracy (%) | loss | lr |",
+        "|---|---|---|---|---|",
+    ]
+    for factor, entry in result["factors"].items():
+        for i, value in enumerate(entry["values"]):
+            lines.append(
+                f"| {factor} | {value:g} | {pct(entry['accuracy'][i])} ± "
+                f"{pct(entry['accuracy_std'][i])} | {entry['loss'][i]:.3f} | "
+                f"{entry['chosen'][i]:g} |"
+            )
     return "\n".join(lines) + "\n"

@@ -57,6 +57,7 @@ from learning.algorithms.threshold_clustering import (
     FixedRadius,
     QuantileRadius,
     RadiusRule,
+    TCResult,
     threshold_clustering,
 )
 from learning.all_pairs import client_batches, flatten, gradients_on, unflatten
@@ -69,6 +70,7 @@ __all__ = [
     "MomentumClusteringState",
     "MyopicClustering",
     "MyopicClusteringState",
+    "fc_clusters",
     "fc_directions",
     "kmeans",
     "kmeans_plus_plus",
@@ -116,14 +118,16 @@ def kmeans(points: torch.Tensor, k: int, rng: np.random.Generator, iters: int = 
     return labels
 
 
-def fc_directions(
+def fc_clusters(
     points: torch.Tensor, iters: int, radius: RadiusRule, *, inclusive: bool
-) -> torch.Tensor:
-    """Federated-Clustering's cluster estimates, one per receiver, ``(..., n, P)``.
+) -> TCResult:
+    """Federated-Clustering's Threshold-Clustering of every receiver, one centre each.
 
     ``points[..., i, j, :]`` is :math:`g_j(x_i)` (``(..., n, n, P)``, leading axes batched);
     receiver ``i`` runs one-centre Threshold-Clustering over row ``i`` started at its own
-    gradient ``points[..., i, i, :]``. Returns ``(..., n, P)``.
+    gradient ``points[..., i, i, :]``. The result's ``centers[..., 0, :]`` are the cluster
+    estimates :math:`v_{i,t}` and ``members[..., 0, :]`` the gradients inside every receiver's
+    ball at the last iteration: the clients it takes as its cluster that round.
 
     References
     ----------
@@ -131,8 +135,22 @@ def fc_directions(
     Algorithm 2 (Federated-Clustering) and Algorithm 3 (Threshold-Clustering).
     """
     own = torch.diagonal(points, dim1=-3, dim2=-2).movedim(-1, -2)
-    result = threshold_clustering(points, own[..., None, :], iters, radius, inclusive=inclusive)
-    return result.centers[..., 0, :]
+    return threshold_clustering(points, own[..., None, :], iters, radius, inclusive=inclusive)
+
+
+def fc_directions(
+    points: torch.Tensor, iters: int, radius: RadiusRule, *, inclusive: bool
+) -> torch.Tensor:
+    """Federated-Clustering's cluster estimates, one per receiver, ``(..., n, P)``.
+
+    The centres of :func:`fc_clusters`.
+
+    References
+    ----------
+    Werner et al. (2023), "Provably Personalized and Robust Federated Learning",
+    Algorithm 2 (Federated-Clustering) and Algorithm 3 (Threshold-Clustering).
+    """
+    return fc_clusters(points, iters, radius, inclusive=inclusive).centers[..., 0, :]
 
 
 def myopic_directions(
@@ -233,9 +251,13 @@ class FederatedClusteringState(_FederatedClusteringEntries, total=False):
     """State of :class:`FederatedClustering`.
 
     The clients' ``models`` (stacked) and their ``momentum`` buffers (one flat row each);
-    inside ``server_update`` also the round's plan, each participant's subgroup ``group``.
+    after a round the clusters it used, ``members`` (``(N, N)`` bool, row ``i``: the clients
+    whose gradients were inside receiver ``i``'s ball, all False for a client that did not
+    take part); inside ``server_update`` also the round's plan, each participant's subgroup
+    ``group``.
     """
 
+    members: torch.Tensor
     group: torch.Tensor
 
 
@@ -474,17 +496,23 @@ class FederatedClustering(_GradientMethod[FederatedClusteringState]):
         table = replies["points"]  # [j, s] = g_j(x of the s-th member of j's subgroup)
         group = state["group"].cpu().numpy()
         v = table.new_empty(clients.size, table.shape[2])
+        n_all = self.ctx.n_clients
+        inside = torch.zeros(n_all, n_all, dtype=torch.bool, device=table.device)
         for g in range(int(group.max()) + 1):
             members = np.flatnonzero(group == g)
             idx = torch.as_tensor(members, device=table.device)
             points = table.index_select(0, idx)[:, : members.size].transpose(0, 1).contiguous()
             points = byzantine.submit(self.ctx, points, clients[members], rng)  # [i, j] = g_j(x_i)
-            v[idx] = fc_directions(points, self.iters, self.rule, inclusive=self.inclusive)
+            result = fc_clusters(points, self.iters, self.rule, inclusive=self.inclusive)
+            v[idx] = result.centers[:, 0]
+            ids = torch.as_tensor(clients[members], device=table.device)
+            inside[ids[:, None], ids[None, :]] = result.members[:, 0]
         buffer = state["momentum"].clone()
         idx = torch.as_tensor(clients, device=buffer.device)
         buffer[idx] = self.momentum * buffer[idx] + v
         models = self._step(state["models"], clients, buffer[idx])
-        return {"models": models, "momentum": buffer}, {"train_loss": float(replies["loss"].mean())}
+        new: FederatedClusteringState = {"models": models, "momentum": buffer, "members": inside}
+        return new, {"train_loss": float(replies["loss"].mean())}
 
 
 @register

@@ -117,13 +117,16 @@ RadiusRule = FixedRadius | QuantileRadius | Callable[[torch.Tensor], torch.Tenso
 class TCResult:
     """Outcome of :func:`threshold_clustering`.
 
-    Centres ``(..., K, P)`` after the iterations, and per iteration the radii and the number of
-    points inside each ball, both ``(iters, ..., K)``.
+    Centres ``(..., K, P)`` after the iterations, per iteration the radii and the number of
+    points inside each ball, both ``(iters, ..., K)``, and which points were inside each ball
+    at the last iteration, ``members`` ``(..., K, N)`` (bool): the points averaged into the
+    last update.
     """
 
     centers: torch.Tensor
     taus: torch.Tensor
     inside: torch.Tensor
+    members: torch.Tensor
 
 
 def threshold_clustering(
@@ -171,7 +174,7 @@ def threshold_clustering(
         v = v + (weights @ points - count[..., None] * v) / n
         taus.append(tau)
         counts.append(count)
-    return TCResult(v, torch.stack(taus), torch.stack(counts).to(torch.int64))
+    return TCResult(v, torch.stack(taus), torch.stack(counts).to(torch.int64), mask)
 
 
 def iterations_bound(sigma: float, gap: float, cluster_fraction: float) -> int:

@@ -14,6 +14,7 @@ import torch
 from collabecon.reproductions.clustering import errors, panel, regression, setup
 from learning.algorithms import Context, LocalTraining, build_algorithm
 from learning.algorithms.federated_clustering import (
+    fc_clusters,
     fc_directions,
     myopic_directions,
     reseed_collapsed,
@@ -335,10 +336,19 @@ def test_fc_in_random_subgroups_clusters_within_each_subgroup():
             assert not received[members.size :].any()
     x, y = client_batches(ctx.train, everyone, algorithm.batch_size, reference)
     v = torch.empty_like(flatten(models))
+    inside = torch.zeros(5, 5, dtype=torch.bool)
     for members in subgroups:
         grads, _ = pairwise_gradients(ctx.engine, select(models, members), x[members], y[members])
-        v[members] = fc_directions(
-            flatten(grads, lead=2), 10, QuantileRadius(0.25), inclusive=False
+        clustered = fc_clusters(flatten(grads, lead=2), 10, QuantileRadius(0.25), inclusive=False)
+        v[members] = clustered.centers[:, 0]
+        inside[np.ix_(members, members)] = clustered.members[:, 0]
+        assert torch.equal(
+            v[members],
+            fc_directions(flatten(grads, lead=2), 10, QuantileRadius(0.25), inclusive=False),
         )
     new, _ = algorithm.round(state, everyone, rng)
     assert torch.allclose(flatten(new["models"]), flatten(models) - 0.1 * v, atol=1e-6)
+    # the clusters of the round: each receiver's ball, never across subgroups
+    assert torch.equal(new["members"], inside)
+    assert not inside[np.ix_(subgroups[0], subgroups[1])].any()
+    assert not inside[np.ix_(subgroups[1], subgroups[0])].any()

@@ -137,6 +137,30 @@ def test_clustered_views_are_contiguous_blocks(n_clients, n_clusters, replicate,
         _assert_disjoint_cover(base, 120)
 
 
+def test_clustered_fraction_gives_each_cluster_its_own_share_of_the_data():
+    labels = np.arange(120) % 10
+    whole = PARTITIONS["private-label"](
+        labels, np.random.default_rng(3), n_clients=6, n_clusters=3, replicate=True
+    )
+    same = PARTITIONS["private-label"](
+        labels, np.random.default_rng(3), n_clients=6, n_clusters=3, replicate=True, fraction=1.0
+    )
+    assert all(np.array_equal(a, b) for a, b in zip(whole, same, strict=True))
+    parts = PARTITIONS["private-label"](
+        labels, np.random.default_rng(3), n_clients=6, n_clusters=3, replicate=True, fraction=0.25
+    )
+    for k in range(3):
+        mine = np.concatenate(parts[2 * k : 2 * k + 2])
+        assert mine.size == 30 and np.unique(mine).size == 30 and set(mine // 120) == {k}
+    assert {p.size for p in parts} == {15}
+    with pytest.raises(ValueError, match="fraction"):
+        PARTITIONS["private-label"](labels, np.random.default_rng(0), n_clients=4, fraction=0.5)
+    with pytest.raises(ValueError, match="fraction"):
+        PARTITIONS["private-label"](
+            labels, np.random.default_rng(0), n_clients=4, replicate=True, fraction=0.0
+        )
+
+
 def test_label_cdf_paper_split_is_exact(mnist5k):
     parts = label_cdf(mnist5k.y, np.random.default_rng(0))
     low, high = parts

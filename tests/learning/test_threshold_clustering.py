@@ -36,6 +36,10 @@ def test_step_form_and_limits():
     assert torch.allclose(_tc(z, v, 1, FixedRadius(1e9)), z.mean(0), atol=1e-12)
     tiny = float((z - v).norm(dim=1).min()) / 2
     assert torch.equal(_tc(z, v, 1, FixedRadius(tiny)), v)
+    # the members of the last iteration are the points inside the ball
+    members = threshold_clustering(z, v[None], 1, FixedRadius(tau)).members[0]
+    assert torch.equal(members, inside)
+    assert not threshold_clustering(z, v[None], 1, FixedRadius(tiny)).members.any()
 
 
 def test_exact_contraction():
