@@ -167,11 +167,11 @@ def _task_claims(task: str) -> tuple[ClaimSpec, ...]:
     # baselines"; Table 1 caption: "FC outperforms all non-oracle baselines".
     text = [
         spec(
-            "fc>=local",
-            f"FC is at least as accurate as standalone training (Local), {label} task",
-            f"{performance}; {table}",
+            "fc-outperforms-local",
+            f"FC outperforms standalone training (Local), {label} task",
+            f"{performance}; Table 1 caption; {table}",
             ("fc", "local"),
-            holds=lambda m: _means(m, task)["fc"] >= _means(m, task)["local"],
+            holds=lambda m: _means(m, task)["fc"] > _means(m, task)["local"],
             note=lambda m: _margin_note(m["tasks"][task], "fc", "local"),
         ),
         spec(

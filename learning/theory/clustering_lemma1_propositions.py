@@ -216,8 +216,9 @@ def _lemma1_a5_printed(
 
 @proposition(
     "thesis.ch2.lemma1.a5.corrected",
-    source=f"{THESIS}, §2.6 proof of Lemma 1, eq. (2.17), which bounds each pair by its own "
-    "gradient at x_i*",
+    source=f"{THESIS}: corrects the second display of Lemma 1 (§2.3) and the last line of its "
+    "proof (§2.6, 'Delta = (1/sqrt 2) max_{j != i} ||grad f_j(x_i*)||') by eq. (2.17), which "
+    "bounds each pair by its own gradient at x_i*",
     statement="under Lemma 1's hypotheses, for i !~ j: ||grad f_i(x) - grad f_j(x)||^2 >= "
     "(1/2)||grad f_j(x_i*)||^2 - 2(1 + (L/mu)^2)||grad f_i(x)||^2 for all x; so A5 holds with "
     "D = sqrt(2(1+(L/mu)^2)) and Delta^2 = (1/2) min_{i !~ j} ||grad f_j(x_i*)||^2",

@@ -79,18 +79,26 @@ SymbolicPair = Callable[[sp.Expr, sp.Expr], sp.Expr]
     source=f"{THESIS}, §2.6 'Proof of Theorem 2', eq. (2.10)-(2.13); = {PAPER}, App. A.2, "
     "eq. (10)-(13)",
     statement="p = 1/2 - Delta/(2 sqrt(4 sigma^2 + Delta^2)) (2.12) lies in (0, 1/2) and solves "
-    "(4 sigma^2 + Delta^2)(p^2 - p) + sigma^2 = 0; with d = Delta/(1-2p) (2.10) it gives "
-    "sigma^2 = d^2 p(1-p) (2.11) and d^2 p^2/4 = sigma^2 p/(4(1-p)) (2.13), for all "
-    "sigma, Delta > 0",
+    "(4 sigma^2 + Delta^2)(p^2 - p) + sigma^2 = 0; with d = Delta/(1-2p) (2.10) the printed "
+    "laws D_1 = d w.p. p, 0 w.p. 1-p and D_2 = d w.p. 1-p, 0 w.p. p have means d p and "
+    "d(1-p), Delta apart, and variance sigma^2 = d^2 p(1-p) (2.11) each, and "
+    "d^2 p^2/4 = sigma^2 p/(4(1-p)) (2.13), for all sigma, Delta > 0 (d is the thesis's delta)",
     perturb={"p": lambda s, g: sp.Rational(1, 2) - g / (2 * sp.sqrt(2 * s**2 + g**2))},
 )
 def _thm2_construction(p: SymbolicPair = construction_p) -> Verdict:
     sigma, gap = sp.symbols("sigma Delta", positive=True)
     pp = p(sigma, gap)
     d = gap / (1 - 2 * pp)
+    # the printed laws: D_1 = d w.p. p and 0 w.p. 1 - p; D_2 = d w.p. 1 - p and 0 w.p. p
+    laws = ((pp, 1 - pp), (1 - pp, pp))
+    means = [w * d for w, _ in laws]
+    variances = [w * (d - m) ** 2 + rest * m**2 for (w, rest), m in zip(laws, means, strict=True)]
     for expr, label in (
         ((4 * sigma**2 + gap**2) * (pp**2 - pp) + sigma**2, "(4s^2+D^2)(p^2-p) + s^2"),
+        (means[1] - means[0] - gap, "(2.10): mean of D_2 - mean of D_1 - Delta"),
         (d**2 * pp * (1 - pp) - sigma**2, "(2.11): d^2 p(1-p) - sigma^2"),
+        (variances[0] - sigma**2, "variance of D_1 - sigma^2"),
+        (variances[1] - sigma**2, "variance of D_2 - sigma^2"),
         (d**2 * pp**2 / 4 - sigma**2 * pp / (4 * (1 - pp)), "(2.13)"),
     ):
         residual = sp.simplify(expr)
@@ -121,7 +129,8 @@ def _thm2_construction(p: SymbolicPair = construction_p) -> Verdict:
                 )
         raise ValueError(f"sympy cannot sign p: 2 R (R + Delta) p = {numerator}")
     return proved(
-        "symbolic in sigma, Delta > 0: the quadratic, (2.11) and (2.13) simplify to 0; "
+        "symbolic in sigma, Delta > 0: the quadratic, (2.10) and (2.11) on the printed laws "
+        "D_1, D_2 (their means and variances), and (2.13) simplify to 0; "
         "1/2 - p = Delta/(2 sqrt(4 sigma^2+Delta^2)) > 0, and 2 R (R + Delta) p = "
         f"{numerator} > 0 with R = sqrt(4 sigma^2 + Delta^2) (sympy signs both), so p in (0, 1/2)"
     )
@@ -200,7 +209,9 @@ def _thm2_bound(value: SymbolicPair, constant: sp.Expr, threshold: sp.Expr) -> V
 
 @proposition(
     "thesis.ch2.thm2.constant",
-    source=f"{THESIS}, §2.6 'Proof of Theorem 2', last two displays; = {PAPER}, App. A.2",
+    source=f"{THESIS}, §2.6 'Proof of Theorem 2', the display after 'Plugging the expression "
+    "for p from (2.12) into (2.13)' and the display after 'we can choose Delta^2 >= 2 sigma^2'; "
+    f"= {PAPER}, App. A.2",
     statement="d^2 p^2/4 = (sigma^2/4)(sqrt(4 sigma^2 + Delta^2) - Delta)/Delta = "
     "(sigma^2/4)(sqrt(1 + 4 sigma^2/Delta^2) - 1), and choosing Delta^2 >= 2 sigma^2 gives "
     "E|mu_hat_1 - mu_1|^2 >= d^2 p^2/4 >= sigma^4/(4 Delta^2)",
@@ -217,7 +228,9 @@ def _thm2_constant(
 
 @proposition(
     "thesis.ch2.thm2.constant.corrected",
-    source=f"{THESIS}, §2.6 'Proof of Theorem 2', corrected; = {PAPER}, App. A.2",
+    source=f"{THESIS}, §2.6 'Proof of Theorem 2': corrects the display after 'Plugging the "
+    "expression for p from (2.12) into (2.13)' (its first equality) and the display after 'we "
+    f"can choose Delta^2 >= 2 sigma^2' (its constant 1/4); = {PAPER}, App. A.2",
     statement="d^2 p^2/4 = (sqrt(4 sigma^2 + Delta^2) - Delta)^2/16 >= ((2 - sqrt 3)/2) "
     "sigma^4/Delta^2 (~ 0.134 sigma^4/Delta^2) for Delta^2 >= 2 sigma^2, with equality at "
     "Delta^2 = 2 sigma^2 and ratio -> 1/4 as Delta/sigma -> oo; Theorem 2's Omega(sigma^4/Delta^2) "
@@ -315,7 +328,8 @@ def _paper_stationary(rhs: Callable[[float, float], float] = _printed_stationary
 
 @proposition(
     "clustering.a5.stationary.corrected",
-    source=f"{PAPER}, §3.2, Assumption 5 evaluated at x = x_j*",
+    source=f"{PAPER}, §3.2: corrects the paragraph after Assumption 5 ('Assumption 5 "
+    "implies ... >= Delta'), by Assumption 5 evaluated at x = x_j*",
     statement="for i !~ j, Assumption 5 for the pair (j, i) at x = x_j* (where grad f_j = 0, "
     "so the D-term vanishes) gives ||grad f_i(x_j*)||^2 >= Delta^2, and likewise "
     "||grad f_j(x_i*)||^2 >= Delta^2: i and j share no stationary point",
@@ -343,7 +357,8 @@ def _thesis_stationary(
 
 @proposition(
     "thesis.ch2.a5.stationary.corrected",
-    source=f"{THESIS}, §2.3, Assumption 5 evaluated at x = x_j*",
+    source=f"{THESIS}, §2.3: corrects the paragraph after Assumption 5 ('Assumption 5 "
+    "implies ||grad f_i(x_i*)||^2 >= Delta'), by Assumption 5 evaluated at x = x_j*",
     statement="for i !~ j: ||grad f_i(x_j*)||^2 >= Delta^2 and ||grad f_j(x_i*)||^2 >= Delta^2 "
     "(at the other client's stationary point; at its own, grad f_i(x_i*) = 0)",
     perturb={"at": "own"},

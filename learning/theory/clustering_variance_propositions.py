@@ -309,7 +309,9 @@ def _lemma4_printed(bound: Callable[[float, float], float] = _printed_clip_bound
 
 @proposition(
     "thesis.ch2.lemma4.corrected",
-    source=f"{THESIS}, §2.6 Lemma 4, corrected; = {PAPER}, App. A.1, Lemma 3",
+    source=f"{THESIS}, §2.6: corrects the display of Lemma 4 and the second inequality of "
+    "the display in its proof ('contractivity of the thresholding procedure'); = "
+    f"{PAPER}, App. A.1, Lemma 3",
     statement="E||y_j - E y_j||^2 <= E||y_j - E z_j||^2 <= sigma^2 + c^2 with "
     "c^2 = ||v - E z_i||^2 (y lies at z inside the ball and at v outside), so the sum is at "
     "most (n_i/|G_i|^2)(sigma^2 + c^2), at most 2 sigma^2 while c^2 <= sigma^2 (Theorem 1's "

@@ -184,15 +184,18 @@ def test_clustering_claims_hold_on_the_papers_shape_and_fail_off_it():
 
     held = {c.id: c for c in claims(_measured(_SHAPED))}
     assert all(c.holds for c in held.values()), [i for i, c in held.items() if not c.holds]
-    assert len(held) == 9 + 3 + 2 + 3 + 1
+    assert len(held) == 9 + 4 + 2 + 3 + 1
+    assert {"fig3.4x4.gt<fc", "fig3.16x4.gt<fc"} <= set(held)
     assert {f"fig3.{k}.fc<{b}" for k in _SHAPED for b in ("local", "ifca", "fedavg")} <= set(held)
     worse = {k: dict(v) for k, v in _SHAPED.items()}
     worse["16x4"]["fc"] = 0.3  # above Local and IFCA-M
+    worse["16x4"]["oracle"] = 0.5  # GT behind FC at small n_i
     worse["4x16"]["fc"] = 2 * worse["4x16"]["oracle"]  # the gap grows with n_i
     rising = {"0.5": [1.5, 1.0, 1.1], "1.0": [3.0, 2.0, 1.9]}
     off = {c.id: c for c in claims(_measured(worse, growth=1.5, delta2=0.0, curves=rising))}
     assert not off["fig3.16x4.fc<local"].holds and not off["fig3.16x4.fc<ifca"].holds
     assert off["fig3.16x4.fc<fedavg"].holds
+    assert not off["fig3.16x4.gt<fc"].holds and off["fig3.4x4.gt<fc"].holds
     assert not off["fig3.gap-vanishes-with-n_i"].holds and not off["fig3.4x16.fc~gt"].holds
     assert not off["fig2.a2-bounded"].holds and not off["fig2.delta2-positive"].holds
     assert not off["fig4.sigma0.5.decreasing"].holds and off["fig4.sigma1.0.decreasing"].holds
