@@ -42,7 +42,8 @@ and all clients in ``cross-silo``, 10% of them per round in ``cross-device``. De
   models drive the global one) on ``ditto_k = 2`` sampled clients per round.
 - 300 rounds at the small scale instead of 40,000 / 20,000 iterations.
 - CoBo: rho = 0.05 (the code's), the code's mixed pair sampling (2/n per pair for the first
-  2% of the rounds, the code's 800 of 40,000 iterations, then 1/sqrt(t)), midpoint
+  2% of the rounds, the code's 800 of 40,000 iterations, then 1/sqrt(t)), where Section 4.1
+  of the paper says the first 0.2% of the iterations and then O(1/t), midpoint
   gradients on minibatches of 128, and gamma = 0.1 instead of the code's 0.01: with this
   smaller model the midpoint inner products are small and gamma = 0.01 leaves W at 1 for
   the whole run (a pair sampled about ln T times needs a larger step to leave 1).
