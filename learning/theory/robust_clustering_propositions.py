@@ -82,6 +82,7 @@ from learning.theory.robust_step import (
     ThresholdStep,
     clipped_atoms,
     over_radii,
+    rounded,
 )
 
 __all__ = ["CompactStep", "MomentumClusteringRun", "multiset_law"]
@@ -111,13 +112,6 @@ def multiset_law(probs: FloatArray, count: int) -> tuple[FloatArray, FloatArray]
     weight = np.exp(log_p)
     keep = weight > 0
     return counts[keep], weight[keep]
-
-
-def _rounded(value: Any) -> Any:
-    array = np.asarray(value, dtype=float)
-    if array.ndim == 0:
-        return float(f"{float(array):.6g}")
-    return [_rounded(v) for v in array]
 
 
 @dataclass(frozen=True, repr=False)
@@ -161,16 +155,16 @@ class MomentumClusteringRun:
             "n_i": self.n_i,
             "N": self.n_total,
             "n_bad": self.n_bad,
-            "law_of_i": {"atoms": _rounded(self.laws[0][0]), "probs": _rounded(self.laws[0][1])},
-            "other_means": _rounded([self._mean(k) for k in range(1, len(self.laws))]),
+            "law_of_i": {"atoms": rounded(self.laws[0][0]), "probs": rounded(self.laws[0][1])},
+            "other_means": rounded([self._mean(k) for k in range(1, len(self.laws))]),
             "other_counts": list(self.counts[1:]),
-            "start": _rounded(self.start),
+            "start": rounded(self.start),
             "steps": self.steps,
-            "rho": _rounded(math.sqrt(self.rho2)),
-            "Delta": _rounded(self.gap),
-            "delta_i": _rounded(self.delta),
+            "rho": rounded(math.sqrt(self.rho2)),
+            "Delta": rounded(self.gap),
+            "delta_i": rounded(self.delta),
             "K": self.radius_constant,
-            "error": _rounded(self.error),
+            "error": rounded(self.error),
         }
 
     def __repr__(self) -> str:
@@ -303,7 +297,7 @@ class CompactStep(ThresholdStep):
         distinct, counts = np.unique(self.means, axis=0, return_counts=True)
         return {
             **super().to_dict(),
-            "means": {"distinct": _rounded(distinct), "counts": counts.tolist()},
+            "means": {"distinct": rounded(distinct), "counts": counts.tolist()},
         }
 
 

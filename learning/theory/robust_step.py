@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from econ.propositions import Verdict, refuted
 from learning.theory.clustering import FloatArray
 
-__all__ = ["RADIUS_CONSTANTS", "ThresholdStep", "clipped_atoms", "over_radii"]
+__all__ = ["RADIUS_CONSTANTS", "ThresholdStep", "clipped_atoms", "over_radii", "rounded"]
 
 #: the constants K of the radius tau^2 = K (c^2 + ...) over which the printed "tau^2 ~ ..."
 #: is read
@@ -79,12 +79,12 @@ def clipped_atoms(atoms: FloatArray, centre: FloatArray, radius: float) -> Float
     return np.asarray(np.where(inside[..., None], atoms, centre))
 
 
-def _rounded(value: Any) -> Any:
+def rounded(value: Any) -> Any:
     """Floats (and arrays of them) to 6 significant digits, as plain Python."""
     array = np.asarray(value, dtype=float)
     if array.ndim == 0:
         return float(f"{float(array):.6g}")
-    return [_rounded(v) for v in array]
+    return [rounded(v) for v in array]
 
 
 @dataclass(frozen=True, repr=False)
@@ -127,15 +127,15 @@ class ThresholdStep:
             "n_good": self.n_good,
             "n_i": self.n_i,
             "n_bad": int(self.bad.shape[0]),
-            "means": _rounded(self.means),
-            "noise_atoms_of_i": _rounded(self.offsets[0]),
-            "noise_probs": _rounded(self.probs[0]),
-            "bad": _rounded(self.bad),
-            "centre": _rounded(self.centre),
-            "centre_probs": None if self.centre_probs is None else _rounded(self.centre_probs),
-            "radius": _rounded(self.radius),
-            "c2": _rounded(self.c2),
-            "rho2": _rounded(self.rho2),
+            "means": rounded(self.means),
+            "noise_atoms_of_i": rounded(self.offsets[0]),
+            "noise_probs": rounded(self.probs[0]),
+            "bad": rounded(self.bad),
+            "centre": rounded(self.centre),
+            "centre_probs": None if self.centre_probs is None else rounded(self.centre_probs),
+            "radius": rounded(self.radius),
+            "c2": rounded(self.c2),
+            "rho2": rounded(self.rho2),
         }
 
     def __repr__(self) -> str:

@@ -12,18 +12,7 @@
 ``evaluate``
     its model on its own test set.
 
-:class:`SplitStrategy` is a :class:`flwr.serverapp.strategy.Strategy` whose arrays are the
-algorithm's state: ``configure_train`` draws the round's participants from the round's stream
-(:func:`learning.rng.round_rng`, as :func:`learning.loop.run_rounds` does), calls
-:meth:`~learning.algorithms.base.SplitAlgorithm.dispatch` and sends each participant its rows,
-the common tensors and the stream's state; ``aggregate_train`` stacks the replies in client
-order and calls :meth:`~learning.algorithms.base.SplitAlgorithm.server_update`; a round of
-several exchanges (:class:`~learning.algorithms.base.MultiExchange`: CoBo's midpoint
-gradients, then its local steps) runs its further exchanges there, on the grid of
-``configure_train``, each from the ``next_dispatch`` of the replies before it. A survey
-runs inside ``configure_train`` (it has the grid), before the dispatch; the finish exchange
-and a last evaluation of the finished models follow the rounds. The server's
-:class:`~learning.algorithms.Context` holds the reported training-set sizes and no example.
+:class:`~learning.runtimes.flower.strategy.SplitStrategy` runs each round on the grid.
 :func:`serve` is the whole run on a :class:`flwr.serverapp.Grid`: query, initial models from
 the seed exactly as :func:`learning.train.train` draws them, the rounds, the final
 evaluation.
