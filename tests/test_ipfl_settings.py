@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from collabecon.reproductions import ipfl_figures, ipfl_settings
+from collabecon.reproductions import ipfl_figures, ipfl_settings, ipfl_settings_claims
 from econ.claims import evaluate
 
 METHODS = ("ip-fl", "fedavg", "fedprox", "ditto", "ifca", "fedsoft", "fedem", "per-fedavg")
@@ -58,12 +58,12 @@ def _results(ip_gain=0.1, ip_clusters=((0.9, 0.1), (0.1, 0.9))):
 
 
 def _claims(results):
-    return {c.id: c for c in evaluate(ipfl_settings.SPECS, results)}
+    return {c.id: c for c in evaluate(ipfl_settings_claims.SPECS, results)}
 
 
 def test_every_claim_applies_and_holds_when_ip_fl_leads():
     claims = _claims(_results())
-    assert len(claims) == len(ipfl_settings.SPECS)
+    assert len(claims) == len(ipfl_settings_claims.SPECS)
     failing = {i for i, c in claims.items() if not c.holds}
     # every FedProx client opts out: Table 11 prints some, fewer than half
     assert failing == {"table11.40:60.fedprox.opt-outs"}
@@ -101,8 +101,8 @@ def test_convergence_needs_ip_fl_to_reach_the_target_first():
 
 def test_rounds_to_reads_the_first_round_at_the_target():
     curve = [[2, 0.3], [4, 0.7], [6, 0.9]]
-    assert ipfl_settings.rounds_to(curve, 0.7) == 4
-    assert math.isinf(ipfl_settings.rounds_to(curve, 0.95))
+    assert ipfl_settings_claims.rounds_to(curve, 0.7) == 4
+    assert math.isinf(ipfl_settings_claims.rounds_to(curve, 0.95))
 
 
 @pytest.mark.slow

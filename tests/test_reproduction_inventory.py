@@ -14,11 +14,12 @@ from collabecon.reproductions import (
     clustered_mnist_claims,
     clustering,
     cobo_claims,
+    cobo_sampling_claims,
     defection_free,
     failure_modes_claims,
     ipfl_claims,
     ipfl_comparison,
-    ipfl_settings,
+    ipfl_settings_claims,
     price_discrimination_claims,
     privacy,
 )
@@ -28,13 +29,15 @@ from collabecon.reproductions.inventory import EXPERIMENTS, PAPERS, Experiment
 SPECS = {
     "table1": clustered_mnist_claims.CLAIMS,
     "clustering": clustering.CLAIMS,
-    "cobo": cobo_claims.CLAIMS + cobo_claims.SAMPLING_CLAIMS + cobo_claims.ABLATION_CLAIMS,
+    "cobo": cobo_claims.CLAIMS
+    + cobo_sampling_claims.SAMPLING_CLAIMS
+    + cobo_sampling_claims.ABLATION_CLAIMS,
     "ipfl": ipfl_claims.CLAIMS
     + tuple(
         s for shift in ipfl_claims.SETTINGS for s in ipfl_comparison.order_specs(shift, "10:90")
     )
-    + ipfl_settings.SPECS
-    + ipfl_settings.EMNIST_SPECS,
+    + ipfl_settings_claims.SPECS
+    + ipfl_settings_claims.EMNIST_SPECS,
     "defection_free": defection_free.CLAIMS,
     "pricing": price_discrimination_claims.CLAIMS,
     "privacy": privacy.CLAIMS,

@@ -78,12 +78,10 @@ import numpy as np
 import torch
 
 from collabecon.reproductions.cobo_claims import (
-    ABLATION_CLAIMS,
     CLAIMS,
     CURVE_POINTS,
     PAPER_REF,
     PAPER_SAMPLING,
-    SAMPLING_CLAIMS,
     claims,
 )
 from collabecon.reproductions.cobo_methods import (
@@ -115,6 +113,7 @@ from collabecon.reproductions.cobo_results import (
     summarise_sampling,
     tables_markdown,
 )
+from collabecon.reproductions.cobo_sampling_claims import ABLATION_CLAIMS, SAMPLING_CLAIMS
 from econ.claims import Reproduction, evaluate
 from econ.validation import choice, positive_int
 from learning.algorithms import Algorithm, Context, LocalTraining, build_algorithm
@@ -398,7 +397,7 @@ def run_sampling(
     round), ``mixed`` (constant for the first 2% of the rounds, then decaying) and ``all``
     (every pair every round, the paper's non-sampling oracle). The result holds mean accuracy
     and loss per strategy, their spread over seeds and Table 1's claims
-    (:func:`collabecon.reproductions.cobo_claims.sampling_claims`). Parameters as in
+    (:func:`collabecon.reproductions.cobo_sampling_claims.sampling_claims`). Parameters as in
     :func:`run_setting`.
     """
     workers = positive_int("workers", workers)
@@ -440,7 +439,7 @@ def run_ablation(
     each cluster gets, the number of clusters, the clients per cluster), CoBo with its own
     learning rate from ``grid`` (chosen on that federation's validation data) and the same
     budget. The result holds CoBo's accuracy and loss along each factor and the claims of
-    Figure 3 (:data:`~collabecon.reproductions.cobo_claims.ABLATION_CLAIMS`). Parameters as
+    Figure 3 (:data:`~collabecon.reproductions.cobo_sampling_claims.ABLATION_CLAIMS`). Parameters as
     in :func:`run_setting`.
     """
     workers = positive_int("workers", workers)

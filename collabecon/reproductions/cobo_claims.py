@@ -1,7 +1,8 @@
 """The claims of the CoBo paper about its cross-silo and cross-device experiments.
 
 Hashemi, He and Jaggi 2024 ("CoBo: Collaborative Learning via Bilevel Optimization",
-NeurIPS 2024), with the numbers of its Tables 1 and 2, judged on a result of
+NeurIPS 2024), with the numbers of its Tables 1 and 2
+(:mod:`collabecon.reproductions.cobo_published`), judged on a result of
 :func:`collabecon.reproductions.cobo.run_setting` or
 :func:`collabecon.reproductions.cobo.run_sampling`.
 
@@ -13,8 +14,8 @@ a method improves over Local (Table 2, "Imp.(%)"), CoBo reaching 60% accuracy 30
 Ditto (Section 4.1), IFCA degenerating to one cluster and FC's recurring clustering mistakes
 (Section 4.1, Figure 6), CoBo's weights recovering the block-diagonal oracle (Section 4.1,
 Figures 6 and 8) and CoBo's accuracy curve above every baseline's cross-device (App. 8,
-Figure 9). :data:`SAMPLING_CLAIMS` holds those of Table 1 on CoBo's pair-sampling strategies,
-:data:`ABLATION_CLAIMS` those of the ablation of Figure 3.
+Figure 9). The claims of Table 1 (pair
+sampling) and Figure 3 (ablation) are in :mod:`collabecon.reproductions.cobo_sampling_claims`.
 Each is judged on the mean over seeds; the seed-to-seed standard deviation is reported next to
 it, and a note says where a margin is within it. A claim about a method that did not run is
 left out.
@@ -29,11 +30,19 @@ from typing import Any
 
 import numpy as np
 
+from collabecon.reproductions.cobo_published import (
+    NAMES,
+    PAPER,
+    PAPER_IMPROVED,
+    PAPER_LOSS,
+    PAPER_REF,
+    PAPER_SAMPLING,
+    PAPER_STD,
+    SAMPLING_NAMES,
+)
 from econ.claims import Claim, ClaimSpec, evaluate
 
 __all__ = [
-    "ABLATION_CLAIMS",
-    "ABLATION_TOLERANCE",
     "CLAIMS",
     "CURVE_POINTS",
     "LATE_SHARE",
@@ -44,138 +53,18 @@ __all__ = [
     "PAPER_REF",
     "PAPER_SAMPLING",
     "PAPER_STD",
-    "SAMPLING_CLAIMS",
     "SAMPLING_NAMES",
     "TARGET_ACCURACY",
+    "Result",
     "claims",
+    "join_notes",
+    "loss_spread_note",
     "loss_with_std",
+    "mean_gap",
     "pct",
-    "sampling_claims",
+    "spread_note",
     "with_std",
 ]
-
-PAPER_REF = "Hashemi, He and Jaggi 2024 (CoBo)"
-
-#: Method key -> its name in the paper.
-NAMES = {
-    "cobo": "CoBo",
-    "oracle": "Oracle",
-    "ditto": "Ditto",
-    "local": "Local",
-    "fedavg": "FedAvg",
-    "fedavg-ft": "Fine-tuning FedAvg",
-    "ifca": "IFCA",
-    "fc": "FC",
-}
-
-#: Table 2 of the paper (mean accuracy, CIFAR-100 with ResNet-9); FC was not run
-#: cross-device.
-PAPER: dict[str, dict[str, float]] = {
-    "cross-silo": {
-        "cobo": 0.746,
-        "oracle": 0.754,
-        "ditto": 0.735,
-        "local": 0.649,
-        "fedavg": 0.188,
-        "fedavg-ft": 0.702,
-        "ifca": 0.186,
-        "fc": 0.551,
-    },
-    "cross-device": {
-        "cobo": 0.796,
-        "oracle": 0.836,
-        "ditto": 0.703,
-        "local": 0.549,
-        "fedavg": 0.539,
-        "fedavg-ft": 0.589,
-        "ifca": 0.456,
-    },
-}
-
-#: Table 2's "±" (standard deviation over the paper's runs).
-PAPER_STD: dict[str, dict[str, float]] = {
-    "cross-silo": {
-        "cobo": 0.002,
-        "oracle": 0.002,
-        "ditto": 0.003,
-        "local": 0.001,
-        "fedavg": 0.001,
-        "fedavg-ft": 0.002,
-        "ifca": 0.001,
-        "fc": 0.004,
-    },
-    "cross-device": {
-        "cobo": 0.004,
-        "oracle": 0.003,
-        "ditto": 0.001,
-        "local": 0.001,
-        "fedavg": 0.001,
-        "fedavg-ft": 0.001,
-        "ifca": 0.008,
-    },
-}
-
-#: Table 2's "Imp.(%)": the share of clients whose model beats Local's (FC not run
-#: cross-device; Local itself has none).
-PAPER_IMPROVED: dict[str, dict[str, float]] = {
-    "cross-silo": {
-        "fedavg": 0.0,
-        "fedavg-ft": 0.0,
-        "ditto": 100.0,
-        "ifca": 0.0,
-        "fc": 0.0,
-        "cobo": 100.0,
-        "oracle": 100.0,
-    },
-    "cross-device": {
-        "fedavg": 29.0,
-        "fedavg-ft": 94.0,
-        "ditto": 100.0,
-        "ifca": 4.0,
-        "cobo": 100.0,
-        "oracle": 100.0,
-    },
-}
-
-
-#: Table 2's "Loss" columns (mean test loss; no spread printed).
-PAPER_LOSS: dict[str, dict[str, float]] = {
-    "cross-silo": {
-        "local": 1.67,
-        "fedavg": 2.66,
-        "fedavg-ft": 1.77,
-        "ditto": 1.55,
-        "ifca": 2.75,
-        "fc": 1.79,
-        "cobo": 1.08,
-        "oracle": 1.07,
-    },
-    "cross-device": {
-        "local": 1.40,
-        "fedavg": 1.79,
-        "fedavg-ft": 1.88,
-        "ditto": 1.21,
-        "ifca": 2.15,
-        "cobo": 0.97,
-        "oracle": 0.70,
-    },
-}
-
-#: Table 1 (Section 4.1): CoBo's cross-silo accuracy (%) and loss under each pair-sampling
-#: strategy (:class:`learning.algorithms.cobo_steps.PairSchedule` names).
-PAPER_SAMPLING: dict[str, tuple[float, float]] = {
-    "constant": (73.05, 1.104),
-    "time": (73.18, 1.226),
-    "mixed": (74.77, 1.081),
-    "all": (74.93, 1.278),
-}
-#: The rows of Table 1 as printed.
-SAMPLING_NAMES = {
-    "constant": "Constant (O(1/n))",
-    "time": "Time-dependent (O(1/t))",
-    "mixed": "Mixed",
-    "all": "No Sampling (Oracle)",
-}
 
 #: Test evaluations along the run of every method (the time to 60%, Figures 5 and 9).
 CURVE_POINTS = 20
@@ -203,7 +92,7 @@ def loss_with_std(result: Result, key: str) -> str:
     return f"{result['loss'][key]:.3f} ± {result['loss_std'][key]:.3f}"
 
 
-def _loss_spread_note(result: Result, a: str, b: str) -> str:
+def loss_spread_note(result: Result, a: str, b: str) -> str:
     """A note when the loss margin of ``a`` and ``b`` is within the seed spread."""
     n = len(result["seeds"])
     spread = max(result["loss_std"][a], result["loss_std"][b])
@@ -215,7 +104,7 @@ def _loss_spread_note(result: Result, a: str, b: str) -> str:
     return ""
 
 
-def _spread_note(result: Result, a: str, b: str, margin: float) -> str:
+def spread_note(result: Result, a: str, b: str, margin: float) -> str:
     """A note when ``margin`` (accuracy points as a fraction) is within the seed spread."""
     n = len(result["seeds"])
     spread = max(result["accuracy_std"][a], result["accuracy_std"][b])
@@ -229,12 +118,13 @@ def _spread_note(result: Result, a: str, b: str, margin: float) -> str:
     return ""
 
 
-def _join(*notes: str) -> str:
+def join_notes(*notes: str) -> str:
+    """The non-empty ``notes`` joined by semicolons."""
     return "; ".join(n for n in notes if n)
 
 
 def _chance_note(result: Result, *keys: str) -> str:
-    return _join(
+    return join_notes(
         *(
             f"{NAMES[k]} within 5 pts of chance ({pct(result['chance'])}%): "
             f"{result['near_chance'][k]}"
@@ -249,7 +139,8 @@ def _ran(setting: str, *keys: str) -> Callable[[Result], bool]:
     return lambda r: r["setting"] == setting and all(k in r["accuracy"] for k in keys)
 
 
-def _gap(r: Result, a: str, b: str) -> float:
+def mean_gap(r: Result, a: str, b: str) -> float:
+    """``a``'s mean accuracy minus ``b``'s, as a fraction."""
     return float(r["accuracy"][a] - r["accuracy"][b])
 
 
@@ -276,8 +167,10 @@ def _ordering(setting: str, a: str, b: str) -> ClaimSpec:
         f"{NAMES[lo]}",
         published=f"{pct(paper[hi])} > {pct(paper[lo])}",
         measured=lambda r: f"{with_std(r, hi)} vs {with_std(r, lo)}",
-        holds=lambda r: _gap(r, hi, lo) > 0,
-        note=lambda r: _join(_spread_note(r, hi, lo, _gap(r, hi, lo)), _chance_note(r, hi, lo)),
+        holds=lambda r: mean_gap(r, hi, lo) > 0,
+        note=lambda r: join_notes(
+            spread_note(r, hi, lo, mean_gap(r, hi, lo)), _chance_note(r, hi, lo)
+        ),
         applies=_ran(setting, a, b),
     )
 
@@ -295,8 +188,8 @@ def _best_non_oracle(setting: str) -> ClaimSpec:
             f"CoBo {with_std(r, 'cobo')}, best other "
             f"{NAMES[_best_other(r)]} {with_std(r, _best_other(r))}"
         ),
-        holds=lambda r: _gap(r, "cobo", _best_other(r)) > 0,
-        note=lambda r: _spread_note(r, "cobo", _best_other(r), _gap(r, "cobo", _best_other(r))),
+        holds=lambda r: mean_gap(r, "cobo", _best_other(r)) > 0,
+        note=lambda r: spread_note(r, "cobo", _best_other(r), mean_gap(r, "cobo", _best_other(r))),
         applies=_has_others(setting),
     )
 
@@ -371,7 +264,7 @@ def _loss_ordering(setting: str, a: str, b: str) -> ClaimSpec:
         published=f"{paper[lo]:.2f} < {paper[hi]:.2f}",
         measured=lambda r: f"{loss_with_std(r, lo)} vs {loss_with_std(r, hi)}",
         holds=lambda r: r["loss"][lo] < r["loss"][hi],
-        note=lambda r: _loss_spread_note(r, lo, hi),
+        note=lambda r: loss_spread_note(r, lo, hi),
         applies=lambda r: r["setting"] == setting and {a, b} <= set(r.get("loss", {})),
     )
 
@@ -438,11 +331,11 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         where=f"{PAPER_REF}, Section 4.1 ('almost preserves the bound in Oracle') and Table 2, "
         "Cross-silo Acc.(%): Oracle 75.4, CoBo 74.6",
         published=0.8,
-        measured=lambda r: round(100 * _gap(r, "oracle", "cobo"), 2),
-        holds=lambda r: _gap(r, "oracle", "cobo") <= 0.008,
-        note=lambda r: _join(
+        measured=lambda r: round(100 * mean_gap(r, "oracle", "cobo"), 2),
+        holds=lambda r: mean_gap(r, "oracle", "cobo") <= 0.008,
+        note=lambda r: join_notes(
             "points, Oracle minus CoBo",
-            _spread_note(r, "oracle", "cobo", _gap(r, "oracle", "cobo")),
+            spread_note(r, "oracle", "cobo", mean_gap(r, "oracle", "cobo")),
         ),
         applies=_ran(_SILO, "cobo", "oracle"),
     ),
@@ -513,8 +406,8 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         statement="CoBo surpasses all other baselines by at least 5.7% in accuracy",
         where=f"{PAPER_REF}, Section 4.2",
         published=5.7,
-        measured=lambda r: round(100 * _gap(r, "cobo", _best_other(r)), 2),
-        holds=lambda r: _gap(r, "cobo", _best_other(r)) >= 0.057,
+        measured=lambda r: round(100 * mean_gap(r, "cobo", _best_other(r)), 2),
+        holds=lambda r: mean_gap(r, "cobo", _best_other(r)) >= 0.057,
         note=lambda r: f"points over {NAMES[_best_other(r)]}; Table 2 gives 9.3 (over Ditto)",
         applies=_has_others(_DEVICE),
     ),
@@ -524,10 +417,11 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         "accuracy with 80 clients",
         where=f"{PAPER_REF}, abstract; Table 2, Cross-device Acc.(%): CoBo 79.6, Ditto 70.3",
         published=9.3,
-        measured=lambda r: round(100 * _gap(r, "cobo", "ditto"), 2),
-        holds=lambda r: _gap(r, "cobo", "ditto") >= 0.093,
-        note=lambda r: _join(
-            "points, CoBo minus Ditto", _spread_note(r, "cobo", "ditto", _gap(r, "cobo", "ditto"))
+        measured=lambda r: round(100 * mean_gap(r, "cobo", "ditto"), 2),
+        holds=lambda r: mean_gap(r, "cobo", "ditto") >= 0.093,
+        note=lambda r: join_notes(
+            "points, CoBo minus Ditto",
+            spread_note(r, "cobo", "ditto", mean_gap(r, "cobo", "ditto")),
         ),
         applies=_ran(_DEVICE, "cobo", "ditto"),
     ),
@@ -559,181 +453,3 @@ def claims(result: Result) -> list[Claim]:
     :func:`collabecon.reproductions.cobo.run_setting` output.
     """
     return evaluate(CLAIMS, result)
-
-
-# --------------------------------------------------------------------------- Table 1
-
-_SAMPLED = ("constant", "time", "mixed")  # the strategies that sample pairs
-_TABLE1 = f"{PAPER_REF}, Section 4.1 and Table 1"
-#: Table 1's largest gap of a sampling strategy below the non-sampling oracle, and its
-#: spread across the three sampling strategies (accuracy points).
-_TABLE1_GAP = max(PAPER_SAMPLING["all"][0] - PAPER_SAMPLING[s][0] for s in _SAMPLED)
-_TABLE1_SPREAD = max(PAPER_SAMPLING[s][0] for s in _SAMPLED) - min(
-    PAPER_SAMPLING[s][0] for s in _SAMPLED
-)
-
-
-def _sampling_ran(*keys: str) -> Callable[[Result], bool]:
-    return lambda r: r["setting"] == "sampling" and set(keys) <= set(r["accuracy"])
-
-
-def _sampling_order(a: str, b: str) -> ClaimSpec:
-    """Table 1's ordering of the accuracies of strategies ``a`` and ``b``."""
-    hi, lo = (a, b) if PAPER_SAMPLING[a][0] > PAPER_SAMPLING[b][0] else (b, a)
-    advantage = hi == "mixed" and lo in _SAMPLED
-    statement = (
-        f"the mixed strategy shows a slight performance advantage over {SAMPLING_NAMES[lo]}"
-        if advantage
-        else f"CoBo with {SAMPLING_NAMES[hi]} reaches a higher mean accuracy than with "
-        f"{SAMPLING_NAMES[lo]}"
-    )
-    return ClaimSpec(
-        id=f"sampling.{hi}>{lo}",
-        statement=statement,
-        where=_TABLE1,
-        published=f"{PAPER_SAMPLING[hi][0]:.2f} > {PAPER_SAMPLING[lo][0]:.2f}",
-        measured=lambda r: f"{with_std(r, hi)} vs {with_std(r, lo)}",
-        holds=lambda r: _gap(r, hi, lo) > 0,
-        note=lambda r: _spread_note(r, hi, lo, _gap(r, hi, lo)),
-        applies=_sampling_ran(a, b),
-    )
-
-
-def _sampling_loss_order(a: str, b: str) -> ClaimSpec:
-    """Table 1's ordering of the losses of strategies ``a`` and ``b``."""
-    lo, hi = (a, b) if PAPER_SAMPLING[a][1] < PAPER_SAMPLING[b][1] else (b, a)
-    return ClaimSpec(
-        id=f"sampling.loss:{lo}<{hi}",
-        statement=f"CoBo with {SAMPLING_NAMES[lo]} reaches a lower mean test loss than with "
-        f"{SAMPLING_NAMES[hi]}",
-        where=_TABLE1,
-        published=f"{PAPER_SAMPLING[lo][1]:.3f} < {PAPER_SAMPLING[hi][1]:.3f}",
-        measured=lambda r: f"{loss_with_std(r, lo)} vs {loss_with_std(r, hi)}",
-        holds=lambda r: r["loss"][lo] < r["loss"][hi],
-        note=lambda r: _loss_spread_note(r, lo, hi),
-        applies=_sampling_ran(a, b),
-    )
-
-
-def _near_all(key: str) -> ClaimSpec:
-    """A sampling strategy within Table 1's largest gap of the non-sampling oracle."""
-    return ClaimSpec(
-        id=f"sampling.{key}-near-all",
-        statement=f"CoBo with {SAMPLING_NAMES[key]} achieves results close to those of the "
-        f"non-sampling oracle: at most {_TABLE1_GAP:.2f} points (Table 1's largest gap) below it",
-        where=_TABLE1,
-        published=f"{PAPER_SAMPLING[key][0]:.2f} vs {PAPER_SAMPLING['all'][0]:.2f}",
-        measured=lambda r: round(100 * _gap(r, "all", key), 2),
-        holds=lambda r: round(100 * _gap(r, "all", key), 2) <= round(_TABLE1_GAP, 2),
-        note=lambda r: _join(
-            "points, no sampling minus this strategy",
-            _spread_note(r, "all", key, _gap(r, "all", key)),
-        ),
-        applies=_sampling_ran("all", key),
-    )
-
-
-def _spread(r: Result) -> float:
-    """Accuracy points between the best and the worst sampling strategy.
-
-    Judged, like Table 1's gaps, to two decimals.
-    """
-    values = [r["accuracy"][k] for k in _SAMPLED]
-    return 100 * (max(values) - min(values))
-
-
-#: Every claim of Table 1 and the text around it: each pairwise ordering of accuracy and loss,
-#: every sampling strategy close to the non-sampling oracle, consistency across strategies.
-SAMPLING_CLAIMS: tuple[ClaimSpec, ...] = (
-    *(_sampling_order(a, b) for a, b in itertools.combinations(PAPER_SAMPLING, 2)),
-    *(_sampling_loss_order(a, b) for a, b in itertools.combinations(PAPER_SAMPLING, 2)),
-    *(_near_all(k) for k in _SAMPLED),
-    ClaimSpec(
-        id="sampling.consistent",
-        statement="CoBo demonstrates consistent performance across all sampling strategies: "
-        f"at most Table 1's {_TABLE1_SPREAD:.2f} points between the best and the worst",
-        where=_TABLE1,
-        published=round(_TABLE1_SPREAD, 2),
-        measured=lambda r: round(_spread(r), 2),
-        holds=lambda r: round(_spread(r), 2) <= round(_TABLE1_SPREAD, 2),
-        note="accuracy points between the best and the worst of constant, time-dependent and "
-        "mixed sampling",
-        applies=_sampling_ran(*_SAMPLED),
-    ),
-)
-
-
-def sampling_claims(result: Result) -> list[Claim]:
-    """Every claim of Table 1 (:data:`SAMPLING_CLAIMS`) about a sampling comparison.
-
-    ``result`` is a :func:`collabecon.reproductions.cobo.run_sampling` output.
-    """
-    return evaluate(SAMPLING_CLAIMS, result)
-
-
-# --------------------------------------------------------------------------- Figure 3
-
-_FIGURE3 = f"{PAPER_REF}, Section 4.1 and Figure 3"
-#: Accuracy points within which a change counts as "not significant" or "robust" (Figure 3
-#: prints no numbers).
-ABLATION_TOLERANCE = 2.0
-
-
-def _sweep(r: Result, factor: str) -> list[float]:
-    """CoBo's mean accuracy along one factor's values, in percent."""
-    return [100 * a for a in r["factors"][factor]["accuracy"]]
-
-
-def _swept(factor: str) -> Callable[[Result], bool]:
-    return lambda r: (
-        r["setting"] == "ablation" and len(r["factors"].get(factor, {}).get("values", ())) > 1
-    )
-
-
-def _along(factor: str) -> Callable[[Result], dict[str, float]]:
-    return lambda r: {
-        f"{v:g}": round(a, 1)
-        for v, a in zip(r["factors"][factor]["values"], _sweep(r, factor), strict=True)
-    }
-
-
-#: Every claim of Section 4.1 about the ablation of Figure 3.
-ABLATION_CLAIMS: tuple[ClaimSpec, ...] = (
-    ClaimSpec(
-        id="ablation.fraction-increases",
-        statement="the total amount of data available to a cluster directly impacts the "
-        "performance of CoBo: its accuracy rises with the fraction of the data set",
-        where=_FIGURE3,
-        published="accuracy rising with the data fraction",
-        measured=_along("fraction"),
-        holds=lambda r: bool(np.all(np.diff(_sweep(r, "fraction")) > 0)),
-        note="CoBo's mean accuracy (%) per fraction of the data set each cluster gets",
-        applies=_swept("fraction"),
-    ),
-    ClaimSpec(
-        id="ablation.clusters-flat",
-        statement="the number of clusters does not significantly affect CoBo's accuracy: "
-        f"within {ABLATION_TOLERANCE:g} points across the numbers of clusters",
-        where=_FIGURE3,
-        published="flat in the number of clusters",
-        measured=_along("clusters"),
-        holds=lambda r: np.ptp(_sweep(r, "clusters")) <= ABLATION_TOLERANCE,
-        note="CoBo's mean accuracy (%) per number of clusters of 2 clients",
-        applies=_swept("clusters"),
-    ),
-    ClaimSpec(
-        id="ablation.cluster-size-robust",
-        statement="CoBo leverages collaboration to maintain robust performance even with "
-        f"larger cluster sizes: the largest at most {ABLATION_TOLERANCE:g} points below the "
-        "smallest",
-        where=_FIGURE3,
-        published="robust as the cluster size grows",
-        measured=_along("cluster-size"),
-        holds=lambda r: (
-            _sweep(r, "cluster-size")[-1] >= _sweep(r, "cluster-size")[0] - ABLATION_TOLERANCE
-        ),
-        note="CoBo's mean accuracy (%) per clients per cluster (4 clusters, each cluster's data "
-        "split among its clients)",
-        applies=_swept("cluster-size"),
-    ),
-)

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from collabecon.reproductions.cobo_claims import (
-    ABLATION_CLAIMS,
     LATE_SHARE,
     NAMES,
     PAPER,
@@ -35,10 +34,10 @@ from collabecon.reproductions.cobo_claims import (
     claims,
     loss_with_std,
     pct,
-    sampling_claims,
     with_std,
 )
 from collabecon.reproductions.cobo_methods import BATCH, VALIDATION_SHARE, finetune_steps
+from collabecon.reproductions.cobo_sampling_claims import ABLATION_CLAIMS, sampling_claims
 from econ.claims import evaluate
 from learning.algorithms.cobo_steps import oracle_weights, weight_error
 

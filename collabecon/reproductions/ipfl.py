@@ -53,13 +53,8 @@ from collabecon.reproductions.ipfl_figures import (
     settings_table,
     synthetic_cdf_figure,
 )
-from collabecon.reproductions.ipfl_settings import (
-    COMPARISONS,
-    EMNIST_COMPARISONS,
-    EMNIST_SPECS,
-    MIXTURES,
-    SPECS,
-)
+from collabecon.reproductions.ipfl_settings import COMPARISONS, EMNIST_COMPARISONS, MIXTURES
+from collabecon.reproductions.ipfl_settings_claims import EMNIST_SPECS, SPECS
 from econ.claims import Claim, Reproduction, evaluate
 from econ.outputs import plain
 from games.ipfl import IPFLConfig
@@ -303,7 +298,7 @@ def emnist_part(
     --data-dir". With it, every comparison of
     :data:`~collabecon.reproductions.ipfl_settings.EMNIST_COMPARISONS` is run on ``base``
     (the scale's :data:`EMNIST_RUNS` entry by default), its claims
-    (:data:`~collabecon.reproductions.ipfl_settings.EMNIST_SPECS`) judged, and Fig. 6 drawn
+    (:data:`~collabecon.reproductions.ipfl_settings_claims.EMNIST_SPECS`) judged, and Fig. 6 drawn
     to ``out``.
     """
     fig7 = (
@@ -369,7 +364,7 @@ def reproduce(
     (3 by default), side by side with the spread over seeds; the comparison with the
     baselines at 10:90 in both settings (seed 0), with the paper's orderings; and the
     comparisons of :data:`collabecon.reproductions.ipfl_settings.COMPARISONS` (seed 0) with
-    their claims (:data:`~collabecon.reproductions.ipfl_settings.SPECS`) and figures.
+    their claims (:data:`~collabecon.reproductions.ipfl_settings_claims.SPECS`) and figures.
 
     With ``data_dir`` holding EMNIST the paper's EMNIST settings are run as well
     (:func:`emnist_part`); without it the report says they were not run.

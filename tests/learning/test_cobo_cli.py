@@ -25,12 +25,9 @@ from collabecon.reproductions.cobo import (
     run_setting,
 )
 from collabecon.reproductions.cobo_claims import (
-    ABLATION_CLAIMS,
     PAPER,
     PAPER_LOSS,
     PAPER_SAMPLING,
-    SAMPLING_CLAIMS,
-    sampling_claims,
 )
 from collabecon.reproductions.cobo_methods import ABLATION_SETTINGS, ablation_setting
 from collabecon.reproductions.cobo_results import (
@@ -40,6 +37,11 @@ from collabecon.reproductions.cobo_results import (
     mistake_rounds,
     summarise,
     summarise_sampling,
+)
+from collabecon.reproductions.cobo_sampling_claims import (
+    ABLATION_CLAIMS,
+    SAMPLING_CLAIMS,
+    sampling_claims,
 )
 from econ.claims import evaluate
 

@@ -98,7 +98,7 @@ def test_a_bad_file_names_the_file_and_the_field(tmp_path, spoil, field):
 def test_the_ipfl_emnist_settings_run_on_tiny_files(tmp_path):
     import dataclasses
 
-    from collabecon.reproductions import ipfl, ipfl_figures, ipfl_settings
+    from collabecon.reproductions import ipfl, ipfl_figures, ipfl_settings, ipfl_settings_claims
 
     write_emnist(tmp_path / "data", per_class=6)
     base = dataclasses.replace(
@@ -108,7 +108,7 @@ def test_the_ipfl_emnist_settings_run_on_tiny_files(tmp_path):
         "small", tmp_path / "out", str(tmp_path / "data"), base=base, lr_grid=(0.1,)
     )
     assert set(data["comparison"]) == set(ipfl_settings.EMNIST_COMPARISONS)
-    assert {c.id for c in claims} == {s.id for s in ipfl_settings.EMNIST_SPECS}
+    assert {c.id for c in claims} == {s.id for s in ipfl_settings_claims.EMNIST_SPECS}
     assert all("Table" in c.paper or "Fig." in c.paper for c in claims)
     assert (tmp_path / "out" / ipfl_figures.EMNIST_FIGURE).is_file()
     assert "Fig. 7" in text and "not run" in text
