@@ -377,6 +377,7 @@ def test_cobo_prints_a_line_per_method_learning_rate_and_seed(monkeypatch, capsy
         n = setting.clients
         return cobo_results.TrainingRun(
             test=np.full(n, 0.5 + lr),
+            loss=np.full(n, 1.0 - lr),
             validation=np.full(n, 0.5 + lr),
             curve=[],
             weights=[],

@@ -22,6 +22,7 @@ def _rows(params, i):
 #: settings that fill them (none for the defaults of every other algorithm).
 _OPTIONAL_ENTRIES = [
     ("per-fedavg", {}, {"personal"}),
+    ("federated-clustering", {}, {"members"}),
     ("fedavg", {"keep_momentum": "client", "finetune_steps": 1}, {"momentum", "personal"}),
     ("oracle", {"keep_momentum": "group"}, {"momentum"}),
     ("ifca", {"momentum": 0.5}, {"momentum", "started"}),
@@ -31,7 +32,8 @@ _OPTIONAL_ENTRIES = [
 
 @pytest.mark.parametrize(
     ("name", "params", "optional_at_end"),
-    [(name, {}, set()) for name in sorted(set(ALGORITHMS) - {"per-fedavg"})] + _OPTIONAL_ENTRIES,
+    [(name, {}, set()) for name in sorted(set(ALGORITHMS) - {"per-fedavg", "federated-clustering"})]
+    + _OPTIONAL_ENTRIES,
 )
 def test_every_state_holds_the_entries_its_typed_dict_names(name, params, optional_at_end):
     ctx = tiny_context()
