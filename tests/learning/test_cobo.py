@@ -237,6 +237,7 @@ def _late_weight_error(schedule: PairSchedule, rounds: int, seeds: range) -> np.
     )
 
 
+@pytest.mark.slow
 def test_time_decaying_sampling_lowers_the_late_weight_noise():
     # sigma = 1: decaying the pair sampling freezes W and so damps the late
     # flicker. Reduced size (6 seeds, 1500 rounds); measured: constant 0.070, 1/t 0.050

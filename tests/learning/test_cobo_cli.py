@@ -54,6 +54,7 @@ def _run(capsys, *argv):
 # --------------------------------------------------------------------------- tiny runs
 
 
+@pytest.mark.slow
 def test_reduced_cross_silo_run_has_the_promised_shape(capsys, tmp_path):
     argv = ("--rounds", "3", "--seeds", "2", "--methods", "cobo,oracle,local,fedavg")
     code, result = _run(capsys, *argv, "--lr-grid", "0.05,0.1", "--out", str(tmp_path))
@@ -98,6 +99,7 @@ def test_rendered_output_has_the_claims_table_and_the_grid(capsys):
     assert "one seed: no seed-to-seed spread" in text
 
 
+@pytest.mark.slow
 def test_code_momentum_reaches_every_method_but_fc(capsys):
     argv = ("--rounds", "3", "--seeds", "1", "--lr", "paper", "--methods", ",".join(METHODS))
     plain = _run(capsys, *argv)[1]

@@ -177,6 +177,7 @@ def test_fc_tracks_the_oracle_at_4x4_full_length():
     assert runs["fedavg"][800] == pytest.approx(190, rel=0.03)
 
 
+@pytest.mark.slow
 def test_fc_matches_the_oracle_at_4x16_reduced():
     runs = _paper_panel((4, 16), 100, log=(50, 100))
     for epoch in (50, 100):
