@@ -110,40 +110,38 @@ def pma_cdf_figure(results: dict[str, Any], path: Path) -> None:
     _save(plt, fig, path)
 
 
-def synthetic_cdf_figure(results: dict[str, Any], path: Path) -> None:
-    """Fig. 4: the CDF of the clients' test accuracy of IP-FL and FedSoft, synthetic data."""
+def _accuracy_cdfs(
+    results: dict[str, Any], path: Path, prefix: str, rival: str, title: str
+) -> None:
+    """The CDF of the clients' personalised test accuracy of IP-FL and ``rival``, per mixture.
+
+    One panel per mixture whose comparison ``<prefix>-<mixture>`` is in ``results``, titled
+    ``title.format(mixture=...)``; IP-FL is the first row of each comparison.
+    """
     plt = _pyplot()
-    present = [m for m in MIXTURES if f"synthetic-{m}" in results]
+    present = [m for m in MIXTURES if f"{prefix}-{m}" in results]
     fig, axes = _panels(plt, len(present))
     for ax, mixture in zip(axes, present, strict=True):
-        rows = results[f"synthetic-{mixture}"]["rows"]
-        for row in [rows[0], *(r for r in rows if r["method"] == "fedsoft")]:
+        rows = results[f"{prefix}-{mixture}"]["rows"]
+        for row in [rows[0], *(r for r in rows if r["method"] == rival)]:
             x, y = _ecdf(row["personalised_accuracy"])
             ax.step(100 * x, y, where="post", label=row["method"])
-        ax.set_title(f"Synthetic {mixture}")
+        ax.set_title(title.format(mixture=mixture))
         ax.set_xlabel("Personalised test accuracy (%)")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("Share of clients (CDF)")
     axes[-1].legend(fontsize=8, loc="upper left")
     _save(plt, fig, path)
+
+
+def synthetic_cdf_figure(results: dict[str, Any], path: Path) -> None:
+    """Fig. 4: the CDF of the clients' test accuracy of IP-FL and FedSoft, synthetic data."""
+    _accuracy_cdfs(results, path, "synthetic", "fedsoft", "Synthetic {mixture}")
 
 
 def emnist_cdf_figure(results: dict[str, Any], path: Path) -> None:
     """Fig. 6: the CDF of the clients' personalised test accuracy of IP-FL and Ditto, EMNIST."""
-    plt = _pyplot()
-    present = [m for m in MIXTURES if f"emnist-{m}" in results]
-    fig, axes = _panels(plt, len(present))
-    for ax, mixture in zip(axes, present, strict=True):
-        rows = results[f"emnist-{mixture}"]["rows"]
-        for row in [rows[0], *(r for r in rows if r["method"] == "ditto")]:
-            x, y = _ecdf(row["personalised_accuracy"])
-            ax.step(100 * x, y, where="post", label=row["method"])
-        ax.set_title(f"EMNIST {mixture} (Fig. 6)")
-        ax.set_xlabel("Personalised test accuracy (%)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("Share of clients (CDF)")
-    axes[-1].legend(fontsize=8, loc="upper left")
-    _save(plt, fig, path)
+    _accuracy_cdfs(results, path, "emnist", "ditto", "EMNIST {mixture} (Fig. 6)")
 
 
 def settings_table(results: dict[str, Any], names: list[str]) -> str:
