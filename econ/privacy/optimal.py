@@ -395,7 +395,13 @@ def optimal_protocol(
         return _protocol(model, lam_, beta, objective, how)
     convex = dp_mean_cvxpy if isinstance(model, DPMean) else sgd_cvxpy
     beta, how, multipliers = convex(model, lam_, nu_, objective)  # type: ignore[arg-type]
-    return _protocol(model, lam_, beta, objective, how, multipliers)
+    protocol = _protocol(model, lam_, beta, objective, how, multipliers)
+    if beta is not None and not protocol.exists:
+        # the solver's point missed certification: once more without the DPP re-solve, whose
+        # canonicalisation scales the program differently
+        beta, how, multipliers = convex(model, lam_, nu_, objective, constants=True)  # type: ignore[arg-type]
+        protocol = _protocol(model, lam_, beta, objective, how, multipliers)
+    return protocol
 
 
 def family_protocol(

@@ -188,14 +188,19 @@ _CLARABEL = {"solver": "CLARABEL", "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "
 DPP_MAX_CLIENTS = 1000
 
 
-def _solve(program: _Program) -> str | None:
-    """Solve; the method note ("" or a reduced-accuracy remark), or ``None`` when no solution."""
+def _solve(program: _Program, constants: bool = False) -> str | None:
+    """Solve; the method note ("" or a reduced-accuracy remark), or ``None`` when no solution.
+
+    With ``constants`` the parameters enter as constants (no DPP canonicalisation), as they
+    always do above :data:`DPP_MAX_CLIENTS` clients.
+    """
     import cvxpy as cp
 
+    dpp = program.variable.size <= DPP_MAX_CLIENTS and not constants
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # cvxpy's "may be inaccurate": reported below
         try:
-            program.problem.solve(**_CLARABEL, ignore_dpp=program.variable.size > DPP_MAX_CLIENTS)
+            program.problem.solve(**_CLARABEL, ignore_dpp=not dpp)
         except cp.SolverError:
             return None
     status = program.problem.status
@@ -204,18 +209,23 @@ def _solve(program: _Program) -> str | None:
     return " (Clarabel: optimal_inaccurate)" if status == cp.OPTIMAL_INACCURATE else None
 
 
-def _cvxpy_method(objective: str, n_clients: int) -> str:
-    mode = "DPP re-solve" if n_clients <= DPP_MAX_CLIENTS else "parameters as constants"
+def _cvxpy_method(objective: str, n_clients: int, constants: bool = False) -> str:
+    mode = (
+        "DPP re-solve"
+        if n_clients <= DPP_MAX_CLIENTS and not constants
+        else "parameters as constants"
+    )
     return f"cvxpy {objective} program (Clarabel, {mode})"
 
 
 def dp_mean_cvxpy(
-    model: DPMean, lam: Array, nu: Array, objective: str
+    model: DPMean, lam: Array, nu: Array, objective: str, constants: bool = False
 ) -> tuple[Array | None, str, Array | None]:
     """The DP-mean protocol of the convex program of ``objective``.
 
     Returns (β, the method's note, the participation multipliers in the objective's units); β is
-    ``None`` when only the trivial protocol is feasible.
+    ``None`` when only the trivial protocol is feasible. ``constants`` solves with the
+    parameters as constants (:func:`_solve`).
 
     References
     ----------
@@ -223,7 +233,7 @@ def dp_mean_cvxpy(
     """
     rho, kappa = model.rho(lam.size), model.kappa(lam.size)
     if model.zeta(lam).sum() <= 1:  # Theorem 4.2: no mutually beneficial protocol
-        return None, _cvxpy_method(objective, lam.size), None
+        return None, _cvxpy_method(objective, lam.size, constants), None
     ref = float(rho.mean())
     prog = _dp_mean_program(lam.size, (rho / ref).tobytes(), objective)
     a = lam / (kappa**2 * rho**2)
@@ -235,8 +245,8 @@ def dp_mean_cvxpy(
         w = nu * scale_i
         scale = float(w.max()) if w.max() > 0 else 1.0
         prog.params["w"].value, prog.params["wa"].value = w / scale, w / scale * a
-    note = _solve(prog)
-    method = _cvxpy_method(objective, lam.size) + (note or "")
+    note = _solve(prog, constants)
+    method = _cvxpy_method(objective, lam.size, constants) + (note or "")
     if note is None:
         return None, method, None
     v = np.asarray(prog.variable.value)
@@ -264,7 +274,7 @@ def _dp_mean_repair(model: DPMean, lam: Array, beta: Array) -> Array:
 
 
 def sgd_cvxpy(
-    model: DPSGD, lam: Array, nu: Array, objective: str
+    model: DPSGD, lam: Array, nu: Array, objective: str, constants: bool = False
 ) -> tuple[Array | None, str, Array | None]:
     """The DP-SGD protocol of the convex program of ``objective``, as :func:`dp_mean_cvxpy`.
 
@@ -272,7 +282,7 @@ def sgd_cvxpy(
     ----------
     Tsoy et al. (AISTATS 2024), §5 (welfare) and §6 (accuracy); the constraint of eq. (2).
     """
-    method = _cvxpy_method(objective, lam.size)
+    method = _cvxpy_method(objective, lam.size, constants)
     if sgd_f_max(model, lam)[0] < 0:
         return None, method, None
     rho, kappa = model.rho(lam.size), model.kappa(lam.size)
@@ -289,7 +299,7 @@ def sgd_cvxpy(
         scale = float(w.max()) if w.max() > 0 else 1.0
         prog.params["w"].value = w / scale
         prog.params["c"].value = float(np.sum(w / scale * psi * r))
-    note = _solve(prog)
+    note = _solve(prog, constants)
     if note is None:
         return None, method, None
     multipliers = scale * np.asarray(prog.participation.dual_value) / scale_i

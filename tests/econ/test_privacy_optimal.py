@@ -210,3 +210,28 @@ def test_bayes_single_client_and_extreme_scales(objective: str) -> None:
     for model in (Bayes(n=1.0, sigma=1e-6, tau=1e-8), Bayes(n=1e12, sigma=1e6, tau=1e6)):
         p = O.optimal_protocol(model, [0.0, 1e12, 1e-300], objective=objective)
         assert np.all(np.isfinite(p.utility))
+
+
+def test_an_uncertified_solver_point_is_solved_again_with_the_parameters_as_constants(
+    monkeypatch,
+) -> None:
+    """A DPP solve whose point leaves a client short is retried once without DPP, and the
+    protocol reports the method that produced it."""
+    real = optimal_dp.dp_mean_cvxpy
+    calls = []
+
+    def short_first(model, lam, nu, objective, constants=False):
+        calls.append(constants)
+        beta, how, multipliers = real(model, lam, nu, objective, constants)
+        if not constants:  # a point past the participation constraint: some client loses
+            beta = 10 * beta
+        return beta, how, multipliers
+
+    monkeypatch.setattr(O, "dp_mean_cvxpy", short_first)
+    lam = np.array([0.5, 2.0, 8.0])
+    p = O.optimal_protocol(DPMean(), lam, objective="welfare")
+    assert calls == [False, True]
+    assert p.exists and "parameters as constants" in p.method
+    assert np.all(p.gain >= -O.GAIN_RTOL * (np.abs(p.utility) + np.abs(p.utility_alone)))
+    direct = O.optimal_protocol(DPMean(), lam, objective="welfare", method="cvxpy")
+    np.testing.assert_allclose(p.beta, direct.beta, rtol=1e-4)
