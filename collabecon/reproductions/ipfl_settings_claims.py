@@ -208,24 +208,42 @@ def _cdf_spec(name: str, method: str, where: str, label: str) -> ClaimSpec:
     )
 
 
-def _fig4_spec(mixture: str) -> ClaimSpec:
-    name = f"synthetic-{mixture}"
+def _accuracy_cdf_spec(
+    figure: str, name: str, rival: str, statement: str, where: str, published: Any = None
+) -> ClaimSpec:
+    """IP-FL's CDF of the clients' personalised accuracy right of ``rival``'s in ``name``.
+
+    Judged as a higher median and a mean above ``rival``'s beyond the per-client spread
+    (:func:`~collabecon.reproductions.ipfl_comparison.accuracy_margin`).
+    """
 
     def medians(results: dict[str, Any]) -> tuple[float, float]:
         return tuple(  # type: ignore[return-value]
             float(np.median(_row(results, name, m)["personalised_accuracy"]))
-            for m in ("ip-fl", "fedsoft")
+            for m in ("ip-fl", rival)
         )
 
     return ClaimSpec(
-        id=f"fig4.{name}.ip-fl>fedsoft",
-        statement="on the synthetic data, IP-FL's CDF of the clients' test accuracy lies right "
-        "of FedSoft's: a higher median, and a higher mean",
-        where=f"{PAPER}, Fig. 4 and §6.4 (Advantages of including client preferences)",
+        id=f"{figure}.{name}.ip-fl>{rival}",
+        statement=statement,
+        where=f"{PAPER}, {where}",
+        published=published,
         measured=lambda r: "median {:.1f} vs {:.1f} %".format(*(100 * m for m in medians(r))),
-        holds=lambda r: medians(r)[0] > medians(r)[1] and _above(r, name, "fedsoft"),
-        note=lambda r: _margin_note(r, name, "fedsoft"),
-        applies=_has(name, "fedsoft"),
+        holds=lambda r: medians(r)[0] > medians(r)[1] and _above(r, name, rival),
+        note=lambda r: _margin_note(r, name, rival),
+        applies=_has(name, rival),
+    )
+
+
+def _fig4_spec(mixture: str) -> ClaimSpec:
+    """Fig. 4: IP-FL's CDF of test accuracy right of FedSoft's on the synthetic data."""
+    return _accuracy_cdf_spec(
+        "fig4",
+        f"synthetic-{mixture}",
+        "fedsoft",
+        "on the synthetic data, IP-FL's CDF of the clients' test accuracy lies right of "
+        "FedSoft's: a higher median, and a higher mean",
+        "Fig. 4 and §6.4 (Advantages of including client preferences)",
     )
 
 
@@ -393,25 +411,15 @@ def _fig8_spec(method: str) -> ClaimSpec:
 
 def _fig6_spec(mixture: str) -> ClaimSpec:
     """IP-FL's CDF of personalised accuracy right of Ditto's on EMNIST at ``mixture``."""
-    name = f"emnist-{mixture}"
-
-    def medians(results: dict[str, Any]) -> tuple[float, float]:
-        return tuple(  # type: ignore[return-value]
-            float(np.median(_row(results, name, m)["personalised_accuracy"]))
-            for m in ("ip-fl", "ditto")
-        )
-
-    return ClaimSpec(
-        id=f"fig6.{name}.ip-fl>ditto",
-        statement="on EMNIST IP-FL's CDF of the clients' personalised test accuracy lies right "
-        "of Ditto's (App. D.2.3: IP-FL outperforms Ditto significantly): a higher median, and "
-        "a higher mean",
-        where=f"{PAPER}, Fig. 6 and App. D.2.3",
+    return _accuracy_cdf_spec(
+        "fig6",
+        f"emnist-{mixture}",
+        "ditto",
+        "on EMNIST IP-FL's CDF of the clients' personalised test accuracy lies right of "
+        "Ditto's (App. D.2.3: IP-FL outperforms Ditto significantly): a higher median, and a "
+        "higher mean",
+        "Fig. 6 and App. D.2.3",
         published="IP-FL's CDF right of Ditto's (figure; no numbers printed)",
-        measured=lambda r: "median {:.1f} vs {:.1f} %".format(*(100 * m for m in medians(r))),
-        holds=lambda r: medians(r)[0] > medians(r)[1] and _above(r, name, "ditto"),
-        note=lambda r: _margin_note(r, name, "ditto"),
-        applies=_has(name, "ditto"),
     )
 
 
