@@ -8,7 +8,9 @@ Every subcommand is a module in this package with two functions:
     do the work and return one JSON-ready object.
 
 and optionally ``render(result) -> str`` (the human table; a key/value table otherwise) and
-``exit_status(result) -> int``. Only the module of the chosen subcommand is imported, so
+``exit_status(result) -> int``, and ``outputs(args)``, the ``(flag, directory)`` pairs the
+run writes into (its ``--out`` and ``--checkpoint`` otherwise): each is locked for the run,
+so that a second run into a directory in use is refused (:mod:`collabecon.cli._lock`). Only the module of the chosen subcommand is imported, so
 ``collabecon verify`` never imports torch. Bad input (``ValueError``) becomes a one-line
 message and exit code 2. ``collabecon --version`` prints the installed distribution's version
 (``collabecon X.Y.Z``, the version of ``pyproject.toml``).
@@ -26,6 +28,7 @@ from importlib.metadata import version
 from types import ModuleType
 from typing import NoReturn
 
+from collabecon.cli._lock import holding
 from collabecon.cli._output import dump_json, key_value_table
 
 #: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
@@ -137,6 +140,18 @@ def _flag_names(message: str, parser: argparse.ArgumentParser, keywords: dict[st
     return re.sub(r"(--[\w-]+)=True\b", r"\1", message)  # a switch is given, not set to True
 
 
+def _outputs(module: ModuleType, args: argparse.Namespace) -> list[tuple[str, object]]:
+    """The output directories a run writes into: ``module.outputs(args)``, else its flags.
+
+    Without an ``outputs`` function of its own a subcommand writes into the directories
+    of its ``--out`` and ``--checkpoint`` flags, where given.
+    """
+    own = getattr(module, "outputs", None)
+    if own is not None:
+        return list(own(args))
+    return [(f"--{d}", getattr(args, d, None)) for d in ("out", "checkpoint")]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``collabecon`` console script.
 
@@ -176,7 +191,8 @@ def _main(argv: Sequence[str] | None) -> int:
     module.add_arguments(parser)
     args = parser.parse_args(argv[1:])
     try:
-        result = module.run(args)
+        with holding(_outputs(module, args)):
+            result = module.run(args)
     except ValueError as exc:
         message = _flag_names(str(exc), parser, getattr(module, "KEYWORDS", {}))
         print(f"collabecon {name}: error: {message}", file=sys.stderr)
