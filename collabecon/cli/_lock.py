@@ -105,7 +105,8 @@ def output_lock(flag: str, path: str | os.PathLike[str]) -> Iterator[Path]:
     while not _create(lock, text):
         owner = _read_owner(lock)
         if _alive(owner):
-            command = " ".join(str(a) for a in owner.get("command", []) or [])  # type: ignore[union-attr]
+            argv = owner.get("command")
+            command = " ".join(str(a) for a in argv) if isinstance(argv, list) else ""
             raise ValueError(
                 f"{flag} {str(directory)!r} is in use by a running process "
                 f"(pid {owner['pid']}: {command or 'unknown command'}); wait for it to finish "
@@ -132,13 +133,15 @@ def output_lock(flag: str, path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def holding(outputs: Sequence[tuple[str, str | os.PathLike[str] | None]]) -> Iterator[None]:
+def holding(outputs: Sequence[tuple[str, object]]) -> Iterator[None]:
     """Hold the locks of every ``(flag, directory)`` pair whose directory is given."""
     with contextlib.ExitStack() as stack:
         seen: set[Path] = set()
         for flag, path in outputs:
             if path is None:
                 continue
+            if not isinstance(path, (str, os.PathLike)):
+                raise TypeError(f"{flag}: a directory path, got {type(path).__name__}")
             resolved = Path(path).resolve() if str(path).strip() else Path(str(path))
             if resolved in seen:
                 continue
