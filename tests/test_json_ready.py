@@ -327,3 +327,26 @@ def test_without_pandas_the_error_names_the_install(monkeypatch):
         market_round([0.3, 0.8]).to_frame()
     with pytest.raises(ValueError, match="pip install pandas"):
         frame([], "anything")
+
+
+def test_first_nan_names_the_field_of_a_nan() -> None:
+    import numpy as np
+
+    from collabecon.cli._output import first_nan
+
+    assert first_nan({"a": 1.0, "b": [0.5, float("inf")]}) is None
+    assert first_nan({"a": {"rows": [1.0, float("nan")]}}) == "result.a.rows[1]"
+    assert first_nan({"m": np.array([[0.0, 1.0], [np.nan, 2.0]])}) == "result.m[1, 0]"
+
+
+def test_a_result_holding_nan_is_an_error_not_a_number(monkeypatch, capsys) -> None:
+    from collabecon.cli import main, market
+
+    monkeypatch.setattr(market, "run", lambda args: {"price": float("nan")})
+    assert main(["market", "--qualities", "0.3", "0.8", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "collabecon market: error: the result holds no number at result.price (NaN): "
+        "the computation failed there"
+    )

@@ -13,7 +13,9 @@ run writes into (its ``--out`` and ``--checkpoint`` otherwise): each is locked f
 so that a second run into a directory in use is refused (:mod:`collabecon.cli._lock`). Only the module of the chosen subcommand is imported, so
 ``collabecon verify`` never imports torch. Bad input (``ValueError``) becomes a one-line
 message and exit code 2. ``collabecon --version`` prints the installed distribution's version
-(``collabecon X.Y.Z``, the version of ``pyproject.toml``).
+(``collabecon X.Y.Z``, the version of ``pyproject.toml``). A result that holds a NaN is
+never printed: the command names the field and exits with code 1 (a quantity that has no
+value is ``None`` beside a field that says why).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from collabecon.cli._lock import holding
-from collabecon.cli._output import dump_json, key_value_table
+from collabecon.cli._output import dump_json, first_nan, key_value_table
 
 #: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -200,6 +202,14 @@ def _main(argv: Sequence[str] | None) -> int:
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
         print(f"collabecon {name}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
         return 2
+    hole = first_nan(result)
+    if hole is not None:
+        print(
+            f"collabecon {name}: error: the result holds no number at {hole} (NaN): "
+            "the computation failed there",
+            file=sys.stderr,
+        )
+        return 1
     if args.json:
         print(dump_json(result))
     else:

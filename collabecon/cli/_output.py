@@ -20,6 +20,34 @@ def dump_json(result: Mapping[str, Any]) -> str:
     return json.dumps(plain(result), allow_nan=False)
 
 
+def first_nan(value: Any, where: str = "result") -> str | None:
+    """The path (``result.rows[3].price``) of the first NaN in ``value``, or None.
+
+    Mappings, sequences, arrays and numbers are searched; infinities are not NaN (an
+    epsilon of a mechanism without noise is infinite).
+    """
+    if isinstance(value, (float, np.floating)):
+        return where if np.isnan(value) else None
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc" and np.isnan(value).any():
+            index = np.argwhere(np.isnan(value))[0]
+            return f"{where}[{', '.join(str(int(i)) for i in index)}]"
+        if value.dtype.kind != "O":
+            return None
+        value = value.tolist()
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = first_nan(item, f"{where}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = first_nan(item, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
 def fmt(value: Any, digits: int = 6) -> str:
     """A number in a table: ``digits`` significant figures; everything else as ``str``."""
     if isinstance(value, (bool, np.bool_)):
