@@ -130,7 +130,7 @@ def test_reproductions_in_parallel_processes_give_the_same_page(fake, capsys):
         (["--seeds", "0"], "--seeds must be an integer in [1, 1000], got 0"),
         (["--seeds", "1001"], "--seeds must be an integer in [1, 1000], got 1001"),
         (["--experiments"], "--out has no effect with it"),
-        (["--only", "good", "--data-dir", "."], "--data-dir has no effect on --only good"),
+        (["--only", "good", "--data-dir", "."], "--data-dir has no effect with --only good"),
         (["--data-dir", "missing-dir"], "--data-dir 'missing-dir' does not exist"),
         (["--workers", "0"], "--workers must be an integer >= 1, got 0"),
         (["--scale", "huge"], "invalid choice: 'huge'"),

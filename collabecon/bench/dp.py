@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from collabecon.bench.clients import iid_clients, max_weight_difference
+from collabecon.bench.clients import check_client_sizes, iid_clients, max_weight_difference
 from collabecon.bench.timing import best_of_each
 from econ.outputs import plain
-from econ.validation import positive_int
 from learning.build import ENGINES
 from learning.device import resolve_device
 from learning.dp import DPSGDSettings, private_gradients, sample_subsets
@@ -80,7 +79,8 @@ def measure_dp(
     Raises
     ------
     ValueError
-        Bad sizes or names, or Opacus missing (``pip install 'collabecon[privacy]'``).
+        Bad sizes (:func:`~collabecon.bench.clients.check_client_sizes`: too much work or
+        memory) or names, or Opacus missing (``pip install 'collabecon[privacy]'``).
     """
     try:
         import opacus
@@ -89,10 +89,9 @@ def measure_dp(
         raise ValueError(
             "the DP-SGD benchmark needs opacus: pip install 'collabecon[privacy]'"
         ) from exc
-    clients = positive_int("clients", clients)
-    batch_size = positive_int("batch_size", batch_size)
-    steps = positive_int("steps", steps)
-    repeats = positive_int("repeats", repeats)
+    clients, batch_size, steps, repeats = check_client_sizes(
+        dataset, model, clients, batch_size, steps, repeats
+    )
     dp = DPSGDSettings(max_grad_norm=max_grad_norm, noise_multiplier=noise_multiplier)
     dev = resolve_device(device)
     rng = np.random.default_rng(seed)

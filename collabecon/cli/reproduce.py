@@ -134,7 +134,7 @@ def _check(args: argparse.Namespace) -> list[str]:
         readers = [n for n in REPRODUCTIONS if takes_data_dir(REPRODUCTIONS[n])]
         if not any(n in readers for n in names):
             raise ValueError(
-                f"--data-dir has no effect on --only {','.join(names)}: none of them reads a "
+                f"--data-dir has no effect with --only {','.join(names)}: none of these reads a "
                 f"data directory (those that do: {', '.join(readers) or 'none'})"
             )
     return names
