@@ -347,6 +347,8 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("bench-engine-steps-huge", [*BASE["bench engine"], "--steps", "1000000000"]),
     ("bench-engine-batch-huge", [*BASE["bench engine"], "--batch-size", "100000000000"]),
     ("bench-engine-repeats-huge", [*BASE["bench engine"], "--repeats", "1001"]),
+    ("bench-engine-clients-over-data", [*BASE["bench engine"], "--clients", "6000"]),
+    ("bench-dp-batch-over-client", [*BASE["bench dp"], "--batch-size", "3000"]),
     (
         "bench-all-pairs-memory",
         [*BASE["bench all-pairs"], "--clients", "20000", "--batch-size", "1"],
@@ -473,6 +475,7 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
         ["reproduce", "--out", "rep", "--only", "table1", "--data-dir", "@FILE"],
     ),
     ("reproduce-data-dir-read-by-none", [*BASE["reproduce"], "--data-dir", "@DIR"]),
+    ("reproduce-workers-one-reproduction", [*BASE["reproduce"], "--workers", "2"]),
     ("reproduce-experiments-and-out", ["reproduce", "--experiments", "--out", "rep"]),
     ("reproduce-experiments-and-only", ["reproduce", "--experiments", "--only", "pricing"]),
     ("reproduce-experiments-and-seeds", ["reproduce", "--experiments", "--seeds", "2"]),

@@ -357,8 +357,7 @@ def test_reproduce_numbers_its_reproductions(tmp_path, monkeypatch, capsys):
     report = tmp_path / "report"
     err = _check(monkeypatch, capsys, ["reproduce", "--out", str(report)])
     assert err.splitlines() == [  # the second run into the folder reuses the first's results
-        f"collabecon reproduce: reusing {name}: finished earlier in {report} with the same "
-        "settings"
+        f"collabecon reproduce: reusing {name}: finished earlier in {report} with the same settings"
         for name in ("first", "second")
     ]
     code, _, err, _, _ = _main(monkeypatch, capsys, ["reproduce", "--out", str(tmp_path / "new")])

@@ -337,6 +337,4 @@ def test_only_the_reproductions_that_take_a_data_dir_read_it(fake):
     assert report.takes_data_dir("fake_data_repro")
     assert not report.takes_data_dir("fake_good_repro")
     assert report.settings_of("good", "small", None, str(fake))["data_dir"] is None
-    assert report.settings_of("data", "small", None, ".")["data_dir"] == str(
-        Path(".").resolve()
-    )
+    assert report.settings_of("data", "small", None, ".")["data_dir"] == str(Path(".").resolve())

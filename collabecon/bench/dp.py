@@ -80,7 +80,8 @@ def measure_dp(
     ------
     ValueError
         Bad sizes (:func:`~collabecon.bench.clients.check_client_sizes`: too much work or
-        memory) or names, or Opacus missing (``pip install 'collabecon[privacy]'``).
+        memory; a minibatch larger than a client's examples) or names, or Opacus missing
+        (``pip install 'collabecon[privacy]'``).
     """
     try:
         import opacus
@@ -98,6 +99,12 @@ def measure_dp(
     data_rng, model_rng, batch_rng = rng.spawn(3)
     net, task, data, start = iid_clients(dataset, model, clients, dev, data_rng, model_rng)
     engine = ENGINES["batched"](net, task, dev)
+    smallest = int(data.sizes_numpy().min())
+    if batch_size > smallest:  # DP-SGD's subsets are drawn without replacement
+        raise ValueError(
+            f"batch_size={batch_size} exceeds the {smallest} training examples of the smallest "
+            f"of the {clients} clients of {dataset}: DP-SGD draws distinct examples per step"
+        )
     picks = sample_subsets(data.sizes_numpy(), steps, batch_size, batch_rng)
     rows = torch.from_numpy(picks + data.offsets.cpu().numpy()[:, None, None]).to(dev)
     sgd = SGDConfig(0.05)

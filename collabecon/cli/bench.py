@@ -45,6 +45,8 @@ import numpy as np
 from collabecon.cli._output import fmt, table
 from collabecon.cli._progress import Progress
 
+#: library keywords whose flag has another name
+KEYWORDS = {"n_clients": "--clients"}
 #: seeds are drawn into numpy and torch generators, whose seeds are 64-bit
 SEED_BOUND = 2**63
 #: the largest float32: the noise's standard deviation must stay below it

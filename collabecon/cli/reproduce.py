@@ -129,6 +129,11 @@ def _check(args: argparse.Namespace) -> list[str]:
         names = select(args.only)
     except ValueError as exc:
         raise ValueError(str(exc).replace("only:", "--only:", 1)) from None
+    if args.workers is not None and args.workers > 1 and len(names) == 1:
+        raise ValueError(
+            f"--workers {args.workers} has no effect with --only {names[0]}: one reproduction "
+            "runs in this process"
+        )
     if args.data_dir is not None:
         existing_dir("--data-dir", args.data_dir)
         readers = [n for n in REPRODUCTIONS if takes_data_dir(REPRODUCTIONS[n])]
@@ -170,8 +175,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ValueError
         ``--seeds`` outside [1, :data:`MAX_SEEDS`], ``--workers`` below 1, an unknown name in
         ``--only``, an unwritable ``--out``, a ``--data-dir`` that is no directory or that
-        none of the chosen reproductions reads, or a flag given with ``--experiments``; the
-        command exits with code 2.
+        none of the chosen reproductions reads, ``--workers`` above 1 for one reproduction,
+        or a flag given with ``--experiments``; the command exits with code 2.
     """
     from collabecon.cli._paths import writable_dir
     from collabecon.cli._progress import Progress
@@ -190,7 +195,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         lines.note(f"reusing {name}: finished earlier in {args.out} with the same settings")
     for name, why in plan.why.items():
         lines.note(f"running {name} again: {why}")
-    verb = "running" if workers == 1 else "finished"
+    pooled = workers > 1 and len(plan.to_run) > 1  # a single one runs in this process
+    verb = "finished" if pooled else "running"
 
     def progress(name: str) -> None:
         lines(f"{verb} {name}")

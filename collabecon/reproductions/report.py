@@ -432,8 +432,9 @@ def run_report(
         The directory of the data sets read from files, passed to every ``reproduce`` that
         takes ``data_dir``; the reproductions that need it are not run without it.
     progress
-        Called with a reproduction's name before it runs (``workers`` = 1) or when it has
-        finished (``workers`` > 1); not for the reused ones.
+        Called with a reproduction's name before it runs (here: ``workers`` = 1 or one
+        reproduction to run) or when it has finished (in a pool of ``workers`` > 1
+        processes); not for the reused ones.
     plan
         The results of ``out/results`` to reuse (:func:`resume_plan` of the same arguments,
         computed here when None).
