@@ -146,6 +146,14 @@ def test_bad_input_exits_2(fake, capsys, argv, message):
     assert not fake.exists()  # checked before any reproduction ran
 
 
+def test_a_file_where_the_kept_results_go_exits_2_before_any_run(fake, capsys):
+    fake.mkdir(parents=True)
+    (fake / "results").write_text("a file")
+    assert main(["reproduce", "--out", str(fake), "--only", "good"]) == 2
+    assert "results is a file: the report keeps each finished" in capsys.readouterr().err
+    assert "fake_good_repro" not in sys.modules
+
+
 def test_out_that_is_a_file_exits_2(fake, capsys):
     fake.parent.mkdir(parents=True, exist_ok=True)
     fake.write_text("a file")

@@ -447,7 +447,7 @@ def run_report(
     ------
     ValueError
         ``scale`` not in :data:`SCALES`, ``seeds`` < 1, ``workers`` < 1, an unknown name in
-        ``only``, or a ``plan`` of other reproductions.
+        ``only``, a ``plan`` of other reproductions, or a file where ``out/results`` goes.
     """
     if scale not in experiments.SCALES:
         raise ValueError(f"scale must be one of {', '.join(experiments.SCALES)}, got {scale!r}")
@@ -462,6 +462,11 @@ def run_report(
     elif plan.names != names:
         raise ValueError(f"plan is of {', '.join(plan.names)}, not of {', '.join(names)}")
     out.mkdir(parents=True, exist_ok=True)
+    if (out / RESULTS).exists() and not (out / RESULTS).is_dir():
+        raise ValueError(
+            f"{out / RESULTS} is a file: the report keeps each finished reproduction in a "
+            "folder of that name"
+        )
     result = ReportResult(scale, out, names=names)
     done: dict[str, ReproductionOutcome] = dict(plan.reused)
 
