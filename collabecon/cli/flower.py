@@ -147,8 +147,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     The positional ``action`` (``simulate``, ``prepare`` or ``deploy``); the training flags
     of :func:`collabecon.cli.train.add_train_flags` (``--algorithm`` takes comma-separated
-    names, each its own run); ``--data-dir``, ``--out``, ``--cpus`` and ``--port``; and an
-    optional mechanism (``ipfl`` or ``defection-free``) whose flags, those of its in-process
+    names, each its own run); ``--data-dir``, ``--out`` and the federation's flags
+    (``--cpus``, ``--port``, ``--host``, ``--insecure``, ``--timeout``, each refused with an
+    action it has no effect on); and an optional mechanism (``ipfl`` or ``defection-free``) whose flags, those of its in-process
     command, follow its name.
 
     Parameters

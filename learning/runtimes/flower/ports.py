@@ -59,7 +59,7 @@ def node_port(port: int, k: int) -> int:
 def _ports(port: int, nodes: int) -> list[tuple[str, int]]:
     """``(what, number)`` of every port of a deployment of ``nodes`` SuperNodes."""
     return [("the SuperLink's", int(port))] + [
-        (f"SuperNode {k}'s (--port + {_NODE_OFFSET + k})", node_port(port, k))
+        (f"SuperNode {k}'s, --port + {_NODE_OFFSET + k}", node_port(port, k))
         for k in range(int(nodes))
     ]
 
@@ -119,7 +119,7 @@ def refuse_taken(flag: str, port: int, nodes: int, host: str = LOOPBACK) -> None
                 reason = exc.strerror or type(exc).__name__
                 raise ValueError(
                     f"{flag} {port}: port {number} ({what}) on {host} cannot be used: "
-                    f"{reason} (another process holds it?); choose another --port"
+                    f"{reason}; choose another --port"
                 ) from None
 
 
