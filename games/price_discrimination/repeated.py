@@ -46,6 +46,10 @@ VERTICES: dict[str, tuple[int, int]] = {
     "reversePD": (0, 1),
 }
 
+#: Bytes per round and run of a simulation: the logs of :class:`RepeatedRun` (two counts,
+#: three flags, four floats) and the estimator's partial sums and biases.
+ROUND_RUN_BYTES = 64
+
 
 @dataclass(frozen=True, slots=True)
 class RepeatedRun:
@@ -367,7 +371,7 @@ def simulate(
     """
     rounds = positive_int("rounds", rounds)
     runs = positive_int("runs", runs)
-    fits_in_memory(f"rounds={rounds}, runs={runs}", 32.0 * rounds * runs)
+    fits_in_memory(f"rounds={rounds}, runs={runs}", ROUND_RUN_BYTES * rounds * runs)
     in_interval("alpha_hat_init", alpha_hat_init, 0.0, 1.0)
     rng = np.random.default_rng(seed)
     game = game.numeric()
