@@ -230,6 +230,11 @@ def _sizes(args: argparse.Namespace, batch: int) -> None:
 def _repeated(args: argparse.Namespace) -> dict[str, Any]:
     from games.price_discrimination.repeated import default_comparators, policy_regret, simulate
 
+    if args.buyers < 2:
+        raise ValueError(
+            f"--buyers must be an integer >= 2 in repeated play, got {args.buyers}: the buyers' "
+            "belief learns only from rounds in which both signals are sent (eq. (4.7))"
+        )
     if args.buyers > MAX_BUYERS:
         raise ValueError(
             f"--buyers {args.buyers} is more than the {MAX_BUYERS} buyers a round of repeated "
@@ -261,6 +266,7 @@ def _repeated(args: argparse.Namespace) -> dict[str, Any]:
     result = {
         "seller_utility_mean": summary["seller_utility_mean"],
         "seller_utility_se": summary["seller_utility_se"],
+        **{k: v for k, v in summary.items() if k == "seller_utility_se_why"},
         "buyer_utility_mean": summary["buyer_utility_mean"],
         "alpha_hat_final": summary["alpha_hat_final"],
         "alpha_bar_final": summary["alpha_bar_final"],
@@ -337,7 +343,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``seller_note`` where the seller's utility is negative (evasion costs are sunk when
         it prices; the game has no option to stay out). A strict profile that fails the
         check carries ``failed`` and the command exits with 1.
-        ``repeated``: ``seller_utility_mean``, ``seller_utility_se``, ``buyer_utility_mean``,
+        ``repeated``: ``seller_utility_mean``, ``seller_utility_se`` (``None`` for one seed,
+        with ``seller_utility_se_why``), ``buyer_utility_mean``,
         ``alpha_hat_final``, ``alpha_bar_final``, ``action_freq``, ``regret``
         (``pure_price_rules``, ``blind_prices``, ``realised``, ``policy_fixed_mixed``) and
         ``seconds``; ``--out`` receives ``repeated.csv`` and ``summary.json``. ``figures``:

@@ -311,14 +311,22 @@ class RepeatedRun:
     def summary(self) -> dict[str, Any]:
         """Means over all rounds and runs (standard errors across runs).
 
+        One run gives no standard error: ``seller_utility_se`` is then ``None`` and
+        ``seller_utility_se_why`` says so.
+
         References
         ----------
         Werner (2024), ch. 4, §4.4 (the reported averages).
         """
         seller = self.seller_utility().mean(axis=1)
+        se: dict[str, Any] = (
+            {"seller_utility_se": _se(seller)}
+            if seller.size > 1
+            else {"seller_utility_se": None, "seller_utility_se_why": "one run gives no spread"}
+        )
         return {
             "seller_utility_mean": float(seller.mean()),
-            "seller_utility_se": _se(seller),
+            **se,
             "buyer_utility_mean": float(self.buyer_utility().mean()),
             "alpha_hat_final": float(self.alpha_hat[:, -1].mean()),
             "alpha_bar_final": float(self.alpha_bar()[:, -1].mean()),
@@ -329,7 +337,7 @@ class RepeatedRun:
 
 
 def _se(x: Floats) -> float:
-    return float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+    return float(x.std(ddof=1) / np.sqrt(x.size))
 
 
 def simulate(
