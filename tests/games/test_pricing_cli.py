@@ -206,7 +206,7 @@ def test_a_strict_profile_that_fails_its_check_exits_1(capsys, monkeypatch):
     real = eq.equilibrium
     # a defective solver: the thesis's profile where the equilibrium is asked for
     monkeypatch.setattr(
-        eq, "equilibrium", lambda game, alpha, convention: real(game, alpha, "thesis")
+        eq, "equilibrium", lambda game, alpha, convention="strict": real(game, alpha, "thesis")
     )
     assert main(["pricing", "equilibrium", "--alpha", "3/4", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
