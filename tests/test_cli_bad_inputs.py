@@ -143,6 +143,8 @@ NONNEG = ["-1", "nan", "inf", "-inf", "1e400", "abc"]  # finite >= 0
 UNIT = ["-0.1", "1.5", "nan", "inf", "-inf", "abc"]  # [0, 1]
 OPEN_UNIT = ["0", "1", "-0.1", "1.5", "nan", "inf", "abc"]  # (0, 1)
 FRACTION_POS = ["-1", "0", "nan", "inf", "abc"]
+#: exact numbers (fractions) that are no finite float, or would take minutes to build
+EXACT_OVERFLOW = ["1e400", "1/0", "1e99999999", "1e-99999999"]
 
 #: (subcommand, flag, domain)
 NUMERIC: list[tuple[str, str, list[str]]] = [
@@ -156,7 +158,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("defection-free", "--init-epochs-high", COUNT0),
     ("defection-free", "--q-max", ["-1", "0", "nan", "inf", "1.5", "abc"]),
     ("defection-free", "--tolerance", NONNEG),
-    ("market", "--qualities", UNIT),
+    ("market", "--qualities", [*UNIT, "1e400"]),
     ("market", "--consumers", COUNT0),
     ("market", "--seed", SEED),
     ("demo", "--rounds", COUNT),
@@ -243,27 +245,28 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("privacy curve", "--lr", [*POS, "1e308"]),  # 1e308 overflows float32
     ("privacy curve", "--clip", POS),
     ("privacy curve", "--delta", OPEN_UNIT),
-    ("pricing equilibrium", "--mu", ["0", "1", "-1", "3/2", "nan", "abc"]),
-    ("pricing equilibrium", "--theta-low", ["-1", "nan", "inf", "abc"]),  # 0 <= theta_low
-    ("pricing equilibrium", "--theta-high", FRACTION_POS),
-    ("pricing equilibrium", "--cb", ["-1", "nan", "abc"]),
-    ("pricing equilibrium", "--cs", ["-1", "nan", "abc"]),
+    ("pricing equilibrium", "--mu", ["0", "1", "-1", "3/2", "nan", "abc", *EXACT_OVERFLOW]),
+    ("pricing equilibrium", "--theta-low", ["-1", "nan", "inf", "abc", *EXACT_OVERFLOW]),
+    ("pricing equilibrium", "--theta-high", [*FRACTION_POS, *EXACT_OVERFLOW]),
+    ("pricing equilibrium", "--cb", ["-1", "nan", "abc", *EXACT_OVERFLOW]),
+    ("pricing equilibrium", "--cs", ["-1", "nan", "abc", *EXACT_OVERFLOW]),
     ("pricing equilibrium", "--buyers", COUNT),
-    ("pricing equilibrium", "--alpha", ["-1", "3/2", "nan", "abc"]),
+    ("pricing equilibrium", "--alpha", ["-1", "3/2", "nan", "abc", *EXACT_OVERFLOW]),
     ("pricing repeated", "--rounds", COUNT),
     ("pricing repeated", "--seeds", COUNT),
     ("pricing repeated", "--seed", SEED),
-    ("pricing repeated", "--buyers", COUNT),
-    ("pricing repeated", "--eta", POS),
-    ("pricing repeated", "--gamma", ["-0.1", "nan", "inf", "abc"]),
-    ("pricing repeated", "--alpha", ["-0.1", "1.5", "nan", "inf", "abc"]),
+    ("pricing repeated", "--buyers", [*COUNT, "1", "1001", "100000000000"]),  # 2 to 1000
+    ("pricing repeated", "--eta", [*POS, "1/0"]),
+    ("pricing repeated", "--gamma", ["-0.1", "nan", "inf", "1e400", "abc"]),
+    ("pricing repeated", "--alpha", ["-0.1", "1.5", "nan", "inf", "1e400", "abc"]),
+    ("pricing repeated", "--alpha-hat-init", UNIT),
     ("pricing figures", "--rounds", COUNT),
     ("pricing figures", "--seeds", COUNT),
-    ("duopoly", "--ql", UNIT),
-    ("duopoly", "--qh", UNIT),
-    ("bargain", "--ql0", UNIT),
-    ("bargain", "--qh0", UNIT),
-    ("bargain", "--qmax", ["-1", "0", "nan", "inf", "abc"]),
+    ("duopoly", "--ql", [*UNIT, "1e400", "1/0"]),
+    ("duopoly", "--qh", [*UNIT, "1e400"]),
+    ("bargain", "--ql0", [*UNIT, "1e400"]),
+    ("bargain", "--qh0", [*UNIT, "1e400"]),
+    ("bargain", "--qmax", ["-1", "0", "nan", "inf", "1e400", "abc"]),
 ]
 
 #: file contents for the bad-file rows
@@ -274,6 +277,9 @@ BAD_FILES = {
     "garbage": GARBAGE,
     "truncated": b"PK\x03\x04\x14\x00\x00\x00",
     "empty": b"",
+    "json-repeated-key": b'{"names": ["a"], "names": ["b"], "quality": [0.5]}',
+    "json-nan": b'{"names": ["a", "b"], "quality": [0.5, NaN]}',
+    "json-deep": b"[" * 100_000 + b"]" * 100_000,
 }
 
 #: (subcommand, argv tail with @FILE for the bad file)
@@ -295,6 +301,8 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("table1-bad-scale", ["table1", "--scale", "huge"]),
     ("table1-data-dir-missing", ["table1", "--data-dir", "missing"]),
     ("table1-out-file", ["table1", "--out", "@FILE"]),
+    ("table1-data-dir-at-small-scale", ["table1", "--data-dir", "."]),
+    ("table1-seeds-huge", ["table1", "--seeds", "1000000000"]),
     ("df-q-max-below-quality", [*BASE["defection-free"], "--q-max", "0.01"]),
     ("df-dataset-unknown", ["defection-free", "--dataset", "nope", "--rounds", "1"]),
     ("df-device-banana", [*BASE["defection-free"], "--device", "banana"]),
@@ -305,6 +313,8 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("market-consumers-huge", ["market", "--qualities", "0.3", "0.8", "--consumers", "1e11"]),
     ("market-consumers-huge-int", [*BASE["market"], "--consumers", "100000000000"]),
     ("market-qualities-and-from", [*BASE["market"], "--from", "@FILE"]),
+    ("market-seed-without-consumers", [*BASE["market"], "--seed", "3"]),
+    ("market-seed-with-consumers-0", [*BASE["market"], "--seed", "3", "--consumers", "0"]),
     ("demo-out-file", [*BASE["demo"], "--out", "@FILE"]),
     ("demo-device-banana", [*BASE["demo"], "--device", "banana"]),
     ("cobo-methods-unknown", ["cobo", "--methods", "cobo,magic"]),
@@ -441,6 +451,15 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
         ["pricing", "repeated", "--rounds", "100000000000", "--seeds", "100000"],
     ),
     ("pricing-repeated-huge-exp", ["pricing", "repeated", "--rounds", "1e11", "--seeds", "1e5"]),
+    ("pricing-repeated-plays", ["pricing", "repeated", "--rounds", "1000000", "--seeds", "10000"]),
+    (
+        "pricing-repeated-policy-regret-memory",
+        ["pricing", "repeated", "--rounds", "10000000", "--seeds", "100", "--policy-regret"],
+    ),
+    (
+        "pricing-figures-memory",
+        ["pricing", "figures", "--out", "figs", "--rounds", "100000000", "--seeds", "10"],
+    ),
     (
         "pricing-repeated-bias-count",
         ["pricing", "repeated", "--rounds", "100", "--seeds", "1", "--bias", "nan"],

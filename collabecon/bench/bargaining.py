@@ -68,7 +68,7 @@ def starting_points(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
 
 def baseline(q_l0: np.ndarray, q_h0: np.ndarray) -> np.ndarray:
     """One bounded scalar search per point, on the feasible interval (Q = 1)."""
-    lo, hi = bargaining.feasible_interval(q_l0, q_h0)
+    lo, hi = bargaining.feasible_interval(q_l0, q_h0, allow_lower=True)
     ul0, uh0 = duopoly.revenues(q_l0, q_h0)
     out = np.empty(q_l0.size)
     for i in range(q_l0.size):
@@ -124,6 +124,8 @@ def measure_bargaining(
 ) -> dict[str, Any]:
     """Time :func:`econ.bargaining.duopoly_nash_solution` against :func:`baseline`.
 
+    Both solve the thesis's program (``allow_lower=True``), as :func:`reference` does.
+
     The solution is timed on ``points`` starting points and the baseline on the first
     ``baseline_points``; the errors of each (off by more than 1e-9) are counted against
     :func:`reference` on the first ``reference_points``.
@@ -173,8 +175,10 @@ def measure_bargaining(
     q_l0, q_h0 = starting_points(points, rng)
 
     progress(f"batched closed form: {points} points, best of {repeats}")
-    bargaining.duopoly_nash_solution(q_l0[:10], q_h0[:10])  # warm-up
-    ours_t = best_of(lambda: bargaining.duopoly_nash_solution(q_l0, q_h0).rho_star, repeats)
+    bargaining.duopoly_nash_solution(q_l0[:10], q_h0[:10], allow_lower=True)  # warm-up
+    ours_t = best_of(
+        lambda: bargaining.duopoly_nash_solution(q_l0, q_h0, allow_lower=True).rho_star, repeats
+    )
     ours_s, ours = ours_t.seconds, ours_t.result
     nb = baseline_points
     progress(f"per-point bounded search: {nb} points, best of {repeats}")
