@@ -50,7 +50,7 @@ def test_fixed_size_batches(capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--noise", "-1", "--steps", "10", "--delta", "1e-5"], "--noise must be a positive"),
+        (["--noise", "-1", "--steps", "10", "--delta", "1e-5"], "--noise must be a finite number > 0"),
         (["--noise", "1", "--steps", "0", "--delta", "1e-5"], "--steps must be"),
         (["--noise", "1", "--steps", "10", "--delta", "2"], "--delta must lie"),
         (
