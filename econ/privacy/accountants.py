@@ -144,6 +144,11 @@ class GridTooLarge(ValueError):
 
     ``points`` is the number it would need there; ``noise_floor``, set by
     :func:`accountant_sigma`, the smallest noise multiplier the grid resolves.
+
+    References
+    ----------
+    Koskela, Jälkö, Honkela, Computing Tight Differential Privacy Guarantees Using FFT,
+    AISTATS 2020 (the discretised privacy loss distribution and its grid).
     """
 
     def __init__(self, message: str, points: float, noise_floor: float | None = None):
@@ -168,6 +173,11 @@ class PLDGrid:
         The points of the largest distribution at ``interval``.
     adjacencies
         How many distributions dp-accounting holds (2 with subsampling: add and remove).
+
+    References
+    ----------
+    Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, Connect the Dots: Tighter Discrete
+    Approximations of Privacy Loss Distributions, PETS 2022 (the pessimistic grid).
     """
 
     width: float

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import symbolic as S
 from econ.privacy.conversions import alpha_of_beta, epsilon_of_alpha
-from econ.validation import as_finite, in_interval, non_negative, positive
+from econ.validation import as_finite, in_interval, non_negative, positive, shown
 
 Array = NDArray[np.float64]
 
@@ -94,14 +94,6 @@ def check_privacy_cost(
             f"{given} give {name} of {shown(c)}, outside the floats "
             f"[{tiny:.3g}, {huge:.3g}] the existence tests divide by"
         )
-
-
-def shown(value: ArrayLike) -> str:
-    """Numbers for a message: one number where all are equal, else a short list."""
-    arr = np.asarray(value, dtype=np.float64)
-    if arr.ndim == 0 or np.all(arr == arr.flat[0]):
-        return f"{float(arr.flat[0]):g}"
-    return np.array2string(arr, threshold=4, precision=4, separator=",")
 
 
 def per_client(name: str, value: ArrayLike, n_clients: int) -> Array:

@@ -34,10 +34,9 @@ from econ.privacy.client_model import (
     formula_table,
     per_client,
     precision,
-    shown,
 )
 from econ.privacy.mechanisms import kappa_mean, kappa_sgd
-from econ.validation import positive_int
+from econ.validation import positive_int, shown
 
 Array = NDArray[np.float64]
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from econ.privacy.client_model import shown
 from econ.privacy.existence import sgd_f, sgd_f_max
 from econ.privacy.models import DPSGD, DPMean
+from econ.validation import shown
 
 if TYPE_CHECKING:  # cvxpy loads with the convex programs that use it
     import cvxpy as cp
