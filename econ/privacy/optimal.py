@@ -129,8 +129,9 @@ class SharingProtocol:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: lists of floats, ``None`` for infinite noise (β = 0).
 
-        Beside a quantity that has no value, a ``*_why`` field says why: ``alpha_why``
-        (infinite noise), ``epsilon_why`` (a model without DP) and ``multipliers_why``.
+        Beside a quantity that has no value, a ``*_why`` field says why: ``alpha_why`` and
+        ``noise_why`` (infinite noise), ``epsilon_why`` (a model without DP) and
+        ``multipliers_why``.
 
         References
         ----------
@@ -157,8 +158,11 @@ class SharingProtocol:
                 "accuracy": self.accuracy,
                 "server_accuracy": self.server_accuracy,
             }
+        infinite = "null where the noise is infinite: that client shares nothing"
         if np.any(np.isinf(self.alpha)):
-            out["alpha_why"] = "null where the noise is infinite: that client shares nothing"
+            out["alpha_why"] = infinite
+        if self.noise is not None and np.any(np.isinf(self.noise)):
+            out["noise_why"] = infinite
         if self.epsilon is None:
             out["epsilon_why"] = "this model's privacy is a reconstruction error, not DP"
         if self.multipliers is None:
