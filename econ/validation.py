@@ -227,3 +227,17 @@ def _size(nbytes: float) -> str:
             return f"{nbytes:.3g} {unit}"
         nbytes /= 1024
     return f"{nbytes:.3g} PiB"  # pragma: no cover
+
+
+def shown(value: ArrayLike) -> str:
+    """``value`` for a message: one number where all its entries are equal, else a short list.
+
+    Examples
+    --------
+    >>> shown([2.0, 2.0]), shown([1e308, 1.0])
+    ('2', '[1.e+308,1.e+000]')
+    """
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.size and np.all(arr == arr.flat[0]):
+        return f"{float(arr.flat[0]):g}"
+    return np.array2string(arr, threshold=4, precision=4, separator=",")

@@ -236,6 +236,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("privacy account", "--steps", COUNT),
     ("privacy account", "--sampling-rate", ["0", "-0.1", "1.5", "nan", "inf", "abc"]),
     ("privacy account", "--delta", OPEN_UNIT),
+    ("privacy account", "--dataset-size", COUNT),
     ("privacy curve", "--noise", ["-1", "nan", "inf", "abc"]),
     ("privacy curve", "--seeds", COUNT),
     ("privacy curve", "--clients", COUNT),
@@ -245,6 +246,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("privacy curve", "--lr", [*POS, "1e308"]),  # 1e308 overflows float32
     ("privacy curve", "--clip", POS),
     ("privacy curve", "--delta", OPEN_UNIT),
+    ("privacy curve", "--momentum", ["-0.1", "1", "nan", "inf", "1e400", "abc"]),
     ("pricing equilibrium", "--mu", ["0", "1", "-1", "3/2", "nan", "abc", *EXACT_OVERFLOW]),
     ("pricing equilibrium", "--theta-low", ["-1", "nan", "inf", "abc", *EXACT_OVERFLOW]),
     ("pricing equilibrium", "--theta-high", [*FRACTION_POS, *EXACT_OVERFLOW]),
@@ -440,6 +442,97 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
         ["privacy", "account", "--epsilon", "-1", "--steps", "1", "--delta", "1e-5"],
     ),
     ("privacy-figure1-out-file", ["privacy", "figure1", "--out", "@FILE", "--repetitions", "5"]),
+    *[
+        (
+            f"privacy-account-epsilon-{bad}",
+            ["privacy", "account", "--epsilon", bad, "--steps", "1", "--delta", "1e-5"],
+        )
+        for bad in ("nan", "inf", "1e400", "0", "1/0")
+    ],
+    # the PLD grid: 10^8 points at its widest interval (noise 0.001; the root of epsilon 1e6;
+    # 10^9 subsampled steps): refused before dp-accounting allocates
+    (
+        "privacy-account-pld-grid-noise",
+        [*BASE["privacy account"][:2], "--noise", "0.001", "--steps", "1", "--delta", "0.5"],
+    ),
+    (
+        "privacy-account-pld-grid-epsilon",
+        ["privacy", "account", "--epsilon", "1e6", "--steps", "1", "--delta", "1e-5"],
+    ),
+    (
+        "privacy-account-pld-grid-steps",
+        [
+            *BASE["privacy account"][:2],
+            "--noise",
+            "0.5",
+            "--steps",
+            "1000000000",
+            "--sampling-rate",
+            "0.5",
+            "--delta",
+            "1e-5",
+        ],
+    ),
+    (
+        "privacy-account-rdp-noise-underflow",
+        [*BASE["privacy account"], "--noise", "1e-200", "--accountant", "rdp"],
+    ),
+    ("privacy-account-dataset-size-poisson", [*BASE["privacy account"], "--dataset-size", "100"]),
+    (
+        "privacy-account-fixed-at-rate-1",
+        [
+            *BASE["privacy account"],
+            "--sampling",
+            "fixed",
+            "--dataset-size",
+            "100",
+            "--accountant",
+            "rdp",
+        ],
+    ),
+    (
+        "privacy-exists-bound-underflow",
+        ["privacy", "exists", "--model", "dp-mean", "--lam", "0", "0", "--bound", "1e-300"],
+    ),
+    (
+        "privacy-exists-sgd-lam-overflow",
+        ["privacy", "exists", "--model", "dp-sgd", "--lam", "1e308", "1", "--bound", "1e-150"],
+    ),
+    (
+        "privacy-exists-sgd-y0-overflow",
+        [
+            "privacy",
+            "exists",
+            "--model",
+            "dp-sgd",
+            "--lam",
+            "1",
+            "2",
+            "--L",
+            "1e300",
+            "--diam",
+            "1e300",
+        ],
+    ),
+    ("privacy-exists-integer-rounds-dp-mean", [*BASE["privacy exists"], "--integer-rounds"]),
+    (
+        "privacy-optimal-lam-overflow",
+        ["privacy", "optimal", "--model", "dp-mean", "--lam", "1e308", "1e308", "--n", "1"],
+    ),
+    (
+        "privacy-optimal-nu-accuracy",
+        [*BASE["privacy optimal"], "--objective", "accuracy", "--nu", "1", "1"],
+    ),
+    (
+        "privacy-figure1-repetitions-memory",
+        ["privacy", "figure1", "--out", "fig", "--repetitions", "10000000000000"],
+    ),
+    ("privacy-curve-batch-over-data", [*BASE["privacy curve"], "--batch-size", "1000000000"]),
+    ("privacy-curve-batch-over-client", [*BASE["privacy curve"], "--batch-size", "899"]),
+    ("privacy-curve-clients-over-data", [*BASE["privacy curve"], "--clients", "5000"]),
+    ("privacy-curve-seeds-run-length", [*BASE["privacy curve"], "--seeds", "1000000000000"]),
+    ("privacy-curve-rounds-run-length", [*BASE["privacy curve"], "--rounds", "1000000000"]),
+    ("privacy-curve-local-steps-memory", [*BASE["privacy curve"], "--local-steps", "100000000"]),
     ("privacy-curve-out-file", [*BASE["privacy curve"], "--out", "@FILE"]),
     ("privacy-curve-device-banana", [*BASE["privacy curve"], "--device", "banana"]),
     (

@@ -50,7 +50,10 @@ def test_fixed_size_batches(capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--noise", "-1", "--steps", "10", "--delta", "1e-5"], "--noise must be a positive"),
+        (
+            ["--noise", "-1", "--steps", "10", "--delta", "1e-5"],
+            "--noise must be a finite number > 0",
+        ),
         (["--noise", "1", "--steps", "0", "--delta", "1e-5"], "--steps must be"),
         (["--noise", "1", "--steps", "10", "--delta", "2"], "--delta must lie"),
         (
@@ -82,6 +85,22 @@ def test_fixed_size_batches(capsys):
             ],
             "no fixed-size sampling",
         ),
+        (
+            ["--noise", "0.001", "--steps", "1", "--delta", "0.5"],
+            "--noise 0.001 over --steps 1 at --sampling-rate 1: the PLD accountant needs",
+        ),
+        (
+            ["--epsilon", "1e6", "--steps", "1", "--delta", "1e-5"],
+            "needs a noise multiplier below",
+        ),
+        (
+            ["--noise", "1", "--steps", "10", "--delta", "1e-5", "--dataset-size", "100"],
+            "--dataset-size 100 has no effect with --sampling poisson",
+        ),
+        (
+            ["--noise", "1e-200", "--steps", "1", "--delta", "1e-5", "--accountant", "rdp"],
+            "--noise 1e-200 (in units of the sensitivity) gives no finite epsilon",
+        ),
     ],
 )
 def test_bad_input_is_one_line(extra, message, capsys):
@@ -91,3 +110,17 @@ def test_bad_input_is_one_line(extra, message, capsys):
         code = stop.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_pld_reports_its_interval(capsys):
+    out = _json(["privacy", "account", "--noise", "2", "--steps", "1", "--delta", "1e-5"], capsys)
+    assert out["pld_interval"] == 1e-4
+    rdp = ["privacy", "account", "--noise", "2", "--steps", "1", "--delta", "1e-5"]
+    assert "pld_interval" not in _json([*rdp, "--accountant", "rdp"], capsys)
+
+
+@pytest.mark.slow
+def test_little_noise_widens_the_grid(capsys):
+    argv = ["privacy", "account", "--noise", "0.05", "--steps", "1", "--delta", "0.5"]
+    out = _json(argv, capsys)
+    assert 1e-4 < out["pld_interval"] <= 1e-2 and out["epsilon"] >= 199.0

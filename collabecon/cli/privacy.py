@@ -180,6 +180,11 @@ def _model(args: argparse.Namespace) -> Any:
     if args.model == "dp-sgd":
         kwargs["n_clients"] = len(args.lam)
         kwargs["integer_rounds"] = args.integer_rounds
+    elif args.integer_rounds:
+        raise ValueError(
+            f"--integer-rounds has no effect with --model {args.model} (it rounds the number "
+            "of rounds T of dp-sgd)"
+        )
     allowed = {
         "dp-mean": {"n", "sigma", "bound"},
         "bayes": {"n", "sigma", "tau"},
@@ -192,17 +197,35 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def _account(args: argparse.Namespace) -> dict[str, Any]:
-    from econ.privacy.accountants import accountant_epsilon, accountant_sigma
+    from econ.privacy.accountants import (
+        PLD_INTERVAL_MAX,
+        PLD_POINTS,
+        GridTooLarge,
+        accountant_epsilon,
+        accountant_sigma,
+        pld_grid,
+    )
 
     for flag, value in (("--noise", args.noise), ("--epsilon", args.epsilon)):
         if value is not None and not 0 < value < float("inf"):
-            raise ValueError(f"{flag} must be a positive number, got {value}")
+            raise ValueError(f"{flag} must be a finite number > 0, got {value}")
     if args.steps < 1:
         raise ValueError(f"--steps must be an integer >= 1, got {args.steps}")
     if not 0 < args.sampling_rate <= 1:
         raise ValueError(f"--sampling-rate must lie in (0, 1], got {args.sampling_rate}")
     if not 0 < args.delta < 1:
         raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
+    if args.dataset_size is not None and args.sampling != "fixed":
+        raise ValueError(
+            f"--dataset-size {args.dataset_size} has no effect with --sampling {args.sampling} "
+            "(only fixed-size batches are drawn from a data set of known size)"
+        )
+    if args.sampling == "fixed" and args.sampling_rate == 1:
+        raise ValueError(
+            "--sampling fixed has no effect at --sampling-rate 1 (every step sees all the data)"
+        )
+    if args.dataset_size is not None and args.dataset_size < 1:
+        raise ValueError(f"--dataset-size must be an integer >= 1, got {args.dataset_size}")
     options = dict(
         compositions=args.steps,
         accountant=args.accountant,
@@ -210,13 +233,27 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
         sampling=args.sampling,
         dataset_size=args.dataset_size,
     )
-    if args.noise is not None:
-        noise = args.noise
-        epsilon = accountant_epsilon(noise, args.delta, 1.0, **options)
-    else:
-        epsilon = args.epsilon
-        noise = accountant_sigma(epsilon, args.delta, 1.0, **options)
-    return {
+    steps = f"over --steps {args.steps} at --sampling-rate {args.sampling_rate:g}"
+    widest = f"more than {PLD_POINTS} even at its widest interval {PLD_INTERVAL_MAX:g}"
+    try:
+        if args.noise is not None:
+            noise = args.noise
+            epsilon = accountant_epsilon(noise, args.delta, 1.0, **options)
+        else:
+            epsilon = args.epsilon
+            noise = accountant_sigma(epsilon, args.delta, 1.0, **options)
+    except GridTooLarge as exc:
+        if args.noise is not None:
+            raise ValueError(
+                f"--noise {args.noise:g} {steps}: the PLD accountant needs {exc.points:.3g} "
+                f"grid points, {widest}; use --accountant rdp"
+            ) from None
+        raise ValueError(
+            f"--epsilon {args.epsilon:g} {steps} needs a noise multiplier below "
+            f"{exc.noise_floor:.3g}, where the PLD accountant needs {exc.points:.3g} grid "
+            f"points, {widest}; use --accountant rdp"
+        ) from None
+    result = {
         "noise_multiplier": noise,
         "epsilon": epsilon,
         "delta": args.delta,
@@ -226,6 +263,9 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
         "accountant": args.accountant,
         "solved_for": "epsilon" if args.noise is not None else "noise_multiplier",
     }
+    if args.accountant == "pld":
+        result["pld_interval"] = pld_grid(noise, args.steps, args.sampling_rate).interval
+    return result
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -277,6 +317,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return exists(model, args.lam).to_dict()
     from econ.privacy.optimal import optimal_protocol
 
+    if args.nu is not None and args.objective != "welfare":
+        raise ValueError(
+            f"--nu has no effect with --objective {args.objective} (it weighs the clients' "
+            "utilities in the welfare objective)"
+        )
     return optimal_protocol(model, args.lam, args.objective, args.nu, args.method).to_dict()
 
 
@@ -292,6 +337,10 @@ def _figure1(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--repetitions must be >= 2 (standard errors), got {args.repetitions}")
     if args.seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    from collabecon.cli._checks import fits_in_memory
+
+    # every draw of a grid point is kept (a row of five numbers, about 400 bytes measured)
+    fits_in_memory(f"--repetitions {args.repetitions}", 512.0 * args.repetitions)
     progress = Progress.of(args, "privacy figure1")
     with progress.bar(DP_GRID.size + BAYES_GRID.size, unit="m") as bar:
         reproduction = run_figure1(

@@ -75,7 +75,10 @@ def run_curve(args: argparse.Namespace) -> dict[str, Any]:
     """Measure the (ε, accuracy) curve the flags describe and write ``curve.json`` and ``curve.png``.
 
     Returns ``json``, ``png``, ``seconds``, ``settings`` and ``summary`` (one row per training
-    and noise level); a count below 1, a number out of range or an unwritable ``--out`` raises
+    and noise level; with one seed ``ci_low`` and ``ci_high`` are ``None`` beside ``ci_why``);
+    a count below 1, a number out of range, an unwritable ``--out``, more clients than
+    examples, a batch larger than the smallest client can hold, a run of more than
+    :data:`learning.drivers.privacy_curve.MAX_STEPS` SGD steps or arrays beyond memory raise
     ``ValueError`` before any training.
     """
     from collabecon.cli._progress import Progress
@@ -91,6 +94,8 @@ def run_curve(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--clip must be a finite number > 0, got {args.clip}")
     if not 0 < args.lr < float("inf"):
         raise ValueError(f"--lr must be a finite number > 0, got {args.lr}")
+    if not 0 <= args.momentum < 1:
+        raise ValueError(f"--momentum must lie in [0, 1), got {args.momentum}")
     for flag in ("clients", "rounds", "local_steps", "batch_size"):
         if getattr(args, flag) < 1:
             name = "--" + flag.replace("_", "-")
@@ -143,12 +148,18 @@ def render_curve(result: dict[str, Any]) -> str:
             r["epsilon_min"],
             r["epsilon_max"],
             r["accuracy"],
-            r["ci_low"],
-            r["ci_high"],
+            "-" if r["ci_low"] is None else r["ci_low"],
+            "-" if r["ci_high"] is None else r["ci_high"],
         )
         for r in result["summary"]
     ]
+    why = next((r["ci_why"] for r in result["summary"] if "ci_why" in r), None)
+    intervals = (
+        f"no intervals: {why}"
+        if why is not None
+        else "95% t-intervals over seeds of the federation's mean accuracy"
+    )
     return (
-        table(rows, head) + f"\n\n95% t-intervals over seeds of the federation's mean accuracy; "
-        f"{fmt(result['seconds'], 3)} s\nwrote {result['json']} and {result['png']}"
+        table(rows, head) + f"\n\n{intervals}; {fmt(result['seconds'], 3)} s\n"
+        f"wrote {result['json']} and {result['png']}"
     )

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy import symbolic as S
 from econ.privacy.conversions import alpha_of_beta, epsilon_of_alpha
-from econ.validation import as_finite, in_interval, non_negative, positive
+from econ.validation import as_finite, in_interval, non_negative, positive, shown
 
 Array = NDArray[np.float64]
 
@@ -55,6 +55,44 @@ def _check_precision(n: ArrayLike, sigma: ArrayLike) -> None:
         raise ValueError(
             f"sigma must give a positive finite precision n/sigma^2 (a float in [1e-308, 1e308]), "
             f"got n={n!r}, sigma={sigma!r}"
+        )
+
+
+def check_privacy_cost(
+    cost: ArrayLike, constants: dict[str, Any], name: str = "a privacy cost kappa^2 rho^2"
+) -> None:
+    r"""Refuse constants whose privacy cost :math:`\kappa_i^2\rho_i^2` is no positive finite float.
+
+    The existence tests weigh each client's accuracy weight against this cost (Theorem 4.2:
+    :math:`\zeta_i = \lambda_i/(\lambda_i + \kappa_i^2\rho_i^2)`; Theorem 4.5:
+    :math:`\psi_i = \lambda_i/(L\mu d\kappa_i^2\rho_i^2)`); where it under- or overflows,
+    they would divide zero by zero.
+
+    Parameters
+    ----------
+    cost
+        The cost of every client, computed by the caller under ``np.errstate(all="ignore")``.
+    constants
+        The constants it follows from, by keyword, for the message.
+    name
+        The cost's formula, for the message.
+
+    Raises
+    ------
+    ValueError
+        Some cost is zero, infinite or NaN.
+
+    References
+    ----------
+    Tsoy et al. (AISTATS 2024), §4.1-4.2, Theorems 4.2 and 4.5.
+    """
+    c = np.asarray(cost, dtype=np.float64)
+    tiny, huge = np.finfo(np.float64).tiny, np.finfo(np.float64).max
+    if not np.all(np.isfinite(c) & (c >= tiny)):
+        given = ", ".join(f"{k}={shown(v)}" for k, v in constants.items())
+        raise ValueError(
+            f"{given} give {name} of {shown(c)}, outside the floats "
+            f"[{tiny:.3g}, {huge:.3g}] the existence tests divide by"
         )
 
 
@@ -170,9 +208,22 @@ class ClientModel(ABC):
         return self._eval("utility", beta, lam)
 
     def utility_alone(self, lam: ArrayLike) -> Array:
-        """:math:`u_i^0`, the utility of training alone."""
+        """:math:`u_i^0`, the utility of training alone.
+
+        Raises
+        ------
+        ValueError
+            Some :math:`u_i^0` is beyond the floats (a weight too large for the precision).
+        """
         lam_ = client_weights(lam)
-        return self._eval("alone", np.zeros_like(lam_), lam_)
+        with np.errstate(over="ignore"):
+            alone = self._eval("alone", np.zeros_like(lam_), lam_)
+        if not np.all(np.isfinite(alone)):
+            raise ValueError(
+                f"lam={shown(lam_)} gives a utility alone of {shown(alone)} with these "
+                "constants: beyond the floats"
+            )
+        return alone
 
     def gain(self, beta: ArrayLike, lam: ArrayLike) -> Array:
         r"""Each client's gain :math:`u_i - u_i^0` (eq. 1, 2 or 3 of the paper).

@@ -21,12 +21,12 @@ The theorems are checked in :mod:`econ.privacy.existence_propositions`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from econ.outputs import plain
 from econ.privacy.client_model import client_weights
 from econ.privacy.empirical import Empirical
 from econ.privacy.models import DPSGD, Bayes, DPMean, Model
@@ -38,6 +38,9 @@ Array = NDArray[np.float64]
 class Existence:
     """The outcome of an existence test: ``exists`` iff ``statistic`` passes ``threshold``.
 
+    ``why`` says why an infinite ``statistic`` has no value (measured clients, where at every
+    noise level some client accepts no measured noise).
+
     References
     ----------
     Tsoy et al. (AISTATS 2024), §4 (Theorems 4.2, 4.5, 4.9: existence of a mutually beneficial
@@ -47,17 +50,27 @@ class Existence:
     exists: bool
     statistic: float
     threshold: float
+    why: str | None = None
 
-    def to_dict(self) -> dict[str, float | bool | None]:
-        """JSON-ready (a non-finite statistic as ``None``).
+    def to_dict(self) -> dict[str, float | bool | str | None]:
+        """JSON-ready.
+
+        An infinite statistic is ``None`` beside ``statistic_why``; a NaN one stays NaN (a
+        failed computation, which the command line refuses to print).
 
         References
         ----------
         Tsoy et al. (AISTATS 2024), §4 (Theorems 4.2, 4.5, 4.9).
         """
-        return plain(
-            {"exists": self.exists, "statistic": self.statistic, "threshold": self.threshold}
-        )
+        out: dict[str, float | bool | str | None] = {
+            "exists": bool(self.exists),
+            "statistic": float(self.statistic),
+            "threshold": float(self.threshold),
+        }
+        if math.isinf(self.statistic):
+            out["statistic"] = None
+            out["statistic_why"] = self.why or f"the statistic is {self.statistic}"
+        return out
 
 
 def dp_mean_exists(model: DPMean, lam: ArrayLike) -> Existence:
@@ -105,6 +118,10 @@ def zeta_family_max_scale(model: DPMean, lam: ArrayLike) -> float:
     return float(max(z - 1.0, 0.0) * rho[0] / (z - zeta.min()))
 
 
+#: Bisection steps of :func:`sgd_f_max`: enough to close any bracket of floats to 1e-15.
+_BISECTION_STEPS = 2200
+
+
 def sgd_f_max(model: DPSGD, lam: ArrayLike) -> tuple[float, float]:
     r"""The maximum of :math:`F` (Theorem 4.5) and its maximiser :math:`G = \Gamma/\bar\rho`.
 
@@ -125,19 +142,26 @@ def sgd_f_max(model: DPSGD, lam: ArrayLike) -> tuple[float, float]:
     psi = model.psi(lam)
     rho = model.rho(psi.size)
     r = rho / rho.mean()
-    lo, hi = float(r.max()), float(max(r.max(), np.sqrt(np.sum(psi * r**2)))) + 1.0
+    lo = float(r.max())
+    hi = max(lo, float(np.linalg.norm(np.sqrt(psi) * r))) + 1.0  # F' < 0 above sqrt(sum psi r^2)
 
     def slope(g: float) -> float:
-        s = psi * (1 - r / g)
-        return float(np.sum(psi * r**2 / (g**2 * (1 + s) ** 2)) - 1.0)
+        with np.errstate(over="ignore"):  # g (1 + s) beyond the floats: a zero term
+            s = psi * (1 - r / g)
+            # the square of sqrt(psi) r/(g(1 + s)), finite where (1 + s)^2 would not be
+            return float(np.sum((np.sqrt(psi) * r / (g * (1 + s))) ** 2) - 1.0)
 
     if slope(lo) > 0:
-        for _ in range(200):
+        for _ in range(_BISECTION_STEPS):
             mid = 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
             lo, hi = (mid, hi) if slope(mid) > 0 else (lo, mid)
             if hi - lo <= 1e-15 * hi:
                 break
-    g = lo
+    # F is concave and its maximiser lies in [lo, hi]; where the bracket closes at the float
+    # resolution (psi beyond 1e30), the better end is the maximum
+    g = max((lo, hi), key=lambda x: float(sgd_f(psi, r, x)))
     return float(sgd_f(psi, r, g)), g
 
 
@@ -267,7 +291,12 @@ def empirical_exists(model: Empirical, lam: ArrayLike) -> Existence:
     _, _, slack = scan(model, lam)
     best = float(slack.max())
     hi = model.noise_range[1]
-    return Existence(bool(best >= -SLACK_TOL * hi), best, 0.0)
+    why = (
+        "at every aggregate noise level some client accepts no measured noise level: no slack"
+        if best == -np.inf
+        else None
+    )
+    return Existence(bool(best >= -SLACK_TOL * hi), best, 0.0, why)
 
 
 #: Existence test per model class.

@@ -29,13 +29,14 @@ from econ.privacy import sgd
 from econ.privacy import symbolic as S
 from econ.privacy.client_model import (
     ClientModel,
+    check_privacy_cost,
     client_weights,
     formula_table,
     per_client,
     precision,
 )
 from econ.privacy.mechanisms import kappa_mean, kappa_sgd
-from econ.validation import positive_int
+from econ.validation import positive_int, shown
 
 Array = NDArray[np.float64]
 
@@ -95,9 +96,16 @@ class DPMean(ClientModel):
     )
 
     def __post_init__(self) -> None:
-        """Check and store the clients' ``n`` and ``sigma`` and the positive ``bound``."""
+        r"""Check and store the clients' ``n`` and ``sigma`` and the positive ``bound``.
+
+        The privacy cost :math:`\kappa_i^2\rho_i^2` must be a positive finite float
+        (:func:`~econ.privacy.client_model.check_privacy_cost`).
+        """
         self._set_data(self.n, self.sigma)
         self._set_positive("bound")
+        with np.errstate(all="ignore"):
+            cost = (kappa_mean(self.n, self.bound) * precision(self.n, self.sigma)) ** 2
+        check_privacy_cost(cost, {"bound": self.bound, "n": self.n, "sigma": self.sigma})
 
     def rho(self, n_clients: int) -> Array:
         r"""Per-client precision :math:`\rho_i = n_i/\sigma_i^2`.
@@ -134,7 +142,9 @@ class DPMean(ClientModel):
         """
         lam_ = client_weights(lam)
         rho, kappa = self._values(lam_.size)
-        return lam_ / (lam_ + kappa**2 * rho**2)
+        # 1/(1 + cost/lambda): no sum of two large numbers to overflow; lambda = 0 gives 0
+        with np.errstate(divide="ignore", over="ignore"):
+            return np.asarray(1.0 / (1.0 + (kappa * rho) ** 2 / lam_), dtype=np.float64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -184,11 +194,13 @@ class DPSGD(ClientModel):
     )
 
     def __post_init__(self) -> None:
-        """Check and store the clients' data and the constants of Theorems 4.3-4.4.
+        r"""Check and store the clients' data and the constants of Theorems 4.3-4.4.
 
         ``n`` and ``sigma`` have one entry per client of ``n_clients``; ``bound``, ``L``, ``mu`` and
         ``diam`` are positive with ``mu <= L`` (strong convexity at most smoothness), and ``dim`` is
-        a positive integer.
+        a positive integer. :math:`y^0_*` and the privacy cost :math:`L\mu d\kappa_i^2\rho_i^2`
+        must be positive finite floats
+        (:func:`~econ.privacy.client_model.check_privacy_cost`).
         """
         self._set_data(self.n, self.sigma, positive_int("n_clients", self.n_clients))
         self._set_positive("bound", "L", "mu", "diam")
@@ -197,6 +209,27 @@ class DPSGD(ClientModel):
                 f"mu must not exceed L (strong convexity <= smoothness), got mu={self.mu}, L={self.L}"
             )
         object.__setattr__(self, "dim", positive_int("dim", self.dim))
+        constants = {
+            "L": self.L,
+            "mu": self.mu,
+            "diam": self.diam,
+            "n": self.n,
+            "sigma": self.sigma,
+        }
+        with np.errstate(all="ignore"):
+            y0 = (
+                np.float64(self.L)
+                * self.mu
+                * np.float64(self.diam) ** 2
+                * np.sum(precision(self.n, self.sigma))
+            )
+        check_privacy_cost(y0, constants, "y0 = L mu D^2 sum n/sigma^2 (Theorem 4.3)")
+        n_clients = int(self.n_clients)
+        with np.errstate(all="ignore"):
+            kappa_rho = self.kappa(n_clients) * self.rho(n_clients)
+            cost = np.float64(self.L) * self.mu * self.dim * kappa_rho**2
+        constants |= {"bound": self.bound, "dim": self.dim}
+        check_privacy_cost(cost, constants, "a privacy cost L mu d kappa^2 rho^2")
 
     def _noise_dim(self) -> int:
         return self.dim
@@ -275,7 +308,14 @@ class DPSGD(ClientModel):
         """
         lam_ = client_weights(lam)
         rho, kappa = self.rho(lam_.size), self.kappa(lam_.size)
-        return lam_ / (self.L * self.mu * self.dim * kappa**2 * rho**2)
+        with np.errstate(over="ignore"):
+            psi = lam_ / (self.L * self.mu * self.dim * (kappa * rho) ** 2)
+        if not np.all(np.isfinite(psi)):
+            raise ValueError(
+                f"lam={shown(lam_)} gives psi = lambda/(L mu d kappa^2 rho^2) = {shown(psi)} "
+                "with these constants: beyond the floats (Theorem 4.5)"
+            )
+        return psi
 
 
 #: The Bayesian model's precisions tau and rho = n/sigma^2 must lie here: its utilities (eq. 3)

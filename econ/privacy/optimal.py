@@ -129,6 +129,10 @@ class SharingProtocol:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: lists of floats, ``None`` for infinite noise (β = 0).
 
+        Beside a quantity that has no value, a ``*_why`` field says why: ``alpha_why`` and
+        ``noise_why`` (infinite noise), ``epsilon_why`` (a model without DP) and
+        ``multipliers_why``.
+
         References
         ----------
         Tsoy et al. (AISTATS 2024), §3 (protocol p_α; α = ∞ for β = 0).
@@ -154,6 +158,15 @@ class SharingProtocol:
                 "accuracy": self.accuracy,
                 "server_accuracy": self.server_accuracy,
             }
+        infinite = "null where the noise is infinite: that client shares nothing"
+        if np.any(np.isinf(self.alpha)):
+            out["alpha_why"] = infinite
+        if self.noise is not None and np.any(np.isinf(self.noise)):
+            out["noise_why"] = infinite
+        if self.epsilon is None:
+            out["epsilon_why"] = "this model's privacy is a reconstruction error, not DP"
+        if self.multipliers is None:
+            out["multipliers_why"] = "only the convex program of a DP model gives multipliers"
         return plain(out)
 
 
@@ -211,7 +224,8 @@ GAIN_RTOL = 1e-6
 
 def _participation_shortfall(utility: Array, alone: Array) -> float:
     """The worst relative violation of :data:`GAIN_RTOL` (0 when every client gains)."""
-    size = np.abs(utility) + np.abs(alone)
+    with np.errstate(over="ignore"):  # utilities near the largest float: size inf, rel 0
+        size = np.abs(utility) + np.abs(alone)
     gain = utility - alone
     if not np.all(np.isfinite(gain)):
         return float("inf")

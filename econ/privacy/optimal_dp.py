@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from econ.privacy.existence import sgd_f, sgd_f_max
 from econ.privacy.models import DPSGD, DPMean
+from econ.validation import shown
 
 if TYPE_CHECKING:  # cvxpy loads with the convex programs that use it
     import cvxpy as cp
@@ -236,15 +237,27 @@ def dp_mean_cvxpy(
         return None, _cvxpy_method(objective, lam.size, constants), None
     ref = float(rho.mean())
     prog = _dp_mean_program(lam.size, (rho / ref).tobytes(), objective)
-    a = lam / (kappa**2 * rho**2)
+    with np.errstate(over="ignore"):
+        a = lam / (kappa * rho) ** 2
+        scale_i = kappa**2 * rho  # gain_i = scale_i * normalised gain_i
+        w = nu * scale_i
+    if not np.all(np.isfinite(a) & np.isfinite(w)):
+        raise ValueError(
+            f"lam={shown(lam)} and nu={shown(nu)} give the weights lambda/(kappa^2 rho^2) = "
+            f"{shown(a)} and nu kappa^2 rho = {shown(w)} of the convex program: beyond the floats"
+        )
     prog.params["c"].value, prog.params["e"].value = a / (1 + a), 1 / (1 + a)
-    scale_i = kappa**2 * rho  # gain_i = scale_i * normalised gain_i
     if objective == "accuracy":
         scale = ref
     else:
-        w = nu * scale_i
         scale = float(w.max()) if w.max() > 0 else 1.0
-        prog.params["w"].value, prog.params["wa"].value = w / scale, w / scale * a
+        with np.errstate(over="ignore"):
+            wa = w / scale * a
+        if not np.all(np.isfinite(wa)):
+            raise ValueError(
+                f"lam={shown(lam)} and nu={shown(nu)} give welfare weights beyond the floats"
+            )
+        prog.params["w"].value, prog.params["wa"].value = w / scale, wa
     note = _solve(prog, constants)
     method = _cvxpy_method(objective, lam.size, constants) + (note or "")
     if note is None:

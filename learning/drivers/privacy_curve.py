@@ -60,6 +60,14 @@ DEFAULTS: dict[str, Any] = {
     "delta": 1e-5,
 }
 
+#: Why a row of :meth:`PrivacyCurve.summary` has no finite ε, or no interval.
+NO_DP = "no DP: the non-private reference has no finite epsilon"
+ONE_SEED = "one seed gives no interval (a t-interval needs two seeds or more)"
+
+#: Most SGD steps of one client that :func:`measure` runs, over all its trainings: a million
+#: times the default command's 1,500, more than a day at ten thousand steps a second.
+MAX_STEPS = 10**9
+
 _ARRAYS = (
     ("epsilon", 3),
     ("accuracy_local", 3),
@@ -152,7 +160,9 @@ class PrivacyCurve:
         The row holds the means over seeds, a 95% t-interval over seeds of the federation's mean
         accuracy, and each client's mean accuracy and ε.
 
-        The non-private references are the rows with ``noise`` 0 and ``epsilon`` infinite.
+        The non-private references are the rows with ``noise`` 0 and ``epsilon`` infinite
+        (``epsilon_why`` says so). With one seed there is no interval: ``ci_low`` and
+        ``ci_high`` are ``None`` beside ``ci_why``.
         """
         rows = []
         for training, private, reference in (
@@ -165,20 +175,23 @@ class PrivacyCurve:
                 federation = acc.mean(axis=1)  # per seed
                 low, high = t_interval(federation)
                 per_client_eps = eps.mean(axis=0)
-                rows.append(
-                    {
-                        "training": training,
-                        "noise": float(z),
-                        "epsilon": float(per_client_eps.mean()),
-                        "epsilon_min": float(per_client_eps.min()),
-                        "epsilon_max": float(per_client_eps.max()),
-                        "accuracy": float(federation.mean()),
-                        "ci_low": low,
-                        "ci_high": high,
-                        "client_accuracy": acc.mean(axis=0).tolist(),
-                        "client_epsilon": per_client_eps.tolist(),
-                    }
-                )
+                row: dict[str, Any] = {
+                    "training": training,
+                    "noise": float(z),
+                    "epsilon": float(per_client_eps.mean()),
+                    "epsilon_min": float(per_client_eps.min()),
+                    "epsilon_max": float(per_client_eps.max()),
+                    "accuracy": float(federation.mean()),
+                    "ci_low": low,
+                    "ci_high": high,
+                    "client_accuracy": acc.mean(axis=0).tolist(),
+                    "client_epsilon": per_client_eps.tolist(),
+                }
+                if z == 0:
+                    row["epsilon_why"] = NO_DP
+                if len(self.seeds) < 2:
+                    row |= {"ci_low": None, "ci_high": None, "ci_why": ONE_SEED}
+                rows.append(row)
         return rows
 
     def to_dict(self) -> dict[str, Any]:
@@ -259,6 +272,62 @@ def _check_noise(noise: Sequence[float]) -> tuple[float, ...]:
     return tuple(z)
 
 
+def _check_sizes(n_seeds: int, n_levels: int, cfg: Mapping[str, Any]) -> None:
+    """Refuse a run longer than :data:`MAX_STEPS` or results beyond memory, before any work."""
+    from econ.validation import fits_in_memory
+
+    for name in ("clients", "rounds", "local_steps", "batch_size"):
+        if (
+            isinstance(cfg[name], bool)
+            or not isinstance(cfg[name], (int, np.integer))
+            or cfg[name] < 1
+        ):
+            raise ValueError(f"{name} must be an integer >= 1, got {cfg[name]!r}")
+    trainings = 2 + 2 * n_levels  # local and federated, at every noise level and without DP
+    steps = n_seeds * trainings * cfg["rounds"] * cfg["local_steps"]
+    if steps > MAX_STEPS:
+        raise ValueError(
+            f"seeds={n_seeds} x {trainings} trainings ({n_levels} noise level(s), local and "
+            f"federated, and both without DP) x rounds={cfg['rounds']} x "
+            f"local_steps={cfg['local_steps']} is {steps:.3g} SGD steps per client, more than "
+            f"{MAX_STEPS:.0e}"
+        )
+    fits_in_memory(
+        f"seeds={n_seeds} with {n_levels} noise level(s) and clients={cfg['clients']}",
+        8.0 * n_seeds * cfg["clients"] * (3 * n_levels + 3) + 64.0 * n_seeds,
+    )
+
+
+def _check_data(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str] | None) -> None:
+    r"""Refuse clients or batches the data set cannot fill, and batches beyond memory.
+
+    With :math:`N` examples and :math:`K` clients the smallest client holds at most
+    :math:`\lfloor N/K\rfloor`, and DP-SGD draws ``batch_size`` distinct examples of it a
+    step (:func:`learning.dp.sample_subsets`, whose keys take
+    :math:`8 \cdot` ``local_steps`` :math:`\cdot N` bytes a round).
+    """
+    from econ.validation import fits_in_memory
+    from learning.data import load_dataset
+
+    n = len(load_dataset(cfg["dataset"], data_dir=data_dir, seed=0))
+    clients, batch = cfg["clients"], cfg["batch_size"]
+    if clients > n:
+        raise ValueError(
+            f"clients={clients} is more than the {n} examples of dataset {cfg['dataset']!r}"
+        )
+    if batch > n // clients:
+        raise ValueError(
+            f"batch_size={batch} is more than the {n // clients} examples the smallest of "
+            f"clients={clients} clients holds at most ({n} examples of dataset "
+            f"{cfg['dataset']!r}); DP-SGD draws a batch of distinct examples"
+        )
+    fits_in_memory(
+        f"local_steps={cfg['local_steps']} with clients={clients} and batch_size={batch} on "
+        f"{n} examples",
+        8.0 * cfg["local_steps"] * (n + 2 * clients * batch),
+    )
+
+
 def measure(
     noise: Sequence[float],
     seeds: Sequence[int] | int = 3,
@@ -287,16 +356,20 @@ def measure(
     Raises
     ------
     ValueError
-        Before any training, for a bad noise list, seed list or setting.
+        Before any training, for a bad noise list, seed list or setting, a run of more than
+        :data:`MAX_STEPS` SGD steps, more clients than examples, a batch larger than the
+        smallest client can hold, or arrays beyond memory.
     """
     unknown = sorted(set(settings) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"unknown settings {unknown}; allowed: {sorted(DEFAULTS)}")
     cfg = {**DEFAULTS, **settings}
     levels = _check_noise(noise)
-    seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
     if isinstance(seeds, int) and seeds < 1:
         raise ValueError(f"seeds must be at least 1, got {seeds}")
+    n_seeds = seeds if isinstance(seeds, int) else len(seeds)
+    _check_sizes(n_seeds, len(levels), cfg)
+    seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
     if not seed_list or len(set(seed_list)) != len(seed_list):
         raise ValueError(f"seeds must be distinct integers, got {list(seed_list)}")
 
@@ -322,6 +395,7 @@ def measure(
     for z in (None, levels[0]):  # every setting checked before the first run
         for algorithm in ("local", "fedavg"):
             config(algorithm, seed_list[0], z)
+    _check_data(cfg, data_dir)
     started = time.perf_counter()
     s, k, n = len(seed_list), len(levels), int(cfg["clients"])
     eps, acc_local, acc_fed = np.zeros((s, k, n)), np.zeros((s, k, n)), np.zeros((s, k, n))
@@ -337,18 +411,18 @@ def measure(
         return result
 
     for a, seed in enumerate(seed_list):
-        base = run("local", seed, None)
-        alone[a] = base.accuracy
-        sizes[a] = [c.n_train for c in base.federation.clients]
-        fed0[a] = run("fedavg", seed, None).accuracy
+        # a private run first: it refuses clients smaller than a batch before its first step
         for j, z in enumerate(levels):
             local = run("local", seed, z)
             acc_local[a, j] = local.accuracy
+            sizes[a] = [c.n_train for c in local.federation.clients]
             steps = cfg["rounds"] * cfg["local_steps"]
             eps[a, j] = [
                 _epsilon(z, steps, cfg["batch_size"], int(m), cfg["delta"]) for m in sizes[a]
             ]
             acc_fed[a, j] = run("fedavg", seed, z).accuracy
+        alone[a] = run("local", seed, None).accuracy
+        fed0[a] = run("fedavg", seed, None).accuracy
     return PrivacyCurve(
         settings=cfg,
         noise=levels,
@@ -380,9 +454,13 @@ def plot(curve: PrivacyCurve, path: str | os.PathLike[str]) -> Path:
         private = [r for r in rows if r["training"] == training and r["noise"] > 0]
         x = np.array([r["epsilon"] for r in private])
         y = np.array([r["accuracy"] for r in private])
-        lo = np.array([r["ci_low"] for r in private])
-        hi = np.array([r["ci_high"] for r in private])
-        err = None if np.isnan(lo).any() else np.vstack([y - lo, hi - y])
+        err = (
+            None
+            if any(r["ci_low"] is None for r in private)
+            else np.vstack(
+                [y - [r["ci_low"] for r in private], [r["ci_high"] for r in private] - y]
+            )
+        )
         ax.errorbar(
             x, y, yerr=err, fmt=f"-{marker}", color=colour, capsize=3, label=f"{training} DP-SGD"
         )
@@ -406,7 +484,7 @@ def plot(curve: PrivacyCurve, path: str | os.PathLike[str]) -> Path:
     ax.set_ylabel("test accuracy (federation mean)")
     ax.set_title(
         f"{curve.settings['dataset']}, {curve.n_clients} clients, {curve.settings['model']}, "
-        f"{len(curve.seeds)} seeds (95% t-intervals)",
+        f"{len(curve.seeds)} seed(s)" + (" (95% t-intervals)" if len(curve.seeds) > 1 else ""),
         fontsize=9,
     )
     ax.grid(alpha=0.3, which="both")

@@ -150,10 +150,9 @@ def test_protocol_to_dict_is_plain_json():
         text = json.dumps(d, allow_nan=False)
         assert json.loads(text) == d
         assert all(isinstance(x, (float, type(None))) for x in d["beta"] + d["alpha"])
-    assert (
-        json.loads(json.dumps(exists(m, [1e-3] * 3).to_dict(), allow_nan=False))["statistic"]
-        is None
-    )  # -inf: no client accepts any measured noise
+    out = json.loads(json.dumps(exists(m, [1e-3] * 3).to_dict(), allow_nan=False))
+    assert out["statistic"] is None  # -inf: no client accepts any measured noise
+    assert "no measured noise level" in out["statistic_why"]
 
 
 @pytest.mark.parametrize(

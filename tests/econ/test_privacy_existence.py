@@ -1,5 +1,8 @@
 """Existence tests (Theorems 4.2, 4.5, Corollary 4.6, Theorem 4.9) on worked examples."""
 
+import math
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -95,3 +98,36 @@ def test_corollary_4_6_sandwich(psi):
         assert best >= -1e-12
     if best >= 0:
         assert nec >= 4 - 1e-12
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: DPMean(bound=1e-300), "privacy cost kappa^2 rho^2 of 0"),
+        (lambda: DPSGD(n_clients=2, n=1e300), "privacy cost L mu d kappa^2 rho^2 of inf"),
+        (lambda: DPSGD(n_clients=2, L=1e300, diam=1e300), "y0 = L mu D^2"),
+    ],
+)
+def test_constants_whose_privacy_cost_leaves_the_floats_are_refused(make, message):
+    # zeta = lambda/(lambda + kappa^2 rho^2) would be 0/0 at lambda = 0
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make()
+
+
+def test_existence_at_weights_near_the_largest_float():
+    # huge accuracy weights: every client wants the federation; F peaks within one float of
+    # G = 1, where the bisection stops and the better end of its bracket is the maximum
+    model = DPSGD(n_clients=2)
+    for lam in (1e30, 1e200, 1e308):
+        result = E.dp_sgd_exists(model, [lam, lam])
+        assert result.exists and result.statistic == pytest.approx(1.0)
+    assert E.dp_mean_exists(DPMean(), [1e308, 1e308]).statistic == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="gives psi"):
+        DPSGD(n_clients=2, bound=1e-150).psi([1e308, 1.0])
+
+
+def test_an_infinite_statistic_is_none_beside_why_and_nan_stays_nan():
+    out = E.Existence(False, -np.inf, 0.0, "no slack").to_dict()
+    assert out["statistic"] is None and out["statistic_why"] == "no slack"
+    assert math.isnan(E.Existence(False, math.nan, 0.0).to_dict()["statistic"])
+    assert "statistic_why" not in E.Existence(True, 1.5, 1.0).to_dict()

@@ -2,6 +2,7 @@
 4 clients, 2 noise levels, 2 seeds), its file, and the empirical model built from it."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -120,7 +121,7 @@ def test_out_must_be_a_folder_before_training(tmp_path, capsys):
     blocker.write_text("x")
     assert main(["privacy", "curve", "--noise", "1", "--out", str(blocker), *TINY]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "is a file, not a folder" in err
+    assert err.count("\n") == 1 and "is a file, not a" in err
 
 
 @pytest.mark.parametrize(
@@ -137,6 +138,37 @@ def test_bad_flags_are_one_line_errors(tmp_path, capsys, argv, message):
     code = main(["privacy", "curve", *TINY, *argv, "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_one_seed_gives_no_interval_and_says_why():
+    s, k, n = 1, 2, 3
+    curve = PrivacyCurve(
+        settings={"delta": 1e-5},
+        noise=(1.0, 2.0),
+        seeds=(0,),
+        epsilon=np.ones((s, k, n)),
+        accuracy_local=np.full((s, k, n), 0.5),
+        accuracy_federated=np.full((s, k, n), 0.6),
+        accuracy_alone=np.full((s, n), 0.7),
+        accuracy_federated_nonprivate=np.full((s, n), 0.8),
+        train_sizes=np.full((s, n), 100.0),
+    )
+    for row in curve.summary():
+        assert row["ci_low"] is None and row["ci_high"] is None and "one seed" in row["ci_why"]
+        assert ("epsilon_why" in row) == (row["noise"] == 0)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"clients": 2, "batch_size": 899}, "batch_size=899 is more than the 898 examples"),
+        ({"clients": 5000}, "clients=5000 is more than the 1797 examples"),
+        ({"rounds": 10**9}, "SGD steps per client, more than 1e+09"),
+    ],
+)
+def test_measure_refuses_what_the_data_cannot_fill(settings, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        measure([1.0], 1, dataset="digits", **settings)
 
 
 def test_measure_checks_before_training():
