@@ -765,7 +765,7 @@ def test_the_table_covers_every_subcommand_and_350_inputs():
         ([*BASE["ipfl"], "--clients", "0"], "--clients must", "clients must"),
         ([*BASE["train"], "--clients-per-round", "9"], "--clients-per-round", "clients_per"),
         (
-            [*BASE["privacy account"], "--sampling", "fixed", "--accountant", "rdp"],
+            [*BASE["privacy account"], "--sampling", "fixed", "--sampling-rate", "0.1"],
             "--dataset-size",
             "dataset_size",
         ),
