@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from econ.validation import fits_in_memory
 
-__all__ = ["device_flag", "existing_dir", "fits_in_memory", "needs_checkpoint"]
+__all__ = ["data_dir_for", "device_flag", "existing_dir", "fits_in_memory", "needs_checkpoint"]
 
 
 def counts_at_least(args: object, flags: tuple[str, ...], low: int = 1) -> None:
@@ -61,3 +61,21 @@ def existing_dir(flag: str, path: str | None) -> None:
     if not Path(path).is_dir():
         state = "is not a directory" if Path(path).exists() else "does not exist"
         raise ValueError(f"{flag} {path!r} {state}")
+
+
+def data_dir_for(dataset: str, data_dir: str | None, flag: str = "--dataset") -> None:
+    """Refuse ``--data-dir`` with a dataset that reads no files (embedded or synthetic).
+
+    Raises
+    ------
+    ValueError
+        ``data_dir`` is given and ``dataset`` is not one of
+        :data:`learning.data.FILE_BASED`; the message names both flags.
+    """
+    from learning.data import FILE_BASED
+
+    if data_dir is not None and dataset not in FILE_BASED:
+        raise ValueError(
+            f"--data-dir has no effect with {flag} {dataset}, which reads no files "
+            f"(the datasets read from files: {', '.join(sorted(FILE_BASED))})"
+        )
