@@ -83,7 +83,7 @@ class Progress:
             print(f"collabecon {self.command}: {text}", file=sys.stderr, flush=True)
 
     def __call__(self, text: str) -> None:
-        """One phase: counted as ``[k/total]`` when the total is known."""
+        """One phase: counted as ``[k/total]`` when the total is known, with the time left."""
         self.done += 1
         counted = text if self.total is None else f"[{self.done}/{self.total}] {text}"
         self._print(counted + self._left())
