@@ -423,16 +423,17 @@ def check_run_length(counts: Mapping[str, int], runs: int = 1) -> int:
 
 
 #: Bytes per minibatch index of a round: :func:`learning.engine.sample_batches` holds the
-#: positions and the picks, two int64 arrays of clients x steps x batch size.
-_INDEX_BYTES = 16
+#: positions and the picks, and the engine the rows it trains on: three int64 arrays of
+#: clients x steps x batch size.
+_INDEX_BYTES = 24
 
 
 def check_round_indices(clients: int, local_steps: int, batch_size: int) -> None:
     """Refuse a round whose minibatch indices do not fit in memory, before any work.
 
     :func:`learning.engine.sample_batches` draws every participant's minibatches of a round
-    at once: :math:`16 K s b` bytes for :math:`K` clients, :math:`s` local steps and
-    batch size :math:`b` (:func:`econ.validation.fits_in_memory`).
+    at once: :math:`24 K s b` bytes (three int64 arrays) for :math:`K` clients, :math:`s`
+    local steps and batch size :math:`b` (:func:`econ.validation.fits_in_memory`).
 
     Raises
     ------

@@ -391,6 +391,7 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("ipfl-compare-lr", [*BASE["ipfl"], "--compare", "--lr", "0.1"]),
     ("ipfl-compare-out", [*BASE["ipfl"], "--compare", "--out", "out"]),
     ("ipfl-compare-checkpoint", [*BASE["ipfl"], "--compare", "--checkpoint", "ck"]),
+    ("ipfl-compare-code-compat", [*BASE["ipfl"], "--compare", "--code-compat"]),
     ("ipfl-th-bid-no-incentive", [*BASE["ipfl"], "--no-incentive", "--th-bid", "0.5"]),
     ("ipfl-th-bid-code-compat", [*BASE["ipfl"], "--code-compat", "--th-bid", "0.5"]),
     ("ipfl-data-dir-embedded", [*BASE["ipfl"], "--data-dir", "."]),

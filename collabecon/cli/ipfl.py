@@ -247,6 +247,11 @@ def _contradictions(args: argparse.Namespace) -> None:
     """Refuse flags that have no effect under the others given (one line naming both)."""
     if args.lr_grid is not None and not args.compare:
         raise ValueError("--lr-grid needs --compare")
+    if args.compare and args.code_compat:
+        raise ValueError(
+            "--compare trains every method with SGD, --code-compat trains IP-FL with the "
+            "reference code's Adadelta: give one of them"
+        )
     if args.compare:
         unused = [
             ("--lr", args.lr is not None, "each method's rate is chosen from --lr-grid"),
