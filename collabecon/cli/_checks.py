@@ -52,10 +52,12 @@ def existing_dir(flag: str, path: str | None) -> None:
     Raises
     ------
     ValueError
-        ``path`` is missing or is not a directory.
+        ``path`` is empty (it would name the working directory), missing or not a directory.
     """
     if path is None:
         return
+    if not str(path).strip():
+        raise ValueError(f"{flag} must name a directory, got an empty path")
     from pathlib import Path
 
     if not Path(path).is_dir():
