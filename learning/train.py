@@ -99,8 +99,7 @@ class TrainConfig:
             ``dp_max_grad_norm`` or ``dp_delta`` out of range, fractions that leave no training
             data, a seed that is not an integer, a run longer than
             :func:`learning.loop.check_run_length` admits or whose minibatch indices do not
-            fit in memory, ``dp_max_grad_norm`` or ``dp_delta`` set without
-            ``dp_noise_multiplier``, or DP-SGD with an algorithm or client sampling that its
+            fit in memory, or DP-SGD with an algorithm or client sampling that its
             accounting does not cover.
         """
         check_algorithm(self.algorithm, self.algorithm_params)
@@ -129,13 +128,6 @@ class TrainConfig:
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
-        if self.dp_noise_multiplier is None:
-            for name in ("dp_max_grad_norm", "dp_delta"):
-                if getattr(self, name) != _DEFAULTS[name]:
-                    raise ValueError(
-                        f"{name}={getattr(self, name)} has no effect without "
-                        "dp_noise_multiplier (DP-SGD is off): give both, or neither"
-                    )
         positive("dp_max_grad_norm", self.dp_max_grad_norm)
         in_interval("dp_delta", self.dp_delta, 0.0, 1.0, low_open=True, high_open=True)
         participants = self.clients if self.clients_per_round is None else self.clients_per_round
@@ -179,8 +171,6 @@ class TrainConfig:
         return {**keep, "device": str(device)}
 
 
-#: Every field's default (a DP-SGD setting away from its default needs DP-SGD).
-_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
 #: Bytes per input value of a minibatch tensor (float32).
 _VALUE_BYTES = 4
 

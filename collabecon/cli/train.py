@@ -129,6 +129,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
+def dp_flags(args: argparse.Namespace) -> None:
+    """Refuse DP-SGD's settings without DP-SGD (``--dp-noise-multiplier``).
+
+    ``--dp-max-grad-norm`` and ``--dp-delta`` set away from their defaults have no effect
+    when local training is plain SGD.
+
+    Raises
+    ------
+    ValueError
+        One of them is set without ``--dp-noise-multiplier``; the message names both.
+    """
+    from learning.train import TrainConfig
+
+    if args.dp_noise_multiplier is not None:
+        return
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    for name in ("dp_max_grad_norm", "dp_delta"):
+        if getattr(args, name) != defaults[name]:
+            raise ValueError(
+                f"--{name.replace('_', '-')} {getattr(args, name)} has no effect without "
+                "--dp-noise-multiplier (DP-SGD is off): give both, or neither"
+            )
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
     """The :class:`learning.train.TrainConfig` of parsed flags (checked)."""
     from learning.train import TrainConfig
@@ -207,8 +231,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``--resume`` without ``--checkpoint``, ``--checkpoint-every`` below 1 or without
         ``--checkpoint``, a bad device or directory, ``--data-dir`` with a dataset that
         reads no files, or a configuration :class:`learning.train.TrainConfig` or
-        :func:`learning.train.train` refuses (counts, run length, memory, DP-SGD settings
-        without ``--dp-noise-multiplier``); the command exits with code 2.
+        :func:`learning.train.train` refuses (counts, run length, memory), or DP-SGD's
+        settings without ``--dp-noise-multiplier`` (:func:`dp_flags`); the command exits with
+        code 2.
     """
     from collabecon.cli._checks import (
         data_dir_for,
@@ -221,6 +246,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     needs_checkpoint(args.resume, args.checkpoint)
     if args.checkpoint_every < 1:
         raise ValueError(f"--checkpoint-every must be an integer >= 1, got {args.checkpoint_every}")
+    dp_flags(args)
     if args.checkpoint is None and args.checkpoint_every != 1:
         raise ValueError(
             f"--checkpoint-every {args.checkpoint_every} has no effect without --checkpoint DIR"

@@ -110,7 +110,7 @@ def test_train_human_output(capsys):
         (["--partition-arg", "bogus=1"], "unknown bogus"),
         (["--dp-noise-multiplier", "-1"], "noise_multiplier must lie in [0, inf]"),
         (["--dp-noise-multiplier", "1", "--dp-max-grad-norm", "0"], "--dp-max-grad-norm must lie"),
-        (["--dp-delta", "0"], "--dp-delta=0.0 has no effect without --dp-noise-multiplier"),
+        (["--dp-delta", "0"], "--dp-delta 0.0 has no effect without --dp-noise-multiplier"),
         (["--batch-size", "5000"], "--batch-size=5000 exceeds every client's training set"),
     ],
 )
