@@ -264,7 +264,11 @@ class Divergence:
         """:attr:`reason`, naming ``flag`` as the source of the learning rate."""
         when = "" if self.round is None else f" at round {self.round}"
         if math.isfinite(self.loss):
-            size = f"{self.loss:.6g}, above {self.limit:.3g} ({DIVERGENCE_FACTOR:g} x the initial loss)"
+            factor = f"{DIVERGENCE_FACTOR:g}"
+            size = (
+                f"{self.loss:.6g}, above {self.limit:.3g} ({factor} x the initial loss, "
+                f"at least {factor})"
+            )
         else:
             size = str(self.loss)
         return (
