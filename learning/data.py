@@ -42,10 +42,17 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from econ.validation import choice, non_negative, positive, positive_int
-from learning.data_files import EMNIST_CLASSES, cifar_arrays, emnist_arrays, mnist_like_arrays
+from learning.data_files import (
+    EMNIST_CLASSES,
+    MNIST_LIKE_CLASSES,
+    cifar_arrays,
+    emnist_arrays,
+    mnist_like_arrays,
+)
 
 __all__ = [
     "DATASETS",
+    "FILE_BASED",
     "Dataset",
     "clipping_blobs",
     "clustered_regression",
@@ -187,7 +194,7 @@ def _mnist_like(name: str, mean: float, std: float) -> Callable[..., Dataset]:
             name,
             ((images - mean) / std).astype(np.float32),
             labels.astype(np.int64),
-            10,
+            MNIST_LIKE_CLASSES,
         )
 
     load.__doc__ = (
@@ -451,7 +458,8 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "gaussian-mixture": gaussian_mixture,
 }
 
-_FILE_BASED = frozenset({"mnist", "fashion-mnist", "emnist", "cifar10", "cifar100"})
+#: The datasets read from files under ``data_dir`` (the others are embedded or generated).
+FILE_BASED = frozenset({"mnist", "fashion-mnist", "emnist", "cifar10", "cifar100"})
 _SYNTHETIC = frozenset({"clustered-regression", "gaussian-mixture"})
 
 
@@ -486,7 +494,7 @@ def load_dataset(
     """
     choice("dataset", name, tuple(DATASETS))
     loader = DATASETS[name]
-    if name in _FILE_BASED:
+    if name in FILE_BASED:
         return loader(data_dir=data_dir, **params)
     if name in _SYNTHETIC:
         return loader(seed=seed, **params)

@@ -29,6 +29,7 @@ import numpy as np
 __all__ = [
     "DATA_ENV",
     "EMNIST_CLASSES",
+    "MNIST_LIKE_CLASSES",
     "MissingDataError",
     "cifar_arrays",
     "data_root",
@@ -117,13 +118,28 @@ def _find(directory: Path, stem: str) -> Path | None:
     return None
 
 
+#: The classes of the MNIST-like datasets (MNIST's digits, Fashion-MNIST's garments).
+MNIST_LIKE_CLASSES = 10
+
+
 def mnist_like_arrays(
     data_dir: str | os.PathLike[str] | None, name: str, part: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The raw images (uint8, N x 28 x 28) and labels of ``name`` under ``data_dir``.
+    """The raw images (N x 28 x 28) and labels of ``name`` under ``data_dir``.
 
     They are read from the Keras-style archive ``<name>.npz`` if present, else the IDX files
-    (optionally gzipped) in ``<name>/``; ``part`` is 'all' (train then test), 'train' or 'test'.
+    (optionally gzipped) in ``<name>/``; ``part`` is 'all' (train then test), 'train' or
+    'test'. Each file is checked: images of 28 x 28 pixels (in ``[0, 255]``), as many labels
+    as images, and integer labels in ``[0, MNIST_LIKE_CLASSES)``; an error names the file
+    and the field (the IDX file's magic number, shape or labels; the archive's ``x_*`` or
+    ``y_*``).
+
+    Raises
+    ------
+    MissingDataError
+        Neither the archive nor the IDX files are there (the message names them).
+    ValueError
+        A file that fails a check.
     """
     root = data_root(data_dir, name, f"{name}/ (IDX files) or {name}.npz")
     parts = ("train", "test") if part == "all" else (part,)
@@ -140,8 +156,36 @@ def mnist_like_arrays(
             f"(IDX files, optionally .gz); put the IDX files in {folder}/ or a "
             f"Keras-style archive with x_train, y_train, x_test, y_test at {npz}"
         )
-    arrays = [_read_idx(path) for path in found if path is not None]
-    return np.concatenate(arrays[0::2]), np.concatenate(arrays[1::2])
+    pairs = [
+        _idx_pair(images, labels, 0, MNIST_LIKE_CLASSES, name)
+        for images, labels in zip(found[0::2], found[1::2], strict=True)
+        if images is not None and labels is not None
+    ]
+    return np.concatenate([x for x, _ in pairs]), np.concatenate([y for _, y in pairs])
+
+
+def _idx_pair(
+    image_path: Path, label_path: Path, low: int, high: int, what: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The images and labels of one pair of IDX files, each checked; an error names the file.
+
+    The magic numbers (``0x00000803`` images, ``0x00000801`` labels), images of 28 x 28, as
+    many labels as images, and labels in ``[low, high)`` (the classes of ``what``).
+    """
+    x = _read_idx(image_path, ndim=3)
+    y = _read_idx(label_path, ndim=1)
+    if x.shape[1:] != (28, 28):
+        raise ValueError(f"{image_path}: image shape {x.shape[1:]}, expected (28, 28)")
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"{label_path}: {y.shape[0]} labels for the {x.shape[0]} images of {image_path}"
+        )
+    if y.size and not (low <= int(y.min()) and int(y.max()) < high):
+        raise ValueError(
+            f"{label_path}: labels in [{int(y.min())}, {int(y.max())}], {what} has labels "
+            f"in [{low}, {high - 1}]"
+        )
+    return x, y
 
 
 #: EMNIST's official splits and the range ``[low, high)`` of each one's labels (Cohen,
@@ -195,19 +239,7 @@ def emnist_arrays(
                 f".gz) in {root} and {root / 'gzip'}; unpack EMNIST's official gzip archive there"
             )
         image_path, label_path = (path for path in found if path is not None)
-        x = _read_idx(image_path, ndim=3)
-        y = _read_idx(label_path, ndim=1)
-        if x.shape[1:] != (28, 28):
-            raise ValueError(f"{image_path}: image shape {x.shape[1:]}, expected (28, 28)")
-        if y.shape[0] != x.shape[0]:
-            raise ValueError(
-                f"{label_path}: {y.shape[0]} labels for the {x.shape[0]} images of {image_path}"
-            )
-        if y.size and not (low <= int(y.min()) and int(y.max()) < high):
-            raise ValueError(
-                f"{label_path}: labels in [{int(y.min())}, {int(y.max())}], split {split!r} "
-                f"has labels in [{low}, {high - 1}]"
-            )
+        x, y = _idx_pair(image_path, label_path, low, high, f"split {split!r}")
         images.append(x.transpose(0, 2, 1))
         labels.append(y)
     return np.concatenate(images), np.concatenate(labels)
@@ -250,6 +282,18 @@ def _read_npz(path: Path, parts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]
         raise ValueError(f"{path}: x_* must be 28x28 images, got shapes {[x.shape for x in xs]}")
     if any(x.shape[0] != y.shape[0] for x, y in zip(xs, ys, strict=True)):
         raise ValueError(f"{path}: x_* and y_* disagree on the number of examples")
+    for p, x, y in zip(parts, xs, ys, strict=True):
+        if x.size and not (np.isfinite(x).all() and x.min() >= 0 and x.max() <= 255):
+            raise ValueError(f"{path}: x_{p} must hold pixel values in [0, 255]")
+        if y.ndim != 1:
+            raise ValueError(f"{path}: y_{p} must be one label per image, got shape {y.shape}")
+        if y.size and not (np.isfinite(y).all() and (y == np.round(y)).all()):
+            raise ValueError(f"{path}: y_{p} must hold integer labels")
+        if y.size and not (0 <= y.min() and y.max() < MNIST_LIKE_CLASSES):
+            raise ValueError(
+                f"{path}: y_{p} holds labels in [{y.min():g}, {y.max():g}], expected "
+                f"[0, {MNIST_LIKE_CLASSES - 1}]"
+            )
     return np.concatenate(xs), np.concatenate(ys)
 
 

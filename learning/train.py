@@ -21,7 +21,7 @@ import torch
 
 from econ.outputs import frame, plain
 from econ.qualities import ModelQualities
-from econ.validation import choice, in_interval, positive_int
+from econ.validation import choice, fits_in_memory, in_interval, positive, positive_int
 from learning.algorithms import LocalTraining, State, build_algorithm
 from learning.algorithms.base import check_algorithm
 from learning.build import ENGINES, build
@@ -29,7 +29,15 @@ from learning.data import DATASETS
 from learning.dp import DPSGDSettings
 from learning.engine import Engine, Evaluation, Params
 from learning.federation import Federation
-from learning.loop import Checkpointing, RoundRecord, run_rounds
+from learning.loop import (
+    ON_DIVERGENCE,
+    Checkpointing,
+    Divergence,
+    RoundRecord,
+    check_round_indices,
+    check_run_length,
+    run_rounds,
+)
 from learning.models import MODELS
 from learning.optim import SGDConfig, float32_step
 from learning.partition import PARTITIONS
@@ -87,10 +95,12 @@ class TrainConfig:
         ------
         ValueError
             An unknown algorithm, dataset, partition, model or engine, a parameter the
-            algorithm does not take, a count that is not positive, an optimiser setting or
-            ``dp_delta`` out of range, fractions that leave no training data, a seed that is not
-            an integer, or DP-SGD with an algorithm or client sampling that its accounting does
-            not cover.
+            algorithm does not take, a count that is not positive, an optimiser setting,
+            ``dp_max_grad_norm`` or ``dp_delta`` out of range, fractions that leave no training
+            data, a seed that is not an integer, a run longer than
+            :func:`learning.loop.check_run_length` admits or whose minibatch indices do not
+            fit in memory, or DP-SGD with an algorithm or client sampling that its
+            accounting does not cover.
         """
         check_algorithm(self.algorithm, self.algorithm_params)
         choice("dataset", self.dataset, tuple(DATASETS))
@@ -118,8 +128,19 @@ class TrainConfig:
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        positive("dp_max_grad_norm", self.dp_max_grad_norm)
+        in_interval("dp_delta", self.dp_delta, 0.0, 1.0, low_open=True, high_open=True)
+        participants = self.clients if self.clients_per_round is None else self.clients_per_round
+        check_run_length(
+            {
+                "rounds": self.rounds,
+                "clients": participants,
+                "local_steps": self.local_steps,
+                "batch_size": self.batch_size,
+            }
+        )
+        check_round_indices(participants, self.local_steps, self.batch_size)
         if self.dp is not None:
-            in_interval("dp_delta", self.dp_delta, 0.0, 1.0, low_open=True, high_open=True)
             if self.algorithm not in DP_ALGORITHMS:
                 raise ValueError(
                     f"DP-SGD training is accounted for algorithms {', '.join(DP_ALGORITHMS)}; "
@@ -148,6 +169,10 @@ class TrainConfig:
         for key in ("rounds", "eval_every"):
             keep.pop(key)
         return {**keep, "device": str(device)}
+
+
+#: Bytes per input value of a minibatch tensor (float32).
+_VALUE_BYTES = 4
 
 
 def dp_epsilon(config: TrainConfig, sizes: Sequence[int]) -> np.ndarray | None:
@@ -190,7 +215,9 @@ class TrainResult:
 
     ``accuracy`` and ``loss`` are per client, on the client's own test set (accuracy is
     None for regression); ``target`` evaluates every client's model on the federation's
-    common target set when it has one. ``models`` are the final client models (stacked,
+    common target set when it has one. ``diverged`` says where training diverged when
+    :func:`train` stopped it early (``on_divergence="stop"``): the models and numbers are
+    then those of the round it stopped at. ``models`` are the final client models (stacked,
     on the device), ``state`` the algorithm's final state (IFCA's cluster models and
     assignments, CoBo's collaboration weights, ...: the algorithm's own dict), and
     ``federation`` the data they were trained on. :meth:`qualities` turns the run into the
@@ -209,6 +236,7 @@ class TrainResult:
     engine: Engine
     seconds: float
     resumed_from: int
+    diverged: Divergence | None = None
 
     @property
     def mean_accuracy(self) -> float | None:
@@ -227,7 +255,8 @@ class TrainResult:
         """JSON-ready summary of the run.
 
         The configuration, per-client test accuracy and loss (and on the target set), ε under
-        DP-SGD, the history by round, the seconds and the device. The models, the algorithm's
+        DP-SGD, the history by round, the seconds, the device, and where training diverged
+        (None when it did not). The models, the algorithm's
         state and the data stay out.
         """
         target = self.target
@@ -244,6 +273,7 @@ class TrainResult:
                 "history": [dataclasses.asdict(r) for r in self.history],
                 "seconds": self.seconds,
                 "resumed_from": self.resumed_from,
+                "diverged": None if self.diverged is None else self.diverged.to_dict(),
             }
         )
 
@@ -294,6 +324,38 @@ class TrainResult:
         )
 
 
+def _check_minibatches(config: TrainConfig, federation: Federation) -> None:
+    """Refuse minibatches the data cannot give, or that do not fit in memory.
+
+    A client with fewer training examples than ``batch_size`` repeats some in each
+    minibatch (:func:`learning.engine.sample_batches`); a minibatch above every client's
+    training set makes every step a full-batch step at a multiple of its cost, and is
+    refused. Under DP-SGD each minibatch is drawn without replacement from a client's
+    training set (its accounting, :func:`dp_epsilon`, needs a sampling rate
+    ``batch_size / n_k <= 1``), so it must fit in every client's. The inputs of one local
+    step of every participant must fit in memory.
+    """
+    sizes = [c.n_train for c in federation.clients]
+    if config.batch_size > max(sizes):
+        raise ValueError(
+            f"batch_size={config.batch_size} exceeds every client's training set (the "
+            f"largest holds {max(sizes)} examples): each minibatch would repeat its examples"
+        )
+    if config.dp is not None and config.batch_size > min(sizes):
+        k = int(np.argmin(sizes))
+        raise ValueError(
+            f"batch_size={config.batch_size} exceeds the {sizes[k]} training examples of "
+            f"client {k}: DP-SGD draws each minibatch without replacement from a client's data"
+        )
+    participants = config.clients if config.clients_per_round is None else config.clients_per_round
+    values = int(np.prod(federation.clients[0].x_train.shape[1:]))
+    fits_in_memory(
+        f"clients={participants} x batch_size={config.batch_size} x {values} input values "
+        "(the inputs of one local step)",
+        _VALUE_BYTES * participants * config.batch_size * values,
+    )
+
+
 def train(
     config: TrainConfig,
     *,
@@ -303,6 +365,7 @@ def train(
     checkpoint_every: int = 1,
     resume: bool = False,
     progress: bool = False,
+    on_divergence: str = "raise",
 ) -> TrainResult:
     """Train the run described by ``config`` and evaluate every client's final model.
 
@@ -310,13 +373,21 @@ def train(
     the loop's streams. The same seed on the same device gives the same numbers, and a run
     resumed from ``checkpoint_dir`` ends where the uninterrupted run ends.
 
+    A run whose loss diverges (:func:`learning.loop.divergence_limit`) stops at that round:
+    ``on_divergence="raise"`` raises :class:`learning.loop.DivergedError`, ``"stop"``
+    returns the result of that round with :attr:`TrainResult.diverged` saying where.
+
     Raises
     ------
     ValueError
         Before training: unknown names, a bad value in ``config``, more clients than
-        examples, a client left without training or test data, an unusable device, or a
-        checkpoint of another configuration.
+        examples, a client left without training or test data, a minibatch larger than
+        every client's training set (under DP-SGD, than any), minibatches that do not fit in
+        memory, an unusable device, or a checkpoint of another configuration.
+    DivergedError
+        Training diverged and ``on_divergence`` is ``"raise"`` (a ``ValueError`` too).
     """
+    choice("on_divergence", on_divergence, ON_DIVERGENCE)
     if resume and checkpoint_dir is None:
         raise ValueError("resume needs a checkpoint directory")
     if isinstance(checkpoint_every, bool) or checkpoint_every < 1:
@@ -335,6 +406,7 @@ def train(
         },
     )  # fmt: skip
     federation, engine, dev = built.federation, built.engine, built.device
+    _check_minibatches(config, federation)
     ctx = built.context(
         LocalTraining(
             config.local_steps,
@@ -361,6 +433,7 @@ def train(
         checkpoint=checkpoint,
         fingerprint=config.fingerprint(dev),
         progress=progress,
+        on_divergence=on_divergence,
     )
     target = (
         None
@@ -380,4 +453,5 @@ def train(
         engine=engine,
         seconds=time.perf_counter() - started,
         resumed_from=outcome.resumed_from,
+        diverged=outcome.diverged,
     )

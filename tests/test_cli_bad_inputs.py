@@ -13,6 +13,7 @@ file behind, and be a single line without a traceback.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 from pathlib import Path
@@ -562,9 +563,57 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("duopoly-missing-qh", ["duopoly", "--ql", "0.3"]),
     ("bargain-qh0-above-qmax", ["bargain", "--ql0", "0.3", "--qh0", "0.9", "--qmax", "0.8"]),
     ("bargain-ql0-above-qh0", ["bargain", "--ql0", "0.9", "--qh0", "0.3"]),
-    ("train-diverges", [*BASE["train"], "--lr", "1e37"]),
-    ("ipfl-diverges", [*BASE["ipfl"], "--lr", "1e37"]),
-    ("df-diverges", [*BASE["defection-free"], "--lr", "1e37"]),
+    ("train-dp-delta-without-noise", [*BASE["train"], "--dp-delta", "0"]),
+    ("train-dp-clip-without-noise", [*BASE["train"], "--dp-max-grad-norm", "2"]),
+    ("train-checkpoint-every-without-checkpoint", [*BASE["train"], "--checkpoint-every", "3"]),
+    ("train-data-dir-embedded", [*BASE["train"], "--data-dir", "."]),
+    ("train-batch-over-every-client", [*BASE["train"], "--batch-size", "5000"]),
+    ("train-rounds-huge", [*BASE["train"], "--rounds", "1000000000000"]),
+    ("train-local-steps-huge", [*BASE["train"], "--local-steps", "1000000000000"]),
+    ("train-batch-huge", [*BASE["train"], "--batch-size", "1000000000000"]),
+    ("train-indices-over-memory", [*BASE["train"], "--local-steps", "1000000000"]),
+    ("train-clients-huge", [*BASE["train"], "--clients", "1000000000000"]),
+    ("ipfl-compare-lr", [*BASE["ipfl"], "--compare", "--lr", "0.1"]),
+    ("ipfl-compare-out", [*BASE["ipfl"], "--compare", "--out", "out"]),
+    ("ipfl-compare-checkpoint", [*BASE["ipfl"], "--compare", "--checkpoint", "ck"]),
+    ("ipfl-compare-code-compat", [*BASE["ipfl"], "--compare", "--code-compat"]),
+    ("ipfl-th-bid-no-incentive", [*BASE["ipfl"], "--no-incentive", "--th-bid", "0.5"]),
+    ("ipfl-th-bid-code-compat", [*BASE["ipfl"], "--code-compat", "--th-bid", "0.5"]),
+    ("ipfl-data-dir-embedded", [*BASE["ipfl"], "--data-dir", "."]),
+    ("ipfl-rounds-huge", [*BASE["ipfl"], "--rounds", "1000000000000"]),
+    ("ipfl-local-steps-huge", [*BASE["ipfl"], "--local-steps", "1000000000000"]),
+    ("ipfl-compare-huge", [*BASE["ipfl"], "--compare", "--rounds", "1000000000"]),
+    ("cobo-lr-paper-with-grid", [*BASE["cobo"], "--lr", "paper", "--lr-grid", "0.1"]),
+    (
+        "cobo-schedule-without-cobo",
+        ["cobo", "--rounds", "2", "--methods", "local", "--schedule", "time"],
+    ),
+    (
+        "cobo-momentum-without-method",
+        ["cobo", "--rounds", "2", "--methods", "fc", "--momentum", "code"],
+    ),
+    ("cobo-workers-one-method", ["cobo", "--rounds", "2", "--methods", "local", "--workers", "2"]),
+    ("cobo-rounds-huge", [*BASE["cobo"], "--rounds", "1000000000000"]),
+    ("cobo-seeds-huge", [*BASE["cobo"], "--seeds", "1000000000000"]),
+    (
+        "df-figures-with-scheme",
+        [*BASE["defection-free"], "--figures", "--out", "f", "--scheme", "complete"],
+    ),
+    ("df-train-alone-not-one-sided", [*BASE["defection-free"], "--train-alone"]),
+    (
+        "df-gating-without-rule",
+        [*BASE["defection-free"], "--scheme", "complete", "--gating", "code"],
+    ),
+    (
+        "df-inner-without-rule",
+        [*BASE["defection-free"], "--scheme", "one-sided-low", "--inner", "while"],
+    ),
+    ("df-data-dir-embedded", [*BASE["defection-free"], "--data-dir", "."]),
+    ("df-batch-over-size", [*BASE["defection-free"], "--batch-size", "1000"]),
+    ("df-rounds-huge", [*BASE["defection-free"], "--rounds", "1000000000000"]),
+    ("df-init-epochs-huge", [*BASE["defection-free"], "--init-epochs-high", "1000000000000"]),
+    ("demo-rounds-huge", [*BASE["demo"], "--rounds", "1000000000000"]),
+    ("demo-size-below-batch", [*BASE["demo"], "--size", "10"]),
     ("train-huge-weight-decay", [*BASE["train"], "--weight-decay", "1e300"]),
     ("train-checkpoint-every-no-checkpoint", [*BASE["train"], "--checkpoint-every", "0"]),
     ("reproduce-seeds-0", ["reproduce", "--out", "rep", "--seeds", "0"]),
@@ -626,9 +675,9 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
 
 #: cases that fail today, with what happens: (id) -> reason
 XFAIL: dict[str, str] = {}
-#: refusals that need work first (a quality measured after pre-training, a training that
-#: diverges): the command's progress lines come before its one-line error
-AFTER_WORK = {"df-q-max-below-quality", "df-diverges", "ipfl-diverges"}
+#: refusals that need work first (a quality measured after pre-training): the command's
+#: progress lines come before its one-line error
+AFTER_WORK = {"df-q-max-below-quality"}
 #: a progress line: a counted phase, or a drawing of a bar (drawings end in carriage returns)
 PROGRESS = re.compile(r"collabecon [\w -]+: (\[\d+/\d+\] |\s*\d+%\|)")
 
@@ -747,6 +796,46 @@ def test_a_diverging_curve_run_stops_naming_the_round_and_the_learning_rate(
     assert "Traceback" not in err
     assert "diverged at round 1" in last and "learning rate 1e+37 (--lr)" in last
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        ([*BASE["train"], "--lr", "1e37"], "training diverged at round 1: the "),
+        ([*BASE["ipfl"], "--lr", "1e37"], "training diverged at round 1: the "),
+        ([*BASE["defection-free"], "--lr", "1e37"], "the minibatch loss of the high firm is"),
+    ],
+    ids=["train", "ipfl", "defection-free"],
+)
+def test_a_diverging_run_is_reported_failed_and_exits_1(
+    argv, reason, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--json"]) == 1
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["status"] == "failed" and reason in out["failed"], out["failed"]
+    assert "learning rate 1e+37 (--lr)" in out["failed"] and captured.err == ""
+
+
+def test_a_diverging_cobo_run_names_the_grid_and_exits_1(tmp_path, monkeypatch, capsys):
+    import collabecon.reproductions.cobo as experiment
+    from learning.loop import DivergedError, Divergence
+
+    found = Divergence(3, "the test loss of client 2", float("inf"), 2e4, 10.0)
+
+    def train(*args, **kwargs):
+        raise DivergedError(found)
+
+    monkeypatch.setattr(experiment, "_federation", lambda setting, seed, device: None)
+    monkeypatch.setattr(experiment, "_train", train)
+    monkeypatch.chdir(tmp_path)
+    assert main([*BASE["cobo"], "--lr-grid", "10"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == (
+        "FAILED: training diverged at round 3: the test loss of client 2 is inf with learning "
+        "rate 10 (--lr-grid); try a smaller learning rate"
+    )
 
 
 def test_the_table_covers_every_subcommand_and_350_inputs():

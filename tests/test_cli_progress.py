@@ -76,6 +76,23 @@ def test_the_reporter_counts_phases_on_stderr_and_is_quiet_with_json(capsys):
     assert not quiet(SimpleNamespace(json=False))
 
 
+def test_phases_of_equal_length_tell_the_time_left(capsys, monkeypatch):
+    import collabecon.cli._progress as module
+
+    clock = iter([0.0, 40.0, 80.0, 80.5])
+    monkeypatch.setattr(module.time, "monotonic", lambda: next(clock))
+    progress = Progress("cobo", 4, eta=True)
+    for text in ("a", "b", "c"):
+        progress(text)
+    Progress("cobo", 4)("d")  # without eta, no estimate
+    assert capsys.readouterr().err.splitlines() == [
+        "collabecon cobo: [1/4] a",
+        "collabecon cobo: [2/4] b (about 2 min left)",
+        "collabecon cobo: [3/4] c (about 80 s left)",
+        "collabecon cobo: [1/4] d",
+    ]
+
+
 def test_a_counting_bar_appears_at_its_first_call(capsys):
     progress = Progress("ipfl")
     with progress.counting(2, unit="round") as move:

@@ -144,3 +144,21 @@ def test_demo_default_settings_claim(default_demo, claim_id):
     _, out = default_demo
     (claim,) = (c for c in out["claims"] if c["id"] == claim_id)
     assert claim["holds"], claim
+
+
+def test_a_diverging_firm_ends_the_demo_marked_failed_with_exit_1(tmp_path, capsys, monkeypatch):
+    import learning.drivers.defection_free as driver
+    from learning.loop import DivergedError, Divergence
+
+    found = Divergence(None, "the minibatch loss of the high firm", float("nan"), 2.3e4, 0.05)
+
+    def prepare(cls, setup, seed=0, device=None):
+        raise DivergedError(found)
+
+    monkeypatch.setattr(driver.TorchFirms, "prepare", classmethod(prepare))
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--rounds", "1", "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "failed" and result["out"] == str(out)
+    assert result["failed"] == found.reason and result["diverged"]["loss"] is None
+    assert result["failed"].startswith("training diverged: the minibatch loss of the high firm")

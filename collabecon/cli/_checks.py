@@ -7,6 +7,7 @@ from fractions import Fraction
 from econ.validation import fits_in_memory
 
 __all__ = [
+    "data_dir_for",
     "device_flag",
     "exact_number",
     "existing_dir",
@@ -135,3 +136,21 @@ def _clip(text: str) -> str:
 
 #: The largest decimal exponent :func:`exact_number` reads (floats span about 1e-324 to 1e308).
 EXPONENT_LIMIT = 400
+
+
+def data_dir_for(dataset: str, data_dir: str | None, flag: str = "--dataset") -> None:
+    """Refuse ``--data-dir`` with a dataset that reads no files (embedded or synthetic).
+
+    Raises
+    ------
+    ValueError
+        ``data_dir`` is given and ``dataset`` is not one of
+        :data:`learning.data.FILE_BASED`; the message names both flags.
+    """
+    from learning.data import FILE_BASED
+
+    if data_dir is not None and dataset not in FILE_BASED:
+        raise ValueError(
+            f"--data-dir has no effect with {flag} {dataset}, which reads no files "
+            f"(the datasets read from files: {', '.join(sorted(FILE_BASED))})"
+        )

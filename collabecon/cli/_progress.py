@@ -6,6 +6,11 @@ names the command and, when the number of phases is known, counts them::
 
     collabecon demo: [2/8] complete (15 rounds)
 
+A command whose phases take about as long as each other (one training run each) asks for
+an estimate of the time left (``eta=True``): from the second phase on, a line ends with
+``(about 4 min left)``, the mean time of the phases done times the phases still to run,
+once that is ten seconds or more.
+
 Both are silent when the command prints JSON (``--json``: stdout carries the result and
 stderr nothing but errors) or its progress is switched off (``train --no-progress``), so the
 same command serves a terminal and a script. stdout is never written.
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -38,25 +44,49 @@ class Progress:
     ``progress`` callable of one string; :meth:`note` prints a line that is not counted.
     """
 
-    def __init__(self, command: str, total: int | None = None, *, enabled: bool = True) -> None:
+    def __init__(
+        self, command: str, total: int | None = None, *, enabled: bool = True, eta: bool = False
+    ) -> None:
         self.command = command
         self.total = total
         self.enabled = enabled
+        self.eta = eta
         self.done = 0
+        self._started: float | None = None
 
     @classmethod
-    def of(cls, args: argparse.Namespace, command: str, total: int | None = None) -> Progress:
+    def of(
+        cls, args: argparse.Namespace, command: str, total: int | None = None, *, eta: bool = False
+    ) -> Progress:
         """The progress of ``command`` run with ``args``: silent where :func:`quiet` says."""
-        return cls(command, total, enabled=not quiet(args))
+        return cls(command, total, enabled=not quiet(args), eta=eta)
+
+    def _left(self) -> str:
+        """`` (about 4 min left)`` once ``done - 1`` phases have finished, or nothing."""
+        now = time.monotonic()
+        if self._started is None:
+            self._started = now
+        finished = self.done - 1
+        if not self.eta or self.total is None or finished < 1:
+            return ""
+        left = (now - self._started) / finished * (self.total - finished)
+        if left < 10:
+            return ""
+        if left < 90:
+            return f" (about {left:.0f} s left)"
+        if left < 90 * 60:
+            return f" (about {left / 60:.0f} min left)"
+        return f" (about {left / 3600:.1f} h left)"
 
     def _print(self, text: str) -> None:
         if self.enabled:
             print(f"collabecon {self.command}: {text}", file=sys.stderr, flush=True)
 
     def __call__(self, text: str) -> None:
-        """One phase: counted as ``[k/total]`` when the total is known."""
+        """One phase: counted as ``[k/total]`` when the total is known, with the time left."""
         self.done += 1
-        self._print(text if self.total is None else f"[{self.done}/{self.total}] {text}")
+        counted = text if self.total is None else f"[{self.done}/{self.total}] {text}"
+        self._print(counted + self._left())
 
     def note(self, text: str) -> None:
         """A line that is not a phase (what is about to start, where results go)."""

@@ -10,7 +10,9 @@ learning rate chosen from ``--lr-grid`` on held-out validation data (``--lr pape
 paper's rates), CoBo's weight recovery, and the claims table. With ``--out DIR`` the weight
 matrices of the first seed over time are written as a heatmap PNG and a CSV. Each training
 run (a method at one learning rate and seed; with ``--workers``, each finished method) is a
-line on stderr, none with ``--json``.
+line on stderr with the time left, none with ``--json``. A training run whose loss diverges
+(:func:`learning.loop.divergence_limit`) ends the command: the result is marked failed with
+the reason, and the command exits with 1.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ from collabecon.reproductions.cobo import (
     run_setting,
     tables_markdown,
 )
+from collabecon.reproductions.cobo_methods import BATCH, CODE_PARAMETERS
 from econ.claims import Claim, claims_text
 from learning.algorithms.cobo_steps import SCHEDULES
 
-__all__ = ["add_arguments", "render", "run"]
+__all__ = ["add_arguments", "exit_status", "render", "run"]
 
 KEYWORDS = {"learning_rates": "--lr", "lr_grid": "--lr-grid"}
 
@@ -88,8 +91,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     float_list(
         parser,
         "--lr-grid",
-        default=list(LR_GRID),
-        help=f"learning rates tried (default {', '.join(f'{lr:g}' for lr in LR_GRID)})",
+        default=None,
+        help="with --lr tuned, the learning rates tried (default "
+        f"{', '.join(f'{lr:g}' for lr in LR_GRID)})",
     )
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     parser.add_argument(
@@ -121,13 +125,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``ifca_models_used``, CoBo's ``weights_match_oracle``, ``weights_match_round``,
         ``weight_error`` and ``final_weights``, ``files``, ``claims`` (each ``{paper, id,
         statement, published, measured, holds, note}``); and ``device``, ``workers``,
-        ``wall_s``. The command exits with 0, whether the claims hold or not.
+        ``wall_s``. The command exits with 0, whether the claims hold or not. A training
+        run that diverged ends the command with ``{status: "failed", failed, diverged}``
+        (:meth:`learning.loop.DivergedError.record`) and exit code 1.
 
     Raises
     ------
     ValueError
         An unwritable ``--out``, ``--rounds`` or ``--seeds`` below 1, an unknown method, a
-        bad learning rate or device; the command exits with code 2.
+        bad learning rate or device, flags that have no effect under the others given
+        (``--lr-grid`` with ``--lr paper``, ``--schedule`` without CoBo, ``--momentum``
+        without a method it applies to, ``--workers`` with one method), or more training
+        than :func:`learning.loop.check_run_length` admits; the command exits with code 2.
 
     References
     ----------
@@ -143,28 +152,78 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seeds < 1:
         raise ValueError(f"--seeds must be a positive integer, got {args.seeds}")
     methods = None if args.methods is None else check_methods(args.methods)
-    from collabecon.cli._progress import Progress
-
     keys = list(SETTINGS[args.setting].methods) if methods is None else methods
+    _contradictions(args, keys)
+    grid = list(LR_GRID) if args.lr_grid is None else args.lr_grid
+    runs = len(keys) * ((1 if args.lr == "paper" else len(grid)) + args.seeds - 1)
+    _check_length(args, runs)
+    from collabecon.cli._progress import Progress
+    from learning.loop import DivergedError
+
     if args.workers > 1 and len(keys) > 1:
         total = len(keys)  # a line as each method finishes
     else:  # a line per training run: the learning rates tried, then the other seeds
-        total = len(keys) * ((1 if args.lr == "paper" else len(args.lr_grid)) + args.seeds - 1)
-    return run_setting(
-        args.setting,
-        methods,
-        rounds=args.rounds,
-        seed=args.seed,
-        seeds=args.seeds,
-        schedule=args.schedule,
-        momentum=args.momentum,
-        learning_rates=args.lr,
-        grid=args.lr_grid,
-        out=args.out,
-        progress=Progress.of(args, "cobo", total),
-        device=resolve_device(args.device),
-        workers=args.workers,
+        total = runs
+    try:
+        return run_setting(
+            args.setting,
+            methods,
+            rounds=args.rounds,
+            seed=args.seed,
+            seeds=args.seeds,
+            schedule=args.schedule,
+            momentum=args.momentum,
+            learning_rates=args.lr,
+            grid=grid,
+            out=args.out,
+            progress=Progress.of(args, "cobo", total, eta=True),
+            device=resolve_device(args.device),
+            workers=args.workers,
+        )
+    except DivergedError as exc:
+        return exc.record(flag="--lr-grid" if args.lr == "tuned" else "--lr paper")
+
+
+def _contradictions(args: argparse.Namespace, keys: list[str]) -> None:
+    """Refuse flags that have no effect under the others given (one line naming both)."""
+    if args.lr == "paper" and args.lr_grid is not None:
+        raise ValueError(
+            "--lr-grid has no effect with --lr paper (the paper's rates): give one of them"
+        )
+    if args.schedule != "mixed" and "cobo" not in keys:
+        raise ValueError(
+            f"--schedule {args.schedule} has no effect with --methods {','.join(keys)}: it is "
+            "CoBo's pair sampling"
+        )
+    if args.momentum != "none" and not set(keys) & set(CODE_PARAMETERS):
+        raise ValueError(
+            f"--momentum {args.momentum} has no effect with --methods {','.join(keys)}: it "
+            f"applies to {', '.join(CODE_PARAMETERS)}"
+        )
+    if args.workers > 1 and len(keys) == 1:
+        raise ValueError(
+            f"--workers {args.workers} has no effect with one method (--methods {keys[0]}): "
+            "the methods are what is trained at once"
+        )
+
+
+def _check_length(args: argparse.Namespace, runs: int) -> None:
+    """Refuse a command whose training cannot finish (:func:`learning.loop.check_run_length`).
+
+    Each of the ``runs`` training runs takes at least ``--rounds`` rounds of one step of
+    every client of the setting on a minibatch of :data:`BATCH` examples.
+    """
+    from learning.loop import check_run_length
+
+    clients = SETTINGS[args.setting].clients
+    check_run_length(
+        {"--rounds": args.rounds, "clients": clients, "steps": 1, "batch size": BATCH}, runs
     )
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """1 when training diverged (``status`` is ``"failed"``), else 0."""
+    return 1 if result.get("status") == "failed" else 0
 
 
 def render(result: dict[str, Any]) -> str:
@@ -175,6 +234,8 @@ def render(result: dict[str, Any]) -> str:
     (:func:`collabecon.reproductions.cobo.tables_markdown`); whether CoBo's weights match the
     oracle; the claims table; the files written.
     """
+    if result.get("status") == "failed":
+        return f"FAILED: {result['failed']}"
     lines = [
         f"CoBo, {result['setting']} ({result['clients']} clients, {result['rounds']} rounds, "
         f"{len(result['seeds'])} seeds, {result.get('wall_s', '-')} s)",

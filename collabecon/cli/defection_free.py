@@ -13,6 +13,9 @@ Revenues, surplus and welfare follow one convention everywhere
 of Lemma 22, so no revenue is negative and welfare = consumer surplus + U_l + U_h in every
 row. The thesis's fixed-label numbers appear only in the run figures' CSVs, named
 ``*_as_plotted_in_the_thesis``.
+
+A firm's training whose minibatch loss diverges (:func:`learning.loop.divergence_limit`)
+ends the command: the result is marked failed with the reason, and the command exits with 1.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from typing import Any
 from collabecon.cli._output import dump_json, table
 
 _SCHEMES = ("defection-free", "complete", "one-sided-low", "one-sided-high")
+#: The defaults of the defection-free rule's flags, which no other scheme reads.
+_RULE_DEFAULTS = {"inner": "gd", "cap_mode": "recommended", "gating": "none", "schedule": "const"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,10 +72,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--q-max", type=float, default=None, help="Q = max quality; estimated when omitted"
     )
-    parser.add_argument("--inner", choices=("gd", "oracle", "while"), default="gd")
-    parser.add_argument("--cap-mode", choices=("recommended", "literal"), default="recommended")
-    parser.add_argument("--gating", choices=("none", "line7", "text", "code"), default="none")
-    parser.add_argument("--schedule", choices=("paced", "const"), default="const")
+    parser.add_argument(
+        "--inner", choices=("gd", "oracle", "while"), default=_RULE_DEFAULTS["inner"]
+    )
+    parser.add_argument(
+        "--cap-mode", choices=("recommended", "literal"), default=_RULE_DEFAULTS["cap_mode"]
+    )
+    parser.add_argument(
+        "--gating", choices=("none", "line7", "text", "code"), default=_RULE_DEFAULTS["gating"]
+    )
+    parser.add_argument(
+        "--schedule", choices=("paced", "const"), default=_RULE_DEFAULTS["schedule"]
+    )
     parser.add_argument(
         "--train-alone",
         action="store_true",
@@ -123,13 +136,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         claims about it (each ``{paper, id, statement, published, measured, holds, note}``).
         With ``--figures``: ``{figures, schemes, claims}``, the files written, that record per
         scheme, and the claims. The command exits with 0, whether the claims hold or not.
+        A firm's training that diverged ends the command with ``{status: "failed", failed,
+        diverged}`` (:meth:`learning.loop.DivergedError.record`) and exit code 1.
 
     Raises
     ------
     ValueError
         A count, learning rate, tolerance or ``--q-max`` out of range (or ``--q-max`` below
-        the high firm's starting quality), a bad device, dataset or ``--out``, or
-        ``--figures`` without ``--out``; the command exits with code 2.
+        the high firm's starting quality), a bad device, dataset or ``--out``,
+        ``--figures`` without ``--out``, flags that have no effect under the others given
+        (``--scheme`` with ``--figures``, ``--train-alone`` without a one-sided scheme, the
+        defection-free rule's options without it, ``--data-dir`` with an embedded dataset),
+        ``--batch-size`` above ``--size``, or training longer than
+        :func:`check_duopoly_length` admits; the command exits with code 2.
 
     References
     ----------
@@ -146,14 +165,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--tolerance must be a finite number >= 0, got {args.tolerance}")
     if args.q_max is not None and not 0 < args.q_max <= 1:
         raise ValueError(f"--q-max must lie in (0, 1], got {args.q_max}")
-    from collabecon.cli._checks import device_flag
+    from collabecon.cli._checks import data_dir_for, device_flag
 
     device_flag("--device", args.device)
     writable_dir("--out", args.out)
+    if args.figures and not args.out:
+        raise ValueError("--figures needs --out DIR")
+    _contradictions(args)
     from econ.validation import choice
     from learning.data import DATASETS
 
     choice("dataset", args.dataset, tuple(DATASETS))  # before the progress starts
+    data_dir_for(args.dataset, args.data_dir)
     from games.defection_free import DefectionFreeConfig
     from learning.drivers.defection_free import DuopolySetup, TorchFirms
     from learning.drivers.defection_free_schemes import run_schemes
@@ -175,35 +198,38 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         schedule=args.schedule,
         tolerance=args.tolerance,
     )
-    if args.figures and not args.out:
-        raise ValueError("--figures needs --out DIR")
     from collabecon.cli._progress import Progress
+    from learning.loop import DivergedError
 
     schemes = _SCHEMES if args.figures else (args.scheme,)
     plays = set(schemes) | (set() if args.q_max is not None else {"complete"})
+    check_duopoly_length(setup, args.rounds, len(plays), flags=_FLAGS)
     progress = Progress.of(args, "defection-free", 1 + len(plays) + args.figures)
     epochs = args.init_epochs_high
     training = f", the high firm trains alone for {epochs} epochs" if epochs else ""
     progress(f"preparing the firms: {args.size} examples of {args.dataset} each{training}")
-    firms = TorchFirms.prepare(setup, seed=args.seed, device=args.device)
-    if args.q_max is not None:
-        q_h0 = float(firms.measure()["high"])
-        if args.q_max < q_h0:
-            raise ValueError(
-                f"--q-max {args.q_max} lies below the high firm's starting quality "
-                f"{q_h0:.6g}: Q bounds every reachable quality"
-            )
-    runs = run_schemes(
-        firms,
-        args.rounds,
-        schemes=schemes,
-        q_max=args.q_max,
-        config=config,
-        inner=args.inner,
-        train_alone=args.train_alone,
-        seed=args.seed,
-        progress=progress,
-    )
+    try:
+        firms = TorchFirms.prepare(setup, seed=args.seed, device=args.device)
+        if args.q_max is not None:
+            q_h0 = float(firms.measure()["high"])
+            if args.q_max < q_h0:
+                raise ValueError(
+                    f"--q-max {args.q_max} lies below the high firm's starting quality "
+                    f"{q_h0:.6g}: Q bounds every reachable quality"
+                )
+        runs = run_schemes(
+            firms,
+            args.rounds,
+            schemes=schemes,
+            q_max=args.q_max,
+            config=config,
+            inner=args.inner,
+            train_alone=args.train_alone,
+            seed=args.seed,
+            progress=progress,
+        )
+    except DivergedError as exc:
+        return exc.record()
     if args.out:
         directory = Path(args.out)
         directory.mkdir(parents=True, exist_ok=True)
@@ -223,6 +249,82 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "claims": found,
         }
     return {**runs[args.scheme].to_dict(), "claims": found}
+
+
+#: The flags of :class:`learning.drivers.defection_free.DuopolySetup`'s fields, for messages.
+_FLAGS = {
+    "size": "--size",
+    "batch_size": "--batch-size",
+    "init_epochs": "--init-epochs-high",
+    "rounds": "--rounds",
+}
+
+
+def _contradictions(args: argparse.Namespace) -> None:
+    """Refuse flags that have no effect under the others given (one line naming both)."""
+    if args.figures and args.scheme != "defection-free":
+        raise ValueError(
+            f"--scheme {args.scheme} has no effect with --figures, which runs all four schemes"
+        )
+    schemes = _SCHEMES if args.figures else (args.scheme,)
+    if args.train_alone and not any(s.startswith("one-sided") for s in schemes):
+        raise ValueError(
+            f"--train-alone has no effect with --scheme {args.scheme}: it applies to the "
+            "one-sided schemes"
+        )
+    if "defection-free" not in schemes:
+        for name, default in _RULE_DEFAULTS.items():
+            if getattr(args, name) != default:
+                flag = "--" + name.replace("_", "-")
+                raise ValueError(
+                    f"{flag} {getattr(args, name)} has no effect with --scheme {args.scheme}: "
+                    "it is an option of the defection-free rule"
+                )
+
+
+def check_duopoly_length(
+    setup: Any, rounds: int, plays: int, *, flags: dict[str, str] | None = None
+) -> None:
+    r"""Refuse a duopoly whose minibatch exceeds a firm's data or whose training cannot finish.
+
+    A firm's epoch is :math:`\lceil n / B \rceil` steps, so a minibatch :math:`B` above the
+    :math:`n` examples of a firm repeats examples within one step. A round of a scheme trains
+    each firm at most one epoch on the joint data (:math:`2n` examples each) and the low
+    firm's capped raise at most ``max_inner`` joint steps (:math:`2B` examples each); the
+    high firm's pre-training is ``init_epochs[1]`` epochs of its own data
+    (:func:`learning.loop.check_run_length`).
+
+    Parameters
+    ----------
+    setup : learning.drivers.defection_free.DuopolySetup
+        The firms' data and training.
+    rounds, plays : int
+        Rounds of every scheme, and the schemes played.
+    flags : dict, optional
+        The flags of the setup's fields (``size`` -> ``--size``), named in the messages.
+
+    Raises
+    ------
+    ValueError
+        The minibatch exceeds a firm's examples, or the training exceeds
+        :data:`learning.loop.MAX_EXAMPLE_GRADIENTS`.
+    """
+    from learning.loop import check_run_length
+
+    named = {k: k for k in ("size", "batch_size", "init_epochs", "rounds")} | (flags or {})
+    if setup.batch_size > setup.size:
+        raise ValueError(
+            f"{named['batch_size']} {setup.batch_size} exceeds {named['size']} {setup.size}, "
+            "the examples of each firm: a minibatch would repeat examples"
+        )
+    per_round = 4 * setup.size + 2 * setup.max_inner * setup.batch_size
+    check_run_length({named["rounds"]: rounds, "schemes": plays, "examples a round": per_round})
+    check_run_length({named["init_epochs"]: setup.init_epochs[1], named["size"]: setup.size})
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """1 when a firm's training diverged (``status`` is ``"failed"``), else 0."""
+    return 1 if result.get("status") == "failed" else 0
 
 
 def _summary_rows(result: dict[str, Any]) -> list[list[Any]]:
@@ -271,6 +373,8 @@ def render(result: dict[str, Any]) -> str:
         "Nash gap",
         "IR",
     )
+    if result.get("status") == "failed":
+        return f"FAILED: {result['failed']}"
     if "figures" in result:
         rows = [r for res in result["schemes"].values() for r in _summary_rows(res)]
         where = str(Path(result["figures"][0]).parent) if result["figures"] else "--out"

@@ -164,6 +164,15 @@ def _markdown(result: dict[str, Any], figures: list[str]) -> str:
 #: The demo's phases, as its progress counts them: preparing the firms, the four schemes,
 #: the figures, the propositions, the report.
 PHASES = 8
+#: The schemes the demo plays.
+SCHEMES = 4
+#: The flags (or fixed settings) of the demo's duopoly, named in messages.
+_FLAGS = {
+    "size": "--size",
+    "rounds": "--rounds",
+    "batch_size": "the minibatch size",
+    "init_epochs": "the high firm's pre-training epochs",
+}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -189,12 +198,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         id, statement, published, measured, holds, note}``), ``propositions`` (each check's
         record with ``id``, ``status``, ``expected``, ``agrees``), ``schemes`` (each scheme's
         :meth:`games.defection_free.PlayReport.to_dict`) and ``report`` (the path of
-        ``report.md``). :func:`exit_status` gives the command's exit code.
+        ``report.md``). A firm's training that diverged ends the demo with ``out``,
+        ``status`` ``"failed"``, ``failed`` (the reason) and ``diverged``
+        (:meth:`learning.loop.DivergedError.record`). :func:`exit_status` gives the
+        command's exit code.
 
     Raises
     ------
     ValueError
-        A count below 1, a negative ``--seed``, a bad device or ``--out``; the command exits
+        A count below 1, a negative ``--seed``, a bad device or ``--out``, ``--size`` below
+        the minibatch of 32 examples, or training longer than
+        :func:`collabecon.cli.defection_free.check_duopoly_length` admits; the command exits
         with code 2.
 
     References
@@ -209,6 +223,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     counts_at_least(args, ("seed",), low=0)
     device_flag("--device", args.device)
     writable_dir("--out", args.out)
+    from collabecon.cli.defection_free import check_duopoly_length
+    from learning.drivers.defection_free import DuopolySetup
+
+    setup = DuopolySetup(
+        size=args.size, target_per_class=args.target_per_class, lr=0.05, batch_size=32
+    )
+    check_duopoly_length(setup, args.rounds, SCHEMES, flags=_FLAGS)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress = Progress.of(args, "demo", PHASES)
@@ -219,20 +240,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from econ.propositions import registered
     from econ.propositions import run as check
     from games.defection_free import REVENUE_CONVENTION
-    from learning.drivers.defection_free import DuopolySetup
+    from learning.loop import DivergedError
 
-    setup = DuopolySetup(
-        size=args.size, target_per_class=args.target_per_class, lr=0.05, batch_size=32
-    )
-    runs, figures = run_experiment(
-        out,
-        size=args.size,
-        target_per_class=args.target_per_class,
-        rounds=args.rounds,
-        seed=args.seed,
-        device=args.device,
-        progress=progress,
-    )
+    try:
+        runs, figures = run_experiment(
+            out,
+            size=args.size,
+            target_per_class=args.target_per_class,
+            rounds=args.rounds,
+            seed=args.seed,
+            device=args.device,
+            progress=progress,
+        )
+    except DivergedError as exc:
+        return {"out": str(out), **exc.record()}
     reports = {n: r.report for n, r in runs.items()}
     progress("checking the propositions")
     props = [check(p).to_dict() for p in registered("thesis.ch3") if p.id in DEMO_PROPOSITIONS]
@@ -269,6 +290,8 @@ def render(result: dict[str, Any]) -> str:
     The final-round table of the four schemes (money columns at :data:`_DECIMALS` decimals),
     the claims table, each proposition's verdict, and the path of ``report.md``.
     """
+    if result.get("status") == "failed":
+        return f"FAILED: {result['failed']}"
     claims = claims_text(Claim(**c) for c in result["claims"])
     props = "\n".join(f"  {p['id']}: {p['status']}" for p in result["propositions"])
     return (
@@ -282,6 +305,8 @@ def render(result: dict[str, Any]) -> str:
 
 
 def exit_status(result: dict[str, Any]) -> int:
-    """1 when the defection-free guarantee (Proposition 3) failed or a proposition disagrees."""
+    """1 when training diverged, the guarantee (Proposition 3) failed or a proposition disagrees."""
+    if result.get("status") == "failed":
+        return 1
     guarantee = all(c["holds"] for c in result["claims"] if c["id"] == GUARANTEE)
     return 0 if guarantee and all(p["agrees"] for p in result["propositions"]) else 1

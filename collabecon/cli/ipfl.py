@@ -8,7 +8,9 @@ replaces the rotation by a concept shift (:math:`D_B` relabels :math:`y \to (y +
 with its learning rate chosen from ``--lr-grid`` on validation data
 (:func:`collabecon.reproductions.ipfl_comparison.compare`), and prints a table like the
 paper's Tables 5, 10 and 11 with the paper's orderings as claims. ``--out DIR`` writes the per-round CSV and the
-JSON record.
+JSON record. A run whose training diverges (:func:`learning.loop.divergence_limit`; with
+``--compare``, a method that diverges at every learning rate of the grid) stops there, is
+reported as failed with the reason, and the command exits with 1.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collabecon.cli._lists import float_list
 from collabecon.cli._output import fmt, table
 
 _PARTITIONS = ("10:90", "30:70", "40:60", "linear", "random", "pathological")
+#: ``--th-bid``'s default
+_TH_BID = 0.9
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="random",
         help="initial clusters: random bootstrap, or KMeans on per-class F1 (App. B)",
     )
-    parser.add_argument("--th-bid", type=float, default=0.9, help="bid threshold Th (raw)")
+    parser.add_argument("--th-bid", type=float, default=_TH_BID, help="bid threshold Th (raw)")
     parser.add_argument("--synthetic", action="store_true", help="flip each client's test mix")
     parser.add_argument("--compare", action="store_true", help="IP-FL against the baselines")
     float_list(
@@ -179,10 +183,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     Khan et al., "IP-FL: Incentivized and Personalized Federated Learning", §6.1-6.4,
     Tables 3-5.
     """
-    from collabecon.cli._checks import device_flag, needs_checkpoint
+    from collabecon.cli._checks import data_dir_for, device_flag, needs_checkpoint
     from collabecon.cli._paths import writable_dir
 
     needs_checkpoint(args.resume, args.checkpoint)
+    _contradictions(args)
+    data_dir_for(args.dataset, args.data_dir)
     if 1 <= args.clients < args.clusters:
         raise ValueError(
             f"--clusters {args.clusters} exceeds --clients {args.clients}: every cluster "
@@ -191,8 +197,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     device_flag("--device", args.device)
     writable_dir("--out", args.out)
     writable_dir("--checkpoint", args.checkpoint)
-    if args.lr_grid is not None and not args.compare:
-        raise ValueError("--lr-grid needs --compare")
     if args.lr_grid is not None:
         from learning.optim import float32_step
 
@@ -202,33 +206,99 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             float32_step("--lr-grid", lr)
     from collabecon.cli._progress import Progress
     from learning.drivers.ipfl import run_ipfl
+    from learning.loop import DivergedError
 
     config = run_config(args)
+    _check_length(config, args.compare, args.lr_grid)
     if args.compare:
         from collabecon.reproductions.ipfl_comparison import LR_GRID, compare, compared_baselines
 
         grid = tuple(args.lr_grid) if args.lr_grid is not None else LR_GRID
         runs = (1 + len(compared_baselines())) * len(grid)
-        return compare(
-            config,
-            lr_grid=grid,
-            device=args.device,
-            data_dir=args.data_dir,
-            progress=Progress.of(args, "ipfl", runs),
-        )
-    with Progress.of(args, "ipfl").counting(args.rounds, unit="round") as rounds_done:
-        result = run_ipfl(
-            config,
-            device=args.device,
-            data_dir=args.data_dir,
-            checkpoint_dir=args.checkpoint,
-            resume=args.resume,
-            progress=rounds_done,
-        )
+        try:
+            return compare(
+                config,
+                lr_grid=grid,
+                device=args.device,
+                data_dir=args.data_dir,
+                progress=Progress.of(args, "ipfl", runs, eta=True),
+            )
+        except DivergedError as exc:
+            return exc.record()
+    try:
+        with Progress.of(args, "ipfl").counting(args.rounds, unit="round") as rounds_done:
+            result = run_ipfl(
+                config,
+                device=args.device,
+                data_dir=args.data_dir,
+                checkpoint_dir=args.checkpoint,
+                resume=args.resume,
+                progress=rounds_done,
+            )
+    except DivergedError as exc:
+        return exc.record()
     out = result.summary()
     if args.out is not None:
         out["files"] = [str(p) for p in result.save(args.out)]
     return out
+
+
+def _contradictions(args: argparse.Namespace) -> None:
+    """Refuse flags that have no effect under the others given (one line naming both)."""
+    if args.lr_grid is not None and not args.compare:
+        raise ValueError("--lr-grid needs --compare")
+    if args.compare and args.code_compat:
+        raise ValueError(
+            "--compare trains every method with SGD, --code-compat trains IP-FL with the "
+            "reference code's Adadelta: give one of them"
+        )
+    if args.compare:
+        unused = [
+            ("--lr", args.lr is not None, "each method's rate is chosen from --lr-grid"),
+            ("--out", args.out is not None, "a comparison writes no files"),
+            ("--checkpoint", args.checkpoint is not None, "a comparison keeps no checkpoint"),
+        ]
+        for flag, given, why in unused:
+            if given:
+                raise ValueError(f"{flag} has no effect with --compare: {why}")
+    if args.th_bid != _TH_BID:
+        for flag, given, why in (
+            ("--no-incentive", args.no_incentive, "bids are random"),
+            ("--code-compat", args.code_compat, "each client bids for its best cluster only"),
+        ):
+            if given:
+                raise ValueError(f"--th-bid has no effect with {flag}: {why}")
+
+
+def _check_length(config: Any, compare: bool, lr_grid: list[float] | None) -> None:
+    """Refuse a run that cannot finish or whose minibatch indices do not fit in memory.
+
+    Every round at most ``--clients`` clients take ``--local-steps`` steps on minibatches of
+    ``batch_size``; ``--compare`` trains IP-FL and every baseline at every learning rate of
+    the grid (:func:`learning.loop.check_run_length`).
+    """
+    from learning.loop import check_round_indices, check_run_length
+
+    runs = 1
+    if compare:
+        from collabecon.reproductions.ipfl_comparison import LR_GRID, compared_baselines
+
+        runs = (1 + len(compared_baselines())) * len(LR_GRID if lr_grid is None else lr_grid)
+    check_run_length(
+        {
+            "rounds": config.rounds,
+            "clients": config.clients,
+            "local_steps": config.local_steps,
+            "batch_size": config.batch_size,
+        },
+        runs,
+    )
+    check_round_indices(config.clients, config.local_steps, config.batch_size)
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """1 when training diverged (``status`` is ``"failed"``), else 0."""
+    return 1 if result.get("status") == "failed" else 0
 
 
 def render(result: dict[str, Any]) -> str:
@@ -240,6 +310,8 @@ def render(result: dict[str, Any]) -> str:
     distribution, then the token flows, personalised accuracy, PMA and opt-out rate, and the
     files written.
     """
+    if result.get("status") == "failed":
+        return f"FAILED: {result['failed']}"
     if "rows" in result:
         from econ.claims import Claim, claims_text
 

@@ -3,7 +3,9 @@
 Every flag defaults to the field of :class:`learning.train.TrainConfig`, so
 ``collabecon train --algorithm fedavg`` alone trains LeNet-5 on 10 iid clients of
 ``mnist5k``. Prints per-client test accuracy and loss; ``--out DIR`` writes the learning
-curve (``learning_curve.png``) and its numbers (``learning_curve.csv``).
+curve (``learning_curve.png``) and its numbers (``learning_curve.csv``). A run whose loss
+diverges (:func:`learning.loop.divergence_limit`) stops at that round, is reported as
+failed with the round, the loss and the learning rate, and the command exits with 1.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ TRAIN_FLAGS = {
     "dp_max_grad_norm": "DP-SGD's per-example clipping norm C",
     "dp_delta": "the delta of each client's reported (epsilon, delta) guarantee",
 }
+
+#: Library keywords named in messages -> the flags that set them.
+KEYWORDS = {"n_clients": "--clients"}
 
 #: The type of a flag whose field defaults to None.
 _NONE_TYPES = {"clients_per_round": int, "dp_noise_multiplier": float}
@@ -124,6 +129,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
+def dp_flags(args: argparse.Namespace) -> None:
+    """Refuse DP-SGD's settings without DP-SGD (``--dp-noise-multiplier``).
+
+    ``--dp-max-grad-norm`` and ``--dp-delta`` set away from their defaults have no effect
+    when local training is plain SGD.
+
+    Raises
+    ------
+    ValueError
+        One of them is set without ``--dp-noise-multiplier``; the message names both.
+    """
+    from learning.train import TrainConfig
+
+    if args.dp_noise_multiplier is not None:
+        return
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    for name in ("dp_max_grad_norm", "dp_delta"):
+        if getattr(args, name) != defaults[name]:
+            raise ValueError(
+                f"--{name.replace('_', '-')} {getattr(args, name)} has no effect without "
+                "--dp-noise-multiplier (DP-SGD is off): give both, or neither"
+            )
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
     """The :class:`learning.train.TrainConfig` of parsed flags (checked)."""
     from learning.train import TrainConfig
@@ -184,29 +213,47 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``algorithm``, ``dataset``, ``partition``, ``model``, ``engine``, ``device``,
-        ``clients``, ``rounds``, per client ``accuracy`` (None for regression) and ``loss``
-        on its own test set, ``mean_accuracy``, ``mean_loss``, ``seconds``,
-        ``resumed_from``; under DP-SGD each client's ``epsilon`` and the ``delta``; with a
-        common target set (``--target-fraction > 0``) ``target_loss`` and
-        ``target_accuracy`` per client; with ``--out`` the ``files`` written. The command
-        exits with 0.
+        ``status`` (``"done"``, or ``"failed"`` when training diverged), ``algorithm``,
+        ``dataset``, ``partition``, ``model``, ``engine``, ``device``, ``clients``,
+        ``rounds``, per client ``accuracy`` (None for regression) and ``loss`` on its own
+        test set, ``mean_accuracy``, ``mean_loss``, ``seconds``, ``resumed_from``; under
+        DP-SGD each client's ``epsilon`` and the ``delta``; with a common target set
+        (``--target-fraction > 0``) ``target_loss`` and ``target_accuracy`` per client;
+        with ``--out`` the ``files`` written. A diverged run also has ``failed`` (the
+        reason: round, loss, learning rate), ``diverged``
+        (:meth:`learning.loop.Divergence.to_dict`) and ``loss_why`` (a loss that is no
+        number is None); its numbers are those of the round it stopped at.
+        :func:`exit_status` gives the exit code: 1 for a diverged run, else 0.
 
     Raises
     ------
     ValueError
-        ``--resume`` without ``--checkpoint``, ``--checkpoint-every`` below 1, a bad device
-        or directory, or a configuration :class:`learning.train.TrainConfig` refuses; the
-        command exits with code 2.
+        ``--resume`` without ``--checkpoint``, ``--checkpoint-every`` below 1 or without
+        ``--checkpoint``, a bad device or directory, ``--data-dir`` with a dataset that
+        reads no files, or a configuration :class:`learning.train.TrainConfig` or
+        :func:`learning.train.train` refuses (counts, run length, memory), or DP-SGD's
+        settings without ``--dp-noise-multiplier`` (:func:`dp_flags`); the command exits with
+        code 2.
     """
-    from collabecon.cli._checks import device_flag, existing_dir, needs_checkpoint
+    from collabecon.cli._checks import (
+        data_dir_for,
+        device_flag,
+        existing_dir,
+        needs_checkpoint,
+    )
     from collabecon.cli._paths import writable_dir
 
     needs_checkpoint(args.resume, args.checkpoint)
     if args.checkpoint_every < 1:
         raise ValueError(f"--checkpoint-every must be an integer >= 1, got {args.checkpoint_every}")
+    dp_flags(args)
+    if args.checkpoint is None and args.checkpoint_every != 1:
+        raise ValueError(
+            f"--checkpoint-every {args.checkpoint_every} has no effect without --checkpoint DIR"
+        )
     device_flag("--device", args.device)
     existing_dir("--data-dir", args.data_dir)
+    data_dir_for(args.dataset, args.data_dir)
     writable_dir("--out", args.out)
     writable_dir("--checkpoint", args.checkpoint)
     from collabecon.cli._progress import Progress
@@ -221,8 +268,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         checkpoint_every=args.checkpoint_every,
         resume=args.resume,
         progress=Progress.of(args, "train").enabled,  # off with --json or --no-progress
+        on_divergence="stop",
     )
     out: dict[str, Any] = {
+        "status": "done" if result.diverged is None else "failed",
         "algorithm": config.algorithm,
         "dataset": config.dataset,
         "partition": config.partition,
@@ -232,23 +281,41 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "clients": config.clients,
         "rounds": config.rounds,
         "accuracy": None if result.accuracy is None else result.accuracy.tolist(),
-        "loss": result.loss.tolist(),
+        "loss": _numbers(result.loss),
         "mean_accuracy": result.mean_accuracy,
-        "mean_loss": float(result.loss.mean()),
+        "mean_loss": _number(float(result.loss.mean())),
         "seconds": result.seconds,
         "resumed_from": result.resumed_from,
     }
+    if result.diverged is not None:
+        out["failed"] = result.diverged.reason
+        out["diverged"] = result.diverged.to_dict()
+        out["loss_why"] = "training diverged: a loss that is no number is None"
     if result.epsilon is not None:
         out["epsilon"] = result.epsilon.tolist()
         out["delta"] = config.dp_delta
     if result.target is not None:
-        out["target_loss"] = result.target.loss.tolist()
+        out["target_loss"] = _numbers(result.target.loss)
         out["target_accuracy"] = (
             None if result.target.accuracy is None else result.target.accuracy.tolist()
         )
     if args.out is not None:
         out["files"] = _write_curve(Path(args.out), result)
     return out
+
+
+def _number(value: float) -> float | None:
+    """``value``, or None where it is NaN (the loss of a diverged model)."""
+    return None if value != value else value
+
+
+def _numbers(values: Any) -> list[float | None]:
+    return [_number(float(v)) for v in values]
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """1 when training diverged (``status`` is ``"failed"``), else 0."""
+    return 1 if result["status"] == "failed" else 0
 
 
 def render(result: dict[str, Any]) -> str:
@@ -278,4 +345,6 @@ def render(result: dict[str, Any]) -> str:
         eps = ", ".join(fmt(e, 3) for e in result["epsilon"])
         lines.append(f"DP-SGD: each client's epsilon at delta {result['delta']:g}: {eps}")
     lines += [f"wrote {f}" for f in result.get("files", [])]
+    if result["status"] == "failed":
+        lines.append(f"FAILED: {result['failed']}")
     return "\n".join(lines)

@@ -230,7 +230,10 @@ def _best(runs: dict[float, _Trained | None], name: str) -> float:
     """The learning rate whose run has the best mean validation accuracy (the first of a tie)."""
     scores = {lr: float(r.val.mean()) for lr, r in runs.items() if r is not None}
     if not scores:
-        raise ValueError(f"{name} diverged at every learning rate of lr_grid {list(runs)}")
+        raise DivergedError(
+            f"training of {name} diverged at every learning rate of the grid "
+            f"{[float(lr) for lr in runs]} (--lr-grid); try smaller learning rates"
+        )
     return max(scores, key=lambda lr: scores[lr])
 
 

@@ -26,6 +26,7 @@ rules of :mod:`games.defection_free` drive real training, round by round:
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -41,7 +42,7 @@ from games.defection_free import (
 from learning.data import Dataset, load_dataset
 from learning.device import resolve_device
 from learning.engine import BatchedEngine, Evaluation, Params, Task, parameters_of, sample_batches
-from learning.loop import DivergedError
+from learning.loop import check_loss, divergence_limit
 from learning.models import build_model
 from learning.optim import float32_step
 from learning.partition import label_cdf
@@ -307,11 +308,13 @@ class TorchFirms:
         x, y = self._batch(name, joint, rows)
         grads, loss = self.engine.gradients(params, x, y)
         value = float(loss.sum())
-        if not np.isfinite(value):
-            raise DivergedError(
-                f"training of the {name} firm diverged: its minibatch loss is {value} with "
-                f"learning rate {self.setup.lr:g} (--lr); try a smaller learning rate"
-            )
+        check_loss(
+            f"the minibatch loss of the {name} firm",
+            value,
+            None,
+            self.setup.lr,
+            divergence_limit(math.log(self.n_classes)),
+        )
         return grads
 
     def _size(self, name: str) -> int:

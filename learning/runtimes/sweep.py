@@ -135,10 +135,18 @@ def plan(train: Mapping[str, Any], grid: Mapping[str, Any]) -> list[Run]:
 def run_point(
     fields: Mapping[str, Any], device: str | None, data_dir: str | None
 ) -> dict[str, Any]:
-    """Train one configuration and return its measures (:data:`MEASURES`); runs in a worker."""
+    """Train one configuration and return its measures (:data:`MEASURES`); runs in a worker.
+
+    A run whose training diverged (:attr:`learning.train.TrainResult.diverged`) has no
+    measures: it raises :class:`learning.loop.DivergedError` with the reason, and the sweep
+    records it as failed.
+    """
+    from learning.loop import DivergedError
     from learning.train import train
 
-    result = train(make_config(fields), device=device, data_dir=data_dir)
+    result = train(make_config(fields), device=device, data_dir=data_dir, on_divergence="stop")
+    if result.diverged is not None:
+        raise DivergedError(result.diverged)
     target = result.target
     return {
         "mean_accuracy": None if result.mean_accuracy is None else float(result.mean_accuracy),

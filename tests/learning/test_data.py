@@ -135,6 +135,53 @@ def test_npz_archive_is_read(tmp_path):
     np.testing.assert_array_equal(data.y, np.arange(5))
 
 
+@pytest.mark.parametrize(
+    ("images", "labels", "bad", "message"),
+    [
+        ((6, 28, 28), np.array([0, 1, 2, 12, 4, 5]), "labels", r"labels in \[0, 12\], mnist has"),
+        ((6, 27, 28), np.arange(6), "images", r"image shape \(27, 28\), expected \(28, 28\)"),
+        ((6, 28, 28), np.arange(5), "labels", "5 labels for the 6 images"),
+        ((6, 28, 28), np.zeros((6, 2)), "labels", "announces 2 dimensions"),
+    ],
+)
+def test_idx_files_with_bad_fields_are_refused_naming_the_file(
+    tmp_path, images, labels, bad, message
+):
+    folder = tmp_path / "mnist"
+    folder.mkdir()
+    for part in ("train", "t10k"):
+        _write_idx(folder / f"{part}-images-idx3-ubyte", np.zeros(images), gz=False)
+        _write_idx(folder / f"{part}-labels-idx1-ubyte", labels, gz=False)
+    kind = "images-idx3" if bad == "images" else "labels-idx1"
+    with pytest.raises(ValueError, match=message) as refused:
+        load_dataset("mnist", data_dir=tmp_path, part="train")
+    assert str(refused.value).startswith(f"{folder / f'train-{kind}-ubyte'}: ")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"y_train": np.array([0, 1, 2, 3.5, 4])}, "y_train must hold integer labels"),
+        ({"y_train": np.array([0, 1, 2, 3, 10])}, r"y_train holds labels in \[0, 10\]"),
+        ({"y_test": np.array([-1, 0])}, r"y_test holds labels in \[-1, 0\]"),
+        ({"y_train": np.zeros((5, 2))}, "y_train must be one label per image"),
+        ({"x_train": np.full((5, 28, 28), np.nan)}, r"x_train must hold pixel values"),
+        ({"x_test": np.full((2, 28, 28), 300.0)}, r"x_test must hold pixel values"),
+    ],
+)
+def test_npz_archive_with_bad_fields_is_refused_naming_the_file(tmp_path, change, message):
+    arrays = {
+        "x_train": np.zeros((5, 28, 28), dtype=np.uint8),
+        "y_train": np.arange(5),
+        "x_test": np.zeros((2, 28, 28), dtype=np.uint8),
+        "y_test": np.array([8, 9]),
+    }
+    np.savez(tmp_path / "mnist.npz", **{**arrays, **change})
+    with pytest.raises(ValueError, match=message) as refused:
+        load_dataset("mnist", data_dir=tmp_path)
+    assert str(refused.value).startswith(f"{tmp_path / 'mnist.npz'}: ")
+
+
 def test_cifar_python_batches_are_read(tmp_path):
     rng = np.random.default_rng(2)
     folder = tmp_path / "cifar-100-python"

@@ -3,6 +3,8 @@
 import csv
 import importlib.util
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -103,16 +105,51 @@ def test_train_human_output(capsys):
         (["--algorithm", "nope"], "algorithm must be one of"),
         (["--dataset", "nope"], "dataset must be one of"),
         (["--lr", "0"], "lr must lie in"),
-        (["--clients", "100000"], "n_clients must be at most"),
+        (["--clients", "100000"], "--clients must be at most"),
         (["--resume"], "--resume needs --checkpoint"),
         (["--partition-arg", "bogus=1"], "unknown bogus"),
         (["--dp-noise-multiplier", "-1"], "noise_multiplier must lie in [0, inf]"),
-        (["--dp-noise-multiplier", "1", "--dp-max-grad-norm", "0"], "max_grad_norm must lie"),
+        (["--dp-noise-multiplier", "1", "--dp-max-grad-norm", "0"], "--dp-max-grad-norm must lie"),
+        (["--dp-delta", "0"], "--dp-delta 0.0 has no effect without --dp-noise-multiplier"),
+        (["--batch-size", "5000"], "--batch-size=5000 exceeds every client's training set"),
     ],
 )
 def test_train_bad_input_exits_2(capsys, argv, message):
     assert main(["train", *TINY, *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_diverged_run_is_marked_failed_and_exits_1(capsys, tmp_path):
+    # a learning rate of 1e6 sends the MLP's loss past 1e4 times its initial loss in round 1
+    checkpoint = tmp_path / "ck"
+    argv = ["train", "--json", *TINY, "--lr", "1e6", "--rounds", "5"]
+    assert main([*argv, "--checkpoint", str(checkpoint)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "failed" and out["diverged"]["round"] == 1
+    assert out["failed"].startswith("training diverged at round 1: the mean training loss")
+    assert "learning rate 1e+06 (--lr)" in out["failed"]
+    assert out["diverged"]["loss"] > out["diverged"]["limit"] > 0
+    assert not (checkpoint / "checkpoint.pt").exists()  # the diverged round is not kept
+    assert main(["train", *TINY, "--lr", "1e6"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].startswith("FAILED: training diverged")
+
+
+def test_a_checkpoint_in_use_by_a_live_process_is_refused(capsys, tmp_path):
+    from collabecon.cli._lock import LOCK_NAME
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        checkpoint = tmp_path / "ck"
+        checkpoint.mkdir()
+        owner = {"pid": sleeper.pid, "started": None, "command": ["collabecon", "train"]}
+        (checkpoint / LOCK_NAME).write_text(json.dumps(owner))
+        assert main(["train", *TINY, "--checkpoint", str(checkpoint)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"pid {sleeper.pid}" in err and "--checkpoint" in err
+        assert sorted(p.name for p in checkpoint.iterdir()) == [LOCK_NAME]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 def test_sweep_runs_a_grid_into_one_csv(capsys, tmp_path):

@@ -7,6 +7,7 @@ The token economy of :mod:`games.ipfl` around the clients' work
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +37,12 @@ from learning.drivers.ipfl.result import IPFLResult
 from learning.drivers.ipfl.setup import Setup, build_setup
 from learning.drivers.ipfl.training import cold_start, reference_accuracy, updates_per_round
 from learning.engine import Params, broadcast, group_mean, select
-from learning.loop import check_finite_loss, write_checkpoint
+from learning.loop import (
+    DivergedError,
+    clients_divergence,
+    divergence_limit,
+    write_checkpoint,
+)
 from learning.rng import draw_entropy, round_rng
 
 __all__ = ["play_ipfl", "run_ipfl", "start_state"]
@@ -83,6 +89,9 @@ def play_ipfl(
     """
     mech = run.mechanism
     sizes, available = clients.sizes, clients.available
+    # the untrained classifier's cross-entropy, ln C, is the initial loss of the divergence rule
+    classes = 1 + max(int(np.max(y)) for _, y in clients.sources)
+    limit = divergence_limit(math.log(classes))
     for r in range(state["round"], run.rounds):
         rng = round_rng(state["entropy"], r)
         models = state["models"]
@@ -96,7 +105,9 @@ def play_ipfl(
         contributions: dict[int, np.ndarray] = {}
         if cs.size:
             trained = clients.train(select(models, ks), cs, rng)
-            check_finite_loss("training", float(np.mean(trained.loss)), r + 1, run.lr)
+            diverged = clients_divergence("training", trained.loss, r + 1, run.lr, limit, cs)
+            if diverged is not None:
+                raise DivergedError(diverged)
             device = next(iter(models.values())).device
             new = group_mean(
                 trained.params,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from learning.data import load_dataset
 from learning.drivers.defection_free import DuopolySetup, TorchFirms, split_data
 from learning.drivers.defection_free_schemes import DuopolyRun, run_schemes
 from learning.engine import BatchedEngine, Params, Task, parameters_of
-from learning.loop import DivergedError
+from learning.loop import check_loss, divergence_limit
 from learning.models import build_model
 from learning.rng import torch_generator
 from learning.runtimes.flower.records import pack, record_of, scalar, unpack
@@ -206,11 +207,13 @@ class FlowerFirms(TorchFirms):
         )
         weights = counts / counts.sum()
         value = float(sum(w * float(metric(m, "loss")) for w, m in zip(weights, got, strict=True)))
-        if not np.isfinite(value):
-            raise DivergedError(
-                f"training of the {name} firm diverged: its minibatch loss is {value} with "
-                f"learning rate {self.setup.lr:g} (--lr); try a smaller learning rate"
-            )
+        check_loss(
+            f"the minibatch loss of the {name} firm",
+            value,
+            None,
+            self.setup.lr,
+            divergence_limit(math.log(self.n_classes)),
+        )
         grads = [
             unpack(record_of(m.content, "arrays", ArrayRecord).to_torch_state_dict(), "gradient")
             for m in got

@@ -25,8 +25,8 @@ The server draws from the round's stream in the in-process order (bids, selectio
 training minibatch keys it skips, the hold-out rows), so for one seed the ledger and the
 models are those of :func:`learning.drivers.ipfl.run_ipfl`; the hold-out gradient is a
 weighted sum of the payers' gradients instead of one gradient over their pooled rows, equal
-up to float32 rounding. The training loss checked for divergence is the mean of the payers'
-mean losses, as in process. The clients' majority sources stay on the nodes, so the records
+up to float32 rounding. The training losses checked for divergence are each payer's mean
+loss, as in process. The clients' majority sources stay on the nodes, so the records
 have no ``bidder_purity``. The reference accuracy :math:`\rho_i` of PMA (Eq. 1) is a separate
 FedAvg run and is not part of this federation.
 """
