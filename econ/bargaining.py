@@ -4,13 +4,15 @@ The Nash bargaining solution (Nash 1950; Werner 2024, ch. 3, section 3.4) maximi
 product over the *individually rational* part of the feasible set;
 :mod:`econ.nash_bargaining` solves that program for any two players over a box of parameters.
 
-For the duopoly the thesis's program constrains the two revenues and nothing else: the low
-firm's bargained quality :math:`q_l^*` may lie below its starting quality, and Proposition 4
-("if :math:`q_{l,0} > q_l^*`, Algorithm 5 cannot converge") is about exactly those starts.
-That is the default here (``allow_lower=True``, ``thesis.ch3.nash.program``). Section 3.3's
-assumption that model qualities never degrade restricts what Algorithm 5 can reach; with
-``allow_lower=False`` the bargaining is over those reachable qualities,
-:math:`q_l \ge q_{l,0}, q_h \ge q_{h,0}` (``thesis.ch3.nash.reachable``).
+No firm accepts a bargained model worse than the one it starts with, and section 3.3
+assumes that model qualities never degrade: by default (``allow_lower=False``) the
+bargaining is over the qualities reachable from the disagreement point,
+:math:`q_l \ge q_{l,0}, q_h \ge q_{h,0}` (``thesis.ch3.nash.reachable``). The thesis's
+program constrains the two revenues and nothing else: its :math:`q_l^*` may lie below the
+low firm's starting quality, and Proposition 4 ("if :math:`q_{l,0} > q_l^*`, Algorithm 5
+cannot converge") is about exactly those starts; ``allow_lower=True`` solves that program
+(``thesis.ch3.nash.program``), as the reproductions of the thesis's Algorithm 5 and
+figures do.
 
 With disagreement point :math:`(q_{l,0}, q_{h,0})` and maximal quality :math:`Q`,
 Proposition 2 gives :math:`q_h^* = Q`, and homogeneity reduces the problem to the ratio
@@ -229,14 +231,15 @@ def nash_report(
 
 
 def feasible_interval(
-    q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike = 1.0, *, allow_lower: bool = True
+    q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike = 1.0, *, allow_lower: bool = False
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Ratios :math:`\rho` at :math:`q_h = Q` where neither firm is worse off than at the start.
 
     :math:`U_l \ge U_{l,0}` on :math:`[\rho_a, \rho_b]`,
     :math:`\rho_{a,b} = ((1 + 8A) \mp \sqrt{1 - 48A}) / (2(1 + A))`, and :math:`U_h \ge U_{h,0}`
     for :math:`\rho \le \rho_U = u_h^{-1}(H)`. The interval always contains
-    :math:`q_{l,0}/Q`. With ``allow_lower=False`` its lower end is at least :math:`q_{l,0}/Q`.
+    :math:`q_{l,0}/Q`. Its lower end is at least :math:`q_{l,0}/Q` unless ``allow_lower``
+    (the thesis's program, module docstring).
 
     References
     ----------
@@ -245,9 +248,11 @@ def feasible_interval(
 
     Examples
     --------
-    >>> lo, hi = feasible_interval(0.3, 0.6)
+    >>> lo, hi = feasible_interval(0.3, 0.6, allow_lower=True)
     >>> round(float(lo), 6), round(float(hi), 6)
     (0.225191, 0.739681)
+    >>> round(float(feasible_interval(0.3, 0.6)[0]), 6)  # no lower than the start
+    0.3
     """
     a_, h_, q = disagreement_ratios(q_l0, q_h0, q_max)
     lo, hi = _interval(a_, h_)
@@ -258,7 +263,7 @@ def feasible_interval(
 
 
 def duopoly_nash_solution(
-    q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike = 1.0, *, allow_lower: bool = True
+    q_l0: ArrayLike, q_h0: ArrayLike, q_max: ArrayLike = 1.0, *, allow_lower: bool = False
 ) -> DuopolyNashSolution:
     r"""Nash bargaining solution of the quality duopoly, vectorised over starting points.
 
@@ -269,13 +274,14 @@ def duopoly_nash_solution(
     q_max
         :math:`Q = \max_x q(x)`, the best quality collaboration can reach (``q_h0 <= Q <= 1``).
     allow_lower
-        The feasible set. ``True`` (the thesis's program, section 3.4): every
-        :math:`q_l \le q_h \le Q` whose revenues are individually rational, so :math:`q_l^*`
-        may lie below :math:`q_{l,0}` (the starts of Proposition 4). ``False``: only qualities
-        reachable when models never degrade (section 3.3, assumption 4),
-        :math:`q_l \ge q_{l,0}`, :math:`q_h \ge q_{h,0}`; the solution is then
-        :math:`(\max(q_{l,0}, q_l^*), Q)`, the Nash product being unimodal in
-        :math:`\rho` on the rational interval (``thesis.ch3.nash.reachable``).
+        The feasible set. ``False`` (the default): only qualities reachable when models never
+        degrade (section 3.3, assumption 4), :math:`q_l \ge q_{l,0}`,
+        :math:`q_h \ge q_{h,0}`, so no firm ends below its disagreement quality; the
+        solution is :math:`(\max(q_{l,0}, q_l^*), Q)`, the Nash product being unimodal in
+        :math:`\rho` on the rational interval (``thesis.ch3.nash.reachable``). ``True``
+        (the thesis's program, section 3.4): every :math:`q_l \le q_h \le Q` whose revenues
+        are individually rational, so :math:`q_l^*` may lie below :math:`q_{l,0}` (the
+        starts of Proposition 4).
 
     Notes
     -----
@@ -293,6 +299,10 @@ def duopoly_nash_solution(
     >>> deal = duopoly_nash_solution(0.2, 0.6, 1.0)
     >>> round(float(deal.q_l_star), 6), float(deal.q_h_star)
     (0.396832, 1.0)
+    >>> float(duopoly_nash_solution(0.5, 0.6, 1.0).q_l_star)  # the low firm keeps its 0.5
+    0.5
+    >>> round(float(duopoly_nash_solution(0.5, 0.6, 1.0, allow_lower=True).q_l_star), 6)
+    0.45255
     """
     a_, h_, q = disagreement_ratios(q_l0, q_h0, q_max)
     lo, hi = _interval(a_, h_)

@@ -323,7 +323,7 @@ def _code_nash_optimum(a_: float, h_: float, lo: float, hi: float) -> float:
 
 def _code_points(rational_only: bool) -> list[dict[str, Any]]:
     ql0, qh0 = start_grid(25)
-    sol = duopoly_nash_solution(ql0, qh0)
+    sol = duopoly_nash_solution(ql0, qh0, allow_lower=True)
     a_, h_, _ = disagreement_ratios(ql0, qh0, 1.0)
     out = []
     for i in range(ql0.size):

@@ -34,7 +34,7 @@ _q_l, _q_h = duopoly.q_l, duopoly.q_h
 def _grid_solution(n: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Starting grid and its rho*, shared by the checks that sweep it."""
     ql0, qh0 = start_grid(n)
-    return ql0, qh0, duopoly_nash_solution(ql0, qh0).rho_star
+    return ql0, qh0, duopoly_nash_solution(ql0, qh0, allow_lower=True).rho_star
 
 
 _PRINTED_CUBIC = (
@@ -131,7 +131,9 @@ def _rho_inf(quadratic: sp.Expr = _LIMIT_QUADRATIC) -> Verdict:
     if not limit.holds:
         return limit
     root = max(sp.solve(quadratic, rho), key=lambda r: float(r) if r.is_real else -1)
-    got = duopoly_nash_solution(np.zeros(3), np.array([1e-9, 1e-6, 1e-3])).rho_star
+    got = duopoly_nash_solution(
+        np.zeros(3), np.array([1e-9, 1e-6, 1e-3]), allow_lower=True
+    ).rho_star
     if np.any(np.abs(got - float(root)) > 1e-2):
         return refuted(
             "the solver does not approach the root",
@@ -172,7 +174,7 @@ def _lemma25(bound: float = 0.43) -> Verdict:
     inside = ql0 / qh0 <= r
     roots = _cubic_roots_in_unit(ql0[inside], qh0[inside])
     other = np.nanmax(np.where(np.abs(roots - r[inside, None]) > 1e-6, roots, np.nan), axis=1)
-    high = duopoly_nash_solution(ql0[inside], qh0[inside]).rho_high
+    high = duopoly_nash_solution(ql0[inside], qh0[inside], allow_lower=True).rho_high
     return on_points(
         lambda rho_0, rho_star, other_root, rho_high: (
             rho_star <= bound and not other_root <= rho_high
@@ -254,7 +256,7 @@ def _printed_threshold(u_h0: NDArray, rho_star: NDArray) -> NDArray:
 )
 def _catchup(threshold: Callable[[NDArray, NDArray], NDArray] = _printed_threshold) -> Verdict:
     ql0, qh0 = start_grid(80)
-    sol = duopoly_nash_solution(ql0, qh0)
+    sol = duopoly_nash_solution(ql0, qh0, allow_lower=True)
     _, uh0 = duopoly.revenues(ql0, qh0)
     thr = threshold(uh0, sol.rho_star)
     growth = thr / qh0

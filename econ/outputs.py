@@ -7,6 +7,8 @@ infinite floats ``None``, so ``json.dumps(..., allow_nan=False)`` always succeed
 
 :func:`scalar_or_array` gives a Python ``float`` where the inputs were scalars and keeps the
 array otherwise; :func:`frame` builds a pandas DataFrame, pandas being optional.
+:func:`write_atomically` writes a file so that a reader, or a run resumed after a kill, sees
+the old file or the whole new one, never a part.
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ import dataclasses
 import json
 import math
 import numbers
+import os
+import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["fields_frame", "frame", "plain", "plain_fields", "scalar_or_array"]
+__all__ = [
+    "fields_frame",
+    "frame",
+    "plain",
+    "plain_fields",
+    "scalar_or_array",
+    "write_atomically",
+]
 
 
 def _number(value: Any) -> Any:
@@ -128,3 +140,22 @@ def fields_frame(record: Any, what: str) -> Any:
     return frame(
         {f.name: np.ravel(getattr(record, f.name)) for f in dataclasses.fields(record)}, what
     )
+
+
+def write_atomically(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to a new file beside ``path`` and rename it onto ``path``.
+
+    The temporary file is flushed to disk before :func:`os.replace`, which replaces ``path``
+    in one step; it is removed again if the write fails or is interrupted.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with tmp.open("x") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -124,7 +124,9 @@ def _prop3_step(step_cap: Callable[[float], float]) -> Verdict:
             values = [
                 loss(p) + sign * p[1] / 50 for p in (*rnd["points"], after) for sign in (1, -1)
             ]
-            sol = bargaining.duopoly_nash_solution(rnd["q_l_prev"], rnd["q_h_prev"], rnd["q_max"])
+            sol = bargaining.duopoly_nash_solution(
+                rnd["q_l_prev"], rnd["q_h_prev"], rnd["q_max"], allow_lower=True
+            )
             inside = (
                 all(0 <= v <= 1 for v in values)
                 and rnd["q_l_prev"] < float(sol.q_l_star)

@@ -85,18 +85,107 @@ def choice(name: str, value: str, allowed: tuple[str, ...] | list[str]) -> str:
     return value
 
 
-def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
-    """The JSON value in the file at ``path``.
+#: The deepest nesting of arrays and objects :func:`read_json` accepts (the toolkit's own
+#: files nest a few levels).
+JSON_MAX_DEPTH = 32
+#: Bytes of parsed Python objects per byte of a text file, an upper estimate (a small number
+#: in an object or a CSV row takes up to about this much once parsed), for the memory check
+#: of a file before it is parsed.
+PARSED_BYTES_PER_BYTE = 64
 
-    Raises a ValueError naming ``what`` and the path when the file cannot be read or is not JSON.
+
+def file_fits_in_memory(path: str | os.PathLike[str], what: str = "file") -> None:
+    """Refuse a text file whose parsed contents would not fit in memory, before reading it.
+
+    Raises
+    ------
+    ValueError
+        The file's size times :data:`PARSED_BYTES_PER_BYTE` exceeds the physical memory
+        (:func:`fits_in_memory`), naming ``what`` and the path.
+    """
+    p = Path(path)
+    fits_in_memory(
+        f"the {what} {p} ({_size(p.stat().st_size)})", PARSED_BYTES_PER_BYTE * p.stat().st_size
+    )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not np.isfinite(value):
+        raise ValueError(f"the number {text} lies beyond the largest float")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"an object names the key {key!r} twice")
+        out[key] = value
+    return out
+
+
+def _depth(value: Any) -> int:
+    """The nesting depth of a parsed JSON value (a scalar 0, ``[]`` 1), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            stack.extend(
+                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
+    """The JSON value in the file at ``path``, read strictly.
+
+    Strict JSON (RFC 8259) in UTF-8 and nothing else: where Python's :func:`json.loads`
+    keeps the last of a repeated key, reads ``NaN`` and ``Infinity`` and turns ``1e400`` into
+    an infinite float, this refuses them.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``what`` and the path: the file cannot be read, would not fit in
+        memory once parsed (:func:`file_fits_in_memory`), is not UTF-8 or not JSON; an object
+        names a key twice; it holds ``NaN``, ``Infinity``, ``-Infinity`` or a number beyond
+        the largest float; its arrays and objects nest deeper than :data:`JSON_MAX_DEPTH`.
     """
     p = Path(path)
     try:
-        return json.loads(p.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
+        file_fits_in_memory(p, what)
+        text = p.read_bytes().decode("utf-8")
+    except OSError as exc:
         raise ValueError(f"cannot read the {what} {p}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the {what} {p} is not UTF-8 text: {exc}") from None
+
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+        )
+    except RecursionError:
+        raise ValueError(
+            f"the {what} {p} nests arrays and objects deeper than {JSON_MAX_DEPTH} levels"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p} is not JSON: {exc}") from None
+    except ValueError as exc:  # a hook's refusal, or an integer of too many digits
+        raise ValueError(f"{p} is not strict JSON: {exc}") from None
+    if _depth(value) > JSON_MAX_DEPTH:
+        raise ValueError(
+            f"the {what} {p} nests arrays and objects deeper than {JSON_MAX_DEPTH} levels"
+        )
+    return value
 
 
 def fits_in_memory(what: str, nbytes: float) -> None:

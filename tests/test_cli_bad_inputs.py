@@ -94,6 +94,16 @@ BASE: dict[str, list[str]] = {
     "bench engine": ["bench", "engine", "--clients", "2", "--repeats", "1", "--steps", "1"],
     "bench all-pairs": ["bench", "all-pairs", "--clients", "2", "--repeats", "1"],
     "bench dp": ["bench", "dp", "--clients", "2", "--repeats", "1", "--steps", "1"],
+    "bench bargaining": [
+        *("bench", "bargaining", "--points", "40", "--baseline-points", "8"),
+        *("--reference-points", "8", "--repeats", "1"),
+    ],
+    "bench pricing-repeated": [
+        *("bench", "pricing-repeated", "--runs", "2", "--rounds", "30", "--baseline-runs", "2"),
+        *("--baseline-rounds", "10", "--scale-runs", "2", "--repeats", "1"),
+    ],
+    "bench privacy": ["bench", "privacy", "--clients", "30", "--existence-clients", "50"],
+    "reproduce": ["reproduce", "--out", "rep", "--only", "pricing"],
     "privacy exists": ["privacy", "exists", "--model", "dp-mean", "--lam", "1", "2"],
     "privacy optimal": ["privacy", "optimal", "--model", "dp-mean", "--lam", "1", "2"],
     "privacy figure1": ["privacy", "figure1", "--out", "fig", "--repetitions", "5"],
@@ -127,11 +137,14 @@ BASE: dict[str, list[str]] = {
 COUNT = ["-1", "0", "1.5", "nan", "inf", "1e400", "abc"]  # integer >= 1
 COUNT0 = ["-1", "1.5", "nan", "abc"]  # integer >= 0
 SEED = ["-1", "1.5", "abc"]
+SEED_HUGE = "18446744073709551616"  # 2**64: no numpy or torch seed
 POS = ["-1", "0", "nan", "inf", "-inf", "1e400", "abc"]  # finite > 0
 NONNEG = ["-1", "nan", "inf", "-inf", "1e400", "abc"]  # finite >= 0
 UNIT = ["-0.1", "1.5", "nan", "inf", "-inf", "abc"]  # [0, 1]
 OPEN_UNIT = ["0", "1", "-0.1", "1.5", "nan", "inf", "abc"]  # (0, 1)
 FRACTION_POS = ["-1", "0", "nan", "inf", "abc"]
+#: exact numbers (fractions) that are no finite float, or would take minutes to build
+EXACT_OVERFLOW = ["1e400", "1/0", "1e99999999", "1e-99999999"]
 
 #: (subcommand, flag, domain)
 NUMERIC: list[tuple[str, str, list[str]]] = [
@@ -145,7 +158,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("defection-free", "--init-epochs-high", COUNT0),
     ("defection-free", "--q-max", ["-1", "0", "nan", "inf", "1.5", "abc"]),
     ("defection-free", "--tolerance", NONNEG),
-    ("market", "--qualities", UNIT),
+    ("market", "--qualities", [*UNIT, "1e400"]),
     ("market", "--consumers", COUNT0),
     ("market", "--seed", SEED),
     ("demo", "--rounds", COUNT),
@@ -187,10 +200,30 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("bench all-pairs", "--clients", COUNT),
     ("bench all-pairs", "--batch-size", COUNT),
     ("bench all-pairs", "--repeats", COUNT),
+    ("bench engine", "--seed", [*SEED, SEED_HUGE]),
+    ("bench all-pairs", "--seed", [*SEED, SEED_HUGE]),
     ("bench dp", "--clients", COUNT),
+    ("bench dp", "--batch-size", COUNT),
+    ("bench dp", "--repeats", [*COUNT, "1001"]),
     ("bench dp", "--steps", COUNT),
-    ("bench dp", "--noise", POS),
-    ("bench dp", "--max-grad-norm", POS),
+    ("bench dp", "--seed", [*SEED, SEED_HUGE]),
+    ("bench dp", "--noise", [*POS, "1e308"]),  # 1e308 x the clipping norm overflows float32
+    ("bench dp", "--max-grad-norm", [*POS, "1e308"]),
+    ("bench bargaining", "--points", COUNT),
+    ("bench bargaining", "--baseline-points", COUNT),
+    ("bench bargaining", "--reference-points", COUNT),
+    ("bench bargaining", "--repeats", [*COUNT, "1001"]),
+    ("bench bargaining", "--seed", SEED),
+    ("bench pricing-repeated", "--runs", [*COUNT, "1"]),  # 1 run has no standard error
+    ("bench pricing-repeated", "--rounds", COUNT),
+    ("bench pricing-repeated", "--baseline-runs", [*COUNT, "1"]),
+    ("bench pricing-repeated", "--baseline-rounds", COUNT),
+    ("bench pricing-repeated", "--scale-runs", COUNT0),
+    ("bench pricing-repeated", "--repeats", [*COUNT, "1001"]),
+    ("bench privacy", "--clients", COUNT),
+    ("bench privacy", "--existence-clients", COUNT),
+    ("reproduce", "--seeds", [*COUNT, "1001", "99999999999999999999"]),
+    ("reproduce", "--workers", COUNT),
     ("privacy exists", "--lam", ["-1", "nan", "inf", "abc"]),
     ("privacy exists", "--n", ["-1", "0", "1.5", "nan", "inf", "abc"]),
     ("privacy exists", "--sigma", ["-1", "0", "nan", "inf", "abc"]),
@@ -213,27 +246,28 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("privacy curve", "--lr", [*POS, "1e308"]),  # 1e308 overflows float32
     ("privacy curve", "--clip", POS),
     ("privacy curve", "--delta", OPEN_UNIT),
-    ("pricing equilibrium", "--mu", ["0", "1", "-1", "3/2", "nan", "abc"]),
-    ("pricing equilibrium", "--theta-low", ["-1", "nan", "inf", "abc"]),  # 0 <= theta_low
-    ("pricing equilibrium", "--theta-high", FRACTION_POS),
-    ("pricing equilibrium", "--cb", ["-1", "nan", "abc"]),
-    ("pricing equilibrium", "--cs", ["-1", "nan", "abc"]),
+    ("pricing equilibrium", "--mu", ["0", "1", "-1", "3/2", "nan", "abc", *EXACT_OVERFLOW]),
+    ("pricing equilibrium", "--theta-low", ["-1", "nan", "inf", "abc", *EXACT_OVERFLOW]),
+    ("pricing equilibrium", "--theta-high", [*FRACTION_POS, *EXACT_OVERFLOW]),
+    ("pricing equilibrium", "--cb", ["-1", "nan", "abc", *EXACT_OVERFLOW]),
+    ("pricing equilibrium", "--cs", ["-1", "nan", "abc", *EXACT_OVERFLOW]),
     ("pricing equilibrium", "--buyers", COUNT),
-    ("pricing equilibrium", "--alpha", ["-1", "3/2", "nan", "abc"]),
+    ("pricing equilibrium", "--alpha", ["-1", "3/2", "nan", "abc", *EXACT_OVERFLOW]),
     ("pricing repeated", "--rounds", COUNT),
     ("pricing repeated", "--seeds", COUNT),
     ("pricing repeated", "--seed", SEED),
-    ("pricing repeated", "--buyers", COUNT),
-    ("pricing repeated", "--eta", POS),
-    ("pricing repeated", "--gamma", ["-0.1", "nan", "inf", "abc"]),
-    ("pricing repeated", "--alpha", ["-0.1", "1.5", "nan", "inf", "abc"]),
+    ("pricing repeated", "--buyers", [*COUNT, "1", "1001", "100000000000"]),  # 2 to 1000
+    ("pricing repeated", "--eta", [*POS, "1/0"]),
+    ("pricing repeated", "--gamma", ["-0.1", "nan", "inf", "1e400", "abc"]),
+    ("pricing repeated", "--alpha", ["-0.1", "1.5", "nan", "inf", "1e400", "abc"]),
+    ("pricing repeated", "--alpha-hat-init", UNIT),
     ("pricing figures", "--rounds", COUNT),
     ("pricing figures", "--seeds", COUNT),
-    ("duopoly", "--ql", UNIT),
-    ("duopoly", "--qh", UNIT),
-    ("bargain", "--ql0", UNIT),
-    ("bargain", "--qh0", UNIT),
-    ("bargain", "--qmax", ["-1", "0", "nan", "inf", "abc"]),
+    ("duopoly", "--ql", [*UNIT, "1e400", "1/0"]),
+    ("duopoly", "--qh", [*UNIT, "1e400"]),
+    ("bargain", "--ql0", [*UNIT, "1e400"]),
+    ("bargain", "--qh0", [*UNIT, "1e400"]),
+    ("bargain", "--qmax", ["-1", "0", "nan", "inf", "1e400", "abc"]),
 ]
 
 #: file contents for the bad-file rows
@@ -244,6 +278,9 @@ BAD_FILES = {
     "garbage": GARBAGE,
     "truncated": b"PK\x03\x04\x14\x00\x00\x00",
     "empty": b"",
+    "json-repeated-key": b'{"names": ["a"], "names": ["b"], "quality": [0.5]}',
+    "json-nan": b'{"names": ["a", "b"], "quality": [0.5, NaN]}',
+    "json-deep": b"[" * 100_000 + b"]" * 100_000,
 }
 
 #: (subcommand, argv tail with @FILE for the bad file)
@@ -290,6 +327,8 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("table1-bad-scale", ["table1", "--scale", "huge"]),
     ("table1-data-dir-missing", ["table1", "--data-dir", "missing"]),
     ("table1-out-file", ["table1", "--out", "@FILE"]),
+    ("table1-data-dir-at-small-scale", ["table1", "--data-dir", "."]),
+    ("table1-seeds-huge", ["table1", "--seeds", "1000000000"]),
     ("df-q-max-below-quality", [*BASE["defection-free"], "--q-max", "0.01"]),
     ("df-dataset-unknown", ["defection-free", "--dataset", "nope", "--rounds", "1"]),
     ("df-device-banana", [*BASE["defection-free"], "--device", "banana"]),
@@ -300,6 +339,8 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("market-consumers-huge", ["market", "--qualities", "0.3", "0.8", "--consumers", "1e11"]),
     ("market-consumers-huge-int", [*BASE["market"], "--consumers", "100000000000"]),
     ("market-qualities-and-from", [*BASE["market"], "--from", "@FILE"]),
+    ("market-seed-without-consumers", [*BASE["market"], "--seed", "3"]),
+    ("market-seed-with-consumers-0", [*BASE["market"], "--seed", "3", "--consumers", "0"]),
     ("demo-out-file", [*BASE["demo"], "--out", "@FILE"]),
     ("demo-device-banana", [*BASE["demo"], "--device", "banana"]),
     ("cobo-methods-unknown", ["cobo", "--methods", "cobo,magic"]),
@@ -361,6 +402,48 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("bench-engine-model-unknown", [*BASE["bench engine"], "--model", "nope"]),
     ("bench-engine-device-banana", [*BASE["bench engine"], "--device", "banana"]),
     ("bench-dp-device-banana", [*BASE["bench dp"], "--device", "banana"]),
+    ("bench-engine-clients-huge", [*BASE["bench engine"], "--clients", "100000000000"]),
+    ("bench-engine-steps-huge", [*BASE["bench engine"], "--steps", "1000000000"]),
+    ("bench-engine-batch-huge", [*BASE["bench engine"], "--batch-size", "100000000000"]),
+    ("bench-engine-repeats-huge", [*BASE["bench engine"], "--repeats", "1001"]),
+    ("bench-engine-clients-over-data", [*BASE["bench engine"], "--clients", "6000"]),
+    ("bench-dp-batch-over-client", [*BASE["bench dp"], "--batch-size", "3000"]),
+    (
+        "bench-all-pairs-memory",
+        [*BASE["bench all-pairs"], "--clients", "20000", "--batch-size", "1"],
+    ),
+    (
+        "bench-all-pairs-reference-huge",
+        [*BASE["bench all-pairs"], "--clients", "3000", "--reference"],
+    ),
+    ("bench-dp-memory", [*BASE["bench dp"], "--steps", "100000000", "--batch-size", "1"]),
+    ("bench-dp-noise-overflow", [*BASE["bench dp"], "--noise", "1e30", "--max-grad-norm", "1e30"]),
+    ("bench-bargaining-points-huge", [*BASE["bench bargaining"], "--points", "100000000000"]),
+    (
+        "bench-bargaining-baseline-over-points",
+        [*BASE["bench bargaining"], "--baseline-points", "41"],
+    ),
+    (
+        "bench-bargaining-reference-over-points",
+        [*BASE["bench bargaining"], "--reference-points", "41"],
+    ),
+    (
+        "bench-bargaining-reference-huge",
+        ["bench", "bargaining", "--points", "10000000", "--reference-points", "2000000"],
+    ),
+    (
+        "bench-pricing-repeated-scale-huge",
+        [*BASE["bench pricing-repeated"], "--scale-runs", "10000000000"],
+    ),
+    (
+        "bench-pricing-repeated-loop-huge",
+        [*BASE["bench pricing-repeated"], "--baseline-rounds", "100000000"],
+    ),
+    ("bench-privacy-clients-huge", [*BASE["bench privacy"], "--clients", "10000000"]),
+    (
+        "bench-privacy-existence-huge",
+        [*BASE["bench privacy"], "--existence-clients", "1000000000000"],
+    ),
     ("privacy-no-action", ["privacy"]),
     (
         "privacy-exists-n-fraction",
@@ -417,6 +500,15 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
         ["pricing", "repeated", "--rounds", "100000000000", "--seeds", "100000"],
     ),
     ("pricing-repeated-huge-exp", ["pricing", "repeated", "--rounds", "1e11", "--seeds", "1e5"]),
+    ("pricing-repeated-plays", ["pricing", "repeated", "--rounds", "1000000", "--seeds", "10000"]),
+    (
+        "pricing-repeated-policy-regret-memory",
+        ["pricing", "repeated", "--rounds", "10000000", "--seeds", "100", "--policy-regret"],
+    ),
+    (
+        "pricing-figures-memory",
+        ["pricing", "figures", "--out", "figs", "--rounds", "100000000", "--seeds", "10"],
+    ),
     (
         "pricing-repeated-bias-count",
         ["pricing", "repeated", "--rounds", "100", "--seeds", "1", "--bias", "nan"],
@@ -436,10 +528,54 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("reproduce-unknown-only", ["reproduce", "--out", "rep", "--only", "nope"]),
     ("reproduce-bad-scale", ["reproduce", "--out", "rep", "--scale", "huge"]),
     ("reproduce-out-file", ["reproduce", "--out", "@FILE"]),
+    ("reproduce-out-empty", ["reproduce", "--out", ""]),  # not the working directory
+    ("reproduce-out-blank", ["reproduce", "--out", " "]),
+    (
+        "reproduce-data-dir-empty",
+        ["reproduce", "--out", "rep", "--only", "table1", "--data-dir", ""],
+    ),
+    (
+        "reproduce-data-dir-missing",
+        ["reproduce", "--out", "rep", "--only", "table1", "--data-dir", "missing"],
+    ),
+    (
+        "reproduce-data-dir-file",
+        ["reproduce", "--out", "rep", "--only", "table1", "--data-dir", "@FILE"],
+    ),
+    ("reproduce-data-dir-read-by-none", [*BASE["reproduce"], "--data-dir", "@DIR"]),
+    ("reproduce-workers-one-reproduction", [*BASE["reproduce"], "--workers", "2"]),
+    ("reproduce-experiments-and-out", ["reproduce", "--experiments", "--out", "rep"]),
+    ("reproduce-experiments-and-only", ["reproduce", "--experiments", "--only", "pricing"]),
+    ("reproduce-experiments-and-seeds", ["reproduce", "--experiments", "--seeds", "2"]),
+    ("reproduce-experiments-and-scale", ["reproduce", "--experiments", "--scale", "paper"]),
+    ("reproduce-experiments-and-workers", ["reproduce", "--experiments", "--workers", "2"]),
+    ("reproduce-experiments-and-data-dir", ["reproduce", "--experiments", "--data-dir", "@DIR"]),
+    ("table1-data-dir-empty", ["table1", "--data-dir", ""]),
     ("flower-action-unknown", ["flower", "nope"]),
     ("flower-algorithm-unknown", [*BASE["flower"], "--algorithm", "nope"]),
     ("flower-cpus-zero", [*BASE["flower"], "--cpus", "0"]),
     ("flower-out-file", [*BASE["flower"], "--out", "@FILE"]),
+    ("flower-port-zero", [*BASE["flower"], "--port", "0"]),
+    ("flower-port-above-65535", [*BASE["flower"], "--port", "70000"]),
+    ("flower-port-word", [*BASE["flower"], "--port", "abc"]),
+    ("flower-node-ports-above-65535", [*BASE["flower"], "--port", "65500"]),
+    ("flower-deploy-port-zero", ["flower", "deploy", *BASE["flower"][2:], "--port", "0"]),
+    ("flower-deploy-port-huge", ["flower", "deploy", *BASE["flower"][2:], "--port", "70000"]),
+    ("flower-simulate-port", ["flower", "simulate", *BASE["flower"][2:], "--port", "9000"]),
+    ("flower-simulate-insecure", ["flower", "simulate", *BASE["flower"][2:], "--insecure"]),
+    ("flower-deploy-cpus", ["flower", "deploy", *BASE["flower"][2:], "--cpus", "2"]),
+    ("flower-deploy-host", ["flower", "deploy", *BASE["flower"][2:], "--host", "10.0.0.1"]),
+    ("flower-prepare-timeout", [*BASE["flower"], "--timeout", "60"]),
+    ("flower-deploy-timeout-nan", ["flower", "deploy", *BASE["flower"][2:], "--timeout", "nan"]),
+    ("flower-deploy-timeout-zero", ["flower", "deploy", *BASE["flower"][2:], "--timeout", "0"]),
+    ("flower-host-wildcard", [*BASE["flower"], "--host", "0.0.0.0"]),
+    ("flower-host-garbage", [*BASE["flower"], "--host", "no host!"]),
+    ("flower-out-not-utf8", [*BASE["flower"], "--out", "flower-\udcff-run"]),
+    ("flower-rounds-huge", [*BASE["flower"], "--rounds", "1000000000000"]),
+    (
+        "flower-ipfl-port-huge",
+        ["flower", "deploy", "ipfl", *BASE["ipfl"][1:], "--port", "70000"],
+    ),
     ("unknown-subcommand", ["nope"]),
     ("unknown-flag", ["duopoly", "--ql", "0.3", "--qh", "0.8", "--nope"]),
 ]
@@ -502,15 +638,13 @@ def _materialise(argv, bad, root: Path):
         config = bad_path
     else:
         config.write_text(CONFIG)
-    empty = root / "empty"
-    empty.mkdir()
     corrupt = root / "corrupt"
     corrupt.mkdir()
     (corrupt / "mnist.npz").write_bytes(BAD_FILES["truncated"])
     swap = {
         "@FILE": str(bad_path if bad is not None else plain),
         "@config": str(config),
-        "@DIR": str(empty),
+        "@DIR": str(root),
         "@corrupt-data": str(corrupt),
     }
     for name, grid in SWEEP_GRIDS.items():

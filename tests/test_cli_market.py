@@ -127,11 +127,45 @@ def test_reads_its_own_output_and_train_and_ipfl_results(tmp_path, capsys):
         ("train.json", '{"algorithm": "fedavg", "accuracy": [0.5]}', "--target-fraction"),
         ("round.json", '{"rounds": [{"t": 0, "q_l": 0.5}]}', "missing q_h"),
         ("dup.json", '[{"names": ["a", "a"], "quality": [0.1, 0.2]}]', "names a firm twice: a"),
+        # a loss is no quality: the file must say what it measures, as a quality
+        ("loss.json", '{"names": ["a"], "quality": [0.3], "metric": "loss"}', "'metric'"),
+        ("metric.json", '{"names": ["a"], "quality": 0.3, "metric": 1}', "'metric' must be"),
+        ("typo.json", '{"names": ["a"], "quality": 0.3, "metirc": "loss"}', "metirc"),
+        (
+            "mixed.json",
+            '[{"a": 0.3}, {"names": ["a"], "quality": 0.3, "metric": "1-loss"}]',
+            "1-loss",
+        ),
+        ("true.json", '{"names": ["a", "b"], "quality": [true, 0.5]}', "got a boolean true"),
+        ("false.json", '[{"a": false, "b": 0.5}]', "round 0, 'a' must be a number"),
+        ("qtrue.json", '{"rounds": [{"q_l": true, "q_h": 0.8}]}', "'q_l' must be a number"),
+        ("string.json", '{"names": ["a"], "quality": ["0.5"]}', "got a string '0.5'"),
+        ("nested.json", '{"target_accuracy": [0.3, [0.5]]}', "'target_accuracy'[1]"),
+        ("object.json", '{"names": ["a"], "quality": {"x": 1}}', "got an object"),
+        ("names.json", '{"names": 5, "quality": [0.3]}', "'names' must be a non-empty list"),
+        ("name.json", '{"names": [["a"]], "quality": [0.3]}', "'names'[0]"),
+        ("count.json", '{"names": ["a", "b"], "quality": [0.3]}', "one number per name"),
+        ("n_eval.json", '{"names": ["a"], "quality": [0.3], "n_eval": 1.5}', "'n_eval'"),
+        ("firm-twice.json", '[{"a": 0.3, "a": 0.5, "b": 0.9}]', "names the key 'a' twice"),
+        ("rounds-twice.json", '{"rounds": [], "rounds": [{"q_l": 0.1}]}', "key 'rounds' twice"),
+        ("nan.json", '{"names": ["a"], "quality": [NaN]}', "NaN is no JSON number"),
+        ("huge.json", '{"names": ["a"], "quality": [1e400]}', "beyond the largest float"),
+        ("bigint.json", '{"names": ["a"], "quality": [1' + "0" * 400 + "]}", "in [0, 1]"),
+        ("deep.json", "[" * 5000 + "]" * 5000, "deeper than 32 levels"),
+        ("deep40.json", "[" * 40 + "]" * 40, "deeper than 32 levels"),
+        ("firms.json", '[{"a": 0.3, "b": 0.5}, {"a": 0.3, "c": 0.5}]', "round 1 names the firms"),
+        ("scalar.json", "0.5", "a JSON object or a non-empty list"),
+        ("rounds.json", '{"rounds": [1, 2]}', "'rounds' must be a non-empty list of objects"),
+        ("latin1.json", b'{"names": ["\xe9"], "quality": [0.5]}', "not UTF-8"),
+        ("nan.csv", "q_a,q_b\n0.5,nan\n", "round 0, 'q_b' must be a quality in [0, 1]"),
+        ("inf.csv", "q_a,q_b\n0.5,1e400\n", "'q_b' must be a quality in [0, 1]"),
+        ("cells.csv", "q_a,q_b\n0.5,0.6,0.7\n", "3 cells for the 2 columns"),
+        ("long.csv", "q_a\n" + "1" * 200_000 + "\n", "is not a CSV file"),
     ],
 )
 def test_refuses_a_file_without_the_expected_columns(tmp_path, capsys, name, text, message):
     path = tmp_path / name
-    path.write_text(text)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     assert main(["market", "--from", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
@@ -145,6 +179,7 @@ def test_refuses_a_file_without_the_expected_columns(tmp_path, capsys, name, tex
         (["--qualities", "0.2", "1.5"], "--qualities must lie in [0, 1]"),
         (["--qualities", "0.2", "--consumers", "-1"], "--consumers"),
         (["--from", "x.csv", "--names", "a"], "--names"),
+        (["--qualities", "0.2", "--seed", "3"], "--seed 3 seeds the sampled consumers"),
     ],
 )
 def test_bad_flags_exit_2_with_one_line(capsys, argv, message):

@@ -354,8 +354,14 @@ def test_reproduce_numbers_its_reproductions(tmp_path, monkeypatch, capsys):
         "REPRODUCTIONS",
         {"first": "progress_first_repro", "second": "progress_second_repro"},
     )
-    argv = ["reproduce", "--out", str(tmp_path / "report")]
-    err = _check(monkeypatch, capsys, argv)
+    report = tmp_path / "report"
+    err = _check(monkeypatch, capsys, ["reproduce", "--out", str(report)])
+    assert err.splitlines() == [  # the second run into the folder reuses the first's results
+        f"collabecon reproduce: reusing {name}: finished earlier in {report} with the same settings"
+        for name in ("first", "second")
+    ]
+    code, _, err, _, _ = _main(monkeypatch, capsys, ["reproduce", "--out", str(tmp_path / "new")])
+    assert code == 0
     assert err.splitlines() == [
         "collabecon reproduce: [1/2] running first",
         "collabecon reproduce: [2/2] running second",

@@ -16,7 +16,7 @@ import econ.duopoly_propositions  # noqa: F401  (registers thesis.ch3.lemma21)
 from econ import bargaining, duopoly, nash_bargaining, quality_caps
 from econ.market import market_history, market_round, sampled_market
 from econ.oligopoly import demands, oligopoly_equilibrium
-from econ.outputs import frame, plain, scalar_or_array
+from econ.outputs import frame, plain, scalar_or_array, write_atomically
 from econ.propositions import registered
 from econ.propositions import run as run_proposition
 from econ.qualities import ModelQualities
@@ -350,3 +350,22 @@ def test_a_result_holding_nan_is_an_error_not_a_number(monkeypatch, capsys) -> N
         "collabecon market: error: the result holds no number at result.price (NaN): "
         "the computation failed there"
     )
+
+
+def test_an_interrupted_atomic_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    import os
+
+    path = tmp_path / "report.json"
+    write_atomically(path, "old\n")
+
+    def killed(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(path, "new\n")
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file left
+    monkeypatch.undo()
+    write_atomically(path, "new\n")
+    assert path.read_text() == "new\n"

@@ -24,3 +24,29 @@ def test_a_sampled_market_that_cannot_fit_in_memory_is_refused():
 def test_repeated_play_that_cannot_fit_in_memory_is_refused():
     with pytest.raises(ValueError, match="rounds=100000000000, runs=100000 needs about"):
         simulate(THESIS_GAME, SELLERS["exp3"](), rounds=10**11, runs=10**5)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b'{"a": 1, "a": 2}', "names the key 'a' twice"),
+        (b"[NaN]", "NaN is no JSON number"),
+        (b"[-Infinity]", "-Infinity is no JSON number"),
+        (b"[1e400]", "beyond the largest float"),
+        (b"[" * 100_000 + b"]" * 100_000, "deeper than 32 levels"),
+        (b"[" * 33 + b"]" * 33, "deeper than 32 levels"),
+        (b"[1" + b"0" * 5000 + b"]", "is not strict JSON"),
+        (b'["\xff"]', "is not UTF-8 text"),
+        (b"{", "is not JSON"),
+    ],
+)
+def test_json_files_are_read_strictly(tmp_path, text, message):
+    from econ.validation import read_json
+
+    path = tmp_path / "data.json"
+    path.write_bytes(text)
+    with pytest.raises(ValueError, match=message) as caught:
+        read_json(path, "curve file")
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+    path.write_bytes(b"[" * 32 + b"]" * 32)
+    assert read_json(path) is not None  # 32 levels are read

@@ -1,14 +1,17 @@
 """``collabecon reproduce``: the report over every reproduction, run in-process on stand-in
 reproduction modules (the runner's contract: a Reproduction per module, errors reported)."""
 
+import importlib
 import json
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 import collabecon.reproductions as experiments
 from collabecon.cli import main
+from collabecon.reproductions import report
 
 _GOOD = """
 from pathlib import Path
@@ -124,7 +127,11 @@ def test_reproductions_in_parallel_processes_give_the_same_page(fake, capsys):
             ["--only", "good,nope"],
             "--only: unknown reproduction 'nope'; choose from good, bad, data",
         ),
-        (["--seeds", "0"], "--seeds must be an integer >= 1, got 0"),
+        (["--seeds", "0"], "--seeds must be an integer in [1, 1000], got 0"),
+        (["--seeds", "1001"], "--seeds must be an integer in [1, 1000], got 1001"),
+        (["--experiments"], "--out has no effect with it"),
+        (["--only", "good", "--data-dir", "."], "--data-dir has no effect with --only good"),
+        (["--data-dir", "missing-dir"], "--data-dir 'missing-dir' does not exist"),
         (["--workers", "0"], "--workers must be an integer >= 1, got 0"),
         (["--scale", "huge"], "invalid choice: 'huge'"),
     ],
@@ -137,6 +144,14 @@ def test_bad_input_exits_2(fake, capsys, argv, message):
     assert code == 2
     assert message in capsys.readouterr().err
     assert not fake.exists()  # checked before any reproduction ran
+
+
+def test_a_file_where_the_kept_results_go_exits_2_before_any_run(fake, capsys):
+    fake.mkdir(parents=True)
+    (fake / "results").write_text("a file")
+    assert main(["reproduce", "--out", str(fake), "--only", "good"]) == 2
+    assert "results is a file: the report keeps each finished" in capsys.readouterr().err
+    assert "fake_good_repro" not in sys.modules
 
 
 def test_out_that_is_a_file_exits_2(fake, capsys):
@@ -207,3 +222,127 @@ def test_data_dir_reaches_the_reproductions_that_take_it(fake, tmp_path, capsys)
     assert sys.modules["fake_data_repro"].CALLS == [str(tmp_path)]
     assert sys.modules["fake_good_repro"].CALLS == [("small", fake / "good", None)]
     assert (out["held"], out["total"]) == (2, 3)
+
+
+def _first_line(path):
+    return path.read_text().splitlines()[0]
+
+
+def test_an_interrupted_run_says_so_first_and_a_second_run_finishes_it(
+    fake, tmp_path, monkeypatch, capsys
+):
+    argv = ["reproduce", "--out", str(fake), "--only", "good,data", "--data-dir", str(tmp_path)]
+    data = importlib.import_module("fake_data_repro")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(data, "reproduce", interrupted)
+        assert main(argv) == 130
+    capsys.readouterr()
+    line = "INCOMPLETE: 1 of 2 reproductions finished; missing: data (the run was cut short"
+    assert _first_line(fake / "report.md").startswith(line)
+    assert "| data | missing: not finished | - |" in (fake / "report.md").read_text()
+    saved = json.loads((fake / "report.json").read_text())
+    assert list(saved)[:3] == ["status", "status_why", "missing"]
+    assert (saved["status"], saved["missing"], saved["failed"]) == ("incomplete", ["data"], [])
+    assert saved["status_why"].startswith("1 of 2 reproductions finished; missing: data")
+    assert (fake / "results" / "good.json").exists()
+    assert not (fake / "results" / "data.json").exists()
+
+    assert main(argv) == 0  # the same command again: only the missing one runs
+    err = capsys.readouterr().err
+    assert "reusing good: finished earlier in" in err and "[1/1] running data" in err
+    assert sys.modules["fake_good_repro"].CALLS == [("small", fake / "good", None)]
+    assert sys.modules["fake_data_repro"].CALLS == [str(tmp_path)]
+    assert _first_line(fake / "report.md") == "# collabecon reproductions (small scale)"
+    page = (fake / "report.md").read_text()
+    assert "Kept from an earlier run with the same settings: good" in page
+    assert "| [good](#good) | 1 / 2 |" in page and "## Paper A: Figure 1" in page
+    saved = json.loads((fake / "report.json").read_text())
+    assert (saved["status"], saved["status_why"], saved["missing"]) == ("complete", None, [])
+    assert saved["reused"] == ["good"] and saved["reproductions"]["good"]["reused"] is True
+    assert (saved["held"], saved["total"]) == (2, 3)
+
+
+def test_while_a_run_is_going_its_report_reads_incomplete(fake, monkeypatch, capsys):
+    good = importlib.import_module("fake_good_repro")
+    seen = []
+    real = good.reproduce
+
+    def peeking(scale, out, seeds=None):
+        seen.append(_first_line(fake / "report.md"))
+        seen.append(json.loads((fake / "report.json").read_text())["status"])
+        return real(scale, out, seeds)
+
+    def peeking_bad(scale, out, seeds=None):
+        seen.append(_first_line(fake / "report.md"))
+        raise RuntimeError("the data set is missing")
+
+    monkeypatch.setattr(good, "reproduce", peeking)
+    monkeypatch.setattr(importlib.import_module("fake_bad_repro"), "reproduce", peeking_bad)
+    assert main(["reproduce", "--out", str(fake), "--only", "good"]) == 0
+    assert seen[0].startswith("INCOMPLETE: 0 of 1 reproductions finished; missing: good")
+    assert seen[1] == "incomplete"
+    assert _first_line(fake / "report.md").startswith("# collabecon")  # complete now
+    assert main(["reproduce", "--out", str(fake), "--only", "good,bad"]) == 1
+    # the complete page of the first run was replaced before the second ran anything
+    assert seen[2].startswith("INCOMPLETE: 1 of 2 reproductions finished; missing: bad")
+    assert len(seen) == 3  # good was reused, not run again
+    capsys.readouterr()
+
+
+def test_a_kept_result_of_other_settings_is_run_again(fake, capsys):
+    argv = ["reproduce", "--out", str(fake), "--only", "good"]
+    assert main([*argv, "--seeds", "3"]) == 0
+    assert main([*argv, "--seeds", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "running good again: its kept result ran with seeds 3 (now 2)" in err
+    assert [c[2] for c in sys.modules["fake_good_repro"].CALLS] == [3, 2]
+    kept = json.loads((fake / "results" / "good.json").read_text())
+    assert kept["settings"]["seeds"] == 2 and kept["settings"]["scale"] == "small"
+    assert set(kept["settings"]) == {
+        "module",
+        "scale",
+        "seeds",
+        "data_dir",
+        "version",
+        "source_sha256",
+    }
+    (fake / "results" / "good.json").write_text("{not json")
+    assert main([*argv, "--seeds", "2"]) == 0
+    assert "running good again: its kept result" in capsys.readouterr().err
+    assert len(sys.modules["fake_good_repro"].CALLS) == 3
+
+
+def test_a_kept_result_of_another_version_or_source_is_not_reused(fake, monkeypatch, capsys):
+    argv = ["reproduce", "--out", str(fake), "--only", "good"]
+    assert main(argv) == 0
+    with monkeypatch.context() as patch:
+        patch.setattr(report, "version", lambda name: "0.0.0")
+        assert main(argv) == 0
+    assert "(now '0.0.0')" in capsys.readouterr().err
+    code = fake.parent / "code" / "fake_good_repro.py"
+    code.write_text(code.read_text() + "\n# changed\n")
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "running good again: its kept result ran with version '0.0.0'" in err
+    assert "source_sha256" in err
+    assert len(sys.modules["fake_good_repro"].CALLS) == 3
+
+
+def test_a_reproduction_that_raised_is_run_again_and_not_kept(fake, capsys):
+    argv = ["reproduce", "--out", str(fake), "--only", "good,bad"]
+    assert main(argv) == 1
+    assert not (fake / "results" / "bad.json").exists()
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "reusing good" in err and "[1/1] running bad" in err
+
+
+def test_only_the_reproductions_that_take_a_data_dir_read_it(fake):
+    assert report.takes_data_dir("fake_data_repro")
+    assert not report.takes_data_dir("fake_good_repro")
+    assert report.settings_of("good", "small", None, str(fake))["data_dir"] is None
+    assert report.settings_of("data", "small", None, ".")["data_dir"] == str(Path(".").resolve())

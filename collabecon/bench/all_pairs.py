@@ -13,6 +13,10 @@ between the two outputs is reported.
 :func:`single_model_reference` times the same arithmetic without the pairs: one
 ``nn.Module`` forward and backward over as many examples as the table holds, at several
 batch sizes, which tells how fast plain PyTorch runs this model on this machine at best.
+
+Both refuse, before any work, sizes whose timed work exceeds
+:data:`~collabecon.bench.clients.MAX_EXAMPLE_GRADIENTS` or whose largest arrays cannot fit in
+memory (:func:`check_all_pairs_sizes`, :func:`check_reference_sizes`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from collabecon.bench.timing import best_of, best_of_each
+from collabecon.bench.clients import MAX_EXAMPLE_GRADIENTS, model_sizes
+from collabecon.bench.timing import best_of, best_of_each, repeats_count, within
 from econ.outputs import plain
-from econ.validation import choice, positive_int
+from econ.validation import choice, fits_in_memory, positive_int
 from learning.all_pairs import (
     client_batches,
     flatten,
@@ -39,7 +44,16 @@ from learning.device import resolve_device
 from learning.models import build_model
 from learning.rng import torch_generator
 
-__all__ = ["AllPairsBenchmark", "measure_all_pairs", "single_model_reference"]
+__all__ = [
+    "AllPairsBenchmark",
+    "check_all_pairs_sizes",
+    "check_reference_sizes",
+    "measure_all_pairs",
+    "single_model_reference",
+]
+
+#: the shape of one example of ``mnist5k``, the data of the reference
+_IMAGE = (1, 28, 28)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +91,15 @@ def measure_all_pairs(
     """Time one round of ``method``'s all-pairs work for ``clients`` clients.
 
     ``progress`` is called with a short text as the timing starts.
+
+    Raises
+    ------
+    ValueError
+        Unknown names, bad sizes (:func:`check_all_pairs_sizes`), an unusable device.
     """
-    choice("method", method, ("fc", "cobo"))
-    clients = positive_int("clients", clients)
-    batch_size = positive_int("batch_size", batch_size)
-    repeats = positive_int("repeats", repeats)
+    clients, batch_size, repeats = check_all_pairs_sizes(
+        method, clients, model, batch_size, repeats
+    )
     dev = resolve_device(device)
     rng = np.random.default_rng(seed)
     data_rng, model_rng, batch_rng = rng.spawn(3)
@@ -150,12 +168,17 @@ def single_model_reference(
     The FC table's arithmetic, with one model instead of ``clients``, in minibatches of each
     of ``batch_sizes``; random images of ``mnist5k``'s shape, on the CPU. ``progress`` is
     called with a short text as each batch size starts.
+
+    Raises
+    ------
+    ValueError
+        Bad sizes (:func:`check_reference_sizes`).
     """
-    repeats = positive_int("repeats", repeats)
+    repeats = check_reference_sizes(clients, model, batch_sizes, repeats)
     gen = torch.Generator().manual_seed(seed)
-    net = build_model(model, (1, 28, 28), 10, generator=gen)
+    net = build_model(model, _IMAGE, 10, generator=gen)
     n = clients * clients * 32
-    x = torch.randn(n, 1, 28, 28, generator=gen)
+    x = torch.randn(n, *_IMAGE, generator=gen)
     y = torch.randint(0, 10, (n,), generator=gen)
     loss = torch.nn.CrossEntropyLoss()
 
@@ -167,6 +190,67 @@ def single_model_reference(
     best = {}
     for size in batch_sizes:
         progress(f"reference: one model, minibatches of {size}")
-        run(positive_int("batch size", size))
+        run(size)
         best[size] = best_of(partial(run, size), repeats).seconds
     return best
+
+
+def check_all_pairs_sizes(
+    method: str, clients: int, model: str, batch_size: int, repeats: int
+) -> tuple[int, int, int]:
+    r"""Refuse, before any work, sizes of :func:`measure_all_pairs` that cannot run.
+
+    The timed work, :math:`K^2 b (r + 1)` example-gradients per side (``clients``,
+    ``batch_size``, the warm-up and ``repeats``), must not exceed
+    :data:`~collabecon.bench.clients.MAX_EXAMPLE_GRADIENTS`; the largest arrays must fit in
+    memory: for ``fc`` the two gradient tables the timer keeps (:math:`2 K^2 P` floats for a
+    model of :math:`P` parameters), for ``cobo`` the midpoint models and their two gradients
+    (:math:`3 K (K - 1) / 2 \cdot P` floats), and the minibatches (:math:`K b` examples).
+
+    Returns
+    -------
+    tuple of int
+        ``clients``, ``batch_size`` and ``repeats``, checked.
+    """
+    choice("method", method, ("fc", "cobo"))
+    clients = positive_int("clients", clients)
+    batch_size = positive_int("batch_size", batch_size)
+    repeats = repeats_count(repeats)
+    what = f"clients={clients}, batch_size={batch_size}, repeats={repeats}"
+    work = clients**2 * batch_size * (repeats + 1)
+    within(what, work, MAX_EXAMPLE_GRADIENTS, "example-gradients")
+    _, entries, parameters = model_sizes("mnist5k", model)
+    models = 2 * clients**2 if method == "fc" else 3 * clients * (clients - 1) / 2
+    fits_in_memory(
+        f"clients={clients}, batch_size={batch_size} ({method}, {model}: {parameters} parameters)",
+        4.0 * (models * parameters + clients * batch_size * entries),
+    )
+    return clients, batch_size, repeats
+
+
+def check_reference_sizes(
+    clients: int, model: str, batch_sizes: tuple[int, ...], repeats: int
+) -> int:
+    r"""Refuse, before any work, sizes of :func:`single_model_reference` that cannot run.
+
+    The reference holds :math:`n = 32 K^2` random images (``clients``) and computes
+    :math:`n (r + 1)` example-gradients per batch size: they must fit in memory and not
+    exceed :data:`~collabecon.bench.clients.MAX_EXAMPLE_GRADIENTS`. Returns ``repeats``.
+    """
+    clients = positive_int("clients", clients)
+    for size in batch_sizes:
+        positive_int("batch size", size)
+    repeats = repeats_count(repeats)
+    examples = 32 * clients**2
+    within(
+        f"clients={clients} (the reference, {examples} examples), repeats={repeats}",
+        examples * len(batch_sizes) * (repeats + 1),
+        MAX_EXAMPLE_GRADIENTS,
+        "example-gradients",
+    )
+    entries = _IMAGE[0] * _IMAGE[1] * _IMAGE[2]
+    fits_in_memory(
+        f"clients={clients} (the reference, {examples} examples of {model})",
+        examples * (4.0 * entries + 8.0),
+    )
+    return repeats

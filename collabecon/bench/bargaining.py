@@ -7,7 +7,10 @@ and filters by feasibility. Both are scored against a 40-digit mpmath reference;
 ratio off by more than 1e-9.
 
 Run: ``collabecon bench bargaining [--points 100000] [--baseline-points 5000]
-[--reference-points 5000] [--repeats 5]``.
+[--reference-points 5000] [--repeats 5]``. The sizes are refused before any work when the
+batched side's arrays (:data:`BYTES_PER_POINT` per point) cannot fit in memory or a side's
+work exceeds its ceiling: :data:`MAX_POINT_SOLVES`, :data:`MAX_BASELINE_SEARCHES`,
+:data:`MAX_REFERENCE_POINTS`.
 """
 
 from __future__ import annotations
@@ -20,11 +23,32 @@ import mpmath as mp
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from collabecon.bench.timing import best_of
+from collabecon.bench.timing import best_of, repeats_count, within
 from econ import bargaining, duopoly
-from econ.validation import positive_int
+from econ.validation import fits_in_memory, positive_int
 
-__all__ = ["baseline", "measure_bargaining", "reference", "starting_points"]
+__all__ = [
+    "BYTES_PER_POINT",
+    "MAX_BASELINE_SEARCHES",
+    "MAX_POINT_SOLVES",
+    "MAX_REFERENCE_POINTS",
+    "baseline",
+    "measure_bargaining",
+    "reference",
+    "starting_points",
+]
+
+#: bytes per starting point of the batched side: the peak of
+#: :func:`econ.bargaining.duopoly_nash_solution` (about 170, measured with tracemalloc) and
+#: the starting points themselves
+BYTES_PER_POINT = 256
+#: the most points the batched side solves over its repeats (about 20 minutes at 0.13 us)
+MAX_POINT_SOLVES = 10**10
+#: the most bounded searches of the per-point baseline over its repeats (about 10 minutes at
+#: 67 us each)
+MAX_BASELINE_SEARCHES = 10**7
+#: the most points of the 40-digit reference (about half an hour)
+MAX_REFERENCE_POINTS = 10**6
 
 
 def starting_points(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -44,7 +68,7 @@ def starting_points(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
 
 def baseline(q_l0: np.ndarray, q_h0: np.ndarray) -> np.ndarray:
     """One bounded scalar search per point, on the feasible interval (Q = 1)."""
-    lo, hi = bargaining.feasible_interval(q_l0, q_h0)
+    lo, hi = bargaining.feasible_interval(q_l0, q_h0, allow_lower=True)
     ul0, uh0 = duopoly.revenues(q_l0, q_h0)
     out = np.empty(q_l0.size)
     for i in range(q_l0.size):
@@ -100,33 +124,68 @@ def measure_bargaining(
 ) -> dict[str, Any]:
     """Time :func:`econ.bargaining.duopoly_nash_solution` against :func:`baseline`.
 
+    Both solve the thesis's program (``allow_lower=True``), as :func:`reference` does.
+
     The solution is timed on ``points`` starting points and the baseline on the first
     ``baseline_points``; the errors of each (off by more than 1e-9) are counted against
     :func:`reference` on the first ``reference_points``.
 
     The speed ratio compares microseconds per point; each time is the best of ``repeats``.
     ``progress`` is called with a short text as each side starts.
+
+    Raises
+    ------
+    ValueError
+        A size not a positive integer, ``baseline_points`` or ``reference_points`` above
+        ``points``, a side's work above its ceiling, or the points beyond memory.
     """
     for name, value in (
         ("points", points),
         ("baseline_points", baseline_points),
         ("reference_points", reference_points),
-        ("repeats", repeats),
     ):
         positive_int(name, value)
+    repeats_count(repeats)
+    for name, value in (
+        ("baseline_points", baseline_points),
+        ("reference_points", reference_points),
+    ):
+        if value > points:
+            raise ValueError(
+                f"{name}={value} exceeds points={points}: the baseline and the reference "
+                "take the first points of the batched side"
+            )
+    within(
+        f"points={points}, repeats={repeats}", points * repeats, MAX_POINT_SOLVES, "point solves"
+    )
+    within(
+        f"baseline_points={baseline_points}, repeats={repeats}",
+        baseline_points * repeats,
+        MAX_BASELINE_SEARCHES,
+        "bounded searches",
+    )
+    within(
+        f"reference_points={reference_points}",
+        reference_points,
+        MAX_REFERENCE_POINTS,
+        "40-digit solves",
+    )
+    fits_in_memory(f"points={points}", float(BYTES_PER_POINT) * points)
     rng = np.random.default_rng(seed)
     q_l0, q_h0 = starting_points(points, rng)
 
     progress(f"batched closed form: {points} points, best of {repeats}")
-    bargaining.duopoly_nash_solution(q_l0[:10], q_h0[:10])  # warm-up
-    ours_t = best_of(lambda: bargaining.duopoly_nash_solution(q_l0, q_h0).rho_star, repeats)
+    bargaining.duopoly_nash_solution(q_l0[:10], q_h0[:10], allow_lower=True)  # warm-up
+    ours_t = best_of(
+        lambda: bargaining.duopoly_nash_solution(q_l0, q_h0, allow_lower=True).rho_star, repeats
+    )
     ours_s, ours = ours_t.seconds, ours_t.result
-    nb = min(baseline_points, points)
+    nb = baseline_points
     progress(f"per-point bounded search: {nb} points, best of {repeats}")
     base_t = best_of(lambda: baseline(q_l0[:nb], q_h0[:nb]), repeats)
     base_s, base = base_t.seconds, base_t.result
 
-    nr = min(reference_points, points)
+    nr = reference_points
     progress(f"40-digit reference: {nr} points")
     ref = reference(q_l0[:nr], q_h0[:nr])
     return {

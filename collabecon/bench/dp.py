@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from collabecon.bench.clients import iid_clients, max_weight_difference
+from collabecon.bench.clients import check_client_sizes, iid_clients, max_weight_difference
 from collabecon.bench.timing import best_of_each
 from econ.outputs import plain
-from econ.validation import positive_int
 from learning.build import ENGINES
 from learning.device import resolve_device
 from learning.dp import DPSGDSettings, private_gradients, sample_subsets
@@ -80,7 +79,9 @@ def measure_dp(
     Raises
     ------
     ValueError
-        Bad sizes or names, or Opacus missing (``pip install 'collabecon[privacy]'``).
+        Bad sizes (:func:`~collabecon.bench.clients.check_client_sizes`: too much work or
+        memory; a minibatch larger than a client's examples) or names, or Opacus missing
+        (``pip install 'collabecon[privacy]'``).
     """
     try:
         import opacus
@@ -89,16 +90,21 @@ def measure_dp(
         raise ValueError(
             "the DP-SGD benchmark needs opacus: pip install 'collabecon[privacy]'"
         ) from exc
-    clients = positive_int("clients", clients)
-    batch_size = positive_int("batch_size", batch_size)
-    steps = positive_int("steps", steps)
-    repeats = positive_int("repeats", repeats)
+    clients, batch_size, steps, repeats = check_client_sizes(
+        dataset, model, clients, batch_size, steps, repeats
+    )
     dp = DPSGDSettings(max_grad_norm=max_grad_norm, noise_multiplier=noise_multiplier)
     dev = resolve_device(device)
     rng = np.random.default_rng(seed)
     data_rng, model_rng, batch_rng = rng.spawn(3)
     net, task, data, start = iid_clients(dataset, model, clients, dev, data_rng, model_rng)
     engine = ENGINES["batched"](net, task, dev)
+    smallest = int(data.sizes_numpy().min())
+    if batch_size > smallest:  # DP-SGD's subsets are drawn without replacement
+        raise ValueError(
+            f"batch_size={batch_size} exceeds the {smallest} training examples of the smallest "
+            f"of the {clients} clients of {dataset}: DP-SGD draws distinct examples per step"
+        )
     picks = sample_subsets(data.sizes_numpy(), steps, batch_size, batch_rng)
     rows = torch.from_numpy(picks + data.offsets.cpu().numpy()[:, None, None]).to(dev)
     sgd = SGDConfig(0.05)

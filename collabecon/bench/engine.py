@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from collabecon.bench.clients import iid_clients, max_weight_difference
+from collabecon.bench.clients import check_client_sizes, iid_clients, max_weight_difference
 from collabecon.bench.timing import best_of_each
 from econ.outputs import plain
-from econ.validation import positive_int
 from learning.build import ENGINES
 from learning.device import resolve_device
 from learning.optim import SGDConfig
@@ -70,12 +69,12 @@ def measure_engine(
     Raises
     ------
     ValueError
-        Bad sizes, unknown names, more clients than examples, an unusable device.
+        Bad sizes (:func:`~collabecon.bench.clients.check_client_sizes`: too much work or
+        memory), unknown names, more clients than examples, an unusable device.
     """
-    clients = positive_int("clients", clients)
-    batch_size = positive_int("batch_size", batch_size)
-    steps = positive_int("steps", steps)
-    repeats = positive_int("repeats", repeats)
+    clients, batch_size, steps, repeats = check_client_sizes(
+        dataset, model, clients, batch_size, steps, repeats
+    )
     dev = resolve_device(device)
     rng = np.random.default_rng(seed)
     data_rng, model_rng = rng.spawn(2)

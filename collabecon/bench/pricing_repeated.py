@@ -11,6 +11,9 @@ Run: ``collabecon bench pricing-repeated [--runs 100] [--rounds 20000] [--baseli
 [--baseline-rounds 2000] [--scale-runs 1000] [--repeats 3]``; every time is the best of
 ``--repeats`` (:mod:`collabecon.bench.timing`) as wall clock and as CPU time of this
 process: both sides run on one core, so on a shared machine the CPU time is the steadier.
+The sizes are refused before any work when the vectorised runs cannot fit in memory
+(:data:`BYTES_PER_RUN_ROUND`) or a side's work exceeds its ceiling
+(:data:`MAX_VECTORISED_RUN_ROUNDS`, :data:`MAX_LOOP_RUN_ROUNDS`).
 """
 
 from __future__ import annotations
@@ -22,15 +25,30 @@ from typing import Any
 import numpy as np
 
 from collabecon.bench.pricing_baseline import run_baseline
-from collabecon.bench.timing import best_of
-from econ.validation import positive_int
+from collabecon.bench.timing import best_of, repeats_count, within
+from econ.validation import fits_in_memory, positive_int
 from games.price_discrimination.game import THESIS_GAME
 from games.price_discrimination.repeated import simulate
 from games.price_discrimination.sellers import SELLERS
 
-__all__ = ["SELLER_NAMES", "measure_pricing_repeated"]
+__all__ = [
+    "BYTES_PER_RUN_ROUND",
+    "MAX_LOOP_RUN_ROUNDS",
+    "MAX_VECTORISED_RUN_ROUNDS",
+    "SELLER_NAMES",
+    "measure_pricing_repeated",
+]
 
 SELLER_NAMES = ("exp3", "cexp3", "alpha-pd")
+#: bytes per run-round of the vectorised side: the peak of one simulation (about 64,
+#: measured with tracemalloc) while the timer holds the previous one's result (about 42)
+BYTES_PER_RUN_ROUND = 128
+#: the most run-rounds the vectorised side simulates over all sellers and repeats (about a
+#: quarter of an hour at 0.1 us each)
+MAX_VECTORISED_RUN_ROUNDS = 10**10
+#: the most run-rounds of the Python loop over all sellers and repeats (about 20 minutes at
+#: 11 us each)
+MAX_LOOP_RUN_ROUNDS = 10**8
 
 
 def _vectorised(name: str, runs: int, rounds: int, seed: int) -> Any:
@@ -65,21 +83,45 @@ def measure_pricing_repeated(
     standard error over runs) at ``baseline_rounds``; ``scaling`` the vectorised cost at
     ``scale_runs`` runs (0 skips it). ``progress`` is called with a short text as each
     seller's timings start.
+
+    Raises
+    ------
+    ValueError
+        A size not a positive integer (``scale_runs`` may be 0), fewer than 2 runs, a side's
+        work above its ceiling, or the runs beyond memory.
     """
     for name, value in (
         ("runs", runs),
         ("rounds", rounds),
         ("baseline_runs", baseline_runs),
         ("baseline_rounds", baseline_rounds),
-        ("repeats", repeats),
     ):
         positive_int(name, value)
+    repeats_count(repeats)
     if isinstance(scale_runs, bool) or not isinstance(scale_runs, int) or scale_runs < 0:
         raise ValueError(f"scale_runs must be an integer >= 0, got {scale_runs!r}")
     if runs < 2 or baseline_runs < 2:
         raise ValueError(
             f"runs and baseline_runs must be >= 2 (a standard error), got {runs}, {baseline_runs}"
         )
+    sellers_times = len(SELLER_NAMES) * repeats
+    within(
+        f"runs={runs}, rounds={rounds}, scale_runs={scale_runs}, repeats={repeats}",
+        (runs + scale_runs) * rounds * sellers_times,
+        MAX_VECTORISED_RUN_ROUNDS,
+        "simulated run-rounds",
+    )
+    within(
+        f"baseline_runs={baseline_runs}, baseline_rounds={baseline_rounds}, repeats={repeats}",
+        baseline_runs * baseline_rounds * sellers_times,
+        MAX_LOOP_RUN_ROUNDS,
+        "looped run-rounds",
+    )
+    largest = max(runs, scale_runs) * max(rounds, baseline_rounds)
+    fits_in_memory(
+        f"runs={runs}, scale_runs={scale_runs}, rounds={rounds}, baseline_rounds={baseline_rounds}",
+        float(BYTES_PER_RUN_ROUND) * largest,
+    )
     for name in SELLER_NAMES:  # warm-up: first-call imports and allocations
         _vectorised(name, 2, 100, 0)
     vec_work, loop_work = runs * rounds / 1e6, baseline_runs * baseline_rounds / 1e6

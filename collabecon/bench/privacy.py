@@ -14,7 +14,9 @@ Measured in one run on this machine:
 
 Run: ``collabecon bench privacy`` (``--clients`` and ``--existence-clients`` set the two
 sizes). Each time is the best of a few timings (:mod:`collabecon.bench.timing`): five of
-the scan and of the exact protocol, one of each cvxpy program.
+the scan and of the exact protocol, one of each cvxpy program. The sizes are refused before
+any work above :data:`MAX_PROTOCOL_CLIENTS` or :data:`MAX_EXISTENCE_CLIENTS`, or when their
+arrays (:data:`BYTES_PER_CLIENT` per client) cannot fit in memory.
 """
 
 from __future__ import annotations
@@ -24,11 +26,24 @@ from typing import Any
 
 import numpy as np
 
-from collabecon.bench.timing import best_of
+from collabecon.bench.timing import best_of, within
 from econ.privacy import DPMean, exists, optimal_protocol
-from econ.validation import positive_int
+from econ.validation import fits_in_memory, positive_int
 
-__all__ = ["measure_privacy"]
+__all__ = [
+    "BYTES_PER_CLIENT",
+    "MAX_EXISTENCE_CLIENTS",
+    "MAX_PROTOCOL_CLIENTS",
+    "measure_privacy",
+]
+
+#: bytes per client of the largest step: the scan and the existence test (about 72,
+#: measured with tracemalloc) or the exact protocol (about 112), and the draws of lambda
+BYTES_PER_CLIENT = 160
+#: the most clients of the optimal protocols: each cvxpy program has one variable per client
+MAX_PROTOCOL_CLIENTS = 10**6
+#: the most clients of the existence test (the scan walks its 100-point grid over them)
+MAX_EXISTENCE_CLIENTS = 10**8
 
 
 def _authors_scan(model: DPMean, lam: np.ndarray, grid: int = 100) -> np.ndarray:
@@ -96,9 +111,25 @@ def measure_privacy(
     existence region; LogNormal(-9, 1), near its boundary); ``existence`` the test with
     lambda ~ LogNormal(-3, 1) and with lambda = 1e-9 (no protocol exists). ``progress`` is
     called with a short text as each of the three measurements starts.
+
+    Raises
+    ------
+    ValueError
+        A count not a positive integer, above its ceiling, or beyond memory.
     """
     positive_int("clients", clients)
     positive_int("existence_clients", existence_clients)
+    within(f"clients={clients}", clients, MAX_PROTOCOL_CLIENTS, "clients")
+    within(
+        f"existence_clients={existence_clients}",
+        existence_clients,
+        MAX_EXISTENCE_CLIENTS,
+        "clients",
+    )
+    fits_in_memory(
+        f"clients={clients}, existence_clients={existence_clients}",
+        float(BYTES_PER_CLIENT) * max(clients, existence_clients),
+    )
     model = DPMean(n=100.0, sigma=10.0, bound=20.0)
     rng = np.random.default_rng(2024)
     protocols = []

@@ -8,6 +8,10 @@ the caller's, before timing.
 
 This module imports neither torch nor numpy; a GPU side passes ``sync`` (for instance
 ``torch.cuda.synchronize``) so that the clock stops when the device has finished.
+
+Every benchmark checks its sizes before any work: the repeats against :data:`MAX_REPEATS`
+(:func:`repeats_count`) and the work it would time against its own documented ceiling
+(:func:`within`), so that a mistyped size is one line of error, not hours of timing.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Timing", "best_of", "best_of_each"]
+__all__ = ["MAX_REPEATS", "Timing", "best_of", "best_of_each", "repeats_count", "within"]
+
+#: the most timed repeats of one side: the best of a few is the estimate, a thousand is a typo
+MAX_REPEATS = 1000
 
 
 @dataclass(frozen=True)
@@ -33,10 +40,43 @@ class Timing:
     result: Any
 
 
-def _positive(repeats: int) -> int:
+def repeats_count(repeats: int) -> int:
+    """Check that ``repeats`` is an integer in [1, :data:`MAX_REPEATS`] and return it.
+
+    Raises
+    ------
+    ValueError
+        ``repeats`` not an integer, below 1 or above :data:`MAX_REPEATS`.
+    """
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+    if repeats > MAX_REPEATS:
+        raise ValueError(f"repeats must be at most {MAX_REPEATS}, got {repeats}")
     return repeats
+
+
+def within(sizes: str, work: float, ceiling: float, unit: str) -> None:
+    """Refuse a benchmark whose timed ``work`` (in ``unit``) exceeds its ``ceiling``.
+
+    Parameters
+    ----------
+    sizes : str
+        The sizes that ask for the work (``"clients=80, steps=5"``), for the message.
+    work, ceiling : float
+        The work the sizes ask for and the most a benchmark times, in ``unit``.
+    unit : str
+        What is counted (``"example-gradients"``).
+
+    Raises
+    ------
+    ValueError
+        ``work`` above ``ceiling``, naming the sizes and both amounts.
+    """
+    if work > ceiling:
+        raise ValueError(
+            f"{sizes} ask for {work:.3g} {unit}, above the ceiling of {ceiling:.3g} {unit} "
+            "of this benchmark; choose smaller sizes"
+        )
 
 
 def best_of_each(
@@ -61,7 +101,7 @@ def best_of_each(
     dict of str to Timing
         ``min`` over the repeats of the wall-clock and of the CPU time of each side.
     """
-    _positive(repeats)
+    repeats_count(repeats)
     wall = {name: float("inf") for name in works}
     cpu = dict(wall)
     last: dict[str, Any] = {}

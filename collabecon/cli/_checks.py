@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from econ.validation import fits_in_memory
 
-__all__ = ["device_flag", "existing_dir", "fits_in_memory", "needs_checkpoint"]
+__all__ = [
+    "device_flag",
+    "exact_number",
+    "existing_dir",
+    "finite_float",
+    "fits_in_memory",
+    "needs_checkpoint",
+]
 
 
 def counts_at_least(args: object, flags: tuple[str, ...], low: int = 1) -> None:
@@ -52,12 +61,77 @@ def existing_dir(flag: str, path: str | None) -> None:
     Raises
     ------
     ValueError
-        ``path`` is missing or is not a directory.
+        ``path`` is empty (it would name the working directory), missing or not a directory.
     """
     if path is None:
         return
+    if not str(path).strip():
+        raise ValueError(f"{flag} must name a directory, got an empty path")
     from pathlib import Path
 
     if not Path(path).is_dir():
         state = "is not a directory" if Path(path).exists() else "does not exist"
         raise ValueError(f"{flag} {path!r} {state}")
+
+
+def finite_float(text: str) -> float:
+    """An argparse type: a finite float (``nan``, ``inf`` and ``1e400``, which overflows, refused).
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        ``text`` is no number or not a finite one; argparse names the flag.
+    """
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_clip(text)} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{_clip(text)} is not a finite number")
+    return value
+
+
+def exact_number(text: str) -> Fraction:
+    """An argparse type: a finite number as an exact fraction (``0.25``, ``1/4``, ``25e-2``).
+
+    Refused: no number, a zero denominator (``1/0``), ``nan`` and ``inf``, an exponent beyond
+    :data:`EXPONENT_LIMIT` (no float comes near, and ``1e-99999999`` would take minutes to
+    build exactly), and a value beyond the largest float (``1e300/1e-300``: every exact
+    quantity is also shown as a float).
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        One of the above; argparse names the flag.
+    """
+    import argparse
+    import re
+
+    exponent = re.search(r"[eE]([+-]?\d+)\s*$", text)
+    if exponent is not None and abs(int(exponent.group(1))) > EXPONENT_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"{_clip(text)} has an exponent beyond {EXPONENT_LIMIT}, outside the range of a float"
+        )
+    try:
+        value = Fraction(text)
+    except ZeroDivisionError:
+        raise argparse.ArgumentTypeError(f"{_clip(text)} divides by zero") from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_clip(text)} is not a finite number") from None
+    try:
+        float(value)
+    except OverflowError:
+        raise argparse.ArgumentTypeError(f"{_clip(text)} lies beyond the largest float") from None
+    return value
+
+
+def _clip(text: str) -> str:
+    """``text`` quoted for a one-line message, at most 40 characters of it."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+#: The largest decimal exponent :func:`exact_number` reads (floats span about 1e-324 to 1e308).
+EXPONENT_LIMIT = 400

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from collabecon.cli._checks import finite_float
 from econ import bargaining
 
 
@@ -20,21 +21,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         The subcommand's parser (``--json`` is declared on it already).
     """
     parser.add_argument(
-        "--ql0", type=float, required=True, help="low firm's quality at the disagreement point"
+        "--ql0",
+        type=finite_float,
+        required=True,
+        help="low firm's quality at the disagreement point",
     )
     parser.add_argument(
-        "--qh0", type=float, required=True, help="high firm's quality at the disagreement point"
+        "--qh0",
+        type=finite_float,
+        required=True,
+        help="high firm's quality at the disagreement point",
     )
     parser.add_argument(
-        "--qmax", type=float, default=1.0, help="Q, the best reachable quality (default 1)"
+        "--qmax", type=finite_float, default=1.0, help="Q, the best reachable quality (default 1)"
     )
     parser.add_argument(
         "--allow-lower",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="the feasible set: with --allow-lower (default, the thesis's program) the bargained "
-        "q_l* may lie below q_l0, as in Proposition 4; --no-allow-lower bargains only over "
-        "qualities reachable without degrading a model (q_l >= q_l0, q_h >= q_h0)",
+        default=False,
+        help="the feasible set: by default (--no-allow-lower) no firm ends below its "
+        "disagreement quality (q_l >= q_l0, q_h >= q_h0: models never degrade); --allow-lower "
+        "solves the thesis's program, whose q_l* may lie below q_l0 (Proposition 4)",
     )
 
 

@@ -22,6 +22,16 @@
 ``collabecon bench --help`` lists them. Every time is the best of several timings
 (:mod:`collabecon.bench.timing`); ``bench/RESULTS.md`` records the figures. A benchmark
 is one entry of :data:`BENCHMARKS`: a function declaring its flags and one running it.
+
+Every size is checked before any work, one line and exit code 2 when refused: each count
+against its data (no more clients than examples), the memory its largest arrays need
+(:func:`econ.validation.fits_in_memory`), and the ceiling of its benchmark on the work timed
+(:data:`collabecon.bench.timing.MAX_REPEATS` repeats;
+:data:`collabecon.bench.clients.MAX_EXAMPLE_GRADIENTS` for ``engine``, ``dp`` and
+``all-pairs``; the ``MAX_*`` of :mod:`collabecon.bench.bargaining`,
+:mod:`collabecon.bench.pricing_repeated` and :mod:`collabecon.bench.privacy`). ``--seed`` is
+an integer in [0, 2**63); ``dp``'s noise standard deviation ``--noise`` x ``--max-grad-norm``
+must be finite in float32, the precision of the weights.
 """
 
 from __future__ import annotations
@@ -30,8 +40,24 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from collabecon.cli._output import fmt, table
 from collabecon.cli._progress import Progress
+
+#: library keywords whose flag has another name
+KEYWORDS = {"n_clients": "--clients"}
+#: seeds are drawn into numpy and torch generators, whose seeds are 64-bit
+SEED_BOUND = 2**63
+#: the largest float32: the noise's standard deviation must stay below it
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _seed(args: argparse.Namespace) -> int:
+    """``--seed``, refused outside [0, :data:`SEED_BOUND`)."""
+    if not 0 <= args.seed < SEED_BOUND:
+        raise ValueError(f"--seed must be an integer in [0, 2**63), got {args.seed}")
+    return int(args.seed)
 
 
 def _shared_arguments(parser: argparse.ArgumentParser, *, clients: int, batch_size: int) -> None:
@@ -65,7 +91,7 @@ def _engine(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         steps=args.steps,
         repeats=args.repeats,
         device=args.device,
-        seed=args.seed,
+        seed=_seed(args),
         progress=progress,
     ).to_dict()
 
@@ -84,8 +110,16 @@ def _all_pairs_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _all_pairs(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
-    from collabecon.bench.all_pairs import measure_all_pairs, single_model_reference
+    from collabecon.bench.all_pairs import (
+        check_reference_sizes,
+        measure_all_pairs,
+        single_model_reference,
+    )
 
+    seed = _seed(args)
+    n = args.clients**2 * 32
+    if args.reference:  # refused before the main measurement, not after it
+        check_reference_sizes(args.clients, args.model, (32, 640, n), args.repeats)
     out = measure_all_pairs(
         method=args.method,
         clients=args.clients,
@@ -93,17 +127,16 @@ def _all_pairs(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         batch_size=args.batch_size,
         repeats=args.repeats,
         device=args.device,
-        seed=args.seed,
+        seed=seed,
         progress=progress,
     ).to_dict()
     if args.reference:
-        n = args.clients**2 * 32
         best = single_model_reference(
             clients=args.clients,
             model=args.model,
             batch_sizes=(32, 640, n),
             repeats=args.repeats,
-            seed=args.seed,
+            seed=seed,
             progress=progress,
         )
         out["reference"] = [{"batch_size": b, "seconds": t} for b, t in best.items()]
@@ -124,6 +157,12 @@ def _dp(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     for flag, value in (("--noise", args.noise), ("--max-grad-norm", args.max_grad_norm)):
         if not 0 < value < float("inf"):
             raise ValueError(f"{flag} must be a finite number > 0, got {value}")
+    if args.noise * args.max_grad_norm > FLOAT32_MAX:
+        raise ValueError(
+            f"--noise {args.noise} x --max-grad-norm {args.max_grad_norm} = "
+            f"{args.noise * args.max_grad_norm:.3g}: the noise's standard deviation overflows "
+            f"float32, the weights' precision (at most {FLOAT32_MAX:.3g})"
+        )
     return measure_dp(
         clients=args.clients,
         model=args.model,
@@ -134,7 +173,7 @@ def _dp(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         noise_multiplier=args.noise,
         max_grad_norm=args.max_grad_norm,
         device=args.device,
-        seed=args.seed,
+        seed=_seed(args),
         progress=progress,
     ).to_dict()
 
@@ -143,10 +182,23 @@ def _count(parser: argparse.ArgumentParser, flag: str, default: int, help_: str)
     parser.add_argument(flag, type=int, default=default, help=f"{help_} (default {default})")
 
 
+#: the first points of the batched side the baseline and the reference take by default
+_BARGAINING_SUBSET = 5_000
+
+
 def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
     _count(parser, "--points", 100_000, "starting points of the batched closed form")
-    _count(parser, "--baseline-points", 5_000, "starting points of the per-point search")
-    _count(parser, "--reference-points", 5_000, "starting points checked at 40 digits")
+    for flag, what in (
+        ("--baseline-points", "starting points of the per-point search"),
+        ("--reference-points", "starting points checked at 40 digits"),
+    ):
+        parser.add_argument(
+            flag,
+            type=int,
+            default=None,
+            help=f"{what}, the first of --points (default {_BARGAINING_SUBSET}, "
+            "or --points if fewer)",
+        )
     _count(parser, "--repeats", 5, "timed repeats of each side")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
 
@@ -154,12 +206,15 @@ def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
 def _bargaining(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from collabecon.bench.bargaining import measure_bargaining
 
+    def subset(given: int | None) -> int:
+        return min(_BARGAINING_SUBSET, args.points) if given is None else given
+
     return measure_bargaining(
         points=args.points,
-        baseline_points=args.baseline_points,
-        reference_points=args.reference_points,
+        baseline_points=subset(args.baseline_points),
+        reference_points=subset(args.reference_points),
         repeats=args.repeats,
-        seed=args.seed,
+        seed=_seed(args),
         progress=progress,
     )
 
@@ -278,8 +333,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     Raises
     ------
     ValueError
-        A bad size, name or device, a noise or clipping norm that is not a finite positive
-        number, or Opacus missing for ``dp``; the command exits with code 2.
+        A bad size (not a positive integer, more than the data holds, more work than its
+        benchmark's ceiling, more memory than the machine has), a ``--seed`` outside
+        [0, 2**63), a name or device, a noise or clipping norm that is not a finite positive
+        number or whose product overflows float32, ``--baseline-points`` or
+        ``--reference-points`` above ``--points``, or Opacus missing for ``dp``; the command
+        exits with code 2.
     """
     _, _, measure = BENCHMARKS[args.benchmark]
     return {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from collabecon.cli._checks import finite_float
 from econ import duopoly
 
 
@@ -20,10 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         The subcommand's parser (``--json`` is declared on it already).
     """
     parser.add_argument(
-        "--ql", type=float, required=True, help="quality of the low firm's model, in [0, 1]"
+        "--ql", type=finite_float, required=True, help="quality of the low firm's model, in [0, 1]"
     )
     parser.add_argument(
-        "--qh", type=float, required=True, help="quality of the high firm's model, in [q_l, 1]"
+        "--qh",
+        type=finite_float,
+        required=True,
+        help="quality of the high firm's model, in [q_l, 1]",
     )
     parser.add_argument(
         "--order", action="store_true", help="sort the pair instead of rejecting q_l > q_h"

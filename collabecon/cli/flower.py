@@ -14,7 +14,8 @@ flags of ``collabecon ipfl``), ``collabecon flower simulate defection-free --rou
 mediator between two firms (:mod:`learning.runtimes.flower.duopoly`, the flags of ``collabecon
 defection-free``). ``prepare --out DIR`` writes a run's partitions and Flower App for a
 deployment, ``deploy`` runs it on a SuperLink and one SuperNode per client, each its own
-process (``docs/flower.md``). Needs ``pip install -e ".[flower]"``.
+process on ``127.0.0.1``; both use TLS and SuperNode authentication with credentials made for
+the run unless ``--insecure`` (``docs/flower.md``). Needs ``pip install -e ".[flower]"``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,10 +51,56 @@ _MECHANISMS = {
 _OUT_HELP = "partitions and results (default: a temp dir)"
 
 
+#: the SuperLink's port and the SuperLink machine's address when not given
+_PORT, _HOST = 8000, "127.0.0.1"
+#: seconds ``deploy`` waits for the run when --timeout is not given, and the most it takes
+_TIMEOUT, _MAX_TIMEOUT = 900.0, 30 * 86400.0
+#: memory of one deployed node: a SuperNode, its SuperExec and the ClientApp it starts per
+#: message (resident sizes measured on Linux, digits on the CPU: 0.14, 0.13 and 0.47 GB),
+#: rounded up
+_NODE_BYTES = 1 << 30
+#: memory the result keeps for one round of one client (its history record, at most)
+_ROUND_BYTES = 256
+
+#: the actions each federation flag applies to, and what it sets
+_FEDERATION_FLAGS = {
+    "cpus": (("simulate",), "Ray's CPUs"),
+    "port": (("prepare", "deploy"), "the SuperLink's port"),
+    "host": (("prepare",), "the address the SuperNodes dial"),
+    "insecure": (("prepare", "deploy"), "a SuperLink without TLS and node authentication"),
+    "timeout": (("deploy",), "how long deploy waits for the run"),
+}
+
+
 def _add_federation_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cpus", type=int, default=None, help="CPUs for Ray (default: all)")
     parser.add_argument(
-        "--port", type=int, default=8000, help="the SuperLink's port (deploy, prepare)"
+        "--cpus", type=int, default=None, help="CPUs for Ray (simulate; default: all)"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"the SuperLink's port, 1-65535 (prepare, deploy; default {_PORT}); SuperNode k "
+        "serves its runtime API on port + 100 + k",
+    )
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="the SuperLink machine's address as the SuperNodes dial it: an IP address or a DNS "
+        f"name, written into its TLS certificate (prepare; default {_HOST}); deploy runs on "
+        f"{_HOST}",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="no TLS and no SuperNode authentication (prepare, deploy); by default the run's "
+        "own CA, SuperLink certificate and SuperNode keys are made and used (docs/flower.md)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help=f"seconds deploy waits for the run (default {_TIMEOUT:g})",
     )
 
 
@@ -99,8 +147,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     The positional ``action`` (``simulate``, ``prepare`` or ``deploy``); the training flags
     of :func:`collabecon.cli.train.add_train_flags` (``--algorithm`` takes comma-separated
-    names, each its own run); ``--data-dir``, ``--out``, ``--cpus`` and ``--port``; and an
-    optional mechanism (``ipfl`` or ``defection-free``) whose flags, those of its in-process
+    names, each its own run); ``--data-dir``, ``--out`` and the federation's flags
+    (``--cpus``, ``--port``, ``--host``, ``--insecure``, ``--timeout``, each refused with an
+    action it has no effect on); and an optional mechanism (``ipfl`` or ``defection-free``) whose flags, those of its in-process
     command, follow its name.
 
     Parameters
@@ -146,13 +195,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class _Run:
     """One federation of a command.
 
-    It has a name (``run-<i>-<name>``), a number of nodes, ``write(directory)`` writing its
-    partitions and ``deploy(out, port=...)`` running it on separate processes
-    (:mod:`learning.runtimes.flower.deploy`).
+    It has a name (``run-<i>-<name>``), a number of nodes and of rounds, ``write(directory)``
+    writing its partitions and ``deploy(out, port=..., timeout=..., insecure=...)`` running it
+    on separate processes (:mod:`learning.runtimes.flower.deploy`).
     """
 
     name: str
     clients: int
+    rounds: int
     write: Callable[[Path], Any]
     deploy: Callable[..., dict[str, Any]]
 
@@ -185,6 +235,7 @@ def _algorithm_runs(args: argparse.Namespace) -> list[_Run]:
             _Run(
                 name,
                 config.clients,
+                config.rounds,
                 partial(write_partitions, config, data_dir=data_dir),
                 partial(deploy, config, data_dir=data_dir),
             )
@@ -216,6 +267,7 @@ def _ipfl_run(flags: argparse.Namespace) -> _Run:
     return _Run(
         "ipfl",
         run.clients,
+        run.rounds,
         partial(write_ipfl_partitions, run, data_dir=flags.data_dir),
         partial(deploy_ipfl, run, data_dir=flags.data_dir),
     )
@@ -264,9 +316,121 @@ def _duopoly_run(flags: argparse.Namespace) -> _Run:
     return _Run(
         "defection-free",
         2,
+        flags.rounds,
         partial(write_duopoly_partitions, *played, **options),
         partial(deploy_duopoly, *played, **options),
     )
+
+
+def outputs(args: argparse.Namespace) -> list[tuple[str, object]]:
+    """The directory the command writes into: ``--out``, given before or after a mechanism."""
+    flags = args.settings if args.mechanism else args
+    return [("--out", flags.out)]
+
+
+def _federation_flags(action: str, flags: argparse.Namespace) -> None:
+    """Refuse a federation flag the action does not use, and values out of range.
+
+    Raises
+    ------
+    ValueError
+        A flag given with an action it has no effect on (naming both), ``--cpus`` below 1,
+        ``--timeout`` not in (0, 30 days], ``--port`` outside 1-65535, or a ``--host`` that
+        is no address.
+    """
+    for dest, (actions, what) in _FEDERATION_FLAGS.items():
+        if getattr(flags, dest) not in (None, False) and action not in actions:
+            raise ValueError(
+                f"--{dest} ({what}) has no effect with {action}; it applies to "
+                f"{' and '.join(actions)}"
+            )
+    if flags.cpus is not None and flags.cpus < 1:
+        raise ValueError(f"--cpus must be an integer >= 1, got {flags.cpus}")
+    if flags.timeout is not None and not 0 < flags.timeout <= _MAX_TIMEOUT:
+        raise ValueError(
+            f"--timeout must be a number of seconds in (0, {_MAX_TIMEOUT:g}] (30 days), "
+            f"got {flags.timeout}"
+        )
+    if flags.port is not None:
+        from learning.runtimes.flower.ports import check_ports
+
+        check_ports("--port", flags.port, 0)
+    if flags.host is not None:
+        from learning.runtimes.flower.credentials import host_address
+
+        host_address("--host", flags.host)
+
+
+def _sizes(action: str, runs: Sequence[_Run]) -> None:
+    """Refuse runs whose history, or whose deployed processes, outgrow this machine's memory."""
+    from collabecon.cli._checks import fits_in_memory
+
+    for r in runs:
+        fits_in_memory(
+            f"--rounds {r.rounds} with {r.clients} clients (the history the result keeps)",
+            r.rounds * r.clients * _ROUND_BYTES,
+        )
+        if action == "deploy":
+            fits_in_memory(
+                f"{r.clients} clients deployed (a SuperNode and a ClientApp process each)",
+                r.clients * _NODE_BYTES,
+            )
+
+
+def _ports(args: argparse.Namespace, flags: argparse.Namespace, port: int) -> None:
+    """Refuse ports out of range, an ``--out`` Flower cannot name and (deploy) taken ports.
+
+    Checked before Flower and torch are imported: a refusal costs milliseconds. The nodes
+    are the clients (``--clients``; two firms for ``defection-free``).
+    """
+    from learning.runtimes.flower.ports import check_ports, refuse_taken
+    from learning.runtimes.flower.quoting import toml_string
+
+    nodes = 2 if args.mechanism == "defection-free" else max(int(flags.clients), 0)
+    if flags.out is not None:
+        toml_string(str(Path(flags.out).resolve()), "--out")
+    check_ports("--port", port, nodes)
+    if args.action == "deploy":
+        refuse_taken("--port", port, nodes)
+
+
+def _bind(host: str) -> str:
+    """The interface the SuperLink at ``host`` listens on: the address, or every IPv4 one."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).compressed
+    except ValueError:  # a DNS name: the SuperLink machine's interfaces are not known here
+        return "0.0.0.0"
+
+
+def _prepare(flags: argparse.Namespace, run: _Run, out: Path, port: int) -> dict[str, Any]:
+    """Write ``run``'s partitions, credentials, Flower App and configuration; the commands."""
+    from learning.runtimes.flower.credentials import dial_address, host_address, write_credentials
+    from learning.runtimes.flower.deploy import deployment_commands, write_app
+
+    host = host_address("--host", flags.host or _HOST)
+    data = out / "data"
+    run.write(data)
+    credentials = (
+        None if flags.insecure else write_credentials(out / "credentials", host, run.clients)
+    )
+    address = dial_address(host, port)
+    app = write_app(out, str(data), address, None if credentials is None else credentials.ca)
+    commands = deployment_commands(
+        out, run.clients, address=address, bind=_bind(host), port=port, credentials=credentials
+    )
+    server = sorted(p.name for p in data.iterdir() if not p.name.startswith("partition-"))
+    return {
+        "clients": run.clients,
+        "server_files": server,
+        "app": str(app),
+        "security": "insecure" if credentials is None else "tls+node-auth",
+        "address": address,
+        "credentials": None if credentials is None else str(credentials.ca.parent),
+        "flwr_home": str(out / "flwr-home"),
+        "commands": dataclasses.asdict(commands),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -275,8 +439,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ``simulate`` writes each run's partitions under ``--out`` (a temporary folder when not
     given) and runs them all in one Flower simulation
     (:func:`learning.runtimes.flower.simulation.simulate_directories`); ``prepare`` writes
-    one run's partitions and Flower App (:func:`learning.runtimes.flower.deploy.write_app`);
-    ``deploy`` runs one run on a SuperLink and one SuperNode per client, each its own process.
+    one run's partitions, its credentials (unless ``--insecure``), Flower App and Flower
+    configuration, and returns the command lines that run it
+    (:func:`learning.runtimes.flower.deploy.deployment_commands`); ``deploy`` runs one run on
+    a SuperLink and one SuperNode per client, each its own process on ``127.0.0.1``, with TLS
+    and SuperNode authentication unless ``--insecure``. Every check (flags, ports free,
+    sizes) comes before any work.
 
     Parameters
     ----------
@@ -287,21 +455,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     -------
     dict
         ``action``, ``out`` and ``mechanism`` (None for ``--algorithm``), and: ``prepare``:
-        ``clients``, ``server_files`` and ``app`` (the App's folder); ``simulate`` and
-        ``deploy``: ``runs``, one record per run. A split algorithm's record is ``config``,
-        ``history`` (one ``RoundRecord`` per round), per client ``loss`` and ``accuracy``,
-        ``mean_accuracy``, ``seconds`` and ``epsilon`` (under DP-SGD); a mechanism's is its
-        result's ``to_dict``. A simulated record adds ``result`` (the path of its
-        ``result.json``), a deployed one ``deployment_seconds`` and ``processes``. The
-        command exits with 0.
+        ``clients``, ``server_files``, ``app`` (the App's folder), ``security``
+        (``"tls+node-auth"`` or ``"insecure"``), ``address`` (what the SuperNodes dial),
+        ``credentials`` (their folder, None when insecure), ``flwr_home`` and ``commands``
+        (argument lists: ``superlink``, ``register``, ``supernodes``, ``run``);
+        ``simulate``: ``runs``, one record per run; ``deploy``: ``status`` (``"done"`` or
+        ``"failed"``, with the reason in ``failed``) and ``runs``. A split algorithm's record
+        is ``config``, ``history`` (one ``RoundRecord`` per round), per client ``loss`` and
+        ``accuracy``, ``mean_accuracy``, ``seconds`` and ``epsilon`` (under DP-SGD); a
+        mechanism's is its result's ``to_dict``. A simulated record adds ``result`` (the path
+        of its ``result.json``), a deployed one ``deployment_seconds``, ``processes``,
+        ``security`` and ``ports``.
 
     Raises
     ------
     ValueError
-        Flower not installed, a bad ``--data-dir``, ``--out`` or ``--cpus``, an algorithm
-        without a client half, a mechanism flag the federation does not run, more than one
-        algorithm for ``prepare`` or ``deploy``, or a run the Flower server refused; the
-        command exits with code 2.
+        Flower not installed, a bad ``--data-dir``, ``--out``, ``--cpus``, ``--port``,
+        ``--host`` or ``--timeout``, a federation flag the action does not use, a port
+        taken, runs too large for this machine's memory, an algorithm without a client
+        half, a mechanism flag the federation does not run, more than one algorithm for
+        ``prepare`` or ``deploy``, or a run the Flower server refused; the command exits
+        with code 2.
     """
     from collabecon.cli._checks import existing_dir
     from collabecon.cli._paths import writable_dir
@@ -310,8 +484,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     flags = args.settings if args.mechanism else args
     existing_dir("--data-dir", flags.data_dir)
     writable_dir("--out", flags.out)
-    if flags.cpus is not None and flags.cpus < 1:
-        raise ValueError(f"--cpus must be an integer >= 1, got {flags.cpus}")
+    _federation_flags(args.action, flags)
+    port = _PORT if flags.port is None else flags.port
+    if args.action != "simulate":
+        _ports(args, flags, port)
     require_flower()
     if args.mechanism == "ipfl":
         runs = [_ipfl_run(flags)]
@@ -321,20 +497,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         runs = _algorithm_runs(args)
     if args.action != "simulate" and len(runs) != 1:
         raise ValueError(f"--algorithm: {args.action} runs one experiment; name one algorithm")
+    _sizes(args.action, runs)
+    if flags.insecure:
+        from learning.runtimes.flower.credentials import INSECURE_COST
+
+        print(f"collabecon flower: {INSECURE_COST}", file=sys.stderr)
     out = Path(flags.out or tempfile.mkdtemp(prefix="collabecon-flower-")).resolve()
     head = {"action": args.action, "out": str(out), "mechanism": args.mechanism}
     if args.action == "prepare":
-        from learning.runtimes.flower.deploy import write_app
-
-        data = out / "data"
-        runs[0].write(data)
-        app = write_app(out, str(data), f"127.0.0.1:{flags.port}")
-        server = sorted(p.name for p in data.iterdir() if not p.name.startswith("partition-"))
-        return {**head, "clients": runs[0].clients, "server_files": server, "app": str(app)}
+        return {**head, **_prepare(flags, runs[0], out, port)}
     if args.action == "deploy":
-        done = runs[0].deploy(out, port=flags.port)
+        from learning.runtimes.flower.processes import DeploymentFailed
+
+        timeout = _TIMEOUT if flags.timeout is None else flags.timeout
+        try:
+            done = runs[0].deploy(out, port=port, timeout=timeout, insecure=flags.insecure)
+        except DeploymentFailed as exc:
+            return {**head, "status": "failed", "failed": str(exc), "runs": []}
         done.pop("models")
-        return {**head, "runs": [done]}
+        return {**head, "status": "done", "runs": [done]}
     from learning.runtimes.flower.results import result_dict, write_result
     from learning.runtimes.flower.simulation import simulate_directories
 
@@ -358,6 +539,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for result, directory in zip(results, directories, strict=True)
         ],
     }
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """1 when the deployment failed (``status`` ``"failed"``), else 0."""
+    return 1 if result.get("status") == "failed" else 0
 
 
 def _algorithm_row(r: dict[str, Any]) -> list[Any]:
@@ -392,20 +578,47 @@ def _ipfl_text(r: dict[str, Any]) -> str:
     )
 
 
+def _prepare_text(result: dict[str, Any]) -> str:
+    """What ``prepare`` wrote, and the command lines that run it, quoted for a POSIX shell."""
+    from shlex import join, quote
+
+    commands = result["commands"]
+    home = f"FLWR_HOME={quote(result['flwr_home'])} "
+    lines = [
+        f"wrote {result['clients']} partitions and the server's "
+        f"{', '.join(result['server_files'])} to {result['out']}/data and the Flower App "
+        f"to {result['app']}",
+    ]
+    if result["credentials"] is None:
+        lines.append("no TLS, no SuperNode authentication (--insecure)")
+    else:
+        lines.append(
+            f"TLS and SuperNode authentication: credentials in {result['credentials']} (ca.crt "
+            "to every machine, server.crt and server.key to the SuperLink's only, "
+            "node-<k>.key to node k's only)"
+        )
+    lines += [f"SuperLink ({result['address']}):", f"  {join(commands['superlink'])}"]
+    if commands["register"]:
+        lines.append("register the SuperNodes' keys, once the SuperLink runs:")
+        lines += [f"  {home}{join(c)}" for c in commands["register"]]
+    lines += [f"SuperNode {k}:\n  {join(c)}" for k, c in enumerate(commands["supernodes"])]
+    lines += ["the run:", f"  {home}{join(commands['run'])}"]
+    return "\n".join(lines)
+
+
 def render(result: dict[str, Any]) -> str:
     """The human report of :func:`run`'s result.
 
-    ``prepare``: what was written where. Otherwise, per run: IP-FL's cluster accuracies and
-    ledger, the defection-free report of :func:`collabecon.cli.defection_free.render`, or a
-    row per split algorithm (mean accuracy, last test and train loss, seconds); then each
-    run's ε under DP-SGD, its processes and seconds, and the output folder.
+    ``prepare``: what was written where and the command lines of the deployment. A failed
+    deployment: why, and where the logs are. Otherwise, per run: IP-FL's cluster accuracies
+    and ledger, the defection-free report of :func:`collabecon.cli.defection_free.render`, or
+    a row per split algorithm (mean accuracy, last test and train loss, seconds); then each
+    run's ε under DP-SGD, its processes, security and seconds, and the output folder.
     """
     if result["action"] == "prepare":
-        return (
-            f"wrote {result['clients']} partitions and the server's "
-            f"{', '.join(result['server_files'])} to {result['out']}/data and the Flower App "
-            f"to {result['app']}"
-        )
+        return _prepare_text(result)
+    if result.get("status") == "failed":
+        return f"deployment failed: {result['failed']}\nlogs in {result['out']}"
     runs = result["runs"]
     if result["mechanism"] == "ipfl":
         lines = [_ipfl_text(r) for r in runs]
@@ -432,8 +645,12 @@ def render(result: dict[str, Any]) -> str:
                 f"{r['config']['algorithm']} with DP-SGD: epsilon at delta {delta:g}: {eps}"
             )
         if "processes" in r:
+            security = {"insecure": "no TLS, no SuperNode authentication"}.get(
+                r["security"], "TLS and SuperNode authentication"
+            )
             lines.append(
-                f"{r['processes']} processes, {fmt(r['deployment_seconds'], 4)} s of deployment"
+                f"{r['processes']} processes on 127.0.0.1 ({security}), "
+                f"{fmt(r['deployment_seconds'], 4)} s of deployment"
             )
         elif result["mechanism"]:
             lines.append(f"the rounds took {fmt(r['seconds'], 4)} s")

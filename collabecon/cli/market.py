@@ -15,7 +15,16 @@ read as they are:
 * a JSON ``ModelQualities`` dict (``{"names", "quality", ...}``), or a list of rounds, each
   such a dict or a ``{name: quality}`` object.
 
-A file in none of these layouts is refused with the columns or keys it lacks. Output:
+A file in none of these layouts is refused with the columns or keys it lacks. Files are read
+strictly, and a refusal names the file and the field: JSON with a repeated key (a firm twice),
+``NaN``, ``Infinity`` or nesting deeper than :data:`econ.validation.JSON_MAX_DEPTH`
+(:func:`econ.validation.read_json`), a CSV row with more or fewer cells than its header, a
+quality that is not a number in [0, 1] (a JSON ``true`` is no quality), names that are not
+distinct non-empty strings, and a ``metric`` other than those of
+:data:`econ.qualities.METRICS` (``accuracy``, ``1-loss``): a raw loss is no quality, and the
+file does not hold the baseline loss that ``1-loss`` divides by (``learning/qualities.py``).
+A file whose parsed contents or market would not fit in memory is refused before it is
+read. Output:
 equilibrium prices, shares, revenues, consumer surplus and welfare each round
 (:func:`econ.market.market_history`, any qualities in [0, 1]: tied models price at 0,
 models below a tie or of quality 0 sell nothing); ``--consumers N`` adds a
@@ -32,15 +41,19 @@ from typing import Any
 
 import numpy as np
 
+from collabecon.cli._checks import fits_in_memory
 from collabecon.cli._lists import float_list, str_list
 from collabecon.cli._output import table
 from econ.market import market_history, sampled_market
-from econ.qualities import ModelQualities
+from econ.qualities import METRICS, ModelQualities
+from econ.validation import file_fits_in_memory, read_json
 
 #: Column prefixes of a CSV that name a firm's quality.
 _PREFIXES = ("quality_", "q_")
 #: The defection-free history's columns and the firms they name.
 _DUOPOLY = {"q_l": "low", "q_h": "high"}
+#: Bytes per round and firm of a market history and its output, an upper estimate.
+_CELL_BYTES = 640
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,25 +77,86 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--consumers", type=int, default=0, help="also sample this many consumers (last round)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sampled consumers")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="seed of the sampled consumers (0; --consumers)"
+    )
 
 
-def _number(value: Any, where: str) -> float:
+def _shown(value: Any) -> str:
+    """A value for a message: its JSON text, clipped to one short line."""
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a message: ``a boolean true``, ``an array [0.5]``."""
+    kinds = {bool: "a boolean", str: "a string", list: "an array", dict: "an object"}
+    if value is None:
+        return "null"
+    return f"{kinds.get(type(value), 'a number')} {_shown(value)}"
+
+
+def _quality(value: Any, where: str) -> float:
+    """A quality from a JSON value: a number (not a boolean) in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(
+            f"--from: {where} must be a number in [0, 1] (a quality), got {_kind(value)}"
+        )
+    if not 0 <= value <= 1:  # compared before float(): an integer may have hundreds of digits
+        raise ValueError(f"--from: {where} must be a quality in [0, 1], got {_shown(value)}")
+    return float(value)
+
+
+def _cell(text: str, where: str) -> float:
+    """A quality from a CSV cell: a finite number in [0, 1] (``nan``, ``inf``, words refused)."""
     try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"--from: {where} must be a number, got {value!r}") from None
+        value = float(text)
+    except ValueError:
+        raise ValueError(
+            f"--from: {where} must be a number in [0, 1] (a quality), got {_shown(text)}"
+        ) from None
+    if not 0 <= value <= 1:
+        raise ValueError(f"--from: {where} must be a quality in [0, 1], got {_shown(text)}")
+    return value
 
 
-def _one_round(names: list[str], quality: list[float], where: str) -> ModelQualities:
+def _name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"--from: {where} must be a non-empty string, got {_shown(value)}")
+    return value
+
+
+def _metric(value: Any, where: str) -> str:
+    """The ``metric`` of a file: one that measures a quality (:data:`econ.qualities.METRICS`).
+
+    A loss is no quality: ``1-loss`` needs the loss of the best constant prediction on the
+    same target set (``learning/qualities.py``), which a file of losses does not hold.
+    """
+    if not isinstance(value, str) or value not in METRICS:
+        hint = (
+            ": a loss is no quality in [0, 1]; give 1 - loss/L0 with L0 the loss of the best "
+            "constant prediction on the target set as metric '1-loss'"
+            if isinstance(value, str) and "loss" in value
+            else ""
+        )
+        raise ValueError(
+            f"--from: {where} must be one of {', '.join(map(repr, METRICS))}, "
+            f"got {_shown(value)}{hint}"
+        )
+    return value
+
+
+def _one_round(
+    names: list[str], quality: list[float], where: str, metric: str = "accuracy", n_eval: Any = 1
+) -> ModelQualities:
     if len(set(names)) != len(names):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"--from: {where} names a firm twice: {', '.join(duplicates)}")
     return ModelQualities(
         names=tuple(names),
         quality=np.array(quality, dtype=np.float64),
-        metric="accuracy",
-        n_eval=np.ones(len(names), dtype=np.int64),
+        metric=metric,
+        n_eval=np.broadcast_to(np.asarray(n_eval, dtype=np.int64), (len(names),)),
     )
 
 
@@ -105,7 +179,9 @@ def _quality_keys(keys: list[str], what: str) -> dict[str, str]:
     return out
 
 
-def _rows_to_rounds(rows: list[dict[str, Any]], keys: list[str], what: str) -> list[ModelQualities]:
+def _rows_to_rounds(
+    rows: list[dict[str, Any]], keys: list[str], what: str, metric: str, csv_cells: bool
+) -> list[ModelQualities]:
     columns = _quality_keys(keys, what)
     if not columns:
         raise ValueError(
@@ -114,68 +190,116 @@ def _rows_to_rounds(rows: list[dict[str, Any]], keys: list[str], what: str) -> l
             f"{', '.join(keys) or 'none'}"
         )
     names = list(columns.values())
+    number = _cell if csv_cells else _quality
     rounds = []
     for t, row in enumerate(rows):
         missing = [k for k in columns if k not in row or row[k] in ("", None)]
         if missing:
             raise ValueError(f"--from: {what}, round {t} lacks {', '.join(missing)}")
-        values = [_number(row[k], f"{what}, round {t}, {k}") for k in columns]
-        rounds.append(_one_round(names, values, what))
+        values = [number(row[k], f"{what}, round {t}, {k!r}") for k in columns]
+        rounds.append(_one_round(names, values, what, metric))
     return rounds
 
 
 def _from_csv(path: Path) -> list[ModelQualities]:
-    with path.open(newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        rows = list(reader)
+    file_fits_in_memory(path, "file")
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            rows = list(reader)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"--from: {path} is not UTF-8 text: {exc}") from None
+    except csv.Error as exc:
+        raise ValueError(f"--from: {path} is not a CSV file: {exc}") from None
     if not header:
         raise ValueError(f"--from: {path} is empty")
     header = [h.strip() for h in header]
     twice = sorted({h for h in header if header.count(h) > 1})
     if twice:
         raise ValueError(f"--from: {path} has the column(s) {', '.join(twice)} more than once")
+    rows = [r for r in rows if any(c.strip() for c in r)]
     if not rows:
         raise ValueError(f"--from: {path} has a header but no rows")
-    records = [dict(zip(header, r, strict=False)) for r in rows if any(c.strip() for c in r)]
-    return _rows_to_rounds(records, header, str(path))
+    for t, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(
+                f"--from: {path}, round {t} has {len(row)} cells for the {len(header)} columns "
+                "of the header"
+            )
+    records = [dict(zip(header, r, strict=True)) for r in rows]
+    return _rows_to_rounds(records, header, str(path), "accuracy", csv_cells=True)
 
 
 def _accuracies(data: dict[str, Any], key: str, what: str) -> list[ModelQualities]:
     values = data[key]
     if not isinstance(values, list) or not values:
-        raise ValueError(f"--from: {what}'s {key} must be a non-empty list, got {values!r}")
+        raise ValueError(f"--from: {what}, {key!r} must be a non-empty list, got {_shown(values)}")
     names = [f"client{i}" for i in range(len(values))]
-    return [_one_round(names, [_number(v, f"{what}, {key}") for v in values], what)]
+    return [
+        _one_round(
+            names, [_quality(v, f"{what}, {key!r}[{i}]") for i, v in enumerate(values)], what
+        )
+    ]
+
+
+#: The fields of a ``ModelQualities`` object in a file (:meth:`ModelQualities.to_dict`).
+_FIELDS = ("names", "quality", "metric", "n_eval")
+
+
+def _n_eval(value: Any, size: int, where: str) -> Any:
+    """``n_eval``: an integer >= 1, or a list of one per firm."""
+    items = value if isinstance(value, list) else [value]
+    for i, v in enumerate(items):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v < 2**63:
+            at = f"{where}[{i}]" if isinstance(value, list) else where
+            raise ValueError(f"--from: {at} must be an integer >= 1, got {_shown(v)}")
+    if isinstance(value, list) and len(value) != size:
+        raise ValueError(f"--from: {where} must hold one count per name ({size}), got {len(value)}")
+    return value
 
 
 def _model_qualities(r: dict[str, Any], what: str) -> ModelQualities:
-    names = [str(n) for n in r["names"]]
-    quality = r["quality"]
+    unknown = [k for k in r if k not in _FIELDS]
+    if unknown:
+        raise ValueError(
+            f"--from: {what} has the field(s) {', '.join(unknown)}; a ModelQualities object "
+            f"has {', '.join(_FIELDS)}"
+        )
+    names, quality = r["names"], r["quality"]
+    if not isinstance(names, list) or not names:
+        raise ValueError(f"--from: {what}, 'names' must be a non-empty list, got {_shown(names)}")
+    names = [_name(n, f"{what}, 'names'[{i}]") for i, n in enumerate(names)]
     if not isinstance(quality, list):
-        quality = [quality]
-    first = _one_round(names, [_number(v, f"{what}, quality") for v in quality], what)
-    return ModelQualities(
-        names=first.names,
-        quality=first.quality,
-        metric=str(r.get("metric", "accuracy")),
-        n_eval=np.asarray(r.get("n_eval", 1), dtype=np.int64),
-    )
+        quality = [_quality(quality, f"{what}, 'quality'")]
+    if len(quality) != len(names):
+        raise ValueError(
+            f"--from: {what}, 'quality' must hold one number per name ({len(names)}), "
+            f"got {len(quality)}"
+        )
+    values = [_quality(v, f"{what}, 'quality'[{i}]") for i, v in enumerate(quality)]
+    metric = _metric(r.get("metric", "accuracy"), f"{what}, 'metric'")
+    n_eval = _n_eval(r.get("n_eval", 1), len(names), f"{what}, 'n_eval'")
+    return _one_round(names, values, what, metric, n_eval)
 
 
 def _from_json(data: Any, what: str) -> list[ModelQualities]:
     if isinstance(data, dict):
-        if "rounds" in data and isinstance(data["rounds"], list) and data["rounds"]:
+        if "names" in data and "quality" in data:
+            return [_model_qualities(data, what)]
+        metric = _metric(data.get("metric", "accuracy"), f"{what}, 'metric'")
+        if isinstance(data.get("rounds"), list):  # a run's rounds (`train` counts them)
             rows = data["rounds"]
-            if not all(isinstance(r, dict) for r in rows):
-                raise ValueError(f"--from: {what}'s rounds must be objects")
-            return _rows_to_rounds(rows, list(rows[0]), what)
+            if not rows or not all(isinstance(r, dict) for r in rows):
+                raise ValueError(
+                    f"--from: {what}, 'rounds' must be a non-empty list of objects, "
+                    f"got {_shown(rows)}"
+                )
+            return _rows_to_rounds(rows, list(rows[0]), what, metric, csv_cells=False)
         if "target_accuracy" in data:  # `collabecon train --json`
             return _accuracies(data, "target_accuracy", what)
         if "personalised_accuracy" in data:  # ipfl_result.json
             return _accuracies(data, "personalised_accuracy", what)
-        if "names" in data and "quality" in data:
-            return [_model_qualities(data, what)]
         hint = (
             " (a `collabecon train` run needs --target-fraction > 0 for a common target set)"
             if "accuracy" in data
@@ -190,27 +314,42 @@ def _from_json(data: Any, what: str) -> list[ModelQualities]:
         raise ValueError(f"--from: {what} must hold a JSON object or a non-empty list of rounds")
     out = []
     for t, r in enumerate(data):
+        where = f"{what}, round {t}"
         if not isinstance(r, dict) or not r:
-            raise ValueError(f"--from: {what}, round {t} must be a non-empty object, got {r!r}")
+            raise ValueError(f"--from: {where} must be a non-empty object, got {_shown(r)}")
         if "names" in r and "quality" in r:
-            out.append(_model_qualities(r, f"{what}, round {t}"))
+            out.append(_model_qualities(r, where))
         else:
-            values = [_number(v, f"{what}, round {t}, {k}") for k, v in r.items()]
-            out.append(_one_round([str(k) for k in r], values, f"{what}, round {t}"))
+            values = [_quality(v, f"{where}, {k!r}") for k, v in r.items()]
+            out.append(_one_round([_name(k, f"{where}, a key") for k in r], values, where))
+        if out[-1].names != out[0].names:
+            raise ValueError(
+                f"--from: {where} names the firms {', '.join(out[-1].names)}; round 0 names "
+                f"{', '.join(out[0].names)}"
+            )
+        if out[-1].metric != out[0].metric:
+            raise ValueError(
+                f"--from: {where} measures {out[-1].metric!r}; round 0 measures {out[0].metric!r}"
+            )
     return out
 
 
 def load_rounds(path: str) -> list[ModelQualities]:
-    """Per-round qualities from a CSV or JSON file (module docstring)."""
+    """Per-round qualities from a CSV or JSON file (module docstring).
+
+    JSON is read strictly (:func:`econ.validation.read_json`: no repeated key, no NaN or
+    Infinity, bounded nesting); every field is checked for its type and range, and a
+    refusal names the file and the field.
+    """
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"--from: no such file {path!r}")
     if p.suffix.lower() == ".csv":
         return _from_csv(p)
     try:
-        data = json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--from: {path} is neither a .csv file nor JSON ({exc})") from None
+        data = read_json(p, "file")
+    except ValueError as exc:
+        raise ValueError(f"--from: {exc}") from None
     return _from_json(data, str(p))
 
 
@@ -257,9 +396,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     Raises
     ------
     ValueError
-        A negative ``--consumers`` or ``--seed``, a quality outside [0, 1], names that do not
-        match the qualities, a ``--from`` file in none of the layouts, or a sample that
-        would not fit in memory; the command exits with code 2.
+        A negative ``--consumers`` or ``--seed``, ``--seed`` without ``--consumers``, a
+        quality outside [0, 1], names that do not match the qualities, a ``--from`` file in
+        none of the layouts or with a field of the wrong type or range (module docstring),
+        or a market or a sample that would not fit in memory; the command exits with code 2.
 
     References
     ----------
@@ -267,19 +407,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """
     if args.consumers < 0:
         raise ValueError(f"--consumers must be >= 0, got {args.consumers}")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    if args.seed is not None and not args.consumers:
+        raise ValueError(
+            f"--seed {args.seed} seeds the sampled consumers: it has no effect without "
+            "--consumers N (N >= 1)"
+        )
+    seed = 0 if args.seed is None else args.seed
+    if seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {seed}")
     rounds = _given_rounds(args)
+    firms = rounds[0].quality.size
+    # per round and firm: four arrays of the history and four fields of the output (a key,
+    # a float and a number's JSON text each)
+    fits_in_memory(f"{len(rounds)} rounds of {firms} firms", _CELL_BYTES * len(rounds) * firms)
     if args.consumers:
-        from collabecon.cli._checks import fits_in_memory
-
         # per consumer: a type, a utility and a tie-break draw per firm, a choice (float64)
-        firms = max(r.quality.size for r in rounds)
         fits_in_memory(f"--consumers {args.consumers}", 8.0 * args.consumers * (3 * firms + 4))
     history = market_history(rounds)
     result: dict[str, Any] = history.to_dict()
     if args.consumers:
-        sampled = sampled_market(rounds[-1], args.consumers, args.seed)
+        sampled = sampled_market(rounds[-1], args.consumers, seed)
         result["sampled_last_round"] = {
             **sampled.to_dict(),
             "n_consumers": args.consumers,

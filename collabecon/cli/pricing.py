@@ -26,20 +26,25 @@ from typing import Any
 
 import numpy as np
 
+from collabecon.cli._checks import exact_number, finite_float
 from collabecon.cli._lists import float_list
 from collabecon.cli._output import fmt, table
 
 ACTIONS = ("equilibrium", "repeated", "figures")
+#: The most rounds x seeds a run of ``repeated`` or ``figures`` may ask for: 5,000 times the
+#: thesis's experiments (20,000 rounds x 10 runs, section 4.4).
+MAX_PLAYS = 10**9
+#: The most buyers per round of ``repeated``: 100 times the thesis's n = 10.
+MAX_BUYERS = 1000
 
 
 def _game_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mu", type=Fraction, default=Fraction(1, 2), help="P(high type) (0.5)")
-    parser.add_argument("--theta-low", type=Fraction, default=Fraction(5), help="low value (5)")
-    parser.add_argument("--theta-high", type=Fraction, default=Fraction(15), help="high value (15)")
-    parser.add_argument("--cb", type=Fraction, default=Fraction(5), help="buyer's evasion cost (5)")
-    parser.add_argument(
-        "--cs", type=Fraction, default=Fraction(5), help="seller's evasion cost (5)"
-    )
+    number = exact_number  # exact: 1/3 stays 1/3, and the game's formulas stay exact
+    parser.add_argument("--mu", type=number, default=Fraction(1, 2), help="P(high type) (0.5)")
+    parser.add_argument("--theta-low", type=number, default=Fraction(5), help="low value (5)")
+    parser.add_argument("--theta-high", type=number, default=Fraction(15), help="high value (15)")
+    parser.add_argument("--cb", type=number, default=Fraction(5), help="buyer's evasion cost (5)")
+    parser.add_argument("--cs", type=number, default=Fraction(5), help="seller's evasion cost (5)")
     parser.add_argument("--buyers", type=int, default=10, help="buyers per round n (10)")
 
 
@@ -68,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     eq = actions.add_parser("equilibrium", help="one-shot equilibrium (Theorem 6)")
     eq.add_argument("--json", **json_flag)
     _game_arguments(eq)
-    eq.add_argument("--alpha", type=Fraction, required=True, help="P(seller is signal aware)")
+    eq.add_argument("--alpha", type=exact_number, required=True, help="P(seller is signal aware)")
     eq.add_argument(
         "--convention",
         choices=("strict", "thesis"),
@@ -94,11 +99,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "a negative LO with commas as --bias=LO,HI",
     )
     rep.add_argument(
-        "--alpha", type=float, default=None, help="alpha-pd commitment (alpha* - 0.01)"
+        "--alpha", type=finite_float, default=None, help="alpha-pd commitment (alpha* - 0.01)"
     )
-    rep.add_argument("--eta", type=float, default=None, help="Exp3 learning rate (preset)")
-    rep.add_argument("--gamma", type=float, default=None, help="Exp3-IX implicit exploration")
-    rep.add_argument("--alpha-hat-init", type=float, default=0.0, help="round-1 belief (0)")
+    rep.add_argument("--eta", type=finite_float, default=None, help="Exp3 learning rate (preset)")
+    rep.add_argument(
+        "--gamma", type=finite_float, default=None, help="Exp3-IX implicit exploration"
+    )
+    rep.add_argument("--alpha-hat-init", type=finite_float, default=0.0, help="round-1 belief (0)")
     rep.add_argument(
         "--policy-regret", action="store_true", help="also re-run fixed mixed strategies"
     )
@@ -130,34 +137,33 @@ def _progress(args: argparse.Namespace, total: int) -> Any:
 
 
 def _equilibrium(args: argparse.Namespace) -> dict[str, Any]:
-    from games.price_discrimination.equilibrium import (
-        equilibrium,
-        high_buyer_deviation_gain,
-        profiles_differ,
-    )
+    from games.price_discrimination.certificate import certify
+    from games.price_discrimination.equilibrium import equilibrium, profiles_differ
 
     game = _game(args)
     eq = equilibrium(game, args.alpha, args.convention)
-    gain = high_buyer_deviation_gain(game, args.alpha, args.convention)
+    # every player's best response checked, not assumed (Werner 2024, §4.2, solution concept)
+    certificate = certify(game, args.alpha, eq.profile)
     profile = eq.profile
-    out: dict[str, Any] = {"convention": args.convention, "is_equilibrium": gain <= 0}
-    if args.convention == "thesis":
-        if gain > 0:
-            out["profile"] = (
-                "thesis profile; not an equilibrium for alpha > alpha*: the high buyer gains "
-                f"{float(gain):.6g} by deviating"
-            )
-        else:
-            out["profile"] = "thesis profile; an equilibrium at this alpha"
-    else:
-        out["profile"] = "equilibrium"
-    out.update(
-        {
-            "regime": game.regime,
-            "alpha_star": float(game.alpha_star),
-            "evasion_rate": float(profile.q_high),
-        }
+    gains = ", ".join(
+        f"the {s.player.replace('_', ' ')} gains {float(s.gain):.6g} by deviating"
+        for s in certificate.violations
     )
+    label = "thesis profile" if args.convention == "thesis" else "equilibrium"
+    if not certificate.is_equilibrium:
+        described = f"{label}; not an equilibrium: {gains}"
+    elif args.convention == "thesis":
+        described = f"{label}; an equilibrium at this alpha"
+    else:
+        described = label
+    out: dict[str, Any] = {
+        "convention": args.convention,
+        "is_equilibrium": certificate.is_equilibrium,
+        "profile": described,
+        "regime": game.regime,
+        "alpha_star": float(game.alpha_star),
+        "evasion_rate": float(profile.q_high),
+    }
     if profile.q_high > 0:
         out["q_star"] = float(game.q_star)
     if profiles_differ(game, args.alpha):
@@ -165,14 +171,22 @@ def _equilibrium(args: argparse.Namespace) -> dict[str, Any]:
     out.update(
         {
             "seller": float(eq.seller),
+            "seller_total": float(eq.seller_total),
             "high_buyer": float(eq.high_buyer),
             "low_buyer": float(eq.low_buyer),
             "buyer_avg": float(eq.buyer_avg),
             "U1_star": float(game.U1_star),
+            "deviation_gains": {s.player: float(s.gain) for s in certificate.sets},
         }
     )
-    if gain > 0:
-        out["high_buyer_deviation_gain"] = float(gain)
+    if args.convention == "strict" and not certificate.is_equilibrium:
+        out["failed"] = f"the equilibrium fails its best-response check: {gains}"
+    if eq.seller < 0:
+        out["seller_note"] = (
+            "the seller loses: evasion costs c_S fall at the signalling stage, before it "
+            "prices, and no price recovers them, not selling included; the game gives the "
+            "seller no option to stay out"
+        )
     return out
 
 
@@ -191,24 +205,46 @@ def _seller(args: argparse.Namespace) -> Any:
     return dataclasses.replace(seller, **given)
 
 
-def _counts(args: argparse.Namespace) -> None:
-    """``--rounds`` and ``--seeds`` are counts: checked before the progress bar starts."""
+def _sizes(args: argparse.Namespace, batch: int) -> None:
+    """Counts, ceilings and memory of ``repeated`` and ``figures``, before the bar starts.
+
+    ``batch`` is how many runs per seed the action holds at once.
+    """
+    from collabecon.cli._checks import fits_in_memory
+    from games.price_discrimination.repeated import ROUND_RUN_BYTES
+
     for flag in ("rounds", "seeds"):
         if getattr(args, flag) < 1:
             raise ValueError(f"--{flag} must be an integer >= 1, got {getattr(args, flag)}")
     if args.seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    sizes = f"--rounds {args.rounds} --seeds {args.seeds}"
+    if args.rounds * args.seeds > MAX_PLAYS:
+        raise ValueError(
+            f"{sizes} asks for {args.rounds * args.seeds} rounds of play, more than the "
+            f"{MAX_PLAYS} a run may have (5,000 times the thesis's 20,000 rounds x 10 runs)"
+        )
+    fits_in_memory(sizes, ROUND_RUN_BYTES * args.rounds * args.seeds * batch)
 
 
 def _repeated(args: argparse.Namespace) -> dict[str, Any]:
-    from collabecon.cli._checks import fits_in_memory
-    from games.price_discrimination.repeated import policy_regret, simulate
+    from games.price_discrimination.repeated import default_comparators, policy_regret, simulate
 
-    _counts(args)
+    if args.buyers < 2:
+        raise ValueError(
+            f"--buyers must be an integer >= 2 in repeated play, got {args.buyers}: the buyers' "
+            "belief learns only from rounds in which both signals are sent (eq. (4.7))"
+        )
+    if args.buyers > MAX_BUYERS:
+        raise ValueError(
+            f"--buyers {args.buyers} is more than the {MAX_BUYERS} buyers a round of repeated "
+            "play may have: a round's buyers are tabulated as (n+1)(n+2)/2 pairs of high types "
+            "and evaders, and every round's time grows with them"
+        )
     game = _game(args)
     seller = _seller(args)
-    # per round and seed: the seller's weights over two signals and the play (float64)
-    fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
+    # the run, and with --policy-regret a batch of one run per comparator beside it
+    _sizes(args, 1 + (len(default_comparators(game)) if args.policy_regret else 0))
     start = time.perf_counter()
     rng = np.random.default_rng(args.seed)
     bias = tuple(args.bias) if args.bias is not None else None
@@ -230,6 +266,7 @@ def _repeated(args: argparse.Namespace) -> dict[str, Any]:
     result = {
         "seller_utility_mean": summary["seller_utility_mean"],
         "seller_utility_se": summary["seller_utility_se"],
+        **{k: v for k, v in summary.items() if k == "seller_utility_se_why"},
         "buyer_utility_mean": summary["buyer_utility_mean"],
         "alpha_hat_final": summary["alpha_hat_final"],
         "alpha_bar_final": summary["alpha_bar_final"],
@@ -262,12 +299,11 @@ def _write_repeated(out: Path, run: Any, result: dict[str, Any], policy: Any) ->
 
 
 def _figures(args: argparse.Namespace) -> dict[str, Any]:
-    from collabecon.cli._checks import fits_in_memory
     from collabecon.reproductions.price_discrimination import figures
-    from games.price_discrimination.figures import FIGURE_SELLERS
+    from games.price_discrimination.figures import BIAS_LEVELS, FIGURE_SELLERS
 
-    _counts(args)
-    fits_in_memory(f"--rounds {args.rounds} --seeds {args.seeds}", 32.0 * args.rounds * args.seeds)
+    # the sellers' runs of Figures 4.2-4.4, and one batch over the bias levels of Figure 4.5
+    _sizes(args, len(FIGURE_SELLERS) + len(BIAS_LEVELS))
     start = time.perf_counter()
     # Figures 4.2-4.4 run the three sellers once, Figure 4.5 once more over the bias levels.
     with _progress(args, 2 * len(FIGURE_SELLERS) * args.rounds) as bar:
@@ -295,24 +331,36 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``equilibrium``: ``convention``, ``is_equilibrium``, ``profile`` (what the profile
-        is), ``regime``, ``alpha_star``, ``evasion_rate``, ``q_star`` (when the high type
-        evades), ``aware_prob_theta_low_after_s_low`` (when the profiles differ), the
-        per-buyer utilities ``seller``, ``high_buyer``, ``low_buyer``, ``buyer_avg``,
-        ``U1_star``, and ``high_buyer_deviation_gain`` when the profile is no equilibrium.
-        ``repeated``: ``seller_utility_mean``, ``seller_utility_se``, ``buyer_utility_mean``,
+        ``equilibrium``: ``convention``, ``is_equilibrium`` (computed by
+        :func:`games.price_discrimination.certificate.certify`: no player gains by a pure
+        deviation at any information set), ``profile`` (what the profile is, and who gains
+        by deviating where it is no equilibrium), ``regime``, ``alpha_star``,
+        ``evasion_rate``, ``q_star`` (when the high type evades),
+        ``aware_prob_theta_low_after_s_low`` (when the profiles differ), the per-buyer
+        utilities ``seller``, ``high_buyer``, ``low_buyer``, ``buyer_avg``, ``U1_star``, the
+        seller's utility over the ``--buyers`` buyers ``seller_total`` (eq. (4.2)),
+        ``deviation_gains`` (each information set's best pure deviation gain), and
+        ``seller_note`` where the seller's utility is negative (evasion costs are sunk when
+        it prices; the game has no option to stay out). A strict profile that fails the
+        check carries ``failed`` and the command exits with 1.
+        ``repeated``: ``seller_utility_mean``, ``seller_utility_se`` (``None`` for one seed,
+        with ``seller_utility_se_why``), ``buyer_utility_mean``,
         ``alpha_hat_final``, ``alpha_bar_final``, ``action_freq``, ``regret``
         (``pure_price_rules``, ``blind_prices``, ``realised``, ``policy_fixed_mixed``) and
         ``seconds``; ``--out`` receives ``repeated.csv`` and ``summary.json``. ``figures``:
         ``files``, ``rounds``, ``seeds``, ``seconds`` and ``claims`` (each ``{paper, id,
-        statement, published, measured, holds, note}``). The command exits with 0.
+        statement, published, measured, holds, note}``). The command exits with 0 (1 as
+        above).
 
     Raises
     ------
     ValueError
         An unwritable ``--out``, a parameter outside the game's hypotheses, a count below 1,
-        a negative ``--seed``, a seller flag the seller does not take, or a run that would
-        not fit in memory; the command exits with code 2.
+        a negative ``--seed``, a seller flag the seller does not take, more than
+        :data:`MAX_BUYERS` buyers in repeated play, more than :data:`MAX_PLAYS` rounds x
+        seeds, or a run that would not fit in memory; the command exits with code 2 (as it
+        does, from argparse, for a number flag that is no finite number: ``1/0``, ``nan``,
+        ``1e400``; :func:`collabecon.cli._checks.exact_number`).
 
     References
     ----------
@@ -323,6 +371,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     writable_dir("--out", getattr(args, "out", None))  # repeated and figures write
     return _RUNNERS[args.action](args)
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """1 when the ``equilibrium`` action's strict profile fails its best-response check."""
+    return 1 if "failed" in result else 0
 
 
 def render(result: dict[str, Any]) -> str:

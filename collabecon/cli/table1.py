@@ -16,6 +16,9 @@ from typing import Any
 
 from collabecon.cli._output import table
 
+#: The most seeds a run may ask for (the paper reports 3).
+MAX_SEEDS = 100
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the flags of ``collabecon table1``.
@@ -65,7 +68,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ------
     ValueError
         A missing ``--data-dir``, an unwritable ``--out``, a negative ``--seed``, ``--seeds``
-        below 1, or ``--scale paper`` without ``--data-dir``; the command exits with code 2.
+        below 1 or above :data:`MAX_SEEDS`, ``--scale paper`` without ``--data-dir``, or
+        ``--data-dir`` with a scale whose data ship with the toolkit; the command exits with
+        code 2.
 
     References
     ----------
@@ -81,8 +86,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     if args.seeds is not None and args.seeds < 1:
         raise ValueError(f"--seeds must be an integer >= 1, got {args.seeds}")
+    if args.seeds is not None and args.seeds > MAX_SEEDS:
+        raise ValueError(
+            f"--seeds {args.seeds} is more than the {MAX_SEEDS} seeds a run may have: every "
+            f"seed trains {len(clustered_mnist.METHODS)} methods on "
+            f"{len(clustered_mnist.TASKS)} tasks"
+        )
     if args.scale == "paper" and args.data_dir is None:
         raise ValueError("--scale paper needs the full MNIST: pass --data-dir")
+    if args.data_dir is not None and args.scale != "paper":
+        dataset = clustered_mnist.SCALES[args.scale].dataset
+        raise ValueError(
+            f"--data-dir has no effect with --scale {args.scale}: its {dataset} ships with the "
+            "toolkit (--scale paper reads the full MNIST from --data-dir)"
+        )
     from collabecon.cli._progress import Progress
 
     seeds = clustered_mnist.SCALES[args.scale].seeds if args.seeds is None else args.seeds

@@ -131,7 +131,7 @@ def fig3_7_data(points: int = 25) -> dict[str, np.ndarray]:
     ql0, qh0 = (v.ravel() for v in np.meshgrid(g, g, indexing="ij"))
     keep = qh0 > ql0
     ql0, qh0 = ql0[keep], qh0[keep]
-    r = bargaining.duopoly_nash_solution(ql0, qh0).rho_star
+    r = bargaining.duopoly_nash_solution(ql0, qh0, allow_lower=True).rho_star
     value = qh0 * 10 ** ((r - ql0 / qh0) / (4 - 5 * r))
     return {"q_l0": ql0, "q_h0": qh0, "value": value}
 
@@ -152,7 +152,7 @@ def fig3_8_data(points: int = 400, grid: int = 10) -> dict[str, np.ndarray]:
     ql0, qh0 = (v.ravel() for v in np.meshgrid(g, g, indexing="ij"))
     keep = qh0 > ql0
     ql0, qh0 = ql0[keep], qh0[keep]
-    sol = bargaining.duopoly_nash_solution(ql0, qh0)
+    sol = bargaining.duopoly_nash_solution(ql0, qh0, allow_lower=True)
     keep = sol.rho_star >= ql0 / qh0
     ql0, qh0 = ql0[keep], qh0[keep]
     q = np.linspace(0.0, 1.0, points)

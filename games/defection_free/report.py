@@ -162,11 +162,13 @@ def report(
     )
     start = min(ql[0], qh[0]), max(ql[0], qh[0])
     q = max(start[1], float(q_max))
-    reference = bargaining.duopoly_nash_solution(*start, q)
+    reference = bargaining.duopoly_nash_solution(*start, q, allow_lower=True)
     best = max(start[1], float(ql[-1]), float(qh[-1]))
     # models of quality 0 sell nothing (econ.oligopoly): every Nash product is then 0
     nash_max = (
-        float(bargaining.duopoly_nash_solution(*start, best).nash_product) if best > 0 else 0.0
+        float(bargaining.duopoly_nash_solution(*start, best, allow_lower=True).nash_product)
+        if best > 0
+        else 0.0
     )
     progress = float(nash[-1]) if rational[-1] else min(float(nash[-1]), 0.0)
     return PlayReport(

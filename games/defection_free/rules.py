@@ -419,7 +419,9 @@ class DefectionFree:
                 "the defection-free rule needs 0 <= q_l0 < q_h0 <= q_max, got "
                 f"q_l0={self.q_l0!r}, q_h0={self.q_h0!r}, q_max={self.config.q_max!r}"
             )
-        sol = bargaining.duopoly_nash_solution(self.q_l0, self.q_h0, self.config.q_max)
+        sol = bargaining.duopoly_nash_solution(  # the thesis's program (Proposition 4)
+            self.q_l0, self.q_h0, self.config.q_max, allow_lower=True
+        )
         object.__setattr__(self, "rho_star", float(sol.rho_star))
         object.__setattr__(self, "q_l_star", float(sol.q_l_star))
 

@@ -81,7 +81,7 @@ def _simulate(
     the low firm only while step 7's gate is open (q_{l,t-1} < q_l* and
     q_{l,t-1}/q_{h,t} <= rho*). Both together are Algorithm 5 as printed.
     """
-    sol = duopoly_nash_solution(ql0, qh0, q_max)
+    sol = duopoly_nash_solution(ql0, qh0, q_max, allow_lower=True)
     path = np.asarray(q_h_path, dtype=np.float64)
     out = np.empty_like(path)
     ql, prev = np.asarray(ql0, dtype=np.float64), np.asarray(qh0, dtype=np.float64)
@@ -118,7 +118,7 @@ def _toy_runs(rounds: int = 500) -> dict[str, NDArray[np.float64]]:
         q_h[:, cols], alphas[:, cols] = _toy_high_path(qh0[cols], alpha, rounds)
     q_l = _simulate(ql0, qh0, q_h, _TOY_Q)
     q_l_printed = _simulate(ql0, qh0, q_h, _TOY_Q, cap_mode="literal", gated=True)
-    sol = duopoly_nash_solution(ql0, qh0, _TOY_Q)
+    sol = duopoly_nash_solution(ql0, qh0, _TOY_Q, allow_lower=True)
     ul, uh = duopoly.revenues(np.vstack([ql0, q_l]), np.vstack([qh0, q_h]))
     drop = np.minimum(
         np.diff(ul, axis=0) / np.maximum(ul[:-1], 1e-300),
@@ -300,7 +300,7 @@ def _cor1(rounds_scale: float = 1.0, cap_mode: str = "recommended", gated: bool 
         if a <= c
     ][::4]
     ql0, qh0 = (np.array([s[i] for s in starts]) for i in (0, 1))
-    sol = duopoly_nash_solution(ql0, qh0, _TOY_Q)
+    sol = duopoly_nash_solution(ql0, qh0, _TOY_Q, allow_lower=True)
     points = []
     for eps in (1e-2, 1e-3):
         dist2 = (1 - qh0) * 64 - 1
@@ -383,7 +383,7 @@ def _case1_points(rate: float) -> list[dict[str, float]]:
     rng = np.random.default_rng(1)
     qh0 = rng.uniform(0.02, _TOY_Q, 2000)
     ql0 = rng.uniform(0.0, 1.0, 2000) * qh0
-    sol = duopoly_nash_solution(ql0, qh0, _TOY_Q)
+    sol = duopoly_nash_solution(ql0, qh0, _TOY_Q, allow_lower=True)
     keep = (ql0 / qh0 > sol.rho_star + 1e-9) & (ql0 <= sol.q_l_star)
     ql0, qh0, r = ql0[keep], qh0[keep], sol.rho_star[keep]
     rounds = np.maximum(np.ceil(np.log(ql0 / qh0 / r) / np.log(rate)).astype(int), 1)

@@ -16,18 +16,23 @@ precomputed values.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.stats import binom
 
+from econ.validation import fits_in_memory
 from games.price_discrimination.game import PDGame
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int32]
 Bools = NDArray[np.bool_]
+
+#: bytes per pair of the tables built on :class:`RoundTypes` (the pairs and their law, the
+#: sellers' and the estimator's per-pair rewards and increments in both buyer modes)
+PAIR_BYTES = 256
 
 
 def realised_seller_utility(
@@ -119,19 +124,13 @@ class RoundTypes:
         q*).
         """
         n, mu, q = game.n, float(game.mu), float(game.q_star)
-        pairs = [(k, e) for k in range(n + 1) for e in range(k + 1)]
-        prob = [
-            math.comb(n, k)
-            * mu**k
-            * (1 - mu) ** (n - k)
-            * math.comb(k, e)
-            * q**e
-            * (1 - q) ** (k - e)
-            for k, e in pairs
-        ]
-        cdf = np.cumsum(prob)
+        size = (n + 1) * (n + 2) // 2
+        fits_in_memory(f"a round of n={n} buyers ({size} pairs)", PAIR_BYTES * size)
+        ks = np.repeat(np.arange(n + 1, dtype=np.int32), np.arange(1, n + 2))
+        first = np.cumsum(np.arange(n + 1))  # the index of pair (k, 0): k (k + 1) / 2
+        es = (np.arange(size) - first[ks]).astype(np.int32)
+        cdf = np.cumsum(binom.pmf(ks, n, mu) * binom.pmf(es, ks, q))
         cdf[-1] = 1.0
-        ks, es = np.array(pairs, dtype=np.int32).T
         guide = np.searchsorted(cdf, np.arange(guide_size) / guide_size, side="right")
         return cls(game, ks, es, cdf, guide)
 

@@ -108,11 +108,19 @@ def certify(game: PDGame, alpha: Any, profile: Profile, tol: float = 1e-12) -> C
     * high-type buyer: signal :math:`\bar s` or :math:`\underline s`;
     * low-type buyer: signal :math:`\underline s` or :math:`\bar s`;
     * aware seller after :math:`\underline s` and after :math:`\bar s`: price
-      :math:`\underline\theta` or :math:`\bar\theta`, judged by the expected revenue per buyer
-      under the Bayes posterior (evasion costs are sunk); off path, :math:`\bar s` is believed
-      to come from a high type;
-    * blind seller: one price for everyone;
+      :math:`\underline\theta` or :math:`\bar\theta`, or a price above :math:`\bar\theta`
+      (no sale), judged by the expected revenue per buyer under the Bayes posterior; off
+      path, :math:`\bar s` is believed to come from a high type;
+    * blind seller: one price for everyone, the same three;
     * each type facing each price: buy or not.
+
+    The seller prices on the positive reals (Definition 4, mixed strategies): against a
+    belief :math:`\hat\mu` that the buyer has the high value, a price :math:`p` earns
+    :math:`p` up to :math:`\underline\theta`, :math:`\hat\mu p` up to :math:`\bar\theta`
+    and 0 above, so the three prices above include a best response. The evasion cost
+    :math:`c_S` is incurred at the signalling stage, before the seller prices (eq. (4.2)): no
+    price recovers it, not selling included, and the game gives the seller no option to stay
+    out, so a profile can be an equilibrium with a negative seller utility.
 
     References
     ----------
@@ -146,7 +154,7 @@ def certify(game: PDGame, alpha: Any, profile: Profile, tol: float = 1e-12) -> C
         ("aware_seller_after_s_high", belief_high, profile.aware_a),
         ("blind_seller", mu, profile.blind_high),
     ):
-        revenue = {"theta_low": tl, "theta_high": belief * th}
+        revenue = {"theta_low": tl, "theta_high": belief * th, "no_sale": 0}
         mixed = share_high * revenue["theta_high"] + (1 - share_high) * revenue["theta_low"]
         sets.append(_set(player, revenue, mixed))
     for value_name, value in (("high", th), ("low", tl)):

@@ -46,6 +46,10 @@ VERTICES: dict[str, tuple[int, int]] = {
     "reversePD": (0, 1),
 }
 
+#: Bytes per round and run of a simulation: the logs of :class:`RepeatedRun` (two counts,
+#: three flags, four floats) and the estimator's partial sums and biases.
+ROUND_RUN_BYTES = 64
+
 
 @dataclass(frozen=True, slots=True)
 class RepeatedRun:
@@ -307,14 +311,22 @@ class RepeatedRun:
     def summary(self) -> dict[str, Any]:
         """Means over all rounds and runs (standard errors across runs).
 
+        One run gives no standard error: ``seller_utility_se`` is then ``None`` and
+        ``seller_utility_se_why`` says so.
+
         References
         ----------
         Werner (2024), ch. 4, §4.4 (the reported averages).
         """
         seller = self.seller_utility().mean(axis=1)
+        se: dict[str, Any] = (
+            {"seller_utility_se": _se(seller)}
+            if seller.size > 1
+            else {"seller_utility_se": None, "seller_utility_se_why": "one run gives no spread"}
+        )
         return {
             "seller_utility_mean": float(seller.mean()),
-            "seller_utility_se": _se(seller),
+            **se,
             "buyer_utility_mean": float(self.buyer_utility().mean()),
             "alpha_hat_final": float(self.alpha_hat[:, -1].mean()),
             "alpha_bar_final": float(self.alpha_bar()[:, -1].mean()),
@@ -325,7 +337,7 @@ class RepeatedRun:
 
 
 def _se(x: Floats) -> float:
-    return float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+    return float(x.std(ddof=1) / np.sqrt(x.size))
 
 
 def simulate(
@@ -367,7 +379,7 @@ def simulate(
     """
     rounds = positive_int("rounds", rounds)
     runs = positive_int("runs", runs)
-    fits_in_memory(f"rounds={rounds}, runs={runs}", 32.0 * rounds * runs)
+    fits_in_memory(f"rounds={rounds}, runs={runs}", ROUND_RUN_BYTES * rounds * runs)
     in_interval("alpha_hat_init", alpha_hat_init, 0.0, 1.0)
     rng = np.random.default_rng(seed)
     game = game.numeric()

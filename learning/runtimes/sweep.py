@@ -53,13 +53,12 @@ import socket
 import sys
 import threading
 import traceback
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from econ.outputs import plain
+from econ.outputs import plain, write_atomically
 
 #: the measures of one run, in the order of the CSV columns after the grid values
 MEASURES = ("mean_accuracy", "mean_loss", "target_accuracy", "seconds")
@@ -304,23 +303,6 @@ def run_point(
     }
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a new file beside ``path`` and rename it onto ``path``.
-
-    A reader (or a sweep resumed after a kill) sees the old file or the whole new one.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with tmp.open("x") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 class ResultStore:
     """One file per run in ``folder``.
 
@@ -357,7 +339,7 @@ class ResultStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         record = {"key": run.key, "grid": run.grid, "config": run.config, "measures": measures}
         path = self.result_path(run)
-        _write_atomically(path, json.dumps(plain(record), indent=1) + "\n")
+        write_atomically(path, json.dumps(plain(record), indent=1) + "\n")
         self.error_path(run).unlink(missing_ok=True)
         return path
 
@@ -366,7 +348,7 @@ class ResultStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.error_path(run)
         head = json.dumps(plain({"grid": run.grid, "config": run.config}), sort_keys=True)
-        _write_atomically(path, f"run {run.key} failed {attempts} time(s)\n{head}\n\n{error}\n")
+        write_atomically(path, f"run {run.key} failed {attempts} time(s)\n{head}\n\n{error}\n")
         return path
 
 

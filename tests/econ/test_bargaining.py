@@ -13,7 +13,8 @@ from collabecon.cli import bargain as bargain_cli
 from econ import bargaining, duopoly, nash_bargaining
 
 TABLE = [
-    # q_l0, q_h0, Q, rho*, N*, U_l*, U_h*: reference values of the cubic's rational root
+    # q_l0, q_h0, Q, rho*, N*, U_l*, U_h*: reference values of the cubic's rational root, the
+    # solution of the thesis's program (allow_lower=True: the last row's q_l* < q_l0)
     (0.2, 0.6, 1.0, 0.396832139254, 5.69305841e-4, 0.0184363965, 0.1858357196),
     (0.3, 0.8, 1.0, 0.398367730829, 1.40202428e-4, 0.0184763651, 0.1855207006),
     (0.1, 0.5, 0.9, 0.357945174419, 6.37874026e-4, 0.0155933051, 0.1742535590),
@@ -29,7 +30,7 @@ TABLE = [
 @pytest.mark.parametrize("row", TABLE)
 def test_nash_table(row):
     ql0, qh0, q, rho, n, ul, uh = row
-    sol = bargaining.duopoly_nash_solution(ql0, qh0, q)
+    sol = bargaining.duopoly_nash_solution(ql0, qh0, q, allow_lower=True)
     assert float(sol.rho_star) == pytest.approx(rho, abs=1e-9)
     assert float(sol.q_l_star) == pytest.approx(rho * q, abs=1e-9)
     assert float(sol.nash_product) == pytest.approx(n, rel=1e-7)
@@ -38,7 +39,7 @@ def test_nash_table(row):
 
 def test_vectorised_table_matches_scalar():
     rows = np.array(TABLE)
-    sol = bargaining.duopoly_nash_solution(rows[:, 0], rows[:, 1], rows[:, 2])
+    sol = bargaining.duopoly_nash_solution(rows[:, 0], rows[:, 1], rows[:, 2], allow_lower=True)
     np.testing.assert_allclose(sol.rho_star, rows[:, 3], atol=1e-9)
 
 
@@ -61,9 +62,8 @@ def test_exact_start_zero_half():
 
 def test_rho_inf_and_pitfall():
     assert bargaining.RHO_INF == pytest.approx(0.42442890089805236, abs=1e-16)
-    assert float(bargaining.duopoly_nash_solution(0.49, 0.88).rho_star) == pytest.approx(
-        0.489588070784, abs=1e-9
-    )
+    thesis = bargaining.duopoly_nash_solution(0.49, 0.88, allow_lower=True)
+    assert float(thesis.rho_star) == pytest.approx(0.489588070784, abs=1e-9)
 
 
 def test_degenerate_starts_are_defined():
@@ -93,7 +93,7 @@ def test_solution_is_feasible_and_beats_the_grid(t):
     qh0 = t[1]
     ql0 = t[0] * qh0
     q = qh0 + t[2] * (1 - qh0)
-    sol = bargaining.duopoly_nash_solution(ql0, qh0, q)
+    sol = bargaining.duopoly_nash_solution(ql0, qh0, q, allow_lower=True)
     ul0, uh0 = duopoly.revenues(ql0, qh0)
     ul, uh = duopoly.revenues(sol.q_l_star, sol.q_h_star)
     assert ul >= ul0 - 1e-12 and uh >= uh0 - 1e-12
@@ -137,10 +137,10 @@ def _u(ql: Fraction, qh: Fraction) -> tuple[Fraction, Fraction]:
 
 def test_thesis_program_may_lower_the_low_quality():
     # Proposition 4's starts: q_l* < q_l0 under the printed program (revenue constraints only)
-    sol = bargaining.duopoly_nash_solution(0.6, 0.9, 1.0)
+    sol = bargaining.duopoly_nash_solution(0.6, 0.9, 1.0, allow_lower=True)
     assert float(sol.q_l_star) == pytest.approx(0.505759581115, abs=1e-9)
     # equal qualities earn nothing, so every point is rational and rho* is the limit root
-    tied = bargaining.duopoly_nash_solution(0.6, 0.6, 0.6)
+    tied = bargaining.duopoly_nash_solution(0.6, 0.6, 0.6, allow_lower=True)
     r = (sp.sqrt(97) - 9) / 2
     exact = (
         sp.Rational(9, 25)
@@ -155,6 +155,8 @@ def test_thesis_program_may_lower_the_low_quality():
 def test_reachable_program_keeps_the_starting_quality():
     sol = bargaining.duopoly_nash_solution(0.6, 0.9, 1.0, allow_lower=False)
     assert float(sol.q_l_star) == 0.6 and float(sol.q_h_star) == 1.0
+    assert bargaining.duopoly_nash_solution(0.6, 0.9, 1.0) == sol  # the default
+    assert float(bargaining.feasible_interval(0.6, 0.9, 1.0)[0]) == pytest.approx(0.6)
     (ul, uh), (ul0, uh0) = _u(Fraction(3, 5), Fraction(1)), _u(Fraction(3, 5), Fraction(9, 10))
     assert float(sol.nash_product) == pytest.approx(float((ul - ul0) * (uh - uh0)), rel=1e-12)
     tied = bargaining.duopoly_nash_solution(0.6, 0.6, 0.6, allow_lower=False)
@@ -180,7 +182,7 @@ def test_reachable_program_matches_the_general_solver_on_the_reachable_box():
 
 def test_both_readings_agree_when_the_solution_is_above_the_start():
     for ql0, qh0, q in [(0.2, 0.6, 1.0), (0.0, 0.5, 1.0), (0.1, 0.5, 0.9)]:
-        free = bargaining.duopoly_nash_solution(ql0, qh0, q)
+        free = bargaining.duopoly_nash_solution(ql0, qh0, q, allow_lower=True)
         floored = bargaining.duopoly_nash_solution(ql0, qh0, q, allow_lower=False)
         assert float(floored.rho_star) == float(free.rho_star)
         assert float(floored.nash_product) == float(free.nash_product)
@@ -215,10 +217,8 @@ def test_cli_feasible_set_flag(flag, q_l_star):
     assert out["allow_lower"] is flag and out["q_l_star"] == pytest.approx(q_l_star, abs=1e-9)
     parser = argparse.ArgumentParser()
     bargain_cli.add_arguments(parser)
-    assert parser.parse_args(["--ql0", "0.6", "--qh0", "0.9"]).allow_lower is True
-    assert (
-        parser.parse_args(["--ql0", "0.6", "--qh0", "0.9", "--no-allow-lower"]).allow_lower is False
-    )
+    assert parser.parse_args(["--ql0", "0.6", "--qh0", "0.9"]).allow_lower is False
+    assert parser.parse_args(["--ql0", "0.6", "--qh0", "0.9", "--allow-lower"]).allow_lower is True
 
 
 @given(starts)
@@ -250,8 +250,9 @@ def test_knife_edge_start_collapses_the_interval_to_its_start() -> None:
 @pytest.mark.parametrize("q", [1e-154, 1e-170, 1e-300, 5e-324])
 def test_tiny_qualities_keep_the_closed_form(q: float) -> None:
     """Homogeneity: with q_l0 = q_h0 = Q the disagreement revenues are 0 and rho* is the root
-    of rho^2 + 9 rho - 4 whatever the scale of Q; with q_l0 = 0 the low firm's start earns 0."""
-    sol = bargaining.duopoly_nash_solution(q, q, q)
+    of rho^2 + 9 rho - 4 whatever the scale of Q (the thesis's program: the low firm may end
+    below its start); with q_l0 = 0 the low firm's start earns 0."""
+    sol = bargaining.duopoly_nash_solution(q, q, q, allow_lower=True)
     assert sol.rho_star == pytest.approx(bargaining.RHO_INF, rel=1e-12)
     assert sol.q_h_star == q and np.isfinite(sol.q_l_star) and np.isfinite(sol.U_h_star)
     start = bargaining.duopoly_nash_solution(0.0, q, q)

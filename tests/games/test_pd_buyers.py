@@ -27,6 +27,24 @@ def test_pair_law_is_binomial_then_binomial():
     assert e.mean() == pytest.approx(2.5, abs=0.02) and e.var() == pytest.approx(1.875, abs=0.05)
 
 
+def test_the_pair_law_holds_where_binomial_coefficients_pass_the_largest_float():
+    # C(1100, 550) is about 1e330: the law is computed without forming it
+    game = PARAMETER_SETS["P0"].numeric()
+    types = RoundTypes.of(type(game)(game.mu, game.theta_low, game.theta_high, 5.0, 5.0, n=1100))
+    ks, es = types.high_types, types.would_evade
+    prob = np.diff(types.cdf, prepend=0.0)
+    assert ks.size == 1101 * 1102 // 2 and np.all(es <= ks) and np.all(prob >= 0)
+    assert float(prob @ ks) == pytest.approx(550, rel=1e-9)  # E k = n mu
+    assert float(prob @ es) == pytest.approx(275, rel=1e-9)  # E e = n mu q*
+
+
+def test_a_round_of_more_buyers_than_memory_holds_is_refused():
+    game = PARAMETER_SETS["P0"].numeric()
+    huge = type(game)(game.mu, game.theta_low, game.theta_high, 5.0, 5.0, n=10**8)
+    with pytest.raises(ValueError, match=r"a round of n=100000000 buyers .* needs about"):
+        RoundTypes.of(huge)
+
+
 def test_guide_table_draw_is_exactly_the_inverse_cdf():
     types = RoundTypes.of(P0, guide_size=8)  # a coarse guide: cells with many boundaries
     u = np.concatenate([np.random.default_rng(3).random(50_000), types.cdf[:-1], [0.0]])

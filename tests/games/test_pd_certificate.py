@@ -54,3 +54,12 @@ def test_strict_profile_is_an_equilibrium_everywhere(mu, low, gap, cb_share, c_s
     assert _cert(game, alpha, "strict").is_equilibrium
     thesis_ok = _cert(game, alpha, "thesis").is_equilibrium
     assert thesis_ok == (game.regime == "A" or alpha <= game.alpha_star)
+
+
+def test_sellers_may_also_not_sell():
+    # the seller prices on the positive reals: above theta_high nobody buys and it earns 0
+    cert = _cert(P0, F(3, 4), "strict")
+    for player in ("aware_seller_after_s_low", "aware_seller_after_s_high", "blind_seller"):
+        assert cert.by_player(player).payoffs["no_sale"] == 0
+    costly = PDGame(F(1, 2), F(5), F(15), F(5), F(100))  # evasion costs the seller 100
+    assert _cert(costly, F(3, 4), "strict").is_equilibrium  # sunk when it prices

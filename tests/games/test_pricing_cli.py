@@ -22,13 +22,17 @@ def test_equilibrium_json(capsys):
         "alpha_star",
         "evasion_rate",
         "seller",
+        "seller_total",
         "high_buyer",
         "low_buyer",
         "buyer_avg",
         "U1_star",
+        "deviation_gains",
     }
     assert out["convention"] == "strict" and out["is_equilibrium"]
     assert out["regime"] == "B" and out["seller"] == 8.725 and out["U1_star"] == 8.75
+    assert out["seller_total"] == 87.25  # eq. (4.2): the 10 buyers of a round
+    assert set(out["deviation_gains"].values()) == {0}
     assert out["evasion_rate"] == 0  # truthful below alpha*: no q_star to report
 
 
@@ -38,7 +42,7 @@ def test_equilibrium_default_is_an_equilibrium(capsys):
     assert out["high_buyer"] == 0 and out["seller"] == 6.25
     assert out["evasion_rate"] == out["q_star"] == 0.5
     assert out["aware_prob_theta_low_after_s_low"] == pytest.approx(2 / 3)  # alpha*/alpha
-    assert "high_buyer_deviation_gain" not in out
+    assert max(out["deviation_gains"].values()) == 0
     strict = _json(
         capsys, ["pricing", "--json", "equilibrium", "--alpha", "1", "--convention", "strict"]
     )
@@ -50,11 +54,12 @@ def test_equilibrium_thesis_profile_is_labelled(capsys):
         capsys, ["pricing", "equilibrium", "--alpha", "0.75", "--convention", "thesis", "--json"]
     )
     assert out["convention"] == "thesis" and not out["is_equilibrium"]
-    assert out["profile"] == (
-        "thesis profile; not an equilibrium for alpha > alpha*: the high buyer gains 1.25 by "
-        "deviating"
+    assert (
+        out["profile"]
+        == "thesis profile; not an equilibrium: the high buyer gains 1.25 by deviating"
     )
-    assert out["high_buyer"] == 1.25 and out["high_buyer_deviation_gain"] == 1.25
+    assert out["high_buyer"] == 1.25 and out["deviation_gains"]["high_buyer"] == 1.25
+    assert "failed" not in out  # the thesis's profile is labelled, not a failure
     assert out["seller"] == 6.25  # the seller's utility is the same in both profiles
     p3 = ["--mu", "3/5", "--theta-low", "4", "--theta-high", "12", "--cb", "3", "--cs", "1"]
     thesis = _json(
@@ -67,7 +72,7 @@ def test_equilibrium_thesis_profile_is_labelled(capsys):
     assert below["is_equilibrium"] and below["profile"].endswith("an equilibrium at this alpha")
     # the text table carries the same label
     assert main(["pricing", "equilibrium", "--alpha", "0.75", "--convention", "thesis"]) == 0
-    assert "not an equilibrium for alpha > alpha*" in capsys.readouterr().out
+    assert "not an equilibrium: the high buyer gains" in capsys.readouterr().out
 
 
 def test_repeated_json_and_out(capsys, tmp_path):
@@ -182,3 +187,52 @@ def test_figures_render_the_claims(capsys, tmp_path):
     text = capsys.readouterr().out
     assert "claims of the thesis (section 4.4):" in text
     assert "[ok] fig4.4.exp3.no_pd" in text and "claims hold" in text
+
+
+def test_a_negative_seller_utility_is_checked_not_assumed(capsys):
+    # c_S = 100: the evaders cost the seller more than it earns (Definition 4, eq. (4.2)); the
+    # costs fall at the signalling stage, so no price, not selling included, gains anything
+    out = _json(capsys, ["pricing", "equilibrium", "--alpha", "3/4", "--cs", "100", "--json"])
+    assert out["seller"] == -17.5 and out["seller_total"] == -175
+    assert out["is_equilibrium"] and max(out["deviation_gains"].values()) == 0
+    assert "no option to stay out" in out["seller_note"]
+    positive = _json(capsys, ["pricing", "equilibrium", "--alpha", "3/4", "--json"])
+    assert "seller_note" not in positive
+
+
+def test_a_strict_profile_that_fails_its_check_exits_1(capsys, monkeypatch):
+    from games.price_discrimination import equilibrium as eq
+
+    real = eq.equilibrium
+    # a defective solver: the thesis's profile where the equilibrium is asked for
+    monkeypatch.setattr(
+        eq, "equilibrium", lambda game, alpha, convention="strict": real(game, alpha, "thesis")
+    )
+    assert main(["pricing", "equilibrium", "--alpha", "3/4", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert not out["is_equilibrium"] and out["failed"].endswith(
+        "the high buyer gains 1.25 by deviating"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["equilibrium", "--alpha", "1e400"],
+            "argument --alpha: '1e400' lies beyond the largest float",
+        ),
+        (["equilibrium", "--alpha", "1/0"], "argument --alpha: '1/0' divides by zero"),
+        (["equilibrium", "--alpha", "1/2", "--mu", "1e-99999999"], "argument --mu"),
+        (["repeated", "--eta", "1e400"], "argument --eta: '1e400' is not a finite number"),
+        (["repeated", "--rounds", "10", "--buyers", "2000"], "--buyers 2000 is more than the 1000"),
+    ],
+)
+def test_number_flags_refuse_what_no_float_holds(capsys, argv, message):
+    try:
+        code = main(["pricing", *argv])
+    except SystemExit as stop:  # argparse's refusal of a flag's value
+        code = stop.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err

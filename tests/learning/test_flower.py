@@ -99,18 +99,6 @@ def test_cli_refuses_what_flower_does_not_run(capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.flower
-def test_cli_prepare_writes_one_partition_per_client(capsys, tmp_path):
-    assert main(["flower", "prepare", "--json", *TINY, "--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
-        "meta.json",
-        *(f"partition-{k}.npz" for k in range(4)),
-    ]
-    app = (tmp_path / "app" / "pyproject.toml").read_text()
-    assert 'serverapp = "learning.runtimes.flower.apps:server_app"' in app
-    assert str(tmp_path / "data") in app
-
-
 def _max_difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
     return max(float((a[k].cpu() - b[k].cpu()).abs().max()) for k in a)
 
@@ -202,14 +190,23 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
 @pytest.mark.flower
 def test_localhost_deployment_on_separate_processes_gives_the_in_process_models(tmp_path):
     """A SuperLink and one SuperNode per client, each its own process reading only its own
-    partition, run by ``flwr run``: FedAvg's final models equal the in-process models."""
+    partition, run by ``flwr run`` with TLS and SuperNode authentication, in a folder whose
+    name needs quoting everywhere: FedAvg's final models equal the in-process models."""
     from learning.runtimes.flower.deploy import deploy
 
     config = TrainConfig(
         algorithm="fedavg", dataset="digits", model="mlp", clients=3, rounds=2, local_steps=2
     )
-    done = deploy(config, tmp_path, port=8650)
+    out = tmp_path / 'it\'s a "run" \\ \nhere \N{GRINNING FACE}'
+    done = deploy(config, out, port=8650)
     reference = train(config, device="cpu")
     assert _max_difference(reference.models, done["models"]) <= 1e-6
-    assert done["processes"] == 4
+    assert done["processes"] == 4 and done["security"] == "tls+node-auth"
+    assert done["ports"] == {"superlink": 8650, "supernodes": [8750, 8751, 8752]}
+    superlink = (out / "superlink.log").read_text()
+    assert "https://127.0.0.1:8650" in superlink  # TLS on the SuperLink's one port
+    assert "SuperNode authentication is disabled" not in superlink
+    for k in range(3):
+        assert '"success": true' in (out / f"register-{k}.log").read_text()
+        assert (out / "credentials" / f"node-{k}.key").stat().st_mode & 0o777 == 0o600
     print(f"deployment: {done['deployment_seconds']:.1f} s")

@@ -47,7 +47,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, Any
 
-__all__ = ["ORPHAN_GRACE", "TOKEN_VARIABLE", "Processes", "Stopped"]
+__all__ = ["ORPHAN_GRACE", "TOKEN_VARIABLE", "DeploymentFailed", "Processes", "Stopped"]
 
 #: the environment variable that marks every process of a deployment
 TOKEN_VARIABLE = "COLLABECON_DEPLOYMENT"
@@ -64,6 +64,10 @@ _KILL_WAIT = 5.0  # seconds for SIGKILLed processes to go
 
 class Stopped(BaseException):
     """The starting process received signal ``args[0]`` while its deployment ran."""
+
+
+class DeploymentFailed(RuntimeError):
+    """A process of a deployment failed, or did not do its part in time (the logs say why)."""
 
 
 def _carriers(token: str) -> set[int]:
@@ -213,6 +217,16 @@ class Processes:
         self.children.append(child)
         self._tell(f"{child.pid}\n".encode())
         return child
+
+    def pids(self) -> set[int]:
+        """The live processes of the deployment.
+
+        On Linux every process carrying the token (those the started commands started
+        included); elsewhere the started commands still running.
+        """
+        if _LINUX:
+            return _carriers(self.token)
+        return {child.pid for child in self.children if child.poll() is None}
 
     def _tell(self, line: bytes) -> None:
         assert self._watchdog is not None and self._watchdog.stdin is not None
