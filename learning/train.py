@@ -22,9 +22,9 @@ import torch
 from econ.outputs import frame, plain
 from econ.qualities import ModelQualities
 from econ.validation import choice, fits_in_memory, in_interval, positive, positive_int
-from learning.algorithms import LocalTraining, State, build_algorithm
+from learning.algorithms import Algorithm, LocalTraining, State, build_algorithm
 from learning.algorithms.base import check_algorithm
-from learning.build import ENGINES, build
+from learning.build import ENGINES, Built, build
 from learning.data import DATASETS
 from learning.dp import DPSGDSettings
 from learning.engine import Engine, Evaluation, Params
@@ -43,7 +43,15 @@ from learning.optim import SGDConfig, float32_step
 from learning.partition import PARTITIONS
 from learning.qualities import model_qualities
 
-__all__ = ["DP_ALGORITHMS", "TrainConfig", "TrainResult", "dp_epsilon", "train"]
+__all__ = [
+    "DP_ALGORITHMS",
+    "Prepared",
+    "TrainConfig",
+    "TrainResult",
+    "dp_epsilon",
+    "prepare",
+    "train",
+]
 
 #: Algorithms whose only use of a client's training examples is its local training, so that
 #: DP-SGD's guarantee covers the whole run.
@@ -97,7 +105,7 @@ class TrainConfig:
             An unknown algorithm, dataset, partition, model or engine, a parameter the
             algorithm does not take, a count that is not positive, an optimiser setting,
             ``dp_max_grad_norm`` or ``dp_delta`` out of range, fractions that leave no training
-            data, a seed that is not an integer, a run longer than
+            data, a seed that is not an integer >= 0, a run longer than
             :func:`learning.loop.check_run_length` admits or whose minibatch indices do not
             fit in memory, or DP-SGD with an algorithm or client sampling that its
             accounting does not cover.
@@ -128,6 +136,8 @@ class TrainConfig:
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        if self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed}")
         positive("dp_max_grad_norm", self.dp_max_grad_norm)
         in_interval("dp_delta", self.dp_delta, 0.0, 1.0, low_open=True, high_open=True)
         participants = self.clients if self.clients_per_round is None else self.clients_per_round
@@ -356,6 +366,67 @@ def _check_minibatches(config: TrainConfig, federation: Federation) -> None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A run of :func:`train` ready for its first round.
+
+    ``built`` holds the federation, the engine and the initial model, ``algorithm`` the
+    algorithm built on them, ``initial`` the initial parameters of every client and
+    ``loop_rng`` the round loop's stream (the third of the three streams spawned from
+    ``config.seed``).
+    """
+
+    built: Built
+    algorithm: Algorithm[Any]
+    initial: Params
+    loop_rng: np.random.Generator
+
+
+def prepare(
+    config: TrainConfig,
+    *,
+    device: str | torch.device | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> Prepared:
+    """Everything :func:`train` does before its first round: data, federation, model, algorithm.
+
+    A sweep calls it for every run of its grid before the first one trains, so that a run
+    it would refuse is refused before any work.
+
+    Raises
+    ------
+    ValueError
+        Unknown names, a bad partition or algorithm parameter, more clients than examples,
+        a client left without training or test data, an unusable device, unreadable data.
+    learning.data_files.MissingDataError
+        A file-based dataset's files are not on disk.
+    """
+    rng = np.random.default_rng(config.seed)
+    data_rng, model_rng, loop_rng = rng.spawn(3)
+    built = build(
+        config.dataset, config.partition, config.clients, model=config.model,
+        data_rng=data_rng, model_rng=model_rng, engine=config.engine, device=device,
+        data_dir=data_dir, require_data=True,
+        federation_params={
+            "test_fraction": config.test_fraction,
+            "target_fraction": config.target_fraction,
+            "dataset_params": dict(config.dataset_params) or None,
+            **config.partition_params,
+        },
+    )  # fmt: skip
+    _check_minibatches(config, built.federation)
+    ctx = built.context(
+        LocalTraining(
+            config.local_steps,
+            config.batch_size,
+            SGDConfig(config.lr, config.momentum, config.weight_decay),
+            dp=config.dp,
+        )
+    )
+    algorithm = build_algorithm(config.algorithm, ctx, **config.algorithm_params)
+    return Prepared(built, algorithm, built.start(), loop_rng)
+
+
 def train(
     config: TrainConfig,
     *,
@@ -392,31 +463,9 @@ def train(
         raise ValueError("resume needs a checkpoint directory")
     if isinstance(checkpoint_every, bool) or checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be an integer >= 1, got {checkpoint_every}")
-    rng = np.random.default_rng(config.seed)
-    data_rng, model_rng, loop_rng = rng.spawn(3)
-    built = build(
-        config.dataset, config.partition, config.clients, model=config.model,
-        data_rng=data_rng, model_rng=model_rng, engine=config.engine, device=device,
-        data_dir=data_dir, require_data=True,
-        federation_params={
-            "test_fraction": config.test_fraction,
-            "target_fraction": config.target_fraction,
-            "dataset_params": dict(config.dataset_params) or None,
-            **config.partition_params,
-        },
-    )  # fmt: skip
+    prepared = prepare(config, device=device, data_dir=data_dir)
+    built = prepared.built
     federation, engine, dev = built.federation, built.engine, built.device
-    _check_minibatches(config, federation)
-    ctx = built.context(
-        LocalTraining(
-            config.local_steps,
-            config.batch_size,
-            SGDConfig(config.lr, config.momentum, config.weight_decay),
-            dp=config.dp,
-        )
-    )
-    algorithm = build_algorithm(config.algorithm, ctx, **config.algorithm_params)
-    initial = built.start()
     checkpoint = (
         None
         if checkpoint_dir is None
@@ -424,10 +473,10 @@ def train(
     )
     started = time.perf_counter()
     outcome = run_rounds(
-        algorithm,
-        initial,
+        prepared.algorithm,
+        prepared.initial,
         config.rounds,
-        loop_rng,
+        prepared.loop_rng,
         clients_per_round=config.clients_per_round,
         eval_every=config.eval_every,
         checkpoint=checkpoint,

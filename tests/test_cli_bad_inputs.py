@@ -191,7 +191,8 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("train", "--eval-every", COUNT),
     ("train", "--seed", SEED),
     ("train", "--checkpoint-every", COUNT),
-    ("sweep", "--workers", COUNT),
+    ("sweep", "--workers", [*COUNT, "100000"]),  # more workers than CPUs
+    ("sweep", "--retries", ["-1", "11", "1000000000", "1.5", "nan", "abc"]),
     ("bench engine", "--clients", COUNT),
     ("bench engine", "--batch-size", COUNT),
     ("bench engine", "--repeats", COUNT),
@@ -298,6 +299,31 @@ FILE_FLAGS: list[tuple[str, list[str]]] = [
 #: (learning/loop.py): only plain files are bad there
 NOT_BAD = {("train", "missing"), ("train", "directory"), ("ipfl", "missing"), ("ipfl", "directory")}
 
+#: sweep configurations with a grid point the sweep refuses: (name) -> what replaces
+#: ``CONFIG``'s grid line ``seed = [0]`` (and its [train] line ``clients = 2`` where the grid
+#: lists the clients)
+SWEEP_GRIDS = {
+    "seed-negative": "seed = [0, -1]",
+    "partition-param-unknown": '"partition_params.zeta" = [1]',
+    "dataset-param-unknown": '"dataset_params.n" = [1]',
+    "clients-over-examples": "clients = [2, 5000]",
+    "duplicate-point": "seed = [0, 0]",
+    "in-train-too": "rounds = [1, 2]",
+    "dotted-key-outside-a-mapping": '"seed.x" = [1]',
+    "engine-unknown": 'engine = ["nope"]',
+    "size-overflows": "\n".join(f"a{i} = [{', '.join(map(str, range(100)))}]" for i in range(12)),
+    "size-over-the-ceiling": "seed = [0, 1]\nlr = [" + ", ".join(["0.1"] * 5001) + "]",
+    "empty-list": "seed = []",
+    "not-a-list": "seed = 3",
+    "mnist": 'dataset = ["mnist"]',
+}
+
+
+def _sweep_config(grid: str) -> str:
+    text = CONFIG.replace("seed = [0]", grid)
+    return text.replace("clients = 2\n", "") if grid.startswith("clients") else text
+
+
 #: (id, argv) with @DIR for an existing directory and @FILE for an existing plain file
 CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("verify-bad-only", ["verify", "--only", "nowhere."]),
@@ -352,6 +378,29 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
     ("sweep-retries-negative", ["sweep", "@config", "--retries", "-1"]),
     ("sweep-out-file", ["sweep", "@config", "--out", "@FILE"]),
     ("sweep-device-banana", ["sweep", "@config", "--device", "banana"]),
+    ("sweep-address-port-99999", ["sweep", "@config", "--engine", "ray", "--address", "h:99999"]),
+    (
+        "sweep-ray-nothing-listens",
+        ["sweep", "@config", "--engine", "ray", "--address", "127.0.0.1:1"],
+    ),
+    (
+        "sweep-workers-with-address",
+        ["sweep", "@config", "--engine", "ray", "--address", "auto", "--workers", "2"],
+    ),
+    ("sweep-connect-timeout-without-address", ["sweep", "@config", "--connect-timeout", "3"]),
+    (
+        "sweep-connect-timeout-zero",
+        ["sweep", "@config", "--engine", "ray", "--address", "auto", "--connect-timeout", "0"],
+    ),
+    ("sweep-gpus-per-run-without-ray", ["sweep", "@config", "--gpus-per-run", "0.5"]),
+    (
+        "sweep-gpus-per-run-cpu",
+        ["sweep", "@config", "--engine", "ray", "--device", "cpu", "--gpus-per-run", "1"],
+    ),
+    ("sweep-gpus-per-run-1.5", ["sweep", "@config", "--gpus-per-run", "1.5"]),
+    *((f"sweep-grid-{name}", ["sweep", f"@config:{name}"]) for name in SWEEP_GRIDS),
+    ("sweep-data-missing", ["sweep", "@config:mnist", "--data-dir", "@DIR"]),
+    ("sweep-data-corrupt", ["sweep", "@config:mnist", "--data-dir", "@corrupt-data"]),
     ("bench-no-action", ["bench"]),
     ("bench-engine-model-unknown", [*BASE["bench engine"], "--model", "nope"]),
     ("bench-engine-device-banana", [*BASE["bench engine"], "--device", "banana"]),
@@ -731,11 +780,18 @@ def _materialise(argv, bad, root: Path):
         config = bad_path
     else:
         config.write_text(CONFIG)
+    corrupt = root / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "mnist.npz").write_bytes(BAD_FILES["truncated"])
     swap = {
         "@FILE": str(bad_path if bad is not None else plain),
         "@config": str(config),
         "@DIR": str(root),
+        "@corrupt-data": str(corrupt),
     }
+    for name, grid in SWEEP_GRIDS.items():
+        swap[f"@config:{name}"] = str(root / f"{name}.toml")
+        (root / f"{name}.toml").write_text(_sweep_config(grid))
     return [swap.get(a, a) for a in argv]
 
 

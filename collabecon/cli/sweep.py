@@ -5,7 +5,7 @@ The configuration has two tables::
     [train]                 # fixed fields of TrainConfig (the rest keep their defaults)
     algorithm = "fedavg"
     rounds = 3
-    partition_params = { alpha = 0.5 }
+    partition = "dirichlet"
 
     [grid]                  # lists; the runs are their cartesian product
     seed = [0, 1, 2]
@@ -15,11 +15,19 @@ The configuration has two tables::
 Runs go to a local process pool (``--engine local``, the default; ``--workers 1`` runs them
 one after another in this process) or to Ray (``--engine ray``, when ``collabecon[ray]`` is
 installed): a local Ray of ``--workers`` CPUs, or a running cluster with ``--address auto``
-or ``--address HOST:PORT`` (docs/sweeps.md). Every configuration is checked before the first
-run starts.
+or ``--address HOST:PORT`` (docs/sweeps.md).
 
-Each run's result is written to ``OUT/CONFIG.runs/<key>.json`` as soon as it finishes; the
-same command started again skips the runs already there (:mod:`learning.runtimes.sweep`). A run that
+Before the first run starts the whole grid is checked, and a bad point is one line naming
+it and exit status 2: the flags and their combinations, the grid's size (at most
+:data:`learning.runtimes.sweep.MAX_RUNS` points), every point's configuration, its data
+(read from ``--data-dir``), its clients and its model and algorithm, exactly as
+``collabecon train`` checks them (:func:`learning.runtimes.sweep.check_runs`), the memory the
+data of the runs that train at once takes, and, with ``--address``, that a Ray cluster
+answers there within ``--connect-timeout`` seconds.
+
+Each run's result is written to ``OUT/CONFIG.runs/<key>.json`` as soon as it finishes (that
+folder is locked for the run: a second sweep into it is refused); the same command started
+again skips the runs already there (:mod:`learning.runtimes.sweep`). A run that
 raises is tried ``--retries`` more times; one that still fails leaves ``<key>.error.txt``,
 is listed in the summary, and makes the exit status 1, while the other runs go on. At the
 end, one CSV row per finished run, in grid order: the grid values, then ``mean_accuracy``,
@@ -34,12 +42,19 @@ import contextlib
 import csv
 import importlib.util
 import math
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from collabecon.cli._output import table
 from learning.runtimes.sweep import ENGINES, MEASURES
+
+#: the most extra attempts of a failing run
+MAX_RETRIES = 10
+#: seconds ``--address`` may take to answer, unless ``--connect-timeout`` says otherwise
+CONNECT_TIMEOUT_S = 5.0
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -53,8 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``collabecon sweep``.
 
     The positional ``config`` (the TOML file), ``--engine`` (local or Ray), ``--workers``,
-    ``--address`` (a running Ray cluster), ``--gpus-per-run``, ``--retries``, ``--device``,
-    ``--data-dir`` and ``--out``.
+    ``--address`` (a running Ray cluster), ``--connect-timeout``, ``--gpus-per-run``,
+    ``--retries``, ``--device``, ``--data-dir`` and ``--out``.
 
     Parameters
     ----------
@@ -66,8 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers",
         type=int,
-        default=1,
-        help="parallel runs: local processes, or the CPUs of a local Ray (default 1)",
+        default=None,
+        help="parallel runs, at most the CPUs of this machine: local processes, or the CPUs "
+        "of a local Ray (default 1)",
     )
     parser.add_argument(
         "--address",
@@ -76,16 +92,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="join this running Ray cluster (--engine ray) and use its resources",
     )
     parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"seconds the cluster at --address has to answer (default {CONNECT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
         "--gpus-per-run",
         type=float,
-        default=1.0,
-        help="GPUs Ray reserves for each run with --device cuda; a fraction shares one (default 1)",
+        default=None,
+        help="GPUs Ray reserves for each run with --engine ray --device cuda; a fraction "
+        "shares one (default 1)",
     )
     parser.add_argument(
         "--retries",
         type=int,
         default=1,
-        help="extra attempts of a run that raises before it counts as failed (default 1)",
+        help=f"extra attempts of a run that raises before it counts as failed (default 1, "
+        f"at most {MAX_RETRIES})",
     )
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
@@ -95,6 +120,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where to write CONFIG.csv and the per-run results CONFIG.runs/ (default: cwd)",
     )
+
+
+def outputs(args: argparse.Namespace) -> list[tuple[str, object]]:
+    """The directory the sweep writes its runs into, locked for the run by the command line.
+
+    ``OUT/CONFIG.runs`` (``OUT`` the working directory without ``--out``): a second sweep of
+    the same configuration into the same place is refused while this one runs, and sweeps of
+    other configurations may share ``--out``.
+    """
+    out_dir = Path.cwd() if args.out is None else Path(args.out)
+    return [("--out", out_dir / f"{Path(args.config).stem}.runs")]
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -110,31 +146,106 @@ def _read(path: Path) -> dict[str, Any]:
     unknown = sorted(set(loaded) - {"train", "grid"})
     if unknown:
         raise ValueError(f"config tables must be [train] and [grid]; got unknown {unknown}")
+    for name, value in loaded.items():
+        if not isinstance(value, dict):
+            raise ValueError(
+                f"config file {str(path)!r}: {name} must be a table [{name}], "
+                f"got {type(value).__name__} {value!r}"
+            )
     return loaded
 
 
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
 def _check_flags(args: argparse.Namespace) -> None:
-    if args.workers < 1:
-        raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
-    if args.retries < 0:
-        raise ValueError(f"--retries must be an integer >= 0, got {args.retries}")
-    if not (0 < args.gpus_per_run < math.inf):
-        raise ValueError(f"--gpus-per-run must be a finite number > 0, got {args.gpus_per_run}")
+    """Ranges of the flags, and the flags that have no effect under the others."""
+    ray = args.engine == "ray"
     if args.address is not None:
-        if args.engine != "ray":
+        if not ray:
             raise ValueError(f"--address {args.address!r} needs --engine ray")
-        if args.address != "auto" and (
-            ":" not in args.address or not args.address.rpartition(":")[2].isdigit()
+        host, _, port = args.address.rpartition(":")
+        if args.address != "auto" and (not host or not port.isdigit() or not 0 < int(port) < 65536):
+            raise ValueError(
+                f"--address must be 'auto' or HOST:PORT (PORT in 1..65535), got {args.address!r}"
+            )
+        if args.workers is not None:
+            raise ValueError(
+                f"--workers {args.workers} with --address {args.address!r}: the cluster runs "
+                "the sweep on its own CPUs; --workers sizes a local pool or a local Ray"
+            )
+    if args.workers is not None:
+        if args.workers < 1:
+            raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
+        if args.workers > _cpus():
+            raise ValueError(
+                f"--workers {args.workers} is more than the {_cpus()} CPUs of this machine "
+                "(each run needs one)"
+            )
+    if args.connect_timeout is not None:
+        if args.address is None:
+            raise ValueError(
+                f"--connect-timeout {args.connect_timeout:g} needs --address (a cluster to "
+                "connect to)"
+            )
+        if not (0 < args.connect_timeout <= 600):
+            raise ValueError(
+                f"--connect-timeout must be a number of seconds in (0, 600], got "
+                f"{args.connect_timeout:g}"
+            )
+    if args.gpus_per_run is not None:
+        if not (0 < args.gpus_per_run < math.inf) or (
+            args.gpus_per_run > 1 and not args.gpus_per_run.is_integer()
         ):
-            raise ValueError(f"--address must be 'auto' or HOST:PORT, got {args.address!r}")
+            raise ValueError(
+                "--gpus-per-run must be a fraction in (0, 1] or a whole number of GPUs, "
+                f"got {args.gpus_per_run:g}"
+            )
+        if not ray or args.device is None or not args.device.startswith("cuda"):
+            raise ValueError(
+                f"--gpus-per-run {args.gpus_per_run:g} needs --engine ray and --device cuda "
+                "(the GPUs Ray reserves for each run)"
+            )
+    if not (0 <= args.retries <= MAX_RETRIES):
+        raise ValueError(f"--retries must be an integer in [0, {MAX_RETRIES}], got {args.retries}")
 
 
-def _runner(args: argparse.Namespace) -> Any:
+def _check_device(args: argparse.Namespace) -> None:
+    """``--device`` here, or only its name when the runs go to the machines of a cluster."""
+    from collabecon.cli._checks import device_flag
+
+    if args.address is None:
+        device_flag("--device", args.device)
+    elif args.device is not None and not re.fullmatch(r"cpu|cuda(:\d+)?", args.device):
+        raise ValueError(f"--device must be 'cpu' or 'cuda[:N]', got {args.device!r}")
+
+
+#: configuration fields that share their name with a flag of ``sweep``
+_SHARED_NAMES = ("engine",)
+
+
+def _reason(exc: Any) -> str:
+    """A grid point's refusal, with a field named like a flag of ``sweep`` quoted.
+
+    The command line names the flag where a message names its keyword; the configuration's
+    ``engine`` (batched or loop) is not the flag ``--engine`` (local or Ray).
+    """
+    reason = str(exc.reason)
+    for name in _SHARED_NAMES:
+        reason = re.sub(rf"^{name}\b", f"'{name}'", reason)
+    return f"{exc.point}: {reason}"
+
+
+def _runner(args: argparse.Namespace, workers: int) -> Any:
     from learning.runtimes import sweep
 
     if args.engine == "ray":
-        return sweep.ray_runner(args.address, args.workers, args.gpus_per_run)
-    return sweep.serial_runner if args.workers == 1 else sweep.pool_runner(args.workers)
+        gpus = 1.0 if args.gpus_per_run is None else args.gpus_per_run
+        return sweep.ray_runner(args.address, workers, gpus)
+    return sweep.serial_runner if workers == 1 else sweep.pool_runner(workers)
 
 
 def _reporter(progress: Any) -> Any:
@@ -163,7 +274,8 @@ def _reporter(progress: Any) -> Any:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the grid of ``config`` and write ``OUT/CONFIG.csv`` and ``OUT/CONFIG.runs/``.
 
-    Every configuration is checked first (:func:`learning.runtimes.sweep.plan`); runs already
+    The whole grid is checked first (:func:`learning.runtimes.sweep.plan`, then
+    :func:`learning.runtimes.sweep.check_runs` for the runs still to do); runs already
     stored are skipped; each outcome is a line on stderr (a failed run's error always,
     progress not with ``--json``), and Ray's notices go to stderr too.
 
@@ -185,13 +297,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     Raises
     ------
     ValueError
-        An unwritable ``--out``, a flag out of range, ``--address`` without ``--engine ray``,
-        a missing or invalid config file, a bad device or ``--data-dir``, or a configuration
-        :class:`learning.train.TrainConfig` refuses; the command exits with code 2.
+        Before any run starts: an unwritable ``--out``, a flag out of range or without
+        effect under the others, a missing or invalid config file, a grid of more than
+        :data:`learning.runtimes.sweep.MAX_RUNS` points, a bad device or ``--data-dir``, a
+        grid point ``collabecon train`` would refuse (its configuration, data, clients,
+        model or algorithm; the message names the point), data of the runs at once larger
+        than the memory, or no Ray cluster at ``--address``; the command exits with code 2.
     """
-    from collabecon.cli._checks import device_flag, existing_dir
+    from collabecon.cli._checks import existing_dir, fits_in_memory
     from collabecon.cli._paths import writable_dir
-    from learning.runtimes.sweep import ResultStore, plan, sweep
+    from collabecon.cli._progress import Progress
+    from learning.runtimes.sweep import (
+        GridPointError,
+        ResultStore,
+        check_runs,
+        plan,
+        probe_ray,
+        sweep,
+    )
 
     writable_dir("--out", Path.cwd() if args.out is None else args.out)
     _check_flags(args)
@@ -199,19 +322,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     loaded = _read(path)
     if not loaded.get("train") and not loaded.get("grid"):
         raise ValueError(f"config {str(path)!r} has neither a [train] nor a [grid] table")
-    device_flag("--device", args.device)
+    if args.address is not None:  # first: the rest imports torch, seconds on a busy machine
+        timeout = CONNECT_TIMEOUT_S if args.connect_timeout is None else args.connect_timeout
+        probe_ray(args.address, timeout)
+    _check_device(args)
     existing_dir("--data-dir", args.data_dir)
-    runs = plan(loaded.get("train", {}), loaded.get("grid", {}))  # every config checked
-    runner = _runner(args)
+    try:
+        runs = plan(loaded.get("train", {}), loaded.get("grid", {}))  # every config checked
+    except GridPointError as exc:
+        raise ValueError(_reason(exc)) from None
+    workers = 1 if args.workers is None else args.workers
+    runner = _runner(args, workers)
     out_dir = Path.cwd() if args.out is None else Path(args.out)
     store = ResultStore(out_dir / f"{path.stem}.runs")
-    from collabecon.cli._progress import Progress
-
-    pending = sum(store.load(run) is None for run in runs)
-    progress = Progress.of(args, "sweep", pending)
+    todo = [run for run in runs if store.load(run) is None]
+    progress = Progress.of(args, "sweep", len(todo))
+    with progress.counting(
+        len(todo), unit="run", desc="collabecon sweep: checking", delay=2
+    ) as move:
+        try:
+            data_bytes = check_runs(todo, len(runs), args.data_dir, move)
+        except GridPointError as exc:
+            raise ValueError(_reason(exc)) from None
+    if args.address is None:  # a local pool or Ray: the runs at once share this machine
+        at_once = min(workers, len(todo))
+        fits_in_memory(
+            f"--workers {workers} ({at_once} at once, each run holding its data)",
+            at_once * data_bytes,
+        )
     progress.note(
-        f"{len(runs)} runs, {len(runs) - pending} from earlier results, {pending} to run "
-        f"({args.engine}, {args.workers} worker{'s' if args.workers > 1 else ''})"
+        f"{len(runs)} runs, {len(runs) - len(todo)} from earlier results, {len(todo)} to run "
+        f"({args.engine}, {workers} worker{'s' if workers > 1 else ''})"
     )
     with contextlib.redirect_stdout(sys.stderr):  # Ray's notices; stdout carries the result
         result = sweep(
@@ -247,7 +388,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ],
         "engine": args.engine,
         "address": args.address,
-        "workers": args.workers,
+        "workers": workers,
         "csv": str(csv_path),
         "results": str(store.folder),
         "rows": rows,

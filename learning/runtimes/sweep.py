@@ -4,7 +4,12 @@ A sweep is the cartesian product of a ``[grid]`` over fixed ``[train]`` fields o
 :class:`learning.train.TrainConfig` (:func:`plan`). Each run is identified by its
 *key*, the first 16 hex digits of the SHA-256 of its complete configuration
 (``TrainConfig.to_dict()`` as canonical JSON, defaults included), so two runs with the same
-configuration share a key and a changed field gives a new one.
+configuration share a key and a changed field gives a new one. A grid of more than
+:data:`MAX_RUNS` points is refused before it is expanded, and so is a grid that names a
+configuration twice or sets a field that ``[train]`` sets too. :func:`check_runs` then takes
+every run through what :func:`learning.train.train` does before its first round (data read,
+clients dealt, model and algorithm built), so that a grid point that would fail is refused,
+naming the point, before any run starts (:class:`GridPointError`).
 
 :class:`ResultStore` keeps one JSON file per finished run, ``<key>.json``, written atomically
 (a temporary file in the same folder, then :func:`os.replace`) the moment the run finishes,
@@ -16,12 +21,15 @@ Engines (:data:`ENGINES`) run the runs still to do and yield each outcome as it 
 
 ``local``
     one run after another in this process (``workers == 1``), or a
-    :class:`concurrent.futures.ProcessPoolExecutor` of ``workers`` spawned processes.
+    :class:`concurrent.futures.ProcessPoolExecutor` of ``workers`` spawned processes, which
+    end with the process that started them, however it ends (SIGKILL included).
 ``ray``
     one Ray task per run (:func:`ray_runner`): on a running cluster
     (``address="auto"`` or ``"host:port"``) with the cluster's own resources, or on a local
-    Ray of ``workers`` CPUs. The packages ``econ``, ``games`` and ``learning`` travel to the
-    workers in the job's ``runtime_env`` (``py_modules``). With ``device="cuda"`` every task
+    Ray of ``workers`` CPUs. :func:`probe_ray` first checks that a cluster answers at the
+    address (one line and a few seconds when none does, rather than Ray's retries). The
+    packages ``econ``, ``games`` and ``learning`` travel to the workers in the job's
+    ``runtime_env`` (``py_modules``). With ``device="cuda"`` every task
     asks Ray for ``gpus_per_run`` GPUs (a fraction shares one GPU between runs).
 
 A run that raises is tried again up to ``retries`` times; one that still fails is recorded
@@ -30,14 +38,20 @@ in its error file and reported, and the other runs go on.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import hashlib
 import importlib.util
 import itertools
 import json
+import math
 import multiprocessing
 import os
 import re
+import signal
+import socket
+import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -49,6 +63,11 @@ from econ.outputs import plain, write_atomically
 #: the measures of one run, in the order of the CSV columns after the grid values
 MEASURES = ("mean_accuracy", "mean_loss", "target_accuracy", "seconds")
 ENGINES = ("local", "ray")
+#: the most points a grid may have: its size is computed from the lengths of its lists, and a
+#: larger grid is refused before it is expanded
+MAX_RUNS = 10_000
+#: the fields of ``TrainConfig`` that hold a mapping, the ones a dotted grid key may reach into
+MAPPING_FIELDS = ("partition_params", "algorithm_params", "dataset_params")
 #: what never travels to Ray workers with the packages
 RUNTIME_EXCLUDES = ["__pycache__", "*.pyc", "data/", "outputs/", "out/", "runs/"]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colours in Ray's error text
@@ -80,6 +99,65 @@ class RunOutcome:
     attempts: int = 1
 
 
+class GridPointError(ValueError):
+    """A point of a sweep's grid that its run would refuse.
+
+    ``point`` names the point (its number and grid values, or ``[train]`` for a sweep with
+    no grid) and ``reason`` is the refusal; the message is ``"<point>: <reason>"``.
+    """
+
+    def __init__(self, point: str, reason: str) -> None:
+        super().__init__(f"{point}: {reason}")
+        self.point = point
+        self.reason = reason
+
+
+def point_name(grid: Mapping[str, Any], index: int, total: int) -> str:
+    """``grid point 3 of 8 (seed = 1, lr = 0.1)``; ``[train]`` for a sweep without a grid."""
+    if not grid:
+        return "[train]"
+    values = ", ".join(f"{k} = {json.dumps(plain(v))}" for k, v in grid.items())
+    return f"grid point {index + 1} of {total} ({values})"
+
+
+def grid_size(grid: Mapping[str, Any]) -> int:
+    """The number of points of ``grid``: the product of the lengths of its lists.
+
+    Raises
+    ------
+    ValueError
+        An entry that is not a non-empty list, or more than :data:`MAX_RUNS` points.
+    """
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"grid entry {key!r} must be a non-empty list, got {values!r}")
+    size = math.prod(len(values) for values in grid.values())
+    if size > MAX_RUNS:
+        lengths = " x ".join(str(len(values)) for values in grid.values())
+        raise ValueError(
+            f"the grid has {lengths} = {size} points, more than the {MAX_RUNS} a sweep runs; "
+            "split it into several sweeps"
+        )
+    return size
+
+
+def _check_keys(train: Mapping[str, Any], grid: Mapping[str, Any]) -> None:
+    """Refuse a grid key that ``[train]`` sets too, or a dotted key outside a mapping field."""
+    for key in grid:
+        head, dot, rest = key.partition(".")
+        if dot and (head not in MAPPING_FIELDS or not rest):
+            raise ValueError(
+                f"grid key {key!r}: a dotted key sets one entry of "
+                f"{', '.join(MAPPING_FIELDS)} (e.g. 'partition_params.alpha')"
+            )
+        inner = train.get(head)
+        if (not dot and key in train) or (dot and isinstance(inner, Mapping) and rest in inner):
+            raise ValueError(
+                f"{key!r} is set in [train] and listed in [grid]; the [grid] values replace "
+                "the [train] one: give it in one table"
+            )
+
+
 def _set(fields: dict[str, Any], key: str, value: Any) -> None:
     head, _, rest = key.partition(".")
     if rest:
@@ -94,10 +172,9 @@ def expand_grid(train: Mapping[str, Any], grid: Mapping[str, Any]) -> list[dict[
     """Every point of the grid: ``train`` updated with one value of each ``grid`` list.
 
     A dotted grid key (``"partition_params.alpha"``) sets one entry of a mapping field.
+    The size is checked (:func:`grid_size`) before the points are made.
     """
-    for key, values in grid.items():
-        if not isinstance(values, list) or not values:
-            raise ValueError(f"grid entry {key!r} must be a non-empty list, got {values!r}")
+    grid_size(grid)
     points = []
     for combo in itertools.product(*grid.values()):
         fields = {k: dict(v) if isinstance(v, Mapping) else v for k, v in train.items()}
@@ -124,12 +201,88 @@ def run_key(config: Mapping[str, Any]) -> str:
 
 
 def plan(train: Mapping[str, Any], grid: Mapping[str, Any]) -> list[Run]:
-    """The runs of a sweep in grid order, every configuration checked before any run."""
-    runs = []
-    for index, point in enumerate(expand_grid(train, grid)):
-        config = make_config(point["fields"]).to_dict()
-        runs.append(Run(index, point["grid"], point["fields"], config, run_key(config)))
+    """The runs of a sweep in grid order, every configuration checked before any run.
+
+    Raises
+    ------
+    ValueError
+        A grid too large (:func:`grid_size`), a key in both tables, a dotted key outside a
+        mapping field, or two points of one configuration.
+    GridPointError
+        A point whose configuration :class:`learning.train.TrainConfig` refuses.
+    """
+    _check_keys(train, grid)
+    points = expand_grid(train, grid)
+    runs: list[Run] = []
+    seen: dict[str, Run] = {}
+    for index, point in enumerate(points):
+        name = point_name(point["grid"], index, len(points))
+        try:
+            config = make_config(point["fields"]).to_dict()
+        except ValueError as exc:
+            raise GridPointError(name, str(exc)) from None
+        run = Run(index, point["grid"], point["fields"], config, run_key(config))
+        if run.key in seen:
+            raise GridPointError(
+                name,
+                f"the same configuration as point {seen[run.key].index + 1}: list each value once",
+            )
+        seen[run.key] = run
+        runs.append(run)
     return runs
+
+
+def check_runs(
+    runs: Sequence[Run],
+    total: int,
+    data_dir: str | None,
+    on_checked: Callable[[int], None] | None = None,
+) -> int:
+    """Take every run through what :func:`learning.train.train` does before its first round.
+
+    Each run's data is read, dealt to its clients, and its model and algorithm are built
+    (:func:`learning.train.prepare`, on the CPU: the device is checked once by the caller),
+    so that a point that would fail is refused before any run starts.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs to check (the runs a sweep has still to do).
+    total : int
+        The number of points of the grid, for the messages.
+    data_dir : str or None
+        Passed to :func:`learning.train.prepare`.
+    on_checked : callable, optional
+        Called with the number of runs checked so far.
+
+    Returns
+    -------
+    int
+        The bytes of the largest run's data (every client's examples and the target set).
+
+    Raises
+    ------
+    GridPointError
+        The first run that would fail, with the reason (a missing or unreadable data file,
+        more clients than examples, a partition parameter the partition does not take ...).
+    """
+    from learning.train import prepare
+
+    largest = 0
+    for done, run in enumerate(runs, start=1):
+        try:
+            federation = prepare(
+                make_config(run.fields), device="cpu", data_dir=data_dir
+            ).built.federation
+        except (ValueError, OSError) as exc:  # OSError: a data file that cannot be opened
+            reason = str(exc) if str(exc) else type(exc).__name__
+            raise GridPointError(point_name(run.grid, run.index, total), reason) from None
+        arrays = [a for c in federation.clients for a in (c.x_train, c.y_train, c.x_test, c.y_test)]
+        arrays += list(federation.target or ())
+        largest = max(largest, sum(a.nbytes for a in arrays))
+        if on_checked is not None:
+            on_checked(done)
+    return largest
 
 
 def run_point(
@@ -232,7 +385,37 @@ def serial_runner(
             yield RunOutcome(run, None, error, retries + 1)
 
 
-def _limit_threads(threads: int) -> None:
+#: prctl option: the signal a process receives when its parent dies (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+
+
+def _watch_parent(parent: int) -> None:
+    """End this process when its parent process ``parent`` is gone (checked every second)."""
+    while os.getppid() == parent:
+        threading.Event().wait(1.0)
+    os._exit(1)
+
+
+def _end_with_parent(parent: int) -> None:
+    """Make this worker process end when the process ``parent`` that started it does.
+
+    On Linux the kernel sends it SIGKILL when its parent dies (``prctl(PR_SET_PDEATHSIG)``);
+    elsewhere a daemon thread watches the parent's process id. A parent that died before
+    the signal was armed is caught by the check of ``os.getppid()`` that follows.
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    else:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _start_worker(threads: int, parent: int) -> None:
+    """Initialise a pool worker: end with the driver ``parent``, use ``threads`` CPU threads."""
+    _end_with_parent(parent)
     import torch
 
     torch.set_num_threads(threads)
@@ -241,18 +424,22 @@ def _limit_threads(threads: int) -> None:
 def pool_runner(workers: int) -> Runner:
     """A pool of ``workers`` spawned processes, each limited to its share of the CPU threads.
 
-    A run that raises is submitted again until it has been tried ``retries + 1`` times.
+    No more processes than runs are started. Each worker ends when this process does,
+    however it ends (:func:`_end_with_parent`): a driver killed with SIGKILL leaves no
+    worker training on. A run that raises is submitted again until it has been tried
+    ``retries + 1`` times.
     """
 
     def runner(
         runs: Sequence[Run], device: str | None, data_dir: str | None, retries: int
     ) -> Iterator[RunOutcome]:
-        threads = max(1, (os.cpu_count() or 1) // workers)
+        processes = max(1, min(workers, len(runs)))
+        threads = max(1, (os.cpu_count() or 1) // processes)
         with ProcessPoolExecutor(
-            max_workers=workers,
+            max_workers=processes,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_limit_threads,
-            initargs=(threads,),
+            initializer=_start_worker,
+            initargs=(threads, os.getpid()),
         ) as pool:
             pending: dict[Future[dict[str, Any]], tuple[Run, int]] = {
                 pool.submit(run_point, run.fields, device, data_dir): (run, 1) for run in runs
@@ -294,6 +481,55 @@ def runtime_env() -> dict[str, Any]:
     }
 
 
+def _need_ray() -> None:
+    if importlib.util.find_spec("ray") is None:
+        raise ValueError(
+            "--engine ray needs Ray, which is not installed: pip install 'collabecon[ray]'"
+        )
+
+
+def probe_ray(address: str, timeout: float) -> str:
+    """The ``host:port`` of the Ray cluster at ``address``, once a connection to it succeeds.
+
+    ``"auto"`` is resolved as ``ray.init`` resolves it (``RAY_ADDRESS``, else the cluster
+    ``ray start`` left on this machine); then a TCP connection to the cluster's head is
+    opened within ``timeout`` seconds. Without this probe ``ray.init`` retries an address
+    where nothing listens for minutes, logging each attempt. A service other than Ray that
+    answers at the address passes the probe; ``ray.init`` then fails on its own.
+
+    Raises
+    ------
+    ValueError
+        One line: Ray is not installed, ``"auto"`` finds no cluster, or nothing answers at
+        the address within ``timeout`` seconds.
+    """
+    _need_ray()
+    resolved: str | None = address
+    if address == "auto":
+        from ray._private.services import canonicalize_bootstrap_address
+
+        try:
+            resolved = canonicalize_bootstrap_address(address)
+        except ConnectionError:
+            raise ValueError(
+                f"--address {address!r}: no running Ray cluster was found on this machine "
+                "(start one with 'ray start --head', or give HOST:PORT)"
+            ) from None
+        if resolved is None:  # RAY_ADDRESS=local asks for a new local Ray: nothing to join
+            raise ValueError(f"--address {address!r} names no cluster to join (RAY_ADDRESS)")
+    host, _, port = str(resolved).rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise ValueError(
+            f"--address {address!r}: no Ray cluster answers at {resolved} within {timeout:g} s "
+            f"({why}); is its head running ('ray start --head')?"
+        ) from None
+    return str(resolved)
+
+
 def ray_runner(address: str | None, workers: int, gpus_per_run: float) -> Runner:
     """One Ray task per run, results taken as they finish (``ray.wait``).
 
@@ -303,10 +539,7 @@ def ray_runner(address: str | None, workers: int, gpus_per_run: float) -> Runner
     A Ray already initialised in this process is used as it is. Ray retries a task that
     raises (``max_retries=retries``, ``retry_exceptions=True``) or whose worker died.
     """
-    if importlib.util.find_spec("ray") is None:
-        raise ValueError(
-            "--engine ray needs Ray, which is not installed: pip install 'collabecon[ray]'"
-        )
+    _need_ray()
 
     def runner(
         runs: Sequence[Run], device: str | None, data_dir: str | None, retries: int
@@ -319,7 +552,11 @@ def ray_runner(address: str | None, workers: int, gpus_per_run: float) -> Runner
             if address is None:
                 ray.init(num_cpus=workers, runtime_env=runtime_env(), log_to_driver=False)
             else:
-                ray.init(address=address, runtime_env=runtime_env(), log_to_driver=False)
+                try:
+                    ray.init(address=address, runtime_env=runtime_env(), log_to_driver=False)
+                except ConnectionError as exc:  # no Ray answers there (gone, or another service)
+                    why = _ANSI.sub("", str(exc)).strip().splitlines() or [type(exc).__name__]
+                    raise ValueError(f"--address {address!r}: {why[0]}") from None
         try:
             gpus = gpus_per_run if device is not None and device.startswith("cuda") else 0
             task = ray.remote(run_point).options(

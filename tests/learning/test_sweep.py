@@ -116,11 +116,21 @@ def test_a_process_pool_retries_a_run_that_raises_and_keeps_the_others(capsys, t
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--retries", "-1"], "--retries must be an integer >= 0, got -1"),
-        (["--gpus-per-run", "0"], "--gpus-per-run must be a finite number > 0, got 0.0"),
-        (["--gpus-per-run", "inf"], "--gpus-per-run must be a finite number > 0"),
+        (["--retries", "-1"], "--retries must be an integer in [0, 10], got -1"),
+        (["--retries", "11"], "--retries must be an integer in [0, 10], got 11"),
+        (["--gpus-per-run", "0"], "--gpus-per-run must be a fraction in (0, 1] or a whole"),
+        (["--gpus-per-run", "inf"], "--gpus-per-run must be a fraction in (0, 1] or a whole"),
+        (["--gpus-per-run", "1.5"], "a whole number of GPUs, got 1.5"),
+        (["--gpus-per-run", "0.5"], "--gpus-per-run 0.5 needs --engine ray and --device cuda"),
         (["--address", "auto"], "--address 'auto' needs --engine ray"),
         (["--engine", "ray", "--address", "nohost"], "--address must be 'auto' or HOST:PORT"),
+        (["--engine", "ray", "--address", "h:0"], "--address must be 'auto' or HOST:PORT"),
+        (
+            ["--engine", "ray", "--address", "auto", "--workers", "2"],
+            "--workers 2 with --address 'auto': the cluster runs the sweep on its own CPUs",
+        ),
+        (["--connect-timeout", "2"], "--connect-timeout 2 needs --address"),
+        (["--workers", str((os.cpu_count() or 1) + 1)], "is more than the"),
     ],
 )
 def test_bad_sweep_flags_exit_2_before_running(capsys, tmp_path, extra, message):
@@ -129,6 +139,137 @@ def test_bad_sweep_flags_exit_2_before_running(capsys, tmp_path, extra, message)
     assert main(["sweep", str(config), "--out", str(tmp_path), *extra]) == 2
     assert message in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ("seed = [0, -1]", "grid point 2 of 2 (seed = -1): seed must be an integer >= 0, got -1"),
+        (
+            '"partition_params.zeta" = [1]',
+            "grid point 1 of 1 (partition_params.zeta = 1): partition 'iid' takes no parameters",
+        ),
+        ('engine = ["loop", "nope"]', "(engine = \"nope\"): 'engine' must be one of"),
+        ("lr = [0.1, 0.1]", "grid point 2 of 2 (lr = 0.1): the same configuration as point 1"),
+        ("rounds = [1, 2]", "'rounds' is set in [train] and listed in [grid]"),
+        ("\n".join(f"a{i} = [{', '.join('0' * 10)}]" for i in range(5)), "= 100000 points"),
+    ],
+)
+def test_a_bad_grid_point_is_named_before_any_run(capsys, tmp_path, grid, message):
+    config = tmp_path / "grid.toml"
+    config.write_text(CONFIG.replace("lr = [0.05, 1e38]\nseed = [0]", grid))
+    assert main(["sweep", str(config), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
+
+
+def test_runs_whose_data_exceed_the_memory_are_refused(capsys, tmp_path, monkeypatch):
+    import econ.validation
+
+    monkeypatch.setattr(econ.validation, "_physical_memory", lambda: 1000)  # 1 kB
+    config = tmp_path / "grid.toml"
+    config.write_text(CONFIG)
+    assert main(["sweep", str(config), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--workers 1 (1 at once, each run holding its data) needs about" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
+
+
+def test_a_grid_is_sized_from_its_lists_before_it_is_expanded(monkeypatch):
+    def expand(*lists):
+        raise AssertionError("the grid was expanded")
+
+    monkeypatch.setattr(sweep_module.itertools, "product", expand)
+    grid = {f"a{i}": list(range(100)) for i in range(12)}
+    assert sweep_module.grid_size({"a": [1, 2], "b": [1, 2, 3]}) == 6
+    with pytest.raises(ValueError, match=r"= 10{24} points, more than the 10000"):
+        plan(TRAIN, grid)
+
+
+@pytest.mark.parametrize("out", [True, False])
+def test_a_sweep_into_a_locked_results_folder_is_refused(capsys, tmp_path, monkeypatch, out):
+    from collabecon.cli._lock import output_lock
+
+    config = tmp_path / "grid.toml"
+    config.write_text(CONFIG)
+    monkeypatch.chdir(tmp_path)
+    flags = ["--out", str(tmp_path / "out")] if out else []
+    folder = (tmp_path / "out" if out else tmp_path) / "grid.runs"
+    with output_lock("--out", folder):  # held by a live process: this one
+        assert main(["sweep", str(config), *flags]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {str(folder)!r} is in use by a running process (pid {os.getpid()}" in err
+    assert err.count("\n") == 1
+    assert not folder.exists()
+
+
+def _workers(driver: int) -> list[int]:
+    """The pool workers of process ``driver``: its children started by multiprocessing's spawn."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            command = (proc / "cmdline").read_bytes()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == driver and b"spawn_main" in command:
+            found.append(int(proc.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
+    try:
+        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
+    except OSError:
+        return False
+
+
+def _has_torch(pid: int) -> bool:
+    try:
+        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the processes in /proc")
+def test_the_workers_of_a_pool_end_with_a_driver_killed_by_sigkill(tmp_path):
+    config = tmp_path / "long.toml"
+    config.write_text(CONFIG.replace("rounds = 1", "rounds = 100000").replace("1e38", "0.1"))
+    argv = [sys.executable, "-m", "collabecon.cli", "sweep", str(config), "--workers", "2"]
+    root = Path(learning.__file__).parent.parent
+    driver = subprocess.Popen(
+        [*argv, "--out", str(tmp_path)],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 300
+        # a worker maps libtorch once its initializer has run, after arming the signal
+        while len(workers) < 2 or not all(_has_torch(w) for w in workers):
+            assert driver.poll() is None, "the sweep ended before its workers started"
+            assert time.monotonic() < deadline, f"no two workers within 300 s: {workers}"
+            time.sleep(0.1)
+            workers = _workers(driver.pid)
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+        deadline = time.monotonic() + 10
+        while any(_running(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [w for w in workers if _running(w)], "workers outlived their driver"
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        for worker in workers:
+            if _running(worker):
+                os.kill(worker, signal.SIGKILL)
 
 
 class _Recorded(Exception):
@@ -193,6 +334,36 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _one_line_refusal(capsys, tmp_path, *flags) -> str:
+    config = tmp_path / "grid.toml"
+    config.write_text(CONFIG)
+    code = main(["sweep", str(config), "--out", str(tmp_path), "--engine", "ray", *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
+    return err
+
+
+@pytest.mark.ray
+def test_an_address_where_nothing_listens_is_refused_in_one_line(capsys, tmp_path):
+    port = _free_port()  # closed again: nothing listens there
+    err = _one_line_refusal(
+        capsys, tmp_path, "--address", f"127.0.0.1:{port}", "--connect-timeout", "2"
+    )
+    assert f"no Ray cluster answers at 127.0.0.1:{port} within 2 s" in err
+
+
+@pytest.mark.ray
+def test_address_auto_without_a_cluster_is_refused_in_one_line(capsys, tmp_path, monkeypatch):
+    from ray._private import services
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(services, "find_gcs_addresses", lambda: [])  # no cluster running
+    monkeypatch.setattr(services, "find_bootstrap_address", lambda temp_dir: None)
+    err = _one_line_refusal(capsys, tmp_path, "--address", "auto")
+    assert "no running Ray cluster was found on this machine" in err
 
 
 #: six runs slow enough to be caught midway; lr 1e38 makes two of them raise
