@@ -2,7 +2,7 @@
 # environment you installed with `python3 -m pip install -e ".[dev]"`), `make ci` runs CI
 # itself (.ci/run: a new virtual environment, then these targets).
 PYTHON ?= python3
-SLOW_SUBSET = tests/test_demo.py tests/learning/test_train.py \
+SLOW_SUBSET = tests/test_demo.py tests/learning/test_train.py tests/test_notebooks.py \
 	tests/learning/test_experiments_privacy.py \
 	tests/econ/test_privacy_effectiveness.py::test_notebook_replica_all_columns \
 	tests/learning/test_train_cli.py::test_sweep_on_ray_gives_the_serial_numbers \

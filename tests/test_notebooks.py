@@ -7,9 +7,15 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+#: the notebooks that train models (tens of CPU seconds even when small) run with the slow tests
+TRAINING = {"03_privacy_accuracy.ipynb", "04_personalised_fl.ipynb"}
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=pytest.mark.slow) if p.name in TRAINING else p for p in NOTEBOOKS],
+    ids=[p.name for p in NOTEBOOKS],
+)
 def test_notebook_executes(path, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("COLLABECON_NOTEBOOK_SMALL", "1")
