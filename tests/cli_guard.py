@@ -52,12 +52,17 @@ def cpu_guard(cpu_s: float, hang_s: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous[1])
 
 
-def stderr_fault(err: str) -> str | None:
-    """Why ``err`` is not one error line after progress lines; None when it is.
+#: a phase line of :class:`collabecon.cli._progress.Progress` without a count (a note)
+PHASE = re.compile(r"collabecon [\w -]+: (?!error: )")
 
-    The last line must start with ``collabecon`` and end the text; every line before it must
-    be a progress line (a phase or a bar's drawing, :data:`PROGRESS`), as a refusal that comes
-    after work (a training that diverged) prints its phases first.
+
+def stderr_fault(err: str, after_work: bool = False) -> str | None:
+    """Why ``err`` is not one error line; None when it is.
+
+    The last line must start with ``collabecon`` and end the text. With ``after_work`` (a
+    refusal that needs work first: a training that diverged) progress lines may come before
+    it: phases, counted or not, and a bar's drawings (:data:`PROGRESS`); otherwise any line
+    before it is a fault, a progress line saying the refusal came after work began.
     """
     if "Traceback" in err:
         return "a traceback"
@@ -65,9 +70,11 @@ def stderr_fault(err: str) -> str | None:
         return f"not one line ending in a newline: {err[-200:]!r}"
     *before, last, _ = err.split("\n")
     drawn = [part for line in before for part in line.split("\r") if part.strip()]
-    stray = [part for part in drawn if not PROGRESS.match(part)]
+    stray = [part for part in drawn if not (PROGRESS.match(part) or PHASE.match(part))]
     if stray:
         return f"{len(stray)} line(s) besides the error, first {stray[0][:200]!r}"
+    if drawn and not after_work:
+        return f"the refusal came after work began ({len(drawn)} progress line(s), first {drawn[0][:200]!r})"
     if not last.startswith("collabecon"):
         return f"the error does not start with 'collabecon': {last[:200]!r}"
     return None

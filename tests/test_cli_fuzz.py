@@ -304,14 +304,15 @@ def _argv(draw: Callable[..., object], path: tuple[str, ...], poisoned: bool) ->
         words.append(path[1])
     base = " ".join(path)
     start = BASE.get(base, BASE.get(path[0]))
+    mechanism: list[str] = []
     if start is not None and draw(st.booleans()):
         words = list(start)
     else:
         for action in _positionals(parser):
             if isinstance(action, argparse._SubParsersAction):
-                if draw(st.booleans()):  # flower's optional mechanism
+                if draw(st.booleans()):  # flower's optional mechanism, after the options
                     name = draw(st.sampled_from(sorted(action.choices)))
-                    words += [name, *_drawn_options(draw, action.choices[name], 2)]
+                    mechanism = [name, *_drawn_options(draw, action.choices[name], 2)]
             else:
                 words.append(str(draw(_scalar(action))))
         for action in _options(parser):
@@ -322,6 +323,7 @@ def _argv(draw: Callable[..., object], path: tuple[str, ...], poisoned: bool) ->
         candidates = [a for a in _options(parser) if _poison(a) is not None]
         action = draw(st.sampled_from(candidates))
         words += _words(draw, action, _poison(action))  # type: ignore[arg-type]
+    words += mechanism
     if draw(st.booleans()):
         words.append("--json")
     return words

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 #: the endings a case may declare good
@@ -71,7 +71,8 @@ class Case:
     check: Check | None = None
     timeout: float = 60.0
     interrupt_after: float | None = None
-    notes: tuple[str, ...] = field(default=())
+    #: the good error comes after work (a training that diverged): progress lines may precede it
+    after_work: bool = False
 
     def __post_init__(self) -> None:
         if self.group not in GROUPS:

@@ -592,6 +592,7 @@ def wrong_answers() -> list[Case]:
             expect=("refuse", "fail"),
             silent="a diverged training reported as a result",
             timeout=TRAINS_S,
+            after_work=True,
         ),
         case(
             "train-lr-1e10-momentum",
@@ -599,6 +600,7 @@ def wrong_answers() -> list[Case]:
             [*TRAIN_TINY, "--lr", "1e10", "--momentum", "0.99", "--json"],
             expect=("refuse", "fail", "ok"),
             timeout=TRAINS_S,
+            after_work=True,
         ),
         case(
             "ipfl-lr-1e30-diverges",
@@ -607,6 +609,7 @@ def wrong_answers() -> list[Case]:
             expect=("refuse", "fail"),
             silent="a diverged training reported as a result",
             timeout=TRAINS_S,
+            after_work=True,
         ),
         case(
             "df-lr-1e30-diverges",
@@ -615,13 +618,16 @@ def wrong_answers() -> list[Case]:
             expect=("refuse", "fail"),
             silent="a diverged training reported as a result",
             timeout=TRAINS_S,
+            after_work=True,
         ),
         case(
             "privacy-curve-lr-1e30-diverges",
             g,
             [*_base("privacy curve"), "--lr", "1e30"],
             expect=("refuse", "fail"),
+            silent="a diverged training measured as a privacy curve",
             timeout=TRAINS_S,
+            after_work=True,
         ),
         case(
             "privacy-curve-one-seed",
@@ -640,6 +646,7 @@ def wrong_answers() -> list[Case]:
             silent="a sweep with a diverged run reported as finished",
             prepare=writes(("c.toml", _tiny_config() + "[grid]\nlr = [0.1, 1e30]\n")),
             timeout=TRAINS_S,
+            after_work=True,
         ),
         case(
             "reproduce-interrupted",
@@ -720,7 +727,7 @@ def contradictions() -> list[Case]:
         ),
         ("pricing-theta-equal", ["pricing", "equilibrium", "--alpha", "1/2", "--theta-low", "15"]),
         ("pricing-figures-out-empty", ["pricing", "figures", "--out", "", "--rounds", "100"]),
-        ("pricing-repeated-out-empty", [*_base("pricing repeated"), "--out", ""]),
+        ("pricing-repeated-out-empty", [*PRICING_OK, "--out", ""]),
         ("privacy-figure1-out-empty", ["privacy", "figure1", "--out", "", "--repetitions", "5"]),
         ("privacy-curve-out-empty", [*_base("privacy curve"), "--out", ""]),
         ("train-out-empty", [*TRAIN_TINY, "--out", ""]),
@@ -800,7 +807,7 @@ HUGE: list[tuple[str, str, bool]] = [
     ("privacy curve", "--batch-size", False),
     ("privacy exists", "--n", True),
     ("privacy optimal", "--n", True),
-    ("privacy exists dp-sgd", "--dim", False),
+    ("privacy exists dp-sgd", "--dim", True),
     ("pricing repeated", "--rounds", False),
     ("pricing repeated", "--seeds", False),
     ("pricing repeated", "--buyers", False),
@@ -809,7 +816,7 @@ HUGE: list[tuple[str, str, bool]] = [
     ("pricing equilibrium", "--buyers", True),
     ("table1", "--seeds", False),
     ("reproduce", "--seeds", False),
-    ("reproduce", "--workers", False),
+    ("reproduce", "--workers", True),
     ("flower", "--clients", False),
     ("flower", "--rounds", False),
 ]
@@ -1408,7 +1415,9 @@ def files() -> list[Case]:
         _market_file("csv-blank-rows-only", "q_a,q_b\n,\n \n", suffix=".csv"),
         _market_file("csv-duplicate-columns", "q_a,q_a\n0.3,0.8\n", suffix=".csv"),
         _market_file("csv-is-json", '{"names": ["a"], "quality": [0.5]}', suffix=".csv"),
-        _market_file("csv-quoted-newline", 'q_a,q_b\n"0.3\n",0.8\n', suffix=".csv"),
+        _market_file(
+            "csv-quoted-newline", 'q_a,q_b\n"0.3\n",0.8\n', ("refuse", "ok"), suffix=".csv"
+        ),
         _market_file("csv-huge-field", "q_a,q_b\n" + "1" * 200_000 + ",0.8\n", suffix=".csv"),
         _market_file("csv-q-and-quality-same-firm", "q_a,quality_a\n0.3,0.8\n", suffix=".csv"),
         _market_file("json-is-csv", "q_a,q_b\n0.3,0.8\n", suffix=".json"),
@@ -1466,8 +1475,11 @@ def files() -> list[Case]:
             "accuracy-above-one", _curve(accuracy_federated=[[[1.5, 0.8]]]), action="optimal"
         ),
     ]
-    checkpoint = "checkpoint.pt"
-    for cmd, base in (("train", TRAIN_TINY), ("ipfl", _base("ipfl"))):
+    # the checkpoint files of learning/loop.py and learning/drivers/ipfl/checkpoint.py
+    for cmd, base, checkpoint in (
+        ("train", TRAIN_TINY, "checkpoint.pt"),
+        ("ipfl", _base("ipfl"), "ipfl_checkpoint.pt"),
+    ):
         for name, content, expect in (
             ("garbage", GARBAGE, ("refuse",)),
             ("truncated-zip", _truncated_zip(), ("refuse",)),
@@ -1816,18 +1828,63 @@ def overflows() -> list[Case]:
         ),
         case("duopoly-ql-1e308-qh-1e308", g, ["duopoly", "--ql", "1e308", "--qh", "1e308"]),
         case("train-lr-1e308", g, [*TRAIN_TINY, "--lr", "1e308"]),
-        case("train-seed-1e30", g, [*TRAIN_TINY, "--seed", str(10**30)]),
-        case("train-seed-2e63", g, [*TRAIN_TINY, "--seed", str(2**63)]),
-        case("market-seed-2e64", g, [*_base("market"), "--consumers", "10", "--seed", str(2**64)]),
-        case("pricing-repeated-seed-1e30", g, [*_base("pricing repeated"), "--seed", str(10**30)]),
+        # a seed of any size is a seed (numpy's SeedSequence takes them all): an answer is good
+        case(
+            "train-seed-1e30",
+            g,
+            [*TRAIN_TINY, "--seed", str(10**30), "--json"],
+            ("ok", "refuse"),
+            timeout=TRAINS_S,
+        ),
+        case(
+            "train-seed-2e63",
+            g,
+            [*TRAIN_TINY, "--seed", str(2**63), "--json"],
+            ("ok", "refuse"),
+            timeout=TRAINS_S,
+        ),
+        case(
+            "market-seed-2e64",
+            g,
+            [*_base("market"), "--consumers", "10", "--seed", str(2**64), "--json"],
+            ("ok", "refuse"),
+        ),
+        case(
+            "pricing-repeated-seed-1e30",
+            g,
+            [*PRICING_OK, "--seed", str(10**30), "--json"],
+            ("ok", "refuse"),
+        ),
         case(
             "privacy-figure1-seed-2e32",
             g,
-            ["privacy", "figure1", "--out", "f", "--repetitions", "5", "--seed", str(2**32)],
+            [
+                "privacy",
+                "figure1",
+                "--out",
+                "f",
+                "--repetitions",
+                "5",
+                "--seed",
+                str(2**32),
+                "--json",
+            ],
             ("refuse", "ok"),
         ),
-        case("cobo-seed-1e30", g, [*_base("cobo"), "--seed", str(10**30)]),
-        case("ipfl-seed-1e30", g, [*_base("ipfl"), "--seed", str(10**30)]),
+        case(
+            "cobo-seed-1e30",
+            g,
+            [*_base("cobo"), "--seed", str(10**30), "--json"],
+            ("ok", "refuse"),
+            timeout=TRAINS_S,
+        ),
+        case(
+            "ipfl-seed-1e30",
+            g,
+            [*_base("ipfl"), "--seed", str(10**30), "--json"],
+            ("ok", "refuse"),
+            timeout=TRAINS_S,
+        ),
         case("table1-seed-1e30", g, ["table1", "--seed", str(10**30)]),
         case(
             "train-algorithm-arg-1e400",

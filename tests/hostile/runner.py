@@ -63,6 +63,8 @@ class Result:
     detail: str
     code: int | None
     seconds: float
+    #: the end of the run's stderr
+    err: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready record."""
@@ -74,10 +76,14 @@ class Result:
             "detail": self.detail,
             "code": self.code,
             "seconds": round(self.seconds, 2),
+            "stderr_tail": self.err[-2000:],
         }
 
 
 def _limits() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # a runner started in the background (``&``) ignores SIGINT, and its children would too:
+    # Python then installs no KeyboardInterrupt handler and Ctrl-C would not reach collabecon
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE, FILE_SIZE))
 
@@ -110,6 +116,7 @@ def run_case(case: Case, timeout_scale: float = 1.0) -> Result:
         work.mkdir()
         if case.prepare is not None:
             case.prepare(files, work)
+        prepared = {p.relative_to(work) for p in work.rglob("*")}
         argv = [sys.executable, "-m", "collabecon", *case.words(files)]
         process = subprocess.Popen(
             argv,
@@ -143,7 +150,7 @@ def run_case(case: Case, timeout_scale: float = 1.0) -> Result:
                 _kill(process, signal.SIGKILL)
                 process.wait()
         ran = Ran(process.returncode, out, err, files, work)
-        outcome, detail = classify(case, ran, timed_out)
+        outcome, detail = classify(case, ran, timed_out, prepared)
     return Result(
         case, outcome, detail, None if timed_out else ran.code, time.perf_counter() - start
     )
@@ -154,8 +161,13 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "(nothing on stderr)"
 
 
-def classify(case: Case, ran: Ran, timed_out: bool) -> tuple[str, str]:
-    """The outcome of a run (module docstring) and a line saying why."""
+def classify(
+    case: Case, ran: Ran, timed_out: bool, prepared: set[Path] | None = None
+) -> tuple[str, str]:
+    """The outcome of a run (module docstring) and a line saying why.
+
+    ``prepared`` are the paths (relative to the working directory) the case put there itself.
+    """
     if timed_out:
         return "hang", f"still running after {case.timeout:g} s: {_last_line(ran.err)}"
     if "Traceback (most recent call last)" in ran.err:
@@ -185,10 +197,14 @@ def classify(case: Case, ran: Ran, timed_out: bool) -> tuple[str, str]:
         return "wrong-status", f"exit {ran.code} ({ending}): {_last_line(ran.err)}"
     if ending == "fail" and ran.out.strip():
         return "clean", f"exit 1 with a result: {_last_line(ran.err)}"
-    fault = stderr_fault(ran.err)
+    fault = stderr_fault(ran.err, case.after_work)
     if fault:
         return "wrong-status", f"exit {ran.code} with {fault}"
-    left = sorted(str(p.relative_to(ran.work)) for p in ran.work.rglob("*"))
+    left = sorted(
+        str(p.relative_to(ran.work))
+        for p in ran.work.rglob("*")
+        if p.relative_to(ran.work) not in (prepared or set())
+    )
     if ending == "refuse" and left:
         return "wrong-status", f"a refusal left files in the working directory: {left[:5]}"
     return "clean", _last_line(ran.err)
