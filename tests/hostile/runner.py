@@ -197,7 +197,8 @@ def classify(
         return "wrong-status", f"exit {ran.code} ({ending}): {_last_line(ran.err)}"
     if ending == "fail" and ran.out.strip():
         return "clean", f"exit 1 with a result: {_last_line(ran.err)}"
-    fault = stderr_fault(ran.err, case.after_work)
+    # Ctrl-C comes while the work goes on: its one line follows the progress
+    fault = stderr_fault(ran.err, case.after_work or ending == "interrupted")
     if fault:
         return "wrong-status", f"exit {ran.code} with {fault}"
     left = sorted(
