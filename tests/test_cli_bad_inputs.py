@@ -14,13 +14,12 @@ file behind, and be a single line without a traceback.
 from __future__ import annotations
 
 import json
-import re
-import signal
 from pathlib import Path
 
 import pytest
 
 from collabecon.cli import COMMANDS, main
+from tests.cli_guard import PROGRESS, TooSlow, cpu_guard
 
 #: CPU seconds (this process, all its threads) a refusal may cost: far above any refusal,
 #: far below any training run
@@ -727,8 +726,6 @@ XFAIL: dict[str, str] = {}
 #: refusals that need work first (a quality measured after pre-training): the command's
 #: progress lines come before its one-line error
 AFTER_WORK = {"df-q-max-below-quality"}
-#: a progress line: a counted phase, or a drawing of a bar (drawings end in carriage returns)
-PROGRESS = re.compile(r"collabecon [\w -]+: (\[\d+/\d+\] |\s*\d+%\|)")
 
 
 def _cases():
@@ -795,14 +792,6 @@ def _materialise(argv, bad, root: Path):
     return [swap.get(a, a) for a in argv]
 
 
-class _TooSlow(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _TooSlow
-
-
 @pytest.mark.parametrize(("argv", "bad"), CASES)
 def test_bad_input_is_one_line_and_exit_2(argv, bad, tmp_path, monkeypatch, capsys, request):
     files = tmp_path / "files"
@@ -812,21 +801,14 @@ def test_bad_input_is_one_line_and_exit_2(argv, bad, tmp_path, monkeypatch, caps
     argv = _materialise(argv, bad, files)
     monkeypatch.chdir(work)
     monkeypatch.delenv("COLLABECON_DATA", raising=False)
-    previous = signal.signal(signal.SIGPROF, _alarm), signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_PROF, GUARD_CPU_S)
-    signal.alarm(HANG_S)
     try:
-        try:
-            code = main(argv)
-        except SystemExit as stop:
-            code = stop.code
-    except _TooSlow:
+        with cpu_guard(GUARD_CPU_S, HANG_S):
+            try:
+                code = main(argv)
+            except SystemExit as stop:
+                code = stop.code
+    except TooSlow:
         pytest.fail(f"still working after {GUARD_CPU_S} s of CPU: not refused up front")
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.alarm(0)
-        signal.signal(signal.SIGPROF, previous[0])
-        signal.signal(signal.SIGALRM, previous[1])
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert code == 2, f"exit {code}: {err!r}"
