@@ -86,7 +86,7 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr and exit code 2 (no usage block)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {_one_line(message)}\n")
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -154,6 +154,11 @@ def _outputs(module: ModuleType, args: argparse.Namespace) -> list[tuple[str, ob
     return [(f"--{d}", getattr(args, d, None)) for d in ("out", "checkpoint")]
 
 
+def _one_line(message: str) -> str:
+    """``message`` on one line: a line break inside it (a path's) is shown escaped."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``collabecon`` console script.
 
@@ -197,10 +202,13 @@ def _main(argv: Sequence[str] | None) -> int:
             result = module.run(args)
     except ValueError as exc:
         message = _flag_names(str(exc), parser, getattr(module, "KEYWORDS", {}))
-        print(f"collabecon {name}: error: {message}", file=sys.stderr)
+        print(f"collabecon {name}: error: {_one_line(message)}", file=sys.stderr)
         return 2
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
-        print(f"collabecon {name}: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        print(
+            f"collabecon {name}: error: {exc.strerror}: {_one_line(str(exc.filename))}",
+            file=sys.stderr,
+        )
         return 2
     hole = first_nan(result)
     if hole is not None:

@@ -11,7 +11,24 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["writable_dir"]
+__all__ = ["directory", "writable_dir"]
+
+
+def directory(text: str) -> Path:
+    """An argparse type for a directory flag: a path that is not empty.
+
+    ``Path("")`` is the working directory; an empty ``--out ''`` is refused instead.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        ``text`` is empty or only white space; argparse names the flag.
+    """
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a directory, got {text!r}")
+    return Path(text)
 
 
 def _describe(exc: OSError) -> str:

@@ -18,11 +18,11 @@ the reason, and the command exits with 1.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from collabecon.cli._lists import float_list, str_list
 from collabecon.cli._output import fmt
+from collabecon.cli._paths import directory
 from collabecon.reproductions.cobo import (
     LR_GRID,
     METHODS,
@@ -99,7 +99,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers", type=int, default=1, help="methods trained at once, one process each"
     )
-    parser.add_argument("--out", type=Path, default=None, help="write heatmaps (PNG, CSV) here")
+    parser.add_argument(
+        "--out", type=directory, default=None, help="write heatmaps (PNG, CSV) here"
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

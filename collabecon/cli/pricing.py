@@ -29,6 +29,7 @@ import numpy as np
 from collabecon.cli._checks import exact_number, finite_float
 from collabecon.cli._lists import float_list
 from collabecon.cli._output import fmt, table
+from collabecon.cli._paths import directory
 
 ACTIONS = ("equilibrium", "repeated", "figures")
 #: The most rounds x seeds a run of ``repeated`` or ``figures`` may ask for: 5,000 times the
@@ -109,11 +110,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rep.add_argument(
         "--policy-regret", action="store_true", help="also re-run fixed mixed strategies"
     )
-    rep.add_argument("--out", type=Path, default=None, help="write per-round means (CSV) here")
+    rep.add_argument("--out", type=directory, default=None, help="write per-round means (CSV) here")
 
     fig = actions.add_parser("figures", help="Figures 4.1-4.5 (PNG + CSV)")
     fig.add_argument("--json", **json_flag)
-    fig.add_argument("--out", type=Path, required=True, help="output directory")
+    fig.add_argument("--out", type=directory, required=True, help="output directory")
     fig.add_argument("--rounds", type=int, default=20_000, help="rounds T (20000, the thesis)")
     fig.add_argument("--seeds", type=int, default=1, help="runs per seller (1, the thesis)")
     fig.add_argument("--seed", type=int, default=1, help="random seed (1)")

@@ -33,6 +33,7 @@ from typing import Any
 
 from collabecon.cli._lists import float_list
 from collabecon.cli._output import fmt, table
+from collabecon.cli._paths import directory
 from collabecon.cli.privacy_curve import add_curve_arguments, render_curve, run_curve
 
 _MODEL_FLAGS = {
@@ -97,7 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     optimal.add_argument("--method", choices=("auto", "cvxpy"), default="auto")
     fig = sub.add_parser("figure1", help="reproduce Figure 1 with the exact optimum")
     fig.add_argument(
-        "--out", required=True, type=Path, help="output directory for figure1.png and figure1.csv"
+        "--out",
+        required=True,
+        type=directory,
+        help="output directory for figure1.png and figure1.csv",
     )
     fig.add_argument(
         "--repetitions",

@@ -20,6 +20,7 @@ from typing import Any
 
 from collabecon.cli._lists import float_list
 from collabecon.cli._output import fmt, table
+from collabecon.cli._paths import directory
 
 __all__ = ["add_curve_arguments", "out_folder", "render_curve", "run_curve"]
 
@@ -36,7 +37,7 @@ def add_curve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seeds", type=int, default=3, help="number of seeds 0..S-1 (default 3)")
     parser.add_argument(
-        "--out", type=Path, required=True, help="folder for curve.json and curve.png"
+        "--out", type=directory, required=True, help="folder for curve.json and curve.png"
     )
     for flag, kind, help_ in (
         ("dataset", str, "dataset"),
