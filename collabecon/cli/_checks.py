@@ -7,6 +7,7 @@ from fractions import Fraction
 from econ.validation import fits_in_memory
 
 __all__ = [
+    "cpus",
     "data_dir_for",
     "device_flag",
     "exact_number",
@@ -14,6 +15,7 @@ __all__ = [
     "finite_float",
     "fits_in_memory",
     "needs_checkpoint",
+    "workers_flag",
 ]
 
 
@@ -154,3 +156,27 @@ def data_dir_for(dataset: str, data_dir: str | None, flag: str = "--dataset") ->
             f"--data-dir has no effect with {flag} {dataset}, which reads no files "
             f"(the datasets read from files: {', '.join(sorted(FILE_BASED))})"
         )
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity, else the machine's count)."""
+    import os
+
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def workers_flag(value: int | None, flag: str = "--workers") -> None:
+    """Refuse a number of worker processes below 1 or above :func:`cpus`.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``flag``, the value and the CPUs.
+    """
+    if value is None:
+        return
+    if value < 1:
+        raise ValueError(f"{flag} must be an integer >= 1, got {value}")
+    if value > cpus():
+        raise ValueError(f"{flag} {value} is more than the {cpus()} CPUs this process may use")

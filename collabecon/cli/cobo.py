@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from collabecon.cli._checks import workers_flag
 from collabecon.cli._lists import float_list, str_list
 from collabecon.cli._output import fmt
 from collabecon.cli._paths import directory
@@ -202,6 +203,7 @@ def _contradictions(args: argparse.Namespace, keys: list[str]) -> None:
             f"--momentum {args.momentum} has no effect with --methods {','.join(keys)}: it "
             f"applies to {', '.join(CODE_PARAMETERS)}"
         )
+    workers_flag(args.workers)
     if args.workers > 1 and len(keys) == 1:
         raise ValueError(
             f"--workers {args.workers} has no effect with one method (--methods {keys[0]}): "

@@ -204,7 +204,7 @@ def _rows_to_rounds(
 def _from_csv(path: Path) -> list[ModelQualities]:
     file_fits_in_memory(path, "file")
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.reader(fh)
             header = next(reader, None)
             rows = list(reader)

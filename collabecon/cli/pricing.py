@@ -277,6 +277,11 @@ def _repeated(args: argparse.Namespace) -> dict[str, Any]:
             "blind_prices": float(run.regret(("high", "low")).mean()),
             "realised": float(run.realised_regret().mean()),
             "policy_fixed_mixed": None if policy is None else policy["policy_regret"],
+            **(
+                {"policy_fixed_mixed_why": "measured with --policy-regret only"}
+                if policy is None
+                else {}
+            ),
         },
         "seconds": time.perf_counter() - start,
     }

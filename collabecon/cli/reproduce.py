@@ -99,7 +99,7 @@ def outputs(args: argparse.Namespace) -> list[tuple[str, object]]:
 
 def _check(args: argparse.Namespace) -> list[str]:
     """Refuse contradictory or out-of-range flags before any work; the chosen names."""
-    from collabecon.cli._checks import existing_dir
+    from collabecon.cli._checks import existing_dir, workers_flag
     from collabecon.reproductions import REPRODUCTIONS
     from collabecon.reproductions.report import select, takes_data_dir
 
@@ -123,8 +123,7 @@ def _check(args: argparse.Namespace) -> list[str]:
         raise ValueError("--out is required (the report directory) unless --experiments")
     if args.seeds is not None and not 1 <= args.seeds <= MAX_SEEDS:
         raise ValueError(f"--seeds must be an integer in [1, {MAX_SEEDS}], got {args.seeds}")
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
+    workers_flag(args.workers)
     try:
         names = select(args.only)
     except ValueError as exc:

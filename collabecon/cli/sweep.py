@@ -42,12 +42,12 @@ import contextlib
 import csv
 import importlib.util
 import math
-import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli._checks import cpus
 from collabecon.cli._output import table
 from learning.runtimes.sweep import ENGINES, MEASURES
 
@@ -155,12 +155,6 @@ def _read(path: Path) -> dict[str, Any]:
     return loaded
 
 
-def _cpus() -> int:
-    """The CPUs this process may run on."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-
-
 def _check_flags(args: argparse.Namespace) -> None:
     """Ranges of the flags, and the flags that have no effect under the others."""
     ray = args.engine == "ray"
@@ -180,9 +174,9 @@ def _check_flags(args: argparse.Namespace) -> None:
     if args.workers is not None:
         if args.workers < 1:
             raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
-        if args.workers > _cpus():
+        if args.workers > cpus():
             raise ValueError(
-                f"--workers {args.workers} is more than the {_cpus()} CPUs of this machine "
+                f"--workers {args.workers} is more than the {cpus()} CPUs of this machine "
                 "(each run needs one)"
             )
     if args.connect_timeout is not None:

@@ -136,14 +136,25 @@ def _firms(count: int) -> Callable[[Ran], str | None]:
 
 
 def _seller_not_negative(ran: Ran) -> str | None:
+    """An equilibrium with a negative seller utility must be certified and say why it stands.
+
+    In the thesis's game (ch. 4, Definition 4) the seller bears the evasion cost c_S at the
+    signalling stage, before it prices, and has no option to stay out: a negative utility is
+    no reason to deviate. The flag must then come with every player's deviation gains, none
+    positive, and a note on the seller's loss.
+    """
     result = _json(ran)
     if ran.code != 0 or result is None:
         return None
     seller = result.get("seller")
     if isinstance(seller, (int, float)) and seller < 0 and result.get("is_equilibrium"):
-        return (
-            f"an equilibrium whose seller utility is negative ({seller}): the seller would not sell"
-        )
+        gains = result.get("deviation_gains")
+        if not isinstance(gains, dict) or not gains:
+            return f"an equilibrium whose seller utility is negative ({seller}), uncertified"
+        if any(not isinstance(g, (int, float)) or g > 1e-12 for g in gains.values()):
+            return f"an equilibrium flagged although a deviation gains: {gains}"
+        if not result.get("seller_note"):
+            return f"a negative seller utility ({seller}) with nothing saying why it stands"
     return None
 
 
