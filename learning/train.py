@@ -117,6 +117,11 @@ class TrainConfig:
         choice("engine", self.engine, tuple(ENGINES))
         for name in ("clients", "rounds", "local_steps", "batch_size", "eval_every"):
             positive_int(name, getattr(self, name))
+        if self.eval_every > self.rounds:
+            raise ValueError(
+                f"eval_every={self.eval_every} exceeds rounds={self.rounds}: the run is evaluated "
+                "after its last round whatever eval_every is above it"
+            )
         if self.clients_per_round is not None:
             positive_int("clients_per_round", self.clients_per_round)
             if self.clients_per_round > self.clients:
