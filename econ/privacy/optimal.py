@@ -117,6 +117,16 @@ class SharingProtocol:
         return self.utility - self.utility_alone
 
     @property
+    def certified(self) -> bool:
+        """Whether the solver certified the optimum (no reduced-accuracy stop in ``method``).
+
+        References
+        ----------
+        Tsoy et al. (AISTATS 2024), §5 (the optimal protocol as a convex program).
+        """
+        return "optimal_inaccurate" not in self.method
+
+    @property
     def server_accuracy(self) -> float | None:
         """Mean measured accuracy of the clients' end models (measured clients only).
 
@@ -129,6 +139,7 @@ class SharingProtocol:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: lists of floats, ``None`` for infinite noise (β = 0).
 
+        ``status`` is ``optimal`` or ``inaccurate`` (:attr:`certified`, with ``status_why``).
         Beside a quantity that has no value, a ``*_why`` field says why: ``alpha_why`` and
         ``noise_why`` (infinite noise), ``epsilon_why`` (a model without DP) and
         ``multipliers_why``.
@@ -141,6 +152,16 @@ class SharingProtocol:
             "model": self.model,
             "objective": self.objective,
             "method": self.method,
+            "status": "optimal" if self.certified else "inaccurate",
+            **(
+                {}
+                if self.certified
+                else {
+                    "status_why": "the solver stopped at reduced accuracy (optimal_inaccurate): "
+                    "the protocol is mutually beneficial to that accuracy, its optimality is "
+                    "not certified"
+                }
+            ),
             "exists": self.exists,
             "alpha": self.alpha,
             "beta": self.beta,

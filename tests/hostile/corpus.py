@@ -167,8 +167,9 @@ def _null_says_why(ran: Ran) -> str | None:
     def walk(value: object, where: str) -> str | None:
         if isinstance(value, dict):
             for key, item in value.items():
+                stem = key.split("_")[0]  # epsilon_why speaks for epsilon_min and _max
                 if item is None and not any(
-                    k in value for k in (f"{key}_why", "why", f"{key}_reason")
+                    k in value for k in (f"{key}_why", "why", f"{key}_reason", f"{stem}_why")
                 ):
                     return f"{where}.{key} is null and nothing says why"
                 found = walk(item, f"{where}.{key}")
@@ -214,9 +215,11 @@ def _interrupted_report(directory: str) -> Callable[[Ran], str | None]:
         folder = ran.work / directory
         if (folder / ".collabecon.lock").exists():
             return "the lock is left behind after the interrupt"
-        report = folder / "report.json"
-        if report.exists() and "interrupt" not in report.read_text():
-            return "a report written after the interrupt does not say it was interrupted"
+        report, page = folder / "report.json", folder / "report.md"
+        if report.exists() and '"status": "incomplete"' not in report.read_text():
+            return "a report written before the run finished does not say it is incomplete"
+        if page.exists() and not page.read_text().startswith("INCOMPLETE"):
+            return "the report page of an unfinished run does not say so in its first line"
         return None
 
     return check
