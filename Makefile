@@ -6,6 +6,7 @@ SLOW_SUBSET = tests/test_demo.py tests/learning/test_train.py tests/test_noteboo
 	tests/learning/test_experiments_privacy.py \
 	tests/econ/test_privacy_effectiveness.py::test_notebook_replica_all_columns \
 	tests/learning/test_train_cli.py::test_sweep_on_ray_gives_the_serial_numbers \
+	tests/learning/test_train_cli.py::test_train_with_dp_sgd_reports_each_clients_epsilon \
 	tests/learning/test_cobo_cli.py::test_code_momentum_reaches_every_method_but_fc \
 	tests/learning/test_cobo_cli.py::test_reduced_cross_silo_run_has_the_promised_shape \
 	tests/learning/test_federated_clustering.py::test_fc_matches_the_oracle_at_4x16_reduced \

@@ -33,6 +33,7 @@ def _report_table(text):
     return rows
 
 
+@pytest.mark.slow
 def test_demo_small_end_to_end(tmp_path, capsys):
     code, out = _run_demo(
         tmp_path, capsys, "--size", "300", "--target-per-class", "20", "--rounds", "2"

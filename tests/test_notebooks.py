@@ -7,8 +7,14 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
-#: the notebooks that train models (tens of CPU seconds even when small) run with the slow tests
-TRAINING = {"03_privacy_accuracy.ipynb", "04_personalised_fl.ipynb"}
+#: the notebooks that train models or play long games (over ten CPU seconds even when small)
+#: run with the slow tests
+TRAINING = {
+    "02_price_discrimination.ipynb",
+    "03_privacy_accuracy.ipynb",
+    "04_personalised_fl.ipynb",
+    "05_defection_free_market.ipynb",
+}
 
 
 @pytest.mark.parametrize(

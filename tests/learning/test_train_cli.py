@@ -69,6 +69,7 @@ def test_train_json_curve_and_resume(capsys, tmp_path):
     assert resumed["resumed_from"] == 1 and resumed["loss"] == full["loss"]
 
 
+@pytest.mark.slow
 def test_train_with_dp_sgd_reports_each_clients_epsilon(capsys):
     """``--dp-noise-multiplier`` trains with DP-SGD; the output gives every client's ε at
     ``--dp-delta``, finite, and smaller under more noise; plain SGD reports none."""
