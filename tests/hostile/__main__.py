@@ -1,7 +1,8 @@
 """``python -m tests.hostile``: run the hostile corpus and print the counts and the failures.
 
 ``--jobs N`` runs N cases at once, ``--only TEXT`` those whose id or group holds TEXT,
-``--list`` prints the cases instead, ``--json FILE`` writes every ending, and
+``--list`` prints the cases instead, ``--json FILE`` writes every ending as a JSON line
+as soon as it comes (a run stopped half-way keeps what it measured), and
 ``--timeout-scale X`` stretches every case's time-out (a loaded machine). The exit status is
 1 when a case ended with a traceback, a hang or a silent wrong answer.
 """
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from tests.hostile.corpus import all_cases
-from tests.hostile.runner import report, run_all
+from tests.hostile.runner import Result, report, run_all
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="cases run at once (2)")
     parser.add_argument("--only", action="append", default=[], help="ids or groups holding TEXT")
     parser.add_argument("--list", action="store_true", help="list the cases and run nothing")
-    parser.add_argument("--json", type=Path, default=None, help="write every ending here")
+    parser.add_argument("--json", type=Path, default=None, help="JSON lines of every ending")
     parser.add_argument("--timeout-scale", type=float, default=1.0, help="stretch time-outs")
     args = parser.parse_args(argv)
     cases = [
@@ -33,10 +34,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c.group:<14} {c.id:<60} {'|'.join(sorted(c.expect)):<22} {' '.join(c.argv)!r}")
         print(f"{len(cases)} cases")
         return 0
-    results = run_all(cases, args.jobs, args.timeout_scale, echo=True)
+    sink = None if args.json is None else args.json.open("w")
+
+    def record(result: Result) -> None:
+        if sink is not None:
+            sink.write(json.dumps(result.to_dict()) + "\n")
+            sink.flush()
+
+    try:
+        results = run_all(cases, args.jobs, args.timeout_scale, echo=True, on_result=record)
+    finally:
+        if sink is not None:
+            sink.close()
     print(report(results))
-    if args.json is not None:
-        args.json.write_text(json.dumps([r.to_dict() for r in results], indent=1) + "\n")
     bad = [r for r in results if r.outcome in ("traceback", "hang", "silent")]
     return 1 if bad else 0
 

@@ -30,9 +30,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,12 +213,23 @@ def classify(
 
 
 def run_all(
-    cases: Sequence[Case], jobs: int = 2, timeout_scale: float = 1.0, echo: bool = False
+    cases: Sequence[Case],
+    jobs: int = 2,
+    timeout_scale: float = 1.0,
+    echo: bool = False,
+    on_result: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Run ``cases`` on ``jobs`` threads (each waits on its subprocess); results in order."""
+    """Run ``cases`` on ``jobs`` threads (each waits on its subprocess); results in order.
+
+    ``on_result`` is called with each result as it comes (from the threads, one at a time).
+    """
+    lock = threading.Lock()
 
     def one(c: Case) -> Result:
         result = run_case(c, timeout_scale)
+        if on_result is not None:
+            with lock:
+                on_result(result)
         if echo:
             mark = "." if result.outcome == "clean" else result.outcome[0].upper()
             print(mark, end="", file=sys.stderr, flush=True)
