@@ -52,3 +52,13 @@ def test_the_lock_is_released_and_created_directories_removed_when_empty(tmp_pat
 def test_an_empty_directory_name_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="empty path"), output_lock("--out", ""):
         pass
+
+
+def test_a_lock_file_that_is_a_directory_or_holds_a_huge_pid_is_handled(tmp_path, capsys) -> None:
+    (tmp_path / "d" / LOCK_NAME).mkdir(parents=True)
+    with pytest.raises(ValueError, match="not a plain file"), output_lock("--out", tmp_path / "d"):
+        pass
+    (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": 10**30}))
+    with output_lock("--out", tmp_path):
+        pass
+    assert "stale lock" in capsys.readouterr().err

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["LOCK_NAME", "holding", "output_lock"]
+__all__ = ["LOCK_NAME", "holding", "output_lock", "refuse_if_held"]
 
 #: the lock file's name inside the directory it guards
 LOCK_NAME = ".collabecon.lock"
@@ -39,7 +39,7 @@ def _alive(owner: dict[str, object]) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # gone, or no process id at all
         return False
     except PermissionError:  # a process of another user holds the id
         pass
@@ -100,6 +100,11 @@ def output_lock(flag: str, path: str | os.PathLike[str]) -> Iterator[Path]:
     created = [p for p in (directory, *directory.parents) if not p.exists()]
     directory.mkdir(parents=True, exist_ok=True)
     lock = directory / LOCK_NAME
+    if lock.is_symlink() or (lock.exists() and not lock.is_file()):
+        raise ValueError(
+            f"{flag} {str(directory)!r} holds {LOCK_NAME}, which is not a plain file: "
+            "remove it, or choose another directory"
+        )
     me = {"pid": os.getpid(), "started": _start_time(os.getpid()), "command": sys.argv}
     text = json.dumps(me)
     while not _create(lock, text):
@@ -130,6 +135,28 @@ def output_lock(flag: str, path: str | os.PathLike[str]) -> Iterator[Path]:
                 made.rmdir()
             except OSError:
                 break
+
+
+def refuse_if_held(flag: str, path: str | os.PathLike[str]) -> None:
+    """Refuse a directory whose lock a live process holds, without taking the lock.
+
+    For a command that writes into a directory of its own below ``path`` (a sweep's
+    ``OUT/CONFIG.runs``) and so holds that one's lock.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``flag``, the directory and the owner's process id.
+    """
+    lock = Path(path) / LOCK_NAME
+    if not lock.is_file():
+        return
+    owner = _read_owner(lock)
+    if _alive(owner):
+        raise ValueError(
+            f"{flag} {str(path)!r} is in use by a running process (pid {owner['pid']}); "
+            "wait for it to finish or choose another directory"
+        )
 
 
 @contextlib.contextmanager

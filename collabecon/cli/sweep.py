@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from collabecon.cli._checks import cpus
+from collabecon.cli._lock import refuse_if_held
 from collabecon.cli._output import table
 from learning.runtimes.sweep import ENGINES, MEASURES
 
@@ -127,9 +128,11 @@ def outputs(args: argparse.Namespace) -> list[tuple[str, object]]:
 
     ``OUT/CONFIG.runs`` (``OUT`` the working directory without ``--out``): a second sweep of
     the same configuration into the same place is refused while this one runs, and sweeps of
-    other configurations may share ``--out``.
+    other configurations may share ``--out``; an ``OUT`` whose own lock a live run holds is
+    refused.
     """
     out_dir = Path.cwd() if args.out is None else Path(args.out)
+    refuse_if_held("--out", out_dir)  # a run writing into OUT itself
     return [("--out", out_dir / f"{Path(args.config).stem}.runs")]
 
 
