@@ -50,6 +50,7 @@ from typing import Any
 from collabecon.cli._checks import cpus
 from collabecon.cli._lock import refuse_if_held
 from collabecon.cli._output import table
+from collabecon.cli._paths import directory
 from learning.runtimes.sweep import ENGINES, MEASURES
 
 #: the most extra attempts of a failing run
@@ -118,6 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         default=None,
+        type=directory,
         metavar="DIR",
         help="where to write CONFIG.csv and the per-run results CONFIG.runs/ (default: cwd)",
     )

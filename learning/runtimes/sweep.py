@@ -185,9 +185,17 @@ def expand_grid(train: Mapping[str, Any], grid: Mapping[str, Any]) -> list[dict[
 
 
 def make_config(fields: Mapping[str, Any]) -> Any:
-    """The ``TrainConfig`` of ``fields``; an unknown field name is a ValueError."""
+    """The ``TrainConfig`` of ``fields``; an unknown field name or a misplaced boolean is a ValueError.
+
+    TOML's ``true`` is an ``int`` to Python: a boolean is refused for every field whose
+    default is no boolean (``lr = true`` would train at learning rate 1).
+    """
     from learning.train import TrainConfig
 
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    for name, value in fields.items():
+        if isinstance(value, bool) and name in defaults and not isinstance(defaults[name], bool):
+            raise ValueError(f"{name!r} must be a {name} value, not the boolean {value!r}")
     try:
         return TrainConfig(**fields)
     except TypeError as exc:  # an unknown field name
@@ -311,6 +319,22 @@ def run_point(
     }
 
 
+def _valid_measures(measures: object) -> bool:
+    """Whether ``measures`` are what :func:`run_point` returns: finite numbers in range."""
+    if not isinstance(measures, dict) or set(measures) != set(MEASURES):
+        return False
+    for name, value in measures.items():
+        if value is None and name in ("mean_accuracy", "target_accuracy"):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if not math.isfinite(value) or value < 0:
+            return False
+        if name.endswith("accuracy") and value > 1:
+            return False
+    return True
+
+
 class ResultStore:
     """One file per run in ``folder``.
 
@@ -331,7 +355,9 @@ class ResultStore:
     def load(self, run: Run) -> dict[str, Any] | None:
         """The stored measures of ``run``, or None when there are none for its configuration.
 
-        None for no file, an unreadable file, or a file recording another configuration.
+        None for no file, an unreadable file, a file recording another configuration, or
+        measures no run gives (a string, an accuracy outside [0, 1], a negative loss or time):
+        such a run is trained again.
         """
         try:
             record = json.loads(self.result_path(run).read_text())
@@ -340,7 +366,7 @@ class ResultStore:
         if not isinstance(record, dict) or record.get("config") != plain(run.config):
             return None
         measures = record.get("measures")
-        return measures if isinstance(measures, dict) else None
+        return measures if _valid_measures(measures) else None
 
     def save(self, run: Run, measures: Mapping[str, Any]) -> Path:
         """Record ``run``'s measures (and drop an error file of an earlier failure)."""
