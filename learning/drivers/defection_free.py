@@ -307,7 +307,15 @@ class TorchFirms:
     ) -> Params:
         x, y = self._batch(name, joint, rows)
         grads, loss = self.engine.gradients(params, x, y)
-        value = float(loss.sum())
+        self._check_loss(name, float(loss.sum()))
+        return grads
+
+    def _check_loss(self, name: str, value: float) -> None:
+        """Stop on a diverged minibatch loss of firm ``name`` (:func:`learning.loop.check_loss`).
+
+        The limit is :func:`learning.loop.divergence_limit` of ``log(n_classes)``, the loss of
+        a uniform guess.
+        """
         check_loss(
             f"the minibatch loss of the {name} firm",
             value,
@@ -315,7 +323,6 @@ class TorchFirms:
             self.setup.lr,
             divergence_limit(math.log(self.n_classes)),
         )
-        return grads
 
     def _size(self, name: str) -> int:
         """How many training examples firm ``name`` holds."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -38,7 +37,6 @@ from learning.data import load_dataset
 from learning.drivers.defection_free import DuopolySetup, TorchFirms, split_data
 from learning.drivers.defection_free_schemes import DuopolyRun, run_schemes
 from learning.engine import BatchedEngine, Params, Task, parameters_of
-from learning.loop import check_loss, divergence_limit
 from learning.models import build_model
 from learning.rng import torch_generator
 from learning.runtimes.flower.records import pack, record_of, scalar, unpack
@@ -207,13 +205,7 @@ class FlowerFirms(TorchFirms):
         )
         weights = counts / counts.sum()
         value = float(sum(w * float(metric(m, "loss")) for w, m in zip(weights, got, strict=True)))
-        check_loss(
-            f"the minibatch loss of the {name} firm",
-            value,
-            None,
-            self.setup.lr,
-            divergence_limit(math.log(self.n_classes)),
-        )
+        self._check_loss(name, value)
         grads = [
             unpack(record_of(m.content, "arrays", ArrayRecord).to_torch_state_dict(), "gradient")
             for m in got
