@@ -18,6 +18,7 @@ import os
 import pickle
 import re
 import sys
+import warnings
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -160,7 +161,13 @@ def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
         is not a dict.
     """
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            # torch warns of a foreign pickle protocol before it refuses or loads the file;
+            # the refusal below says all there is to say
+            warnings.filterwarnings(
+                "ignore", message="Detected pickle protocol", category=UserWarning
+            )
+            payload = torch.load(path, map_location="cpu", weights_only=True)
     except (
         pickle.UnpicklingError,
         RuntimeError,

@@ -137,8 +137,8 @@ def label_cdf(
     for group, need, name in ((low, n_low, f"<= {threshold}"), (high, n_high, f"> {threshold}")):
         if need.sum() > group.size:
             raise ValueError(
-                f"split='paper' needs {int(need.sum())} examples with label {name}, the "
-                f"data has {group.size}; lower size (got {size})"
+                f"size={size} is too large: split='paper' then needs {int(need.sum())} "
+                f"examples with label {name}, the data has {group.size}"
             )
     low_parts = _split(rng.permutation(low)[: n_low.sum()], n_low)
     high_parts = _split(rng.permutation(high)[: n_high.sum()], n_high)

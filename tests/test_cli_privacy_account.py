@@ -124,3 +124,14 @@ def test_little_noise_widens_the_grid(capsys):
     argv = ["privacy", "account", "--noise", "0.05", "--steps", "1", "--delta", "0.5"]
     out = _json(argv, capsys)
     assert 1e-4 < out["pld_interval"] <= 1e-2 and out["epsilon"] >= 199.0
+
+
+def test_pld_is_cross_checked_against_rdps_bound(capsys):
+    base = ["privacy", "account", "--noise", "1", "--delta", "1e-5"]
+    usual = _json([*base, "--steps", "1000", "--sampling-rate", "0.01"], capsys)
+    assert usual["epsilon"] <= usual["epsilon_rdp"] and "epsilon_note" not in usual
+    # 10^12 steps at rate 1e-9: one step's loss is far below the grid's interval, and the
+    # pessimistic rounding of 10^12 steps lifts PLD's figure above RDP's bound
+    coarse = _json([*base, "--steps", str(10**12), "--sampling-rate", "1e-9"], capsys)
+    assert coarse["epsilon"] > coarse["epsilon_rdp"] > 0
+    assert "RDP's figure is the tighter bound" in coarse["epsilon_note"]

@@ -204,11 +204,9 @@ def _main(argv: Sequence[str] | None) -> int:
         message = _flag_names(str(exc), parser, getattr(module, "KEYWORDS", {}))
         print(f"collabecon {name}: error: {_one_line(message)}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
-        print(
-            f"collabecon {name}: error: {exc.strerror}: {_one_line(str(exc.filename))}",
-            file=sys.stderr,
-        )
+    except OSError as exc:  # a path missing, unreadable, too long, ...: the system's reason
+        where = "" if exc.filename is None else f": {_one_line(str(exc.filename))}"
+        print(f"collabecon {name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
     hole = first_nan(result)
     if hole is not None:

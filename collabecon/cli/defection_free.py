@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     choice("dataset", args.dataset, tuple(DATASETS))  # before the progress starts
     data_dir_for(args.dataset, args.data_dir)
     from games.defection_free import DefectionFreeConfig
-    from learning.drivers.defection_free import DuopolySetup, TorchFirms
+    from learning.drivers.defection_free import DuopolySetup, TorchFirms, check_split
     from learning.drivers.defection_free_schemes import run_schemes
 
     setup = DuopolySetup(
@@ -204,6 +204,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     schemes = _SCHEMES if args.figures else (args.scheme,)
     plays = set(schemes) | (set() if args.q_max is not None else {"complete"})
     check_duopoly_length(setup, args.rounds, len(plays), flags=_FLAGS)
+    check_split(setup, seed=args.seed)
     progress = Progress.of(args, "defection-free", 1 + len(plays) + args.figures)
     epochs = args.init_epochs_high
     training = f", the high firm trains alone for {epochs} epochs" if epochs else ""

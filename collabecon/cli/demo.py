@@ -224,12 +224,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     device_flag("--device", args.device)
     writable_dir("--out", args.out)
     from collabecon.cli.defection_free import check_duopoly_length
-    from learning.drivers.defection_free import DuopolySetup
+    from learning.drivers.defection_free import DuopolySetup, check_split
 
     setup = DuopolySetup(
         size=args.size, target_per_class=args.target_per_class, lr=0.05, batch_size=32
     )
     check_duopoly_length(setup, args.rounds, SCHEMES, flags=_FLAGS)
+    check_split(setup, seed=args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress = Progress.of(args, "demo", PHASES)

@@ -268,7 +268,17 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
         "solved_for": "epsilon" if args.noise is not None else "noise_multiplier",
     }
     if args.accountant == "pld":
-        result["pld_interval"] = pld_grid(noise, args.steps, args.sampling_rate).interval
+        interval = pld_grid(noise, args.steps, args.sampling_rate).interval
+        bound = accountant_epsilon(noise, args.delta, 1.0, **{**options, "accountant": "rdp"})
+        result["pld_interval"] = interval
+        result["epsilon_rdp"] = bound
+        if epsilon > bound:
+            result["epsilon_note"] = (
+                f"PLD's epsilon is above RDP's upper bound {bound:.6g}: its grid interval "
+                f"{interval:g} is coarse against one step's privacy loss at --sampling-rate "
+                f"{args.sampling_rate:g}, and its pessimistic rounding adds up over --steps "
+                f"{args.steps}; RDP's figure is the tighter bound here"
+            )
     return result
 
 
@@ -294,7 +304,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         and m), ``claims`` (each ``{paper, id, statement, published, measured, holds,
         note}``) and ``markdown``. ``account``: ``noise_multiplier``, ``epsilon``,
         ``delta``, ``steps``, ``sampling_rate``, ``sampling``, ``accountant`` and
-        ``solved_for``. ``curve``: ``json``, ``png``, ``seconds``, ``settings`` and
+        ``solved_for``, with the PLD accountant also ``pld_interval``, ``epsilon_rdp`` (RDP's
+        upper bound, a cross-check) and, where PLD's figure lies above it, ``epsilon_note``
+        (why: a grid coarse against one step's loss). ``curve``: ``json``, ``png``, ``seconds``, ``settings`` and
         ``summary`` (one row per training and noise level). The command exits with 0.
 
     Raises

@@ -42,8 +42,11 @@ Install with ``pip install collabecon[privacy]``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import logging
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -201,6 +204,47 @@ class PLDGrid:
         return PLD_BYTES_PER_POINT * self.points * self.adjacencies
 
 
+@contextlib.contextmanager
+def _quiet_absl() -> Iterator[None]:
+    """Silence dp-accounting's warnings while it accounts.
+
+    Its RDP accountant logs a warning for each order whose moment series does not converge and
+    leaves that order out; the bound over the remaining orders stays a valid bound.
+    """
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _poisson_pld_epsilon(z: float, k: int, q: float, delta: float) -> float:
+    """ε of ``k`` Poisson-subsampled Gaussian steps by the PLD accountant, in time that k bounds.
+
+    The same loss distribution and self-composition as dp-accounting's ``PLDAccountant``
+    (add-or-remove neighbours), except that a step whose discretised loss has so few points
+    that dp-accounting keeps it sparse is made dense first: the sparse self-composition
+    composes one step at a time (``k`` Python iterations) and sizes its result as
+    ``points**k`` (a ``k``-bit integer), so a million steps at a tiny sampling rate took
+    seconds and 10^9 never ended; the dense one raises the FFT of the step to the power ``k``.
+    """
+    dpa = _dp_accounting()
+    pld = dpa.pld.privacy_loss_distribution
+    pmf = dpa.pld.pld_pmf
+    step = pld.from_gaussian_mechanism(
+        standard_deviation=z,
+        value_discretization_interval=pld_grid(z, k, q).interval,
+        sampling_prob=q,
+    )
+    # dp-accounting exposes a distribution's two PMFs only as attributes
+    remove, add = step._pmf_remove, step._pmf_add
+    if isinstance(remove, pmf.SparsePLDPmf) or isinstance(add, pmf.SparsePLDPmf):
+        step = pld.PrivacyLossDistribution(remove.to_dense_pmf(), add.to_dense_pmf())
+    return float(step.self_compose(k).get_epsilon_for_delta(delta))
+
+
 def pld_grid(noise_multiplier: float, compositions: int = 1, sampling_rate: float = 1.0) -> PLDGrid:
     r"""The grid the PLD accountant uses for ``compositions`` subsampled Gaussian steps.
 
@@ -342,9 +386,12 @@ def accountant_epsilon(
     k = positive_int("compositions", compositions)
     event = _event(z, k, sampling_rate, sampling, dataset_size)
     acc = _accountant(accountant, sampling, float(sampling_rate), z, k)
-    with np.errstate(divide="ignore", over="ignore"):  # tiny noise: an infinite loss
-        acc.compose(event)
-        epsilon = float(acc.get_epsilon(d))
+    with np.errstate(divide="ignore", over="ignore"), _quiet_absl():  # tiny noise: infinite loss
+        if accountant == "pld" and sampling_rate < 1:
+            epsilon = _poisson_pld_epsilon(z, k, float(sampling_rate), d)
+        else:
+            acc.compose(event)
+            epsilon = float(acc.get_epsilon(d))
     if not math.isfinite(epsilon):
         raise ValueError(
             f"noise {z:g} (in units of the sensitivity) gives no finite epsilon at "

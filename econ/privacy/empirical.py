@@ -207,19 +207,26 @@ class Empirical:
         missing = [k for k in keys if k not in curve]
         if missing:
             raise ValueError(f"{source} is not a privacy curve: missing {', '.join(missing)}")
+
+        def seed_mean(key: str) -> Array:
+            """The array under ``key``, averaged over its first axis (the seeds)."""
+            values = np.asarray(curve[key], dtype=np.float64)
+            if values.size == 0:
+                raise ValueError(f"{key} is empty")
+            return values.mean(axis=0)
+
         try:
             noise = np.asarray(curve["noise"], dtype=np.float64)
-            eps = np.asarray(curve["epsilon"], dtype=np.float64).mean(axis=0)
-            fed = 1 - np.asarray(curve["accuracy_federated"], dtype=np.float64).mean(axis=0)
-            alone = 1 - np.asarray(curve["accuracy_alone"], dtype=np.float64).mean(axis=0)
-            local = curve.get("accuracy_local")
+            eps = seed_mean("epsilon")
+            fed = 1 - seed_mean("accuracy_federated")
+            alone = 1 - seed_mean("accuracy_alone")
             local_err = (
-                None if local is None else 1 - np.asarray(local, dtype=np.float64).mean(axis=0)
+                None if curve.get("accuracy_local") is None else 1 - seed_mean("accuracy_local")
             )
             sizes = curve.get("train_sizes")
             weights = None if sizes is None else np.asarray(sizes, dtype=np.float64)
             if weights is not None and weights.ndim == 2:
-                weights = weights.mean(axis=0)
+                weights = seed_mean("train_sizes")
         except (TypeError, ValueError, IndexError) as exc:
             raise ValueError(f"{source} holds malformed curve arrays: {exc}") from None
         try:

@@ -49,7 +49,7 @@ from learning.partition import label_cdf
 from learning.qualities import qualities_from_evaluation
 from learning.rng import torch_generator
 
-__all__ = ["DuopolySetup", "TorchFirms", "split_data"]
+__all__ = ["DuopolySetup", "TorchFirms", "check_split", "split_data"]
 
 _NAMES = ("low", "high")
 #: How many parameter sets' evaluations on the common target set a :class:`TorchFirms` keeps.
@@ -133,6 +133,37 @@ def split_data(
     return firms, np.concatenate(target)
 
 
+def _streams(seed: int | np.random.Generator | None) -> list[np.random.Generator]:
+    """The three streams of :meth:`TorchFirms.prepare`: the split, the models, the training."""
+    return np.random.default_rng(seed).spawn(3)
+
+
+def _load_and_split(
+    setup: DuopolySetup, rng: np.random.Generator
+) -> tuple[Dataset, list[np.ndarray], np.ndarray]:
+    data = load_dataset(setup.dataset, data_dir=setup.data_dir)
+    if data.n_classes < 2:
+        raise ValueError(f"the duopoly needs a classification dataset, got {setup.dataset!r}")
+    firm_idx, target_idx = split_data(data, setup, rng)
+    return data, firm_idx, target_idx
+
+
+def check_split(setup: DuopolySetup, seed: int | np.random.Generator | None = None) -> None:
+    """Refuse, before any training, a setup whose data cannot give the firms and the target.
+
+    Loads the data set and splits it exactly as :meth:`TorchFirms.prepare` does for ``seed``
+    (the same stream), so a size or a target larger than the data, or a file that does not
+    parse, is an error before the pre-training starts.
+
+    Raises
+    ------
+    ValueError
+        The data set is missing, unreadable or not a classification set, or ``size`` or
+        ``target_per_class`` exceeds what its classes hold.
+    """
+    _load_and_split(setup, _streams(seed)[0])
+
+
 def _sq_norm(grads: Params) -> float:
     return float(sum(g.double().square().sum() for g in grads.values()))
 
@@ -177,13 +208,9 @@ class TorchFirms:
         device: str | torch.device | None = None,
     ) -> TorchFirms:
         """Load and split the data, build both models, pre-train them alone (``init_epochs``)."""
-        rng = np.random.default_rng(seed)
-        split_rng, init_rng, train_rng = rng.spawn(3)
+        split_rng, init_rng, train_rng = _streams(seed)
         dev = resolve_device(device)
-        data = load_dataset(setup.dataset, data_dir=setup.data_dir)
-        if data.n_classes < 2:
-            raise ValueError(f"the duopoly needs a classification dataset, got {setup.dataset!r}")
-        firm_idx, target_idx = split_data(data, setup, split_rng)
+        data, firm_idx, target_idx = _load_and_split(setup, split_rng)
         shape = tuple(data.x.shape[1:])
         generator = torch_generator(init_rng)
         models = [

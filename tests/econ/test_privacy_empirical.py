@@ -190,6 +190,7 @@ CURVE = {
         (json.dumps({**CURVE, "noise": [2.0, 0.5]}), "increasing"),
         (json.dumps({**CURVE, "epsilon": [[[1.0], [2.0]]]}), "shape"),
         (json.dumps({**CURVE, "epsilon": "x"}), "malformed"),
+        (json.dumps({**CURVE, "accuracy_alone": []}), "accuracy_alone is empty"),
     ],
 )
 def test_bad_curve_files_are_one_line_errors(tmp_path, capsys, content, message):

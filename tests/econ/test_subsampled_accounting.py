@@ -100,3 +100,14 @@ def test_noise_for_a_target_epsilon_inverts(rate, accountant):
     sigma = accountant_sigma(2.0, 1e-5, 1.0, **kw)
     back = accountant_epsilon(sigma, 1e-5, 1.0, **kw)
     assert back == pytest.approx(2.0, rel=1e-6)
+
+
+def test_a_sparse_loss_distribution_composes_in_time_bounded_by_log_steps():
+    # at a sampling rate of 1e-9 the discretised loss of one step has one or two points, which
+    # dp-accounting composes one step at a time: a million steps agree with it exactly, and
+    # 10^12 steps (which it never finishes) give a finite figure
+    rate = 1e-9
+    ours = accountant_epsilon(1.0, 1e-5, 1.0, compositions=10**6, sampling_rate=rate)
+    assert ours == pytest.approx(_direct(1.0, rate, 10**6, 1e-5, "pld"), rel=1e-9)
+    huge = accountant_epsilon(1.0, 1e-5, 1.0, compositions=10**12, sampling_rate=rate)
+    assert 0 < huge < float("inf")

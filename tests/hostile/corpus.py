@@ -1899,7 +1899,16 @@ def overflows() -> list[Case]:
             ("ok", "refuse"),
             timeout=TRAINS_S,
         ),
-        case("table1-seed-1e30", g, ["table1", "--seed", str(10**30)]),
+        case(
+            "table1-seed-1e30",
+            g,
+            ["table1", "--seed", str(10**30), "--seeds", "1"],
+            expect=("interrupted",),
+            silent="a seed of any size seeds the run: it starts, shows progress and stops on Ctrl-C",
+            check=lambda ran: None if "[1/" in ran.err else "no progress line before Ctrl-C",
+            interrupt_after=25.0,
+            timeout=120.0,
+        ),
         case(
             "train-algorithm-arg-1e400",
             g,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pickle
 import shlex
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -208,3 +209,15 @@ def test_ipfl_command_refuses_a_hostile_checkpoint_in_one_line(tmp_path, capsys,
     err = capsys.readouterr().err
     assert code == 2 and not marker.exists()
     assert len(err.strip().splitlines()) == 1 and "ipfl_checkpoint.pt" in err
+
+
+def test_a_plain_pickle_checkpoint_is_refused_without_torchs_warning(tmp_path):
+    # a file written by pickle, not torch.save: torch warns of its protocol before refusing
+    marker = tmp_path / "ran"
+    path = tmp_path / CHECKPOINT_FILE
+    path.write_bytes(pickle.dumps({"state": PAYLOADS["os.system"](marker)}, protocol=4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as info:
+            read_checkpoint(path)
+    assert not marker.exists() and _one_line(str(info.value)) and str(path) in str(info.value)
