@@ -8,6 +8,7 @@ SLOW_SUBSET = tests/test_demo.py tests/learning/test_train.py tests/test_noteboo
 	tests/learning/test_train_cli.py::test_sweep_on_ray_gives_the_serial_numbers \
 	tests/learning/test_train_cli.py::test_train_with_dp_sgd_reports_each_clients_epsilon \
 	tests/learning/test_cobo_cli.py::test_code_momentum_reaches_every_method_but_fc \
+	tests/learning/test_cobo_cli.py::test_reproduce_reports_both_settings_with_every_claim \
 	tests/learning/test_cobo_cli.py::test_reduced_cross_silo_run_has_the_promised_shape \
 	tests/learning/test_federated_clustering.py::test_fc_matches_the_oracle_at_4x16_reduced \
 	tests/learning/test_cobo.py::test_time_decaying_sampling_lowers_the_late_weight_noise

@@ -14,6 +14,7 @@ TRAINING = {
     "03_privacy_accuracy.ipynb",
     "04_personalised_fl.ipynb",
     "05_defection_free_market.ipynb",
+    "06_ipfl_tokens.ipynb",
 }
 
 

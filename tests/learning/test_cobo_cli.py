@@ -520,6 +520,7 @@ def test_the_papers_claim_at_the_small_scale(small_scale, claim_id):
     assert claim["holds"], claim
 
 
+@pytest.mark.slow
 def test_reproduce_reports_both_settings_with_every_claim(monkeypatch, tmp_path):
     import importlib
 
