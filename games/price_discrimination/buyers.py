@@ -17,9 +17,11 @@ precomputed values.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 from scipy.stats import binom
 
@@ -123,16 +125,7 @@ class RoundTypes:
         Werner (2024), ch. 4, §4.6, Algorithm 6, line 5; §4.2, Theorem 6(b) (the evasion probability
         q*).
         """
-        n, mu, q = game.n, float(game.mu), float(game.q_star)
-        size = (n + 1) * (n + 2) // 2
-        fits_in_memory(f"a round of n={n} buyers ({size} pairs)", PAIR_BYTES * size)
-        ks = np.repeat(np.arange(n + 1, dtype=np.int32), np.arange(1, n + 2))
-        first = np.cumsum(np.arange(n + 1))  # the index of pair (k, 0): k (k + 1) / 2
-        es = (np.arange(size) - first[ks]).astype(np.int32)
-        cdf = np.cumsum(binom.pmf(ks, n, mu) * binom.pmf(es, ks, q))
-        cdf[-1] = 1.0
-        guide = np.searchsorted(cdf, np.arange(guide_size) / guide_size, side="right")
-        return cls(game, ks, es, cdf, guide)
+        return _round_types(game, guide_size)
 
     @property
     def size(self) -> int:
@@ -164,12 +157,15 @@ class RoundTypes:
         Werner (2024), ch. 4, §4.6, Algorithm 6, line 5 (Nature's draw of the types); Chen and Asau
         (1974) (guide-table inverse CDF).
         """
-        index = self.guide[(uniforms * self.guide.size).astype(np.intp)]
-        while True:  # a guide cell holds at most a few pair boundaries
-            behind = self.cdf[index] <= uniforms
-            if not behind.any():
-                return index
-            index += behind
+        u = np.asarray(uniforms, dtype=np.float64)
+        index = np.empty(u.shape, dtype=np.intp)
+        _inverse_cdf(
+            self.cdf,
+            self.guide,
+            u.reshape(-1, u.shape[-1]),
+            index.reshape(u.reshape(-1, u.shape[-1]).shape),
+        )
+        return index
 
     def evaders(self) -> Ints:
         """``(mode, pairs)``: evaders in each mode.
@@ -254,6 +250,37 @@ class RoundTypes:
             ],
             axis=1,
         )
+
+
+@lru_cache(maxsize=16)
+def _round_types(game: PDGame, guide_size: int) -> RoundTypes:
+    """:meth:`RoundTypes.of`, kept for the games last asked for (its arrays are read-only)."""
+    n, mu, q = game.n, float(game.mu), float(game.q_star)
+    size = (n + 1) * (n + 2) // 2
+    fits_in_memory(f"a round of n={n} buyers ({size} pairs)", PAIR_BYTES * size)
+    ks = np.repeat(np.arange(n + 1, dtype=np.int32), np.arange(1, n + 2))
+    first = np.cumsum(np.arange(n + 1))  # the index of pair (k, 0): k (k + 1) / 2
+    es = (np.arange(size) - first[ks]).astype(np.int32)
+    cdf = np.cumsum(binom.pmf(ks, n, mu) * binom.pmf(es, ks, q))
+    cdf[-1] = 1.0
+    guide = np.searchsorted(cdf, np.arange(guide_size) / guide_size, side="right")
+    for table in (ks, es, cdf, guide):
+        table.setflags(write=False)
+    return RoundTypes(game, ks, es, cdf, guide)
+
+
+@njit(cache=True)
+def _inverse_cdf(
+    cdf: Floats, guide: NDArray[np.intp], uniforms: Floats, out: NDArray[np.intp]
+) -> None:
+    cells = guide.size
+    for i in range(uniforms.shape[0]):
+        for j in range(uniforms.shape[1]):
+            u = uniforms[i, j]
+            index = guide[int(u * cells)]
+            while cdf[index] <= u:  # a guide cell holds at most a few pair boundaries
+                index += 1
+            out[i, j] = index
 
 
 @dataclass(frozen=True, slots=True)

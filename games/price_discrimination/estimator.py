@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba.extending import register_jitable
 from numpy.typing import NDArray
 
 from games.price_discrimination.game import PDGame
@@ -42,6 +43,26 @@ def informative_probability(game: PDGame, q_high: Any, q_low: Any = 0) -> Any:
     """
     pi_low = (1 - game.mu) * (1 - q_low) + game.mu * q_high
     return 1 - pi_low**game.n - (1 - pi_low) ** game.n
+
+
+@register_jitable
+def belief_of(total: Any, t: Any, eps: Any, biased: bool) -> Any:
+    r"""The belief after ``t - 1`` rounds with partial sum :math:`S_{t-1}` = ``total``.
+
+    .. math:: \hat\alpha_t = \frac{S_{t-1}}{t}, \qquad \text{biased: }
+              \hat\alpha_t = \mathrm{clip}\Big(\frac{S_{t-1}}{t} + \varepsilon_{t-1}, 0, 1\Big)
+
+    Evaluates numpy arrays, and scalars inside the compiled rounds
+    (:func:`~games.price_discrimination.rounds.play`).
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.7, proof of Proposition 6, Eq. (4.7); §4.4, Figure 4.5 (the bias).
+    """
+    belief = total / t
+    if biased:
+        return np.minimum(np.maximum(belief + eps, 0.0), 1.0)
+    return belief
 
 
 class ConsistentEstimator:
@@ -88,7 +109,9 @@ class ConsistentEstimator:
         self.bias = bias
         #: ``(rounds + 1, runs)``: :math:`S_t` of every run in row ``t``.
         self.sums = np.zeros((rounds + 1, runs))
-        self._eps = np.zeros((rounds + 1, runs))  # row t: the bias drawn after round t
+        #: ``(rounds + 1, runs)``: the bias :math:`\varepsilon_t` drawn after round ``t`` in row ``t``
+        #: (0 without bias).
+        self.eps = np.zeros((rounds + 1, runs))
 
     def increments(self, informative: NDArray[np.bool_]) -> NDArray[np.float64]:
         r""":math:`I_t/\rho_t` in each buyer mode, to be multiplied by :math:`X_t`.
@@ -121,8 +144,8 @@ class ConsistentEstimator:
             if noise is None:
                 raise ValueError("an estimator with a bias needs the block's noise")
             lo, hi = self.bias
-            self._eps[start + 1 : stop + 1] = lo + (hi - lo) * noise
-        eps_prev = self._eps[start:stop]
+            self.eps[start + 1 : stop + 1] = lo + (hi - lo) * noise
+        eps_prev = self.eps[start:stop]
         t = np.arange(start + 1, stop + 1, dtype=np.float64)[:, None]
         if self.alpha_star >= 1:
             thresholds = np.full(eps_prev.shape, np.inf)
@@ -141,7 +164,7 @@ class ConsistentEstimator:
         """
         if t == 0:
             return np.full(self.sums.shape[1], self.init)
-        return self._belief(self.sums[t], t + 1, self._eps[t])
+        return self._belief(self.sums[t], t + 1, self.eps[t])
 
     def beliefs(self) -> NDArray[np.float64]:
         r"""``(T, runs)``: the beliefs :math:`\hat\alpha_t` of rounds ``1..T``.
@@ -151,7 +174,7 @@ class ConsistentEstimator:
         Werner (2024), ch. 4, §4.7, Eq. (4.7); §4.4, Figure 4.3.
         """
         t = np.arange(1, self.sums.shape[0], dtype=np.float64)[:, None]
-        out = self._belief(self.sums[:-1], t, self._eps[:-1])
+        out = self._belief(self.sums[:-1], t, self.eps[:-1])
         out[0] = self.init
         return out
 
@@ -162,10 +185,7 @@ class ConsistentEstimator:
         ----------
         Werner (2024), ch. 4, §4.7, Eq. (4.7).
         """
-        return self._belief(self.sums[-1], self.sums.shape[0], self._eps[-1])
+        return self._belief(self.sums[-1], self.sums.shape[0], self.eps[-1])
 
     def _belief(self, total: NDArray[np.float64], t: Any, eps: Any) -> NDArray[np.float64]:
-        belief = total / t
-        if self.bias is None:
-            return np.asarray(belief, dtype=np.float64)
-        return np.clip(belief + eps, 0.0, 1.0)
+        return np.asarray(belief_of(total, t, eps, self.bias is not None), dtype=np.float64)

@@ -9,10 +9,11 @@ price is at most their value, and the seller observes its realised utility.
 Vectorisation: runs form an axis of every array. Buyers are drawn a block of rounds at a time
 as the counts that prices and utilities depend on (how many high types, how many of them would
 evade), together with everything the sellers and the estimator need in either buyer mode
-(:mod:`.buyers`, :meth:`.estimator.ConsistentEstimator.begin`). The rounds are the only Python
-loop, and a round only selects among precomputed values and updates the learners; everything
-that does not feed back into play (utilities, action classes, regret) is computed after the
-loop on whole ``(runs, rounds)`` arrays.
+(:mod:`.buyers`, :meth:`.estimator.ConsistentEstimator.begin`). The block's rounds are one
+compiled loop (:func:`.rounds.play`), where a round only selects among precomputed values and
+updates the learners and the estimator; everything that does not feed back into play
+(utilities, action classes, regret) is computed after the loop on whole ``(runs, rounds)``
+arrays.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from games.price_discrimination.buyers import (
 )
 from games.price_discrimination.estimator import ConsistentEstimator
 from games.price_discrimination.game import PDGame, seller_utility
+from games.price_discrimination.rounds import play
 from games.price_discrimination.sellers import FixedProduct, Seller
 
 Floats = NDArray[np.float64]
@@ -49,6 +51,9 @@ VERTICES: dict[str, tuple[int, int]] = {
 #: Bytes per round and run of a simulation: the logs of :class:`RepeatedRun` (two counts,
 #: three flags, four floats) and the estimator's partial sums and biases.
 ROUND_RUN_BYTES = 64
+#: Rounds times runs of a block: the buyers and the seller's uniforms drawn at once (about 50
+#: bytes per run-round) before the compiled loop plays them.
+BLOCK_RUN_ROUNDS = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,39 +398,31 @@ def simulate(
 
     policy = seller.start(game, runs, rounds)
     estimator = ConsistentEstimator(game, runs, rounds, alpha_hat_init, spread)
-    sums = estimator.sums  # row t + 1 is written in round t (0-based)
     types = RoundTypes.of(game)
-    increment_table = estimator.increments(types.informative()).reshape(-1)  # by column
-    column = np.empty(runs, dtype=np.intp)
+    increments = estimator.increments(types.informative()).reshape(-1)  # by column
     high_types = np.empty((rounds, runs), np.int32)
     would_evade = np.empty((rounds, runs), np.int32)
     mode_log = np.empty((rounds, runs), bool)
-    increment = np.empty(runs)
-    block_size = max(16, min(1024, 2**19 // runs))
+    block_size = max(16, BLOCK_RUN_ROUNDS // runs)
     for start in range(0, rounds, block_size):
         stop = min(rounds, start + block_size)
         block = draw_block(types, rng, stop - start, runs, noise=spread is not None)
         high_types[start:stop] = block.high_types
         would_evade[start:stop] = block.would_evade
-        thresholds = estimator.begin(start, stop - start, block.noise)
-        step = policy.step
-        if policy.discriminates:
-            policy.begin(block, None)
-            pair, pair_strategic = block.pair, types.columns(block.pair, True)
-            for j, t in enumerate(range(start, stop)):
-                strategic = np.greater(sums[t], thresholds[j], out=mode_log[t])
-                np.copyto(column, pair[j])  # masked copies: see Exp3Bank.play
-                np.copyto(column, pair_strategic[j], where=strategic)
-                differ = step(j, t, column, estimator)
-                increment_table.take(column, out=increment)
-                np.multiply(increment, differ, out=increment)
-                np.add(sums[t], increment, out=sums[t + 1])
-        else:  # the belief cannot move: the block's modes are known before it is played
-            sums[start + 1 : stop + 1] = sums[start]
-            np.greater(sums[start], thresholds, out=mode_log[start:stop])
-            policy.begin(block, mode_log[start:stop])
-            for j, t in enumerate(range(start, stop)):
-                step(j, t, None, estimator)
+        play(
+            start,
+            estimator.begin(start, stop - start, block.noise),
+            block.pair,
+            types.size,
+            increments,
+            estimator.sums,
+            mode_log,
+            block.uniforms,
+            estimator.eps,
+            estimator.init,
+            spread is not None,
+            policy.pricing(block),
+        )
         if progress is not None:
             progress(stop - start)
 

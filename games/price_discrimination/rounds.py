@@ -1,0 +1,208 @@
+r"""The rounds of the repeated PD game (Algorithm 6), compiled: one loop over rounds and runs.
+
+Werner (2024), section 4.6, Algorithm 6, read with Definition 5 (CBER buyers) and eq. (4.7)
+(the buyers' estimator). A round of one run is a handful of scalar operations once the buyers
+are summed up by their pair (:class:`~games.price_discrimination.buyers.RoundTypes`) and every
+reward is tabulated per (mode, pair) column:
+
+1. the buyers' mode: strategic iff :math:`S_{t-1} >` the round's threshold
+   (:meth:`~games.price_discrimination.estimator.ConsistentEstimator.begin`), which selects the
+   column ``pair + size * strategic``;
+2. the seller prices the two signal classes and learns (:class:`Pricing`), which gives
+   :math:`X_t`, whether the two classes paid different prices;
+3. the estimator adds :math:`X_t I_t/\rho_t`: :math:`S_t = S_{t-1} + X_t\,` ``increments[column]``.
+
+:func:`play` runs these three steps for a block of rounds of every run, compiled with numba
+(the compiled code is cached on disk beside the module). Nothing else of a simulation is in the
+loop: drawing the buyers and the seller's uniforms, and everything that does not feed back into
+play, are whole-array operations of :mod:`games.price_discrimination.repeated`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from games.price_discrimination.estimator import belief_of
+
+Floats = NDArray[np.float64]
+Bools = NDArray[np.bool_]
+
+#: :attr:`Pricing.kind` of a seller whose prices of the block are drawn before it is played.
+FIXED = 0
+#: :attr:`Pricing.kind` of a seller that discriminates iff the buyers' belief is below a threshold.
+TRACKING = 1
+#: :attr:`Pricing.kind` of Exp3-IX learners: one for both classes, or one per signal class.
+EXP3 = 2
+
+NO_BOOLS_2D = np.zeros((0, 0), dtype=bool)
+NO_FLOATS_2D = np.zeros((0, 0))
+NO_FLOATS_3D = np.zeros((0, 0, 0))
+
+
+class Pricing(NamedTuple):
+    r"""A seller's part of a block of rounds, as :func:`play` takes it.
+
+    Attributes
+    ----------
+    kind
+        :data:`FIXED`, :data:`TRACKING` or :data:`EXP3`.
+    differ
+        ``(block, runs)``: whether the two classes pay different prices (:data:`FIXED` only).
+    table
+        ``(arm, learner, column)``: the signed loss steps of :meth:`.exp3.Exp3Bank.signed`
+        per (mode, pair) column (:data:`EXP3` only).
+    gamma
+        The implicit exploration :math:`\gamma` (:data:`EXP3`).
+    logit
+        ``(learner, runs)``: the learners' state, updated in place (:data:`EXP3`).
+    p_log, high_log
+        ``(learner, rounds, runs)``: the logs written round by round, :math:`P_1` and whether
+        arm 1 (the high price) was played (:data:`EXP3`); for :data:`TRACKING`, ``high_log``
+        ``(1, rounds, runs)`` logs whether the seller discriminated.
+    threshold
+        The belief below which the seller discriminates (:data:`TRACKING`).
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.6, Algorithm 6, line 7 (the seller's mixed strategy); §4.4,
+    Algorithms (the sellers).
+    """
+
+    kind: int
+    differ: Bools = NO_BOOLS_2D
+    table: Floats = NO_FLOATS_3D
+    gamma: float = 0.0
+    logit: Floats = NO_FLOATS_2D
+    p_log: Floats = NO_FLOATS_3D
+    high_log: NDArray[np.bool_] = np.zeros((0, 0, 0), dtype=bool)
+    threshold: float = 0.0
+
+
+@njit(cache=True)
+def exp3_round(
+    logit: float, uniform: float, step_low: float, step_high: float, gamma: float
+) -> tuple[float, bool, float]:
+    r"""One round of a two-armed Exp3-IX learner: draw the arm, then charge it its loss.
+
+    With :math:`P_1 = 1/(1 + e^{-G})`, arm 1 (the high price) is played iff ``uniform``
+    :math:`< P_1`; then :math:`G \mathrel{+}=` ``step_high`` :math:`/(P_1 + \gamma)`, else
+    :math:`G \mathrel{+}=` ``step_low`` :math:`/(1 - P_1 + \gamma)`, the steps being
+    :math:`+\eta Y_0` and :math:`-\eta Y_1` (:meth:`.exp3.Exp3Bank.signed`). A step of 0 leaves
+    the learner where it is, which is how an empty signal class is skipped; the played arm's
+    probability is never 0 (arm 1 needs ``uniform`` :math:`< P_1`, arm 0
+    :math:`P_1 \le` ``uniform`` :math:`< 1`). Returns :math:`P_1`, the arm and the new logit.
+
+    References
+    ----------
+    Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic
+    bandits, NeurIPS, Algorithm 1 (Exp3-IX).
+    Lattimore & Szepesvári (2020), Bandit Algorithms, ch. 12 (Exp3-IX).
+    Auer, Cesa-Bianchi, Freund & Schapire (2002), The Nonstochastic Multiarmed Bandit Problem,
+    SIAM J. Comput. 32(1) (algorithm Exp3; plain Exp3 is gamma = 0).
+    """
+    p = 1.0 / (1.0 + math.exp(-logit))
+    high = uniform < p
+    if high:
+        return p, high, logit + step_high / (p + gamma)
+    return p, high, logit + step_low / ((1.0 + gamma) - p)
+
+
+@njit(cache=True)
+def _play(
+    start: int,
+    thresholds: Floats,
+    pair: NDArray[np.intp],
+    size: int,
+    increments: Floats,
+    sums: Floats,
+    mode_log: Bools,
+    uniforms: Floats,
+    eps: Floats,
+    init: float,
+    biased: bool,
+    kind: int,
+    differ: Bools,
+    table: Floats,
+    gamma: float,
+    logit: Floats,
+    p_log: Floats,
+    high_log: Bools,
+    threshold: float,
+) -> None:
+    learners = logit.shape[0]
+    for j in range(thresholds.shape[0]):
+        t = start + j
+        for r in range(sums.shape[1]):
+            strategic = sums[t, r] > thresholds[j, r]
+            mode_log[t, r] = strategic
+            column = pair[j, r] + size * strategic
+            if kind == FIXED:
+                x = differ[j, r]
+            elif kind == TRACKING:
+                belief = init if t == 0 else belief_of(sums[t, r], t + 1, eps[t, r], biased)
+                x = belief < threshold
+                high_log[0, t, r] = x
+            else:
+                for k in range(learners):
+                    p, high, new = exp3_round(
+                        logit[k, r],
+                        uniforms[j, k, r],
+                        table[0, k, column],
+                        table[1, k, column],
+                        gamma,
+                    )
+                    logit[k, r] = new
+                    p_log[k, t, r] = p
+                    high_log[k, t, r] = high
+                x = learners == 2 and high_log[0, t, r] != high_log[1, t, r]
+            sums[t + 1, r] = sums[t, r] + increments[column] * x
+
+
+def play(
+    start: int,
+    thresholds: Floats,
+    pair: NDArray[np.intp],
+    size: int,
+    increments: Floats,
+    sums: Floats,
+    mode_log: Bools,
+    uniforms: Floats,
+    eps: Floats,
+    init: float,
+    biased: bool,
+    pricing: Pricing,
+) -> None:
+    r"""Play rounds ``start .. start + len(thresholds) - 1`` (0-based) of every run, in place.
+
+    Per round ``t`` and run: strategic iff ``sums[t] > thresholds[t - start]`` (logged in
+    ``mode_log[t]``), column ``c = pair + size * strategic``, the seller's :math:`X_t` from
+    ``pricing`` (the :data:`TRACKING` seller reads the belief
+    :math:`\hat\alpha_{t+1} = \mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)`, ``init`` in
+    the first round, the clip and :math:`\varepsilon` = ``eps`` only when ``biased``), and
+    :math:`S_{t+1} = S_t + X_t` ``increments[c]`` written to ``sums[t + 1]``. ``uniforms``
+    ``(block, learner, runs)`` are the seller's.
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.6, Algorithm 6; §4.3, Definition 5 (CBER buyers); §4.7, proof of
+    Proposition 6, Eq. (4.7) (the estimator).
+    """
+    _play(
+        start,
+        thresholds,
+        pair,
+        size,
+        increments,
+        sums,
+        mode_log,
+        uniforms,
+        eps,
+        init,
+        biased,
+        *pricing,
+    )
