@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -158,11 +159,36 @@ class Exp3:
         Werner (2024), ch. 4, §4.4, Algorithms, seller 1.
         """
         bank = self._bank((1, runs), rounds)
-        # logit steps (arm, learner, mode * pairs) when everyone pays the low or the high price
-        loss = normalised_loss(game, RoundTypes.of(game).everyone_reward())  # (mode, arm, pairs)
-        return _BlindExp3Policy(
-            bank, bank.signed(loss.transpose(1, 0, 2).reshape(2, 1, -1)), rounds
-        )
+        return _BlindExp3Policy(bank, bank.signed(_blind_loss(game)), rounds)
+
+
+@lru_cache(maxsize=16)
+def _blind_loss(game: PDGame) -> Floats:
+    """``(arm, 1, mode * pairs)``: the loss when everyone pays the low or the high price."""
+    loss = normalised_loss(game, RoundTypes.of(game).everyone_reward())  # (mode, arm, pairs)
+    return _read_only(loss.transpose(1, 0, 2).reshape(2, 1, -1))
+
+
+@lru_cache(maxsize=16)
+def _contextual_loss(game: PDGame) -> Floats:
+    """``(arm, learner, mode * pairs)``: each signal class's loss, 0 where the class is empty.
+
+    The high-signal learner's reward is the price (truthful high types always buy), the
+    low-signal learner's the low class's reward.
+    """
+    types = RoundTypes.of(game)
+    th, tl = float(game.theta_high), float(game.theta_low)
+    high_class = (
+        normalised_loss(game, np.array([tl, th]))[None, :, None] * types.has_high()[:, None]
+    )
+    low_class = normalised_loss(game, types.low_reward()) * types.has_low()[:, None]
+    loss = np.stack([high_class, low_class], axis=2)  # (mode, arm, learner, pairs)
+    return _read_only(loss.transpose(1, 2, 0, 3).reshape(2, 2, -1))
+
+
+def _read_only(table: Floats) -> Floats:
+    table.setflags(write=False)
+    return table
 
 
 class _Exp3Policy:
@@ -224,19 +250,7 @@ class ContextualExp3(Exp3):
         Werner (2024), ch. 4, §4.4, Algorithms, seller 2.
         """
         bank = self._bank((2, runs), rounds)
-        types = RoundTypes.of(game)
-        th, tl = float(game.theta_high), float(game.theta_low)
-        # high-signal learner: reward = the price (truthful high types always buy); low-signal
-        # learner: the low class's reward; zero loss where the class is empty
-        high_class = (
-            normalised_loss(game, np.array([tl, th]))[None, :, None] * types.has_high()[:, None]
-        )
-        low_class = normalised_loss(game, types.low_reward()) * types.has_low()[:, None]
-        loss = np.stack([high_class, low_class], axis=2)  # (mode, arm, learner, pairs)
-        # logit steps (arm, learner, mode * pairs)
-        return _ContextualExp3Policy(
-            bank, bank.signed(loss.transpose(1, 2, 0, 3).reshape(2, 2, -1)), rounds
-        )
+        return _ContextualExp3Policy(bank, bank.signed(_contextual_loss(game)), rounds)
 
 
 class _ContextualExp3Policy(_Exp3Policy):

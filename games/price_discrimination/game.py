@@ -21,6 +21,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Literal
 
 import sympy as sp
@@ -78,6 +79,7 @@ class PDGame:
     The parameters of the thesis's experiments (§4.4): regime B, :math:`\alpha^* = q^* = 1/2`.
 
     >>> from fractions import Fraction
+    from functools import lru_cache
     >>> F = Fraction
     >>> game = PDGame(mu=F(1, 2), theta_low=F(5), theta_high=F(15), c_b=F(5), c_s=F(5))
     >>> game.regime, game.alpha_star, game.q_star, game.delta
@@ -276,11 +278,17 @@ class PDGame:
         ----------
         Werner (2024), ch. 4, §4.2, Definition 4 (the same game).
         """
-        mu, tl, th, cb, cs = (float(x) for x in self._numbers())
-        return PDGame(mu, tl, th, cb, cs, n=self.n)
+        return _numeric(self)
 
     def _numbers(self) -> tuple[Number, ...]:
         return (self.mu, self.theta_low, self.theta_high, self.c_b, self.c_s)
+
+
+@lru_cache(maxsize=64)
+def _numeric(game: PDGame) -> PDGame:
+    """:meth:`PDGame.numeric`, kept for the games last asked for (a game is immutable)."""
+    mu, tl, th, cb, cs = (float(x) for x in game._numbers())
+    return PDGame(mu, tl, th, cb, cs, n=game.n)
 
 
 _F = Fraction
@@ -397,6 +405,7 @@ def posterior_after_low(game: PDGame, q_high: Number, q_low: Number = 0) -> Numb
     Examples
     --------
     >>> from fractions import Fraction
+    from functools import lru_cache
     >>> posterior_after_low(THESIS_GAME, Fraction(1, 2))
     Fraction(1, 3)
     """

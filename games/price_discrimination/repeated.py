@@ -400,23 +400,24 @@ def simulate(
     estimator = ConsistentEstimator(game, runs, rounds, alpha_hat_init, spread)
     types = RoundTypes.of(game)
     increments = estimator.increments(types.informative()).reshape(-1)  # by column
-    high_types = np.empty((rounds, runs), np.int32)
-    would_evade = np.empty((rounds, runs), np.int32)
-    mode_log = np.empty((rounds, runs), bool)
+    # whether buyers were strategic, how many had the high value, how many evaded
+    logs = (
+        np.empty((rounds, runs), bool),
+        np.empty((rounds, runs), np.int32),
+        np.empty((rounds, runs), np.int32),
+    )
     block_size = max(16, BLOCK_RUN_ROUNDS // runs)
     for start in range(0, rounds, block_size):
         stop = min(rounds, start + block_size)
         block = draw_block(types, rng, stop - start, runs, noise=spread is not None)
-        high_types[start:stop] = block.high_types
-        would_evade[start:stop] = block.would_evade
         play(
             start,
             estimator.begin(start, stop - start, block.noise),
             block.pair,
-            types.size,
+            (types.high_types, types.would_evade),
             increments,
             estimator.sums,
-            mode_log,
+            logs,
             block.uniforms,
             estimator.eps,
             estimator.init,
@@ -428,12 +429,12 @@ def simulate(
 
     a, b, alpha = policy.marginals()
     low_price_high, high_price_high = policy.prices()
-    strategic_runs = mode_log.T
+    strategic_runs, high_types, evaders = (log.T for log in logs)
     return RepeatedRun(
         game=game,
         seller=seller.name,
-        high_types=high_types.T,
-        evaders=(would_evade * mode_log).T,
+        high_types=high_types,
+        evaders=evaders,
         low_price_high=low_price_high.T,
         high_price_high=high_price_high.T,
         strategic=strategic_runs,

@@ -31,6 +31,7 @@ from games.price_discrimination.estimator import belief_of
 
 Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
+Ints = NDArray[np.int32]
 
 #: :attr:`Pricing.kind` of a seller whose prices of the block are drawn before it is played.
 FIXED = 0
@@ -117,10 +118,10 @@ def _play(
     start: int,
     thresholds: Floats,
     pair: NDArray[np.intp],
-    size: int,
+    types: tuple[Ints, Ints],
     increments: Floats,
     sums: Floats,
-    mode_log: Bools,
+    logs: tuple[Bools, Ints, Ints],
     uniforms: Floats,
     eps: Floats,
     init: float,
@@ -135,12 +136,18 @@ def _play(
     threshold: float,
 ) -> None:
     learners = logit.shape[0]
+    high_types, would_evade = types
+    size = high_types.size
+    mode_log, high_log_types, evaders_log = logs
     for j in range(thresholds.shape[0]):
         t = start + j
         for r in range(sums.shape[1]):
             strategic = sums[t, r] > thresholds[j, r]
             mode_log[t, r] = strategic
-            column = pair[j, r] + size * strategic
+            index = pair[j, r]
+            high_log_types[t, r] = high_types[index]
+            evaders_log[t, r] = would_evade[index] if strategic else 0
+            column = index + size * strategic
             if kind == FIXED:
                 x = differ[j, r]
             elif kind == TRACKING:
@@ -167,10 +174,10 @@ def play(
     start: int,
     thresholds: Floats,
     pair: NDArray[np.intp],
-    size: int,
+    types: tuple[Ints, Ints],
     increments: Floats,
     sums: Floats,
-    mode_log: Bools,
+    logs: tuple[Bools, Ints, Ints],
     uniforms: Floats,
     eps: Floats,
     init: float,
@@ -179,8 +186,11 @@ def play(
 ) -> None:
     r"""Play rounds ``start .. start + len(thresholds) - 1`` (0-based) of every run, in place.
 
-    Per round ``t`` and run: strategic iff ``sums[t] > thresholds[t - start]`` (logged in
-    ``mode_log[t]``), column ``c = pair + size * strategic``, the seller's :math:`X_t` from
+    Per round ``t`` and run: strategic iff ``sums[t] > thresholds[t - start]``, column
+    ``c = pair + size * strategic`` (``size`` pairs, whose high types and would-be evaders are
+    ``types``); ``logs`` ``(mode, high types, evaders)`` get row ``t``: whether buyers were
+    strategic, the pair's high types, and its evaders if strategic (else 0). The seller's
+    :math:`X_t` comes from
     ``pricing`` (the :data:`TRACKING` seller reads the belief
     :math:`\hat\alpha_{t+1} = \mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)`, ``init`` in
     the first round, the clip and :math:`\varepsilon` = ``eps`` only when ``biased``), and
@@ -196,10 +206,10 @@ def play(
         start,
         thresholds,
         pair,
-        size,
+        types,
         increments,
         sums,
-        mode_log,
+        logs,
         uniforms,
         eps,
         init,
