@@ -220,7 +220,7 @@ class _BlindExp3Policy(_Exp3Policy):
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
         p = self.p_log[0]
-        return p, p, np.zeros_like(p)
+        return p, p, np.zeros(p.shape)
 
 
 @dataclass(frozen=True, slots=True)

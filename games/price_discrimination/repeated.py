@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -399,7 +400,7 @@ def simulate(
     policy = seller.start(game, runs, rounds)
     estimator = ConsistentEstimator(game, runs, rounds, alpha_hat_init, spread)
     types = RoundTypes.of(game)
-    increments = estimator.increments(types.informative()).reshape(-1)  # by column
+    increments = estimator.increments(_informative(game)).reshape(-1)  # by column
     # whether buyers were strategic, how many had the high value, how many evaded
     logs = (
         np.empty((rounds, runs), bool),
@@ -445,6 +446,14 @@ def simulate(
         rho=estimator.rho[strategic_runs.view(np.int8)],
         final_belief=estimator.final_belief(),
     )
+
+
+@lru_cache(maxsize=16)
+def _informative(game: PDGame) -> NDArray[np.bool_]:
+    """:meth:`.buyers.RoundTypes.informative` of ``game``, kept for the games last asked for."""
+    informative = RoundTypes.of(game).informative()
+    informative.setflags(write=False)
+    return informative
 
 
 def default_comparators(game: PDGame) -> dict[str, tuple[float, float]]:
