@@ -16,6 +16,7 @@ precomputed values.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -159,12 +160,8 @@ class RoundTypes:
         """
         u = np.asarray(uniforms, dtype=np.float64)
         index = np.empty(u.shape, dtype=np.intp)
-        _inverse_cdf(
-            self.cdf,
-            self.guide,
-            u.reshape(-1, u.shape[-1]),
-            index.reshape(u.reshape(-1, u.shape[-1]).shape),
-        )
+        rows = (math.prod(u.shape[:-1]), u.shape[-1]) if u.ndim > 1 else (1, u.size)
+        _inverse_cdf(self.cdf, self.guide, u.reshape(rows), index.reshape(rows))
         return index
 
     def evaders(self) -> Ints:

@@ -401,11 +401,12 @@ def simulate(
     estimator = ConsistentEstimator(game, runs, rounds, alpha_hat_init, spread)
     types = RoundTypes.of(game)
     increments = estimator.increments(_informative(game)).reshape(-1)  # by column
-    # whether buyers were strategic, how many had the high value, how many evaded
+    # whether buyers were strategic, how many had the high value, how many evaded, rho
     logs = (
         np.empty((rounds, runs), bool),
         np.empty((rounds, runs), np.int32),
         np.empty((rounds, runs), np.int32),
+        np.empty((rounds, runs)),
     )
     block_size = max(16, BLOCK_RUN_ROUNDS // runs)
     for start in range(0, rounds, block_size):
@@ -417,6 +418,7 @@ def simulate(
             block.pair,
             (types.high_types, types.would_evade),
             increments,
+            estimator.rho,
             estimator.sums,
             logs,
             block.uniforms,
@@ -430,7 +432,7 @@ def simulate(
 
     a, b, alpha = policy.marginals()
     low_price_high, high_price_high = policy.prices()
-    strategic_runs, high_types, evaders = (log.T for log in logs)
+    strategic_runs, high_types, evaders, rho = (log.T for log in logs)
     return RepeatedRun(
         game=game,
         seller=seller.name,
@@ -443,7 +445,7 @@ def simulate(
         b=b.T,
         alpha=alpha.T,
         alpha_hat=estimator.beliefs().T,
-        rho=estimator.rho[strategic_runs.view(np.int8)],
+        rho=rho,
         final_belief=estimator.final_belief(),
     )
 

@@ -120,8 +120,9 @@ def _play(
     pair: NDArray[np.intp],
     types: tuple[Ints, Ints],
     increments: Floats,
+    rho: Floats,
     sums: Floats,
-    logs: tuple[Bools, Ints, Ints],
+    logs: tuple[Bools, Ints, Ints, Floats],
     uniforms: Floats,
     eps: Floats,
     init: float,
@@ -138,7 +139,7 @@ def _play(
     learners = logit.shape[0]
     high_types, would_evade = types
     size = high_types.size
-    mode_log, high_log_types, evaders_log = logs
+    mode_log, high_log_types, evaders_log, rho_log = logs
     for j in range(thresholds.shape[0]):
         t = start + j
         for r in range(sums.shape[1]):
@@ -147,6 +148,7 @@ def _play(
             index = pair[j, r]
             high_log_types[t, r] = high_types[index]
             evaders_log[t, r] = would_evade[index] if strategic else 0
+            rho_log[t, r] = rho[int(strategic)]
             column = index + size * strategic
             if kind == FIXED:
                 x = differ[j, r]
@@ -176,8 +178,9 @@ def play(
     pair: NDArray[np.intp],
     types: tuple[Ints, Ints],
     increments: Floats,
+    rho: Floats,
     sums: Floats,
-    logs: tuple[Bools, Ints, Ints],
+    logs: tuple[Bools, Ints, Ints, Floats],
     uniforms: Floats,
     eps: Floats,
     init: float,
@@ -188,8 +191,9 @@ def play(
 
     Per round ``t`` and run: strategic iff ``sums[t] > thresholds[t - start]``, column
     ``c = pair + size * strategic`` (``size`` pairs, whose high types and would-be evaders are
-    ``types``); ``logs`` ``(mode, high types, evaders)`` get row ``t``: whether buyers were
-    strategic, the pair's high types, and its evaders if strategic (else 0). The seller's
+    ``types``); ``logs`` ``(mode, high types, evaders, rho)`` get row ``t``: whether buyers
+    were strategic, the pair's high types, its evaders if strategic (else 0), and
+    :math:`\rho_t` = ``rho[strategic]``, the chance of an informative round in that mode. The seller's
     :math:`X_t` comes from
     ``pricing`` (the :data:`TRACKING` seller reads the belief
     :math:`\hat\alpha_{t+1} = \mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)`, ``init`` in
@@ -208,6 +212,7 @@ def play(
         pair,
         types,
         increments,
+        rho,
         sums,
         logs,
         uniforms,

@@ -51,6 +51,10 @@ def test_guide_table_draw_is_exactly_the_inverse_cdf():
     expected = np.searchsorted(types.cdf, u, side="right")
     np.testing.assert_array_equal(types.draw(u), expected)
     np.testing.assert_array_equal(RoundTypes.of(P0).draw(u), expected)
+    # any shape, strided views and empty arrays included
+    grid = u[: 3 * 4 * 5].reshape(3, 4, 5)
+    for part in (grid, grid[:, 1], grid[:, :0], u[:0], u[7]):
+        np.testing.assert_array_equal(types.draw(part), np.searchsorted(types.cdf, part, "right"))
 
 
 def test_block_shapes_and_optional_noise():
