@@ -79,7 +79,6 @@ class PDGame:
     The parameters of the thesis's experiments (§4.4): regime B, :math:`\alpha^* = q^* = 1/2`.
 
     >>> from fractions import Fraction
-    from functools import lru_cache
     >>> F = Fraction
     >>> game = PDGame(mu=F(1, 2), theta_low=F(5), theta_high=F(15), c_b=F(5), c_s=F(5))
     >>> game.regime, game.alpha_star, game.q_star, game.delta
@@ -405,7 +404,6 @@ def posterior_after_low(game: PDGame, q_high: Number, q_low: Number = 0) -> Numb
     Examples
     --------
     >>> from fractions import Fraction
-    from functools import lru_cache
     >>> posterior_after_low(THESIS_GAME, Fraction(1, 2))
     Fraction(1, 3)
     """
