@@ -155,17 +155,6 @@ class ConsistentEstimator:
             thresholds[0] = -np.inf if self.init > self.alpha_star else np.inf
         return thresholds
 
-    def belief(self, t: int) -> NDArray[np.float64]:
-        r"""The belief :math:`\hat\alpha_{t+1}` before round ``t + 1`` (``t`` 0-based).
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.7, Eq. (4.7).
-        """
-        if t == 0:
-            return np.full(self.sums.shape[1], self.init)
-        return self._belief(self.sums[t], t + 1, self.eps[t])
-
     def beliefs(self) -> NDArray[np.float64]:
         r"""``(T, runs)``: the beliefs :math:`\hat\alpha_t` of rounds ``1..T``.
 

@@ -415,8 +415,8 @@ def simulate(
         play(
             start,
             estimator.begin(start, stop - start, block.noise),
-            block.pair,
-            (types.high_types, types.would_evade),
+            block.buyers,
+            (types.high_types, types.would_evade, types.cdf, types.guide),
             increments,
             estimator.rho,
             estimator.sums,

@@ -5,8 +5,9 @@ Werner (2024), section 4.6, Algorithm 6, read with Definition 5 (CBER buyers) an
 are summed up by their pair (:class:`~games.price_discrimination.buyers.RoundTypes`) and every
 reward is tabulated per (mode, pair) column:
 
-1. the buyers' mode: strategic iff :math:`S_{t-1} >` the round's threshold
-   (:meth:`~games.price_discrimination.estimator.ConsistentEstimator.begin`), which selects the
+1. the buyers: their pair, drawn from its uniform, and their mode, strategic iff
+   :math:`S_{t-1} >` the round's threshold
+   (:meth:`~games.price_discrimination.estimator.ConsistentEstimator.begin`), which select the
    column ``pair + size * strategic``;
 2. the seller prices the two signal classes and learns (:class:`Pricing`), which gives
    :math:`X_t`, whether the two classes paid different prices;
@@ -14,8 +15,8 @@ reward is tabulated per (mode, pair) column:
 
 :func:`play` runs these three steps for a block of rounds of every run, compiled with numba
 (the compiled code is cached on disk beside the module). Nothing else of a simulation is in the
-loop: drawing the buyers and the seller's uniforms, and everything that does not feed back into
-play, are whole-array operations of :mod:`games.price_discrimination.repeated`.
+loop: drawing the uniforms, the thresholds, and everything that does not feed back into play
+are whole-array operations of :mod:`games.price_discrimination.repeated`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from games.price_discrimination.buyers import pair_of
 from games.price_discrimination.estimator import belief_of
 
 Floats = NDArray[np.float64]
@@ -117,8 +119,8 @@ def exp3_round(
 def _play(
     start: int,
     thresholds: Floats,
-    pair: NDArray[np.intp],
-    types: tuple[Ints, Ints],
+    buyers: Floats,
+    types: tuple[Ints, Ints, Floats, NDArray[np.intp]],
     increments: Floats,
     rho: Floats,
     sums: Floats,
@@ -137,7 +139,7 @@ def _play(
     threshold: float,
 ) -> None:
     learners = logit.shape[0]
-    high_types, would_evade = types
+    high_types, would_evade, cdf, guide = types
     size = high_types.size
     mode_log, high_log_types, evaders_log, rho_log = logs
     for j in range(thresholds.shape[0]):
@@ -145,7 +147,7 @@ def _play(
         for r in range(sums.shape[1]):
             strategic = sums[t, r] > thresholds[j, r]
             mode_log[t, r] = strategic
-            index = pair[j, r]
+            index = pair_of(cdf, guide, buyers[j, r])
             high_log_types[t, r] = high_types[index]
             evaders_log[t, r] = would_evade[index] if strategic else 0
             rho_log[t, r] = rho[int(strategic)]
@@ -175,8 +177,8 @@ def _play(
 def play(
     start: int,
     thresholds: Floats,
-    pair: NDArray[np.intp],
-    types: tuple[Ints, Ints],
+    buyers: Floats,
+    types: tuple[Ints, Ints, Floats, NDArray[np.intp]],
     increments: Floats,
     rho: Floats,
     sums: Floats,
@@ -189,17 +191,20 @@ def play(
 ) -> None:
     r"""Play rounds ``start .. start + len(thresholds) - 1`` (0-based) of every run, in place.
 
-    Per round ``t`` and run: strategic iff ``sums[t] > thresholds[t - start]``, column
-    ``c = pair + size * strategic`` (``size`` pairs, whose high types and would-be evaders are
-    ``types``); ``logs`` ``(mode, high types, evaders, rho)`` get row ``t``: whether buyers
-    were strategic, the pair's high types, its evaders if strategic (else 0), and
-    :math:`\rho_t` = ``rho[strategic]``, the chance of an informative round in that mode. The seller's
-    :math:`X_t` comes from
-    ``pricing`` (the :data:`TRACKING` seller reads the belief
-    :math:`\hat\alpha_{t+1} = \mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)`, ``init`` in
-    the first round, the clip and :math:`\varepsilon` = ``eps`` only when ``biased``), and
-    :math:`S_{t+1} = S_t + X_t` ``increments[c]`` written to ``sums[t + 1]``. ``uniforms``
-    ``(block, learner, runs)`` are the seller's.
+    Per round ``t`` and run:
+
+    - the buyers' pair from their uniform ``buyers[t - start]`` (:func:`.buyers.pair_of`, with
+      ``types`` = (high types, would-be evaders, cdf, guide) of the ``size`` pairs);
+    - strategic iff ``sums[t] > thresholds[t - start]``, which gives the column
+      ``c = pair + size * strategic``;
+    - the seller's :math:`X_t` from ``pricing`` and its uniforms ``(block, learner, runs)``
+      (the :data:`TRACKING` seller reads the belief
+      :math:`\hat\alpha_{t+1} = \mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)`, ``init`` in
+      the first round, the clip and :math:`\varepsilon` = ``eps`` only when ``biased``);
+    - :math:`S_{t+1} = S_t + X_t` ``increments[c]`` written to ``sums[t + 1]``;
+    - ``logs`` ``(mode, high types, evaders, rho)`` get row ``t``: whether buyers were
+      strategic, the pair's high types, its evaders if strategic (else 0), and
+      :math:`\rho_t` = ``rho[strategic]``, the chance of an informative round in that mode.
 
     References
     ----------
@@ -209,7 +214,7 @@ def play(
     _play(
         start,
         thresholds,
-        pair,
+        buyers,
         types,
         increments,
         rho,

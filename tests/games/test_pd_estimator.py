@@ -27,9 +27,9 @@ def test_estimator_starts_at_zero_and_divides_by_t():
     np.testing.assert_allclose(thresholds[1:, 0], [2 * 0.5, 3 * 0.5])  # S > t alpha*
     increments = est.increments(np.ones((2, 2), bool))  # (mode, runs)
     np.testing.assert_allclose(increments[:, 0], [512 / 511, 524288 / 494763])
-    assert np.all(est.belief(0) == 0)
+    assert np.all(est.beliefs()[0] == 0)
     est.sums[1:] = increments[0] * np.array([1, 0])  # round 1: discrimination seen in run 0
-    np.testing.assert_allclose(est.belief(1), [512 / 511 / 2, 0])
+    np.testing.assert_allclose(est.beliefs()[1], [512 / 511 / 2, 0])
     np.testing.assert_allclose(est.beliefs()[:, 0], [0, 512 / 511 / 2, 512 / 511 / 3])
     np.testing.assert_allclose(est.final_belief(), [512 / 511 / 4, 0])
 
@@ -37,7 +37,7 @@ def test_estimator_starts_at_zero_and_divides_by_t():
 def test_initial_belief_above_alpha_star_makes_round_one_strategic():
     est = ConsistentEstimator(P0, runs=1, rounds=2, alpha_hat_init=0.6)
     thresholds = est.begin(0, 2, None)
-    assert thresholds[0, 0] == -np.inf and est.belief(0)[0] == 0.6
+    assert thresholds[0, 0] == -np.inf and est.beliefs()[0, 0] == 0.6
 
 
 def test_bias_is_added_each_round_without_compounding_and_clipped():
@@ -47,7 +47,6 @@ def test_bias_is_added_each_round_without_compounding_and_clipped():
     np.testing.assert_allclose(thresholds[1], 2 * (0.5 - np.array([-0.95, 0.25])))
     est.sums[1] = 512 / 511
     unbiased = 512 / 511 / 2
-    np.testing.assert_allclose(est.belief(1), [0.0, unbiased + 0.25])
     np.testing.assert_allclose(est.sums[1], [512 / 511, 512 / 511])  # the sum stays unbiased
     np.testing.assert_allclose(est.beliefs()[1], [0.0, unbiased + 0.25])
 

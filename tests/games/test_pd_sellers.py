@@ -60,8 +60,8 @@ def _second_round(seller, game, runs, belief=None):
     play(  # round 2 alone
         1,
         thresholds[1:],
-        block.pair[1:],
-        (types.high_types, types.would_evade),
+        block.buyers[1:],
+        (types.high_types, types.would_evade, types.cdf, types.guide),
         estimator.increments(types.informative()).reshape(-1),
         estimator.rho,
         estimator.sums,
