@@ -46,6 +46,31 @@ def informative_probability(game: PDGame, q_high: Any, q_low: Any = 0) -> Any:
 
 
 @register_jitable
+def is_strategic(total: float, t: int, alpha_star: float, eps: float, init: float) -> bool:
+    r"""Whether CBER buyers play strategically in round ``t + 1`` (``t`` 0-based), given :math:`S_t`.
+
+    Strategic iff the belief exceeds :math:`\alpha^*` (the tie truthful): in round 1 iff
+    ``init`` :math:`> \alpha^*`; later, for :math:`\alpha^* < 1`,
+
+    .. math:: \mathrm{clip}\Big(\frac{S_t}{t+1} + \varepsilon_t, 0, 1\Big) > \alpha^*
+              \iff S_t > (t + 1)(\alpha^* - \varepsilon_t)
+
+    (:math:`\varepsilon_t = 0` without bias), and never when :math:`\alpha^* \ge 1`. Scalars,
+    inside the compiled rounds (:func:`~games.price_discrimination.rounds.play`) or not.
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.3, Definition 5 (CBER buyers play strategic iff the belief exceeds
+    alpha*); §4.7, Eq. (4.7); §4.4, Figure 4.5 (the bias).
+    """
+    if t == 0:
+        return init > alpha_star
+    if alpha_star >= 1.0:
+        return False
+    return total > (t + 1) * (alpha_star - eps)
+
+
+@register_jitable
 def belief_of(total: Any, t: Any, eps: Any, biased: bool) -> Any:
     r"""The belief after ``t - 1`` rounds with partial sum :math:`S_{t-1}` = ``total``.
 
@@ -82,9 +107,9 @@ class ConsistentEstimator:
     :math:`\varepsilon_t \sim U[\mathrm{lo}, \mathrm{hi}]`; the bias does not compound.
 
     The estimator keeps every partial sum: :attr:`sums` has :math:`S_t` in row ``t``
-    (:math:`S_0 = 0`), written by the simulator round by round; per block of rounds it gives the
-    thresholds that decide the buyers' mode (:meth:`begin`), and beliefs are recovered from the
-    sums afterwards (:meth:`beliefs`).
+    (:math:`S_0 = 0`), written by the simulator round by round; per block of rounds it draws the
+    bias (:meth:`begin`); the buyers' mode is :func:`is_strategic`, and beliefs are recovered
+    from the sums afterwards (:meth:`beliefs`).
 
     References
     ----------
@@ -124,36 +149,22 @@ class ConsistentEstimator:
         """
         return informative * self.inv_rho.reshape(2, *(1,) * (informative.ndim - 1))
 
-    def begin(
-        self, start: int, rounds: int, noise: NDArray[np.float64] | None
-    ) -> NDArray[np.float64]:
-        r"""Prepare rounds ``start + 1 .. start + rounds`` (1-based) of a block.
+    def begin(self, start: int, rounds: int, noise: NDArray[np.float64] | None) -> None:
+        r"""Draw the bias after each of rounds ``start + 1 .. start + rounds`` (1-based) of a block.
 
-        Returns ``thresholds`` ``(rounds, runs)``, with round ``t`` strategic iff
-        :math:`S_{t-1} >` threshold (:math:`\hat\alpha_t > \alpha^*`, the tie truthful).
-        ``noise`` holds the block's uniforms for the bias drawn after each of its rounds
-        (``None`` without bias).
+        :math:`\varepsilon_t = \mathrm{lo} + (\mathrm{hi} - \mathrm{lo})\,u_t` into :attr:`eps`,
+        from ``noise``, the block's uniforms ``(rounds, runs)``; nothing without bias (``noise``
+        is then ``None``).
 
         References
         ----------
-        Werner (2024), ch. 4, §4.3, Definition 5 (CBER buyers play strategic iff the belief exceeds
-        alpha*); §4.4, Figure 4.5 (the bias).
+        Werner (2024), ch. 4, §4.4, Figure 4.5 (the bias).
         """
-        stop = start + rounds
         if self.bias is not None:
             if noise is None:
                 raise ValueError("an estimator with a bias needs the block's noise")
             lo, hi = self.bias
-            self.eps[start + 1 : stop + 1] = lo + (hi - lo) * noise
-        eps_prev = self.eps[start:stop]
-        t = np.arange(start + 1, stop + 1, dtype=np.float64)[:, None]
-        if self.alpha_star >= 1:
-            thresholds = np.full(eps_prev.shape, np.inf)
-        else:
-            thresholds = t * (self.alpha_star - eps_prev)  # clip(x) > alpha* iff x > alpha*
-        if start == 0:
-            thresholds[0] = -np.inf if self.init > self.alpha_star else np.inf
-        return thresholds
+            self.eps[start + 1 : start + rounds + 1] = lo + (hi - lo) * noise
 
     def beliefs(self) -> NDArray[np.float64]:
         r"""``(T, runs)``: the beliefs :math:`\hat\alpha_t` of rounds ``1..T``.

@@ -412,21 +412,8 @@ def simulate(
     for start in range(0, rounds, block_size):
         stop = min(rounds, start + block_size)
         block = draw_block(types, rng, stop - start, runs, noise=spread is not None)
-        play(
-            start,
-            estimator.begin(start, stop - start, block.noise),
-            block.buyers,
-            (types.high_types, types.would_evade, types.cdf, types.guide),
-            increments,
-            estimator.rho,
-            estimator.sums,
-            logs,
-            block.uniforms,
-            estimator.eps,
-            estimator.init,
-            spread is not None,
-            policy.pricing(block),
-        )
+        estimator.begin(start, stop - start, block.noise)
+        play(start, block, types, estimator, increments, logs, policy.pricing(block))
         if progress is not None:
             progress(stop - start)
 

@@ -5,18 +5,17 @@ Werner (2024), section 4.6, Algorithm 6, read with Definition 5 (CBER buyers) an
 are summed up by their pair (:class:`~games.price_discrimination.buyers.RoundTypes`) and every
 reward is tabulated per (mode, pair) column:
 
-1. the buyers: their pair, drawn from its uniform, and their mode, strategic iff
-   :math:`S_{t-1} >` the round's threshold
-   (:meth:`~games.price_discrimination.estimator.ConsistentEstimator.begin`), which select the
-   column ``pair + size * strategic``;
+1. the buyers: their pair, drawn from its uniform, and their mode, strategic iff their belief
+   exceeds :math:`\alpha^*` (:func:`~games.price_discrimination.estimator.is_strategic`),
+   which select the column ``pair + size * strategic``;
 2. the seller prices the two signal classes and learns (:class:`Pricing`), which gives
    :math:`X_t`, whether the two classes paid different prices;
 3. the estimator adds :math:`X_t I_t/\rho_t`: :math:`S_t = S_{t-1} + X_t\,` ``increments[column]``.
 
 :func:`play` runs these three steps for a block of rounds of every run, compiled with numba
 (the compiled code is cached on disk beside the module). Nothing else of a simulation is in the
-loop: drawing the uniforms, the thresholds, and everything that does not feed back into play
-are whole-array operations of :mod:`games.price_discrimination.repeated`.
+loop: drawing the uniforms and the bias, and everything that does not feed back into play, are
+whole-array operations of :mod:`games.price_discrimination.repeated`.
 """
 
 from __future__ import annotations
@@ -28,8 +27,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from games.price_discrimination.buyers import pair_of
-from games.price_discrimination.estimator import belief_of
+from games.price_discrimination.buyers import Block, RoundTypes, pair_of
+from games.price_discrimination.estimator import ConsistentEstimator, belief_of, is_strategic
 
 Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
@@ -118,7 +117,6 @@ def exp3_round(
 @njit(cache=True)
 def _play(
     start: int,
-    thresholds: Floats,
     buyers: Floats,
     types: tuple[Ints, Ints, Floats, NDArray[np.intp]],
     increments: Floats,
@@ -129,6 +127,7 @@ def _play(
     eps: Floats,
     init: float,
     biased: bool,
+    alpha_star: float,
     kind: int,
     differ: Bools,
     table: Floats,
@@ -142,10 +141,10 @@ def _play(
     high_types, would_evade, cdf, guide = types
     size = high_types.size
     mode_log, high_log_types, evaders_log, rho_log = logs
-    for j in range(thresholds.shape[0]):
+    for j in range(buyers.shape[0]):
         t = start + j
         for r in range(sums.shape[1]):
-            strategic = sums[t, r] > thresholds[j, r]
+            strategic = is_strategic(sums[t, r], t, alpha_star, eps[t, r], init)
             mode_log[t, r] = strategic
             index = pair_of(cdf, guide, buyers[j, r])
             high_log_types[t, r] = high_types[index]
@@ -176,35 +175,28 @@ def _play(
 
 def play(
     start: int,
-    thresholds: Floats,
-    buyers: Floats,
-    types: tuple[Ints, Ints, Floats, NDArray[np.intp]],
+    block: Block,
+    types: RoundTypes,
+    estimator: ConsistentEstimator,
     increments: Floats,
-    rho: Floats,
-    sums: Floats,
     logs: tuple[Bools, Ints, Ints, Floats],
-    uniforms: Floats,
-    eps: Floats,
-    init: float,
-    biased: bool,
     pricing: Pricing,
 ) -> None:
-    r"""Play rounds ``start .. start + len(thresholds) - 1`` (0-based) of every run, in place.
+    r"""Play the rounds of ``block`` (0-based ``start``, ``start + 1``, ...) of every run, in place.
 
     Per round ``t`` and run:
 
-    - the buyers' pair from their uniform ``buyers[t - start]`` (:func:`.buyers.pair_of`, with
-      ``types`` = (high types, would-be evaders, cdf, guide) of the ``size`` pairs);
-    - strategic iff ``sums[t] > thresholds[t - start]``, which gives the column
-      ``c = pair + size * strategic``;
-    - the seller's :math:`X_t` from ``pricing`` and its uniforms ``(block, learner, runs)``
-      (the :data:`TRACKING` seller reads the belief
-      :math:`\hat\alpha_{t+1} = \mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)`, ``init`` in
-      the first round, the clip and :math:`\varepsilon` = ``eps`` only when ``biased``);
-    - :math:`S_{t+1} = S_t + X_t` ``increments[c]`` written to ``sums[t + 1]``;
+    - the buyers' pair from their uniform in ``block.buyers`` (:func:`.buyers.pair_of` on the
+      law of ``types``), and their mode from the estimator's sum :math:`S_t`
+      (:func:`.estimator.is_strategic`), which give the column ``c = pair + size * strategic``;
+    - the seller's :math:`X_t` from ``pricing`` and the block's seller uniforms (the
+      :data:`TRACKING` seller reads the belief :func:`.estimator.belief_of`
+      :math:`\hat\alpha_{t+1}`, ``alpha_hat_init`` in the first round);
+    - :math:`S_{t+1} = S_t + X_t` ``increments[c]`` written to ``estimator.sums[t + 1]``;
     - ``logs`` ``(mode, high types, evaders, rho)`` get row ``t``: whether buyers were
       strategic, the pair's high types, its evaders if strategic (else 0), and
-      :math:`\rho_t` = ``rho[strategic]``, the chance of an informative round in that mode.
+      :math:`\rho_t` = ``estimator.rho[strategic]``, the chance of an informative round in that
+      mode.
 
     References
     ----------
@@ -213,16 +205,16 @@ def play(
     """
     _play(
         start,
-        thresholds,
-        buyers,
-        types,
+        block.buyers,
+        (types.high_types, types.would_evade, types.cdf, types.guide),
         increments,
-        rho,
-        sums,
+        estimator.rho,
+        estimator.sums,
         logs,
-        uniforms,
-        eps,
-        init,
-        biased,
+        block.uniforms,
+        estimator.eps,
+        estimator.init,
+        estimator.bias is not None,
+        estimator.alpha_star,
         *pricing,
     )

@@ -46,7 +46,7 @@ def test_presets():
 
 def _second_round(seller, game, runs, belief=None):
     """Prices of round 2 when the buyers' belief is ``belief`` (0 by default)."""
-    from games.price_discrimination.buyers import RoundTypes, draw_block
+    from games.price_discrimination.buyers import Block, RoundTypes, draw_block
     from games.price_discrimination.estimator import ConsistentEstimator
     from games.price_discrimination.rounds import play
 
@@ -55,21 +55,14 @@ def _second_round(seller, game, runs, belief=None):
     block = draw_block(types, np.random.default_rng(0), 2, runs)
     pricing = policy.pricing(block)
     estimator = ConsistentEstimator(game, runs, 2)
-    thresholds = estimator.begin(0, 2, None)
     estimator.sums[1] = 2 * (np.zeros(runs) if belief is None else belief)
     play(  # round 2 alone
         1,
-        thresholds[1:],
-        block.buyers[1:],
-        (types.high_types, types.would_evade, types.cdf, types.guide),
+        Block(types, block.buyers[1:], block.uniforms[1:], None),
+        types,
+        estimator,
         estimator.increments(types.informative()).reshape(-1),
-        estimator.rho,
-        estimator.sums,
         (np.empty((2, runs), bool), *np.empty((2, 2, runs), np.int32), np.empty((2, runs))),
-        block.uniforms[1:],
-        estimator.eps,
-        estimator.init,
-        False,
         pricing._replace(differ=pricing.differ[1:]),
     )
     low_high, high_high = (x[1] for x in policy.prices())
