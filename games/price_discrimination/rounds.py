@@ -109,9 +109,9 @@ def exp3_round(
     """
     p = 1.0 / (1.0 + math.exp(-logit))
     high = uniform < p
-    if high:
-        return p, high, logit + step_high / (p + gamma)
-    return p, high, logit + step_low / ((1.0 + gamma) - p)
+    # selects, not branches: the arm is a coin flip, which no branch predictor foresees
+    played = p + gamma if high else (1.0 + gamma) - p
+    return p, high, logit + (step_high if high else step_low) / played
 
 
 @njit(cache=True)
