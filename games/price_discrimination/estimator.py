@@ -106,10 +106,10 @@ class ConsistentEstimator:
     :math:`\mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)` with a fresh
     :math:`\varepsilon_t \sim U[\mathrm{lo}, \mathrm{hi}]`; the bias does not compound.
 
-    The estimator keeps every partial sum: :attr:`sums` has :math:`S_t` in row ``t``
-    (:math:`S_0 = 0`), written by the simulator round by round; per block of rounds it draws the
-    bias (:meth:`begin`); the buyers' mode is :func:`is_strategic`, and beliefs are recovered
-    from the sums afterwards (:meth:`beliefs`).
+    The estimator holds each run's current sum :attr:`total` (:math:`S_0 = 0`), which the
+    compiled rounds (:func:`~games.price_discrimination.rounds.play`) carry forward round by
+    round, logging each round's belief :func:`belief_of` and deciding the buyers' mode with
+    :func:`is_strategic`; per block of rounds it draws the bias (:meth:`begin`).
 
     References
     ----------
@@ -132,8 +132,9 @@ class ConsistentEstimator:
         self.rho = rho
         self.init = float(alpha_hat_init)
         self.bias = bias
-        #: ``(rounds + 1, runs)``: :math:`S_t` of every run in row ``t``.
-        self.sums = np.zeros((rounds + 1, runs))
+        self.rounds = rounds
+        #: ``(runs,)``: :math:`S_t` of every run after the rounds played so far.
+        self.total = np.zeros(runs)
         #: ``(rounds + 1, runs)``: the bias :math:`\varepsilon_t` drawn after round ``t`` in row ``t``
         #: (0 without bias).
         self.eps = np.zeros((rounds + 1, runs))
@@ -166,26 +167,14 @@ class ConsistentEstimator:
             lo, hi = self.bias
             self.eps[start + 1 : start + rounds + 1] = lo + (hi - lo) * noise
 
-    def beliefs(self) -> NDArray[np.float64]:
-        r"""``(T, runs)``: the beliefs :math:`\hat\alpha_t` of rounds ``1..T``.
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.7, Eq. (4.7); §4.4, Figure 4.3.
-        """
-        t = np.arange(1, self.sums.shape[0], dtype=np.float64)[:, None]
-        out = self._belief(self.sums[:-1], t, self.eps[:-1])
-        out[0] = self.init
-        return out
-
     def final_belief(self) -> NDArray[np.float64]:
-        """The belief after the last round.
+        """The belief after the last round, from :attr:`total` once every round is played.
 
         References
         ----------
         Werner (2024), ch. 4, §4.7, Eq. (4.7).
         """
-        return self._belief(self.sums[-1], self.sums.shape[0], self.eps[-1])
-
-    def _belief(self, total: NDArray[np.float64], t: Any, eps: Any) -> NDArray[np.float64]:
-        return np.asarray(belief_of(total, t, eps, self.bias is not None), dtype=np.float64)
+        return np.asarray(
+            belief_of(self.total, self.rounds + 1, self.eps[-1], self.bias is not None),
+            dtype=np.float64,
+        )

@@ -50,7 +50,7 @@ VERTICES: dict[str, tuple[int, int]] = {
 }
 
 #: Bytes per round and run of a simulation: the logs of :class:`RepeatedRun` (two counts,
-#: three flags, four floats) and the estimator's partial sums and biases.
+#: three flags, five floats) and the estimator's biases.
 ROUND_RUN_BYTES = 64
 #: Rounds times runs of a block: the buyers and the seller's uniforms drawn at once (about 50
 #: bytes per run-round) before the compiled loop plays them.
@@ -401,11 +401,12 @@ def simulate(
     estimator = ConsistentEstimator(game, runs, rounds, alpha_hat_init, spread)
     types = RoundTypes.of(game)
     increments = estimator.increments(_informative(game)).reshape(-1)  # by column
-    # whether buyers were strategic, how many had the high value, how many evaded, rho
+    # whether buyers were strategic, how many had the high value, how many evaded, rho, belief
     logs = (
         np.empty((rounds, runs), bool),
         np.empty((rounds, runs), np.int32),
         np.empty((rounds, runs), np.int32),
+        np.empty((rounds, runs)),
         np.empty((rounds, runs)),
     )
     block_size = max(16, BLOCK_RUN_ROUNDS // runs)
@@ -419,7 +420,7 @@ def simulate(
 
     a, b, alpha = policy.marginals()
     low_price_high, high_price_high = policy.prices()
-    strategic_runs, high_types, evaders, rho = (log.T for log in logs)
+    strategic_runs, high_types, evaders, rho, alpha_hat = (log.T for log in logs)
     return RepeatedRun(
         game=game,
         seller=seller.name,
@@ -431,7 +432,7 @@ def simulate(
         a=a.T,
         b=b.T,
         alpha=alpha.T,
-        alpha_hat=estimator.beliefs().T,
+        alpha_hat=alpha_hat,
         rho=rho,
         final_belief=estimator.final_belief(),
     )

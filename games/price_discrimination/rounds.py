@@ -10,7 +10,8 @@ reward is tabulated per (mode, pair) column:
    which select the column ``pair + size * strategic``;
 2. the seller prices the two signal classes and learns (:class:`Pricing`), which gives
    :math:`X_t`, whether the two classes paid different prices;
-3. the estimator adds :math:`X_t I_t/\rho_t`: :math:`S_t = S_{t-1} + X_t\,` ``increments[column]``.
+3. the estimator adds :math:`X_t I_t/\rho_t`: :math:`S_t = S_{t-1} + X_t\,` ``increments[column]``,
+   and the round's belief is logged.
 
 :func:`play` runs these three steps for a block of rounds of every run, compiled with numba
 (the compiled code is cached on disk beside the module). Nothing else of a simulation is in the
@@ -121,8 +122,8 @@ def _play(
     types: tuple[Ints, Ints, Floats, NDArray[np.intp]],
     increments: Floats,
     rho: Floats,
-    sums: Floats,
-    logs: tuple[Bools, Ints, Ints, Floats],
+    total: Floats,
+    logs: tuple[Bools, Ints, Ints, Floats, Floats],
     uniforms: Floats,
     eps: Floats,
     init: float,
@@ -140,11 +141,14 @@ def _play(
     learners = logit.shape[0]
     high_types, would_evade, cdf, guide = types
     size = high_types.size
-    mode_log, high_log_types, evaders_log, rho_log = logs
+    mode_log, high_log_types, evaders_log, rho_log, belief_log = logs
     for j in range(buyers.shape[0]):
         t = start + j
-        for r in range(sums.shape[1]):
-            strategic = is_strategic(sums[t, r], t, alpha_star, eps[t, r], init)
+        for r in range(total.size):
+            s = total[r]
+            belief = init if t == 0 else belief_of(s, t + 1, eps[t, r], biased)
+            belief_log[t, r] = belief
+            strategic = is_strategic(s, t, alpha_star, eps[t, r], init)
             mode_log[t, r] = strategic
             index = pair_of(cdf, guide, buyers[j, r])
             high_log_types[t, r] = high_types[index]
@@ -154,7 +158,6 @@ def _play(
             if kind == FIXED:
                 x = differ[j, r]
             elif kind == TRACKING:
-                belief = init if t == 0 else belief_of(sums[t, r], t + 1, eps[t, r], biased)
                 x = belief < threshold
                 high_log[0, t, r] = x
             else:
@@ -170,7 +173,7 @@ def _play(
                     p_log[k, t, r] = p
                     high_log[k, t, r] = high
                 x = learners == 2 and high_log[0, t, r] != high_log[1, t, r]
-            sums[t + 1, r] = sums[t, r] + increments[column] * x
+            total[r] = s + increments[column] * x
 
 
 def play(
@@ -179,24 +182,24 @@ def play(
     types: RoundTypes,
     estimator: ConsistentEstimator,
     increments: Floats,
-    logs: tuple[Bools, Ints, Ints, Floats],
+    logs: tuple[Bools, Ints, Ints, Floats, Floats],
     pricing: Pricing,
 ) -> None:
     r"""Play the rounds of ``block`` (0-based ``start``, ``start + 1``, ...) of every run, in place.
 
     Per round ``t`` and run:
 
-    - the buyers' pair from their uniform in ``block.buyers`` (:func:`.buyers.pair_of` on the
-      law of ``types``), and their mode from the estimator's sum :math:`S_t`
+    - the buyers' belief from the estimator's sum :math:`S_t` (:func:`.estimator.belief_of`,
+      ``alpha_hat_init`` in the first round), their pair from their uniform in ``block.buyers``
+      (:func:`.buyers.pair_of` on the law of ``types``) and their mode
       (:func:`.estimator.is_strategic`), which give the column ``c = pair + size * strategic``;
     - the seller's :math:`X_t` from ``pricing`` and the block's seller uniforms (the
-      :data:`TRACKING` seller reads the belief :func:`.estimator.belief_of`
-      :math:`\hat\alpha_{t+1}`, ``alpha_hat_init`` in the first round);
-    - :math:`S_{t+1} = S_t + X_t` ``increments[c]`` written to ``estimator.sums[t + 1]``;
-    - ``logs`` ``(mode, high types, evaders, rho)`` get row ``t``: whether buyers were
-      strategic, the pair's high types, its evaders if strategic (else 0), and
-      :math:`\rho_t` = ``estimator.rho[strategic]``, the chance of an informative round in that
-      mode.
+      :data:`TRACKING` seller reads the belief);
+    - :math:`S_{t+1} = S_t + X_t` ``increments[c]`` into ``estimator.total``;
+    - ``logs`` ``(mode, high types, evaders, rho, belief)`` get row ``t``: whether buyers were
+      strategic, the pair's high types, its evaders if strategic (else 0),
+      :math:`\rho_t` = ``estimator.rho[strategic]`` (the chance of an informative round in that
+      mode), and the belief.
 
     References
     ----------
@@ -209,7 +212,7 @@ def play(
         (types.high_types, types.would_evade, types.cdf, types.guide),
         increments,
         estimator.rho,
-        estimator.sums,
+        estimator.total,
         logs,
         block.uniforms,
         estimator.eps,

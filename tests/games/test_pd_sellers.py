@@ -55,14 +55,14 @@ def _second_round(seller, game, runs, belief=None):
     block = draw_block(types, np.random.default_rng(0), 2, runs)
     pricing = policy.pricing(block)
     estimator = ConsistentEstimator(game, runs, 2)
-    estimator.sums[1] = 2 * (np.zeros(runs) if belief is None else belief)
+    estimator.total[:] = 2 * (np.zeros(runs) if belief is None else belief)  # S_1
     play(  # round 2 alone
         1,
         Block(types, block.buyers[1:], block.uniforms[1:], None),
         types,
         estimator,
         estimator.increments(types.informative()).reshape(-1),
-        (np.empty((2, runs), bool), *np.empty((2, 2, runs), np.int32), np.empty((2, runs))),
+        (np.empty((2, runs), bool), *np.empty((2, 2, runs), np.int32), *np.empty((2, 2, runs))),
         pricing._replace(differ=pricing.differ[1:]),
     )
     low_high, high_high = (x[1] for x in policy.prices())
