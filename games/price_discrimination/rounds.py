@@ -42,9 +42,11 @@ TRACKING = 1
 #: :attr:`Pricing.kind` of Exp3-IX learners: one for both classes, or one per signal class.
 EXP3 = 2
 
-NO_BOOLS_2D = np.zeros((0, 0), dtype=bool)
-NO_FLOATS_2D = np.zeros((0, 0))
-NO_FLOATS_3D = np.zeros((0, 0, 0))
+# empty stand-ins for the arrays a kind of seller does not use (never written)
+_NO_BOOLS_2D = np.zeros((0, 0), dtype=bool)
+_NO_BOOLS_3D = np.zeros((0, 0, 0), dtype=bool)
+_NO_FLOATS_2D = np.zeros((0, 0))
+_NO_FLOATS_3D = np.zeros((0, 0, 0))
 
 
 class Pricing(NamedTuple):
@@ -77,12 +79,12 @@ class Pricing(NamedTuple):
     """
 
     kind: int
-    differ: Bools = NO_BOOLS_2D
-    table: Floats = NO_FLOATS_3D
+    differ: Bools = _NO_BOOLS_2D
+    table: Floats = _NO_FLOATS_3D
     gamma: float = 0.0
-    logit: Floats = NO_FLOATS_2D
-    p_log: Floats = NO_FLOATS_3D
-    high_log: NDArray[np.bool_] = np.zeros((0, 0, 0), dtype=bool)
+    logit: Floats = _NO_FLOATS_2D
+    p_log: Floats = _NO_FLOATS_3D
+    high_log: Bools = _NO_BOOLS_3D
     threshold: float = 0.0
 
 
