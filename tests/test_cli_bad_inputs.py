@@ -100,7 +100,9 @@ BASE: dict[str, list[str]] = {
     ],
     "bench pricing-repeated": [
         *("bench", "pricing-repeated", "--runs", "2", "--rounds", "30", "--baseline-runs", "2"),
-        *("--baseline-rounds", "10", "--scale-runs", "2", "--repeats", "1"),
+        *("--baseline-rounds", "10", "--single-rounds", "30", "--scale-runs", "2"),
+        "--repeats",
+        "1",
     ],
     "bench privacy": ["bench", "privacy", "--clients", "30", "--existence-clients", "50"],
     "reproduce": ["reproduce", "--out", "rep", "--only", "pricing"],
@@ -218,6 +220,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("bench pricing-repeated", "--rounds", COUNT),
     ("bench pricing-repeated", "--baseline-runs", [*COUNT, "1"]),
     ("bench pricing-repeated", "--baseline-rounds", COUNT),
+    ("bench pricing-repeated", "--single-rounds", COUNT0),
     ("bench pricing-repeated", "--scale-runs", COUNT0),
     ("bench pricing-repeated", "--repeats", [*COUNT, "1001"]),
     ("bench privacy", "--clients", COUNT),

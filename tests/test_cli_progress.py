@@ -325,12 +325,15 @@ def test_table1_prints_a_line_per_task_seed_and_method(monkeypatch, capsys):
 
 def test_bench_prints_a_line_per_measured_configuration(monkeypatch, capsys):
     argv = ["bench", "pricing-repeated", "--runs", "2", "--rounds", "5", "--baseline-runs", "2"]
-    argv += ["--baseline-rounds", "5", "--scale-runs", "2", "--repeats", "1"]
-    err = _check(monkeypatch, capsys, argv)
+    argv += ["--baseline-rounds", "5", "--single-rounds", "7", "--scale-runs", "2"]
+    err = _check(monkeypatch, capsys, [*argv, "--repeats", "1"])
     assert err.splitlines() == [
         "collabecon bench pricing-repeated: exp3: vectorised 2 x 5, loop 2 x 5",
         "collabecon bench pricing-repeated: cexp3: vectorised 2 x 5, loop 2 x 5",
         "collabecon bench pricing-repeated: alpha-pd: vectorised 2 x 5, loop 2 x 5",
+        "collabecon bench pricing-repeated: exp3: one run of 7 rounds, loop one run of 5",
+        "collabecon bench pricing-repeated: cexp3: one run of 7 rounds, loop one run of 5",
+        "collabecon bench pricing-repeated: alpha-pd: one run of 7 rounds, loop one run of 5",
         "collabecon bench pricing-repeated: exp3: vectorised, scaling to 2 runs",
         "collabecon bench pricing-repeated: cexp3: vectorised, scaling to 2 runs",
         "collabecon bench pricing-repeated: alpha-pd: vectorised, scaling to 2 runs",

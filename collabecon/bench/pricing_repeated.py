@@ -1,16 +1,19 @@
-"""Benchmark: the vectorised repeated PD game against a per-round, per-buyer Python loop.
+"""Benchmark: the simulator of the repeated PD game against a per-round, per-buyer Python loop.
 
-Target: 100 independent runs x 20,000 rounds x 10 buyers for each of Exp3,
-contextual Exp3 and alpha*-PD (thesis parameters), all three in at most 10 s, and at least 100x
-faster per run than the straightforward implementation in
-:mod:`collabecon.bench.pricing_baseline`. The baseline
-is timed on fewer runs and rounds and compared per run-round; both sides also report the mean
-seller utility per buyer so that the two agree in distribution.
+Targets, for each of Exp3, contextual Exp3 and alpha*-PD (thesis parameters, 10 buyers):
+one run of 20,000 rounds at least 300x faster per round than the straightforward
+implementation in :mod:`collabecon.bench.pricing_baseline` (the ``single`` rows), and 100
+independent runs x 20,000 rounds at least 1,000x faster per run-round (the ``sellers`` rows).
+The baseline is timed on fewer runs and rounds and compared per run-round, each side timed
+alternately with it (:func:`~collabecon.bench.timing.best_of_each`); both sides also report
+the mean seller utility per buyer so that the two agree in distribution.
 
 Run: ``collabecon bench pricing-repeated [--runs 100] [--rounds 20000] [--baseline-runs 8]
-[--baseline-rounds 2000] [--scale-runs 1000] [--repeats 3]``; every time is the best of
-``--repeats`` (:mod:`collabecon.bench.timing`) as wall clock and as CPU time of this
-process: both sides run on one core, so on a shared machine the CPU time is the steadier.
+[--baseline-rounds 2000] [--single-rounds 20000] [--scale-runs 1000] [--repeats 3]``; every
+time is the best of ``--repeats`` (:mod:`collabecon.bench.timing`) as wall clock and as CPU
+time of this process: both sides run on one core, so on a shared machine the CPU time is the
+steadier. The single run is timed whole (tables, draws, the compiled rounds and the logs)
+against one loop run of ``--baseline-rounds`` rounds; ``--single-rounds 0`` skips it.
 The sizes are refused before any work when the vectorised runs cannot fit in memory
 (:data:`BYTES_PER_RUN_ROUND`) or a side's work exceeds its ceiling
 (:data:`MAX_VECTORISED_RUN_ROUNDS`, :data:`MAX_LOOP_RUN_ROUNDS`).
@@ -25,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from collabecon.bench.pricing_baseline import run_baseline
-from collabecon.bench.timing import best_of, repeats_count, within
+from collabecon.bench.timing import best_of, best_of_each, repeats_count, within
 from econ.validation import fits_in_memory, positive_int
 from games.price_discrimination.game import THESIS_GAME
 from games.price_discrimination.repeated import simulate
@@ -61,6 +64,50 @@ def _baseline(name: str, runs: int, rounds: int) -> np.ndarray:
     )
 
 
+def _single(
+    name: str,
+    k: int,
+    rounds: int,
+    baseline_rounds: int,
+    repeats: int,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
+    """One run of ``rounds`` rounds against one loop run of ``baseline_rounds``, per round."""
+    progress(f"{name}: one run of {rounds} rounds, loop one run of {baseline_rounds}")
+    timed = best_of_each(
+        {
+            "ours": partial(_vectorised, name, 1, rounds, k),
+            "loop": partial(_baseline, name, 1, baseline_rounds),
+        },
+        repeats,
+    )
+    ours, loop = timed["ours"], timed["loop"]
+    per = {
+        "ours_us_wall": ours.seconds / rounds * 1e6,
+        "ours_us_cpu": ours.cpu_seconds / rounds * 1e6,
+        "loop_us_wall": loop.seconds / baseline_rounds * 1e6,
+        "loop_us_cpu": loop.cpu_seconds / baseline_rounds * 1e6,
+    }
+    return {
+        "seller": name,
+        "ours_s": ours.seconds,
+        **per,
+        "speedup_wall": per["loop_us_wall"] / per["ours_us_wall"],
+        "speedup_cpu": per["loop_us_cpu"] / per["ours_us_cpu"],
+    }
+
+
+def _together(single: list[dict[str, Any]]) -> dict[str, float]:
+    """The single run's speed-up for the sellers together: summed loop over summed ours."""
+    if not single:
+        return {}
+    return {
+        f"single_speedup_{clock}": sum(s[f"loop_us_{clock}"] for s in single)
+        / sum(s[f"ours_us_{clock}"] for s in single)
+        for clock in ("wall", "cpu")
+    }
+
+
 def _mean_se(x: np.ndarray) -> dict[str, float]:
     return {"mean": float(x.mean()), "se": float(x.std(ddof=1) / np.sqrt(x.size))}
 
@@ -71,24 +118,27 @@ def measure_pricing_repeated(
     rounds: int = 20_000,
     baseline_runs: int = 8,
     baseline_rounds: int = 2_000,
+    single_rounds: int = 20_000,
     scale_runs: int = 1_000,
     repeats: int = 3,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Microseconds per run-round of the vectorised simulator and of the loop, per seller.
+    """Microseconds per run-round of the simulator and of the loop, per seller.
 
     Each seller (:data:`SELLER_NAMES`) is simulated for ``runs`` x ``rounds`` (vectorised)
-    and ``baseline_runs`` x ``baseline_rounds`` (loop); the speed-up compares time per
-    run-round. ``agreement`` gives each side's mean seller utility per buyer (mean and
-    standard error over runs) at ``baseline_rounds``; ``scaling`` the vectorised cost at
+    and ``baseline_runs`` x ``baseline_rounds`` (loop), the two timed alternately; the
+    speed-up compares time per run-round. ``single`` does the same for one run of
+    ``single_rounds`` rounds against one loop run of ``baseline_rounds`` (0 skips it).
+    Each seller's mean seller utility per buyer (mean and standard error over runs) is
+    given for both sides at ``baseline_rounds``; ``scaling`` gives the vectorised cost at
     ``scale_runs`` runs (0 skips it). ``progress`` is called with a short text as each
     seller's timings start.
 
     Raises
     ------
     ValueError
-        A size not a positive integer (``scale_runs`` may be 0), fewer than 2 runs, a side's
-        work above its ceiling, or the runs beyond memory.
+        A size not a positive integer (``single_rounds`` and ``scale_runs`` may be 0), fewer
+        than 2 runs, a side's work above its ceiling, or the runs beyond memory.
     """
     for name, value in (
         ("runs", runs),
@@ -98,26 +148,28 @@ def measure_pricing_repeated(
     ):
         positive_int(name, value)
     repeats_count(repeats)
-    if isinstance(scale_runs, bool) or not isinstance(scale_runs, int) or scale_runs < 0:
-        raise ValueError(f"scale_runs must be an integer >= 0, got {scale_runs!r}")
+    for name, value in (("single_rounds", single_rounds), ("scale_runs", scale_runs)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     if runs < 2 or baseline_runs < 2:
         raise ValueError(
             f"runs and baseline_runs must be >= 2 (a standard error), got {runs}, {baseline_runs}"
         )
     sellers_times = len(SELLER_NAMES) * repeats
     within(
-        f"runs={runs}, rounds={rounds}, scale_runs={scale_runs}, repeats={repeats}",
-        (runs + scale_runs) * rounds * sellers_times,
+        f"runs={runs}, rounds={rounds}, single_rounds={single_rounds}, scale_runs={scale_runs}, "
+        f"repeats={repeats}",
+        ((runs + scale_runs) * rounds + single_rounds) * sellers_times,
         MAX_VECTORISED_RUN_ROUNDS,
         "simulated run-rounds",
     )
     within(
         f"baseline_runs={baseline_runs}, baseline_rounds={baseline_rounds}, repeats={repeats}",
-        baseline_runs * baseline_rounds * sellers_times,
+        (baseline_runs + 1) * baseline_rounds * sellers_times,
         MAX_LOOP_RUN_ROUNDS,
         "looped run-rounds",
     )
-    largest = max(runs, scale_runs) * max(rounds, baseline_rounds)
+    largest = max(max(runs, scale_runs) * max(rounds, baseline_rounds), single_rounds)
     fits_in_memory(
         f"runs={runs}, scale_runs={scale_runs}, rounds={rounds}, baseline_rounds={baseline_rounds}",
         float(BYTES_PER_RUN_ROUND) * largest,
@@ -130,8 +182,14 @@ def measure_pricing_repeated(
     sums = {"vec_wall": 0.0, "vec_cpu": 0.0, "loop_wall": 0.0, "loop_cpu": 0.0}
     for k, name in enumerate(SELLER_NAMES):
         progress(f"{name}: vectorised {runs} x {rounds}, loop {baseline_runs} x {baseline_rounds}")
-        vec = best_of(partial(_vectorised, name, runs, rounds, k), repeats)
-        loop = best_of(partial(_baseline, name, baseline_runs, baseline_rounds), repeats)
+        timed = best_of_each(
+            {
+                "vec": partial(_vectorised, name, runs, rounds, k),
+                "loop": partial(_baseline, name, baseline_runs, baseline_rounds),
+            },
+            repeats,
+        )
+        vec, loop = timed["vec"], timed["loop"]
         total_vec += vec.seconds
         per = {
             "vec_wall": vec.seconds / vec_work,
@@ -156,6 +214,14 @@ def measure_pricing_repeated(
                 "loop_seller_utility": _mean_se(loop.result),
             }
         )
+    single = (
+        [
+            _single(name, k, single_rounds, baseline_rounds, repeats, progress)
+            for k, name in enumerate(SELLER_NAMES)
+        ]
+        if single_rounds
+        else []
+    )
     scaling = []
     if scale_runs:
         for k, name in enumerate(SELLER_NAMES):
@@ -179,6 +245,9 @@ def measure_pricing_repeated(
         "all_three_vectorised_s": total_vec,
         "speedup_wall": sums["loop_wall"] / sums["vec_wall"],
         "speedup_cpu": sums["loop_cpu"] / sums["vec_cpu"],
+        "single_rounds": single_rounds,
+        "single": single,
+        **_together(single),
         "scale_runs": scale_runs,
         "scaling": scaling,
     }

@@ -13,8 +13,8 @@
     Nash bargaining of the duopoly, the batched closed form vs a per-point bounded search,
     both scored against a 40-digit reference (:mod:`collabecon.bench.bargaining`).
 ``pricing-repeated``
-    the vectorised repeated price-discrimination game vs a per-round, per-buyer Python loop
-    (:mod:`collabecon.bench.pricing_repeated`).
+    the repeated price-discrimination game, one run and 100 runs, vs a per-round, per-buyer
+    Python loop (:mod:`collabecon.bench.pricing_repeated`).
 ``privacy``
     optimal protocols and existence tests of :mod:`econ.privacy` vs the authors' scan
     (:mod:`collabecon.bench.privacy`).
@@ -224,6 +224,7 @@ def _pricing_repeated_arguments(parser: argparse.ArgumentParser) -> None:
     _count(parser, "--rounds", 20_000, "rounds of each run, vectorised")
     _count(parser, "--baseline-runs", 8, "runs of the Python loop")
     _count(parser, "--baseline-rounds", 2_000, "rounds of each loop run")
+    _count(parser, "--single-rounds", 20_000, "rounds of the single-run rows; 0 skips them")
     _count(parser, "--scale-runs", 1_000, "runs of the extra scaling row; 0 skips it")
     _count(parser, "--repeats", 3, "timed repeats of each side")
 
@@ -236,6 +237,7 @@ def _pricing_repeated(args: argparse.Namespace, progress: Progress) -> dict[str,
         rounds=args.rounds,
         baseline_runs=args.baseline_runs,
         baseline_rounds=args.baseline_rounds,
+        single_rounds=args.single_rounds,
         scale_runs=args.scale_runs,
         repeats=args.repeats,
         progress=progress,
@@ -281,7 +283,7 @@ BENCHMARKS: dict[
         _bargaining,
     ),
     "pricing-repeated": (
-        "repeated PD game: vectorised simulator vs a per-round, per-buyer Python loop",
+        "repeated PD game: one run and many runs vs a per-round, per-buyer Python loop",
         _pricing_repeated_arguments,
         _pricing_repeated,
     ),

@@ -9,17 +9,20 @@ The buyers of a round never depend on the past except through :math:`q_t \in \{0
 they are exchangeable, so a round's buyers are summed up by one of the few pairs (how many are
 high types, how many of those evade in strategic mode): :class:`RoundTypes` tabulates, per
 pair and buyer mode, everything prices and payoffs depend on, and a :class:`Block` of rounds
-and runs is one pair index per round and run, drawn exactly from the pairs' law. Sellers and
-the estimator gather what they need from the tables, so a round of play only selects among
-precomputed values.
+and runs holds one uniform per round and run that draws its pair exactly from the pairs' law
+(:func:`pair_of`). Sellers and the estimator gather what they need from the tables, so a round
+of play only selects among precomputed values.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 from scipy.stats import binom
 
@@ -88,7 +91,7 @@ class RoundTypes:
     strategic (Binomial(k, q*)). Per-pair arrays have the pairs on their last axis; mode axes
     are 0 for truthful, 1 for strategic buyers (who then evade: ``e`` in mode 1, none in 0).
     A table over (mode, pair) flattened mode-major is read at *columns*
-    ``pair + size * strategic`` (:meth:`columns`).
+    ``pair + size * strategic`` (as :func:`~games.price_discrimination.rounds.play` does).
 
     Attributes
     ----------
@@ -123,16 +126,7 @@ class RoundTypes:
         Werner (2024), ch. 4, §4.6, Algorithm 6, line 5; §4.2, Theorem 6(b) (the evasion probability
         q*).
         """
-        n, mu, q = game.n, float(game.mu), float(game.q_star)
-        size = (n + 1) * (n + 2) // 2
-        fits_in_memory(f"a round of n={n} buyers ({size} pairs)", PAIR_BYTES * size)
-        ks = np.repeat(np.arange(n + 1, dtype=np.int32), np.arange(1, n + 2))
-        first = np.cumsum(np.arange(n + 1))  # the index of pair (k, 0): k (k + 1) / 2
-        es = (np.arange(size) - first[ks]).astype(np.int32)
-        cdf = np.cumsum(binom.pmf(ks, n, mu) * binom.pmf(es, ks, q))
-        cdf[-1] = 1.0
-        guide = np.searchsorted(cdf, np.arange(guide_size) / guide_size, side="right")
-        return cls(game, ks, es, cdf, guide)
+        return _round_types(game, guide_size)
 
     @property
     def size(self) -> int:
@@ -143,15 +137,6 @@ class RoundTypes:
         Werner (2024), ch. 4, §4.6, Algorithm 6, lines 4-5 (the round's buyers).
         """
         return int(self.cdf.size)
-
-    def columns(self, pair: NDArray[np.intp], strategic: Any) -> NDArray[np.intp]:
-        """Columns of (mode, pair) in tables flattened mode-major.
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.3, Definition 5 (the truthful and strategic buyer modes).
-        """
-        return pair + self.size * np.asarray(strategic, dtype=np.intp)
 
     def draw(self, uniforms: Floats) -> NDArray[np.intp]:
         """Pair indices by inverse CDF, started from the guide table.
@@ -164,12 +149,11 @@ class RoundTypes:
         Werner (2024), ch. 4, §4.6, Algorithm 6, line 5 (Nature's draw of the types); Chen and Asau
         (1974) (guide-table inverse CDF).
         """
-        index = self.guide[(uniforms * self.guide.size).astype(np.intp)]
-        while True:  # a guide cell holds at most a few pair boundaries
-            behind = self.cdf[index] <= uniforms
-            if not behind.any():
-                return index
-            index += behind
+        u = np.asarray(uniforms, dtype=np.float64)
+        index = np.empty(u.shape, dtype=np.intp)
+        rows = (math.prod(u.shape[:-1]), u.shape[-1]) if u.ndim > 1 else (1, u.size)
+        _inverse_cdf(self.cdf, self.guide, u.reshape(rows), index.reshape(rows))
+        return index
 
     def evaders(self) -> Ints:
         """``(mode, pairs)``: evaders in each mode.
@@ -256,6 +240,51 @@ class RoundTypes:
         )
 
 
+@lru_cache(maxsize=16)
+def _round_types(game: PDGame, guide_size: int) -> RoundTypes:
+    """:meth:`RoundTypes.of`, kept for the games last asked for (its arrays are read-only)."""
+    n, mu, q = game.n, float(game.mu), float(game.q_star)
+    size = (n + 1) * (n + 2) // 2
+    fits_in_memory(f"a round of n={n} buyers ({size} pairs)", PAIR_BYTES * size)
+    ks = np.repeat(np.arange(n + 1, dtype=np.int32), np.arange(1, n + 2))
+    first = np.cumsum(np.arange(n + 1))  # the index of pair (k, 0): k (k + 1) / 2
+    es = (np.arange(size) - first[ks]).astype(np.int32)
+    cdf = np.cumsum(binom.pmf(ks, n, mu) * binom.pmf(es, ks, q))
+    cdf[-1] = 1.0
+    guide = np.searchsorted(cdf, np.arange(guide_size) / guide_size, side="right")
+    for table in (ks, es, cdf, guide):
+        table.setflags(write=False)
+    return RoundTypes(game, ks, es, cdf, guide)
+
+
+@njit(cache=True)
+def pair_of(cdf: Floats, guide: NDArray[np.intp], uniform: float) -> int:
+    """The first pair whose cumulative probability ``cdf`` exceeds ``uniform``.
+
+    Read from the guide table's cell of ``uniform``, then forward: the inverse CDF of
+    :meth:`RoundTypes.draw` for one uniform, compiled (the rounds of
+    :func:`~games.price_discrimination.rounds.play` draw with it too).
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.6, Algorithm 6, line 5 (Nature's draw of the types); Chen and Asau
+    (1974) (guide-table inverse CDF).
+    """
+    index = guide[int(uniform * guide.size)]
+    while cdf[index] <= uniform:  # a guide cell holds at most a few pair boundaries
+        index += 1
+    return index
+
+
+@njit(cache=True)
+def _inverse_cdf(
+    cdf: Floats, guide: NDArray[np.intp], uniforms: Floats, out: NDArray[np.intp]
+) -> None:
+    for i in range(uniforms.shape[0]):
+        for j in range(uniforms.shape[1]):
+            out[i, j] = pair_of(cdf, guide, uniforms[i, j])
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     """Buyers of ``rounds`` rounds in ``runs`` runs and the seller's randomness of those rounds.
@@ -264,8 +293,8 @@ class Block:
     ----------
     types
         The table of pairs.
-    pair
-        ``(rounds, runs)``: the index of each round's pair in ``types``.
+    buyers
+        ``(rounds, runs)``: the uniform that draws each round's pair (:meth:`RoundTypes.draw`).
     uniforms
         ``(rounds, 2, runs)`` uniforms for the seller: row 0 prices the high-signal class (or
         everyone), row 1 the low-signal class.
@@ -279,29 +308,9 @@ class Block:
     """
 
     types: RoundTypes
-    pair: NDArray[np.intp]
+    buyers: Floats
     uniforms: Floats
     noise: Floats | None
-
-    @property
-    def high_types(self) -> Ints:
-        """``(rounds, runs)``: the number of high-value buyers of each round.
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.6, Algorithm 6, line 5.
-        """
-        return self.types.high_types[self.pair]
-
-    @property
-    def would_evade(self) -> Ints:
-        """``(rounds, runs)``: how many high types of each round evade when strategic.
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.2, Theorem 6(b); §4.3, Definition 5.
-        """
-        return self.types.would_evade[self.pair]
 
 
 def draw_block(
@@ -314,8 +323,11 @@ def draw_block(
     """Draw the buyers of a block of rounds, and the seller's (and the bias's) uniforms.
 
     The ``n`` buyers of a round are i.i.d. and exchangeable, and a round depends on them only
-    through its pair (:class:`RoundTypes`), drawn from its joint law by inverse CDF (one
-    uniform per round and run): the same distribution as drawing every buyer's type and coin.
+    through its pair (:class:`RoundTypes`), drawn from its joint law by inverse CDF from one
+    uniform per round and run (:meth:`RoundTypes.draw`, :func:`pair_of`): the same
+    distribution as drawing every buyer's type and coin. The uniforms are drawn as one
+    ``(rounds, 3 [+ 1], runs)`` array, so blocks drawn in turn give the same numbers as one
+    block of all their rounds.
 
     References
     ----------
@@ -324,7 +336,7 @@ def draw_block(
     u = rng.random((rounds, 3 + noise, runs))
     return Block(
         types=types,
-        pair=types.draw(u[:, 0]),
+        buyers=u[:, 0],
         uniforms=u[:, 1:3],
         noise=u[:, -1] if noise else None,
     )

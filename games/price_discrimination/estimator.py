@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba.extending import register_jitable
 from numpy.typing import NDArray
 
 from games.price_discrimination.game import PDGame
@@ -44,6 +45,51 @@ def informative_probability(game: PDGame, q_high: Any, q_low: Any = 0) -> Any:
     return 1 - pi_low**game.n - (1 - pi_low) ** game.n
 
 
+@register_jitable
+def is_strategic(total: float, t: int, alpha_star: float, eps: float, init: float) -> bool:
+    r"""Whether CBER buyers play strategically in round ``t + 1`` (``t`` 0-based), given :math:`S_t`.
+
+    Strategic iff the belief exceeds :math:`\alpha^*` (the tie truthful): in round 1 iff
+    ``init`` :math:`> \alpha^*`; later, for :math:`\alpha^* < 1`,
+
+    .. math:: \mathrm{clip}\Big(\frac{S_t}{t+1} + \varepsilon_t, 0, 1\Big) > \alpha^*
+              \iff S_t > (t + 1)(\alpha^* - \varepsilon_t)
+
+    (:math:`\varepsilon_t = 0` without bias), and never when :math:`\alpha^* \ge 1`. Scalars,
+    inside the compiled rounds (:func:`~games.price_discrimination.rounds.play`) or not.
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.3, Definition 5 (CBER buyers play strategic iff the belief exceeds
+    alpha*); §4.7, Eq. (4.7); §4.4, Figure 4.5 (the bias).
+    """
+    if t == 0:
+        return init > alpha_star
+    if alpha_star >= 1.0:
+        return False
+    return total > (t + 1) * (alpha_star - eps)
+
+
+@register_jitable
+def belief_of(total: Any, t: Any, eps: Any, biased: bool) -> Any:
+    r"""The belief after ``t - 1`` rounds with partial sum :math:`S_{t-1}` = ``total``.
+
+    .. math:: \hat\alpha_t = \frac{S_{t-1}}{t}, \qquad \text{biased: }
+              \hat\alpha_t = \mathrm{clip}\Big(\frac{S_{t-1}}{t} + \varepsilon_{t-1}, 0, 1\Big)
+
+    Evaluates numpy arrays, and scalars inside the compiled rounds
+    (:func:`~games.price_discrimination.rounds.play`).
+
+    References
+    ----------
+    Werner (2024), ch. 4, §4.7, proof of Proposition 6, Eq. (4.7); §4.4, Figure 4.5 (the bias).
+    """
+    belief = total / t
+    if biased:
+        return np.minimum(np.maximum(belief + eps, 0.0), 1.0)
+    return belief
+
+
 class ConsistentEstimator:
     r"""The estimator (4.7), for a batch of independent runs (leading axis).
 
@@ -60,10 +106,10 @@ class ConsistentEstimator:
     :math:`\mathrm{clip}(S_t/(t+1) + \varepsilon_t, 0, 1)` with a fresh
     :math:`\varepsilon_t \sim U[\mathrm{lo}, \mathrm{hi}]`; the bias does not compound.
 
-    The estimator keeps every partial sum: :attr:`sums` has :math:`S_t` in row ``t``
-    (:math:`S_0 = 0`), written by the simulator round by round; per block of rounds it gives the
-    thresholds that decide the buyers' mode (:meth:`begin`), and beliefs are recovered from the
-    sums afterwards (:meth:`beliefs`).
+    The estimator holds each run's current sum :attr:`total` (:math:`S_0 = 0`), which the
+    compiled rounds (:func:`~games.price_discrimination.rounds.play`) carry forward round by
+    round, logging each round's belief :func:`belief_of` and deciding the buyers' mode with
+    :func:`is_strategic`; per block of rounds it draws the bias (:meth:`begin`).
 
     References
     ----------
@@ -86,9 +132,12 @@ class ConsistentEstimator:
         self.rho = rho
         self.init = float(alpha_hat_init)
         self.bias = bias
-        #: ``(rounds + 1, runs)``: :math:`S_t` of every run in row ``t``.
-        self.sums = np.zeros((rounds + 1, runs))
-        self._eps = np.zeros((rounds + 1, runs))  # row t: the bias drawn after round t
+        self.rounds = rounds
+        #: ``(runs,)``: :math:`S_t` of every run after the rounds played so far.
+        self.total = np.zeros(runs)
+        #: ``(rounds + 1, runs)``: the bias :math:`\varepsilon_t` drawn after round ``t`` in row ``t``
+        #: (0 without bias).
+        self.eps = np.zeros((rounds + 1, runs))
 
     def increments(self, informative: NDArray[np.bool_]) -> NDArray[np.float64]:
         r""":math:`I_t/\rho_t` in each buyer mode, to be multiplied by :math:`X_t`.
@@ -101,71 +150,31 @@ class ConsistentEstimator:
         """
         return informative * self.inv_rho.reshape(2, *(1,) * (informative.ndim - 1))
 
-    def begin(
-        self, start: int, rounds: int, noise: NDArray[np.float64] | None
-    ) -> NDArray[np.float64]:
-        r"""Prepare rounds ``start + 1 .. start + rounds`` (1-based) of a block.
+    def begin(self, start: int, rounds: int, noise: NDArray[np.float64] | None) -> None:
+        r"""Draw the bias after each of rounds ``start + 1 .. start + rounds`` (1-based) of a block.
 
-        Returns ``thresholds`` ``(rounds, runs)``, with round ``t`` strategic iff
-        :math:`S_{t-1} >` threshold (:math:`\hat\alpha_t > \alpha^*`, the tie truthful).
-        ``noise`` holds the block's uniforms for the bias drawn after each of its rounds
-        (``None`` without bias).
+        :math:`\varepsilon_t = \mathrm{lo} + (\mathrm{hi} - \mathrm{lo})\,u_t` into :attr:`eps`,
+        from ``noise``, the block's uniforms ``(rounds, runs)``; nothing without bias (``noise``
+        is then ``None``).
 
         References
         ----------
-        Werner (2024), ch. 4, §4.3, Definition 5 (CBER buyers play strategic iff the belief exceeds
-        alpha*); §4.4, Figure 4.5 (the bias).
+        Werner (2024), ch. 4, §4.4, Figure 4.5 (the bias).
         """
-        stop = start + rounds
         if self.bias is not None:
             if noise is None:
                 raise ValueError("an estimator with a bias needs the block's noise")
             lo, hi = self.bias
-            self._eps[start + 1 : stop + 1] = lo + (hi - lo) * noise
-        eps_prev = self._eps[start:stop]
-        t = np.arange(start + 1, stop + 1, dtype=np.float64)[:, None]
-        if self.alpha_star >= 1:
-            thresholds = np.full(eps_prev.shape, np.inf)
-        else:
-            thresholds = t * (self.alpha_star - eps_prev)  # clip(x) > alpha* iff x > alpha*
-        if start == 0:
-            thresholds[0] = -np.inf if self.init > self.alpha_star else np.inf
-        return thresholds
-
-    def belief(self, t: int) -> NDArray[np.float64]:
-        r"""The belief :math:`\hat\alpha_{t+1}` before round ``t + 1`` (``t`` 0-based).
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.7, Eq. (4.7).
-        """
-        if t == 0:
-            return np.full(self.sums.shape[1], self.init)
-        return self._belief(self.sums[t], t + 1, self._eps[t])
-
-    def beliefs(self) -> NDArray[np.float64]:
-        r"""``(T, runs)``: the beliefs :math:`\hat\alpha_t` of rounds ``1..T``.
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.7, Eq. (4.7); §4.4, Figure 4.3.
-        """
-        t = np.arange(1, self.sums.shape[0], dtype=np.float64)[:, None]
-        out = self._belief(self.sums[:-1], t, self._eps[:-1])
-        out[0] = self.init
-        return out
+            self.eps[start + 1 : start + rounds + 1] = lo + (hi - lo) * noise
 
     def final_belief(self) -> NDArray[np.float64]:
-        """The belief after the last round.
+        """The belief after the last round, from :attr:`total` once every round is played.
 
         References
         ----------
         Werner (2024), ch. 4, §4.7, Eq. (4.7).
         """
-        return self._belief(self.sums[-1], self.sums.shape[0], self._eps[-1])
-
-    def _belief(self, total: NDArray[np.float64], t: Any, eps: Any) -> NDArray[np.float64]:
-        belief = total / t
-        if self.bias is None:
-            return np.asarray(belief, dtype=np.float64)
-        return np.clip(belief + eps, 0.0, 1.0)
+        return np.asarray(
+            belief_of(self.total, self.rounds + 1, self.eps[-1], self.bias is not None),
+            dtype=np.float64,
+        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,11 +20,11 @@ from scipy.special import expit
 
 from econ.validation import choice, non_negative, positive
 from games.price_discrimination.buyers import Block, RoundTypes
-from games.price_discrimination.estimator import ConsistentEstimator
 from games.price_discrimination.game import PDGame, alpha_of
+from games.price_discrimination.rounds import EXP3, Pricing
 
 if TYPE_CHECKING:  # sellers.py imports this module for its SELLERS: the protocol only types
-    from games.price_discrimination.sellers import Bools, Floats, Ints, Policy
+    from games.price_discrimination.sellers import Bools, Floats, Policy
 
 
 PRESETS: tuple[str, ...] = ("paper_code", "book_ix", "neu_ix")
@@ -67,6 +68,9 @@ class Exp3Bank:
     With two arms only the difference of the loss estimates matters; the bank keeps the logit
     :math:`G = -\eta(\hat L_1 - \hat L_0)`, so :math:`P_1 = 1/(1 + e^{-G})`. After playing arm
     :math:`A` with loss :math:`Y \in [0, 1]`, :math:`\hat L_A \mathrel{+}= Y/(P_A + \gamma)`.
+    The bank holds the learners' state and parameters; a round of one learner is
+    :func:`~games.price_discrimination.rounds.exp3_round`, played inside the compiled loop of
+    :func:`~games.price_discrimination.rounds.play`.
 
     References
     ----------
@@ -81,9 +85,6 @@ class Exp3Bank:
         self.logit = np.zeros(shape)
         self.eta = eta
         self.gamma = gamma
-        self._one_plus_gamma = np.full(shape, 1.0 + gamma)
-        self._played = np.empty(shape)  # work buffers of play()
-        self._step = np.empty(shape)
 
     def prob_high(self) -> Floats:
         """P(arm 1 = the high price) of every learner.
@@ -96,7 +97,7 @@ class Exp3Bank:
         return expit(self.logit)
 
     def signed(self, loss: Floats) -> Floats:
-        r"""Turn losses ``(..., arm, *shape)`` into the steps of the logit for :meth:`play`.
+        r"""Turn losses ``(..., arm, *shape)`` into the steps of the logit for :func:`exp3_round`.
 
         Arm 0, then arm 1; ``shape`` is that of the bank. The steps are :math:`+\eta Y_0` and
         :math:`-\eta Y_1`.
@@ -107,35 +108,6 @@ class Exp3Bank:
         bandits, NeurIPS, Algorithm 1 (Exp3-IX; the loss estimates).
         """
         return loss * np.array([self.eta, -self.eta]).reshape(2, *(1,) * self.logit.ndim)
-
-    def play(self, uniforms: Floats, signed: Floats, p_out: Floats, high_out: Bools) -> Bools:
-        r"""One round of every learner: draw the arms, then charge the played arm its loss.
-
-        Arm 1 is played iff ``uniforms`` :math:`< P_1`; then
-        :math:`G \mathrel{-}= \eta Y_1/(P_1 + \gamma)`, else
-        :math:`G \mathrel{+}= \eta Y_0/(1 - P_1 + \gamma)`, with ``signed`` the round's
-        :meth:`signed` losses ``(arm, *shape)``. A learner whose loss is 0 does not move, which
-        is how an empty signal class is skipped. :math:`P_1` and the arms are written into
-        ``p_out`` and ``high_out`` (the caller's logs); the arms are returned.
-
-        References
-        ----------
-        Neu (2015), Explore no more: Improved high-probability regret bounds for non-stochastic
-        bandits, NeurIPS, Algorithm 1 (Exp3-IX).
-        Auer, Cesa-Bianchi, Freund & Schapire (2002), The Nonstochastic Multiarmed Bandit Problem,
-        SIAM J. Comput. 32(1) (algorithm Exp3; plain Exp3 is gamma = 0).
-        """
-        p = expit(self.logit, out=p_out)
-        high = np.less(uniforms, p, out=high_out)
-        # the played arm's probability (+ gamma) and signed loss, by masked copies, which are
-        # cheaper than np.where on arrays this small; the played probability is never 0
-        played = np.subtract(self._one_plus_gamma, p, out=self._played)
-        np.copyto(played, p + self.gamma if self.gamma else p, where=high)
-        step = self._step
-        np.copyto(step, signed[0])
-        np.copyto(step, signed[1], where=high)
-        self.logit += np.divide(step, played, out=step)
-        return high
 
 
 def normalised_loss(game: PDGame, reward: Floats) -> Floats:
@@ -186,32 +158,69 @@ class Exp3:
         ----------
         Werner (2024), ch. 4, §4.4, Algorithms, seller 1.
         """
-        return _BlindExp3Policy(game, self._bank((runs,), rounds), rounds)
+        bank = self._bank((1, runs), rounds)
+        return _BlindExp3Policy(bank, bank.signed(_blind_loss(game)), rounds)
 
 
-class _BlindExp3Policy:
-    discriminates = False
+@lru_cache(maxsize=16)
+def _blind_loss(game: PDGame) -> Floats:
+    """``(arm, 1, mode * pairs)``: the loss when everyone pays the low or the high price."""
+    loss = normalised_loss(game, RoundTypes.of(game).everyone_reward())  # (mode, arm, pairs)
+    return _read_only(loss.transpose(1, 0, 2).reshape(2, 1, -1))
 
-    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
+
+@lru_cache(maxsize=16)
+def _contextual_loss(game: PDGame) -> Floats:
+    """``(arm, learner, mode * pairs)``: each signal class's loss, 0 where the class is empty.
+
+    The high-signal learner's reward is the price (truthful high types always buy), the
+    low-signal learner's the low class's reward.
+    """
+    types = RoundTypes.of(game)
+    th, tl = float(game.theta_high), float(game.theta_low)
+    high_class = (
+        normalised_loss(game, np.array([tl, th]))[None, :, None] * types.has_high()[:, None]
+    )
+    low_class = normalised_loss(game, types.low_reward()) * types.has_low()[:, None]
+    loss = np.stack([high_class, low_class], axis=2)  # (mode, arm, learner, pairs)
+    return _read_only(loss.transpose(1, 2, 0, 3).reshape(2, 2, -1))
+
+
+def _read_only(table: Floats) -> Floats:
+    table.setflags(write=False)
+    return table
+
+
+class _Exp3Policy:
+    """Exp3-IX learners ``(learner, runs)`` with their per-column steps ``(arm, learner, column)``."""
+
+    def __init__(self, bank: Exp3Bank, table: Floats, rounds: int) -> None:
         self.bank = bank
-        self.p_log = np.empty((rounds, *bank.logit.shape))
-        self.high_log = np.empty((rounds, *bank.logit.shape), dtype=bool)
-        # logit steps (arm, mode * pairs) when everyone pays the low or the high price
-        loss = normalised_loss(game, RoundTypes.of(game).everyone_reward())  # (mode, arm, pairs)
-        self.table = bank.signed(loss.transpose(1, 0, 2).reshape(2, -1))
+        self.table = table
+        learners, runs = bank.logit.shape
+        self.p_log = np.empty((learners, rounds, runs))
+        self.high_log = np.empty(self.p_log.shape, dtype=bool)
 
-    def begin(self, block: Block, strategic: Bools | None) -> None:
-        self.steps = self.table.take(block.types.columns(block.pair, strategic), axis=1)
-        self.u = block.uniforms[:, 0]
+    def pricing(self, block: Block) -> Pricing:
+        return Pricing(
+            EXP3,
+            table=self.table,
+            gamma=self.bank.gamma,
+            logit=self.bank.logit,
+            p_log=self.p_log,
+            high_log=self.high_log,
+        )
 
-    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
-        return self.bank.play(self.u[j], self.steps[:, j], self.p_log[t], self.high_log[t])
+
+class _BlindExp3Policy(_Exp3Policy):
+    """One learner prices everyone: the two classes never pay different prices."""
 
     def prices(self) -> tuple[Bools, Bools]:
-        return self.high_log, self.high_log
+        return self.high_log[0], self.high_log[0]
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
-        return self.p_log, self.p_log, np.zeros_like(self.p_log)
+        p = self.p_log[0]
+        return p, p, np.zeros(p.shape)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,42 +249,16 @@ class ContextualExp3(Exp3):
         ----------
         Werner (2024), ch. 4, §4.4, Algorithms, seller 2.
         """
-        return _ContextualExp3Policy(game, self._bank((2, runs), rounds), rounds)
+        bank = self._bank((2, runs), rounds)
+        return _ContextualExp3Policy(bank, bank.signed(_contextual_loss(game)), rounds)
 
 
-class _ContextualExp3Policy:
-    """Row 0 of the bank prices the high-signal class, row 1 the low-signal class."""
-
-    discriminates = True
-
-    def __init__(self, game: PDGame, bank: Exp3Bank, rounds: int) -> None:
-        self.bank = bank
-        self.p_log = np.empty((rounds, *bank.logit.shape))
-        self.high_log = np.empty(self.p_log.shape, dtype=bool)
-        types = RoundTypes.of(game)
-        th, tl = float(game.theta_high), float(game.theta_low)
-        # high-signal learner: reward = the price (truthful high types always buy); low-signal
-        # learner: the low class's reward; zero loss where the class is empty
-        high_class = (
-            normalised_loss(game, np.array([tl, th]))[None, :, None] * types.has_high()[:, None]
-        )
-        low_class = normalised_loss(game, types.low_reward()) * types.has_low()[:, None]
-        loss = np.stack([high_class, low_class], axis=2)  # (mode, arm, learner, pairs)
-        # logit steps (arm, learner, mode * pairs)
-        self.table = bank.signed(loss.transpose(1, 2, 0, 3).reshape(2, 2, -1))
-
-    def begin(self, block: Block, strategic: Bools | None) -> None:
-        self.u = block.uniforms
-
-    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
-        assert column is not None  # a discriminating policy is always given the column
-        steps = self.table.take(column, axis=-1)
-        high = self.bank.play(self.u[j], steps, self.p_log[t], self.high_log[t])
-        return np.not_equal(high[0], high[1])
+class _ContextualExp3Policy(_Exp3Policy):
+    """Learner 0 prices the high-signal class, learner 1 the low-signal class."""
 
     def prices(self) -> tuple[Bools, Bools]:
-        return self.high_log[:, 1], self.high_log[:, 0]
+        return self.high_log[1], self.high_log[0]
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
-        a, b = self.p_log[:, 0], self.p_log[:, 1]
+        a, b = self.p_log[0], self.p_log[1]
         return a, b, alpha_of(a, b)

@@ -21,6 +21,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Literal
 
 import sympy as sp
@@ -276,11 +277,17 @@ class PDGame:
         ----------
         Werner (2024), ch. 4, §4.2, Definition 4 (the same game).
         """
-        mu, tl, th, cb, cs = (float(x) for x in self._numbers())
-        return PDGame(mu, tl, th, cb, cs, n=self.n)
+        return _numeric(self)
 
     def _numbers(self) -> tuple[Number, ...]:
         return (self.mu, self.theta_low, self.theta_high, self.c_b, self.c_s)
+
+
+@lru_cache(maxsize=64)
+def _numeric(game: PDGame) -> PDGame:
+    """:meth:`PDGame.numeric`, kept for the games last asked for (a game is immutable)."""
+    mu, tl, th, cb, cs = (float(x) for x in game._numbers())
+    return PDGame(mu, tl, th, cb, cs, n=game.n)
 
 
 _F = Fraction

@@ -9,16 +9,18 @@ price is at most their value, and the seller observes its realised utility.
 Vectorisation: runs form an axis of every array. Buyers are drawn a block of rounds at a time
 as the counts that prices and utilities depend on (how many high types, how many of them would
 evade), together with everything the sellers and the estimator need in either buyer mode
-(:mod:`.buyers`, :meth:`.estimator.ConsistentEstimator.begin`). The rounds are the only Python
-loop, and a round only selects among precomputed values and updates the learners; everything
-that does not feed back into play (utilities, action classes, regret) is computed after the
-loop on whole ``(runs, rounds)`` arrays.
+(:mod:`.buyers`, :meth:`.estimator.ConsistentEstimator.begin`). The block's rounds are one
+compiled loop (:func:`.rounds.play`), where a round only selects among precomputed values and
+updates the learners and the estimator; everything that does not feed back into play
+(utilities, action classes, regret) is computed after the loop on whole ``(runs, rounds)``
+arrays.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,7 @@ from games.price_discrimination.buyers import (
 )
 from games.price_discrimination.estimator import ConsistentEstimator
 from games.price_discrimination.game import PDGame, seller_utility
+from games.price_discrimination.rounds import play
 from games.price_discrimination.sellers import FixedProduct, Seller
 
 Floats = NDArray[np.float64]
@@ -47,8 +50,11 @@ VERTICES: dict[str, tuple[int, int]] = {
 }
 
 #: Bytes per round and run of a simulation: the logs of :class:`RepeatedRun` (two counts,
-#: three flags, four floats) and the estimator's partial sums and biases.
+#: three flags, five floats) and the estimator's biases.
 ROUND_RUN_BYTES = 64
+#: Rounds times runs of a block: the buyers and the seller's uniforms drawn at once (about 50
+#: bytes per run-round) before the compiled loop plays them.
+BLOCK_RUN_ROUNDS = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,60 +399,51 @@ def simulate(
 
     policy = seller.start(game, runs, rounds)
     estimator = ConsistentEstimator(game, runs, rounds, alpha_hat_init, spread)
-    sums = estimator.sums  # row t + 1 is written in round t (0-based)
     types = RoundTypes.of(game)
-    increment_table = estimator.increments(types.informative()).reshape(-1)  # by column
-    column = np.empty(runs, dtype=np.intp)
-    high_types = np.empty((rounds, runs), np.int32)
-    would_evade = np.empty((rounds, runs), np.int32)
-    mode_log = np.empty((rounds, runs), bool)
-    increment = np.empty(runs)
-    block_size = max(16, min(1024, 2**19 // runs))
+    increments = estimator.increments(_informative(game)).reshape(-1)  # by column
+    # whether buyers were strategic, how many had the high value, how many evaded, rho, belief
+    logs = (
+        np.empty((rounds, runs), bool),
+        np.empty((rounds, runs), np.int32),
+        np.empty((rounds, runs), np.int32),
+        np.empty((rounds, runs)),
+        np.empty((rounds, runs)),
+    )
+    block_size = max(16, BLOCK_RUN_ROUNDS // runs)
     for start in range(0, rounds, block_size):
         stop = min(rounds, start + block_size)
         block = draw_block(types, rng, stop - start, runs, noise=spread is not None)
-        high_types[start:stop] = block.high_types
-        would_evade[start:stop] = block.would_evade
-        thresholds = estimator.begin(start, stop - start, block.noise)
-        step = policy.step
-        if policy.discriminates:
-            policy.begin(block, None)
-            pair, pair_strategic = block.pair, types.columns(block.pair, True)
-            for j, t in enumerate(range(start, stop)):
-                strategic = np.greater(sums[t], thresholds[j], out=mode_log[t])
-                np.copyto(column, pair[j])  # masked copies: see Exp3Bank.play
-                np.copyto(column, pair_strategic[j], where=strategic)
-                differ = step(j, t, column, estimator)
-                increment_table.take(column, out=increment)
-                np.multiply(increment, differ, out=increment)
-                np.add(sums[t], increment, out=sums[t + 1])
-        else:  # the belief cannot move: the block's modes are known before it is played
-            sums[start + 1 : stop + 1] = sums[start]
-            np.greater(sums[start], thresholds, out=mode_log[start:stop])
-            policy.begin(block, mode_log[start:stop])
-            for j, t in enumerate(range(start, stop)):
-                step(j, t, None, estimator)
+        estimator.begin(start, stop - start, block.noise)
+        play(start, block, types, estimator, increments, logs, policy.pricing(block))
         if progress is not None:
             progress(stop - start)
 
     a, b, alpha = policy.marginals()
     low_price_high, high_price_high = policy.prices()
-    strategic_runs = mode_log.T
+    strategic_runs, high_types, evaders, rho, alpha_hat = (log.T for log in logs)
     return RepeatedRun(
         game=game,
         seller=seller.name,
-        high_types=high_types.T,
-        evaders=(would_evade * mode_log).T,
+        high_types=high_types,
+        evaders=evaders,
         low_price_high=low_price_high.T,
         high_price_high=high_price_high.T,
         strategic=strategic_runs,
         a=a.T,
         b=b.T,
         alpha=alpha.T,
-        alpha_hat=estimator.beliefs().T,
-        rho=estimator.rho[strategic_runs.view(np.int8)],
+        alpha_hat=alpha_hat,
+        rho=rho,
         final_belief=estimator.final_belief(),
     )
+
+
+@lru_cache(maxsize=16)
+def _informative(game: PDGame) -> NDArray[np.bool_]:
+    """:meth:`.buyers.RoundTypes.informative` of ``game``, kept for the games last asked for."""
+    informative = RoundTypes.of(game).informative()
+    informative.setflags(write=False)
+    return informative
 
 
 def default_comparators(game: PDGame) -> dict[str, tuple[float, float]]:

