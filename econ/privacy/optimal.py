@@ -486,10 +486,11 @@ def max_accuracy_totals(model: DPMean | Bayes, lam_rows: ArrayLike) -> Array:
             f"lam_rows must be a non-empty 2-D array (one row of weights per problem), got {lam_rows!r}"
         )
     lam = client_weights(rows.ravel(), "lam_rows").reshape(rows.shape)
+    size = int(rows.shape[-1])
     if isinstance(model, DPMean):
         zeta = model.zeta(lam.ravel()).reshape(lam.shape)
-        return np.asarray(dp_mean_max_accuracy(zeta, model.rho(lam.shape[1])).sum(axis=1))
-    return bayes_max_total(lam, model.rho(lam.shape[1]), model.tau)
+        return np.asarray(dp_mean_max_accuracy(zeta, model.rho(size)).sum(axis=1))
+    return bayes_max_total(lam, model.rho(size), model.tau)
 
 
 def family_protocol(

@@ -125,23 +125,35 @@ def _bisect_phi(g: Array, lam: Array, rho: Array, tau: float, top: Array) -> Arr
 
 
 def _excess(totals: Array, lam: Array, rho: Array, tau: float) -> Array:
-    r""":math:`\Phi(\Gamma) - \Gamma` at each Γ (row k of ``lam`` for ``totals[k]``, or one
-    ``lam`` for all), :math:`-\infty` where a client cannot take part."""
+    r""":math:`\Phi(\Gamma) - \Gamma` at each Γ, :math:`-\infty` where a client cannot take part.
+
+    Row k of ``lam`` belongs to ``totals[k]``, or one ``lam`` to all totals.
+    """
     phi, ok0 = bayes_phi(totals, lam, rho, tau)
     return np.asarray(np.where(ok0.all(axis=-1), phi.sum(axis=-1) - totals, -np.inf))
 
 
-def _probes(bottom: float, top: float, low: tuple[float, float] | None, u: float, hu: float) -> Array:
-    """Descending probe totals in (bottom, top]: uniform, and geometric about the secant root."""
+def _probes(
+    bottom: float, top: float, low: tuple[float, float] | None, u: float, hu: float
+) -> Array:
+    """Descending probe totals in (bottom, top].
+
+    Uniform; until a feasible total is known, a chain below ``top`` spaced by 0.9 |H(u)| (cells
+    that Φ certifies where the excess changes little); after, geometric about the secant root.
+    """
     pts = [np.linspace(top, bottom, 17)[:-1]]
+    if low is None and np.isfinite(hu):
+        pts.append(top - 0.9 * abs(hu) * np.arange(48.0))
     if low is not None:
         lo, h_lo = low
         guess = lo + (u - lo) * h_lo / (h_lo - hu) if np.isfinite(hu) else 0.5 * (lo + top)
         guess = min(max(guess, bottom), top)
-        k = np.arange(48.0)
-        pts += [guess + (top - guess) * 0.6**k, guess - (guess - bottom) * 0.5**k]
-    p = np.unique(np.concatenate(pts))[::-1]
-    return np.asarray(p[(p > bottom) & (p <= top)])
+        k = np.arange(32.0)
+        pts += [guess + (top - guess) * 0.5**k, guess - (guess - bottom) * 0.35**k]
+    p = np.sort(np.concatenate(pts))[::-1]
+    keep = (p > bottom) & (p <= top)
+    keep[1:] &= p[1:] < p[:-1]
+    return np.asarray(p[keep])
 
 
 _Search = Generator[Array, Array, float]
@@ -150,7 +162,7 @@ _Search = Generator[Array, Array, float]
 def _search(top: float) -> _Search:
     """The search of :func:`bayes_max_total`: yields probe totals, is sent their excesses."""
     tol = GAMMA_RTOL * top
-    u, hu = top, float(((yield np.array([top])))[0])
+    u, hu = top, float((yield np.array([top]))[0])
     if hu >= 0:
         return top
     low: tuple[float, float] | None = None  # a feasible total below u
@@ -167,21 +179,23 @@ def _search(top: float) -> _Search:
             return 0.0
         q = _probes(bottom, v, low, u, hu)
         hq = yield q
-        for j in range(q.size):
-            if hq[j] >= 0:
-                return float(q[j])
-            last = j + 1 == q.size
-            if last or q[j] + hq[j] > q[j + 1]:  # the cell below q_j is not certified
-                u, hu = float(q[j]), float(hq[j])
-                if not last:
-                    below = np.flatnonzero(hq[j + 1 :] >= 0)
-                    if below.size:
-                        k = j + 1 + int(below[0])
-                        if low is None or q[k] > low[0]:
-                            low = (float(q[k]), float(hq[k]))
-                    if hq[j + 1] < 0:
-                        floors.append((float(q[j + 1]), float(hq[j + 1])))
-                break
+        feasible = hq >= 0
+        # stop at the first feasible probe, or at the first whose cell below is not certified
+        stop = feasible.copy()
+        stop[:-1] |= q[:-1] + hq[:-1] > q[1:]
+        stop[-1] = True
+        j = int(np.argmax(stop))
+        if feasible[j]:
+            return float(q[j])
+        u, hu = float(q[j]), float(hq[j])
+        if j + 1 < q.size:
+            below = np.flatnonzero(feasible[j + 1 :])
+            if below.size:
+                k = j + 1 + int(below[0])
+                if low is None or q[k] > low[0]:
+                    low = (float(q[k]), float(hq[k]))
+            if not feasible[j + 1]:
+                floors.append((float(q[j + 1]), float(hq[j + 1])))
     raise RuntimeError("the certified search of the largest feasible total did not finish")
 
 
@@ -195,7 +209,8 @@ def bayes_max_total(lam: ArrayLike, rho: ArrayLike, tau: float) -> Array:
     probe below certified cells is the answer; otherwise the highest uncertified cell is probed
     again, finer (and about the secant root once a feasible total lies below it), until it is
     narrower than :data:`GAMMA_RTOL` times :math:`\sum_i\rho_i`. The rows' probes are
-    evaluated together, in one call of :func:`bayes_phi` per round.
+    evaluated together, in one call of :func:`bayes_phi` per round. A single client gains
+    nothing (its gain at :math:`\gamma = 0` decreases from 0 in :math:`\beta`): 0.
 
     References
     ----------
@@ -212,6 +227,8 @@ def bayes_max_total(lam: ArrayLike, rho: ArrayLike, tau: float) -> Array:
     lam_ = np.atleast_2d(np.asarray(lam, dtype=np.float64))
     rho_ = np.broadcast_to(np.asarray(rho, dtype=np.float64), lam_.shape)
     out = np.zeros(lam_.shape[0])
+    if lam_.shape[1] == 1:  # alone, the gain of eq. (3) at gamma = 0 is < 0 for every beta > 0
+        return out
     searches = {k: _search(float(rho_[k].sum())) for k in range(lam_.shape[0])}
     pending = {k: next(s) for k, s in searches.items()}
     while pending:

@@ -87,13 +87,15 @@ def largest_root_concave(
             g[k] = cands[ok[0]]
         else:
             one = np.array([k])
-            g[k] = _largest_feasible(
-                lambda x, one=one: bool(h(np.array([x]), one)[0] >= 0), float(lo_[k]), g[k]
-            )
+
+            def feasible(x: float, one: NDArray[np.intp] = one) -> bool:
+                return bool(h(np.array([x]), one)[0] >= 0)
+
+            g[k] = _largest_feasible(feasible, float(lo_[k]), g[k])
     return g
 
 
-def dp_mean_phi(gamma_total: float, zeta: Array, rho: Array) -> Array:
+def dp_mean_phi(gamma_total: float | Array, zeta: Array, rho: Array) -> Array:
     r""":math:`\varphi_i(\Gamma)`, the largest β_i client i accepts when the total is Γ.
 
     Appendix B.2's :math:`q_i \ge 0` solved for :math:`\beta_i`.
