@@ -80,25 +80,23 @@ def bayes_phi(gamma_total: Array, lam: Array, rho: Array, tau: float) -> tuple[A
     ([[0.1325, 0.8421], [0.6046, 1.0]], [[True, True], [True, True]])
     """
     g = np.asarray(gamma_total, dtype=np.float64)[..., None]
-    big = np.broadcast_to(rho, np.broadcast_shapes(g.shape, np.shape(lam)))
     with np.errstate(over="ignore", invalid="ignore"):
         # in units of rho: X = x/rho, Y = y/rho, F/rho^3 = Y(X+Y)^2 - X(k(X+Y) + lam), k = K rho
         x = (g + tau) / rho
         k = 1 + rho / tau - lam * (rho / (rho + tau))
-        l_ = lam
-        ok0 = (x + 1) ** 2 - x * (k * (x + 1) + l_) >= 0
-        full = k * x + l_ <= 0
-        y = _largest_cubic_root(2 * x, x * (x - k), -x * (k * x + l_))
-        for _ in range(3):  # Newton polish; F is convex for Y >= 0
+        kx = k * x
+        ok0 = (x + 1) ** 2 - x * (kx + k + lam) >= 0
+        full = kx + lam <= 0
+        y = _largest_cubic_root(2 * x, x * (x - k), -x * (kx + lam))
+        for _ in range(2):  # Newton polish; F is convex for Y >= 0
             s = x + y
-            f, df = y * s * s - x * (k * s + l_), s * (x + 3 * y) - k * x
-            y = np.where(df > 0, y - f / np.where(df > 0, df, 1.0), y)
-        phi = np.where(full, big, rho * (1 - np.clip(y, 0.0, 1.0)))
-    bad = ok0 & ~full & ~np.isfinite(phi)
+            df = s * (x + 3 * y) - kx
+            y -= (y * s * s - x * (k * s + lam)) / np.where(df > 0, df, np.inf)
+        phi = np.where(full, rho, rho * (1 - np.clip(y, 0.0, 1.0)))
+    bad = ok0 & ~np.isfinite(phi)
     if bad.any():  # beyond the floats in the cubic: bisection on the gain's sign
-        phi = np.where(bad, _bisect_phi(g, lam, rho, tau, big), phi)
-    phi = np.minimum(phi, g)
-    return np.asarray(np.where(ok0, phi, 0.0)), np.asarray(ok0)
+        phi = np.where(bad, _bisect_phi(g, lam, rho, tau, rho), phi)
+    return np.asarray(np.where(ok0, np.minimum(phi, g), 0.0)), np.asarray(ok0)
 
 
 def _bisect_phi(g: Array, lam: Array, rho: Array, tau: float, top: Array) -> Array:
@@ -162,22 +160,11 @@ _Search = Generator[Array, Array, float]
 def _search(top: float) -> _Search:
     """The search of :func:`bayes_max_total`: yields probe totals, is sent their excesses."""
     tol = GAMMA_RTOL * top
-    u, hu = top, float((yield np.array([top]))[0])
-    if hu >= 0:
-        return top
+    u, hu = top, 0.0
     low: tuple[float, float] | None = None  # a feasible total below u
     floors: list[tuple[float, float]] = []  # lower ends of uncertified cells, searched later
+    q = np.linspace(top, 0.0, 17)[:-1]  # the first round probes the top and a uniform grid
     for _ in range(10_000):
-        bottom = max(low[0] if low else 0.0, floors[-1][0] if floors else 0.0)
-        v = u + hu  # Phi(u): no total in (v, u] is feasible
-        if v <= bottom + tol:
-            if low is not None and bottom == low[0]:
-                return low[0]
-            if floors:
-                u, hu = floors.pop()
-                continue
-            return 0.0
-        q = _probes(bottom, v, low, u, hu)
         hq = yield q
         feasible = hq >= 0
         # stop at the first feasible probe, or at the first whose cell below is not certified
@@ -196,6 +183,17 @@ def _search(top: float) -> _Search:
                     low = (float(q[k]), float(hq[k]))
             if not feasible[j + 1]:
                 floors.append((float(q[j + 1]), float(hq[j + 1])))
+        while True:  # the next probes, below Phi(u), or the answer once nothing is left
+            bottom = max(low[0] if low else 0.0, floors[-1][0] if floors else 0.0)
+            v = u + hu  # Phi(u): no total in (v, u] is feasible
+            if v > bottom + tol:
+                q = _probes(bottom, v, low, u, hu)
+                break
+            if low is not None and bottom == low[0]:
+                return low[0]
+            if not floors:
+                return 0.0
+            u, hu = floors.pop()
     raise RuntimeError("the certified search of the largest feasible total did not finish")
 
 
