@@ -131,6 +131,12 @@ def _excess(totals: Array, lam: Array, rho: Array, tau: float) -> Array:
     return np.asarray(np.where(ok0.all(axis=-1), phi.sum(axis=-1) - totals, -np.inf))
 
 
+#: Offsets of the probes: a uniform grid, a chain, and the geometric steps about a root.
+_UNIFORM = np.arange(16.0) / 16
+_CHAIN = 0.9 * np.arange(48.0)
+_ABOVE, _BELOW = 0.5 ** np.arange(32.0), 0.35 ** np.arange(32.0)
+
+
 def _probes(
     bottom: float, top: float, low: tuple[float, float] | None, u: float, hu: float
 ) -> Array:
@@ -139,15 +145,14 @@ def _probes(
     Uniform; until a feasible total is known, a chain below ``top`` spaced by 0.9 |H(u)| (cells
     that Φ certifies where the excess changes little); after, geometric about the secant root.
     """
-    pts = [np.linspace(top, bottom, 17)[:-1]]
+    pts = [top - (top - bottom) * _UNIFORM]
     if low is None and np.isfinite(hu):
-        pts.append(top - 0.9 * abs(hu) * np.arange(48.0))
+        pts.append(top + hu * _CHAIN)
     if low is not None:
         lo, h_lo = low
         guess = lo + (u - lo) * h_lo / (h_lo - hu) if np.isfinite(hu) else 0.5 * (lo + top)
         guess = min(max(guess, bottom), top)
-        k = np.arange(32.0)
-        pts += [guess + (top - guess) * 0.5**k, guess - (guess - bottom) * 0.35**k]
+        pts += [guess + (top - guess) * _ABOVE, guess - (guess - bottom) * _BELOW]
     p = np.sort(np.concatenate(pts))[::-1]
     keep = (p > bottom) & (p <= top)
     keep[1:] &= p[1:] < p[:-1]
@@ -163,7 +168,7 @@ def _search(top: float) -> _Search:
     u, hu = top, 0.0
     low: tuple[float, float] | None = None  # a feasible total below u
     floors: list[tuple[float, float]] = []  # lower ends of uncertified cells, searched later
-    q = np.linspace(top, 0.0, 17)[:-1]  # the first round probes the top and a uniform grid
+    q = top - top * _UNIFORM  # the first round probes the top and a uniform grid
     for _ in range(10_000):
         hq = yield q
         feasible = hq >= 0
@@ -227,7 +232,10 @@ def bayes_max_total(lam: ArrayLike, rho: ArrayLike, tau: float) -> Array:
     out = np.zeros(lam_.shape[0])
     if lam_.shape[1] == 1:  # alone, the gain of eq. (3) at gamma = 0 is < 0 for every beta > 0
         return out
-    searches = {k: _search(float(rho_[k].sum())) for k in range(lam_.shape[0])}
+    top = rho_.sum(axis=1)
+    at_top = _excess(top, lam_, rho_, tau) >= 0  # every client accepts beta = rho
+    out[at_top] = top[at_top]
+    searches = {k: _search(float(top[k])) for k in np.flatnonzero(~at_top)}
     pending = {k: next(s) for k, s in searches.items()}
     while pending:
         rows = list(pending)
