@@ -86,12 +86,8 @@ def _bayes_row(model: Bayes, lam: Array) -> dict[str, float]:
     }
 
 
-def _row(model: Model, lam: Array) -> dict[str, float]:
-    if isinstance(model, DPMean):
-        return _dp_row(model, lam)
-    if isinstance(model, Bayes):
-        return _bayes_row(model, lam)
-    raise ValueError(f"Figure 1 has no panel for the {model.name} model")
+def _row(model: DPMean | Bayes, lam: Array) -> dict[str, float]:
+    return _dp_row(model, lam) if isinstance(model, DPMean) else _bayes_row(model, lam)
 
 
 def _panel(

@@ -63,7 +63,8 @@ def largest_root_concave(
     References
     ----------
     J. M. Ortega and W. C. Rheinboldt, *Iterative Solution of Nonlinear Equations in Several
-    Variables* (1970), §13.3 (monotone Newton iterations for convex functions).
+    Variables* (1970), chapter 13 (monotone convergence of Newton's method for convex
+    functions).
     """
     g = np.array(hi, dtype=np.float64)
     lo_ = np.broadcast_to(np.asarray(lo, dtype=np.float64), g.shape)

@@ -212,6 +212,11 @@ def test_bayes_single_client_and_extreme_scales(objective: str) -> None:
     for model in (Bayes(n=1.0, sigma=1e-6, tau=1e-8), Bayes(n=1e12, sigma=1e6, tau=1e6)):
         p = O.optimal_protocol(model, [0.0, 1e12, 1e-300], objective=objective)
         assert np.all(np.isfinite(p.utility))
+    # a cubic beyond the floats: its caps come from bisection on the gain's sign
+    p = O.optimal_protocol(
+        Bayes(n=1e100, sigma=1.0, tau=1e-100), [1e300, 1e250, 1e200], objective=objective
+    )
+    assert np.all(np.isfinite(p.utility)) and np.all(p.gain >= 0)
 
 
 def test_an_uncertified_solver_point_is_solved_again_with_the_parameters_as_constants(
