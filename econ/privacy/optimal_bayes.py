@@ -59,6 +59,16 @@ def _largest_cubic_root(a: Array, b: Array, c: Array) -> Array:
         return np.asarray(np.where(disc > 0, one, three) - shift)
 
 
+def _in_units_of_rho(g: Array, lam: Array, rho: Array, tau: float) -> tuple[Array, Array]:
+    r""":math:`X = (\Gamma+\tau)/\rho` and :math:`k = K\rho` of the cubic in units of ρ.
+
+    With :math:`Y = y/\rho`, :math:`F/\rho^3 = Y(X+Y)^2 - X(k(X+Y) + \lambda)`; :math:`\beta_i =
+    \rho` is acceptable iff :math:`F(0) \ge 0`, i.e. :math:`kX + \lambda \le 0`.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (g + tau) / rho, 1 + rho / tau - lam * (rho / (rho + tau))
+
+
 def bayes_phi(gamma_total: Array, lam: Array, rho: Array, tau: float) -> tuple[Array, Array]:
     r"""Each client's largest acceptable :math:`\beta_i` at each total Γ, and whether 0 is.
 
@@ -80,10 +90,8 @@ def bayes_phi(gamma_total: Array, lam: Array, rho: Array, tau: float) -> tuple[A
     ([[0.1325, 0.8421], [0.6046, 1.0]], [[True, True], [True, True]])
     """
     g = np.asarray(gamma_total, dtype=np.float64)[..., None]
+    x, k = _in_units_of_rho(g, lam, rho, tau)
     with np.errstate(over="ignore", invalid="ignore"):
-        # in units of rho: X = x/rho, Y = y/rho, F/rho^3 = Y(X+Y)^2 - X(k(X+Y) + lam), k = K rho
-        x = (g + tau) / rho
-        k = 1 + rho / tau - lam * (rho / (rho + tau))
         kx = k * x
         ok0 = (x + 1) ** 2 - x * (kx + k + lam) >= 0
         full = kx + lam <= 0
@@ -233,7 +241,10 @@ def bayes_max_total(lam: ArrayLike, rho: ArrayLike, tau: float) -> Array:
     if lam_.shape[1] == 1:  # alone, the gain of eq. (3) at gamma = 0 is < 0 for every beta > 0
         return out
     top = rho_.sum(axis=1)
-    at_top = _excess(top, lam_, rho_, tau) >= 0  # every client accepts beta = rho
+    # every client accepts beta = rho at the top (then also beta = 0: the gain decreases)
+    x_top, k_top = _in_units_of_rho(top[:, None], lam_, rho_, tau)
+    with np.errstate(over="ignore", invalid="ignore"):
+        at_top = np.all(k_top * x_top + lam_ <= 0, axis=1)
     out[at_top] = top[at_top]
     searches = {k: _search(float(top[k])) for k in np.flatnonzero(~at_top)}
     pending = {k: next(s) for k, s in searches.items()}
@@ -270,6 +281,8 @@ def bayes_accuracy(model: Bayes, lam: Array) -> tuple[Array | None, str]:
     g = float(bayes_max_total(lam, rho, tau)[0])
     if not g > 0:
         return None, method
+    if g == rho.sum():
+        return rho.copy(), method
     phi = bayes_phi(np.array([g]), lam, rho, tau)[0][0]
     if not phi.sum() > 0:
         return None, method
