@@ -7,8 +7,9 @@ and stopping at the first b where all gains are >= 0.
 Measured in one run on this machine:
 
 1. 10,000 heterogeneous clients (lambda_i ~ LogNormal(0, 1), DP mean, n = 100, sigma = 10,
-   B = 20): the exact max-accuracy protocol (the largest root in Gamma, by Newton from above), the same through the
-   cvxpy program, and the max-welfare protocol (cvxpy), against the scan, in time and quality.
+   B = 20): the exact max-accuracy protocol (the largest root in Gamma, by Newton from
+   above), the same through the cvxpy program, and the max-welfare protocol (cvxpy), against
+   the scan, in time and quality.
 2. Existence for 1,000,000 clients (lambda_i ~ LogNormal(-3, 1)): the closed form
    sum zeta > 1 (Theorem 4.2) against the scan.
 3. The draws of Figure 1 (N = 5, n = 100, sigma = 10; ``draws`` per point of each panel's
