@@ -104,7 +104,9 @@ BASE: dict[str, list[str]] = {
         "--repeats",
         "1",
     ],
-    "bench privacy": ["bench", "privacy", "--clients", "30", "--existence-clients", "50"],
+    "bench privacy": [
+        *("bench", "privacy", "--clients", "30", "--existence-clients", "50", "--draws", "1")
+    ],
     "reproduce": ["reproduce", "--out", "rep", "--only", "pricing"],
     "privacy exists": ["privacy", "exists", "--model", "dp-mean", "--lam", "1", "2"],
     "privacy optimal": ["privacy", "optimal", "--model", "dp-mean", "--lam", "1", "2"],
@@ -225,6 +227,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("bench pricing-repeated", "--repeats", [*COUNT, "1001"]),
     ("bench privacy", "--clients", COUNT),
     ("bench privacy", "--existence-clients", COUNT),
+    ("bench privacy", "--draws", COUNT),
     ("reproduce", "--seeds", [*COUNT, "1001", "99999999999999999999"]),
     ("reproduce", "--workers", COUNT),
     ("privacy exists", "--lam", ["-1", "nan", "inf", "abc"]),
@@ -449,6 +452,7 @@ CONTRADICTIONS: list[tuple[str, list[str]]] = [
         "bench-privacy-existence-huge",
         [*BASE["bench privacy"], "--existence-clients", "1000000000000"],
     ),
+    ("bench-privacy-draws-huge", [*BASE["bench privacy"], "--draws", "100000"]),
     ("privacy-no-action", ["privacy"]),
     (
         "privacy-exists-n-fraction",

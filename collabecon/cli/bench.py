@@ -247,13 +247,17 @@ def _pricing_repeated(args: argparse.Namespace, progress: Progress) -> dict[str,
 def _privacy_arguments(parser: argparse.ArgumentParser) -> None:
     _count(parser, "--clients", 10_000, "heterogeneous clients of the optimal protocols")
     _count(parser, "--existence-clients", 1_000_000, "clients of the existence test")
+    _count(parser, "--draws", 100, "draws per grid point of Figure 1's exact optima")
 
 
 def _privacy(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from collabecon.bench.privacy import measure_privacy
 
     return measure_privacy(
-        clients=args.clients, existence_clients=args.existence_clients, progress=progress
+        clients=args.clients,
+        existence_clients=args.existence_clients,
+        draws=args.draws,
+        progress=progress,
     )
 
 

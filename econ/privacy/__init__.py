@@ -18,7 +18,7 @@ Modules:
 ``families``       the paper's one-parameter families and its grid scan;
 ``optimal``        optimal protocols: the result, the entry point, measured clients;
 ``optimal_dp``     the DP models' optimal protocols: exact 1-D solvers, cvxpy programs;
-``optimal_bayes``  the Bayesian model's optimal protocols: scans of Γ, SLSQP;
+``optimal_bayes``  the Bayesian model's optimal protocols: certified search of Γ, SLSQP;
 ``leakage_utility`` the alternative utility -leak - λ err² of Appendix C;
 ``many_clients``   the N -> infinity limit (Theorem 4.11);
 ``effectiveness``  protocol effectiveness against heterogeneity (Figure 1), with the exact optimum.
@@ -27,7 +27,12 @@ Modules:
 from econ.privacy.empirical import Empirical
 from econ.privacy.existence import Existence, exists
 from econ.privacy.models import DPSGD, MODELS, Bayes, DPMean
-from econ.privacy.optimal import SharingProtocol, family_protocol, optimal_protocol
+from econ.privacy.optimal import (
+    SharingProtocol,
+    family_protocol,
+    max_accuracy_totals,
+    optimal_protocol,
+)
 
 __all__ = [
     "DPSGD",
@@ -39,5 +44,6 @@ __all__ = [
     "SharingProtocol",
     "exists",
     "family_protocol",
+    "max_accuracy_totals",
     "optimal_protocol",
 ]

@@ -11,8 +11,10 @@ panel continuing it. Per draw:
   clipped-ξ (Bayes) family and of the symmetric family;
 * ``personalised_exact`` / ``symmetric_exact`` (DP only) -- the same families at their exact
   largest scale: :math:`Z(Z-1)\rho/(Z-\zeta_{\min})` and :math:`N(N\zeta_{\min}-1)^+\rho/(N-1)`;
-* ``optimum`` -- the largest Γ over all mutually beneficial protocols (exact for DP, a scan of Γ for
-  Bayes; :func:`econ.privacy.optimal.optimal_protocol`).
+* ``optimum`` -- the largest Γ over all mutually beneficial protocols (exact: the Newton root of
+  the DP mean, the certified search of the Bayesian model), for all draws of a grid point at once
+  (:func:`econ.privacy.optimal.max_accuracy_totals`, the Γ of
+  :func:`~econ.privacy.optimal.optimal_protocol`).
 
 Each column is the mean of :math:`\Gamma/(N\rho)` with its standard error ``std(ddof=1)/sqrt(R)``.
 """
@@ -27,7 +29,7 @@ from numpy.typing import NDArray
 
 from econ.privacy.families import scale_scan
 from econ.privacy.models import Bayes, DPMean, Model
-from econ.privacy.optimal import optimal_protocol
+from econ.privacy.optimal import max_accuracy_totals
 from econ.validation import positive_int
 
 Array = NDArray[np.float64]
@@ -74,7 +76,6 @@ def _dp_row(model: DPMean, lam: Array) -> dict[str, float]:
         "symmetric": scale_scan(model, lam, "symmetric").sum(),
         "personalised_exact": z * (z - 1) * rho / (z - zeta.min()) if z > 1 else 0.0,
         "symmetric_exact": n * max(0.0, (n * zeta.min() - 1) * rho / (n - 1)),
-        "optimum": optimal_protocol(model, lam, "accuracy").gamma,
     }
 
 
@@ -82,16 +83,11 @@ def _bayes_row(model: Bayes, lam: Array) -> dict[str, float]:
     return {
         "personalised": scale_scan(model, lam, "xi").sum(),
         "symmetric": scale_scan(model, lam, "symmetric").sum(),
-        "optimum": optimal_protocol(model, lam, "accuracy").gamma,
     }
 
 
-def _row(model: Model, lam: Array) -> dict[str, float]:
-    if isinstance(model, DPMean):
-        return _dp_row(model, lam)
-    if isinstance(model, Bayes):
-        return _bayes_row(model, lam)
-    raise ValueError(f"Figure 1 has no panel for the {model.name} model")
+def _row(model: DPMean | Bayes, lam: Array) -> dict[str, float]:
+    return _dp_row(model, lam) if isinstance(model, DPMean) else _bayes_row(model, lam)
 
 
 def _panel(
@@ -104,12 +100,16 @@ def _panel(
 ) -> Panel:
     scale = n_clients * float(model.rho(n_clients)[0])
     per_m: list[dict[str, Array]] = []
+    if not isinstance(model, DPMean | Bayes):
+        raise ValueError(f"Figure 1 has no panel for the {model.name} model")
     for m in grid:
-        draws = [
-            _row(model, rng.lognormal(mean=m, sigma=1.0, size=n_clients))
-            for _ in range(repetitions)
-        ]
-        per_m.append({k: np.array([d[k] for d in draws]) / scale for k in draws[0]})
+        lams = np.array(
+            [rng.lognormal(mean=m, sigma=1.0, size=n_clients) for _ in range(repetitions)]
+        )
+        draws = [_row(model, lam) for lam in lams]
+        values = {k: np.array([d[k] for d in draws]) / scale for k in draws[0]}
+        values["optimum"] = max_accuracy_totals(model, lams) / scale
+        per_m.append(values)
         progress()
     if not per_m:  # an empty grid gives an empty panel
         return Panel(model.name, np.asarray(grid, dtype=np.float64), {})

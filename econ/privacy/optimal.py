@@ -11,19 +11,22 @@ in :mod:`econ.privacy.optimal_dp`, the Bayesian ones in :mod:`econ.privacy.optim
 * DP mean, accuracy -- exact 1-D: for fixed Γ client i's constraint is
   :math:`\beta_i \le \varphi_i(\Gamma) = \tfrac12\big(\Gamma+\rho_i-\sqrt{(\Gamma+\rho_i)^2-4\zeta_i\Gamma\rho_i}\big)`,
   concave in Γ, so :math:`\Gamma_{\max}` is the largest root of :math:`\sum_i\varphi_i(\Gamma) = \Gamma`
-  (bisection, O(N) a step).
+  (Newton's method from above, monotone for a concave function; O(N) a step).
 * DP SGD, accuracy -- exact 1-D: :math:`\beta_i \le \rho_i s_i/(1+s_i)`,
-  :math:`s_i = \psi_i(1-\rho_i/\Gamma)`; the largest root of the concave F of Theorem 4.5.
+  :math:`s_i = \psi_i(1-\rho_i/\Gamma)`; the largest root of the concave F of Theorem 4.5
+  (Newton from above).
 * DP models, welfare (and accuracy on request) -- convex programs in cvxpy (Clarabel), in the
   normalised variables :math:`\beta_i/\bar\rho` (mean) or :math:`\beta_i/\rho_i` (SGD), built once
   per (model, objective, N, ρ-ratios) with :class:`cvxpy.Parameter` for λ and ν (DPP), so that
   repeated solves skip canonicalisation (up to :data:`~econ.privacy.optimal_dp.DPP_MAX_CLIENTS` clients; above, the
   parameters are substituted as constants, which compiles faster at that size). Multipliers of the participation constraints are
   returned in the units of the objective (KKT: :math:`\sum_i(\nu_i+\mu_i)\nabla g_i = 0` on interior β).
-* Bayes -- non-convex. Accuracy: Γ scanned on a grid and bisected at the largest feasible
-  point (for fixed Γ, :math:`g_i` is strictly decreasing in :math:`\beta_i`). Welfare: scipy
-  SLSQP started from the best points of the family scans and the accuracy optimum; a local
-  optimum, stated as such.
+* Bayes -- non-convex. Accuracy: for fixed Γ client i accepts :math:`\beta_i \le
+  \varphi_i(\Gamma)`, the root of a cubic, and :math:`\sum_i\varphi_i` is nondecreasing in Γ;
+  the largest feasible Γ is searched top-down, every total above the current bound certified
+  infeasible by that monotonicity (:mod:`econ.privacy.optimal_bayes`). Welfare: scipy SLSQP
+  started from the best points of the family scans and the accuracy optimum; a local optimum,
+  stated as such.
 * Every DP-model solution from a solver is moved onto the participation constraints by a
   monotone fixed-point iteration (in :mod:`econ.privacy.optimal_dp`), and every
   returned protocol is checked: no client's gain may be below -:data:`GAIN_RTOL` times its
@@ -51,8 +54,14 @@ from econ.privacy.empirical import Empirical
 from econ.privacy.existence import SLACK_TOL, scan
 from econ.privacy.families import scale_scan
 from econ.privacy.models import Bayes, DPMean, Model
-from econ.privacy.optimal_bayes import bayes_accuracy, bayes_welfare
-from econ.privacy.optimal_dp import dp_mean_accuracy, dp_mean_cvxpy, sgd_accuracy, sgd_cvxpy
+from econ.privacy.optimal_bayes import bayes_accuracy, bayes_max_total, bayes_welfare
+from econ.privacy.optimal_dp import (
+    dp_mean_accuracy,
+    dp_mean_cvxpy,
+    dp_mean_max_accuracy,
+    sgd_accuracy,
+    sgd_cvxpy,
+)
 from econ.validation import choice, positive_int
 
 Array = NDArray[np.float64]
@@ -437,6 +446,51 @@ def optimal_protocol(
         beta, how, multipliers = convex(model, lam_, nu_, objective, constants=True)  # type: ignore[arg-type]
         protocol = _protocol(model, lam_, beta, objective, how, multipliers)
     return protocol
+
+
+def max_accuracy_totals(model: DPMean | Bayes, lam_rows: ArrayLike) -> Array:
+    r"""The largest Γ of a mutually beneficial protocol for each row of λ, one problem a row.
+
+    Row k holds the accuracy weights of one problem's clients; its entry is the ``gamma`` of
+    ``optimal_protocol(model, lam_rows[k], "accuracy")`` (0 where only the trivial protocol is
+    mutually beneficial), computed for all rows together: the DP mean's Newton iterations
+    (:func:`~econ.privacy.optimal_dp.dp_mean_max_accuracy`) and the Bayesian search's probes
+    (:func:`~econ.privacy.optimal_bayes.bayes_max_total`) run over all rows at once.
+
+    Raises
+    ------
+    ValueError
+        A model other than :class:`DPMean` or :class:`Bayes`, or ``lam_rows`` not a non-empty
+        2-D array of finite weights >= 0.
+
+    References
+    ----------
+    Tsoy et al. (AISTATS 2024), §6 (the optimal Γ of Figure 1's draws).
+
+    Examples
+    --------
+    >>> from econ.privacy.models import DPMean
+    >>> max_accuracy_totals(DPMean(), [[0.1, 0.2, 0.3, 0.4, 0.5], [1e-6] * 5]).round(4).tolist()
+    [0.4622, 0.0]
+    """
+    if not isinstance(model, DPMean | Bayes):
+        raise ValueError(
+            f"model must be DPMean or Bayes (the accuracy optima of Figure 1), got {type(model).__name__}"
+        )
+    try:
+        rows = np.asarray(lam_rows, dtype=np.float64)
+    except (TypeError, ValueError):
+        rows = np.zeros(0)
+    if rows.ndim != 2 or rows.size == 0:
+        raise ValueError(
+            f"lam_rows must be a non-empty 2-D array (one row of weights per problem), got {lam_rows!r}"
+        )
+    lam = client_weights(rows.ravel(), "lam_rows").reshape(rows.shape)
+    size = int(rows.shape[-1])
+    if isinstance(model, DPMean):
+        zeta = model.zeta(lam.ravel()).reshape(lam.shape)
+        return np.asarray(dp_mean_max_accuracy(zeta, model.rho(size)).sum(axis=1))
+    return bayes_max_total(lam, model.rho(size), model.tau)
 
 
 def family_protocol(

@@ -1,92 +1,288 @@
 r"""Optimal protocols of the Bayesian model (Tsoy et al. 2024, sections 5-6), a non-convex problem.
 
-Accuracy: Γ scanned on a grid and refined at the largest feasible point (for fixed Γ,
-:math:`g_i` is strictly decreasing in :math:`\beta_i`, :func:`bayes_phi`). Welfare: scipy SLSQP
-started from the best points of the family scans and the accuracy optimum; a local optimum.
-:func:`econ.privacy.optimal.optimal_protocol` dispatches here.
+Accuracy. Eq. (3) times the positive :math:`x\rho^2(x+y)`, with :math:`x = \Gamma + \tau` and
+:math:`y = \rho - \beta_i`, is the cubic
+
+.. math::
+
+    F_i(y) = y(x+y)^2 - x\rho^2\big(K_i(x+y) + \lambda_i\big), \qquad
+    K_i = \frac1\rho + \frac1\tau - \frac{\lambda_i}{\rho+\tau},
+
+whose sign is that of client i's gain at total Γ; the gain decreases in :math:`\beta_i` (increases
+in y), so client i accepts exactly :math:`\beta_i \le \varphi_i(\Gamma) = \rho - y_i(\Gamma)`, y_i
+the cubic's largest root (:func:`bayes_phi`: Cardano, polished by Newton steps). In terms of the
+others' total :math:`\gamma_i` the same constraint reads :math:`\beta_i \le \psi_i(\gamma_i) = \rho -
+1/\big(1/(\rho^2M_i) + 1/s_i\big)`, :math:`s_i = \gamma_i+\rho+\tau`,
+:math:`M_i = K_i + \lambda_i/s_i`, which increases in :math:`\gamma_i` wherever it is
+:math:`\ge 0`; hence :math:`\varphi_i` is nondecreasing in Γ, and so is
+:math:`\Phi(\Gamma) = \sum_i\varphi_i(\Gamma)` (and a total Γ is feasible iff
+:math:`\Phi(\Gamma) \ge \Gamma` with every client able to take part). The monotone Φ certifies
+infeasibility: no Γ in :math:`(\Phi(u), u]` is feasible when :math:`\Phi(u) < u`. The largest
+feasible Γ is found top-down by probing Φ (vectorised) and refining the highest cell that is
+not certified (:func:`bayes_max_total`), to :data:`GAMMA_RTOL` of :math:`\sum_i\rho_i`.
+
+Welfare: scipy SLSQP started from the best points of the family scans and the accuracy optimum;
+a local optimum. :func:`econ.privacy.optimal.optimal_protocol` dispatches here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 import numpy as np
-import sympy as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
-from econ.privacy import symbolic as S
 from econ.privacy.families import family_weights, scale_scan
 from econ.privacy.models import Bayes
 
 Array = NDArray[np.float64]
 
-_G = sp.Symbol("G", positive=True)
-_bayes_gain_at_total = sp.lambdify(
-    (S.beta, _G, S.lam, S.rho, S.tau), S.BAYES_GAIN.subs(S.gamma, _G - S.beta), "numpy"
-)
+#: The accuracy optimum's total Γ is certified to this fraction of :math:`\sum_i\rho_i`: no
+#: feasible total lies above the returned one by more.
+GAMMA_RTOL = 1e-13
+
+
+def _largest_cubic_root(a: Array, b: Array, c: Array) -> Array:
+    """The largest real root of :math:`y^3 + ay^2 + by + c` (Cardano; NaN where it overflows)."""
+    with np.errstate(all="ignore"):
+        shift = a / 3
+        p = b - a * shift
+        q = (2 * shift * shift - b) * shift + c
+        disc = (q / 2) ** 2 + (p / 3) ** 3
+        # one real root: the cube root of larger magnitude, then the other by Vieta (no cancellation)
+        u = np.cbrt(-q / 2 - np.copysign(np.sqrt(np.maximum(disc, 0.0)), q))
+        one = u - np.where(u != 0, p / (3 * np.where(u != 0, u, 1.0)), 0.0)
+        r = np.sqrt(np.maximum(-p / 3, 0.0))
+        cos3 = np.clip(-q / (2 * np.where(r > 0, r, 1.0) ** 3), -1.0, 1.0)
+        three = 2 * r * np.cos(np.arccos(cos3) / 3)
+        return np.asarray(np.where(disc > 0, one, three) - shift)
+
+
+def _in_units_of_rho(g: Array, lam: Array, rho: Array, tau: float) -> tuple[Array, Array]:
+    r""":math:`X = (\Gamma+\tau)/\rho` and :math:`k = K\rho` of the cubic in units of ρ.
+
+    With :math:`Y = y/\rho`, :math:`F/\rho^3 = Y(X+Y)^2 - X(k(X+Y) + \lambda)`; :math:`\beta_i =
+    \rho` is acceptable iff :math:`F(0) \ge 0`, i.e. :math:`kX + \lambda \le 0`.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (g + tau) / rho, 1 + rho / tau - lam * (rho / (rho + tau))
 
 
 def bayes_phi(gamma_total: Array, lam: Array, rho: Array, tau: float) -> tuple[Array, Array]:
     r"""Each client's largest acceptable :math:`\beta_i` at each total Γ, and whether 0 is.
 
-    For each total Γ (rows) and client (columns): the largest acceptable
-    :math:`\beta_i \le \min(\rho_i, \Gamma)` given the total, and whether :math:`\beta_i = 0` is
-    acceptable at all.
-
-    Uses that :math:`g_i(\beta_i; \Gamma)` is strictly decreasing in :math:`\beta_i` at fixed Γ
-    (eq. 3); vectorised bisection over all (Γ, client) pairs.
+    For each total Γ (rows) and client (columns): :math:`\varphi_i(\Gamma) = \min(\rho - y_i,
+    \Gamma)`, y_i the largest root of the cubic :math:`F_i` of the module docstring in units of
+    ρ (:math:`\rho` where :math:`F_i(0) \ge 0`), and whether :math:`\beta_i = 0` is acceptable
+    (:math:`F_i(\rho) \ge 0`); :math:`\varphi_i = 0` where it is not.
 
     References
     ----------
     Tsoy et al. (AISTATS 2024), §4.3, Eq. (3) and Theorem 4.9 (the per-client constraint at
     fixed Γ).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> phi, ok = bayes_phi(np.array([1.0, 4.0]), np.array([5.0, 50.0]), np.ones(2), 1.0)
+    >>> phi.round(4).tolist(), ok.tolist()
+    ([[0.1325, 0.8421], [0.6046, 1.0]], [[True, True], [True, True]])
     """
-    g = np.asarray(gamma_total, dtype=np.float64)[:, None]
-    lo = np.zeros((g.shape[0], lam.size))
-    hi = np.minimum(rho, g) + lo
-    ok0 = _bayes_gain_at_total(lo, g, lam, rho, tau) >= 0
-    top_ok = _bayes_gain_at_total(hi, g, lam, rho, tau) >= 0
-    for _ in range(45):
-        mid = 0.5 * (lo + hi)
-        good = _bayes_gain_at_total(mid, g, lam, rho, tau) >= 0
-        lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
-    phi = np.where(top_ok, np.minimum(rho, g), lo)
-    return np.where(ok0, phi, 0.0), ok0
+    g = np.asarray(gamma_total, dtype=np.float64)[..., None]
+    x, k = _in_units_of_rho(g, lam, rho, tau)
+    with np.errstate(over="ignore", invalid="ignore"):
+        kx = k * x
+        ok0 = (x + 1) ** 2 - x * (kx + k + lam) >= 0
+        full = kx + lam <= 0
+        y = _largest_cubic_root(2 * x, x * (x - k), -x * (kx + lam))
+        for _ in range(2):  # Newton polish; F is convex for Y >= 0
+            s = x + y
+            df = s * (x + 3 * y) - kx
+            y -= (y * s * s - x * (k * s + lam)) / np.where(df > 0, df, np.inf)
+        phi = np.where(full, rho, rho * (1 - np.clip(y, 0.0, 1.0)))
+    bad = ok0 & ~np.isfinite(phi)
+    if bad.any():  # beyond the floats in the cubic: bisection on the gain's sign
+        phi = np.where(bad, _bisect_phi(g, lam, rho, tau, rho), phi)
+    return np.asarray(np.where(ok0, np.minimum(phi, g), 0.0)), np.asarray(ok0)
 
 
-def bayes_accuracy(model: Bayes, lam: Array, grid: int = 400) -> tuple[Array | None, str]:
-    """The most accurate Bayesian protocol found, and the method's note.
+def _bisect_phi(g: Array, lam: Array, rho: Array, tau: float, top: Array) -> Array:
+    r""":math:`\varphi_i` by bisection on the sign of the gain of eq. (3), where the cubic overflows."""
+    import sympy as sp
 
-    Γ is scanned on ``grid`` points and refined at the largest feasible one; ``None`` when none is
-    feasible.
+    from econ.privacy import symbolic as S
+
+    total = sp.Symbol("G", positive=True)
+    gain = sp.lambdify(
+        (S.beta, total, S.lam, S.rho, S.tau),
+        S.BAYES_GAIN.subs(S.gamma, total - S.beta),
+        "numpy",
+    )
+    lo = np.zeros(np.broadcast_shapes(g.shape, np.shape(lam)))
+    hi = np.minimum(top, g) + lo
+    with np.errstate(all="ignore"):
+        top_ok = gain(hi, g, lam, rho, tau) >= 0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            good = gain(mid, g, lam, rho, tau) >= 0
+            lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
+    return np.asarray(np.where(top_ok, np.minimum(top, g), lo))
+
+
+def _excess(totals: Array, lam: Array, rho: Array, tau: float) -> Array:
+    r""":math:`\Phi(\Gamma) - \Gamma` at each Γ, :math:`-\infty` where a client cannot take part.
+
+    Row k of ``lam`` belongs to ``totals[k]``, or one ``lam`` to all totals.
+    """
+    phi, ok0 = bayes_phi(totals, lam, rho, tau)
+    return np.asarray(np.where(ok0.all(axis=-1), phi.sum(axis=-1) - totals, -np.inf))
+
+
+#: Offsets of the probes: a uniform grid, a chain, and the geometric steps about a root.
+_UNIFORM = np.arange(16.0) / 16
+_CHAIN = 0.9 * np.arange(48.0)
+_ABOVE, _BELOW = 0.5 ** np.arange(32.0), 0.35 ** np.arange(32.0)
+
+
+def _probes(
+    bottom: float, top: float, low: tuple[float, float] | None, u: float, hu: float
+) -> Array:
+    """Descending probe totals in (bottom, top].
+
+    Uniform; until a feasible total is known, a chain below ``top`` spaced by 0.9 |H(u)| (cells
+    that Φ certifies where the excess changes little); after, geometric about the secant root.
+    """
+    pts = [top - (top - bottom) * _UNIFORM]
+    if low is None and np.isfinite(hu):
+        pts.append(top + hu * _CHAIN)
+    if low is not None:
+        lo, h_lo = low
+        guess = lo + (u - lo) * h_lo / (h_lo - hu) if np.isfinite(hu) else 0.5 * (lo + top)
+        guess = min(max(guess, bottom), top)
+        pts += [guess + (top - guess) * _ABOVE, guess - (guess - bottom) * _BELOW]
+    p = np.sort(np.concatenate(pts))[::-1]
+    keep = (p > bottom) & (p <= top)
+    keep[1:] &= p[1:] < p[:-1]
+    return np.asarray(p[keep])
+
+
+_Search = Generator[Array, Array, float]
+
+
+def _search(top: float) -> _Search:
+    """The search of :func:`bayes_max_total`: yields probe totals, is sent their excesses."""
+    tol = GAMMA_RTOL * top
+    u, hu = top, 0.0
+    low: tuple[float, float] | None = None  # a feasible total below u
+    floors: list[tuple[float, float]] = []  # lower ends of uncertified cells, searched later
+    q = top - top * _UNIFORM  # the first round probes the top and a uniform grid
+    for _ in range(10_000):
+        hq = yield q
+        feasible = hq >= 0
+        # stop at the first feasible probe, or at the first whose cell below is not certified
+        stop = feasible.copy()
+        stop[:-1] |= q[:-1] + hq[:-1] > q[1:]
+        stop[-1] = True
+        j = int(np.argmax(stop))
+        if feasible[j]:
+            return float(q[j])
+        u, hu = float(q[j]), float(hq[j])
+        if j + 1 < q.size:
+            below = np.flatnonzero(feasible[j + 1 :])
+            if below.size:
+                k = j + 1 + int(below[0])
+                if low is None or q[k] > low[0]:
+                    low = (float(q[k]), float(hq[k]))
+            if not feasible[j + 1]:
+                floors.append((float(q[j + 1]), float(hq[j + 1])))
+        while True:  # the next probes, below Phi(u), or the answer once nothing is left
+            bottom = max(low[0] if low else 0.0, floors[-1][0] if floors else 0.0)
+            v = u + hu  # Phi(u): no total in (v, u] is feasible
+            if v > bottom + tol:
+                q = _probes(bottom, v, low, u, hu)
+                break
+            if low is not None and bottom == low[0]:
+                return low[0]
+            if not floors:
+                return 0.0
+            u, hu = floors.pop()
+    raise RuntimeError("the certified search of the largest feasible total did not finish")
+
+
+def bayes_max_total(lam: ArrayLike, rho: ArrayLike, tau: float) -> Array:
+    r"""The largest feasible total Γ of each row of Bayesian clients (0: only the trivial one).
+
+    Row k of ``lam`` is one problem (a vector is one row; ``rho`` broadcasts against it).
+    Top-down over :math:`(0, \sum_i\rho_i]`, every Γ above the current bound u certified
+    infeasible: the monotone :math:`\Phi` (module docstring) certifies :math:`(\Phi(u), u]`,
+    and a cell :math:`(q', q]` between probes when :math:`\Phi(q) \le q'`. The first feasible
+    probe below certified cells is the answer; otherwise the highest uncertified cell is probed
+    again, finer (and about the secant root once a feasible total lies below it), until it is
+    narrower than :data:`GAMMA_RTOL` times :math:`\sum_i\rho_i`. The rows' probes are
+    evaluated together, in one call of :func:`bayes_phi` per round. A single client gains
+    nothing (its gain at :math:`\gamma = 0` decreases from 0 in :math:`\beta`): 0.
+
+    References
+    ----------
+    Tsoy et al. (AISTATS 2024), §6 and §4.3, Eq. (3); the certificate is that of the monotone
+    iteration of A. Tarski, *A lattice-theoretical fixpoint theorem and its applications*,
+    Pacific J. Math. 5 (1955).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bayes_max_total([[5.0, 8, 12, 20, 50], [4.5] * 5], np.ones(5), 1.0).round(6).tolist()
+    [4.684211, 0.0]
+    """
+    lam_ = np.atleast_2d(np.asarray(lam, dtype=np.float64))
+    rho_ = np.broadcast_to(np.asarray(rho, dtype=np.float64), lam_.shape)
+    out = np.zeros(lam_.shape[0])
+    if lam_.shape[1] == 1:  # alone, the gain of eq. (3) at gamma = 0 is < 0 for every beta > 0
+        return out
+    top = rho_.sum(axis=1)
+    # every client accepts beta = rho at the top (then also beta = 0: the gain decreases)
+    x_top, k_top = _in_units_of_rho(top[:, None], lam_, rho_, tau)
+    with np.errstate(over="ignore", invalid="ignore"):
+        at_top = np.all(k_top * x_top + lam_ <= 0, axis=1)
+    out[at_top] = top[at_top]
+    searches = {k: _search(float(top[k])) for k in np.flatnonzero(~at_top)}
+    pending = {k: next(s) for k, s in searches.items()}
+    while pending:
+        rows = list(pending)
+        sizes = [pending[k].size for k in rows]
+        idx = np.repeat(rows, sizes)
+        values = _excess(np.concatenate([pending[k] for k in rows]), lam_[idx], rho_[idx], tau)
+        pending = {}
+        for k, part in zip(rows, np.split(values, np.cumsum(sizes)[:-1]), strict=True):
+            try:
+                pending[k] = searches[k].send(part)
+            except StopIteration as done:
+                out[k] = done.value
+    return out
+
+
+def bayes_accuracy(model: Bayes, lam: Array) -> tuple[Array | None, str]:
+    r"""The most accurate Bayesian protocol, and the method's note.
+
+    The largest feasible total (:func:`bayes_max_total`) with
+    :math:`\beta = \varphi(\Gamma)\,\Gamma/\sum_i\varphi_i(\Gamma)`; ``None`` when only the
+    trivial protocol is feasible.
 
     References
     ----------
     Tsoy et al. (AISTATS 2024), §6 and §4.3, Eq. (3).
     """
     rho, tau = model.rho(lam.size), model.tau
-    method = f"non-convex: scan of Gamma on {grid} points, refined by nested 32-point scans at the largest feasible one"
-
-    def feasible_many(totals: Array) -> Array:
-        phi, ok0 = bayes_phi(totals, lam, rho, tau)
-        return np.asarray(ok0.all(axis=1) & (phi.sum(axis=1) >= totals))
-
-    totals = np.linspace(0.0, float(rho.sum()), grid + 1)[1:]
-    good = feasible_many(totals)
-    if not good.any():
+    method = (
+        "exact 1-D: largest feasible Gamma, certified top-down by the monotone sum of the "
+        "clients' closed-form caps (cubic roots of eq. 3)"
+    )
+    g = float(bayes_max_total(lam, rho, tau)[0])
+    if not g > 0:
         return None, method
-    k = int(np.flatnonzero(good)[-1])
-    g = totals[k]
-    if k + 1 < totals.size:  # the boundary lies in (totals[k], totals[k + 1]); resolution step/32^7
-        lo, hi = totals[k], totals[k + 1]
-        for _ in range(7):
-            sub = np.linspace(lo, hi, 34)[1:-1]
-            ok = feasible_many(sub)
-            if ok.any():
-                j = int(np.flatnonzero(ok)[-1])
-                lo, hi = sub[j], (sub[j + 1] if j + 1 < sub.size else hi)
-            else:
-                hi = sub[0]
-        g = lo
+    if g == rho.sum():
+        return rho.copy(), method
     phi = bayes_phi(np.array([g]), lam, rho, tau)[0][0]
     if not phi.sum() > 0:
         return None, method

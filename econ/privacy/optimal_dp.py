@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from econ.privacy.existence import sgd_f, sgd_f_max
 from econ.privacy.models import DPSGD, DPMean
@@ -44,7 +44,59 @@ def _largest_feasible(feasible: Callable[[float], bool], lo: float, hi: float) -
     return lo
 
 
-def dp_mean_phi(gamma_total: float, zeta: Array, rho: Array) -> Array:
+def largest_root_concave(
+    h: Callable[[Array, NDArray[np.intp]], Array],
+    slope: Callable[[Array, NDArray[np.intp]], Array],
+    hi: Array,
+    lo: Array,
+) -> Array:
+    r"""The largest root of each of several concave functions: the last float where :math:`h \ge 0`.
+
+    ``h(x, rows)`` and ``slope(x, rows)`` give :math:`h_k(x_j)` and :math:`h_k'(x_j)` with
+    ``k = rows[j]``; problem k has :math:`h_k < 0` somewhere in :math:`(\mathrm{lo}_k,
+    \mathrm{hi}_k]` only above its largest root and :math:`h_k(\mathrm{lo}_k) \ge 0`. Newton's
+    method from ``hi`` decreases monotonically to the largest root of a concave function (its
+    tangent lies above it), quadratically near a simple root; each iterate then steps down by a
+    few ulps to the last float where ``h`` is evaluated :math:`\ge 0`, or bisects down to
+    ``lo`` where none is (a root of multiplicity two).
+
+    References
+    ----------
+    J. M. Ortega and W. C. Rheinboldt, *Iterative Solution of Nonlinear Equations in Several
+    Variables* (1970), chapter 13 (monotone convergence of Newton's method for convex
+    functions).
+    """
+    g = np.array(hi, dtype=np.float64)
+    lo_ = np.broadcast_to(np.asarray(lo, dtype=np.float64), g.shape)
+    rows = np.arange(g.size)
+    live = rows[h(g, rows) < 0]
+    for _ in range(200):
+        if live.size == 0:
+            break
+        value, d = h(g[live], live), slope(g[live], live)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            nxt = np.where((value < 0) & (d < 0), g[live] - value / d, g[live])
+        nxt = np.maximum(nxt, lo_[live])
+        moved = nxt < g[live]
+        g[live[moved]] = nxt[moved]
+        live = live[moved]
+    down = np.ldexp(1.0, -52) * np.exp2(np.arange(0.0, 40.0, 2.0))
+    for k in rows[h(g, rows) < 0]:
+        cands = np.maximum(g[k] * (1 - down), lo_[k])
+        ok = np.flatnonzero(h(cands, np.full(cands.size, k)) >= 0)
+        if ok.size:
+            g[k] = cands[ok[0]]
+        else:
+            one = np.array([k])
+
+            def feasible(x: float, one: NDArray[np.intp] = one) -> bool:
+                return bool(h(np.array([x]), one)[0] >= 0)
+
+            g[k] = _largest_feasible(feasible, float(lo_[k]), g[k])
+    return g
+
+
+def dp_mean_phi(gamma_total: float | Array, zeta: Array, rho: Array) -> Array:
     r""":math:`\varphi_i(\Gamma)`, the largest β_i client i accepts when the total is Γ.
 
     Appendix B.2's :math:`q_i \ge 0` solved for :math:`\beta_i`.
@@ -66,11 +118,51 @@ def dp_mean_phi(gamma_total: float, zeta: Array, rho: Array) -> Array:
     return 2 * zeta * gamma_total * rho / (s + np.sqrt(s**2 - 4 * zeta * gamma_total * rho))
 
 
+def dp_mean_max_accuracy(zeta: ArrayLike, rho: ArrayLike) -> Array:
+    r"""The β of the most accurate mutually beneficial DP-mean protocol, one row per problem.
+
+    Row k holds the clients' :math:`\zeta_i` of one problem (``rho`` broadcasts against
+    ``zeta``); its :math:`\Gamma_{\max}` is the largest root of the concave
+    :math:`H(\Gamma) = \sum_i\varphi_i(\Gamma) - \Gamma` (:func:`dp_mean_phi`), found by
+    Newton's method from :math:`\Gamma = \sum_i\rho_i` (:func:`largest_root_concave`, with
+    :math:`\varphi_i' = (\zeta_i\rho_i - \varphi_i)/(\Gamma + \rho_i - 2\varphi_i)`), and
+    :math:`\beta_i = \varphi_i(\Gamma_{\max})`. A row with :math:`\sum_i\zeta_i \le 1` is all
+    zeros (Theorem 4.2: only the trivial protocol).
+
+    References
+    ----------
+    Tsoy et al. (AISTATS 2024), §6, Theorem 4.2 and Appendix B.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dp_mean_max_accuracy([[0.5, 0.6], [0.2, 0.3]], 1.0).round(4).tolist()
+    [[0.0909, 0.1111], [0.0, 0.0]]
+    """
+    z_all = np.atleast_2d(np.asarray(zeta, dtype=np.float64))
+    r_all = np.broadcast_to(np.asarray(rho, dtype=np.float64), z_all.shape)
+    beta = np.zeros_like(z_all)
+    exists = z_all.sum(axis=1) > 1
+    z, r = z_all[exists], r_all[exists]
+
+    def h(x: Array, rows: NDArray[np.intp]) -> Array:
+        return np.asarray(dp_mean_phi(x[:, None], z[rows], r[rows]).sum(axis=1) - x)
+
+    def slope(x: Array, rows: NDArray[np.intp]) -> Array:
+        zr, rr = z[rows] * r[rows], r[rows]
+        phi = dp_mean_phi(x[:, None], z[rows], rr)
+        return np.asarray(((zr - phi) / (x[:, None] + rr - 2 * phi)).sum(axis=1) - 1)
+
+    top = largest_root_concave(h, slope, r.sum(axis=1), np.zeros(z.shape[0]))
+    beta[exists] = dp_mean_phi(top[:, None], z, r)
+    return beta
+
+
 def dp_mean_accuracy(model: DPMean, lam: Array) -> tuple[Array | None, str]:
     r"""The most accurate mutually beneficial DP-mean protocol, and the method's note.
 
     :math:`\Gamma_{\max}` is the largest root of :math:`\sum_i\varphi_i(\Gamma) = \Gamma`
-    (bisection) and :math:`\beta_i = \varphi_i(\Gamma_{\max})`; ``None`` when
+    (:func:`dp_mean_max_accuracy`) and :math:`\beta_i = \varphi_i(\Gamma_{\max})`; ``None`` when
     :math:`\sum_i\zeta_i \le 1`.
 
     References
@@ -79,18 +171,18 @@ def dp_mean_accuracy(model: DPMean, lam: Array) -> tuple[Array | None, str]:
     :math:`\beta_i`).
     """
     zeta, rho = model.zeta(lam), model.rho(lam.size)
-    method = "exact 1-D: largest root of sum_i phi_i(Gamma) = Gamma (bisection)"
+    method = "exact 1-D: largest root of the concave sum_i phi_i(Gamma) - Gamma (Newton from above)"
     if zeta.sum() <= 1:
         return None, method
-    g = _largest_feasible(lambda x: dp_mean_phi(x, zeta, rho).sum() >= x, 0.0, float(rho.sum()))
-    return dp_mean_phi(g, zeta, rho), method
+    return dp_mean_max_accuracy(zeta, rho)[0], method
 
 
 def sgd_accuracy(model: DPSGD, lam: Array) -> tuple[Array | None, str]:
     r"""The most accurate mutually beneficial DP-SGD protocol, and the method's note.
 
-    The largest root of the concave F of Theorem 4.5 (bisection above its maximiser), with
-    :math:`\beta_i = \rho_i s_i/(1+s_i)`; ``None`` when :math:`\max F < 0`.
+    The largest root of the concave F of Theorem 4.5 (Newton from above its maximiser,
+    :func:`largest_root_concave`), with :math:`\beta_i = \rho_i s_i/(1+s_i)`; ``None`` when
+    :math:`\max F < 0`.
 
     References
     ----------
@@ -98,11 +190,19 @@ def sgd_accuracy(model: DPSGD, lam: Array) -> tuple[Array | None, str]:
     """
     psi, rho = model.psi(lam), model.rho(lam.size)
     r = rho / rho.mean()
-    method = "exact 1-D: largest root of the concave F of Theorem 4.5 (bisection)"
+    method = "exact 1-D: largest root of the concave F of Theorem 4.5 (Newton from above)"
     best, g_star = sgd_f_max(model, lam)
     if best < 0:
         return None, method
-    g = _largest_feasible(lambda x: float(sgd_f(psi, r, x)) >= 0, g_star, float(r.sum()) + 1.0)
+
+    def h(x: Array, rows: NDArray[np.intp]) -> Array:
+        return sgd_f(psi, r, x)
+
+    def slope(x: Array, rows: NDArray[np.intp]) -> Array:
+        s = psi * (1 - r / x[:, None])
+        return np.asarray(np.sum(psi * r**2 / (x[:, None] * (1 + s)) ** 2, axis=1) - 1)
+
+    g = float(largest_root_concave(h, slope, np.array([r.sum() + 1.0]), np.array([g_star]))[0])
     s = psi * (1 - r / g)
     return rho * s / (1 + s), method
 

@@ -67,7 +67,9 @@ EXTRA_BASE: dict[str, list[str]] = {
         "--repeats",
         "1",
     ],
-    "bench privacy": ["bench", "privacy", "--clients", "2", "--existence-clients", "10"],
+    "bench privacy": [
+        *("bench", "privacy", "--clients", "2", "--existence-clients", "10", "--draws", "1")
+    ],
     "privacy account epsilon": ["privacy", "account", "--steps", "10", "--delta", "1e-5"],
     "reproduce": ["reproduce", "--out", "rep", "--only", "pricing"],
     "privacy exists dp-sgd": ["privacy", "exists", "--model", "dp-sgd", "--lam", "1", "2"],
@@ -812,6 +814,7 @@ HUGE: list[tuple[str, str, bool]] = [
     ("bench pricing-repeated", "--repeats", False),
     ("bench privacy", "--clients", False),
     ("bench privacy", "--existence-clients", False),
+    ("bench privacy", "--draws", False),
     ("privacy figure1", "--repetitions", False),
     ("privacy account", "--steps", True),
     ("privacy curve", "--seeds", False),

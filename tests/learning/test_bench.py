@@ -20,7 +20,7 @@ TINY = {
         *("--runs", "2", "--rounds", "30", "--baseline-runs", "2"),
         *("--baseline-rounds", "10", "--single-rounds", "30", "--scale-runs", "2"),
     ],
-    "privacy": ["--clients", "30", "--existence-clients", "50"],
+    "privacy": ["--clients", "30", "--existence-clients", "50", "--draws", "1"],
 }
 
 
@@ -41,6 +41,8 @@ def test_bench_name_runs_at_a_tiny_size(name, capsys):
     elif name == "privacy":  # the exact optimum is never below the authors' scan
         assert all(p["exact_at_least_scan"] for p in out["protocols"])
         assert out["existence"]["exists"] and not out["existence"]["none_exists"]
+        assert [p["model"] for p in out["figure1"]] == ["dp-mean", "bayes"]
+        assert all(p["at_least_loop"] and p["batched_vs_per_draw"] < 1e-12 for p in out["figure1"])
     elif name == "pricing-repeated":
         assert [s["seller"] for s in out["sellers"]] == ["exp3", "cexp3", "alpha-pd"]
         assert len(out["scaling"]) == 3
