@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import sympy as sp
@@ -347,7 +347,7 @@ def duopoly_nash_solution(
     )
 
 
-def _is_scalar(value: object) -> bool:
+def _is_scalar(value: object) -> TypeGuard[float | np.floating | np.integer]:
     """A Python or numpy real number (not an array): the inputs of the scalar fast path."""
     return isinstance(value, (float, int, np.floating, np.integer))
 
@@ -368,15 +368,15 @@ def _scalar_solution(
         return None
     share = qh0 / q
     ratio = ql0 / qh0 if qh0 > 0 else 0.0
-    a_ = share * duopoly.u_l(ratio) if qh0 > 0 else 0.0
-    h_ = share * duopoly.u_h(ratio) if qh0 > 0 else 0.0
+    a_ = share * float(duopoly.u_l(ratio)) if qh0 > 0 else 0.0
+    h_ = share * float(duopoly.u_h(ratio)) if qh0 > 0 else 0.0
     disc = math.sqrt(max(1.0 - 48.0 * a_, 0.0))
     lo = ((1 + 8 * a_) - disc) / (2 * (1 + a_))
     rho_b = ((1 + 8 * a_) + disc) / (2 * (1 + a_))
-    hi = max(min(rho_b, duopoly.u_h_inverse(min(h_, 0.25))), lo)
+    hi = max(min(rho_b, float(duopoly.u_h_inverse(min(h_, 0.25)))), lo)
     c3, c2, c1, c0 = _CUBIC_COEFFS(a_, h_)
     b2, b1, b0 = c2 / c3, c1 / c3, c0 / c3
-    shift, p, qq = _depressed(b2, b1, b0)
+    shift, p, qq = (float(v) for v in _depressed(b2, b1, b0))
     if not 4 * p * p * p + 27 * qq * qq < 0:  # one real root: the general path's search
         return None
     m = 2 * math.sqrt(-p / 3)
@@ -394,18 +394,10 @@ def _scalar_solution(
         floor = ql0 / q
         lo, best = max(lo, floor), max(best, floor)
         q_l_star = max(best * q, ql0)
-    u_l, u_h = duopoly.u_l(best), duopoly.u_h(best)
+    u_l, u_h = float(duopoly.u_l(best)), float(duopoly.u_h(best))
     product = max(q * q * ((u_l - a_) * (u_h - h_)), 0.0)  # nash_product_at_q_max in floats
-    return DuopolyNashSolution(
-        best + 0.0,
-        q_l_star + 0.0,
-        q + 0.0,
-        product + 0.0,
-        q * u_l + 0.0,
-        q * u_h + 0.0,
-        lo + 0.0,
-        hi + 0.0,
-    )
+    values: tuple[Any, ...] = (best, q_l_star, q, product, q * u_l, q * u_h, lo, hi)
+    return DuopolyNashSolution(*(v + 0.0 for v in values))
 
 
 def disagreement_ratios(
