@@ -12,6 +12,10 @@
 ``bargaining``
     Nash bargaining of the duopoly, the batched closed form vs a per-point bounded search,
     both scored against a 40-digit reference (:mod:`collabecon.bench.bargaining`).
+``market``
+    the Bertrand equilibrium of many firms, the vectorised ladder vs the firm-by-firm
+    recursion, and how its time grows with the number of firms
+    (:mod:`collabecon.bench.market`).
 ``pricing-repeated``
     the vectorised repeated price-discrimination game vs a per-round, per-buyer Python loop
     (:mod:`collabecon.bench.pricing_repeated`).
@@ -29,7 +33,8 @@ against its data (no more clients than examples), the memory its largest arrays 
 (:data:`collabecon.bench.timing.MAX_REPEATS` repeats;
 :data:`collabecon.bench.clients.MAX_EXAMPLE_GRADIENTS` for ``engine``, ``dp`` and
 ``all-pairs``; the ``MAX_*`` of :mod:`collabecon.bench.bargaining`,
-:mod:`collabecon.bench.pricing_repeated` and :mod:`collabecon.bench.privacy`). ``--seed`` is
+:mod:`collabecon.bench.market`, :mod:`collabecon.bench.pricing_repeated` and
+:mod:`collabecon.bench.privacy`). ``--seed`` is
 an integer in [0, 2**63); ``dp``'s noise standard deviation ``--noise`` x ``--max-grad-norm``
 must be finite in float32, the precision of the weights.
 """
@@ -199,6 +204,7 @@ def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
             help=f"{what}, the first of --points (default {_BARGAINING_SUBSET}, "
             "or --points if fewer)",
         )
+    _count(parser, "--scalar-calls", 2000, "starts solved one call each, as scalars; 0 skips")
     _count(parser, "--repeats", 5, "timed repeats of each side")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
 
@@ -213,9 +219,24 @@ def _bargaining(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         points=args.points,
         baseline_points=subset(args.baseline_points),
         reference_points=subset(args.reference_points),
+        scalar_calls=args.scalar_calls,
         repeats=args.repeats,
         seed=_seed(args),
         progress=progress,
+    )
+
+
+def _market_arguments(parser: argparse.ArgumentParser) -> None:
+    _count(parser, "--firms", 100_000, "firms of the larger market (the smaller has a tenth)")
+    _count(parser, "--repeats", 5, "timed repeats of each side")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def _market(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.market import measure_market
+
+    return measure_market(
+        firms=args.firms, repeats=args.repeats, seed=_seed(args), progress=progress
     )
 
 
@@ -280,6 +301,11 @@ BENCHMARKS: dict[
         _bargaining_arguments,
         _bargaining,
     ),
+    "market": (
+        "Bertrand equilibrium of many firms: vectorised ladder vs firm-by-firm recursion",
+        _market_arguments,
+        _market,
+    ),
     "pricing-repeated": (
         "repeated PD game: vectorised simulator vs a per-round, per-buyer Python loop",
         _pricing_repeated_arguments,
@@ -327,7 +353,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         and ``dp`` the fields of its dataclass (the sizes, the seconds or steps per second of
         both sides, their ratio and how far their results differ; ``all-pairs`` with
         ``--reference`` also ``reference``, one ``{batch_size, seconds}`` per minibatch size);
-        for ``bargaining``, ``pricing-repeated`` and ``privacy`` the record of its
+        for ``bargaining``, ``market``, ``pricing-repeated`` and ``privacy`` the record of its
         ``measure_*`` function (:mod:`collabecon.bench`). The command exits with 0.
 
     Raises
