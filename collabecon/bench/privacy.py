@@ -11,6 +11,10 @@ Measured in one run on this machine:
    cvxpy program, and the max-welfare protocol (cvxpy), against the scan, in time and quality.
 2. Existence for 1,000,000 clients (lambda_i ~ LogNormal(-3, 1)): the closed form
    sum zeta > 1 (Theorem 4.2) against the scan.
+3. One call for a few clients (``--few-clients``, default 5): the exact max-accuracy protocol
+   per call, and its bisection with the test sum_i phi_i(Gamma) >= Gamma in Python floats
+   (what it runs below 8 clients) against the same bisection with numpy's test, timed
+   alternately.
 
 Run: ``collabecon bench privacy`` (``--clients`` and ``--existence-clients`` set the two
 sizes). Each time is the best of a few timings (:mod:`collabecon.bench.timing`): five of
@@ -26,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from collabecon.bench.timing import best_of, within
+from collabecon.bench.timing import best_of, best_of_each, within
 from econ.privacy import DPMean, exists, optimal_protocol
+from econ.privacy.optimal_dp import _largest_feasible, _phi_sum_covers, dp_mean_phi
 from econ.validation import fits_in_memory, positive_int
 
 __all__ = [
@@ -99,6 +104,7 @@ def measure_privacy(
     *,
     clients: int = 10_000,
     existence_clients: int = 1_000_000,
+    few_clients: int = 5,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     """Time the protocols and the existence test against the authors' scan.
@@ -109,8 +115,10 @@ def measure_privacy(
 
     ``protocols`` holds one entry per lambda distribution (LogNormal(0, 1), far inside the
     existence region; LogNormal(-9, 1), near its boundary); ``existence`` the test with
-    lambda ~ LogNormal(-3, 1) and with lambda = 1e-9 (no protocol exists). ``progress`` is
-    called with a short text as each of the three measurements starts.
+    lambda ~ LogNormal(-3, 1) and with lambda = 1e-9 (no protocol exists); ``few`` the
+    microseconds per call of the exact max-accuracy protocol of ``few_clients`` clients and of
+    its bisection, with the test in Python floats and with numpy's (:func:`_few_clients`).
+    ``progress`` is called with a short text as each of the measurements starts.
 
     Raises
     ------
@@ -119,6 +127,8 @@ def measure_privacy(
     """
     positive_int("clients", clients)
     positive_int("existence_clients", existence_clients)
+    positive_int("few_clients", few_clients)
+    within(f"few_clients={few_clients}", few_clients, MAX_FEW_CLIENTS, "clients")
     within(f"clients={clients}", clients, MAX_PROTOCOL_CLIENTS, "clients")
     within(
         f"existence_clients={existence_clients}",
@@ -160,4 +170,40 @@ def measure_privacy(
         "none_closed_form_s": closed_none.seconds,
         "none_scan_over_closed_form": scan_none.seconds / closed_none.seconds,
     }
-    return {"model": "dp-mean", "protocols": protocols, "existence": existence}
+    progress(f"one call for {few_clients} clients")
+    few = _few_clients(model, rng.lognormal(0.0, 1.0, few_clients))
+    return {"model": "dp-mean", "protocols": protocols, "existence": existence, "few": few}
+
+
+#: the most clients of the one-call row (its calls are timed in batches of :data:`_CALLS`)
+MAX_FEW_CLIENTS = 10**4
+_CALLS = 100
+
+
+def _few_clients(model: DPMean, lam: np.ndarray) -> dict[str, Any]:
+    """Microseconds per call: the protocol, its bisection in Python floats and with numpy."""
+    zeta, rho = model.zeta(lam), model.rho(lam.size)
+    top = float(rho.sum())
+
+    def numpy_test(x: float) -> bool:
+        return bool(dp_mean_phi(x, zeta, rho).sum() >= x)
+
+    works = {
+        "protocol": lambda: [optimal_protocol(model, lam, "accuracy") for _ in range(_CALLS)],
+        "bisection_floats": lambda: [
+            _largest_feasible(_phi_sum_covers(zeta, rho), 0.0, top) for _ in range(_CALLS)
+        ],
+        "bisection_numpy": lambda: [_largest_feasible(numpy_test, 0.0, top) for _ in range(_CALLS)],
+    }
+    for work in works.values():
+        work()  # warm-up
+    best = best_of_each(works, 20)
+    per_call = {name: 1e6 * t.seconds / _CALLS for name, t in best.items()}
+    return {
+        "clients": int(lam.size),
+        "protocol_us": round(per_call["protocol"], 1),
+        "bisection_floats_us": round(per_call["bisection_floats"], 1),
+        "bisection_numpy_us": round(per_call["bisection_numpy"], 1),
+        "bisection_ratio": round(per_call["bisection_numpy"] / per_call["bisection_floats"], 2),
+        "same_gamma": best["bisection_floats"].result == best["bisection_numpy"].result,
+    }

@@ -266,13 +266,17 @@ def _pricing_repeated(args: argparse.Namespace, progress: Progress) -> dict[str,
 def _privacy_arguments(parser: argparse.ArgumentParser) -> None:
     _count(parser, "--clients", 10_000, "heterogeneous clients of the optimal protocols")
     _count(parser, "--existence-clients", 1_000_000, "clients of the existence test")
+    _count(parser, "--few-clients", 5, "clients of the one-call row")
 
 
 def _privacy(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from collabecon.bench.privacy import measure_privacy
 
     return measure_privacy(
-        clients=args.clients, existence_clients=args.existence_clients, progress=progress
+        clients=args.clients,
+        existence_clients=args.existence_clients,
+        few_clients=args.few_clients,
+        progress=progress,
     )
 
 

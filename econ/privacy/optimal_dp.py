@@ -16,6 +16,7 @@ The exact 1-D solvers of the accuracy problems and the convex programs:
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,8 +83,36 @@ def dp_mean_accuracy(model: DPMean, lam: Array) -> tuple[Array | None, str]:
     method = "exact 1-D: largest root of sum_i phi_i(Gamma) = Gamma (bisection)"
     if zeta.sum() <= 1:
         return None, method
-    g = _largest_feasible(lambda x: dp_mean_phi(x, zeta, rho).sum() >= x, 0.0, float(rho.sum()))
+    g = _largest_feasible(_phi_sum_covers(zeta, rho), 0.0, float(rho.sum()))
     return dp_mean_phi(g, zeta, rho), method
+
+
+#: Below this many clients :func:`_phi_sum_covers` works in Python floats: numpy sums fewer
+#: than 8 numbers one after the other, as Python's ``sum`` does, so the floats are the same.
+_FEW_CLIENTS = 8
+
+
+def _phi_sum_covers(zeta: Array, rho: Array) -> Callable[[float], bool]:
+    r"""The bisection's test :math:`\sum_i \varphi_i(\Gamma) \ge \Gamma` (:func:`dp_mean_phi`).
+
+    For a few clients each :math:`\varphi_i` is evaluated in Python floats with the operations
+    of :func:`dp_mean_phi` in its order (a negative square root, possible only for a
+    :math:`\zeta_i > 1`, is NaN there as in numpy): the same floats without numpy's cost
+    per call, which dominates the about 60 steps of the bisection.
+    """
+    if zeta.size >= _FEW_CLIENTS:
+        return lambda x: bool(dp_mean_phi(x, zeta, rho).sum() >= x)
+    pairs = list(zip(zeta.tolist(), rho.tolist(), strict=True))
+
+    def covers(x: float) -> bool:
+        total = 0.0
+        for z, r in pairs:
+            s = x + r
+            disc = s * s - 4 * z * x * r
+            total += 2 * z * x * r / (s + (math.sqrt(disc) if disc >= 0 else math.nan))
+        return total >= x
+
+    return covers
 
 
 def sgd_accuracy(model: DPSGD, lam: Array) -> tuple[Array | None, str]:

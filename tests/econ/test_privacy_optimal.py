@@ -235,3 +235,23 @@ def test_an_uncertified_solver_point_is_solved_again_with_the_parameters_as_cons
     assert np.all(p.gain >= -O.GAIN_RTOL * (np.abs(p.utility) + np.abs(p.utility_alone)))
     direct = O.optimal_protocol(DPMean(), lam, objective="welfare", method="cvxpy")
     np.testing.assert_allclose(p.beta, direct.beta, rtol=1e-4)
+
+
+@pytest.mark.parametrize("n_clients", range(1, 9))
+def test_few_clients_bisection_in_floats_gives_the_same_protocol(n_clients, monkeypatch):
+    """Below 8 clients the bisection's test runs in Python floats: the same Gamma and betas,
+    bit for bit, as with numpy's test (random weights, inside and outside the existence
+    region)."""
+    rng = np.random.default_rng(n_clients)
+    model = DPMean()
+    for _ in range(20):
+        lam = rng.lognormal(rng.uniform(-6.0, 2.0), 1.0, n_clients)
+        fast, note = optimal_dp.dp_mean_accuracy(model, lam)
+        with monkeypatch.context() as m:
+            m.setattr(optimal_dp, "_FEW_CLIENTS", 0)
+            slow, slow_note = optimal_dp.dp_mean_accuracy(model, lam)
+        assert note == slow_note
+        if slow is None:
+            assert fast is None
+        else:
+            np.testing.assert_array_equal(fast, slow)
