@@ -22,6 +22,8 @@
 ``privacy``
     optimal protocols and existence tests of :mod:`econ.privacy` vs the authors' scan
     (:mod:`collabecon.bench.privacy`).
+``verify``
+    the CPU time of ``collabecon verify`` in a fresh process (:mod:`collabecon.bench.verify`).
 
 ``collabecon bench --help`` lists them. Every time is the best of several timings
 (:mod:`collabecon.bench.timing`); ``bench/RESULTS.md`` records the figures. A benchmark
@@ -280,6 +282,27 @@ def _privacy(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     )
 
 
+def _verify_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--only", default="", metavar="PREFIX", help="only ids starting with PREFIX"
+    )
+    _count(parser, "--repeats", 1, "runs of collabecon verify")
+    parser.add_argument(
+        "--against",
+        default=None,
+        metavar="CHECKOUT",
+        help="another checkout of this repository whose collabecon verify runs alternately",
+    )
+
+
+def _verify(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.verify import measure_verify
+
+    return measure_verify(
+        prefix=args.only, repeats=args.repeats, against=args.against, progress=progress
+    )
+
+
 #: name -> (help, declare flags, run with its progress).
 BENCHMARKS: dict[
     str,
@@ -320,6 +343,11 @@ BENCHMARKS: dict[
         _privacy_arguments,
         _privacy,
     ),
+    "verify": (
+        "CPU time of collabecon verify in a fresh process",
+        _verify_arguments,
+        _verify,
+    ),
 }
 
 
@@ -357,7 +385,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         and ``dp`` the fields of its dataclass (the sizes, the seconds or steps per second of
         both sides, their ratio and how far their results differ; ``all-pairs`` with
         ``--reference`` also ``reference``, one ``{batch_size, seconds}`` per minibatch size);
-        for ``bargaining``, ``market``, ``pricing-repeated`` and ``privacy`` the record of its
+        for ``bargaining``, ``market``, ``pricing-repeated``, ``privacy`` and ``verify`` the
+        record of its
         ``measure_*`` function (:mod:`collabecon.bench`). The command exits with 0.
 
     Raises
