@@ -102,7 +102,7 @@ def _rule(
 def _prop3_gd(b_formula: Callable[..., Any] = quality_caps.cap_ratio) -> Verdict:
     worst = {"toolkit": np.inf, "printed": np.inf}
     n, outside = 0, 0
-    for i, (label, firms) in enumerate(_starts(2024, n_toy=20, n_random=30)):
+    for i, (label, firms) in enumerate(_starts(2024, n_toy=10, n_random=12)):
         schedule = ("paced", "const")[i % 2]
         for construction, config in _CONSTRUCTIONS.items():
             trial = _copy(firms)
@@ -135,8 +135,8 @@ def _prop3_gd(b_formula: Callable[..., Any] = quality_caps.cap_ratio) -> Verdict
         n,
         drawn="two trajectories of 60 rounds per start, one with the toolkit's cap "
         "min(hat q_{l,t}, rho* q_{h,t}, q_l*) and no gate, one as printed (step 7's gate, step "
-        "8's hat q_{l,t} alone): toys T1 and T2, of 20 toy starts with (q_l0, q_h0) uniform "
-        "below 63/64 and 30 random convex quadratic firm pairs (seed 2024) those with both "
+        "8's hat q_{l,t} alone): toys T1 and T2, of 10 toy starts with (q_l0, q_h0) uniform "
+        "below 63/64 and 12 random convex quadratic firm pairs (seed 2024) those with both "
         "firms' losses in [0, 1], the high firm paced and at a constant step in turn; "
         f"{outside} runs whose losses left [0, 1] skipped",
     )
