@@ -177,7 +177,7 @@ def measure_privacy(
 
 #: the most clients of the one-call row (its calls are timed in batches of :data:`_CALLS`)
 MAX_FEW_CLIENTS = 10**4
-_CALLS = 100
+_CALLS = 50
 
 
 def _few_clients(model: DPMean, lam: np.ndarray) -> dict[str, Any]:
@@ -197,7 +197,7 @@ def _few_clients(model: DPMean, lam: np.ndarray) -> dict[str, Any]:
     }
     for work in works.values():
         work()  # warm-up
-    best = best_of_each(works, 20)
+    best = best_of_each(works, 5)
     per_call = {name: 1e6 * t.seconds / _CALLS for name, t in best.items()}
     return {
         "clients": int(lam.size),

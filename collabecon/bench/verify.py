@@ -4,7 +4,8 @@
 (each registers its statements, some deriving closed forms with sympy as they load) and runs
 every registered check. Its cost is measured as a user would pay it: a new Python process
 running ``python -m collabecon verify --json`` with ``OMP_NUM_THREADS=1``, its CPU time
-(user + system, from :func:`os.wait4`) and wall time, the best of ``--repeats`` runs. The
+(user + system, from :func:`os.wait4`) and wall time (:func:`collabecon.bench.timing.best_of_each`
+around each run), the best of ``--repeats`` runs. The
 verdicts are counted so that a figure always comes with what it checked.
 
 Run: ``collabecon bench verify [--only PREFIX] [--repeats 1] [--against CHECKOUT]``
@@ -19,11 +20,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from typing import Any
 
-from collabecon.bench.timing import repeats_count, within
+from collabecon.bench.timing import best_of_each, repeats_count, within
 
 __all__ = ["MAX_VERIFY_RUNS", "measure_verify"]
 
@@ -31,8 +31,8 @@ __all__ = ["MAX_VERIFY_RUNS", "measure_verify"]
 MAX_VERIFY_RUNS = 20
 
 
-def _one_run(prefix: str, checkout: str | None) -> tuple[float, float, dict[str, Any]]:
-    """CPU seconds, wall seconds and the JSON of one ``collabecon verify --json`` process.
+def _one_run(prefix: str, checkout: str | None) -> tuple[float, dict[str, Any]]:
+    """CPU seconds (user + system) and the JSON of one ``collabecon verify --json`` process.
 
     ``checkout`` (a directory holding the packages) goes first on ``PYTHONPATH``.
     """
@@ -45,10 +45,8 @@ def _one_run(prefix: str, checkout: str | None) -> tuple[float, float, dict[str,
     if prefix:
         argv += ["--only", prefix]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        began = time.perf_counter()
         child = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - began
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode()
@@ -56,7 +54,7 @@ def _one_run(prefix: str, checkout: str | None) -> tuple[float, float, dict[str,
             err.seek(0)
             last = (err.read().decode().strip().splitlines() or ["no output"])[-1]
             raise ValueError(f"collabecon verify ended with code {child.returncode}: {last}")
-    return usage.ru_utime + usage.ru_stime, wall, json.loads(text)
+    return usage.ru_utime + usage.ru_stime, json.loads(text)
 
 
 def measure_verify(
@@ -101,14 +99,20 @@ def measure_verify(
     if against is not None:
         sides["against"] = against
     cpu_of = {side: float("inf") for side in sides}
-    wall_of = dict(cpu_of)
     json_of: dict[str, dict[str, Any]] = {}
+
+    def run(side: str) -> Callable[[], None]:
+        def once() -> None:
+            cpu, json_of[side] = _one_run(prefix, sides[side])
+            cpu_of[side] = min(cpu_of[side], cpu)
+
+        return once
+
     only = f" --only {prefix}" if prefix else ""
-    for i in range(repeats):
-        for side, checkout in sides.items():
-            progress(f"run {i + 1} of {repeats} ({side}): collabecon verify{only}")
-            c, w, json_of[side] = _one_run(prefix, checkout)
-            cpu_of[side], wall_of[side] = min(cpu_of[side], c), min(wall_of[side], w)
+    progress(f"collabecon verify{only}: {repeats} run(s) of each of {', '.join(sides)}")
+    wall_of = {
+        side: t.seconds for side, t in best_of_each({s: run(s) for s in sides}, repeats).items()
+    }
     cpu, wall, result = cpu_of["ours"], wall_of["ours"], json_of["ours"]
     entries = result.get("propositions", [])
     out: dict[str, Any] = {

@@ -191,6 +191,8 @@ def _count(parser: argparse.ArgumentParser, flag: str, default: int, help_: str)
 
 #: the first points of the batched side the baseline and the reference take by default
 _BARGAINING_SUBSET = 5_000
+#: the first points solved one call each by default
+_SCALAR_CALLS = 2_000
 
 
 def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
@@ -206,7 +208,13 @@ def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
             help=f"{what}, the first of --points (default {_BARGAINING_SUBSET}, "
             "or --points if fewer)",
         )
-    _count(parser, "--scalar-calls", 2000, "starts solved one call each, as scalars; 0 skips")
+    parser.add_argument(
+        "--scalar-calls",
+        type=int,
+        default=None,
+        help=f"starts solved one call each, as scalars, the first of --points; 0 skips "
+        f"(default {_SCALAR_CALLS}, or --points if fewer)",
+    )
     _count(parser, "--repeats", 5, "timed repeats of each side")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
 
@@ -221,7 +229,9 @@ def _bargaining(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         points=args.points,
         baseline_points=subset(args.baseline_points),
         reference_points=subset(args.reference_points),
-        scalar_calls=args.scalar_calls,
+        scalar_calls=(
+            min(_SCALAR_CALLS, args.points) if args.scalar_calls is None else args.scalar_calls
+        ),
         repeats=args.repeats,
         seed=_seed(args),
         progress=progress,

@@ -20,7 +20,9 @@ TINY = {
         *("--runs", "2", "--rounds", "30", "--baseline-runs", "2"),
         *("--baseline-rounds", "10", "--scale-runs", "2"),
     ],
-    "privacy": ["--clients", "30", "--existence-clients", "50"],
+    "privacy": ["--clients", "30", "--existence-clients", "50", "--few-clients", "3"],
+    "market": ["--firms", "50"],
+    "verify": ["--only", "tsoy.thm4.2"],
 }
 
 
@@ -38,9 +40,15 @@ def test_bench_name_runs_at_a_tiny_size(name, capsys):
     assert out["benchmark"] == name
     if name == "bargaining":  # the closed form agrees with the 40-digit reference
         assert out["ours_errors"] == 0 and out["reference_points"] == 8
+        assert out["scalar_calls"] == 40 and out["scalar_max_abs_difference"] <= 1e-15
+    elif name == "market":  # the ladder's floats are the recursion's
+        assert out["max_abs_difference"] == 0 and out["small_firms"] == 5
+    elif name == "verify":
+        assert out["entries"] >= 1 and out["all_agree"] and out["cpu_seconds"] > 0
     elif name == "privacy":  # the exact optimum is never below the authors' scan
         assert all(p["exact_at_least_scan"] for p in out["protocols"])
         assert out["existence"]["exists"] and not out["existence"]["none_exists"]
+        assert out["few"]["same_gamma"] and out["few"]["clients"] == 3
     elif name == "pricing-repeated":
         assert [s["seller"] for s in out["sellers"]] == ["exp3", "cexp3", "alpha-pd"]
         assert len(out["scaling"]) == 3
