@@ -308,6 +308,13 @@ def _verify_arguments(parser: argparse.ArgumentParser) -> None:
 def _verify(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from collabecon.bench.verify import measure_verify
 
+    if args.only:  # refused before any timed run
+        from collabecon._verify import PACKAGES
+        from econ import propositions
+
+        propositions.load(PACKAGES)
+        if not propositions.registered(args.only):
+            raise ValueError(f"--only {args.only!r} matches no registered proposition")
     return measure_verify(
         prefix=args.only, repeats=args.repeats, against=args.against, progress=progress
     )
