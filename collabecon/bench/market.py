@@ -26,7 +26,7 @@ import numpy as np
 
 from collabecon.bench.timing import best_of_each, repeats_count, within
 from econ.market import market_round
-from econ.oligopoly import SCALE_EXP
+from econ.oligopoly import SCALE_EXP, oligopoly_equilibrium
 from econ.validation import fits_in_memory, positive_int
 
 __all__ = [
@@ -97,7 +97,11 @@ def measure_market(
     seed: int = 0,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    r"""Time :func:`econ.market.market_round` against :func:`recursion_equilibrium`.
+    r"""Time :func:`econ.oligopoly.oligopoly_equilibrium` against :func:`recursion_equilibrium`.
+
+    The same work on both sides: prices, demands and surplus of the qualities.
+    :func:`econ.market.market_round`, which adds the firms' names (built once per number of
+    firms) and the result record, is timed with them (``market_round_seconds``).
 
     Qualities are drawn uniformly from [0, 1) (``seed``). At ``firms`` and at ``firms // 10``
     (at least 1) both sides are timed alternately, each the best of ``repeats`` after a
@@ -129,24 +133,27 @@ def measure_market(
         "small_firms": small,
         "repeats": repeats,
     }
-    times = {}
+    times, rounds = {}, {}
     for n in (small, firms):
         q = rng.random(n)
         progress(f"{n} firms: vectorised ladder and firm-by-firm loop, best of {repeats}")
         market_round(q[: min(n, 10)])  # warm-up
         best = best_of_each(
             {
-                "ours": functools.partial(market_round, q),
+                "ours": functools.partial(oligopoly_equilibrium, q),
+                "market_round": functools.partial(market_round, q),
                 "baseline": functools.partial(recursion_equilibrium, q),
             },
             repeats,
         )
         times[n] = (best["ours"].seconds, best["baseline"].seconds)
+        rounds[n] = best["market_round"].seconds
         ours, (price, demand, surplus) = best["ours"].result, best["baseline"].result
         out["max_abs_difference" if n == firms else "small_max_abs_difference"] = max(
             float(np.max(np.abs(ours.price - price))),
             float(np.max(np.abs(ours.share - demand))),
             abs(ours.consumer_surplus - surplus),
+            float(np.max(np.abs(best["market_round"].result.price - price))),
         )
     (ours_small, base_small), (ours_s, base_s) = times[small], times[firms]
     out.update(
@@ -154,6 +161,8 @@ def measure_market(
             "ours_seconds": round(ours_s, 5),
             "baseline_seconds": round(base_s, 4),
             "speed_ratio": round(base_s / ours_s, 1),
+            "market_round_seconds": round(rounds[firms], 5),
+            "small_market_round_seconds": round(rounds[small], 5),
             "small_ours_seconds": round(ours_small, 5),
             "small_baseline_seconds": round(base_small, 4),
             "ours_slope": _slope(ours_small, ours_s, small, firms),
