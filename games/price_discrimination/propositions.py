@@ -79,6 +79,12 @@ _RELATIONS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+#: Corollaries 2 and 3 compare the seller's utility at alpha* with that on the grid
+#: alpha = i/_GRID (and, for Corollary 3, at alpha* +- 1/1000): a changed commitment or
+#: ordering fails on it.
+_GRID = 20
+
+
 @functools.lru_cache(maxsize=None, typed=True)
 def _equilibrium_at(game: str, alpha: Any, convention: str = "strict") -> Equilibrium:
     """:func:`equilibrium` of the named game of ``GAMES``, computed once per process.
@@ -108,7 +114,7 @@ def _cor2(buyer_b: str, convention: str, needs_equilibrium: bool) -> Verdict:
     def holds(game: str) -> bool:
         g = GAMES[game]
         star = g.alpha_star
-        grid = sorted({F(i, 50) for i in range(51)} | {star})
+        grid = sorted({F(i, _GRID) for i in range(_GRID + 1)} | {star})
         eqs = {x: _equilibrium_at(game, x, convention) for x in grid}
         if needs_equilibrium and not all(_certified_at(game, x, convention) for x in eqs):
             raise AssertionError(f"{game}: a profile used is not an equilibrium")
@@ -125,7 +131,7 @@ def _cor2(buyer_b: str, convention: str, needs_equilibrium: bool) -> Verdict:
     return on_points(
         holds,
         [{"game": name} for name in GAMES],
-        "u_S(alpha*) > u_S(0) > u_S(1), u_S maximal at alpha* on a grid of 51 alphas, the high "
+        "u_S(alpha*) > u_S(0) > u_S(1), u_S maximal at alpha* on a grid of 21 alphas, the high "
         "buyer's ordering of (a)/(b), low buyers 0",
         drawn=GAMES_DRAWN,
         hypothesis=lambda game: assumption1(game) and GAMES[game].c_s > 0,
@@ -399,7 +405,7 @@ def _cor3(alpha_commit: Callable[[PDGame], Any] = attrgetter("alpha_star")) -> V
         chosen = alpha_commit(g)
         eq = _equilibrium_at(game, chosen)
         truthful = eq.profile.q_high == 0 and _certified_at(game, chosen)
-        grid = {F(i, 100) for i in range(101)} | {
+        grid = {F(i, _GRID) for i in range(_GRID + 1)} | {
             g.alpha_star + d for d in (F(-1, 1000), F(1, 1000))
         }
         best = max(_equilibrium_at(game, x).seller for x in grid if 0 <= x <= 1)
@@ -409,7 +415,7 @@ def _cor3(alpha_commit: Callable[[PDGame], Any] = attrgetter("alpha_star")) -> V
         holds,
         [{"game": name} for name in GAMES],
         "buyers truthful and the profile an equilibrium at the committed alpha; the seller's "
-        "equilibrium utility there is at least that at every alpha of a grid of 101 and at "
+        "equilibrium utility there is at least that at every alpha of a grid of 21 and at "
         "alpha* +- 1/1000, and equals U1*",
         drawn=GAMES_DRAWN,
         hypothesis=assumption1,
