@@ -151,7 +151,7 @@ def measure_market(
         ours, (price, demand, surplus) = best["ours"].result, best["baseline"].result
         out["max_abs_difference" if n == firms else "small_max_abs_difference"] = max(
             float(np.max(np.abs(ours.price - price))),
-            float(np.max(np.abs(ours.share - demand))),
+            float(np.max(np.abs(ours.demand - demand))),
             abs(ours.consumer_surplus - surplus),
             float(np.max(np.abs(best["market_round"].result.price - price))),
         )
