@@ -34,7 +34,8 @@ MAX_VERIFY_RUNS = 20
 def _one_run(prefix: str, checkout: str | None) -> tuple[float, dict[str, Any]]:
     """CPU seconds (user + system) and the JSON of one ``collabecon verify --json`` process.
 
-    ``checkout`` (a directory holding the packages) goes first on ``PYTHONPATH``.
+    ``checkout`` (a directory holding the packages) goes first on ``PYTHONPATH`` and is the
+    working directory, which ``python -m`` puts before it.
     """
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     if checkout is not None:
@@ -45,7 +46,7 @@ def _one_run(prefix: str, checkout: str | None) -> tuple[float, dict[str, Any]]:
     if prefix:
         argv += ["--only", prefix]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=checkout)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
