@@ -12,9 +12,9 @@ Measured in one run on this machine:
 2. Existence for 1,000,000 clients (lambda_i ~ LogNormal(-3, 1)): the closed form
    sum zeta > 1 (Theorem 4.2) against the scan.
 3. One call for a few clients (``--few-clients``, default 5): the exact max-accuracy protocol
-   per call, and its bisection with the test sum_i phi_i(Gamma) >= Gamma in Python floats
-   (what it runs below 8 clients) against the same bisection with numpy's test, timed
-   alternately.
+   per call, and its 1-D solver (below 8 clients the bisection's test sum_i phi_i(Gamma) >=
+   Gamma runs in Python floats) against the same bisection with numpy's test at every step,
+   timed alternately.
 
 Run: ``collabecon bench privacy`` (``--clients`` and ``--existence-clients`` set the two
 sizes). Each time is the best of a few timings (:mod:`collabecon.bench.timing`): five of
@@ -32,7 +32,7 @@ import numpy as np
 
 from collabecon.bench.timing import best_of, best_of_each, within
 from econ.privacy import DPMean, exists, optimal_protocol
-from econ.privacy.optimal_dp import _largest_feasible, _phi_sum_covers, dp_mean_phi
+from econ.privacy.optimal_dp import dp_mean_accuracy, dp_mean_phi
 from econ.validation import fits_in_memory, positive_int
 
 __all__ = [
@@ -116,8 +116,9 @@ def measure_privacy(
     ``protocols`` holds one entry per lambda distribution (LogNormal(0, 1), far inside the
     existence region; LogNormal(-9, 1), near its boundary); ``existence`` the test with
     lambda ~ LogNormal(-3, 1) and with lambda = 1e-9 (no protocol exists); ``few`` the
-    microseconds per call of the exact max-accuracy protocol of ``few_clients`` clients and of
-    its bisection, with the test in Python floats and with numpy's (:func:`_few_clients`).
+    microseconds per call of the exact max-accuracy protocol of ``few_clients`` clients, of its
+    1-D solver (:func:`econ.privacy.optimal_dp.dp_mean_accuracy`) and of the same bisection
+    with numpy's test at every step (:func:`_numpy_bisection`).
     ``progress`` is called with a short text as each of the measurements starts.
 
     Raises
@@ -180,30 +181,35 @@ MAX_FEW_CLIENTS = 10**4
 _CALLS = 50
 
 
+def _numpy_bisection(zeta: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """The baseline: bisection on Gamma with numpy's test sum_i phi_i(Gamma) >= Gamma per step."""
+    lo, hi = 0.0, float(rho.sum())
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if dp_mean_phi(mid, zeta, rho).sum() >= mid else (lo, mid)
+    return dp_mean_phi(lo, zeta, rho)
+
+
 def _few_clients(model: DPMean, lam: np.ndarray) -> dict[str, Any]:
-    """Microseconds per call: the protocol, its bisection in Python floats and with numpy."""
+    """Microseconds per call: the protocol, its exact 1-D solver, and the numpy bisection."""
     zeta, rho = model.zeta(lam), model.rho(lam.size)
-    top = float(rho.sum())
-
-    def numpy_test(x: float) -> bool:
-        return bool(dp_mean_phi(x, zeta, rho).sum() >= x)
-
     works = {
         "protocol": lambda: [optimal_protocol(model, lam, "accuracy") for _ in range(_CALLS)],
-        "bisection_floats": lambda: [
-            _largest_feasible(_phi_sum_covers(zeta, rho), 0.0, top) for _ in range(_CALLS)
-        ],
-        "bisection_numpy": lambda: [_largest_feasible(numpy_test, 0.0, top) for _ in range(_CALLS)],
+        "solver": lambda: [dp_mean_accuracy(model, lam)[0] for _ in range(_CALLS)],
+        "bisection_numpy": lambda: [_numpy_bisection(zeta, rho) for _ in range(_CALLS)],
     }
     for work in works.values():
         work()  # warm-up
     best = best_of_each(works, 5)
     per_call = {name: 1e6 * t.seconds / _CALLS for name, t in best.items()}
+    ours, base = best["solver"].result[-1], best["bisection_numpy"].result[-1]
     return {
         "clients": int(lam.size),
         "protocol_us": round(per_call["protocol"], 1),
-        "bisection_floats_us": round(per_call["bisection_floats"], 1),
+        "solver_us": round(per_call["solver"], 1),
         "bisection_numpy_us": round(per_call["bisection_numpy"], 1),
-        "bisection_ratio": round(per_call["bisection_numpy"] / per_call["bisection_floats"], 2),
-        "same_gamma": best["bisection_floats"].result == best["bisection_numpy"].result,
+        "solver_ratio": round(per_call["bisection_numpy"] / per_call["solver"], 2),
+        "same_beta": bool(np.array_equal(ours, base)),
     }

@@ -48,7 +48,7 @@ def test_bench_name_runs_at_a_tiny_size(name, capsys):
     elif name == "privacy":  # the exact optimum is never below the authors' scan
         assert all(p["exact_at_least_scan"] for p in out["protocols"])
         assert out["existence"]["exists"] and not out["existence"]["none_exists"]
-        assert out["few"]["same_gamma"] and out["few"]["clients"] == 3
+        assert out["few"]["same_beta"] and out["few"]["clients"] == 3
     elif name == "pricing-repeated":
         assert [s["seller"] for s in out["sellers"]] == ["exp3", "cexp3", "alpha-pd"]
         assert len(out["scaling"]) == 3
