@@ -30,8 +30,9 @@ cubic's root inside the individually rational interval :math:`[\rho_a, \min(\rho
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import sympy as sp
@@ -289,6 +290,9 @@ def duopoly_nash_solution(
     solved in closed form, vectorised: the middle of its three real roots (which is
     :math:`\rho^*` wherever the registry's grids reach) for all points at once, and all roots,
     with a bounded scalar search behind them, only where that middle root is not feasible.
+    A start given as three scalars takes the same steps in Python floats
+    (:func:`_scalar_solution`); one that is out of range or whose middle root is not
+    feasible goes the general way, with its checks and messages.
 
     References
     ----------
@@ -304,6 +308,10 @@ def duopoly_nash_solution(
     >>> round(float(duopoly_nash_solution(0.5, 0.6, 1.0, allow_lower=True).q_l_star), 6)
     0.45255
     """
+    if _is_scalar(q_l0) and _is_scalar(q_h0) and _is_scalar(q_max):
+        fast = _scalar_solution(float(q_l0), float(q_h0), float(q_max), allow_lower)
+        if fast is not None:
+            return fast
     a_, h_, q = disagreement_ratios(q_l0, q_h0, q_max)
     lo, hi = _interval(a_, h_)
     monic = _monic_cubic(a_, h_)
@@ -337,6 +345,59 @@ def duopoly_nash_solution(
     return DuopolyNashSolution(
         *(scalar_or_array(np.array(v, dtype=np.float64) + 0.0, *given) for v in arrays)
     )
+
+
+def _is_scalar(value: object) -> TypeGuard[float | np.floating | np.integer]:
+    """A Python or numpy real number (not an array): the inputs of the scalar fast path."""
+    return isinstance(value, (float, int, np.floating, np.integer))
+
+
+def _scalar_solution(
+    ql0: float, qh0: float, q: float, allow_lower: bool
+) -> DuopolyNashSolution | None:
+    """:func:`duopoly_nash_solution` of one start in Python floats; ``None`` sends it the general way.
+
+    The steps and formulas are the general path's (:func:`disagreement_ratios`,
+    :func:`_interval`, :func:`_monic_cubic`, :func:`_middle_root`), so the two agree to
+    round-off (``math`` and numpy's elementary functions may differ in the last bit). A start
+    that fails a check (NaN included: every comparison with it is false) or whose middle root
+    is not feasible returns ``None``: the general path raises the same one-line error, or
+    solves it.
+    """
+    if not (0.0 <= ql0 <= qh0 <= q <= 1.0 and q > 0.0):
+        return None
+    share = qh0 / q
+    ratio = ql0 / qh0 if qh0 > 0 else 0.0
+    a_ = share * float(duopoly.u_l(ratio)) if qh0 > 0 else 0.0
+    h_ = share * float(duopoly.u_h(ratio)) if qh0 > 0 else 0.0
+    disc = math.sqrt(max(1.0 - 48.0 * a_, 0.0))
+    lo = ((1 + 8 * a_) - disc) / (2 * (1 + a_))
+    rho_b = ((1 + 8 * a_) + disc) / (2 * (1 + a_))
+    hi = max(min(rho_b, float(duopoly.u_h_inverse(min(h_, 0.25)))), lo)
+    c3, c2, c1, c0 = _CUBIC_COEFFS(a_, h_)
+    b2, b1, b0 = c2 / c3, c1 / c3, c0 / c3
+    shift, p, qq = (float(v) for v in _depressed(b2, b1, b0))
+    if not 4 * p * p * p + 27 * qq * qq < 0:  # one real root: the general path's search
+        return None
+    m = 2 * math.sqrt(-p / 3)
+    angle = math.acos(min(max(3 * qq / (p * m), -1.0), 1.0)) / 3
+    best = m * math.cos(angle - 2 * math.pi / 3) - shift
+    for _ in range(2):  # _newton's two steps
+        slope = (3 * best + 2 * b2) * best + b1
+        if slope != 0:
+            best = best - (((best + b2) * best + b1) * best + b0) / slope
+    if not (lo - 1e-12 <= best <= hi + 1e-12):
+        return None
+    best = min(max(best, lo), hi)
+    q_l_star = best * q
+    if not allow_lower:
+        floor = ql0 / q
+        lo, best = max(lo, floor), max(best, floor)
+        q_l_star = max(best * q, ql0)
+    u_l, u_h = float(duopoly.u_l(best)), float(duopoly.u_h(best))
+    product = max(q * q * ((u_l - a_) * (u_h - h_)), 0.0)  # nash_product_at_q_max in floats
+    values: tuple[Any, ...] = (best, q_l_star, q, product, q * u_l, q * u_h, lo, hi)
+    return DuopolyNashSolution(*(v + 0.0 for v in values))
 
 
 def disagreement_ratios(

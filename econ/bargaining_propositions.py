@@ -208,12 +208,12 @@ def _brute_force_nash(
     """Best Nash product and its point over a (q_l, q_h) grid of the feasible set, per start.
 
     The set is q_l <= q_h <= Q with both revenues at least the start's; with
-    ``quality_floor`` also q_l >= q_l0 and q_h >= q_h0. The grid (41 values of q_h, 201 of
-    q_l, plus 4001 values of q_l on the line q_h = Q) does not assume Proposition 2.
+    ``quality_floor`` also q_l >= q_l0 and q_h >= q_h0. The grid (21 values of q_h, 101 of
+    q_l, plus 1001 values of q_l on the line q_h = Q) does not assume Proposition 2.
     """
     ul0, uh0 = duopoly.revenues(ql0, qh0)
     best = np.full(ql0.shape, -np.inf)
-    for fine, hs in ((201, np.linspace(0.0, 1.0, 42)[1:]), (4001, np.array([1.0]))):
+    for fine, hs in ((101, np.linspace(0.0, 1.0, 22)[1:]), (1001, np.array([1.0]))):
         qh = (qh0[:, None] if quality_floor else 0.0) * (1 - hs[None, :]) + q[:, None] * hs[None, :]
         ls = np.linspace(0.0, 1.0, fine)
         lo = ql0[:, None, None] if quality_floor else 0.0
@@ -275,7 +275,7 @@ def _program_check(quality_floor: bool, allow_lower: bool) -> Verdict:
         in_set_and_best,
         points,
         f"the solver (allow_lower={allow_lower}) returns a point of the set {floor} whose Nash product "
-        f"is at least the best of a 41 x 201 (q_l, q_h) grid of that set and of 4001 points on q_h = Q "
+        f"is at least the best of a 21 x 101 (q_l, q_h) grid of that set and of 1001 points on q_h = Q "
         f"(tolerance 1e-14); q_l* < q_l0 at {below} starts",
         drawn="300 seeded uniform starts q_l0 <= q_h0 <= Q in [0, 1] (sorted triples, seed 0), plus "
         "(0.6, 0.6, 0.6), (0, 0.5, 1), (0.49, 0.88, 1), (0.6, 0.9, 1), (0.3, 0.3, 1), (0.2, 0.6, 0.6), "

@@ -22,6 +22,7 @@ The equilibrium (Lemma 22, eq. 3.4):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -212,8 +213,14 @@ def u_h_inverse(y: ArrayLike) -> NDArray[np.float64]:
     >>> round(u_h_inverse(4 * (1 - 0.4) / (4 - 0.4) ** 2), 10)
     0.4
     """
+    if isinstance(y, float) and 0.0 <= y <= 0.25:  # one number in the domain: no array
+        return _u_h_inverse(y, math.sqrt)
     arr = np.asarray(y, dtype=np.float64)
-    return scalar_or_array(4.0 - 6.0 / (1.0 + np.sqrt(1.0 - 3.0 * arr)), y)
+    return scalar_or_array(_u_h_inverse(arr, np.sqrt), y)
+
+
+def _u_h_inverse(y: Any, sqrt: Callable[[Any], Any]) -> Any:
+    return 4.0 - 6.0 / (1.0 + sqrt(1.0 - 3.0 * y))
 
 
 @dataclass(frozen=True, slots=True)

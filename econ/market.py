@@ -20,6 +20,7 @@ shares, revenues and surplus, which approach the closed forms at rate
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -128,12 +129,12 @@ def market_round(qualities: ModelQualities | ArrayLike) -> MarketRound:
         names, q = qualities.names, qualities.quality.astype(np.float64)
     else:
         q = unit_interval("qualities", qualities).reshape(-1)
-        names = tuple(f"firm{i}" for i in range(q.size))
+        names = _firm_names(q.size)
     if q.size == 0:
         raise ValueError("qualities must name at least one firm, got []")
     eq = oligopoly_equilibrium(q)
     return MarketRound(
-        names=tuple(names),
+        names=names,
         quality=q,
         price=eq.price,
         share=eq.demand,
@@ -142,6 +143,15 @@ def market_round(qualities: ModelQualities | ArrayLike) -> MarketRound:
         consumer_surplus=eq.consumer_surplus,
         welfare=eq.welfare,
     )
+
+
+@functools.lru_cache(maxsize=4)
+def _firm_names(n: int) -> tuple[str, ...]:
+    """``("firm0", "firm1", ...)``: the names of ``n`` unnamed firms, built once per count.
+
+    A tuple of strings is immutable, so every market of ``n`` unnamed firms shares it.
+    """
+    return tuple(f"firm{i}" for i in range(n))
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,17 +118,63 @@ _SCALE = float(2.0**SCALE_EXP)
 
 
 def _ladder(gaps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Prices and ratios ``r`` of the distinct-quality game with gaps ``d_1 .. d_n`` > 0."""
+    """Prices and ratios ``r`` of the distinct-quality game with gaps ``d_1 .. d_n`` > 0.
+
+    The ratios are those of the bottom-up recursion (:func:`_ratios`); the prices
+    :math:`p_i = r_i p_{i+1}` are a cumulative product from the top, in the recursion's order
+    of multiplications.
+    """
     n = gaps.size
     r = np.zeros(n)
-    with np.errstate(over="ignore"):  # d_{i+1}/d_i = inf gives r_i = 0, the right limit
-        for i in range(n - 1):
-            r[i] = 1.0 / (2.0 + gaps[i + 1] / gaps[i] * (2.0 - (r[i - 1] if i else 0.0)))
+    if n > 1:
+        with np.errstate(over="ignore"):  # d_{i+1}/d_i = inf gives r_i = 0, the right limit
+            r[: n - 1] = _ratios(gaps[1:] / gaps[:-1])
     price = np.empty(n)
     price[-1] = gaps[-1] / (2.0 - (r[-2] if n > 1 else 0.0))
-    for i in range(n - 2, -1, -1):
-        price[i] = r[i] * price[i + 1]
-    return price, r
+    price[-2::-1] = r[-2::-1]
+    return np.asarray(np.cumprod(price[::-1])[::-1], dtype=np.float64), r
+
+
+#: :func:`_ratios` sweeps every ratio while more than this share of them still moves.
+_SPARSE_BELOW = 1 / 16
+
+
+def _ratios(k: NDArray[np.float64]) -> NDArray[np.float64]:
+    r"""The ratios :math:`r_i = f_i(r_{i-1})`, :math:`r_{-1} = 0`, of the module docstring.
+
+    :math:`f_i(x) = 1/(2 + k_i (2 - x))` with :math:`k_i = d_{i+1}/d_i`. The recursion is
+    sequential; its result is the floating-point fixed point of the sweep
+    :math:`r_i \leftarrow f_i(r_{i-1})` applied to every ``i`` at once, and bit for bit: at a
+    fixed point :math:`r_0 = f_0(0)`, and each further :math:`r_i` is :math:`f_i`, evaluated
+    as the recursion evaluates it, of the one before. Sweeps get there fast:
+    :math:`0 \le f_i'(x) = k_i f_i(x)^2 \le k_i/(2 + 1.5 k_i)^2 \le 1/12` on
+    :math:`[0, 1/2]`, so a change of a ratio shrinks twelvefold, and mostly vanishes in
+    rounding, on each step up the ladder. Once few ratios still move, only those whose input
+    moved are evaluated again, until none does: each round, the ratios below the lowest one
+    left are final, so the rounds end.
+    """
+    m = k.size
+    r, step = np.zeros(m), np.empty(m)
+    while True:  # sweeps of every ratio, in place, while many move
+        step[0] = 2.0  # r_{-1} = 0
+        np.subtract(2.0, r[:-1], out=step[1:])
+        np.multiply(k, step, out=step)
+        np.add(2.0, step, out=step)
+        swept = np.divide(1.0, step)
+        moved = np.count_nonzero(swept != r)
+        previous, r = r, swept
+        if moved <= _SPARSE_BELOW * m:
+            break
+    below = np.concatenate(([0.0], previous[:-1]))  # below[i]: the r_{i-1} r_i was computed from
+    stale = np.flatnonzero(r[:-1] != below[1:]) + 1  # ratios whose input moved since
+    while stale.size:
+        below[stale] = r[stale - 1]
+        new = 1.0 / (2.0 + k[stale] * (2.0 - below[stale]))
+        moved_now = new != r[stale]
+        r[stale] = new
+        stale = stale[moved_now]
+        stale = stale[stale < m - 1] + 1
+    return r
 
 
 def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
@@ -168,15 +214,16 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
     # Prices and surplus are degree-1 homogeneous in the qualities, demands degree 0: solve
     # with every quality times 2**SCALE_EXP (exact), which keeps subnormal qualities normal.
     q = given * _SCALE
-    values, counts = np.unique(q[q > 0], return_counts=True)
-    tied = values[counts > 1]
-    base = float(tied[-1]) if tied.size else 0.0
-    above = q > base
+    ranked = np.argsort(q)
+    ascending = q[ranked]
+    repeated = ascending[1:][(ascending[1:] == ascending[:-1]) & (ascending[1:] > 0)]
+    tied = repeated.size > 0
+    base = float(repeated[-1]) if tied else 0.0  # the highest positive quality held twice
     price, demand = np.zeros(q.size), np.zeros(q.size)
     theta_first = 1.0  # the lowest type that buys above the base
     surplus = 0.0
-    if np.any(above):
-        order = np.flatnonzero(above)[np.argsort(q[above], kind="stable")]
+    order = ranked[np.searchsorted(ascending, base, side="right") :]  # distinct, ascending
+    if order.size:
         qs = q[order]
         gaps = np.diff(qs, prepend=base)
         p, r = _ladder(gaps)
@@ -186,7 +233,7 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
         price[order], demand[order] = p, share
         theta_first = float(theta[0])
         surplus = float(np.sum(qs * (bounds[1:] ** 2 - bounds[:-1] ** 2) / 2 - p * share))
-    if tied.size:
+    if tied:
         group = q == base
         demand[group] = theta_first / np.count_nonzero(group)
         surplus += base * theta_first**2 / 2

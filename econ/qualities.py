@@ -67,7 +67,7 @@ class ModelQualities:
         n_eval = np.asarray(self.n_eval)
         if n_eval.ndim == 0:
             n_eval = np.full(len(names), n_eval)
-        if not np.issubdtype(n_eval.dtype, np.integer) or np.any(n_eval < 1):
+        if n_eval.dtype.kind not in "iu" or (n_eval < 1).any():  # integers (not bool) >= 1
             raise ValueError(f"n_eval must hold integers >= 1, got {n_eval!r}")
         if not (len(names) == quality.shape[0] == n_eval.shape[0]):
             raise ValueError(

@@ -7,6 +7,7 @@ allowed range, before any work starts (``docs/conventions.md``).
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ def _show(value: Any) -> str:
 def as_finite(name: str, value: ArrayLike) -> NDArray[np.float64]:
     """Return ``value`` as a float array, or raise if any entry is NaN or infinite."""
     arr = np.asarray(value, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
+    if not (math.isfinite(arr) if arr.ndim == 0 else np.isfinite(arr).all()):
         raise ValueError(f"{name} must be finite, got {_show(value)}")
     return arr
 
@@ -44,9 +45,13 @@ def in_interval(
     ``low_open`` / ``high_open`` make the corresponding end strict.
     """
     arr = as_finite(name, value)
+    if arr.ndim == 0:  # one number: compared as a Python float, the same comparisons
+        v = float(arr)
+        if not ((v <= low if low_open else v < low) or (v >= high if high_open else v > high)):
+            return arr
     too_low = arr <= low if low_open else arr < low
     too_high = arr >= high if high_open else arr > high
-    if np.any(too_low | too_high):
+    if (too_low | too_high).any():
         left = "(" if low_open else "["
         right = ")" if high_open else "]"
         bad = arr[too_low | too_high] if arr.ndim else arr

@@ -107,6 +107,8 @@ BASE: dict[str, list[str]] = {
     "bench privacy": [
         *("bench", "privacy", "--clients", "30", "--existence-clients", "50", "--draws", "1")
     ],
+    "bench market": ["bench", "market", "--firms", "50", "--repeats", "1"],
+    "bench verify": ["bench", "verify", "--only", "tsoy.thm4.2", "--repeats", "1"],
     "reproduce": ["reproduce", "--out", "rep", "--only", "pricing"],
     "privacy exists": ["privacy", "exists", "--model", "dp-mean", "--lam", "1", "2"],
     "privacy optimal": ["privacy", "optimal", "--model", "dp-mean", "--lam", "1", "2"],
@@ -218,6 +220,13 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("bench bargaining", "--reference-points", COUNT),
     ("bench bargaining", "--repeats", [*COUNT, "1001"]),
     ("bench bargaining", "--seed", SEED),
+    ("bench bargaining", "--scalar-calls", [*COUNT0, "41"]),  # at most --points
+    ("bench market", "--firms", [*COUNT, "100000000000"]),
+    ("bench market", "--repeats", [*COUNT, "1001"]),
+    ("bench market", "--seed", [*SEED, SEED_HUGE]),
+    ("bench verify", "--repeats", [*COUNT, "21"]),
+    ("bench verify", "--only", ["no.such.statement"]),
+    ("bench verify", "--against", ["@DIR"]),
     ("bench pricing-repeated", "--runs", [*COUNT, "1"]),  # 1 run has no standard error
     ("bench pricing-repeated", "--rounds", COUNT),
     ("bench pricing-repeated", "--baseline-runs", [*COUNT, "1"]),

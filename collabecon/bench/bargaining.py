@@ -6,8 +6,13 @@ once per starting point. Ours solves every stationarity cubic in one batched eig
 and filters by feasibility. Both are scored against a 40-digit mpmath reference; an error is a
 ratio off by more than 1e-9.
 
+A second row times one call per start, the way a caller with one start at a time uses it
+(``--scalar-calls``): starts given as scalars take the scalar path of
+:func:`econ.bargaining.duopoly_nash_solution`, timed against the same starts as 1-element
+arrays and against the bounded search of each.
+
 Run: ``collabecon bench bargaining [--points 100000] [--baseline-points 5000]
-[--reference-points 5000] [--repeats 5]``. The sizes are refused before any work when the
+[--reference-points 5000] [--scalar-calls 2000] [--repeats 5]``. The sizes are refused before any work when the
 batched side's arrays (:data:`BYTES_PER_POINT` per point) cannot fit in memory or a side's
 work exceeds its ceiling: :data:`MAX_POINT_SOLVES`, :data:`MAX_BASELINE_SEARCHES`,
 :data:`MAX_REFERENCE_POINTS`.
@@ -23,7 +28,7 @@ import mpmath as mp
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from collabecon.bench.timing import best_of, repeats_count, within
+from collabecon.bench.timing import best_of, best_of_each, repeats_count, within
 from econ import bargaining, duopoly
 from econ.validation import fits_in_memory, positive_int
 
@@ -118,6 +123,7 @@ def measure_bargaining(
     points: int = 100_000,
     baseline_points: int = 5_000,
     reference_points: int = 5_000,
+    scalar_calls: int = 2_000,
     repeats: int = 5,
     seed: int = 0,
     progress: Callable[[str], None] = lambda _: None,
@@ -133,6 +139,11 @@ def measure_bargaining(
     The speed ratio compares microseconds per point; each time is the best of ``repeats``.
     ``progress`` is called with a short text as each side starts.
 
+    With ``scalar_calls`` > 0, the first ``scalar_calls`` starts are also solved one call each:
+    given as Python floats (``scalar``: the scalar path), as 1-element arrays (``array``: the
+    general path) and by :func:`baseline`, one point at a time, the three timed alternately;
+    ``scalar_max_abs_difference`` compares the scalar calls' ρ* with the batched ones.
+
     Raises
     ------
     ValueError
@@ -145,10 +156,13 @@ def measure_bargaining(
         ("reference_points", reference_points),
     ):
         positive_int(name, value)
+    if isinstance(scalar_calls, bool) or not isinstance(scalar_calls, int) or scalar_calls < 0:
+        raise ValueError(f"scalar_calls must be an integer >= 0, got {scalar_calls!r}")
     repeats_count(repeats)
     for name, value in (
         ("baseline_points", baseline_points),
         ("reference_points", reference_points),
+        ("scalar_calls", scalar_calls),
     ):
         if value > points:
             raise ValueError(
@@ -163,6 +177,12 @@ def measure_bargaining(
         baseline_points * repeats,
         MAX_BASELINE_SEARCHES,
         "bounded searches",
+    )
+    within(
+        f"scalar_calls={scalar_calls}, repeats={repeats}",
+        scalar_calls * repeats,
+        MAX_BASELINE_SEARCHES,
+        "scalar calls and bounded searches",
     )
     within(
         f"reference_points={reference_points}",
@@ -185,6 +205,7 @@ def measure_bargaining(
     base_t = best_of(lambda: baseline(q_l0[:nb], q_h0[:nb]), repeats)
     base_s, base = base_t.seconds, base_t.result
 
+    scalar = _scalar_calls(q_l0, q_h0, ours, scalar_calls, repeats, progress)
     nr = reference_points
     progress(f"40-digit reference: {nr} points")
     ref = reference(q_l0[:nr], q_h0[:nr])
@@ -202,4 +223,43 @@ def measure_bargaining(
         "ours_max_abs_error": float(np.max(np.abs(ours[:nr] - ref))),
         "baseline_errors": int(np.sum(np.abs(base[: min(nb, nr)] - ref[: min(nb, nr)]) > 1e-9)),
         "baseline_max_abs_error": float(np.max(np.abs(base[: min(nb, nr)] - ref[: min(nb, nr)]))),
+        **scalar,
+    }
+
+
+def _scalar_calls(
+    q_l0: np.ndarray,
+    q_h0: np.ndarray,
+    batched: np.ndarray,
+    calls: int,
+    repeats: int,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
+    """One call per start on the first ``calls`` starts: scalars, 1-element arrays, baseline."""
+    if calls == 0:
+        return {}
+    starts = [(float(a), float(b)) for a, b in zip(q_l0[:calls], q_h0[:calls], strict=True)]
+    arrays = [(np.array([a]), np.array([b])) for a, b in starts]
+    solve = bargaining.duopoly_nash_solution
+    progress(f"one call per start: {calls} starts as scalars, as arrays and by search")
+    solve(*starts[0], allow_lower=True)  # warm-up
+    best = best_of_each(
+        {
+            "scalar": lambda: [solve(a, b, allow_lower=True).rho_star for a, b in starts],
+            "array": lambda: [solve(a, b, allow_lower=True).rho_star for a, b in arrays],
+            "baseline": lambda: baseline(q_l0[:calls], q_h0[:calls]),
+        },
+        repeats,
+    )
+    per_call = {name: 1e6 * t.seconds / calls for name, t in best.items()}
+    return {
+        "scalar_calls": calls,
+        "scalar_us_per_call": round(per_call["scalar"], 2),
+        "array_us_per_call": round(per_call["array"], 2),
+        "scalar_baseline_us_per_point": round(per_call["baseline"], 2),
+        "scalar_speed_ratio": round(per_call["baseline"] / per_call["scalar"], 2),
+        "scalar_vs_array_ratio": round(per_call["array"] / per_call["scalar"], 2),
+        "scalar_max_abs_difference": float(
+            np.max(np.abs(np.array(best["scalar"].result) - batched[:calls]))
+        ),
     }

@@ -12,12 +12,18 @@
 ``bargaining``
     Nash bargaining of the duopoly, the batched closed form vs a per-point bounded search,
     both scored against a 40-digit reference (:mod:`collabecon.bench.bargaining`).
+``market``
+    the Bertrand equilibrium of many firms, the vectorised ladder vs the firm-by-firm
+    recursion, and how its time grows with the number of firms
+    (:mod:`collabecon.bench.market`).
 ``pricing-repeated``
     the repeated price-discrimination game, one run and 100 runs, vs a per-round, per-buyer
     Python loop (:mod:`collabecon.bench.pricing_repeated`).
 ``privacy``
     optimal protocols and existence tests of :mod:`econ.privacy` vs the authors' scan
     (:mod:`collabecon.bench.privacy`).
+``verify``
+    the CPU time of ``collabecon verify`` in a fresh process (:mod:`collabecon.bench.verify`).
 
 ``collabecon bench --help`` lists them. Every time is the best of several timings
 (:mod:`collabecon.bench.timing`); ``bench/RESULTS.md`` records the figures. A benchmark
@@ -29,7 +35,8 @@ against its data (no more clients than examples), the memory its largest arrays 
 (:data:`collabecon.bench.timing.MAX_REPEATS` repeats;
 :data:`collabecon.bench.clients.MAX_EXAMPLE_GRADIENTS` for ``engine``, ``dp`` and
 ``all-pairs``; the ``MAX_*`` of :mod:`collabecon.bench.bargaining`,
-:mod:`collabecon.bench.pricing_repeated` and :mod:`collabecon.bench.privacy`). ``--seed`` is
+:mod:`collabecon.bench.market`, :mod:`collabecon.bench.pricing_repeated` and
+:mod:`collabecon.bench.privacy`). ``--seed`` is
 an integer in [0, 2**63); ``dp``'s noise standard deviation ``--noise`` x ``--max-grad-norm``
 must be finite in float32, the precision of the weights.
 """
@@ -184,6 +191,8 @@ def _count(parser: argparse.ArgumentParser, flag: str, default: int, help_: str)
 
 #: the first points of the batched side the baseline and the reference take by default
 _BARGAINING_SUBSET = 5_000
+#: the first points solved one call each by default
+_SCALAR_CALLS = 2_000
 
 
 def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
@@ -199,6 +208,13 @@ def _bargaining_arguments(parser: argparse.ArgumentParser) -> None:
             help=f"{what}, the first of --points (default {_BARGAINING_SUBSET}, "
             "or --points if fewer)",
         )
+    parser.add_argument(
+        "--scalar-calls",
+        type=int,
+        default=None,
+        help=f"starts solved one call each, as scalars, the first of --points; 0 skips "
+        f"(default {_SCALAR_CALLS}, or --points if fewer)",
+    )
     _count(parser, "--repeats", 5, "timed repeats of each side")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
 
@@ -213,9 +229,26 @@ def _bargaining(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         points=args.points,
         baseline_points=subset(args.baseline_points),
         reference_points=subset(args.reference_points),
+        scalar_calls=(
+            min(_SCALAR_CALLS, args.points) if args.scalar_calls is None else args.scalar_calls
+        ),
         repeats=args.repeats,
         seed=_seed(args),
         progress=progress,
+    )
+
+
+def _market_arguments(parser: argparse.ArgumentParser) -> None:
+    _count(parser, "--firms", 100_000, "firms of the larger market (the smaller has a tenth)")
+    _count(parser, "--repeats", 5, "timed repeats of each side")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def _market(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.market import measure_market
+
+    return measure_market(
+        firms=args.firms, repeats=args.repeats, seed=_seed(args), progress=progress
     )
 
 
@@ -261,6 +294,34 @@ def _privacy(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     )
 
 
+def _verify_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--only", default="", metavar="PREFIX", help="only ids starting with PREFIX"
+    )
+    _count(parser, "--repeats", 1, "runs of collabecon verify")
+    parser.add_argument(
+        "--against",
+        default=None,
+        metavar="CHECKOUT",
+        help="another checkout of this repository whose collabecon verify runs alternately",
+    )
+
+
+def _verify(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.verify import measure_verify
+
+    if args.only:  # refused before any timed run
+        from collabecon._verify import PACKAGES
+        from econ import propositions
+
+        propositions.load(PACKAGES)
+        if not propositions.registered(args.only):
+            raise ValueError(f"--only {args.only!r} matches no registered proposition")
+    return measure_verify(
+        prefix=args.only, repeats=args.repeats, against=args.against, progress=progress
+    )
+
+
 #: name -> (help, declare flags, run with its progress).
 BENCHMARKS: dict[
     str,
@@ -286,6 +347,11 @@ BENCHMARKS: dict[
         _bargaining_arguments,
         _bargaining,
     ),
+    "market": (
+        "Bertrand equilibrium of many firms: vectorised ladder vs firm-by-firm recursion",
+        _market_arguments,
+        _market,
+    ),
     "pricing-repeated": (
         "repeated PD game: one run and many runs vs a per-round, per-buyer Python loop",
         _pricing_repeated_arguments,
@@ -295,6 +361,11 @@ BENCHMARKS: dict[
         "optimal protocols and existence tests of econ.privacy vs the authors' scan",
         _privacy_arguments,
         _privacy,
+    ),
+    "verify": (
+        "CPU time of collabecon verify in a fresh process",
+        _verify_arguments,
+        _verify,
     ),
 }
 
@@ -333,7 +404,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         and ``dp`` the fields of its dataclass (the sizes, the seconds or steps per second of
         both sides, their ratio and how far their results differ; ``all-pairs`` with
         ``--reference`` also ``reference``, one ``{batch_size, seconds}`` per minibatch size);
-        for ``bargaining``, ``pricing-repeated`` and ``privacy`` the record of its
+        for ``bargaining``, ``market``, ``pricing-repeated``, ``privacy`` and ``verify`` the
+        record of its
         ``measure_*`` function (:mod:`collabecon.bench`). The command exits with 0.
 
     Raises

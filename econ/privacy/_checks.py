@@ -95,8 +95,13 @@ def proves_positive(
     evaluated on sampled points and ``refuted`` at the first negative value; if none is found
     the sign is undecided and this raises.
     """
-    simplified = sp.factor(sp.simplify(expr))
+    # a rational function is usually decided once put over one denominator and factored;
+    # sympy's full simplify, much dearer, only where that leaves the sign open
+    simplified = sp.factor(sp.cancel(sp.together(expr)))
     decided = simplified.is_positive if strict else simplified.is_nonnegative
+    if not decided:
+        simplified = sp.factor(sp.simplify(expr))
+        decided = simplified.is_positive if strict else simplified.is_nonnegative
     if decided:
         return proved(f"{what}: {simplified} {'>' if strict else '>='} 0")
     rng = np.random.default_rng(1)

@@ -25,6 +25,7 @@ Proposition 10's proof in :mod:`games.price_discrimination.commitment_propositio
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
@@ -43,7 +44,7 @@ from econ.propositions import (
 )
 from games.price_discrimination.certificate import certify
 from games.price_discrimination.checked_games import GAMES, GAMES_DRAWN, assumption1
-from games.price_discrimination.equilibrium import Profile, equilibrium
+from games.price_discrimination.equilibrium import Equilibrium, Profile, equilibrium
 from games.price_discrimination.game import (
     C_B,
     C_S,
@@ -78,6 +79,29 @@ _RELATIONS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+#: Corollaries 2 and 3 compare the seller's utility at alpha* with that on the grid
+#: alpha = i/_GRID (and, for Corollary 3, at alpha* +- 1/1000): a changed commitment or
+#: ordering fails on it.
+_GRID = 20
+
+
+@functools.lru_cache(maxsize=None, typed=True)
+def _equilibrium_at(game: str, alpha: Any, convention: str = "strict") -> Equilibrium:
+    """:func:`equilibrium` of the named game of ``GAMES``, computed once per process.
+
+    Exact and immutable (frozen dataclasses of fractions), so the checks of Corollaries 2
+    and 3 and their perturbed runs share the alphas their grids have in common.
+    """
+    return equilibrium(GAMES[game], alpha, convention)
+
+
+@functools.lru_cache(maxsize=None, typed=True)
+def _certified_at(game: str, alpha: Any, convention: str = "strict") -> bool:
+    """Whether the profile of :func:`_equilibrium_at` passes :func:`certify` (once per process)."""
+    profile = _equilibrium_at(game, alpha, convention).profile
+    return certify(GAMES[game], alpha, profile).is_equilibrium
+
+
 def _cor2(buyer_b: str, convention: str, needs_equilibrium: bool) -> Verdict:
     """Corollary 2's orderings at alpha in {0, alpha*, 1} and the maximum over a grid.
 
@@ -90,11 +114,9 @@ def _cor2(buyer_b: str, convention: str, needs_equilibrium: bool) -> Verdict:
     def holds(game: str) -> bool:
         g = GAMES[game]
         star = g.alpha_star
-        grid = sorted({F(i, 50) for i in range(51)} | {star})
-        eqs = {x: equilibrium(g, x, convention) for x in grid}
-        if needs_equilibrium and not all(
-            certify(g, x, e.profile).is_equilibrium for x, e in eqs.items()
-        ):
+        grid = sorted({F(i, _GRID) for i in range(_GRID + 1)} | {star})
+        eqs = {x: _equilibrium_at(game, x, convention) for x in grid}
+        if needs_equilibrium and not all(_certified_at(game, x, convention) for x in eqs):
             raise AssertionError(f"{game}: a profile used is not an equilibrium")
         s0, ss, s1 = (eqs[x].seller for x in (F(0), star, F(1)))
         seller = ss > s0 > s1 and max(e.seller for e in eqs.values()) == ss
@@ -109,7 +131,7 @@ def _cor2(buyer_b: str, convention: str, needs_equilibrium: bool) -> Verdict:
     return on_points(
         holds,
         [{"game": name} for name in GAMES],
-        "u_S(alpha*) > u_S(0) > u_S(1), u_S maximal at alpha* on a grid of 51 alphas, the high "
+        "u_S(alpha*) > u_S(0) > u_S(1), u_S maximal at alpha* on a grid of 21 alphas, the high "
         "buyer's ordering of (a)/(b), low buyers 0",
         drawn=GAMES_DRAWN,
         hypothesis=lambda game: assumption1(game) and GAMES[game].c_s > 0,
@@ -381,19 +403,19 @@ def _cor3(alpha_commit: Callable[[PDGame], Any] = attrgetter("alpha_star")) -> V
     def holds(game: str) -> bool:
         g = GAMES[game]
         chosen = alpha_commit(g)
-        eq = equilibrium(g, chosen)
-        truthful = eq.profile.q_high == 0 and certify(g, chosen, eq.profile).is_equilibrium
-        grid = {F(i, 100) for i in range(101)} | {
+        eq = _equilibrium_at(game, chosen)
+        truthful = eq.profile.q_high == 0 and _certified_at(game, chosen)
+        grid = {F(i, _GRID) for i in range(_GRID + 1)} | {
             g.alpha_star + d for d in (F(-1, 1000), F(1, 1000))
         }
-        best = max(equilibrium(g, x).seller for x in grid if 0 <= x <= 1)
+        best = max(_equilibrium_at(game, x).seller for x in grid if 0 <= x <= 1)
         return bool(truthful and eq.seller >= best and eq.seller == g.U1_star)
 
     verdict = on_points(
         holds,
         [{"game": name} for name in GAMES],
         "buyers truthful and the profile an equilibrium at the committed alpha; the seller's "
-        "equilibrium utility there is at least that at every alpha of a grid of 101 and at "
+        "equilibrium utility there is at least that at every alpha of a grid of 21 and at "
         "alpha* +- 1/1000, and equals U1*",
         drawn=GAMES_DRAWN,
         hypothesis=assumption1,

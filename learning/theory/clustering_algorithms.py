@@ -93,7 +93,8 @@ def threshold_clustering(
     total = points.shape[1] + n_bad
     pull = np.zeros(points.shape[-1]) if direction is None else EDGE * radius * direction
     for _ in range(steps):
-        inside = np.linalg.norm(points - v[:, None], axis=-1) <= radius
+        offset = points - v[:, None]
+        inside = np.sqrt((offset * offset).sum(axis=-1)) <= radius  # the norm, as numpy's
         kept = np.where(inside[..., None], points, v[:, None]).sum(axis=1)
         v = (kept + n_bad * (v + pull)) / total
     return v
@@ -292,12 +293,13 @@ class FederatedRun:
                 rng.standard_normal((self.replicates, a.size, dim))
             )
             mean_grad = a_bar * (x - centres[0])  # grad f_bar_0(x), f_bar_0 the cluster's mean
+            spread = self._spread(mean_grad)
             v = grads[:, 0]
             for _ in range(steps):
                 v = threshold_clustering(
                     grads,
                     v,
-                    self._radius(v, mean_grad),
+                    self._radius(v, mean_grad, spread),
                     1,
                     n_bad=self.n_bad,
                     direction=bad_dir,
@@ -305,13 +307,18 @@ class FederatedRun:
             x = x - eta * v
         return total / self.rounds
 
-    def _radius(self, v: FloatArray, mean_grad: FloatArray) -> float:
-        """The thresholding radius of the next step, from the centres and the cluster's mean."""
+    def _spread(self, mean_grad: FloatArray) -> float:
+        r""":math:`A^4\,\mathbb E\lVert\nabla\bar f_0(x_{0,t-1})\rVert^2`, fixed within a round."""
+        if self.radius == "printed":
+            return 0.0
+        return self.constants["A2"] ** 2 * float((mean_grad**2).sum(axis=-1).mean())
+
+    def _radius(self, v: FloatArray, mean_grad: FloatArray, spread: float) -> float:
+        """The thresholding radius of the next step, from the centres and the round's spread."""
         c = self.constants
         if self.radius == "printed":
             return math.sqrt(c["delta"] * c["sigma"] * c["gap"])
-        centre_gap = float(np.mean(np.sum((v - mean_grad) ** 2, axis=-1)))
-        spread = c["A2"] ** 2 * float(np.mean(np.sum(mean_grad**2, axis=-1)))
+        centre_gap = float(((v - mean_grad) ** 2).sum(axis=-1).mean())
         return math.sqrt(centre_gap + spread + c["delta"] * c["rho"] * c["gap"])
 
     def point(self) -> dict[str, Any]:

@@ -358,7 +358,17 @@ def _one_sided(rng: np.random.Generator, dim: int) -> tuple[FloatArray, FloatArr
     return np.stack([u, -p / (1 - p) * u]), np.array([p, 1 - p])
 
 
-def _random_steps(seed: int, count: int, radius_constant: float = 1.0) -> Iterator[CompactStep]:
+@functools.cache
+def _random_steps(seed: int, count: int, radius_constant: float = 1.0) -> tuple[CompactStep, ...]:
+    """The seeded random steps, drawn once per process.
+
+    A step is immutable and its cached properties (the step's law, its errors) depend on
+    it alone, so the checks that run the same draw share them.
+    """
+    return tuple(_draw_steps(seed, count, radius_constant))
+
+
+def _draw_steps(seed: int, count: int, radius_constant: float) -> Iterator[CompactStep]:
     rng = np.random.default_rng(seed)
     for k in range(count):
         dim, n_own, n_clusters = 1 + k % 2, 2 + k % 5, 2 + k % 3

@@ -41,6 +41,7 @@ Printed errors found here:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -183,7 +184,17 @@ def _wide_step(n_other: int, spread: float, radius_constant: float = 1.0) -> Gra
     )
 
 
-def _random_steps(seed: int, count: int, radius_constant: float = 1.0) -> Iterator[GradientStep]:
+@functools.cache
+def _random_steps(seed: int, count: int, radius_constant: float = 1.0) -> tuple[GradientStep, ...]:
+    """The seeded random steps, drawn once per process.
+
+    A step is immutable and its cached properties (the step's law, its errors) depend on
+    it alone, so the checks that run the same draw share them.
+    """
+    return tuple(_draw_steps(seed, count, radius_constant))
+
+
+def _draw_steps(seed: int, count: int, radius_constant: float) -> Iterator[GradientStep]:
     rng = np.random.default_rng(seed)
     for k in range(count):
         n_own, n_other = 2 + k % 2, 1 + k % 4

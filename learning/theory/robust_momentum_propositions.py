@@ -32,6 +32,7 @@ Printed errors found here:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -162,7 +163,17 @@ def _edge_bad(spread: float) -> ThresholdStep:
     return momentum_step(means, clusters, _SIGN, spread, np.array([1.0]), edge)
 
 
-def _random_steps(seed: int, count: int, radius_constant: float = 1.0) -> Iterator[ThresholdStep]:
+@functools.cache
+def _random_steps(seed: int, count: int, radius_constant: float = 1.0) -> tuple[ThresholdStep, ...]:
+    """The seeded random steps, drawn once per process.
+
+    A step is immutable and its cached properties (the step's law, its errors) depend on
+    it alone, so the checks that run the same draw share them.
+    """
+    return tuple(_draw_steps(seed, count, radius_constant))
+
+
+def _draw_steps(seed: int, count: int, radius_constant: float) -> Iterator[ThresholdStep]:
     rng = np.random.default_rng(seed)
     for k in range(count):
         dim, n_own, n_clusters = 1 + k % 2, 2 + k % 2, 2 + k % 3

@@ -258,3 +258,80 @@ def test_tiny_qualities_keep_the_closed_form(q: float) -> None:
     start = bargaining.duopoly_nash_solution(0.0, q, q)
     assert start.U_h_star == pytest.approx(q / 4, rel=1e-12) or q < 1e-300
     assert np.isfinite(start.rho_star) and start.U_l_star >= 0
+
+
+_FIELDS = (
+    "rho_star",
+    "q_l_star",
+    "q_h_star",
+    "nash_product",
+    "U_l_star",
+    "U_h_star",
+    "rho_low",
+    "rho_high",
+)
+
+
+def _random_starts(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random starts 0 <= q_l0 <= q_h0 <= Q <= 1, with every edge (q_l0 = 0, q_l0 = q_h0,
+    q_h0 = Q, Q = 1) among them."""
+    rng = np.random.default_rng(seed)
+    qh0 = rng.uniform(0.0, 1.0, n)
+    ql0 = qh0 * rng.uniform(0.0, 1.0, n)
+    q = qh0 + (1.0 - qh0) * rng.uniform(0.0, 1.0, n)
+    q[::7] = 1.0
+    ql0[::11] = 0.0
+    ql0[::13] = qh0[::13]
+    qh0[::17] = q[::17]
+    ql0[::17] = np.minimum(ql0[::17], qh0[::17])
+    return ql0, qh0, q
+
+
+@pytest.mark.parametrize("allow_lower", [False, True])
+def test_scalar_call_matches_the_array_call(allow_lower: bool) -> None:
+    """A start given as scalars (the Python-float path) gives the numbers of the same start as
+    a 1-element array (the general path) to round-off, 1e-15 absolute (all values lie in
+    [0, 1]; ``math`` and numpy's elementary functions may differ in the last bit), and floats."""
+    ql0, qh0, q = _random_starts(2000, seed=3)
+    batch = bargaining.duopoly_nash_solution(ql0, qh0, q, allow_lower=allow_lower)
+    for i in range(ql0.size):
+        args = (float(ql0[i]), float(qh0[i]), float(q[i]))
+        one = bargaining.duopoly_nash_solution(*args, allow_lower=allow_lower)
+        array = bargaining.duopoly_nash_solution(
+            *(np.array([v]) for v in args), allow_lower=allow_lower
+        )
+        for name in _FIELDS:
+            value = getattr(one, name)
+            assert type(value) is float, name
+            assert value == pytest.approx(float(getattr(array, name)[0]), abs=1e-15), (args, name)
+            assert value == pytest.approx(float(getattr(batch, name)[i]), abs=1e-15), (args, name)
+
+
+def test_scalar_call_takes_numpy_scalars_and_integers() -> None:
+    given = bargaining.duopoly_nash_solution(np.float64(0.2), np.float32(0.6), 1)
+    plain_floats = bargaining.duopoly_nash_solution(0.2, float(np.float32(0.6)), 1.0)
+    assert given == plain_floats
+    assert bargaining.duopoly_nash_solution(0, 1, 1) == bargaining.duopoly_nash_solution(
+        0.0, 1.0, 1.0
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((float("nan"), 0.5), r"^q_l0 must be finite, got nan$"),
+        ((0.2, float("inf")), r"^q_h0 must be finite, got inf$"),
+        ((-0.1, 0.5), r"^q_l0 must lie in \[0, 1\], got -0.1$"),
+        ((0.2, 1.5), r"^q_h0 must lie in \[0, 1\], got 1.5$"),
+        ((0.2, 0.5, 0.0), r"^q_max must lie in \(0, 1\], got 0.0$"),
+        ((0.2, 0.5, 2), r"^q_max must lie in \(0, 1\], got 2.0$"),
+        ((0.6, 0.5), "^q_l0 must not exceed q_h0$"),
+        ((0.2, 0.9, 0.8), r"^q_h0 must not exceed q_max \(Q is the best reachable quality\)$"),
+    ],
+)
+def test_scalar_call_keeps_every_check(args: tuple, match: str) -> None:
+    """Scalars are checked as arrays are, with the same one-line messages."""
+    with pytest.raises(ValueError, match=match):
+        bargaining.duopoly_nash_solution(*args)
+    with pytest.raises(ValueError, match=match.split(", got")[0]):
+        bargaining.duopoly_nash_solution(*(np.array([v]) for v in args))

@@ -3,6 +3,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from collabecon.bench.market import recursion_equilibrium
 from econ import duopoly
 from econ.oligopoly import demands, deviation_gains, oligopoly_equilibrium
 
@@ -88,3 +89,31 @@ def _demand_of(q, prices, i, p):
         else:
             hi = np.minimum(hi, cut)
     return np.clip(np.minimum(hi, 1) - np.clip(lo, 0, 1), 0, None)
+
+
+def _random_market(rng, n):
+    """Qualities of ``n`` firms: uniform, on a coarse grid (many ties), with zeros, or spread
+    over the float range."""
+    kind = rng.integers(4)
+    if kind == 0:
+        return rng.random(n)
+    if kind == 1:
+        return rng.integers(0, max(2, n // 3), n) / max(2, n // 3)
+    if kind == 2:
+        return np.where(rng.random(n) < 0.2, 0.0, rng.random(n))
+    return 10.0 ** rng.uniform(-320, 0, n)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ladder_equals_the_recursion_bit_for_bit(seed):
+    """The vectorised ladder (sweeps to the fixed point) gives the sequential recursion's
+    prices, demands and consumer surplus exactly, on random markets with and without ties."""
+    rng = np.random.default_rng(seed)
+    for n in [1, 2, 3, 4, 5, 8, 17, 100, 1000, 20_000]:
+        for _ in range(3 if n < 20_000 else 1):
+            q = _random_market(rng, n)
+            eq = oligopoly_equilibrium(q)
+            price, demand, surplus = recursion_equilibrium(q)
+            np.testing.assert_array_equal(eq.price, price)
+            np.testing.assert_array_equal(eq.demand, demand)
+            assert eq.consumer_surplus == surplus

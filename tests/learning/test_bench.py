@@ -21,6 +21,8 @@ TINY = {
         *("--baseline-rounds", "10", "--single-rounds", "30", "--scale-runs", "2"),
     ],
     "privacy": ["--clients", "30", "--existence-clients", "50", "--draws", "1"],
+    "market": ["--firms", "50"],
+    "verify": ["--only", "tsoy.thm4.2"],
 }
 
 
@@ -38,6 +40,11 @@ def test_bench_name_runs_at_a_tiny_size(name, capsys):
     assert out["benchmark"] == name
     if name == "bargaining":  # the closed form agrees with the 40-digit reference
         assert out["ours_errors"] == 0 and out["reference_points"] == 8
+        assert out["scalar_calls"] == 40 and out["scalar_max_abs_difference"] <= 1e-15
+    elif name == "market":  # the ladder's floats are the recursion's
+        assert out["max_abs_difference"] == 0 and out["small_firms"] == 5
+    elif name == "verify":
+        assert out["entries"] >= 1 and out["all_agree"] and out["cpu_seconds"] > 0
     elif name == "privacy":  # the exact optimum is never below the authors' scan
         assert all(p["exact_at_least_scan"] for p in out["protocols"])
         assert out["existence"]["exists"] and not out["existence"]["none_exists"]
