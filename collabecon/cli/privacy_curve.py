@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli._checks import threads_argument
 from collabecon.cli._lists import float_list
 from collabecon.cli._output import fmt, table
 from collabecon.cli._paths import directory
@@ -57,6 +58,7 @@ def add_curve_arguments(parser: argparse.ArgumentParser) -> None:
             f"--{flag}", type=kind, default=DEFAULTS[key], help=f"{help_} (default {DEFAULTS[key]})"
         )
     parser.add_argument("--device", default=None, help="torch device (default: best available)")
+    threads_argument(parser)
     parser.add_argument("--data-dir", default=None, help="where the datasets are cached")
 
 
