@@ -50,6 +50,59 @@ _ACTIVATIONS: dict[type[nn.Module], Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+class _RowMajor(torch.autograd.Function):
+    """Channels-last images in the default (row-major) layout, their gradient back in channels-last.
+
+    ``Flatten`` reads the default layout; without this the gradient would reach the
+    max-pooling before it in that layout, beside indices in channels-last, and max-pooling's
+    backward is several times slower for mixed layouts (3.4 ms against 0.9 ms for the second
+    pooling of LeNet-5 with 80 clients, one thread).
+    """
+
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, h: torch.Tensor) -> torch.Tensor:
+        return h.contiguous()
+
+    @staticmethod
+    def backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> torch.Tensor:
+        return grad.contiguous(memory_format=_LAYOUT)
+
+
+class _Linear(torch.autograd.Function):
+    r"""K linear layers at once: :math:`h_k W_k^\top + b_k` for ``h [K, B, in]``, ``W [K, out, in]``.
+
+    The backward pass forms the weight gradient :math:`g_k^\top h_k` in the weights' own
+    layout ``[K, out, in]`` (autograd of ``baddbmm(b, h, W^T)`` forms its transpose and hands
+    back a strided view, which every later copy of the gradients reads slowly), and the input
+    in the default layout, so that the product reads it contiguously.
+    """
+
+    @staticmethod
+    def forward(
+        ctx: torch.autograd.function.FunctionCtx,
+        h: torch.Tensor,
+        w: torch.Tensor,
+        bias: torch.Tensor | None,
+    ) -> torch.Tensor:
+        h = h.contiguous()
+        ctx.save_for_backward(h, w)
+        ctx.has_bias = bias is not None  # type: ignore[attr-defined]
+        wt = w.transpose(1, 2)
+        return torch.bmm(h, wt) if bias is None else torch.baddbmm(bias.unsqueeze(1), h, wt)
+
+    @staticmethod
+    def backward(
+        ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+        h, w = ctx.saved_tensors  # type: ignore[attr-defined]
+        needs = ctx.needs_input_grad  # type: ignore[attr-defined]
+        return (
+            torch.bmm(grad, w) if needs[0] else None,
+            torch.bmm(grad.transpose(1, 2), h) if needs[1] else None,
+            grad.sum(1) if ctx.has_bias and needs[2] else None,  # type: ignore[attr-defined]
+        )
+
+
 class Tap(NamedTuple):
     """A weighted layer's input and output in one forward pass of :func:`forward`.
 
@@ -195,17 +248,16 @@ def forward(
             if pending is not None:
                 h, pending = h + pending, None
         elif isinstance(m, nn.Flatten):
-            h = h.reshape(b, k, -1).transpose(0, 1) if grouped else h.reshape(k, b, -1)
+            if grouped:
+                h = _RowMajor.apply(h).reshape(b, k, -1).transpose(0, 1)
+            else:
+                h = h.reshape(k, b, -1)
             grouped = False
         elif isinstance(m, nn.Linear):
             w = params[prefix + "weight"]
             bias = params.get(prefix + "bias")
             h_in = h
-            h = (
-                torch.bmm(h, w.transpose(1, 2))
-                if bias is None
-                else torch.baddbmm(bias.unsqueeze(1), h, w.transpose(1, 2))
-            )
+            h = _Linear.apply(h, w, bias)
             if taps is not None:
                 taps.append(Tap(prefix, m, h_in, h))
         else:
