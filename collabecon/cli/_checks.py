@@ -168,8 +168,12 @@ def workers_flag(value: int | None, flag: str = "--workers") -> None:
     ValueError
         One line naming ``flag``, the value and the CPUs.
     """
-    if value is None:
-        return
+    if value is not None:
+        _one_to_cpus(value, flag)
+
+
+def _one_to_cpus(value: int, flag: str) -> None:
+    """Refuse a count of processes or threads below 1 or above :func:`cpus`, naming ``flag``."""
     if value < 1:
         raise ValueError(f"{flag} must be an integer >= 1, got {value}")
     if value > cpus():
@@ -205,8 +209,5 @@ def threads_flag(value: int | None, flag: str = "--threads") -> int:
     """
     if value is None:
         return physical_cores()
-    if value < 1:
-        raise ValueError(f"{flag} must be an integer >= 1, got {value}")
-    if value > cpus():
-        raise ValueError(f"{flag} {value} is more than the {cpus()} CPUs this process may use")
+    _one_to_cpus(value, flag)
     return value
