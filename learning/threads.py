@@ -5,8 +5,10 @@ own default is one thread per CPU the OpenMP runtime sees, and on a machine whos
 are busy with other jobs every thread of a small kernel waits for the slowest: the
 per-client loop of LeNet-5 ran 27 times slower on two threads than on one on a loaded
 2-core machine. The commands of ``collabecon`` therefore set the count once, before any
-work, to ``--threads`` or by default to :func:`physical_cores` (a second hardware thread
-of a core shares the core's arithmetic units, so it adds little to dense kernels).
+work, to ``--threads`` or by default to :func:`default_threads`: ``OMP_NUM_THREADS`` where
+the environment sets it (the convention torch and OpenMP follow), else
+:func:`physical_cores` (a second hardware thread of a core shares the core's arithmetic
+units, so it adds little to dense kernels).
 
 Only the CPUs in this process's affinity mask count (``os.sched_getaffinity``: a
 ``taskset`` or a container's cpuset). Importing this module does not import torch.
@@ -17,7 +19,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["cpus", "physical_cores", "start_worker", "use_threads", "worker_share"]
+__all__ = [
+    "cpus",
+    "default_threads",
+    "physical_cores",
+    "start_worker",
+    "use_threads",
+    "worker_share",
+]
 
 #: where Linux describes the topology of CPU ``{cpu}``
 _TOPOLOGY = "/sys/devices/system/cpu/cpu{cpu}/topology"
@@ -93,6 +102,17 @@ def physical_cores() -> int:
         except OSError:
             cores = None
     return max(1, len(cores)) if cores else len(allowed)
+
+
+def default_threads() -> int:
+    """``OMP_NUM_THREADS`` where it is a positive integer, else :func:`physical_cores`.
+
+    At most :func:`cpus`: an environment that asks for more threads than this process has
+    CPUs gets one per CPU.
+    """
+    given = os.environ.get("OMP_NUM_THREADS", "").strip()
+    count = int(given) if given.isdigit() and int(given) > 0 else physical_cores()
+    return min(count, cpus())
 
 
 def use_threads(threads: int, *, interop: bool = False) -> int:

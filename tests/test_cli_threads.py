@@ -65,13 +65,25 @@ def test_the_flag_sets_torchs_threads_for_the_run_and_puts_them_back(name, seen,
 
 
 @pytest.mark.parametrize("name", ["train", "bench engine", "flower simulate ipfl"])
-def test_the_default_is_the_physical_cores(name, seen, capsys):
-    argv, _ = TRAINING[name]
+@pytest.mark.parametrize("omp", [None, "1", "100000", "two"])
+def test_the_default_is_omp_num_threads_else_the_physical_cores(
+    name, omp, seen, capsys, monkeypatch
+):
+    if omp is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    want = {None: physical_cores(), "1": 1, "100000": cpus(), "two": physical_cores()}[omp]
     before = torch.get_num_threads()
-    assert main([*argv, "--json"]) == 0
-    assert seen == [physical_cores()]
+    assert main([*argv_of(name), "--json"]) == 0
+    assert seen == [want]
     assert torch.get_num_threads() == before
     capsys.readouterr()
+
+
+def argv_of(name: str) -> list[str]:
+    """The invocation of ``name`` in :data:`TRAINING`."""
+    return TRAINING[name][0]
 
 
 @pytest.mark.parametrize("name", list(TRAINING))

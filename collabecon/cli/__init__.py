@@ -13,7 +13,8 @@ run writes into (its ``--out`` and ``--checkpoint`` otherwise): each is locked f
 so that a second run into a directory in use is refused (:mod:`collabecon.cli._lock`).
 A command that trains declares ``--threads N``
 (:func:`collabecon.cli._checks.threads_argument`): torch's CPU threads are set to it, by
-default to the physical cores this process may use (:func:`learning.threads.physical_cores`),
+default to ``OMP_NUM_THREADS`` when set, else the physical cores this process may use
+(:func:`learning.threads.default_threads`),
 once before the command's work starts and back to their count after it
 (:func:`learning.threads.use_threads`). Only the module of the chosen subcommand is imported, so
 ``collabecon verify`` never imports torch. Bad input (``ValueError``) becomes a one-line

@@ -6,7 +6,7 @@ import argparse
 from fractions import Fraction
 
 from econ.validation import fits_in_memory
-from learning.threads import cpus, physical_cores
+from learning.threads import cpus, default_threads
 
 __all__ = [
     "cpus",
@@ -183,7 +183,7 @@ def _one_to_cpus(value: int, flag: str) -> None:
 #: what ``--threads`` sets, for the help of every command that declares it
 THREADS_HELP = (
     "torch's CPU threads, an integer from 1 to the CPUs this process may use "
-    "(default: its physical cores)"
+    "(default: OMP_NUM_THREADS when set, else its physical cores)"
 )
 
 
@@ -197,7 +197,7 @@ def threads_argument(parser: argparse.ArgumentParser, help_: str = THREADS_HELP)
 
 
 def threads_flag(value: int | None, flag: str = "--threads") -> int:
-    """The thread count of ``--threads``: ``value``, or :func:`physical_cores` when None.
+    """The thread count of ``--threads``: ``value``, or :func:`default_threads` when None.
 
     At most :func:`cpus`, the logical CPUs of this process's affinity: a second thread per
     core (SMT) may be asked for, more threads than CPUs only wait for each other.
@@ -208,6 +208,6 @@ def threads_flag(value: int | None, flag: str = "--threads") -> int:
         One line naming ``flag``: ``value`` below 1 or above :func:`cpus`.
     """
     if value is None:
-        return physical_cores()
+        return default_threads()
     _one_to_cpus(value, flag)
     return value

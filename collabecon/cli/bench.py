@@ -31,7 +31,8 @@ against its data (no more clients than examples), the memory its largest arrays 
 ``all-pairs``; the ``MAX_*`` of :mod:`collabecon.bench.bargaining`,
 :mod:`collabecon.bench.pricing_repeated` and :mod:`collabecon.bench.privacy`). ``--seed`` is
 an integer in [0, 2**63); ``engine``, ``all-pairs`` and ``dp`` run both sides on
-``--threads`` torch threads (default: the physical cores; ``threads`` in the result); ``dp``'s noise standard deviation ``--noise`` x ``--max-grad-norm``
+``--threads`` torch threads (default: ``OMP_NUM_THREADS`` when set, else the physical cores; ``threads`` in the
+result); ``dp``'s noise standard deviation ``--noise`` x ``--max-grad-norm``
 must be finite in float32, the precision of the weights.
 """
 

@@ -75,7 +75,8 @@ _FEDERATION_FLAGS = {
 
 _THREADS_HELP = (
     "torch's CPU threads of this process, where the simulation's server runs, from 1 to the "
-    "CPUs it may use (simulate; default: its physical cores); Ray runs each node on one CPU "
+    "CPUs it may use (simulate; default: OMP_NUM_THREADS when set, else its physical cores); "
+    "Ray runs each node on one CPU "
     "and one thread"
 )
 
