@@ -3,8 +3,8 @@
 torch runs each CPU kernel on a pool of intra-op threads (``torch.set_num_threads``). Its
 own default is one thread per CPU the OpenMP runtime sees, and on a machine whose cores
 are busy with other jobs every thread of a small kernel waits for the slowest: the
-per-client loop of LeNet-5 ran 27 times slower on two threads than on one on a loaded
-2-core machine. The commands of ``collabecon`` therefore set the count once, before any
+per-client training loop of LeNet-5 ran 3 to 15 times slower on two threads than on one on
+a busy 2-core machine (``bench/RESULTS.md``). The commands of ``collabecon`` therefore set the count once, before any
 work, to ``--threads`` or by default to :func:`default_threads`: ``OMP_NUM_THREADS`` where
 the environment sets it (the convention torch and OpenMP follow), else
 :func:`physical_cores` (a second hardware thread of a core shares the core's arithmetic
