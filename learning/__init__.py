@@ -23,6 +23,8 @@ Public modules (each names its own public API in ``__all__``):
   - ``dp``: batched DP-SGD (per-example clipping and noise);
   - ``byzantine``: attacks on submitted updates and robust aggregators;
   - ``qualities``: trained models -> :class:`econ.qualities.ModelQualities` (the seam);
+  - ``threads``: torch's CPU threads: the physical cores this process may use, the setting,
+    a worker process's share;
 
 - ``algorithms``: the federated algorithms on one round loop, registered by name;
 - ``drivers``: trained models into the economics: ``defection_free`` (Algorithm 5 between

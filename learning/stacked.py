@@ -16,8 +16,10 @@ activations and max-pooling; after ``Flatten`` features travel as ``[K, B, F]``.
 
 Two exact rewrites save time. A monotone activation followed by max-pooling is run as
 pooling first (:func:`_pool_first`): :math:`\max_i \sigma(h_i) = \sigma(\max_i h_i)`, on a
-quarter of the elements for 2x2 pooling; so is the bias of a shared first convolution
-(:func:`_shared_conv`), as :math:`\max_i (h_i + \beta) = \max_i h_i + \beta`. Both hold
+quarter of the elements for 2x2 pooling; so is the bias of a convolution followed by
+max-pooling, as :math:`\max_i (h_i + \beta) = \max_i h_i + \beta` (its gradient is then a
+sum over a quarter of the elements: for the first convolution of LeNet-5 with 80 clients,
+the convolution's backward took 13.8 ms with the bias and 8.2 ms without, one thread). Both hold
 exactly in floating point too, rounding being monotone. Only the gradient's route can
 differ: where the activation (or the bias) rounds two different inputs of one window to the
 same value, ``nn.MaxPool2d`` after it sends the gradient to the first of them, while pooling
@@ -48,6 +50,59 @@ _ACTIVATIONS: dict[type[nn.Module], Callable[[torch.Tensor], torch.Tensor]] = {
     nn.ReLU: torch.relu,
     nn.Sigmoid: torch.sigmoid,
 }
+
+
+class _RowMajor(torch.autograd.Function):
+    """Channels-last images in the default (row-major) layout, their gradient back in channels-last.
+
+    ``Flatten`` reads the default layout; without this the gradient would reach the
+    max-pooling before it in that layout, beside indices in channels-last, and max-pooling's
+    backward is several times slower for mixed layouts (3.4 ms against 0.9 ms for the second
+    pooling of LeNet-5 with 80 clients, one thread).
+    """
+
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, h: torch.Tensor) -> torch.Tensor:
+        return h.contiguous()
+
+    @staticmethod
+    def backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> torch.Tensor:
+        return grad.contiguous(memory_format=_LAYOUT)
+
+
+class _Linear(torch.autograd.Function):
+    r"""K linear layers at once: :math:`h_k W_k^\top + b_k` for ``h [K, B, in]``, ``W [K, out, in]``.
+
+    The backward pass forms the weight gradient :math:`g_k^\top h_k` in the weights' own
+    layout ``[K, out, in]`` (autograd of ``baddbmm(b, h, W^T)`` forms its transpose and hands
+    back a strided view, which every later copy of the gradients reads slowly), and the input
+    in the default layout, so that the product reads it contiguously.
+    """
+
+    @staticmethod
+    def forward(
+        ctx: torch.autograd.function.FunctionCtx,
+        h: torch.Tensor,
+        w: torch.Tensor,
+        bias: torch.Tensor | None,
+    ) -> torch.Tensor:
+        h = h.contiguous()
+        ctx.save_for_backward(h, w)
+        ctx.has_bias = bias is not None  # type: ignore[attr-defined]
+        wt = w.transpose(1, 2)
+        return torch.bmm(h, wt) if bias is None else torch.baddbmm(bias.unsqueeze(1), h, wt)
+
+    @staticmethod
+    def backward(
+        ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+        h, w = ctx.saved_tensors  # type: ignore[attr-defined]
+        needs = ctx.needs_input_grad  # type: ignore[attr-defined]
+        return (
+            torch.bmm(grad, w) if needs[0] else None,
+            torch.bmm(grad.transpose(1, 2), h) if needs[1] else None,
+            grad.sum(1) if ctx.has_bias and needs[2] else None,  # type: ignore[attr-defined]
+        )
 
 
 class Tap(NamedTuple):
@@ -165,11 +220,12 @@ def forward(
         if isinstance(m, nn.Conv2d):
             w = params[prefix + "weight"]
             bias = params.get(prefix + "bias")
+            pooled = at + 1 < len(leaves) and isinstance(leaves[at + 1][1], nn.MaxPool2d)
             if shared > 1:
                 h = _shared_conv(m, w, h)
                 if bias is not None:
                     pending = bias.reshape(1, -1, 1, 1)
-                    if not (at + 1 < len(leaves) and isinstance(leaves[at + 1][1], nn.MaxPool2d)):
+                    if not pooled:
                         h, pending = h + pending, None
             else:
                 if not grouped:
@@ -179,6 +235,8 @@ def forward(
                         .contiguous(memory_format=_LAYOUT)
                     )
                 h_in = h
+                if bias is not None and pooled and taps is None:  # added after the pooling
+                    pending, bias = bias.reshape(1, -1, 1, 1), None
                 h = F.conv2d(
                     h,
                     w.reshape(-1, *w.shape[2:]),
@@ -195,17 +253,16 @@ def forward(
             if pending is not None:
                 h, pending = h + pending, None
         elif isinstance(m, nn.Flatten):
-            h = h.reshape(b, k, -1).transpose(0, 1) if grouped else h.reshape(k, b, -1)
+            if grouped:
+                h = _RowMajor.apply(h).reshape(b, k, -1).transpose(0, 1)
+            else:
+                h = h.reshape(k, b, -1)
             grouped = False
         elif isinstance(m, nn.Linear):
             w = params[prefix + "weight"]
             bias = params.get(prefix + "bias")
             h_in = h
-            h = (
-                torch.bmm(h, w.transpose(1, 2))
-                if bias is None
-                else torch.baddbmm(bias.unsqueeze(1), h, w.transpose(1, 2))
-            )
+            h = _Linear.apply(h, w, bias)
             if taps is not None:
                 taps.append(Tap(prefix, m, h_in, h))
         else:

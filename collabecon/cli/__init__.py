@@ -10,7 +10,13 @@ Every subcommand is a module in this package with two functions:
 and optionally ``render(result) -> str`` (the human table; a key/value table otherwise) and
 ``exit_status(result) -> int``, and ``outputs(args)``, the ``(flag, directory)`` pairs the
 run writes into (its ``--out`` and ``--checkpoint`` otherwise): each is locked for the run,
-so that a second run into a directory in use is refused (:mod:`collabecon.cli._lock`). Only the module of the chosen subcommand is imported, so
+so that a second run into a directory in use is refused (:mod:`collabecon.cli._lock`).
+A command that trains declares ``--threads N``
+(:func:`collabecon.cli._checks.threads_argument`): torch's CPU threads are set to it, by
+default to ``OMP_NUM_THREADS`` when set, else the physical cores this process may use
+(:func:`learning.threads.default_threads`),
+once before the command's work starts and back to their count after it
+(:func:`learning.threads.use_threads`). Only the module of the chosen subcommand is imported, so
 ``collabecon verify`` never imports torch. Bad input (``ValueError``) becomes a one-line
 message and exit code 2. ``collabecon --version`` prints the installed distribution's version
 (``collabecon X.Y.Z``, the version of ``pyproject.toml``). A result that holds a NaN is
@@ -154,6 +160,20 @@ def _outputs(module: ModuleType, args: argparse.Namespace) -> list[tuple[str, ob
     return [(f"--{d}", getattr(args, d, None)) for d in ("out", "checkpoint")]
 
 
+def _thread_count(args: argparse.Namespace) -> int | None:
+    """The checked ``--threads`` of a command that declares it, else None.
+
+    A mechanism's flags (``collabecon flower simulate ipfl ...``) are in ``args.settings``.
+    """
+    settings = getattr(args, "settings", None)
+    flags = settings if isinstance(settings, argparse.Namespace) else args
+    if not hasattr(flags, "threads"):
+        return None
+    from collabecon.cli._checks import threads_flag
+
+    return threads_flag(flags.threads)
+
+
 def _one_line(message: str) -> str:
     """``message`` on one line: a line break inside it (a path's) is shown escaped."""
     return message.replace("\r", "\\r").replace("\n", "\\n")
@@ -199,7 +219,17 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv[1:])
     try:
         with holding(_outputs(module, args)):
-            result = module.run(args)
+            threads = _thread_count(args)
+            if threads is None:
+                result = module.run(args)
+            else:
+                from learning.threads import use_threads
+
+                previous = use_threads(threads)
+                try:
+                    result = module.run(args)
+                finally:
+                    use_threads(previous)
     except ValueError as exc:
         message = _flag_names(str(exc), parser, getattr(module, "KEYWORDS", {}))
         print(f"collabecon {name}: error: {_one_line(message)}", file=sys.stderr)

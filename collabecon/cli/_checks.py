@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 from fractions import Fraction
 
 from econ.validation import fits_in_memory
+from learning.threads import cpus, default_threads
 
 __all__ = [
     "cpus",
@@ -15,6 +17,8 @@ __all__ = [
     "finite_float",
     "fits_in_memory",
     "needs_checkpoint",
+    "threads_argument",
+    "threads_flag",
     "workers_flag",
 ]
 
@@ -85,7 +89,6 @@ def finite_float(text: str) -> float:
     argparse.ArgumentTypeError
         ``text`` is no number or not a finite one; argparse names the flag.
     """
-    import argparse
     import math
 
     try:
@@ -110,7 +113,6 @@ def exact_number(text: str) -> Fraction:
     argparse.ArgumentTypeError
         One of the above; argparse names the flag.
     """
-    import argparse
     import re
 
     exponent = re.search(r"[eE]([+-]?\d+)\s*$", text)
@@ -158,14 +160,6 @@ def data_dir_for(dataset: str, data_dir: str | None, flag: str = "--dataset") ->
         )
 
 
-def cpus() -> int:
-    """The CPUs this process may run on (its affinity, else the machine's count)."""
-    import os
-
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-
-
 def workers_flag(value: int | None, flag: str = "--workers") -> None:
     """Refuse a number of worker processes below 1 or above :func:`cpus`.
 
@@ -174,9 +168,46 @@ def workers_flag(value: int | None, flag: str = "--workers") -> None:
     ValueError
         One line naming ``flag``, the value and the CPUs.
     """
-    if value is None:
-        return
+    if value is not None:
+        _one_to_cpus(value, flag)
+
+
+def _one_to_cpus(value: int, flag: str) -> None:
+    """Refuse a count of processes or threads below 1 or above :func:`cpus`, naming ``flag``."""
     if value < 1:
         raise ValueError(f"{flag} must be an integer >= 1, got {value}")
     if value > cpus():
         raise ValueError(f"{flag} {value} is more than the {cpus()} CPUs this process may use")
+
+
+#: what ``--threads`` sets, for the help of every command that declares it
+THREADS_HELP = (
+    "torch's CPU threads, an integer from 1 to the CPUs this process may use "
+    "(default: OMP_NUM_THREADS when set, else its physical cores)"
+)
+
+
+def threads_argument(parser: argparse.ArgumentParser, help_: str = THREADS_HELP) -> None:
+    """Declare ``--threads N`` on a training command's ``parser`` (default None: the cores).
+
+    :func:`collabecon.cli.main` checks it (:func:`threads_flag`) and sets torch's threads
+    (:func:`learning.threads.use_threads`) before the command's work starts.
+    """
+    parser.add_argument("--threads", type=int, default=None, metavar="N", help=help_)
+
+
+def threads_flag(value: int | None, flag: str = "--threads") -> int:
+    """The thread count of ``--threads``: ``value``, or :func:`default_threads` when None.
+
+    At most :func:`cpus`, the logical CPUs of this process's affinity: a second thread per
+    core (SMT) may be asked for, more threads than CPUs only wait for each other.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``flag``: ``value`` below 1 or above :func:`cpus`.
+    """
+    if value is None:
+        return default_threads()
+    _one_to_cpus(value, flag)
+    return value

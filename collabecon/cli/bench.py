@@ -36,8 +36,10 @@ against its data (no more clients than examples), the memory its largest arrays 
 :data:`collabecon.bench.clients.MAX_EXAMPLE_GRADIENTS` for ``engine``, ``dp`` and
 ``all-pairs``; the ``MAX_*`` of :mod:`collabecon.bench.bargaining`,
 :mod:`collabecon.bench.market`, :mod:`collabecon.bench.pricing_repeated` and
-:mod:`collabecon.bench.privacy`). ``--seed`` is
-an integer in [0, 2**63); ``dp``'s noise standard deviation ``--noise`` x ``--max-grad-norm``
+:mod:`collabecon.bench.privacy`). ``--seed`` is an integer in [0, 2**63); ``engine``,
+``all-pairs`` and ``dp`` run both sides on ``--threads`` torch threads (default:
+``OMP_NUM_THREADS`` when set, else the physical cores; ``threads`` in the result); ``dp``'s
+noise standard deviation ``--noise`` x ``--max-grad-norm``
 must be finite in float32, the precision of the weights.
 """
 
@@ -49,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from collabecon.cli._checks import THREADS_HELP, threads_argument
 from collabecon.cli._output import fmt, table
 from collabecon.cli._progress import Progress
 
@@ -79,6 +82,7 @@ def _shared_arguments(parser: argparse.ArgumentParser, *, clients: int, batch_si
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats (default 3)")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    threads_argument(parser, THREADS_HELP + "; both sides run on it, and the result shows it")
 
 
 def _engine_arguments(parser: argparse.ArgumentParser) -> None:

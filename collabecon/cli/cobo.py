@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from collabecon.cli._checks import workers_flag
+from collabecon.cli._checks import THREADS_HELP, threads_argument, workers_flag
 from collabecon.cli._lists import float_list, str_list
 from collabecon.cli._output import fmt
 from collabecon.cli._paths import directory
@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ``--setting`` (cross-silo or cross-device), ``--rounds``, ``--methods`` (a subset of
     :data:`collabecon.reproductions.cobo.METHODS`), CoBo's ``--schedule``, ``--momentum``,
     ``--seed`` and ``--seeds``, ``--lr`` (tuned on ``--lr-grid``, or the paper's),
-    ``--device``, ``--workers`` (methods trained at once) and ``--out`` (the heatmaps).
+    ``--device``, ``--workers`` (methods trained at once), ``--threads`` (torch's CPU
+    threads, shared by the workers) and ``--out`` (the heatmaps).
 
     Parameters
     ----------
@@ -99,6 +100,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     parser.add_argument(
         "--workers", type=int, default=1, help="methods trained at once, one process each"
+    )
+    threads_argument(
+        parser,
+        THREADS_HELP + ", shared by the --workers processes: each gets N // workers, at least 1",
     )
     parser.add_argument(
         "--out", type=directory, default=None, help="write heatmaps (PNG, CSV) here"

@@ -25,6 +25,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli._checks import threads_argument
 from collabecon.cli._output import dump_json, table
 
 _SCHEMES = ("defection-free", "complete", "one-sided-low", "one-sided-high")
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the flags of ``collabecon defection-free``.
 
     The scheme and run (``--scheme``, ``--rounds``, ``--seed``, ``--figures``, ``--out``),
-    the firms' data and training (``--dataset``, ``--data-dir``, ``--device``, ``--split``,
+    the firms' data and training (``--dataset``, ``--data-dir``, ``--device``, ``--threads``, ``--split``,
     ``--size``, ``--target-per-class``, ``--lr``, ``--batch-size``, ``--init-epochs-high``,
     ``--train-alone``), and the defection-free rule (``--quality``, ``--q-max``,
     ``--inner``, ``--cap-mode``, ``--gating``, ``--schedule``, ``--tolerance``).
@@ -58,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", default="mnist5k", help="mnist5k (embedded) or mnist")
     parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
+    threads_argument(parser)
     parser.add_argument("--out", default=None, help="write history CSV/JSON (and figures) here")
     parser.add_argument(
         "--figures", action="store_true", help="run all schemes and write Figures 3.1-3.8"

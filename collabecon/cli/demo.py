@@ -28,6 +28,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli._checks import threads_argument
 from collabecon.cli._output import dump_json, fmt, table
 from econ.claims import Claim, claims_markdown, claims_text
 
@@ -60,7 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the flags of ``collabecon demo``.
 
     ``--out`` (the report directory), ``--rounds``, ``--seed``, ``--size`` (examples per
-    firm), ``--target-per-class`` (the held-out target set) and ``--device``.
+    firm), ``--target-per-class`` (the held-out target set), ``--device`` and
+    ``--threads``.
 
     Parameters
     ----------
@@ -80,6 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="held-out target examples per class, on which qualities are measured (30)",
     )
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
+    threads_argument(parser)
 
 
 def _market_rows(runs: dict[str, Any]) -> list[list[Any]]:
@@ -252,6 +255,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             seed=args.seed,
             device=args.device,
             progress=progress,
+            threads=None,  # the count of --threads, set before the run
         )
     except DivergedError as exc:
         return {"out": str(out), **exc.record()}

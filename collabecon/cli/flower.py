@@ -31,6 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli._checks import threads_argument
 from collabecon.cli._output import fmt, table
 from collabecon.cli.train import PARAMETER_FLAGS, TRAIN_FLAGS, add_train_flags
 
@@ -69,7 +70,15 @@ _FEDERATION_FLAGS = {
     "host": (("prepare",), "the address the SuperNodes dial"),
     "insecure": (("prepare", "deploy"), "a SuperLink without TLS and node authentication"),
     "timeout": (("deploy",), "how long deploy waits for the run"),
+    "threads": (("simulate",), "torch's CPU threads of the simulation's server process"),
 }
+
+_THREADS_HELP = (
+    "torch's CPU threads of this process, where the simulation's server runs, from 1 to the "
+    "CPUs it may use (simulate; default: OMP_NUM_THREADS when set, else its physical cores); "
+    "Ray runs each node on one CPU "
+    "and one thread"
+)
 
 
 def _add_federation_flags(parser: argparse.ArgumentParser) -> None:
@@ -148,8 +157,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     The positional ``action`` (``simulate``, ``prepare`` or ``deploy``); the training flags
     of :func:`collabecon.cli.train.add_train_flags` (``--algorithm`` takes comma-separated
     names, each its own run); ``--data-dir``, ``--out`` and the federation's flags
-    (``--cpus``, ``--port``, ``--host``, ``--insecure``, ``--timeout``, each refused with an
-    action it has no effect on); and an optional mechanism (``ipfl`` or ``defection-free``) whose flags, those of its in-process
+    (``--cpus``, ``--port``, ``--host``, ``--insecure``, ``--timeout``, ``--threads``, each
+    refused with an action it has no effect on); and an optional mechanism (``ipfl`` or ``defection-free``) whose flags, those of its in-process
     command, follow its name.
 
     Parameters
@@ -172,6 +181,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
     parser.add_argument("--out", default=None, metavar="DIR", help=_OUT_HELP)
+    threads_argument(parser, _THREADS_HELP)
     _add_federation_flags(parser)
     mechanisms = parser.add_subparsers(
         action=_Mechanism,
@@ -187,6 +197,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         for action in sub._actions:
             if action.dest == "out":
                 action.help = _OUT_HELP
+            elif action.dest == "threads":
+                action.help = _THREADS_HELP
         sub.add_argument("--json", action="store_true", help="print one JSON object on stdout")
         _add_federation_flags(sub)
 
@@ -380,7 +392,7 @@ def _sizes(action: str, runs: Sequence[_Run]) -> None:
 def _ports(args: argparse.Namespace, flags: argparse.Namespace, port: int) -> None:
     """Refuse ports out of range, an ``--out`` Flower cannot name and (deploy) taken ports.
 
-    Checked before Flower and torch are imported: a refusal costs milliseconds. The nodes
+    Checked before Flower is imported: a refusal costs no more than importing torch. The nodes
     are the clients (``--clients``; two firms for ``defection-free``).
     """
     from learning.runtimes.flower.ports import check_ports, refuse_taken

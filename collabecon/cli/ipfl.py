@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from collabecon.cli._checks import threads_argument
 from collabecon.cli._lists import float_list
 from collabecon.cli._output import fmt, table
 
@@ -34,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ``--lr``), the token economy (``--tok-init``, ``--price``, ``--perf-share``,
     ``--th-bid``, ``--no-incentive``), the variants (``--code-compat``, ``--code-bugs``,
     ``--importance``, ``--personalize``, ``--cold-start``), the comparison (``--compare``,
-    ``--lr-grid``) and the run (``--seed``, ``--device``, ``--data-dir``, ``--checkpoint``,
-    ``--resume``, ``--out``).
+    ``--lr-grid``) and the run (``--seed``, ``--device``, ``--threads``, ``--data-dir``,
+    ``--checkpoint``, ``--resume``, ``--out``).
 
     Parameters
     ----------
@@ -103,6 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of everything random")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    threads_argument(parser)
     parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
     parser.add_argument("--checkpoint", default=None, metavar="DIR", help="checkpoint directory")
     parser.add_argument("--resume", action="store_true", help="resume from --checkpoint")

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli._checks import threads_argument
 from collabecon.cli._lists import float_list
 from collabecon.cli._output import fmt, table
 from collabecon.cli._paths import directory
@@ -57,6 +58,7 @@ def add_curve_arguments(parser: argparse.ArgumentParser) -> None:
             f"--{flag}", type=kind, default=DEFAULTS[key], help=f"{help_} (default {DEFAULTS[key]})"
         )
     parser.add_argument("--device", default=None, help="torch device (default: best available)")
+    threads_argument(parser)
     parser.add_argument("--data-dir", default=None, help="where the datasets are cached")
 
 
@@ -77,7 +79,8 @@ def run_curve(args: argparse.Namespace) -> dict[str, Any]:
 
     Returns ``json``, ``png``, ``seconds``, ``settings`` and ``summary`` (one row per training
     and noise level; with one seed ``ci_low`` and ``ci_high`` are ``None`` beside ``ci_why``);
-    a count below 1, a number out of range, an unwritable ``--out``, more clients than
+    a count below 1, a number out of range, an unwritable ``--out``, a ``--data-dir`` that is
+    no directory or given with a dataset that reads no files, more clients than
     examples, a batch larger than the smallest client can hold, a run of more than
     :data:`learning.drivers.privacy_curve.MAX_STEPS` SGD steps or arrays beyond memory raise
     ``ValueError`` before any training.
@@ -101,9 +104,11 @@ def run_curve(args: argparse.Namespace) -> dict[str, Any]:
         if getattr(args, flag) < 1:
             name = "--" + flag.replace("_", "-")
             raise ValueError(f"{name} must be an integer >= 1, got {getattr(args, flag)}")
-    from collabecon.cli._checks import device_flag
+    from collabecon.cli._checks import data_dir_for, device_flag, existing_dir
 
     device_flag("--device", args.device)
+    existing_dir("--data-dir", args.data_dir)
+    data_dir_for(args.dataset, args.data_dir)
     out_folder(args.out, create=False)
     settings = {
         "dataset": args.dataset,

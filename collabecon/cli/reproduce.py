@@ -24,6 +24,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli._checks import THREADS_HELP, threads_argument
 from collabecon.cli._lists import str_list
 from collabecon.cli._output import table
 
@@ -37,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     ``--scale`` (``small`` or ``paper``), ``--out`` (the report directory, required unless
     ``--experiments``), ``--only`` (a subset of :data:`collabecon.reproductions.REPRODUCTIONS`),
-    ``--seeds`` (per reproduction), ``--workers`` (reproductions run at once), ``--data-dir``
+    ``--seeds`` (per reproduction), ``--workers`` (reproductions run at once), ``--threads``
+    (torch's CPU threads, shared by the workers), ``--data-dir``
     (the directory of the data sets read from files) and ``--experiments`` (list every table
     and figure of the papers, reproduced or not, and run nothing).
 
@@ -83,6 +85,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="reproductions run at once, one process each (default 1)",
+    )
+    threads_argument(
+        parser,
+        THREADS_HELP + ", shared by the --workers processes: each gets N // workers, at least 1",
     )
     parser.add_argument(
         "--data-dir",

@@ -47,7 +47,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from collabecon.cli._checks import cpus
+from collabecon.cli._checks import THREADS_HELP, cpus, threads_argument
 from collabecon.cli._lock import refuse_if_held
 from collabecon.cli._output import table
 from collabecon.cli._paths import directory
@@ -71,7 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     The positional ``config`` (the TOML file), ``--engine`` (local or Ray), ``--workers``,
     ``--address`` (a running Ray cluster), ``--connect-timeout``, ``--gpus-per-run``,
-    ``--retries``, ``--device``, ``--data-dir`` and ``--out``.
+    ``--retries``, ``--device``, ``--data-dir``, ``--threads`` (torch's CPU threads, shared
+    by a local pool's workers) and ``--out``.
 
     Parameters
     ----------
@@ -116,6 +117,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
+    threads_argument(
+        parser,
+        THREADS_HELP + "; with --workers above 1 shared by the pool: each worker gets "
+        "N // workers, at least 1 (--engine local only: Ray gives each run one thread per CPU)",
+    )
     parser.add_argument(
         "--out",
         default=None,
@@ -208,6 +214,11 @@ def _check_flags(args: argparse.Namespace) -> None:
                 f"--gpus-per-run {args.gpus_per_run:g} needs --engine ray and --device cuda "
                 "(the GPUs Ray reserves for each run)"
             )
+    if ray and args.threads is not None:
+        raise ValueError(
+            f"--threads {args.threads} has no effect with --engine ray: Ray sets each "
+            "run's threads itself (OMP_NUM_THREADS, from the CPUs it reserves for the run)"
+        )
     if not (0 <= args.retries <= MAX_RETRIES):
         raise ValueError(f"--retries must be an integer in [0, {MAX_RETRIES}], got {args.retries}")
 

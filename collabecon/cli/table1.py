@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from collabecon.cli._checks import threads_argument
 from collabecon.cli._output import table
 
 #: The most seeds a run may ask for (the paper reports 3).
@@ -25,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     ``--scale`` (a size of :data:`collabecon.reproductions.clustered_mnist.SCALES`),
     ``--data-dir`` (the MNIST files), ``--seed`` and ``--seeds`` (first seed and how many),
-    ``--out`` (where ``table1.json`` and ``table1.md`` go).
+    ``--out`` (where ``table1.json`` and ``table1.md`` go), ``--threads`` (torch's CPU
+    threads).
 
     Parameters
     ----------
@@ -41,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seeds", type=int, default=None, help="number of seeds (default: 3 at every scale)"
     )
     parser.add_argument("--out", default=None, help="directory for table1.json and table1.md")
+    threads_argument(parser)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

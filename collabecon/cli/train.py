@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli._checks import threads_argument
 from collabecon.cli._output import fmt, table
 
 #: The ``TrainConfig`` fields that are flags of ``train`` (and ``flower simulate``), with help.
@@ -109,7 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the flags of ``collabecon train``.
 
     The flags of :func:`add_train_flags` (every field of :class:`learning.train.TrainConfig`
-    and its ``--NAME-arg`` parameters), then ``--device``, ``--data-dir``,
+    and its ``--NAME-arg`` parameters), then ``--device``, ``--threads``, ``--data-dir``,
     ``--checkpoint``, ``--checkpoint-every``, ``--resume``, ``--out`` and ``--no-progress``.
 
     Parameters
@@ -119,6 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     add_train_flags(parser)
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    threads_argument(parser)
     parser.add_argument("--data-dir", default=None, help="directory of file-based datasets")
     parser.add_argument("--checkpoint", default=None, metavar="DIR", help="checkpoint directory")
     parser.add_argument(

@@ -352,7 +352,8 @@ def _run_methods(
 ) -> dict[str, MethodRuns]:
     """:func:`run_method` for every job (name -> setting, method, its own options).
 
-    With ``workers > 1`` the jobs run at once, each in its own process.
+    With ``workers > 1`` the jobs run at once, each in its own process with its share of this
+    process's torch threads (:func:`learning.threads.worker_share`).
     """
     if workers == 1 or len(jobs) == 1:
         return {
@@ -362,9 +363,17 @@ def _run_methods(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    from learning.threads import start_worker, worker_share
+
     options = dict(options, device=str(options["device"]))
     context = multiprocessing.get_context("spawn")  # CUDA cannot be forked
-    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+    processes = min(workers, len(jobs))
+    with ProcessPoolExecutor(
+        processes,
+        mp_context=context,
+        initializer=start_worker,
+        initargs=(worker_share(processes),),
+    ) as pool:
         futures = {
             pool.submit(run_method, setting, key, **options, **own): name
             for name, (setting, key, own) in jobs.items()

@@ -427,7 +427,9 @@ def run_report(
     seeds
         Seeds per reproduction (each module's default when None).
     workers
-        Reproductions run at once, each in its own process (1: one after the other, here).
+        Reproductions run at once, each in its own process (1: one after the other, here);
+        the processes share this process's torch threads, each
+        :func:`learning.threads.worker_share` of them.
     data_dir
         The directory of the data sets read from files, passed to every ``reproduce`` that
         takes ``data_dir``; the reproductions that need it are not run without it.
@@ -487,8 +489,16 @@ def run_report(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    from learning.threads import start_worker, worker_share
+
     context = multiprocessing.get_context("spawn")  # CUDA and threads do not survive a fork
-    with ProcessPoolExecutor(min(workers, len(modules)), mp_context=context) as pool:
+    processes = min(workers, len(modules))
+    with ProcessPoolExecutor(
+        processes,
+        mp_context=context,
+        initializer=start_worker,
+        initargs=(worker_share(processes),),
+    ) as pool:
         futures = {
             pool.submit(_run_one, n, modules[n], scale, out, seeds, data_dir): n for n in modules
         }

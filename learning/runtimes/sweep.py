@@ -22,7 +22,8 @@ Engines (:data:`ENGINES`) run the runs still to do and yield each outcome as it 
 ``local``
     one run after another in this process (``workers == 1``), or a
     :class:`concurrent.futures.ProcessPoolExecutor` of ``workers`` spawned processes, which
-    end with the process that started them, however it ends (SIGKILL included).
+    end with the process that started them, however it ends (SIGKILL included), and share
+    this process's torch threads (each gets :func:`learning.threads.worker_share`).
 ``ray``
     one Ray task per run (:func:`ray_runner`): on a running cluster
     (``address="auto"`` or ``"host:port"``) with the cluster's own resources, or on a local
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from econ.outputs import plain, write_atomically
+from learning.threads import start_worker, worker_share
 
 #: the measures of one run, in the order of the CSV columns after the grid values
 MEASURES = ("mean_accuracy", "mean_loss", "target_accuracy", "seconds")
@@ -442,13 +444,14 @@ def _end_with_parent(parent: int) -> None:
 def _start_worker(threads: int, parent: int) -> None:
     """Initialise a pool worker: end with the driver ``parent``, use ``threads`` CPU threads."""
     _end_with_parent(parent)
-    import torch
-
-    torch.set_num_threads(threads)
+    start_worker(threads)
 
 
 def pool_runner(workers: int) -> Runner:
     """A pool of ``workers`` spawned processes, each limited to its share of the CPU threads.
+
+    The share is :func:`learning.threads.worker_share`: torch's thread count in this process
+    (``--threads`` of ``collabecon sweep``) divided by the processes, at least 1.
 
     No more processes than runs are started. Each worker ends when this process does,
     however it ends (:func:`_end_with_parent`): a driver killed with SIGKILL leaves no
@@ -460,7 +463,7 @@ def pool_runner(workers: int) -> Runner:
         runs: Sequence[Run], device: str | None, data_dir: str | None, retries: int
     ) -> Iterator[RunOutcome]:
         processes = max(1, min(workers, len(runs)))
-        threads = max(1, (os.cpu_count() or 1) // processes)
+        threads = worker_share(processes)
         with ProcessPoolExecutor(
             max_workers=processes,
             mp_context=multiprocessing.get_context("spawn"),
