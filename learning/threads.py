@@ -16,7 +16,9 @@ Only the CPUs in this process's affinity mask count (``os.sched_getaffinity``: a
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 __all__ = [
@@ -161,3 +163,18 @@ def start_worker(threads: int) -> None:
     of the process pools of the sweeps and reproductions.
     """
     use_threads(threads, interop=True)
+
+
+def worker_pool(processes: int) -> ProcessPoolExecutor:
+    """A pool of ``processes`` spawned workers that share this process's torch threads.
+
+    Spawned, not forked (CUDA and torch's threads do not survive a fork); each worker starts
+    with :func:`start_worker` on its :func:`worker_share` of the threads. The pool of the
+    reproductions and of CoBo's methods.
+    """
+    return ProcessPoolExecutor(
+        processes,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=start_worker,
+        initargs=(worker_share(processes),),
+    )

@@ -360,20 +360,12 @@ def _run_methods(
             name: run_method(setting, key, progress=progress, **options, **own)
             for name, (setting, key, own) in jobs.items()
         }
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
-    from learning.threads import start_worker, worker_share
+    from learning.threads import worker_pool
 
     options = dict(options, device=str(options["device"]))
-    context = multiprocessing.get_context("spawn")  # CUDA cannot be forked
-    processes = min(workers, len(jobs))
-    with ProcessPoolExecutor(
-        processes,
-        mp_context=context,
-        initializer=start_worker,
-        initargs=(worker_share(processes),),
-    ) as pool:
+    with worker_pool(min(workers, len(jobs))) as pool:
         futures = {
             pool.submit(run_method, setting, key, **options, **own): name
             for name, (setting, key, own) in jobs.items()

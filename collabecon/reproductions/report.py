@@ -486,19 +486,11 @@ def run_report(
             progress(name)
             finished(_run_one(name, modules[name], scale, out, seeds, data_dir))
         return result
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
-    from learning.threads import start_worker, worker_share
+    from learning.threads import worker_pool
 
-    context = multiprocessing.get_context("spawn")  # CUDA and threads do not survive a fork
-    processes = min(workers, len(modules))
-    with ProcessPoolExecutor(
-        processes,
-        mp_context=context,
-        initializer=start_worker,
-        initargs=(worker_share(processes),),
-    ) as pool:
+    with worker_pool(min(workers, len(modules))) as pool:
         futures = {
             pool.submit(_run_one, n, modules[n], scale, out, seeds, data_dir): n for n in modules
         }
