@@ -103,11 +103,13 @@ def _eventually(condition: Callable[[], bool], seconds: float = HANG_S) -> bool:
     return bool(condition())
 
 
-def _sigint_as_in_a_terminal() -> None:
-    """The launcher starts with SIGINT's default disposition, as from a terminal, whatever the
-    test runner inherited: a process started in the background of a non-interactive shell
-    ignores SIGINT, and so would a launcher started from it."""
+def _signals_as_in_a_terminal() -> None:
+    """The launcher starts with SIGINT's and SIGHUP's default dispositions, as from a
+    terminal, whatever the test runner inherited: a process started in the background of a
+    non-interactive shell ignores SIGINT, one started under ``nohup`` ignores SIGHUP, and so
+    would a launcher started from either (it leaves an ignored signal ignored)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _kill(pids: set[int]) -> None:
@@ -166,7 +168,7 @@ def test_a_killed_launcher_leaves_no_process_of_its_deployment(sig, tmp_path):
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        preexec_fn=_sigint_as_in_a_terminal,
+        preexec_fn=_signals_as_in_a_terminal,
     )
     token = ""
     try:
