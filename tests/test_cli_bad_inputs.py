@@ -877,6 +877,16 @@ def test_a_diverging_run_is_reported_failed_and_exits_1(
     assert "learning rate 1e+37 (--lr)" in out["failed"] and captured.err == ""
 
 
+def test_a_pre_training_that_leaves_no_high_firm_is_a_failed_run(tmp_path, monkeypatch, capsys):
+    # at --lr 1 the high firm's 30 epochs alone end at the uniform guess, where the low firm is
+    monkeypatch.chdir(tmp_path)
+    argv = [*BASE["defection-free"], "--lr", "1", "--quality", "accuracy", "--json"]
+    assert main(argv) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "failed" and "needs q_l0 < q_h0" in out["failed"]
+    assert out["start"]["high"] <= out["start"]["low"]
+
+
 def test_a_diverging_cobo_run_names_the_grid_and_exits_1(tmp_path, monkeypatch, capsys):
     import collabecon.reproductions.cobo as experiment
     from learning.loop import DivergedError, Divergence

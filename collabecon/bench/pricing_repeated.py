@@ -21,6 +21,7 @@ The sizes are refused before any work when the vectorised runs cannot fit in mem
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -72,19 +73,26 @@ def _single(
     repeats: int,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
-    """One run of ``rounds`` rounds against one loop run of ``baseline_rounds``, per round."""
+    """One run of ``rounds`` rounds against one loop run of ``baseline_rounds``, per round.
+
+    A timing of our side plays :func:`_runs_per_sample` runs one after the other, so that it
+    lasts long enough for the CPU clock (which ticks every few milliseconds while a profiling
+    timer is armed) to measure it.
+    """
     progress(f"{name}: one run of {rounds} rounds, loop one run of {baseline_rounds}")
+    one = partial(_vectorised, name, 1, rounds, k)
+    inner = _runs_per_sample(best_of(one, 1).seconds)
     timed = best_of_each(
         {
-            "ours": partial(_vectorised, name, 1, rounds, k),
+            "ours": partial(_in_a_row, one, inner),
             "loop": partial(_baseline, name, 1, baseline_rounds),
         },
         repeats,
     )
     ours, loop = timed["ours"], timed["loop"]
     per = {
-        "ours_us_wall": ours.seconds / rounds * 1e6,
-        "ours_us_cpu": ours.cpu_seconds / rounds * 1e6,
+        "ours_us_wall": ours.seconds / (inner * rounds) * 1e6,
+        "ours_us_cpu": ours.cpu_seconds / (inner * rounds) * 1e6,
         "loop_us_wall": loop.seconds / baseline_rounds * 1e6,
         "loop_us_cpu": loop.cpu_seconds / baseline_rounds * 1e6,
     }
@@ -95,6 +103,22 @@ def _single(
         "speedup_wall": per["loop_us_wall"] / per["ours_us_wall"],
         "speedup_cpu": per["loop_us_cpu"] / per["ours_us_cpu"],
     }
+
+
+#: The shortest timing sample of one run's side (seconds).
+SAMPLE_S = 0.05
+
+
+def _runs_per_sample(seconds: float) -> int:
+    """How many runs of ``seconds`` each make a timing sample of at least :data:`SAMPLE_S`."""
+    return max(1, math.ceil(SAMPLE_S / max(seconds, 1e-6)))
+
+
+def _in_a_row(work: Callable[[], Any], times: int) -> Any:
+    """``work()`` ``times`` times; the last result."""
+    for _ in range(times - 1):
+        work()
+    return work()
 
 
 def _together(single: list[dict[str, Any]]) -> dict[str, float]:

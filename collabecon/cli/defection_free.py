@@ -139,7 +139,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         With ``--figures``: ``{figures, schemes, claims}``, the files written, that record per
         scheme, and the claims. The command exits with 0, whether the claims hold or not.
         A firm's training that diverged ends the command with ``{status: "failed", failed,
-        diverged}`` (:meth:`learning.loop.DivergedError.record`) and exit code 1.
+        diverged}`` (:meth:`learning.loop.DivergedError.record`) and exit code 1; so does a
+        pre-training that leaves the high firm no better than the low one (``{status:
+        "failed", failed, start}``: the game needs :math:`q_l^0 < q_h^0`).
 
     Raises
     ------
@@ -213,8 +215,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     progress(f"preparing the firms: {args.size} examples of {args.dataset} each{training}")
     try:
         firms = TorchFirms.prepare(setup, seed=args.seed, device=args.device)
+        start = firms.measure()
+        q_l0, q_h0 = float(start["low"]), float(start["high"])
+        if not q_l0 < q_h0:  # the game of §3.3 has a high and a low firm
+            return {
+                "status": "failed",
+                "failed": (
+                    f"after pre-training the high firm's {args.quality} {q_h0:.6g} is not above "
+                    f"the low firm's {q_l0:.6g}: the defection-free game needs q_l0 < q_h0 "
+                    f"(--init-epochs-high {args.init_epochs_high} at --lr {args.lr:g} did not "
+                    "lift the high firm)"
+                ),
+                "start": {"low": q_l0, "high": q_h0},
+            }
         if args.q_max is not None:
-            q_h0 = float(firms.measure()["high"])
             if args.q_max < q_h0:
                 raise ValueError(
                     f"--q-max {args.q_max} lies below the high firm's starting quality "
@@ -326,7 +340,7 @@ def check_duopoly_length(
 
 
 def exit_status(result: dict[str, Any]) -> int:
-    """1 when a firm's training diverged (``status`` is ``"failed"``), else 0."""
+    """1 when a firm's training diverged or left no high firm (``status`` is ``"failed"``)."""
     return 1 if result.get("status") == "failed" else 0
 
 

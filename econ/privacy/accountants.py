@@ -309,7 +309,7 @@ def pld_grid(noise_multiplier: float, compositions: int = 1, sampling_rate: floa
                 width = math.inf
     if not math.isfinite(width):
         return PLDGrid(math.inf, math.inf, math.inf, len(adjacencies))
-    if q < 1.0 and k > 1:
+    if q < 1.0 and k > 1 and width > 0:  # a loss that vanishes in floats composes to 0
         step = width / PROBE_POINTS
         probe = pld.from_gaussian_mechanism(
             std, sampling_prob=q, value_discretization_interval=step

@@ -44,7 +44,13 @@ def rounds(y0: float, chi: float, *, integer: bool = False) -> float:
     """
     y = float(positive("y0", y0))
     c = float(in_interval("chi", chi, 0.0, 1.0, low_open=True))
-    t = -np.log(y) / np.log(1 - c / 2)
+    with np.errstate(over="ignore", divide="ignore"):
+        t = -np.log(y) / np.log1p(-c / 2)  # log1p: ln(1 - chi/2) stays exact for a tiny chi
+    if not np.isfinite(t):
+        raise ValueError(
+            f"the number of rounds T = -ln(y0)/ln(1 - chi/2) overflows floats at y0={y:g}, "
+            f"chi={c:g}"
+        )
     return float(max(np.ceil(t) if integer else t, 1.0))
 
 

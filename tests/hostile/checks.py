@@ -1,16 +1,19 @@
-"""Checks of a command's printed result: finite numbers, and the economics they must obey.
+r"""Checks of a command's printed result: finite numbers, and the economics they must obey.
 
 A result that a command prints with exit code 0 or 1 is judged here by the names of its
 fields, wherever they are nested (a market's rounds, a sweep's rows):
 
 * every number is finite (``--json`` prints a NaN or an infinity as null; a text output must
   not print the word nan);
-* prices, demands, shares, revenues, consumer surplus, welfare, a Nash product, losses,
-  privacy losses ε, noise multipliers and times are non-negative, and shares, demands,
+* prices, demands, shares, revenues, consumer surplus, losses, privacy losses ε, noise
+  multipliers and times are non-negative, and shares, demands,
   qualities, accuracies, indifferent types and probabilities lie in [0, 1];
 * a market round's shares sum to at most 1, each revenue is its price times its share
   (Werner 2024, ch. 3, §3.2, Definition 2: :math:`U_i = p_i D_i`) and welfare is consumer
-  surplus plus revenues;
+  surplus plus revenues (so a market's welfare is non-negative; a privacy protocol's welfare,
+  a sum of utilities :math:`-\ell_i^2 - \lambda_i \mathrm{err}_i^2`, is not: Tsoy et al.
+  2024, §3.3; and a Nash product :math:`(U_l - U_{l,0})(U_h - U_{h,0})` is negative where one
+  firm ends below its start: Werner 2024, ch. 3, §3.4);
 * a protocol that the privacy command calls optimal leaves every client at least as well off
   as alone (Tsoy et al. 2024, §4: a mutually beneficial protocol).
 """
@@ -28,7 +31,7 @@ TOL = 1e-9
 
 _NON_NEGATIVE = re.compile(
     r"^(p|D|U)_(l|h)(_star)?$|^(price|share|revenue|demand)(_.+)?$|^consumer_surplus$|"
-    r"^welfare$|^nash_product$|^(mean_|target_)?loss$|^epsilon(_min|_max)?$|"
+    r"^(mean_|target_)?loss$|^epsilon(_min|_max)?$|"
     r"^noise_multiplier$|^seconds$|^n_consumers$|^max_share_error$|^sampling_rate$"
 )
 _UNIT = re.compile(
