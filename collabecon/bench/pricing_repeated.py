@@ -100,8 +100,8 @@ def _single(
         "seller": name,
         "ours_s": ours.seconds,
         **per,
-        "speedup_wall": per["loop_us_wall"] / per["ours_us_wall"],
-        "speedup_cpu": per["loop_us_cpu"] / per["ours_us_cpu"],
+        "speedup_wall": _ratio(per["loop_us_wall"], per["ours_us_wall"]),
+        "speedup_cpu": _ratio(per["loop_us_cpu"], per["ours_us_cpu"]),
     }
 
 
@@ -121,15 +121,25 @@ def _in_a_row(work: Callable[[], Any], times: int) -> Any:
     return work()
 
 
-def _together(single: list[dict[str, Any]]) -> dict[str, float]:
+def _together(single: list[dict[str, Any]]) -> dict[str, float | None]:
     """The single run's speed-up for the sellers together: summed loop over summed ours."""
     if not single:
         return {}
     return {
-        f"single_speedup_{clock}": sum(s[f"loop_us_{clock}"] for s in single)
-        / sum(s[f"ours_us_{clock}"] for s in single)
+        f"single_speedup_{clock}": _ratio(
+            sum(s[f"loop_us_{clock}"] for s in single), sum(s[f"ours_us_{clock}"] for s in single)
+        )
         for clock in ("wall", "cpu")
     }
+
+
+def _ratio(loop: float, ours: float) -> float | None:
+    """``loop / ours``; None where our side took no measurable time.
+
+    The process's CPU clock can advance in ticks of a few milliseconds (while a profiling timer
+    is armed), so a tiny run may measure 0 s of CPU: there is no ratio to give then.
+    """
+    return loop / ours if ours > 0 else None
 
 
 def _mean_se(x: np.ndarray) -> dict[str, float]:
@@ -232,8 +242,8 @@ def measure_pricing_repeated(
                 "vectorised_us_cpu": per["vec_cpu"],
                 "loop_us_wall": per["loop_wall"],
                 "loop_us_cpu": per["loop_cpu"],
-                "speedup_wall": per["loop_wall"] / per["vec_wall"],
-                "speedup_cpu": per["loop_cpu"] / per["vec_cpu"],
+                "speedup_wall": _ratio(per["loop_wall"], per["vec_wall"]),
+                "speedup_cpu": _ratio(per["loop_cpu"], per["vec_cpu"]),
                 "vectorised_seller_utility": _mean_se(short.seller_utility().mean(axis=1)),
                 "loop_seller_utility": _mean_se(loop.result),
             }
@@ -267,8 +277,8 @@ def measure_pricing_repeated(
         "repeats": repeats,
         "sellers": sellers,
         "all_three_vectorised_s": total_vec,
-        "speedup_wall": sums["loop_wall"] / sums["vec_wall"],
-        "speedup_cpu": sums["loop_cpu"] / sums["vec_cpu"],
+        "speedup_wall": _ratio(sums["loop_wall"], sums["vec_wall"]),
+        "speedup_cpu": _ratio(sums["loop_cpu"], sums["vec_cpu"]),
         "single_rounds": single_rounds,
         "single": single,
         **_together(single),
