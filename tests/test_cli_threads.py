@@ -64,6 +64,15 @@ def test_the_flag_sets_torchs_threads_for_the_run_and_puts_them_back(name, seen,
     capsys.readouterr()
 
 
+def test_the_demo_trains_on_one_thread_unless_told(seen, capsys, monkeypatch):
+    # its small models spend several times the CPU per step on more threads
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert main(["demo", "--json"]) == 0
+    assert main(["demo", "--threads", str(cpus()), "--json"]) == 0
+    assert seen == [1, cpus()]
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize("name", ["train", "bench engine", "flower simulate ipfl"])
 @pytest.mark.parametrize("omp", [None, "1", "100000", "two"])
 def test_the_default_is_omp_num_threads_else_the_physical_cores(

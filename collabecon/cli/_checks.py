@@ -187,13 +187,15 @@ THREADS_HELP = (
 )
 
 
-def threads_argument(parser: argparse.ArgumentParser, help_: str = THREADS_HELP) -> None:
+def threads_argument(
+    parser: argparse.ArgumentParser, help_: str = THREADS_HELP, default: int | None = None
+) -> None:
     """Declare ``--threads N`` on a training command's ``parser`` (default None: the cores).
 
     :func:`collabecon.cli.main` checks it (:func:`threads_flag`) and sets torch's threads
     (:func:`learning.threads.use_threads`) before the command's work starts.
     """
-    parser.add_argument("--threads", type=int, default=None, metavar="N", help=help_)
+    parser.add_argument("--threads", type=int, default=default, metavar="N", help=help_)
 
 
 def threads_flag(value: int | None, flag: str = "--threads") -> int:
