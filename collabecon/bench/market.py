@@ -45,7 +45,9 @@ MAX_BASELINE_FIRMS = 10**8
 def recursion_equilibrium(qualities: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Prices, demands and consumer surplus by the recursion of :mod:`econ.oligopoly`, firm by firm.
 
-    The baseline of this benchmark and the tests' reference.
+    The baseline of this benchmark and the tests' reference. It shares no code with
+    :mod:`econ.oligopoly` (its shares, indifferent types and surplus are written out again)
+    so that the tests' bit-for-bit comparison with the vectorised ladder can fail.
 
     Ties, exits and the scaling by ``2**SCALE_EXP`` as in
     :func:`econ.oligopoly.oligopoly_equilibrium`; the ladder is the module docstring's
