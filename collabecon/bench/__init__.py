@@ -12,7 +12,9 @@ same machine in one run, with the one timer of :mod:`collabecon.bench.timing`:
 - ``market`` (:mod:`~collabecon.bench.market`): the Bertrand equilibrium of many firms;
 - ``pricing-repeated`` (:mod:`~collabecon.bench.pricing_repeated`): the vectorised repeated PD game;
 - ``privacy`` (:mod:`~collabecon.bench.privacy`): optimal protocols and existence tests;
-- ``verify`` (:mod:`~collabecon.bench.verify`): the CPU time of ``collabecon verify``.
+- ``verify`` (:mod:`~collabecon.bench.verify`): the CPU time of ``collabecon verify``;
+- ``flower`` (:mod:`~collabecon.bench.flower`): a run in Flower's simulation engine vs in
+  process.
 
 ``bench/RESULTS.md`` records the figures. :mod:`collabecon.bench.clients` sets up the
 clients the engine and DP-SGD benchmarks time; :mod:`collabecon.bench.pricing_baseline` is the

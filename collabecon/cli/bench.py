@@ -24,6 +24,10 @@
     (:mod:`collabecon.bench.privacy`).
 ``verify``
     the CPU time of ``collabecon verify`` in a fresh process (:mod:`collabecon.bench.verify`).
+``flower``
+    one run in Flower's simulation engine (``collabecon flower simulate``) vs the same run in
+    process (``collabecon train``): the ratio, the fixed start-up and the cost of a round
+    (:mod:`collabecon.bench.flower`); ``skipped`` without the ``flower`` extra.
 
 ``collabecon bench --help`` lists them. Every time is the best of several timings
 (:mod:`collabecon.bench.timing`); ``bench/RESULTS.md`` records the figures. A benchmark
@@ -326,6 +330,41 @@ def _verify(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     )
 
 
+def _flower_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--algorithm", default="fedavg", help="algorithm (default fedavg)")
+    parser.add_argument("--dataset", default="mnist5k", help="dataset name (default mnist5k)")
+    parser.add_argument("--model", default="lenet5", help="model name (default lenet5)")
+    _count(parser, "--clients", 10, "clients, one SuperNode each")
+    _count(parser, "--rounds", 10, "rounds")
+    _count(parser, "--repeats", 2, "timed repeats of each side")
+    parser.add_argument(
+        "--cpus",
+        type=int,
+        default=None,
+        help="Ray's CPUs, one ClientApp actor each (default: --threads)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    threads_argument(parser, THREADS_HELP + "; both sides' server runs on it")
+
+
+def _flower(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    from collabecon.bench.flower import measure_flower
+
+    if args.cpus is not None and args.cpus < 1:
+        raise ValueError(f"--cpus must be an integer >= 1, got {args.cpus}")
+    return measure_flower(
+        algorithm=args.algorithm,
+        dataset=args.dataset,
+        model=args.model,
+        clients=args.clients,
+        rounds=args.rounds,
+        repeats=args.repeats,
+        cpus=args.cpus,
+        seed=_seed(args),
+        progress=progress,
+    )
+
+
 #: name -> (help, declare flags, run with its progress).
 BENCHMARKS: dict[
     str,
@@ -371,6 +410,11 @@ BENCHMARKS: dict[
         _verify_arguments,
         _verify,
     ),
+    "flower": (
+        "one run in Flower's simulation engine vs in process: start-up, per round, ratio",
+        _flower_arguments,
+        _flower,
+    ),
 }
 
 
@@ -408,9 +452,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         and ``dp`` the fields of its dataclass (the sizes, the seconds or steps per second of
         both sides, their ratio and how far their results differ; ``all-pairs`` with
         ``--reference`` also ``reference``, one ``{batch_size, seconds}`` per minibatch size);
-        for ``bargaining``, ``market``, ``pricing-repeated``, ``privacy`` and ``verify`` the
-        record of its
-        ``measure_*`` function (:mod:`collabecon.bench`). The command exits with 0.
+        for ``bargaining``, ``market``, ``pricing-repeated``, ``privacy``, ``verify`` and
+        ``flower`` the record of its ``measure_*`` function (:mod:`collabecon.bench`;
+        ``flower`` without the extra: ``skipped``, why). The command exits with 0.
 
     Raises
     ------

@@ -22,7 +22,6 @@ from typing import TypedDict
 
 import numpy as np
 import torch
-from sklearn.cluster import AgglomerativeClustering
 
 from econ.validation import non_negative, positive
 from learning.algorithms.base import Context, FederatedAlgorithm, register
@@ -41,6 +40,8 @@ def cosine_bipartition(updates: torch.Tensor) -> np.ndarray:
     unit = u / (u.norm(dim=1, keepdim=True) + 1e-12)
     distance = (1.0 - unit @ unit.T).clamp_min(0.0).cpu().numpy()
     np.fill_diagonal(distance, 0.0)
+    from sklearn.cluster import AgglomerativeClustering  # scikit-learn costs seconds to import
+
     model = AgglomerativeClustering(n_clusters=2, linkage="complete", metric="precomputed")
     return model.fit(distance).labels_.astype(np.int64)
 

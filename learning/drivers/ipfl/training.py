@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from sklearn.cluster import KMeans
 
 from games.ipfl import f1_features
 from learning.algorithms import Context, build_algorithm
@@ -60,6 +59,8 @@ def cold_start(
         setup.federation.n_classes,
         run.f1_classes,
     )
+    from sklearn.cluster import KMeans  # scikit-learn costs seconds to import
+
     labels = KMeans(k, random_state=0, n_init=10).fit_predict(features).astype(np.int64)
     models = group_mean(
         local.params,

@@ -48,7 +48,7 @@ from learning.engine import Params, ShardedData, broadcast, parameters_of
 from learning.loop import RoundRecord
 from learning.models import build_model
 from learning.rng import draw_entropy, finish_rng, init_rng, torch_generator
-from learning.runtimes.flower.duopoly import register_duopoly, serve_duopoly
+from learning.runtimes.flower.duopoly_node import register_duopoly
 from learning.runtimes.flower.ipfl import play_ipfl_on_flower, register_ipfl
 from learning.runtimes.flower.node import client_evaluate, client_work, local_training, node_context
 from learning.runtimes.flower.partitions import read_meta
@@ -305,6 +305,9 @@ def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
     if kind == "ipfl":
         return play_ipfl_on_flower(grid, meta_dir, node_data_dir)
     if kind == "defection-free":
+        # the mediator imports the game; the nodes, which import this module, need not
+        from learning.runtimes.flower.duopoly import serve_duopoly
+
         return serve_duopoly(grid, meta_dir, node_data_dir)
     return serve(grid, meta_dir, node_data_dir)
 
@@ -316,16 +319,27 @@ def flower_algorithms() -> tuple[str, ...]:
     return tuple(sorted(n for n, cls in ALGORITHMS.items() if issubclass(cls, SplitAlgorithm)))
 
 
+#: seconds between a simulated server's looks for its replies (Flower's default: 0.1); a
+#: round of FedAvg waits for two exchanges
+PULL_INTERVAL = 0.005
+
+
 def server_app_for(runs: list[tuple[str, str]], results: list[Any]) -> ServerApp:
     """A ServerApp that runs each ``(meta_dir, node_data_dir)`` of ``runs`` in turn.
 
     The runs share the same nodes; each :class:`FlowerResult` (or the exception) is appended
-    to ``results``.
+    to ``results``. On Flower's in-memory grid (the simulation's) the server looks for
+    replies every :data:`PULL_INTERVAL` seconds.
     """
     app = ServerApp()
 
     @app.main()
     def _main(grid: Grid, context: Context) -> None:
+        # the simulation runtime's module, imported by it already (a ClientApp needs none of it)
+        from flwr.superlink.grid.inmemory_grid import InMemoryGrid
+
+        if isinstance(grid, InMemoryGrid):
+            grid.pull_interval = PULL_INTERVAL
         for meta_dir, node_dir in runs:
             try:
                 results.append(serve_any(grid, meta_dir, node_dir))

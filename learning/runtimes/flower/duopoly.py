@@ -13,7 +13,8 @@ as the in-process driver does, and sends each firm whose data the step uses
 (``train.duopoly``) the model and its positions; the firm returns the gradient of its mean
 loss on them. A joint step (the averaged loss of eq. 3.1 on the pooled minibatch) weights
 the two gradients by their rows: the in-process gradient up to float32 rounding. The
-examples never leave the nodes.
+examples never leave the nodes. A firm's node half is
+:func:`learning.runtimes.flower.duopoly_node.register_duopoly`.
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from flwr.app import ArrayRecord, Context, Message, MetricRecord
-from flwr.clientapp import ClientApp
+from flwr.app import ArrayRecord
 from flwr.serverapp import Grid
 
 from games.defection_free import DefectionFreeConfig
@@ -40,12 +40,11 @@ from learning.engine import BatchedEngine, Params, Task, parameters_of
 from learning.models import build_model
 from learning.rng import torch_generator
 from learning.runtimes.flower.records import pack, record_of, scalar, unpack
-from learning.runtimes.flower.requests import Requests, answer, discover, metric, partition_of
+from learning.runtimes.flower.requests import Requests, discover, metric
 
 __all__ = [
     "FlowerDuopolyResult",
     "FlowerFirms",
-    "register_duopoly",
     "serve_duopoly",
     "write_duopoly_partitions",
 ]
@@ -99,68 +98,6 @@ def _setup(meta: dict[str, Any]) -> DuopolySetup:
     raw = dict(meta["setup"])
     raw["init_epochs"] = tuple(raw["init_epochs"])
     return DuopolySetup(**raw)
-
-
-# --------------------------------------------------------------------------- node side
-
-_FIRMS: dict[tuple[str, int], tuple[BatchedEngine, torch.Tensor, torch.Tensor]] = {}
-
-
-def _firm(data_dir: str, partition: int) -> tuple[BatchedEngine, torch.Tensor, torch.Tensor]:
-    """The firm's engine and its examples, cached per process."""
-    key = (str(data_dir), int(partition))
-    if key not in _FIRMS:
-        meta = json.loads((Path(data_dir) / "meta.json").read_text())
-        path = Path(data_dir) / f"partition-{int(partition)}.npz"
-        if not path.exists():
-            raise ValueError(f"partition {partition}: {path} does not exist")
-        with np.load(path, allow_pickle=False) as d:
-            x, y = torch.from_numpy(d["x"]), torch.from_numpy(d["y"])
-        model = build_model(
-            _setup(meta).model,
-            tuple(meta["input_shape"]),
-            int(meta["n_classes"]),
-            generator=torch.Generator().manual_seed(0),
-        )
-        engine = BatchedEngine(model, Task.for_classes(int(meta["n_classes"])), torch.device("cpu"))
-        _FIRMS[key] = (engine, x, y)
-    return _FIRMS[key]
-
-
-def register_duopoly(app: ClientApp) -> None:
-    """Register a firm's node half on ``app``: ``query.duopoly`` and ``train.duopoly``.
-
-    ``query.duopoly`` answers its partition and size; ``train.duopoly`` the gradient of its
-    mean loss at the sent model on the sent rows.
-    """
-
-    @app.query("duopoly")
-    def _query(message: Message, context: Context) -> Message:
-        data_dir, partition = partition_of(message, context)
-        metrics: dict[str, Any] = {"partition-id": partition, "num-examples": -1}
-        try:
-            metrics["num-examples"] = int(_firm(data_dir, partition)[2].shape[0])
-        except ValueError:  # a node beyond the two firms has no partition
-            pass
-        return answer(message, {"metrics": MetricRecord(metrics)})
-
-    @app.train("duopoly")
-    def _gradient(message: Message, context: Context) -> Message:
-        engine, x, y = _firm(*partition_of(message, context))
-        model = unpack(
-            record_of(message.content, "arrays", ArrayRecord).to_torch_state_dict(), "model"
-        )
-        idx = torch.as_tensor(
-            np.asarray(message.content["config"]["rows"], dtype=np.int64), dtype=torch.long
-        )
-        grads, loss = engine.gradients(model, x[idx][None], y[idx][None])
-        return answer(
-            message,
-            {
-                "arrays": ArrayRecord(pack(grads, "gradient")),
-                "metrics": MetricRecord({"loss": float(loss.sum()), "rows": int(idx.numel())}),
-            },
-        )
 
 
 # --------------------------------------------------------------------------- mediator

@@ -5,11 +5,20 @@ starts one simulated federation with as many SuperNodes as the largest experimen
 clients, and runs the experiments one after another on it (:func:`learning.runtimes.flower.apps.serve`):
 node ``k`` reads only ``partition-<k>.npz``. The Ray workers import this same ``learning``
 package (its root is put first on their ``PYTHONPATH``).
+
+The federation runs in the simulation runtime that ``flwr run`` starts on a SuperLink in
+simulation mode (``flwr-simulation``), called in this process without the SuperLink, the
+Flower App bundle and the extra processes around it (``flwr.simulation.run_simulation``, the
+deprecated entry point, wraps the same runtime). Ray is started here, lean
+(:data:`RAY_INIT`: no dashboard, no log streaming to this process, no usage report, no runtime
+environment per worker), with one ClientApp actor per CPU, and shut down when the runs end;
+a Ray already running in this process is used as it is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -25,7 +34,18 @@ from learning.runtimes.flower.apps import (
 from learning.runtimes.flower.partitions import write_partitions
 from learning.train import TrainConfig
 
-__all__ = ["simulate", "simulate_directories"]
+__all__ = ["RAY_INIT", "simulate", "simulate_directories"]
+
+#: ``ray.init`` settings of a simulation (with ``num_cpus``): no dashboard, ClientApps' output
+#: left in Ray's session logs, Ray's own messages from warnings up
+RAY_INIT: dict[str, Any] = {
+    "include_dashboard": False,
+    "log_to_driver": False,
+    "logging_level": logging.WARNING,
+}
+
+#: the environment of a simulation: no telemetry, no Ray usage report
+_QUIET = {"FLWR_TELEMETRY_ENABLED": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 @contextlib.contextmanager
@@ -95,24 +115,30 @@ def simulate_directories(
     RuntimeError
         The server failed (its exception is chained).
     """
-    from flwr.simulation import run_simulation
+    import ray
+    from flwr.simulation.run_simulation import _run_simulation
+    from flwr.supercore.telemetry import EventType
 
     results: list[Any] = []
     root = str(Path(learning.__file__).resolve().parents[1])
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-    init: dict[str, Any] = {"include_dashboard": False}
-    if cpus is not None:
-        init["num_cpus"] = int(cpus)
-    with _environment({"PYTHONPATH": path, "FLWR_TELEMETRY_ENABLED": "0"}):
-        run_simulation(
-            server_app_for(list(runs), results),
-            client_app,
-            num_supernodes=int(supernodes),
-            backend_config={
-                "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-                "init_args": init,
-            },
-        )
+    # the workers inherit this environment from the raylet, which Ray starts here
+    with _environment({"PYTHONPATH": path, **_QUIET}):
+        started = not ray.is_initialized()
+        if started:
+            ray.init(**RAY_INIT, num_cpus=None if cpus is None else int(cpus))
+        try:
+            _run_simulation(
+                num_supernodes=int(supernodes),
+                exit_event=EventType.PYTHON_API_RUN_SIMULATION_LEAVE,
+                client_app=client_app,
+                server_app=server_app_for(list(runs), results),
+                backend_name="ray",
+                backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}},
+            )
+        finally:
+            if started:
+                ray.shutdown()
     for outcome in results:
         if isinstance(outcome, Exception):
             raise RuntimeError(f"the Flower server failed: {outcome}") from outcome
