@@ -52,7 +52,7 @@ CHEAP = {
     ("privacy", "account"),
 }
 #: paths whose smallest run still takes minutes: drawn poisoned in the slow suite too
-ALWAYS_POISONED = {("table1",), ("reproduce",), ("verify",), ("flower",)}
+ALWAYS_POISONED = {("table1",), ("reproduce",), ("verify",), ("flower",), ("bench", "flower")}
 #: CPU seconds one example may spend (imports are made before the first example)
 CPU_S = 10
 #: wall seconds after which an example that spends no CPU counts as hung

@@ -23,6 +23,7 @@ TINY = {
     "privacy": ["--clients", "30", "--existence-clients", "50", "--draws", "1"],
     "market": ["--firms", "50"],
     "verify": ["--only", "tsoy.thm4.2"],
+    "flower": ["--clients", "2", "--rounds", "2", "--model", "mlp", "--dataset", "digits"],
 }
 
 
@@ -30,7 +31,10 @@ def test_every_benchmark_has_a_tiny_case():
     assert sorted(TINY) == sorted(BENCHMARKS)
 
 
-@pytest.mark.parametrize("name", sorted(TINY))
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.flower) if n == "flower" else n for n in sorted(TINY)],
+)
 def test_bench_name_runs_at_a_tiny_size(name, capsys):
     extra = [*TINY[name], *(["--device", "cpu"] if name in ("engine", "all-pairs", "dp") else [])]
     if name != "privacy":  # its repeats are fixed per measurement
@@ -57,7 +61,25 @@ def test_bench_name_runs_at_a_tiny_size(name, capsys):
         assert out["single_speedup_cpu"] > 0
     elif name == "all-pairs":
         assert [r["batch_size"] for r in out["reference"]] == [32, 640, 2**2 * 32]
+    elif name == "flower":  # the same models, and the split adds up to the whole run
+        assert out["max_weight_difference"] <= 1e-6 and out["cpus"] == out["threads"]
+        assert out["ratio"] == pytest.approx(out["flower_seconds"] / out["train_seconds"])
+        whole = out["flower_startup_seconds"] + 2 * out["flower_round_seconds"]
+        assert whole == pytest.approx(out["flower_seconds"])
+        assert out["flower_startup_seconds"] > 0 and out["flower_round_seconds"] > 0
     assert render(out).startswith("quantity")  # the human table of the same result
+
+
+def test_bench_flower_without_the_extra_says_so_and_runs_nothing(monkeypatch, capsys):
+    import collabecon.bench.flower
+
+    reason = 'flwr is not installed: pip install -e ".[flower]" (flwr[simulation])'
+    monkeypatch.setattr(collabecon.bench.flower, "flower_missing", lambda: reason)
+    monkeypatch.setattr(collabecon.bench.flower, "train", None)  # never called
+    assert main(["bench", "flower", "--json", *TINY["flower"]]) == 0
+    assert json.loads(capsys.readouterr().out) == {"benchmark": "flower", "skipped": reason}
+    assert main(["bench", "flower", "--clients", "0"]) == 2  # the sizes are checked first
+    assert "--clients must be an integer >= 1, got 0" in capsys.readouterr().err
 
 
 def test_bench_help_lists_every_benchmark(capsys):
