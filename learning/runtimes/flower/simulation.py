@@ -11,8 +11,8 @@ simulation mode (``flwr-simulation``), called in this process without the SuperL
 Flower App bundle and the extra processes around it (``flwr.simulation.run_simulation``, the
 deprecated entry point, wraps the same runtime). Ray is started here, lean
 (:data:`RAY_INIT`: no dashboard, no log streaming to this process, no usage report, no runtime
-environment per worker), with one ClientApp actor per CPU, and shut down when the runs end;
-a Ray already running in this process is used as it is.
+environment per worker), with one ClientApp actor per CPU, and shut down when the runs end
+(Flower's runtime shuts down a Ray it finds already running, too).
 """
 
 from __future__ import annotations
