@@ -112,8 +112,8 @@ class Progress:
     def bar(self, total: int, *, unit: str = "it", **options: Any) -> Any:
         """A tqdm bar of ``total`` units on stderr, named after the command.
 
-        The bar is disabled when the progress is silent (:attr:`enabled`); ``options`` go to tqdm (``leave``,
-        ``delay``, ``mininterval``).
+        The bar is disabled when the progress is silent (:attr:`enabled`); ``options`` go to
+        tqdm (``leave``, ``delay``, ``mininterval``).
         """
         from tqdm import tqdm
 
