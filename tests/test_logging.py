@@ -141,3 +141,18 @@ def test_quiet_turns_the_training_bar_off(monkeypatch):
         with pytest.raises(_Stop):
             main([*argv, *extra])
     assert seen == [True, False]
+
+
+def test_a_failed_sweep_run_is_a_warning_in_the_log(caplog):
+    from types import SimpleNamespace
+
+    from collabecon.cli.sweep import _reporter
+
+    lines = []
+    run = SimpleNamespace(key="k1", grid={"lr": 1.0})
+    failed = SimpleNamespace(run=run, measures=None, error="Traceback\nDivergedError: boom\n")
+    _reporter(lines.append)(failed)
+    assert lines == ["lr=1.0: failed"]
+    (record,) = [r for r in caplog.records if r.name == "collabecon.cli.sweep"]
+    assert record.levelno == logging.WARNING
+    assert record.getMessage() == "run k1 (lr=1.0) failed: DivergedError: boom"
