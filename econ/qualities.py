@@ -117,10 +117,9 @@ class ModelQualities:
         self._check_interval()
 
     def _check_interval(self) -> None:
-        given = (self.low is not None, self.high is not None, self.confidence is not None)
-        if not any(given):
+        if self.low is None and self.high is None and self.confidence is None:
             return
-        if not all(given):
+        if self.low is None or self.high is None or self.confidence is None:
             raise ValueError("low, high and confidence come together: give all three or none")
         confidence = float(
             in_interval("confidence", self.confidence, 0.0, 1.0, low_open=True, high_open=True)
@@ -303,6 +302,11 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, f
     -------
     (mean, low, high)
 
+    References
+    ----------
+    Wasserman, L. (2004), *All of Statistics*, Springer: ch. 5 (the central limit theorem,
+    also with the sample variance) and ch. 6 (normal-based confidence intervals).
+
     Examples
     --------
     >>> [round(v, 4) for v in mean_interval([1.0, 2.0, 3.0, 4.0])]
@@ -357,9 +361,9 @@ def _probabilities(what: str, values: NDArray[Any]) -> NDArray[np.float64]:
             f"{what} must lie in [0, 1], got {p[tuple(bad[0])].item()!r} at row {bad[0][0]}"
         )
     sums = p.sum(axis=1)
-    bad = np.flatnonzero(np.abs(sums - 1.0) > PROBABILITY_SUM_TOLERANCE)
-    if bad.size:
-        i = int(bad[0])
+    rows = np.flatnonzero(np.abs(sums - 1.0) > PROBABILITY_SUM_TOLERANCE)
+    if rows.size:
+        i = int(rows[0])
         raise ValueError(f"{what} must sum to 1 in every row, row {i} sums to {sums[i]:.6g}")
     return p
 
