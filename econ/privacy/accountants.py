@@ -150,6 +150,14 @@ def accounting(accountant: str, sampling: str, sampling_rate: float = 1.0) -> di
     The object every reported ε carries beside it (``accounting`` in the command line's
     JSON).
 
+    References
+    ----------
+    Mironov, Rényi Differential Privacy, CSF 2017 (the RDP accountant); Koskela, Jälkö,
+    Honkela, Computing Tight Differential Privacy Guarantees Using FFT, AISTATS 2020 (the PLD
+    accountant); Balle, Barthe, Gaboardi, Privacy Amplification by Subsampling: Tight
+    Analyses via Couplings and Divergences, NeurIPS 2018 (sampling and adjacency,
+    :func:`adjacency`).
+
     Examples
     --------
     >>> accounting("rdp", "poisson", 0.01)
@@ -165,6 +173,10 @@ def accounting(accountant: str, sampling: str, sampling_rate: float = 1.0) -> di
 
 def accounting_text(description: Mapping[str, str]) -> str:
     """One line naming an :func:`accounting`, for the human reports.
+
+    References
+    ----------
+    The works :func:`accounting` cites.
 
     Examples
     --------
