@@ -394,8 +394,8 @@ def _check_minibatches(config: TrainConfig, federation: Federation) -> None:
     minibatch (:func:`learning.engine.sample_batches`); a minibatch above every client's
     training set makes every step a full-batch step at a multiple of its cost, and is
     refused. Under DP-SGD each minibatch is drawn without replacement from a client's
-    training set (its accounting, :func:`dp_epsilon`, needs a sampling rate
-    ``batch_size / n_k <= 1``), so it must fit in every client's. The PLD accountant's grid
+    training set, or each example at rate ``batch_size / n_k`` (Poisson; its accounting,
+    :func:`dp_epsilon`, needs that rate at most 1), so it must fit in every client's. The PLD accountant's grid
     must be one it can hold (:class:`econ.privacy.accountants.GridTooLarge`). The inputs of
     one local step of every participant must fit in memory.
     """
@@ -407,9 +407,13 @@ def _check_minibatches(config: TrainConfig, federation: Federation) -> None:
         )
     if config.dp is not None and config.batch_size > min(sizes):
         k = int(np.argmin(sizes))
+        how = {
+            "fixed": "draws each minibatch without replacement from a client's data",
+            "poisson": "samples a client's examples at rate batch_size / n, at most 1",
+        }[config.dp_sampling]
         raise ValueError(
             f"batch_size={config.batch_size} exceeds the {sizes[k]} training examples of "
-            f"client {k}: DP-SGD draws each minibatch without replacement from a client's data"
+            f"client {k}: DP-SGD {how}"
         )
     if config.dp is not None and config.dp_accountant == "pld":
         dp_epsilon(config, sizes)  # a grid the PLD accountant cannot hold is refused now
