@@ -27,6 +27,7 @@ from flwr.app import (  # noqa: E402
     MetricRecord,
     RecordDict,
 )
+from flwr.clientapp import ClientApp  # noqa: E402
 from flwr.serverapp import ServerApp  # noqa: E402
 from flwr.serverapp.strategy import FedAvg  # noqa: E402
 from flwr.simulation import run_simulation  # noqa: E402
@@ -60,7 +61,6 @@ def _run_identity(monkeypatch):
 
 
 def _context(node: int, run_config: dict) -> Context:
-
     return Context(
         run_id=1,
         node_id=node,
@@ -71,10 +71,10 @@ def _context(node: int, run_config: dict) -> Context:
 
 
 class InProcessGrid:
-    """Nodes 0 and 1, each the example's ClientApp called in this process."""
+    """Nodes 0 and 1, each ``app`` called in this process."""
 
-    def __init__(self, run_config: dict) -> None:
-        self.app = _example("client_app").app
+    def __init__(self, app, run_config: dict) -> None:
+        self.app = app
         self.contexts = {k: _context(k, run_config) for k in (0, 1)}
         self.sent: list = []
 
@@ -181,6 +181,56 @@ def test_the_mediator_refuses_a_paced_schedule_and_a_reply_without_a_quality():
         DefectionFreeStrategy(FedAvg()).configure_train(1, ArrayRecord(), ConfigRecord(), Bare())
 
 
+def _scalar_app(received: dict) -> ClientApp:
+    """Two firms whose model is one number ``w`` and whose quality is ``w`` itself.
+
+    Training adds 0.1 (node 0) or 0.4 (node 1) to ``w``, and takes 0.1 off in round 2;
+    ``received`` keeps the ``w`` each node was last sent for evaluation.
+    """
+
+    def quality(arrays, context):
+        return float(np.clip(arrays["w"].numpy()[0], 0.0, 1.0)), 1
+
+    app = ClientApp(mods=[quality_mod(quality)])
+
+    @app.train()
+    def train(message, context):
+        w = message.content["arrays"]["w"].numpy()
+        step = (
+            -0.1 if message.content["config"]["server-round"] == 2 else (0.1, 0.4)[context.node_id]
+        )
+        content = {
+            "arrays": ArrayRecord({"w": Array(w + step)}),
+            "metrics": MetricRecord({"num-examples": 1}),
+        }
+        return Message(RecordDict(content), reply_to=message)
+
+    @app.evaluate()
+    def evaluate(message, context):
+        received[context.node_id] = float(message.content["arrays"]["w"].numpy()[0])
+        return Message(RecordDict({"metrics": MetricRecord({"num-examples": 1})}), reply_to=message)
+
+    return app
+
+
+def test_the_mediator_caps_the_low_firm_undoes_a_falling_step_and_delivers_each_model():
+    received: dict = {}
+    grid = InProcessGrid(_scalar_app(received), {})
+    inner = _counting_fedavg()
+    strategy = DefectionFreeStrategy(inner)
+    start = ArrayRecord({"w": Array(np.zeros(1))})
+    result = strategy.start(grid, start, num_rounds=2)
+    record, market = strategy.play_record(), strategy.market_report()
+    assert strategy.nodes == {"low": 0, "high": 1}
+    np.testing.assert_allclose(record.q_h, [0.4, 0.65, 0.65])  # FedAvg's 0.65, then undone
+    assert 0.1 < record.q_l[1] <= record.cap[1] + 1e-12  # moved, up to the cap
+    assert record.q_l[2] == record.q_l[1]  # the high firm did not rise: the low firm waits
+    assert market.audit.never_decreased
+    assert result.arrays is inner.aggregates[1] is strategy.models["high"]
+    assert received == {0: pytest.approx(record.q_l[2]), 1: pytest.approx(0.65)}
+    assert result.train_metrics_clientapp[2]["q-high"] == pytest.approx(0.65)
+
+
 def _check_run(strategy, inner, result) -> None:
     """Proposition 3 on the run, FedAvg's aggregates as the high firm's models, and each firm's
     evaluation on its own model."""
@@ -207,7 +257,7 @@ def _check_run(strategy, inner, result) -> None:
 def test_the_example_app_under_the_mediator_on_an_in_process_grid():
 
     server_app = _example("server_app")
-    grid = InProcessGrid({})
+    grid = InProcessGrid(_example("client_app").app, {})
     inner = _counting_fedavg()
     strategy = DefectionFreeStrategy(inner)
     result = server_app.run(grid, _context(0, {}), strategy)
