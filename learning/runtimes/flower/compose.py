@@ -324,8 +324,9 @@ class DefectionFreeStrategy(Strategy):
         default: the recommended cap, no gating, :math:`Q = 1`, undo a high step that lowers
         the quality). ``schedule="paced"`` is refused.
     max_steps, max_halvings : int
-        Of the low firm's guarded loop (:func:`games.defection_free.raise_to_cap`): at most
-        ``max_steps * max_halvings`` quality probes a round.
+        Of the low firm's guarded loop (:func:`games.defection_free.raise_to_cap`): a round
+        probes at most ``max_steps * max_halvings`` of its models, and the high firm's
+        aggregate once.
     timeout : float
         Seconds to wait for the nodes, their own training and each quality probe.
 
