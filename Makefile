@@ -13,7 +13,7 @@ SLOW_SUBSET = tests/test_demo.py tests/learning/test_train.py tests/test_noteboo
 	tests/learning/test_federated_clustering.py::test_fc_matches_the_oracle_at_4x16_reduced \
 	tests/learning/test_cobo.py::test_time_decaying_sampling_lowers_the_late_weight_noise
 
-.PHONY: check lint types test extras slow ci
+.PHONY: check lint types test extras plugin slow ci
 
 check: lint types test
 
@@ -31,6 +31,14 @@ extras:
 	$(PYTHON) -m pip install -q -e ".[flower,ray]"
 	$(PYTHON) -m pip check
 	$(PYTHON) -m pytest -m "(flower or ray) and not slow" --durations=10
+
+# The toy plugin of tests/plugins/ installed by pip as a user installs one, its test run
+# (a failure, not a skip, if the install did not take), then uninstalled again so that the
+# other steps see only collabecon's own registries.
+plugin:
+	$(PYTHON) -m pip install -q ./tests/plugins/collabecon_toy_plugin
+	COLLABECON_PLUGIN_INSTALLED=1 $(PYTHON) -m pytest tests/test_plugins.py -k pip_installed; \
+	status=$$?; $(PYTHON) -m pip uninstall -y -q collabecon-toy-plugin; exit $$status
 
 slow:
 	$(PYTHON) -m pytest -m slow $(SLOW_SUBSET) --durations=10

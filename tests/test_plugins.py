@@ -149,6 +149,14 @@ def test_pricing_repeated_plays_the_plugin_seller(installed, capsys):
     assert "does not apply to seller 'toy-half-pd'" in capsys.readouterr().err
 
 
+def test_reproduce_reports_the_plugin_reproduction(installed, capsys, tmp_path):
+    out = tmp_path / "report"
+    assert main(["reproduce", "--only", "toy-duopoly", "--out", str(out), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert "toy-duopoly" in json.dumps(result)
+    assert "toy.duopoly.high-firm-ahead" in (out / "report.md").read_text()
+
+
 def test_without_the_plugin_the_name_is_unknown(site, capsys):
     assert "toy-fedavgm" not in ALGORITHMS and not ALGORITHMS.plugins
     assert main(["train", *TINY, "--algorithm", "toy-fedavgm"]) == 2
@@ -279,7 +287,8 @@ def test_flower_simulate_runs_the_plugin_algorithm_on_the_nodes(
 ):
     """The Flower nodes (Ray workers, new processes) find the plugin on their path, as an
     installed distribution is found, and build it by name as the server does."""
-    monkeypatch.setenv("PYTHONPATH", f"{installed.root}:{PLUGIN}")
+    path = [str(installed.root), str(PLUGIN), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in path if p))
     argv = [*TINY[:-1], "--algorithm", "toy-fedavgm", "--cpus", "2", "--out", str(tmp_path / "out")]
     assert main(["flower", "simulate", "--json", *argv]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
