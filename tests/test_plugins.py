@@ -205,6 +205,36 @@ def test_a_broken_plugin_is_refused_with_one_warning_naming_it(site, value, modu
         assert "broken" not in ALGORITHMS
 
 
+def test_the_command_line_prints_a_refused_plugin_as_one_warning_line(site, capsys):
+    site.install("broken-dist", {"collabecon.algorithms": {"broken": "not_there:Algo"}})
+    assert main(["train", *TINY, "--algorithm", "broken"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        "collabecon: warning: collabecon.algorithms: entry point 'broken' (not_there:Algo) of "
+        "distribution broken-dist 0.1.0 is not registered: it failed to load: "
+        "ModuleNotFoundError: No module named 'not_there'"
+    )
+    assert err[1].startswith("collabecon train: error: --algorithm must be one of 'local'")
+    assert len(err) == 2
+
+
+def test_a_plugin_that_registers_itself_is_still_a_plugin(site):
+    source = (
+        "from learning.algorithms import register\n"
+        "from learning.algorithms.averaging import FedAvg\n"
+        "@register\nclass Again(FedAvg):\n    name = 'again'\n"
+    )
+    site.install(
+        "self-dist",
+        {"collabecon.algorithms": {"again": "again_algo:Again"}},
+        {"again_algo": source},
+    )
+    assert ALGORITHMS["again"].__name__ == "Again"
+    assert "self-dist" in ALGORITHMS.plugins["again"]
+    ALGORITHMS.reload_plugins()  # read again: the module is imported already
+    assert "self-dist" in ALGORITHMS.plugins["again"]
+
+
 def test_a_plugin_cannot_take_a_built_in_or_another_plugins_name(site):
     seller = "from games.price_discrimination.sellers import AlphaPD\n"
     seller += "def make(): return AlphaPD(0.5, name='half')\n"

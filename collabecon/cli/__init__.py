@@ -31,13 +31,15 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from types import ModuleType
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from collabecon.cli._lock import holding
 from collabecon.cli._output import dump_json, first_nan, key_value_table
+from econ.plugins import PluginWarning
 
 #: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -179,15 +181,40 @@ def _one_line(message: str) -> str:
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
+def _show_plugin_warning(show: Callable[..., None]) -> Callable[..., None]:
+    """``warnings.showwarning`` that prints a :class:`econ.plugins.PluginWarning` as one line.
+
+    ``collabecon: warning: ...`` on stderr; any other warning goes to ``show``.
+    """
+
+    def shown(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, PluginWarning):
+            print(f"collabecon: warning: {_one_line(str(message))}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return shown
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``collabecon`` console script.
 
     Exit codes: 0 done, 1 a check disagrees (``verify``) or a claim fails, 2 bad input (one
     line on stderr naming what is wrong), 130 interrupted (Ctrl-C, one line), 141 the reader
-    of stdout went away (``collabecon ... | head``; nothing more is printed).
+    of stdout went away (``collabecon ... | head``; nothing more is printed). A plugin that
+    is not registered (:mod:`econ.plugins`) is one line ``collabecon: warning: ...`` on stderr.
     """
     try:
-        return _main(argv)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_plugin_warning(warnings.showwarning)
+            return _main(argv)
     except KeyboardInterrupt:
         print("collabecon: interrupted", file=sys.stderr)
         return 130
