@@ -38,7 +38,9 @@ extras:
 plugin:
 	$(PYTHON) -m pip install -q ./tests/plugins/collabecon_toy_plugin
 	COLLABECON_PLUGIN_INSTALLED=1 $(PYTHON) -m pytest tests/test_plugins.py -k pip_installed; \
-	status=$$?; $(PYTHON) -m pip uninstall -y -q collabecon-toy-plugin; exit $$status
+	status=$$?; $(PYTHON) -m pip uninstall -y -q collabecon-toy-plugin; \
+	rm -rf tests/plugins/collabecon_toy_plugin/build tests/plugins/collabecon_toy_plugin/*.egg-info; \
+	exit $$status
 
 slow:
 	$(PYTHON) -m pytest -m slow $(SLOW_SUBSET) --durations=10
