@@ -30,6 +30,11 @@ learning backend, ``threshold_graph`` or ``run_cobo_setting`` is touched. The na
 packages ``econ``, ``games`` and ``learning`` say in their own ``__all__`` what else each
 offers.
 
+The toolkit reports through one logger, ``collabecon`` (every module of the four packages
+logs under it, :mod:`econ._log`), and configures no handler: nothing is printed unless the
+program configures logging, and ``logging.getLogger("collabecon").setLevel(logging.WARNING)``
+silences its progress and diagnostics in one call.
+
 Examples
 --------
 >>> import collabecon

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -511,9 +510,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--algorithm: {args.action} runs one experiment; name one algorithm")
     _sizes(args.action, runs)
     if flags.insecure:
+        from econ._log import get_logger
         from learning.runtimes.flower.credentials import INSECURE_COST
 
-        print(f"collabecon flower: {INSECURE_COST}", file=sys.stderr)
+        get_logger(__name__).warning(INSECURE_COST)
     out = Path(flags.out or tempfile.mkdtemp(prefix="collabecon-flower-")).resolve()
     head = {"action": args.action, "out": str(out), "mechanism": args.mechanism}
     if args.action == "prepare":
