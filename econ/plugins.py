@@ -15,7 +15,9 @@ register or raises ``TypeError``/``ValueError`` saying what is wrong with the ob
 entry point that fails to load, gives an object ``accept`` refuses, or names an entry that is
 already registered (a built-in, or another distribution's) is not registered: a
 :class:`PluginWarning` names the group, the entry point and its distribution, and the
-reason, in one line. The layer that owns a registry owns its group and its ``accept``
+reason, in one line. It is a warning of :mod:`warnings`, not a record of the ``collabecon``
+logger: a broken installation is the user's to fix, and a program that configures no logging
+still sees it (the ``collabecon`` command prints it as one line). The layer that owns a registry owns its group and its ``accept``
 (:data:`learning.algorithms.ALGORITHMS`,
 :data:`games.price_discrimination.sellers.SELLERS`,
 :data:`collabecon.reproductions.REPRODUCTIONS`).

@@ -218,6 +218,14 @@ def test_the_command_line_prints_a_refused_plugin_as_one_warning_line(site, caps
     assert len(err) == 2
 
 
+def test_a_refused_seller_is_shown_while_the_flags_are_declared_even_quiet(site, capsys):
+    site.install("broken-dist", {"collabecon.sellers": {"broken": "not_there:make"}})
+    argv = ["pricing", "repeated", "--rounds", "20", "--seeds", "1", "--json", "--quiet"]
+    assert main(argv) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("collabecon: warning: collabecon.sellers: entry point 'broken'")
+
+
 def test_a_plugin_that_registers_itself_is_still_a_plugin(site):
     source = (
         "from learning.algorithms import register\n"
