@@ -41,15 +41,17 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from types import ModuleType
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from collabecon.cli._lock import holding
 from collabecon.cli._log import configured, level_of
 from collabecon.cli._output import dump_json, first_nan, key_value_table
 from econ._log import get_logger
+from econ.plugins import PluginWarning
 
 _log = get_logger(__name__)
 
@@ -223,15 +225,43 @@ def _one_line(message: str) -> str:
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
+def _show_plugin_warning(show: Callable[..., None]) -> Callable[..., None]:
+    """``warnings.showwarning`` that prints a :class:`econ.plugins.PluginWarning` as one line.
+
+    ``collabecon: warning: ...`` on stderr, whatever the logging flags (the registries are
+    first consulted while the flags are declared, before the command's log is configured);
+    any other warning goes to ``show``.
+    """
+
+    def shown(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, PluginWarning):
+            print(f"collabecon: warning: {_one_line(str(message))}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return shown
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``collabecon`` console script.
 
     Exit codes: 0 done, 1 a check disagrees (``verify``) or a claim fails, 2 bad input (one
     line on stderr naming what is wrong), 130 interrupted (Ctrl-C, one line), 141 the reader
-    of stdout went away (``collabecon ... | head``; nothing more is printed).
+    of stdout went away (``collabecon ... | head``; nothing more is printed). An installed
+    plugin that is not registered (:mod:`econ.plugins`) is one line
+    ``collabecon: warning: ...`` on stderr.
     """
     try:
-        return _main(argv)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_plugin_warning(warnings.showwarning)
+            return _main(argv)
     except KeyboardInterrupt:
         print("collabecon: interrupted", file=sys.stderr)
         return 130
