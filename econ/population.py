@@ -253,12 +253,18 @@ class Population:
         if not math.isfinite(mu):
             raise ValueError(f"mu must be finite, got {mu!r}")
         z0, zh = -mu / sigma, (high - mu) / sigma
-        mass = float(special.ndtr(zh) - special.ndtr(z0))
+        # P(b) - P(a) = Phi(b) - Phi(a); for mu < 0 from the upper tail, where it is accurate
+        flip = z0 > 0
+
+        def big_phi(x: ArrayLike) -> NDArray[np.float64]:
+            return np.asarray(-special.ndtr(-_array(x)) if flip else special.ndtr(_array(x)))
+
+        mass = float(big_phi(zh) - big_phi(z0))
         if not mass > 1e-300:
             raise ValueError(
                 f"N({mu:g}, {sigma:g}^2) puts no mass on [0, {high:g}] in floating point"
             )
-        base = float(special.ndtr(z0))
+        base = float(big_phi(z0))
 
         def z(t: ArrayLike) -> NDArray[np.float64]:
             return (np.clip(_array(t), 0.0, high) - mu) / sigma
@@ -273,15 +279,16 @@ class Population:
 
         def mean_below(t: ArrayLike) -> NDArray[np.float64]:
             zt = z(t)
-            return (mu * (special.ndtr(zt) - base) - sigma * (phi(zt) - phi(_array(z0)))) / mass
+            return (mu * (big_phi(zt) - base) - sigma * (phi(zt) - phi(_array(z0)))) / mass
 
         def quantile(u: ArrayLike) -> NDArray[np.float64]:
-            return np.asarray(mu + sigma * special.ndtri(base + _array(u) * mass))
+            v = base + _array(u) * mass
+            return np.asarray(mu + sigma * (-special.ndtri(-v) if flip else special.ndtri(v)))
 
         return cls(
             f"truncnorm:{mu:g},{sigma:g}" + (f",{high:g}" if math.isfinite(high) else ""),
             high,
-            lambda t: np.asarray((special.ndtr(z(t)) - base) / mass),
+            lambda t: np.asarray((big_phi(z(t)) - base) / mass),
             pdf,
             mean_below,
             quantile,
@@ -897,7 +904,9 @@ def population_equilibrium(
     damping
         The share of the way to its best price that each firm moves in a round, in (0, 1].
     grid, refine
-        The certificate's search (:func:`best_response_certificate`).
+        The search of the certificate reported and of the first-order candidate's acceptance
+        (:func:`best_response_certificate`); the best-response iteration always searches
+        with the defaults.
 
     Returns
     -------
@@ -963,24 +972,24 @@ def population_equilibrium(
     )
     if order.size and pop.types is None and not certificate.holds:
         method = "best-response iteration from the first-order candidate"
+        search = best_response_certificate(q, price, pop, tolerance=tolerance)  # the full search
         for _ in range(rounds):
-            price[order] += damping * (certificate.best_price[order] - price[order])
-            near = certificate.relative_gain.max() < 1e-3 and np.all(price[order] > 0)
+            price[order] += damping * (search.best_price[order] - price[order])
+            near = search.relative_gain.max() < 1e-3 and np.all(price[order] > 0)
             polished = _solve(gaps, pop, price[order]) if near else None
             if polished is not None:  # the root finder from the nearer start
                 trial = price.copy()
                 trial[order] = polished
-                again = best_response_certificate(
-                    q, trial, pop, tolerance=tolerance, grid=grid, refine=refine
-                )
+                again = best_response_certificate(q, trial, pop, tolerance=tolerance)
                 if again.holds:
-                    price, certificate = trial, again
+                    price, search = trial, again
                     break
-            certificate = best_response_certificate(
-                q, price, pop, tolerance=tolerance, grid=grid, refine=refine
-            )
-            if certificate.holds:
+            search = best_response_certificate(q, price, pop, tolerance=tolerance)
+            if search.holds:
                 break
+        certificate = best_response_certificate(
+            q, price, pop, tolerance=tolerance, grid=grid, refine=refine
+        )
     demand, surplus = np.zeros(q.size), np.zeros(q.size)
     for i in range(q.size):
         d, s = _firm_market(q, price, i, price[i : i + 1], pop)

@@ -27,6 +27,7 @@ from econ.propositions import registered
         ("lognorm:0.8,0.3", stats.lognorm(0.8, scale=0.3)),
         ("truncnorm:0.5,0.2", stats.truncnorm(-2.5, np.inf, loc=0.5, scale=0.2)),
         ("truncnorm:0.3,0.4,1", stats.truncnorm(-0.75, 1.75, loc=0.3, scale=0.4)),
+        ("truncnorm:-0.45,0.05", stats.truncnorm(9, np.inf, loc=-0.45, scale=0.05)),
     ],
 )
 def test_spec_families_match_scipy(spec, frozen):
@@ -49,6 +50,7 @@ def test_spec_families_match_scipy(spec, frozen):
         ("beta:0,1", "a must lie in"),
         ("lognorm:nan", "not a finite number"),
         ("truncnorm:-40,1", "puts no mass"),
+        ("truncnorm:-0.5,0.001", "puts no mass"),
         ("uniform:1", "takes uniform"),
     ],
 )
