@@ -12,8 +12,8 @@ are registered as ``market.population.*`` (kind ``derived``) in
 :mod:`econ.population_propositions`.
 
 **Demands.** With the selling firms sorted :math:`q_0 < q_1 < \dots < q_n` above the base
-:math:`(q_0, p_0)` (the outside option :math:`(0, 0)`, or a tied group at price 0: ties, exits
-and zero qualities follow :mod:`econ.oligopoly`, whose arguments do not use the shape of
+:math:`(q_0, p_0)` (the outside option :math:`(0, 0)`, or a tied group at price 0: ties and
+zero qualities follow :mod:`econ.oligopoly`, whose arguments for them do not use the shape of
 :math:`F`), firm :math:`i` sells to the types between
 :math:`\theta_i = (p_i - p_{i-1})/(q_i - q_{i-1})` and :math:`\theta_{i+1}`
 (:math:`\theta_{n+1} = \bar\theta`):
@@ -38,20 +38,23 @@ first-order conditions of the firms above the base,
         + \frac{f(\theta_{i+1})}{q_{i+1} - q_i}\Big) = 0
     \quad (\text{no second term for the top firm}),
 
-are solved numerically (``scipy.optimize.root``, from the uniform ladder of
-:mod:`econ.oligopoly` scaled to the population's mean). For a general :math:`F` a revenue
+are solved numerically (``scipy.optimize.root`` on the residuals relative to
+:math:`D_i + p_i |\partial D_i/\partial p_i|`, from the uniform prices of
+:func:`econ.oligopoly.ladder` times the scale that best satisfies them). For a general :math:`F` a revenue
 need not be concave in the firm's own price, so a root is only a candidate, and may not be
 unique: the :class:`BestResponseCertificate` decides. It searches each firm's whole price
 range, :math:`[0, \max_\theta(\theta q_i - u_{-i}(\theta))]` with :math:`u_{-i}` the best
 other offer (no price above it sells), on a linear and a geometric grid, the others' prices
 and just below and above them, and refines the best point by a bounded scalar search. Where
-the candidate fails the certificate (where firms exit, as with types bounded away from 0:
-the first-order conditions assume every firm sells), a best-response iteration from it
-(each firm moves to its certified best price, or a share ``damping`` of the way) runs until
-it passes, trying the root finder from each round's prices; a firm that can sell at no
-price then prices at 0 and is reported priced out. The equilibrium reported is the one reached so from the uniform
+the candidate fails the certificate (where firms exit: unlike uniform types, types bounded
+away from 0 can leave a firm of distinct quality no buyer at any price, and the first-order
+conditions assume every firm sells), a best-response iteration from it (each firm moves to
+its certified best price, or a share ``damping`` of the way) runs until it passes, trying
+the root finder from each round's prices; a firm that can sell at no price then prices at 0
+and is reported priced out. The equilibrium reported is the one reached so from the uniform
 ladder; tied groups split their demand equally and priced-out firms price at 0, as in
-:mod:`econ.oligopoly`.
+:mod:`econ.oligopoly`. Where no round passes (types close to a point mass, or tails too
+heavy for the search), the last round's prices are returned with a certificate that fails.
 
 **Finite populations.** A sample of types is a market of its own: :math:`F` is its
 empirical distribution, demand a step function (a consumer at a boundary type
@@ -939,6 +942,10 @@ def population_equilibrium(
     if q.size == 0:
         raise ValueError("qualities must name at least one firm, got []")
     rounds = positive_int("max_rounds", max_rounds)
+    if not 0 < pop.mean < math.inf:
+        raise ValueError(
+            f"the population {pop.label} needs a finite positive mean type, got {pop.mean}"
+        )
     base, order = ladder_firms(q)
     price = np.zeros(q.size)
     if pop.closed_form:

@@ -69,7 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     One of ``--qualities`` (one market) and ``--from FILE`` (one market per round, the
     layouts of the module docstring) is required; ``--names`` names the firms of
-    ``--qualities``; ``--consumers`` and ``--seed`` add a sampled population.
+    ``--qualities``; ``--consumers`` and ``--seed`` add a sampled population;
+    ``--population`` draws the consumer types from another population.
 
     Parameters
     ----------

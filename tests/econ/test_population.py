@@ -185,3 +185,8 @@ def test_certificate_statement_on_a_thousand_markets():
     (entry,) = registered("market.population.certificate")
     verdict = entry.check(markets=1000)
     assert verdict.holds and verdict.n_points == 1000, verdict.evidence
+
+
+def test_a_population_without_a_finite_mean_is_refused():
+    with pytest.raises(ValueError, match="finite positive mean"):
+        population_equilibrium([0.3, 0.8], "lognorm:1e300")
