@@ -46,6 +46,12 @@ equilibrium prices, shares, revenues, consumer surplus and welfare each round
 models below a tie or of quality 0 sell nothing), with each party's count of target
 examples and confidence interval when the input has them; ``--consumers N`` adds a
 sampled-population check of the last round.
+
+``--population SPEC`` (with ``--qualities``) draws the consumer types from ``uniform``,
+``beta:a,b``, ``lognorm:s[,scale]`` or ``truncnorm:mu,sigma[,high]`` instead of
+:math:`U[0, 1]` (:func:`econ.population.population_equilibrium`) and adds how the prices were
+found and their best-response certificate; ``--consumers N`` then draws N consumers from that
+population.
 """
 
 from __future__ import annotations
@@ -63,6 +69,8 @@ from collabecon.cli._checks import fits_in_memory
 from collabecon.cli._lists import float_list, str_list
 from collabecon.cli._output import table
 from econ.market import market_history, sampled_market
+from econ.outputs import plain
+from econ.population import parse_population, population_demands, population_equilibrium
 from econ.qualities import METRICS, ModelQualities, qualities_from_predictions
 from econ.validation import file_fits_in_memory, read_json
 
@@ -88,7 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     One of ``--qualities`` (one market) and ``--from FILE`` (one market per round, the
     layouts of the module docstring) is required; ``--names`` names the firms of
     ``--qualities``; ``--metric`` and ``--confidence`` score a predictions file;
-    ``--consumers`` and ``--seed`` add a sampled population.
+    ``--consumers`` and ``--seed`` add a sampled population; ``--population`` draws the
+    consumer types from another population.
 
     Parameters
     ----------
@@ -118,6 +127,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--seed", type=int, default=None, help="seed of the sampled consumers (0; --consumers)"
+    )
+    parser.add_argument(
+        "--population",
+        default=None,
+        help="consumer types (--qualities): uniform, beta:a,b, lognorm:s[,scale] or "
+        "truncnorm:mu,sigma[,high]; prints the equilibrium and its best-response certificate",
     )
 
 
@@ -576,7 +591,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``sampled_last_round``: the last round acted out by N sampled consumers
         (:func:`econ.market.sampled_market`: ``names``, ``quality``, ``price``, ``share``,
         ``revenue``, ``consumer_surplus``, ``welfare``), ``n_consumers`` and
-        ``max_share_error`` against the closed form. The command exits with 0.
+        ``max_share_error`` against the closed form. With ``--population``, also
+        ``population``, ``method`` and ``certificate`` (:func:`_population_market`). The
+        command exits with 0.
 
     Raises
     ------
@@ -602,7 +619,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     seed = 0 if args.seed is None else args.seed
     if seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {seed}")
+    if args.population is not None and args.qualities is None:
+        raise ValueError("--population solves one market: give it --qualities, not --from")
     rounds = _given_rounds(args)
+    if args.population is not None:
+        return _population_market(args, rounds[0], seed)
     firms = rounds[0].quality.size
     # per round and firm: four arrays of the history and four fields of the output (a key,
     # a float and a number's JSON text each)
@@ -624,13 +645,78 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _population_market(
+    args: argparse.Namespace, given: ModelQualities, seed: int
+) -> dict[str, Any]:
+    """``--population``: the one market of ``--qualities`` under those consumer types.
+
+    The record of :func:`run` for one round, with ``population``, ``method`` and
+    ``certificate`` (:func:`econ.population.population_equilibrium`); with ``--consumers N``,
+    ``sampled_last_round`` holds the shares and revenues of N consumers drawn from the
+    population at the equilibrium prices, their largest share error and the bound of four
+    standard errors.
+    """
+    population = parse_population(args.population)
+    if args.consumers:
+        fits_in_memory(f"--consumers {args.consumers}", 8.0 * args.consumers * 6)
+    eq = population_equilibrium(given.quality, population)
+    names = list(given.names)
+    row: dict[str, Any] = {"t": 0}
+    for field, values in (
+        ("quality", eq.quality),
+        ("price", eq.price),
+        ("share", eq.demand),
+        ("revenue", eq.revenue),
+    ):
+        row.update({f"{field}_{n}": float(v) for n, v in zip(names, values, strict=True)})
+    row.update(consumer_surplus=eq.consumer_surplus, welfare=eq.welfare)
+    result: dict[str, Any] = {
+        "names": names,
+        "rounds": [row],
+        "population": eq.population,
+        "method": eq.method,
+        "certificate": eq.certificate.to_dict(),
+    }
+    if args.consumers:
+        sample = population.sample(args.consumers, seed)
+        share = population_demands(eq.quality, eq.price, sample)
+        bound = 4 * np.sqrt(eq.demand * (1 - eq.demand) / args.consumers)
+        result["sampled_last_round"] = {
+            "names": names,
+            "share": share.tolist(),
+            "revenue": (eq.price * share).tolist(),
+            "n_consumers": args.consumers,
+            "max_share_error": float(np.max(np.abs(share - eq.demand))),
+            "four_standard_errors": bound.tolist(),
+            "within": bool(np.all(np.abs(share - eq.demand) <= bound + 1e-12)),
+        }
+    return plain(result)
+
+
+def _population_lines(result: dict[str, Any]) -> str:
+    if "certificate" not in result:
+        return ""
+    c = result["certificate"]
+    verdict = "holds" if c["holds"] else "FAILS"
+    return (
+        f"\npopulation {result['population']} ({result['method']}); best-response certificate "
+        f"{verdict}: largest gain {c['max_gain']:.3g}, relative {max(c['relative_gain']):.3g} "
+        f"(tolerance {c['tolerance']:g})"
+    )
+
+
 def _sampled_line(result: dict[str, Any]) -> str:
     if "sampled_last_round" not in result:
         return ""
     s = result["sampled_last_round"]
+    within = (
+        f", {'within' if s['within'] else 'NOT within'} four standard errors"
+        if "within" in s
+        else ""
+    )
     return (
         f"\nsampled {s['n_consumers']} consumers (last round): largest share error "
-        f"{s['max_share_error']:.2g}"
+        f"{s['max_share_error']:.2g}{within}"
     )
 
 
@@ -658,7 +744,7 @@ def render(result: dict[str, Any]) -> str:
                 row.append(f"[{low:.4g}, {high:.4g}]")
         text = table(rows, header)
         text += f"\nconsumer surplus {r['consumer_surplus']:.6g}, welfare {r['welfare']:.6g}"
-        return text + _sampled_line(result)
+        return text + _population_lines(result) + _sampled_line(result)
     header = [
         "t",
         *(f"q_{n}" for n in names),
