@@ -177,10 +177,27 @@ class ClientModel(ABC):
         return np.minimum(b, rho), lam_
 
     def _eval(self, what: str, beta: ArrayLike, lam: ArrayLike) -> Array:
+        return self.evaluate(beta, lam, what)[0]
+
+    def evaluate(self, beta: ArrayLike, lam: ArrayLike, *names: str) -> tuple[Array, ...]:
+        r"""Several of the formulas at one protocol, ``beta`` and ``lam`` checked once.
+
+        ``names`` are keys of the model's formulas (``"err2"``, ``"leak2"``, ``"utility"``,
+        ``"alone"``, ``"gain"``); one array per name, one entry per client.
+
+        Raises
+        ------
+        ValueError
+            ``lam`` not valid weights, ``beta`` not finite, of another shape, or outside
+            :math:`[0, \rho_i]`.
+        """
         b, lam_ = self._check(beta, lam)
+        args = (b, b.sum() - b, lam_, *self._values(lam_.size))
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = self._exprs[what](b, b.sum() - b, lam_, *self._values(lam_.size))
-        return np.broadcast_to(np.asarray(out, dtype=np.float64), lam_.shape).copy()
+            outs = [self._exprs[what](*args) for what in names]
+        return tuple(
+            np.broadcast_to(np.asarray(out, dtype=np.float64), lam_.shape).copy() for out in outs
+        )
 
     def _gain_rows(self, beta_rows: Array, lam: Array) -> Array:
         """Gains of several protocols at once (one per row).

@@ -226,7 +226,7 @@ def _protocol(
             alone,
         )
     b = np.clip(beta, 0.0, model.rho(lam.size))
-    utility = model.utility(b, lam)
+    utility, leak2 = model.evaluate(b, lam, "utility", "leak2")
     short = _participation_shortfall(utility, alone)
     if short > 0:
         note = f"; not certified: a client's gain is {-short:.3g} of its utility magnitude"
@@ -239,7 +239,7 @@ def _protocol(
         b,
         model.alpha(b, lam.size),
         model.epsilon(b, lam.size),
-        np.sqrt(model.leak2(b, lam)),
+        np.sqrt(leak2),
         utility,
         alone,
         multipliers,
