@@ -436,7 +436,7 @@ def test_bayes_few_clients_in_floats_is_the_certified_array_search() -> None:
 
 def test_a_few_client_search_that_does_not_finish_is_left_to_the_arrays(monkeypatch) -> None:
     """With a single step allowed the Python-float search gives up (``None``), and the
-    protocol is the array search's."""
+    protocol and the batched optimum are the array search's."""
     from econ.privacy import optimal_bayes as OB
 
     lam = np.array([5.0, 8, 12, 20, 50])
@@ -448,3 +448,7 @@ def test_a_few_client_search_that_does_not_finish_is_left_to_the_arrays(monkeypa
     left = O.optimal_protocol(model, lam, "accuracy")
     assert left.gamma == pytest.approx(float(OB.bayes_max_total(lam, rho, model.tau)[0]), rel=1e-15)
     assert left.gamma == pytest.approx(full.gamma, abs=2 * OB.GAMMA_RTOL * rho.sum())
+    rows = np.array([lam, [4.5] * 5, lam[::-1]])
+    np.testing.assert_array_equal(
+        O.max_accuracy_totals(model, rows), OB.bayes_max_total(rows, rho, model.tau)
+    )
