@@ -504,7 +504,7 @@ def max_accuracy_totals(model: DPMean | Bayes, lam_rows: ArrayLike) -> Array:
     if size >= FEW_CLIENTS:
         return bayes_max_total(lam, rho, model.tau)
     rho_, top = rho.tolist(), float(rho.sum())
-    found = [bayes_max_total_few(row, rho_, model.tau, top) for row in lam.tolist()]
+    found = [bayes_max_total_few(row.tolist(), rho_, model.tau, top) for row in lam]
     out = np.array([0.0 if g is None else g for g in found])
     left = [k for k, g in enumerate(found) if g is None]
     if left:
