@@ -170,7 +170,7 @@ class ClientModel(ABC):
         if b.shape != lam_.shape:
             raise ValueError(f"beta has shape {b.shape} but lam has {lam_.shape}")
         rho = self.rho(lam_.size)
-        if np.any(b > rho * (1 + 1e-12)):
+        if (b > rho * (1 + 1e-12)).any():
             raise ValueError(
                 f"beta must lie in [0, rho_i]; got max beta/rho = {np.max(b / rho):.6g}"
             )
@@ -192,6 +192,10 @@ class ClientModel(ABC):
             :math:`[0, \rho_i]`.
         """
         b, lam_ = self._check(beta, lam)
+        return self._formulas(b, lam_, names)
+
+    def _formulas(self, b: Array, lam_: Array, names: tuple[str, ...]) -> tuple[Array, ...]:
+        """:meth:`evaluate` of a protocol ``b`` and weights ``lam_`` already checked."""
         args = (b, b.sum() - b, lam_, *self._values(lam_.size))
         with np.errstate(divide="ignore", invalid="ignore"):
             outs = [self._exprs[what](*args) for what in names]
@@ -233,8 +237,8 @@ class ClientModel(ABC):
             Some :math:`u_i^0` is beyond the floats (a weight too large for the precision).
         """
         lam_ = client_weights(lam)
-        with np.errstate(over="ignore"):
-            alone = self._eval("alone", np.zeros_like(lam_), lam_)
+        with np.errstate(over="ignore"):  # beta = 0 needs no check
+            alone = self._formulas(np.zeros_like(lam_), lam_, ("alone",))[0]
         if not np.all(np.isfinite(alone)):
             raise ValueError(
                 f"lam={shown(lam_)} gives a utility alone of {shown(alone)} with these "
