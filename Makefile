@@ -11,9 +11,11 @@ SLOW_SUBSET = tests/test_demo.py tests/learning/test_train.py tests/test_noteboo
 	tests/learning/test_cobo_cli.py::test_reproduce_reports_both_settings_with_every_claim \
 	tests/learning/test_cobo_cli.py::test_reduced_cross_silo_run_has_the_promised_shape \
 	tests/learning/test_federated_clustering.py::test_fc_matches_the_oracle_at_4x16_reduced \
-	tests/learning/test_cobo.py::test_time_decaying_sampling_lowers_the_late_weight_noise
+	tests/learning/test_cobo.py::test_time_decaying_sampling_lowers_the_late_weight_noise \
+	tests/learning/test_flower_compose.py::test_the_example_app_under_the_mediator_in_flowers_simulation \
+	tests/learning/test_dp_accounting.py
 
-.PHONY: check lint types test extras slow ci
+.PHONY: check lint types test extras plugin slow ci
 
 check: lint types test
 
@@ -31,6 +33,16 @@ extras:
 	$(PYTHON) -m pip install -q -e ".[flower,ray]"
 	$(PYTHON) -m pip check
 	$(PYTHON) -m pytest -m "(flower or ray) and not slow" --durations=10
+
+# The toy plugin of tests/plugins/ installed by pip as a user installs one, its test run
+# (a failure, not a skip, if the install did not take), then uninstalled again so that the
+# other steps see only collabecon's own registries.
+plugin:
+	$(PYTHON) -m pip install -q ./tests/plugins/collabecon_toy_plugin
+	COLLABECON_PLUGIN_INSTALLED=1 $(PYTHON) -m pytest tests/test_plugins.py -k pip_installed; \
+	status=$$?; $(PYTHON) -m pip uninstall -y -q collabecon-toy-plugin; \
+	rm -rf tests/plugins/collabecon_toy_plugin/build tests/plugins/collabecon_toy_plugin/*.egg-info; \
+	exit $$status
 
 slow:
 	$(PYTHON) -m pytest -m slow $(SLOW_SUBSET) --durations=10

@@ -11,8 +11,10 @@ application, grouped by layer in :data:`_NAMES`:
   and its figures, defection-free collaboration of ch. 3 as a decision rule, IP-FL's token
   economy);
 - the PyTorch backend of :mod:`learning` (training with any registered algorithm, federations
-  of clients, trained models turned into qualities, Threshold-Clustering, CoBo's quadratic
-  toy, and the drivers that train real models for the economics);
+  of clients, trained models turned into qualities, models trained elsewhere (torch modules,
+  scikit-learn estimators, their predictions) turned into qualities with confidence intervals
+  by :func:`qualities_of`, Threshold-Clustering, CoBo's quadratic toy, and the drivers that
+  train real models for the economics);
 - the application's CoBo reproduction, and :mod:`collabecon.graphs`: the graphs the toolkit
   computes (the threshold graph, CoBo's collaboration weights, IP-FL's bids) as
   :mod:`networkx` graphs.
@@ -26,9 +28,15 @@ Names that would be ambiguous on their own carry their model's prefix (``pd_equi
 
 Every name is resolved on first use (:pep:`562`), so ``import collabecon`` imports neither
 torch nor the modules of names that are not used: torch loads only when a name of the
-learning backend, ``threshold_graph`` or ``run_cobo_setting`` is touched. The names listed in :data:`__all__` are the public API; the
+learning backend, ``threshold_graph`` or ``run_cobo_setting`` is touched (``qualities_of``
+loads it only for a torch model). The names listed in :data:`__all__` are the public API; the
 packages ``econ``, ``games`` and ``learning`` say in their own ``__all__`` what else each
 offers.
+
+The toolkit reports through one logger, ``collabecon`` (every module of the four packages
+logs under it, :mod:`econ._log`), and configures no handler: nothing is printed unless the
+program configures logging, and ``logging.getLogger("collabecon").setLevel(logging.WARNING)``
+silences its progress and diagnostics in one call.
 
 Examples
 --------
@@ -125,6 +133,7 @@ _NAMES: dict[str, tuple[str, str]] = {
     "load_dataset": ("learning.data", "load_dataset"),
     "select_models": ("learning.engine", "select"),
     "model_qualities": ("learning.qualities", "model_qualities"),
+    "qualities_of": ("learning.qualities", "qualities_of"),
     # learning: Threshold-Clustering (Werner et al. 2023) and CoBo (Hashemi et al. 2024)
     "threshold_clustering": ("learning.algorithms.threshold_clustering", "threshold_clustering"),
     "QuantileRadius": ("learning.algorithms.threshold_clustering", "QuantileRadius"),
@@ -225,6 +234,7 @@ __all__ = [
     "pd_run_sellers",
     "privacy_exists",
     "quadratic_firms_toy",
+    "qualities_of",
     "register_algorithm",
     "run_cobo_setting",
     "run_defection_free_schemes",
@@ -304,7 +314,7 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from learning.drivers.privacy_curve import measure as measure_privacy_curve
     from learning.engine import select as select_models
     from learning.federation import Federation, make_federation
-    from learning.qualities import model_qualities
+    from learning.qualities import model_qualities, qualities_of
     from learning.train import TrainConfig, TrainResult, train
 
 

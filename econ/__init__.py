@@ -8,9 +8,11 @@ Public modules (each names its own public API in ``__all__``):
 - ``duopoly``: Bertrand competition of two model qualities (Werner 2024, ch. 3, Lemmas 21-23)
   and its Cournot variant;
 - ``oligopoly``: the same market with any number of firms;
+- ``population``: that market under consumer types other than :math:`U[0, 1]`;
 - ``market``: the market that a set of trained models' qualities creates, round by round;
 - ``bargaining``: the Nash bargaining solution of the duopoly (ch. 3, §3.4);
-- ``nash_bargaining``: the Nash bargaining solution of any two players over a box of parameters;
+- ``nash_bargaining``: the Nash bargaining solution of any two players over a box of parameters,
+  and of n firms over their qualities;
 - ``quality_caps``: the low firm's improvement caps of Algorithm 5 (ch. 3, §3.4, p. 64);
 - ``privacy``: privacy-accuracy utilities, existence and optimal protocols (Tsoy et al. 2024);
 - ``qualities``: :class:`ModelQualities`, the seam through which trained models reach markets;
@@ -39,6 +41,7 @@ MODULES = (
     "nash_bargaining",
     "oligopoly",
     "outputs",
+    "population",
     "privacy",
     "propositions",
     "qualities",

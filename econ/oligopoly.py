@@ -56,7 +56,15 @@ from numpy.typing import ArrayLike, NDArray
 from econ.outputs import frame, plain
 from econ.validation import non_negative, unit_interval
 
-__all__ = ["OligopolyEquilibrium", "demands", "deviation_gains", "oligopoly_equilibrium"]
+__all__ = [
+    "OligopolyEquilibrium",
+    "buyer_interval",
+    "demands",
+    "deviation_gains",
+    "ladder",
+    "ladder_firms",
+    "oligopoly_equilibrium",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,17 +120,21 @@ class OligopolyEquilibrium:
 
 
 #: Qualities in [5e-324, 1] times 2**537 lie in [2**-537, 2**537]: normal floats, whose
-#: products and quotients in :func:`_ladder` neither underflow nor overflow.
+#: products and quotients in :func:`ladder` neither underflow nor overflow.
 SCALE_EXP = 537
 _SCALE = float(2.0**SCALE_EXP)
 
 
-def _ladder(gaps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def ladder(gaps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Prices and ratios ``r`` of the distinct-quality game with gaps ``d_1 .. d_n`` > 0.
 
     The ratios are those of the bottom-up recursion (:func:`_ratios`); the prices
     :math:`p_i = r_i p_{i+1}` are a cumulative product from the top, in the recursion's order
-    of multiplications.
+    of multiplications. Types are :math:`U[0, 1]` and the base is priced at 0 (module notes).
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Lemma 22 (the two-firm case).
     """
     n = gaps.size
     r = np.zeros(n)
@@ -177,6 +189,24 @@ def _ratios(k: NDArray[np.float64]) -> NDArray[np.float64]:
     return r
 
 
+def ladder_firms(q: NDArray[np.float64]) -> tuple[float, NDArray[np.intp]]:
+    """The base of the ladder and the firms above it, by ascending quality (module notes).
+
+    The base is the highest positive quality that two or more firms hold (0 if none): a tied
+    group priced at 0. The firms of higher quality, all distinct, play the distinct-quality
+    game above it; every other firm is priced out or in the tied group.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Lemma 23 (two firms of equal quality price at 0).
+    """
+    ranked = np.argsort(q)
+    ascending = q[ranked]
+    repeated = ascending[1:][(ascending[1:] == ascending[:-1]) & (ascending[1:] > 0)]
+    base = float(repeated[-1]) if repeated.size else 0.0
+    return base, ranked[np.searchsorted(ascending, base, side="right") :]
+
+
 def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
     """Bertrand equilibrium of n >= 1 firms with any qualities in [0, 1].
 
@@ -214,19 +244,15 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
     # Prices and surplus are degree-1 homogeneous in the qualities, demands degree 0: solve
     # with every quality times 2**SCALE_EXP (exact), which keeps subnormal qualities normal.
     q = given * _SCALE
-    ranked = np.argsort(q)
-    ascending = q[ranked]
-    repeated = ascending[1:][(ascending[1:] == ascending[:-1]) & (ascending[1:] > 0)]
-    tied = repeated.size > 0
-    base = float(repeated[-1]) if tied else 0.0  # the highest positive quality held twice
+    base, order = ladder_firms(q)
+    tied = base > 0
     price, demand = np.zeros(q.size), np.zeros(q.size)
     theta_first = 1.0  # the lowest type that buys above the base
     surplus = 0.0
-    order = ranked[np.searchsorted(ascending, base, side="right") :]  # distinct, ascending
     if order.size:
         qs = q[order]
         gaps = np.diff(qs, prepend=base)
-        p, r = _ladder(gaps)
+        p, r = ladder(gaps)
         share = p / gaps + np.append(p[:-1] / gaps[1:], 0.0)
         theta = p * (1.0 - np.concatenate(([0.0], r[:-1]))) / gaps
         bounds = np.append(theta, 1.0)
@@ -249,24 +275,46 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
     )
 
 
+def buyer_interval(
+    q: NDArray[np.float64],
+    p: NDArray[np.float64],
+    i: int,
+    x: NDArray[np.float64],
+    top: float = 1.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    r"""The types that buy from firm ``i`` at each of its prices ``x``, the others at ``p``.
+
+    Firm :math:`i` is the best buy for the types :math:`\theta` in ``(low, high)`` (empty
+    where ``high <= low``): above its own reservation type :math:`x/q_i` and the types
+    indifferent between it and each cheaper lower-quality firm, below ``top`` (the end of
+    the types' support) and the types indifferent between it and each higher-quality firm.
+    ``weight`` is its share of those types: 0 if a firm of equal quality is cheaper, else 1
+    over the number of firms of equal quality and price. A model of quality 0 gets weight 0.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Definition 2 and Lemma 21 (the two-firm case).
+    """
+    x = x[:, None]
+    others = np.arange(q.size) != i
+    qo, po = q[others], p[others]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        cross = (po - x) / (qo - q[i])  # the type indifferent between i and j
+        own = x[:, 0] / q[i] if q[i] > 0 else np.full(x.shape[0], np.inf)
+    low = np.maximum(own, np.max(np.where(qo < q[i], cross, 0.0), axis=1, initial=0.0))
+    high = np.minimum(top, np.min(np.where(qo > q[i], cross, np.inf), axis=1, initial=np.inf))
+    same = qo == q[i]
+    cheaper = np.any(same & (po < x), axis=1) | (q[i] == 0)
+    sharing = 1 + np.sum(same & (po == x), axis=1)
+    return low, high, np.where(cheaper, 0.0, 1.0 / sharing)
+
+
 def _own_demand(
     q: NDArray[np.float64], p: NDArray[np.float64], i: int, x: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """Firm ``i``'s demand at each of its prices ``x``, the other firms at ``p``."""
-    x = x[:, None]
-    others = np.arange(q.size) != i
-    qo, po = q[others], p[others]
-    if q[i] == 0:
-        return np.zeros(x.shape[0])
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        cross = (po - x) / (qo - q[i])  # the type indifferent between i and j
-        own = x[:, 0] / q[i]
-    low = np.maximum(own, np.max(np.where(qo < q[i], cross, 0.0), axis=1, initial=0.0))
-    high = np.minimum(1.0, np.min(np.where(qo > q[i], cross, np.inf), axis=1, initial=np.inf))
-    same = qo == q[i]
-    cheaper = np.any(same & (po < x), axis=1)
-    sharing = 1 + np.sum(same & (po == x), axis=1)
-    return np.where(cheaper, 0.0, np.clip(high - low, 0.0, None) / sharing)
+    low, high, weight = buyer_interval(q, p, i, x)
+    return weight * np.clip(high - low, 0.0, None)
 
 
 def demands(qualities: ArrayLike, prices: ArrayLike) -> NDArray[np.float64]:

@@ -18,8 +18,13 @@ from econ.oligopoly import demands, deviation_gains, oligopoly_equilibrium
 from econ.propositions import Kind, Verdict, checked, proposition, refuted
 
 
-def _markets(seed: int, count: int) -> list[NDArray[np.float64]]:
-    """Quality vectors for the checks: random, tied, with zeros, near-ties and 1."""
+def market_cases(seed: int, count: int) -> list[NDArray[np.float64]]:
+    """Quality vectors for the checks: 7 edge markets, then seeded random ones up to ``count``.
+
+    The edge markets: a monopoly, a tied pair, a zero, ties below the top, a near-tie 1e-12
+    apart, zeros with a tie; the random ones have 2-8 firms, 40% a tie and 20% a zero,
+    rounded to 2-5 decimals.
+    """
     rng = np.random.default_rng(seed)
     out = [
         np.array(v) for v in ([0.3], [0.4, 0.4], [0.0, 0.6], [0.2, 0.5, 0.5, 0.9], [1.0, 1.0, 0.7])
@@ -47,7 +52,7 @@ def _markets(seed: int, count: int) -> list[NDArray[np.float64]]:
     perturb={"price_factor": 1.05},
 )
 def _equilibrium(*, price_factor: float = 1.0) -> Verdict:
-    markets = _markets(0, 60)
+    markets = market_cases(0, 60)
     worst = 0.0
     alternatives = 0
     for q in markets:

@@ -1,8 +1,8 @@
 r"""DP-SGD for every client at once: per-example clipping and Gaussian noise, batched.
 
 One step of DP-SGD (Abadi et al. 2016, Algorithm 1) for client :math:`k` on a minibatch
-:math:`B_k` of :math:`b` examples, with clipping norm :math:`C` and noise multiplier
-:math:`z`:
+:math:`B_k` of (on average) :math:`b` examples, with clipping norm :math:`C` and noise
+multiplier :math:`z`:
 
 .. math::
 
@@ -11,19 +11,30 @@ One step of DP-SGD (Abadi et al. 2016, Algorithm 1) for client :math:`k` on a mi
 
 where :math:`g_i` is the gradient of example :math:`i`'s loss and :math:`\lVert g_i\rVert`
 its norm over all parameters; :math:`\bar g_k` then goes through the engine's SGD update
-(weight decay, momentum). The :math:`10^{-6}` and the division by the batch size follow
-Opacus's ``DPOptimizer`` (with ``loss_reduction="mean"``), so that one client's step equals
-Opacus's for the same batch and the same noise generator (``tests/learning/test_dp.py``).
+(weight decay, momentum). The :math:`10^{-6}` and the division by the (expected) batch size
+:math:`b` follow Opacus's ``DPOptimizer`` (with ``loss_reduction="mean"``), so that one
+client's step equals Opacus's for the same batch and the same noise generator
+(``tests/learning/test_dp.py``).
 
 The clipped sums of all ``K`` clients come from one forward and one backward pass of the
 engine's hand-stacked layers (:func:`clipped_gradient_sum`: per-layer norms and weighted
 sums, never the per-example gradients of the whole model), or, for other models, from
 ``vmap`` over clients of ``vmap`` over examples.
 
-Minibatches are drawn afresh at every step, ``b`` distinct examples uniformly without
-replacement (:func:`sample_subsets`): the sampling that
-:func:`econ.privacy.accountants.accountant_epsilon` accounts for with
-``sampling="fixed"`` and sampling rate :math:`b / n_k`. Client :math:`k`'s noise comes from
+Minibatches are drawn afresh at every step (:attr:`DPSGDSettings.sampling`), with sampling
+rate :math:`q_k = b / n_k`, in one of the two ways
+:func:`econ.privacy.accountants.accountant_epsilon` accounts for:
+
+``"fixed"``
+    ``b`` distinct examples uniformly without replacement (:func:`sample_subsets`;
+    replace-one neighbours);
+``"poisson"``
+    each example independently with probability :math:`q_k` (:func:`poisson_subsets`;
+    add-or-remove neighbours), as Opacus samples. The batch size varies; the batches of all
+    clients are padded to the largest of the step with examples of weight 0 (their clipping
+    factor is multiplied by 0), and the sum is divided by the expected size :math:`b`.
+
+Client :math:`k`'s noise comes from
 its own torch generator (:func:`noise_generators`), parameter by parameter, the numbers
 Opacus draws from that generator. Every random draw of :func:`dp_local_sgd` is a block of
 uniform keys with one row per client, so a client that trains alone on its own data, with
@@ -42,7 +53,7 @@ from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 from torch.nn.grad import conv2d_weight
 
-from econ.validation import non_negative, positive, positive_int
+from econ.validation import choice, non_negative, positive, positive_int
 from learning import stacked
 from learning.engine import Engine, LocalResult, Params, ShardedData
 from learning.optim import SGDConfig, sgd_step
@@ -55,30 +66,41 @@ __all__ = [
     "dp_local_sgd",
     "noise_generators",
     "per_example_gradients",
+    "poisson_subsets",
     "private_gradients",
     "sample_subsets",
 ]
+
+#: How DP-SGD draws a client's minibatches (:attr:`DPSGDSettings.sampling`).
+SAMPLINGS = ("fixed", "poisson")
 
 _NORM_FLOOR = 1e-6  # Opacus's: C / (||g|| + 1e-6)
 
 
 @dataclass(frozen=True, slots=True)
 class DPSGDSettings:
-    """Per-example clipping norm :math:`C` and noise multiplier :math:`z` of DP-SGD."""
+    """Per-example clipping norm :math:`C`, noise multiplier :math:`z` and sampling of DP-SGD.
+
+    ``sampling`` is ``"fixed"`` (:func:`sample_subsets`) or ``"poisson"``
+    (:func:`poisson_subsets`).
+    """
 
     max_grad_norm: float
     noise_multiplier: float
+    sampling: str = "fixed"
 
     def __post_init__(self) -> None:
-        r"""Check that :math:`C > 0` and :math:`z \ge 0`.
+        r"""Check that :math:`C > 0`, :math:`z \ge 0` and the sampling is known.
 
         Raises
         ------
         ValueError
-            ``max_grad_norm`` not positive or ``noise_multiplier`` negative.
+            ``max_grad_norm`` not positive, ``noise_multiplier`` negative, or ``sampling``
+            not in :data:`SAMPLINGS`.
         """
         positive("max_grad_norm", self.max_grad_norm)
         non_negative("noise_multiplier", self.noise_multiplier)
+        choice("sampling", self.sampling, SAMPLINGS)
 
     @property
     def noise_std(self) -> float:
@@ -112,26 +134,40 @@ def clip_factors(norms: torch.Tensor, max_grad_norm: float) -> torch.Tensor:
     return (max_grad_norm / (norms + _NORM_FLOOR)).clamp(max=1.0)
 
 
-def clip_and_sum(per_example: Params, max_grad_norm: float) -> tuple[Params, torch.Tensor]:
+def clip_and_sum(
+    per_example: Params, max_grad_norm: float, weights: torch.Tensor | None = None
+) -> tuple[Params, torch.Tensor]:
     """Clip each example's gradient to norm ``C`` and sum over the batch, per client.
 
-    Returns the sums ``(K, *shape)`` and the per-example norms ``(K, b)`` before clipping.
+    Returns the sums ``(K, *shape)`` and the per-example norms ``(K, b)`` before clipping;
+    ``weights`` ``(K, b)`` multiply the clipped gradients (0: an example outside the batch).
     """
     first = next(iter(per_example.values()))
     k, b = first.shape[0], first.shape[1]
     squares = sum(g.reshape(k, b, -1).square().sum(-1) for g in per_example.values())
     norms = torch.as_tensor(squares).sqrt()
-    factor = clip_factors(norms, max_grad_norm)
+    factor = _weighted(clip_factors(norms, max_grad_norm), weights)
     return {n: torch.einsum("kb,kb...->k...", factor, g) for n, g in per_example.items()}, norms
 
 
+def _weighted(factor: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    """The clipping factors times the examples' ``weights`` (unchanged without)."""
+    return factor if weights is None else factor * weights.to(factor.dtype)
+
+
 def clipped_gradient_sum(
-    engine: Engine, params: Params, x: torch.Tensor, y: torch.Tensor, max_grad_norm: float
+    engine: Engine,
+    params: Params,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    max_grad_norm: float,
+    weights: torch.Tensor | None = None,
 ) -> tuple[Params, torch.Tensor, torch.Tensor]:
     r"""Per client, the sum of its examples' gradients each clipped to norm ``C``.
 
     Returns the sums ``(K, *shape)``, the per-example norms ``(K, b)`` before clipping and
-    the per-example losses ``(K, b)``.
+    the per-example losses ``(K, b)``. ``weights`` ``(K, b)`` multiply the clipped
+    gradients: 0 leaves a padding example out of the sum (Poisson batches).
 
     For plain layer stacks (:func:`learning.stacked.supports`) no per-example gradient of
     the whole model is formed: one forward pass of the hand-stacked layers records each
@@ -150,7 +186,7 @@ def clipped_gradient_sum(
     """
     if not stacked.supports(engine.model):
         per_example, losses = per_example_gradients(engine, params, x, y)
-        clipped, norms = clip_and_sum(per_example, max_grad_norm)
+        clipped, norms = clip_and_sum(per_example, max_grad_norm, weights)
         return clipped, norms, losses
     k, b = y.shape[:2]
     taps: list[stacked.Tap] = []
@@ -174,7 +210,7 @@ def clipped_gradient_sum(
             squares += bias.square().sum(-1)
         pieces.append((tap.prefix, tap, weight if weight is not None else g, bias))
     norms = squares.sqrt()
-    factor = clip_factors(norms, max_grad_norm)
+    factor = _weighted(clip_factors(norms, max_grad_norm), weights)
     summed: Params = {}
     for prefix, tap, grad, bias in pieces:
         shape = params[prefix + "weight"].shape
@@ -218,6 +254,8 @@ def private_gradients(
     y: torch.Tensor,
     dp: DPSGDSettings,
     generators: Sequence[torch.Generator] | None,
+    weights: torch.Tensor | None = None,
+    batch_size: int | None = None,
 ) -> tuple[Params, torch.Tensor, torch.Tensor]:
     r"""One DP-SGD gradient per client: clipped sum, plus noise, over the batch size.
 
@@ -234,14 +272,23 @@ def private_gradients(
         The noise: client ``k``'s generator ``k`` draws ``shape`` per parameter, as Opacus
         draws from it, in the order of ``params`` (the model's ``named_parameters``); None:
         torch's default generator.
+    weights : tensor (K, b), optional
+        1 for the examples of each client's batch, 0 for padding (Poisson batches of
+        :func:`poisson_subsets`); None: every example.
+    batch_size : int, optional
+        The divisor :math:`b`: under Poisson sampling the expected batch size, as Opacus's
+        ``DPOptimizer`` divides with ``loss_reduction="mean"``; by default the batch's
+        length.
 
     Returns
     -------
     The private gradients ``(K, *shape)``, the per-example norms before clipping and the
     per-example losses, both ``(K, b)``.
     """
-    summed, norms, losses = clipped_gradient_sum(engine, params, x, y, dp.max_grad_norm)
+    summed, norms, losses = clipped_gradient_sum(engine, params, x, y, dp.max_grad_norm, weights)
     k, b = y.shape[:2]
+    if batch_size is not None:
+        b = positive_int("batch_size", batch_size)
     if generators is not None and len(generators) != k:
         raise ValueError(f"{len(generators)} noise generators for {k} clients")
     out: Params = {}
@@ -272,6 +319,18 @@ def _keys(sizes: np.ndarray, lines: int, rng: np.random.Generator) -> np.ndarray
     return rng.random((sizes.size, lines, int(sizes.max())))
 
 
+def _batch_sizes(sizes: np.ndarray, batch_size: int) -> tuple[np.ndarray, int]:
+    """The client sizes as int64 and ``batch_size``, refused where a client holds fewer."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    b = positive_int("batch_size", batch_size)
+    if sizes.size == 0 or np.any(sizes < b):
+        raise ValueError(
+            f"DP-SGD draws batches of {b} examples per step (on average under Poisson "
+            f"sampling, at rate batch_size / n <= 1); client sizes {sizes.tolist()} are too small"
+        )
+    return sizes, b
+
+
 def sample_subsets(
     sizes: np.ndarray, steps: int, batch_size: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -286,17 +345,42 @@ def sample_subsets(
     steps, W))`` (:math:`W = \max_k n_k`), listed in increasing order, so that it depends
     on that row only.
     """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    b = positive_int("batch_size", batch_size)
-    if sizes.size == 0 or np.any(sizes < b):
-        raise ValueError(
-            f"DP-SGD draws {b} distinct examples per step; "
-            f"client sizes {sizes.tolist()} are too small"
-        )
+    sizes, b = _batch_sizes(sizes, batch_size)
     keys = _keys(sizes, positive_int("steps", steps), rng)
     padding = np.arange(keys.shape[-1])[None, None, :] >= sizes[:, None, None]
     keys = np.where(padding, 2.0, keys)  # padding sorts last, never drawn
     return np.sort(np.argpartition(keys, b - 1, axis=-1)[..., :b], axis=-1)
+
+
+def poisson_subsets(
+    sizes: np.ndarray, steps: int, batch_size: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Poisson minibatches: each example joins each step's batch with probability :math:`b/n_k`.
+
+    Returns the examples ``(K, steps, M)`` and whether each is in the batch ``(K, steps,
+    M)`` (False: padding, example 0), :math:`M` the largest batch drawn (at least 1). Each
+    batch lists its examples first, in increasing order.
+
+    Example :math:`i < n_k` of client :math:`k` is in the batch of step :math:`t` when key
+    :math:`i` of line :math:`t` of row :math:`k` of one block ``rng.random((K, steps, W))``
+    (:math:`W = \max_k n_k`, the block of :func:`sample_subsets`) lies below
+    :math:`q_k = b / n_k`: independently with probability :math:`q_k`, and from that row
+    only. Every client needs at least ``b`` examples (:math:`q_k \le 1`).
+
+    References
+    ----------
+    Mironov, Talwar, Zhang, Rényi Differential Privacy of the Sampled Gaussian Mechanism,
+    2019 (Poisson sampling, the sampled Gaussian mechanism); Yousefpour et al., Opacus:
+    User-Friendly Differential Privacy Library in PyTorch, 2021 (its Poisson data loader).
+    """
+    sizes, b = _batch_sizes(sizes, batch_size)
+    keys = _keys(sizes, positive_int("steps", steps), rng)
+    inside = np.arange(keys.shape[-1])[None, None, :] < sizes[:, None, None]
+    joins = inside & (keys < (b / sizes)[:, None, None])
+    width = max(int(joins.sum(-1).max()), 1)
+    order = np.argsort(~joins, axis=-1, kind="stable")[..., :width]
+    member = np.take_along_axis(joins, order, axis=-1)
+    return np.where(member, order, 0), member
 
 
 def noise_generators(
@@ -331,24 +415,39 @@ def dp_local_sgd(
 ) -> LocalResult:
     """``steps`` DP-SGD steps for each of ``clients`` at once (row ``i`` is ``clients[i]``).
 
-    Batches come from :func:`sample_subsets`, then each client's noise from its generator of
-    :func:`noise_generators`, both drawn from ``rng``. The reported loss is the mean
-    minibatch loss before each step (non-private bookkeeping, never released by the
-    mechanism).
+    Batches come from :func:`sample_subsets` or :func:`poisson_subsets` (``dp.sampling``),
+    then each client's noise from its generator of :func:`noise_generators`, both drawn from
+    ``rng``. A Poisson step runs on the largest batch of the step among the clients, the
+    others padded with weight 0. The reported loss is the mean minibatch loss before each
+    step (non-private bookkeeping, never released by the mechanism; a Poisson batch with no
+    example counts 0).
     """
     clients = np.asarray(clients, dtype=np.int64)
     sizes = data.sizes_numpy()[clients]
-    picks = sample_subsets(sizes, steps, batch_size, rng)
+    if dp.sampling == "poisson":
+        picks, member = poisson_subsets(sizes, steps, batch_size, rng)
+    else:
+        picks, member = sample_subsets(sizes, steps, batch_size, rng), None
     generators = noise_generators(sizes, rng, engine.device)
     starts = data.offsets.cpu().numpy()[clients]
     rows = torch.from_numpy(picks + starts[:, None, None]).to(engine.device)
+    weights = None if member is None else torch.from_numpy(member).to(engine.device)
+    largest = None if member is None else np.maximum(member.sum(-1).max(0), 1)  # per step
     params = {name: p.detach() for name, p in params.items()}
     losses = torch.zeros(len(clients), device=engine.device)
     for t in range(rows.shape[1]):
+        if weights is None or largest is None:
+            step, w = rows[:, t], None
+        else:  # this step's largest batch
+            step, w = rows[:, t, : largest[t]], weights[:, t, : largest[t]]
         grads, _, loss = private_gradients(
-            engine, params, data.x[rows[:, t]], data.y[rows[:, t]], dp, generators
+            engine, params, data.x[step], data.y[step], dp, generators, w, batch_size
         )
         with torch.no_grad():
             params, momentum = sgd_step(params, grads, momentum, sgd)
-            losses += loss.detach().mean(dim=1)
+            if w is None:
+                losses += loss.detach().mean(dim=1)
+            else:
+                w = w.to(loss.dtype)
+                losses += (loss.detach() * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)
     return LocalResult(params, momentum, (losses / rows.shape[1]).double().cpu().numpy())

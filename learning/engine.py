@@ -388,8 +388,10 @@ class BatchedEngine(Engine):
             with torch.no_grad():
                 if isinstance(sgd, AdadeltaConfig):
                     params, state = adadelta_step(params, grads, state, sgd)
-                else:
-                    params, momentum = sgd_step(params, grads, momentum, sgd, prox_center, prox_mu)
+                else:  # from the second step on, the weights are this call's own
+                    params, momentum = sgd_step(
+                        params, grads, momentum, sgd, prox_center, prox_mu, in_place=t > 0
+                    )
                 losses += loss.detach()
         return LocalResult(params, momentum, (losses / rows.shape[1]).double().cpu().numpy())
 

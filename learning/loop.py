@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from econ._log import get_logger
 from econ.validation import choice, fits_in_memory, positive_int
 from learning.algorithms.base import Algorithm
 from learning.algorithms.exchanges import State
@@ -57,6 +58,8 @@ __all__ = [
 
 CHECKPOINT_FILE = "checkpoint.pt"
 _FORMAT = 1
+
+_log = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -503,7 +506,8 @@ def run_rounds(
         JSON-ready description of the run (configuration); a checkpoint of another
         fingerprint is refused.
     progress : bool
-        Show a tqdm progress bar on stderr.
+        Show a tqdm progress bar on stderr. Each evaluation is also a ``DEBUG`` record of the
+        ``collabecon.learning.loop`` logger (:mod:`econ._log`), whatever ``progress``.
     observe : callable, optional
         Called as ``observe(done, state)`` at every evaluation, with the number of rounds done
         and the algorithm's state after them (before ``finish``); it must not change the state.
@@ -541,6 +545,7 @@ def run_rounds(
             raise ValueError(
                 f"the checkpoint is at round {start}, past the requested rounds={rounds}"
             )
+        _log.debug("%s: resuming at round %d from %s", algorithm.name, start, checkpoint.path)
     else:
         entropy = draw_entropy(np.random.default_rng(seed))
         state = algorithm.init(models, init_rng(entropy))
@@ -574,6 +579,14 @@ def run_rounds(
                 done, metrics["train_loss"], float(ev.loss.mean()), _mean(ev.accuracy)
             )
             history.append(record)
+            _log.debug(
+                "%s round %d: train loss %.4g, test loss %.4g, test accuracy %s",
+                algorithm.name,
+                done,
+                record.train_loss,
+                record.test_loss,
+                "none" if record.test_accuracy is None else f"{record.test_accuracy:.4f}",
+            )
             diverged = clients_divergence("test", ev.loss, done, lr, limit)
             if diverged is None:
                 if observe is not None:

@@ -184,8 +184,15 @@ def sgd_step(
     sgd: SGDConfig,
     prox_center: Params | None = None,
     prox_mu: float = 0.0,
+    *,
+    in_place: bool = False,
 ) -> tuple[Params, Params | None]:
-    """One SGD update of stacked ``params`` from ``grads`` (the module docstring's formula)."""
+    """One SGD update of stacked ``params`` from ``grads`` (the module docstring's formula).
+
+    With ``in_place`` the caller's ``params`` are overwritten with the updated weights (the
+    same floats: the same operation writing into the old memory, which a fresh tensor of
+    tens of megabytes would first have to fault in); the caller must own them.
+    """
     new_params: Params = {}
     new_momentum: Params | None = {} if sgd.momentum > 0 else None
     # torch.add(a, b, alpha=c) is a + c b in one pass over memory (these updates are
@@ -201,5 +208,5 @@ def sgd_step(
                 None if momentum is None else momentum[name], g, sgd.momentum, sgd.dampening
             )
             new_momentum[name] = g
-        new_params[name] = torch.add(p, g, alpha=-sgd.lr)
+        new_params[name] = p.add_(g, alpha=-sgd.lr) if in_place else torch.add(p, g, alpha=-sgd.lr)
     return new_params, new_momentum

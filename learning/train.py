@@ -20,13 +20,14 @@ import numpy as np
 import torch
 
 from econ.outputs import frame, plain
+from econ.privacy.accountants import ACCOUNTANTS
 from econ.qualities import ModelQualities
 from econ.validation import choice, fits_in_memory, in_interval, positive, positive_int
 from learning.algorithms import Algorithm, LocalTraining, State, build_algorithm
 from learning.algorithms.base import check_algorithm
 from learning.build import ENGINES, Built, build
 from learning.data import DATASETS
-from learning.dp import DPSGDSettings
+from learning.dp import SAMPLINGS, DPSGDSettings
 from learning.engine import Engine, Evaluation, Params
 from learning.federation import Federation
 from learning.loop import (
@@ -48,6 +49,7 @@ __all__ = [
     "Prepared",
     "TrainConfig",
     "TrainResult",
+    "dp_accounting",
     "dp_epsilon",
     "prepare",
     "train",
@@ -69,7 +71,10 @@ class TrainConfig:
     clipping norm ``dp_max_grad_norm``, for the algorithms whose only use of a client's
     training data is local training (:data:`DP_ALGORITHMS`), every client in every round;
     :attr:`TrainResult.epsilon` is then each client's (ε, ``dp_delta``) guarantee with
-    respect to its own training examples.
+    respect to its own training examples. ``dp_sampling`` draws the minibatches
+    (``"fixed"``: ``batch_size`` distinct examples; ``"poisson"``: each example with
+    probability ``batch_size`` / :math:`n_k`) and ``dp_accountant`` (``"rdp"``, or ``"pld"``
+    with Poisson sampling) accounts for them (:attr:`TrainResult.accounting`).
     """
 
     algorithm: str = "fedavg"
@@ -95,6 +100,8 @@ class TrainConfig:
     dp_noise_multiplier: float | None = None
     dp_max_grad_norm: float = 1.0
     dp_delta: float = 1e-5
+    dp_sampling: str = "fixed"
+    dp_accountant: str = "rdp"
 
     def __post_init__(self) -> None:
         """Check every choice and range of the configuration, and that the options go together.
@@ -107,8 +114,10 @@ class TrainConfig:
             ``dp_max_grad_norm`` or ``dp_delta`` out of range, fractions that leave no training
             data, a seed that is not an integer >= 0, a run longer than
             :func:`learning.loop.check_run_length` admits or whose minibatch indices do not
-            fit in memory, or DP-SGD with an algorithm or client sampling that its
-            accounting does not cover.
+            fit in memory, DP-SGD with an algorithm or client sampling that its
+            accounting does not cover, an unknown ``dp_sampling`` or ``dp_accountant``, or
+            the PLD accountant with fixed-size batches (it accounts for Poisson sampling
+            only).
         """
         check_algorithm(self.algorithm, self.algorithm_params)
         choice("dataset", self.dataset, tuple(DATASETS))
@@ -145,6 +154,13 @@ class TrainConfig:
             raise ValueError(f"seed must be an integer >= 0, got {self.seed}")
         positive("dp_max_grad_norm", self.dp_max_grad_norm)
         in_interval("dp_delta", self.dp_delta, 0.0, 1.0, low_open=True, high_open=True)
+        choice("dp_sampling", self.dp_sampling, SAMPLINGS)
+        choice("dp_accountant", self.dp_accountant, ACCOUNTANTS)
+        if self.dp_accountant == "pld" and self.dp_sampling != "poisson":
+            raise ValueError(
+                f"dp_accountant pld accounts for Poisson sampling only, not dp_sampling "
+                f"{self.dp_sampling}: give dp_sampling poisson, or dp_accountant rdp"
+            )
         participants = self.clients if self.clients_per_round is None else self.clients_per_round
         check_run_length(
             {
@@ -169,7 +185,7 @@ class TrainConfig:
         """The DP-SGD settings of local training, or None."""
         if self.dp_noise_multiplier is None:
             return None
-        return DPSGDSettings(self.dp_max_grad_norm, self.dp_noise_multiplier)
+        return DPSGDSettings(self.dp_max_grad_norm, self.dp_noise_multiplier, self.dp_sampling)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (the mappings as plain dicts)."""
@@ -178,11 +194,16 @@ class TrainConfig:
     def fingerprint(self, device: torch.device) -> dict[str, Any]:
         """What a checkpoint must agree on to be resumed.
 
-        Everything but the number of rounds and the evaluation schedule, plus the device.
+        Everything but the number of rounds, the evaluation schedule and the privacy
+        accountant (which reads the run, never changes it), plus the device; ``dp_sampling``
+        only where it is not the default ``"fixed"``, so that checkpoints written before it
+        existed still resume.
         """
         keep = self.to_dict()
-        for key in ("rounds", "eval_every"):
+        for key in ("rounds", "eval_every", "dp_accountant"):
             keep.pop(key)
+        if keep["dp_sampling"] == "fixed":
+            keep.pop("dp_sampling")
         return {**keep, "device": str(device)}
 
 
@@ -196,9 +217,11 @@ def dp_epsilon(config: TrainConfig, sizes: Sequence[int]) -> np.ndarray | None:
     The ε of a client follows from its training-set size in ``sizes``.
 
     Client :math:`k` takes ``rounds * local_steps`` (plus fine-tuning) noisy steps, each on
-    :math:`b` of its :math:`n_k` examples drawn without replacement: RDP accounting of the
-    subsampled Gaussian mechanism (Mironov 2017; :mod:`econ.privacy.accountants`). What the
-    server does with the clients' updates is post-processing.
+    a minibatch of its :math:`n_k` examples at sampling rate :math:`q_k = b / n_k`, drawn as
+    ``config.dp_sampling`` says: the subsampled Gaussian mechanism, accounted by
+    ``config.dp_accountant`` (Mironov 2017; :mod:`econ.privacy.accountants`) under the
+    adjacency of :func:`dp_accounting`. What the server does with the clients' updates is
+    post-processing.
     """
     dp = config.dp
     if dp is None:
@@ -207,21 +230,37 @@ def dp_epsilon(config: TrainConfig, sizes: Sequence[int]) -> np.ndarray | None:
 
     steps = config.rounds * config.local_steps
     steps += int(config.algorithm_params.get("finetune_steps", 0))
-    return np.array(
-        [
-            accountant_epsilon(
-                dp.noise_multiplier,
-                config.dp_delta,
-                1.0,
-                compositions=steps,
-                accountant="rdp",
-                sampling_rate=config.batch_size / n,
-                sampling="fixed",
-                dataset_size=n,
-            )
-            for n in sizes
-        ]
-    )
+    distinct, where = np.unique(np.asarray(sizes, dtype=np.int64), return_inverse=True)
+    fixed = config.dp_sampling == "fixed"
+    each = [
+        accountant_epsilon(
+            dp.noise_multiplier,
+            config.dp_delta,
+            1.0,
+            compositions=steps,
+            accountant=config.dp_accountant,
+            sampling_rate=config.batch_size / int(n),
+            sampling=config.dp_sampling,
+            dataset_size=int(n) if fixed else None,
+        )
+        for n in distinct
+    ]
+    return np.asarray(each, dtype=float)[where]
+
+
+def dp_accounting(config: TrainConfig, sizes: Sequence[int]) -> dict[str, str] | None:
+    r"""What :func:`dp_epsilon` accounts for: accountant, sampling, adjacency (None without DP).
+
+    The adjacency is that of the smallest sampling rate (:math:`b / \max_k n_k`); it is
+    ``"add-remove"`` under Poisson sampling and ``"replace-one"`` for fixed-size batches
+    below a client's data (:func:`econ.privacy.accountants.adjacency`).
+    """
+    if config.dp is None:
+        return None
+    from econ.privacy.accountants import accounting
+
+    rate = config.batch_size / max(int(n) for n in sizes)
+    return accounting(config.dp_accountant, config.dp_sampling, rate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,13 +305,21 @@ class TrainResult:
         """
         return dp_epsilon(self.config, [c.n_train for c in self.federation.clients])
 
+    @property
+    def accounting(self) -> dict[str, str] | None:
+        """The accountant, sampling and adjacency behind :attr:`epsilon` (None without DP-SGD).
+
+        :func:`dp_accounting` of the training-set sizes.
+        """
+        return dp_accounting(self.config, [c.n_train for c in self.federation.clients])
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary of the run.
 
         The configuration, per-client test accuracy and loss (and on the target set), ε under
-        DP-SGD, the history by round, the seconds, the device, and where training diverged
-        (None when it did not). The models, the algorithm's
-        state and the data stay out.
+        DP-SGD and its ``accounting`` (:attr:`accounting`), the history by round, the
+        seconds, the device, and where training diverged (None when it did not). The models,
+        the algorithm's state and the data stay out.
         """
         target = self.target
         return plain(
@@ -285,6 +332,7 @@ class TrainResult:
                 "target_accuracy": None if target is None else target.accuracy,
                 "target_loss": None if target is None else target.loss,
                 "epsilon": self.epsilon,
+                "accounting": self.accounting,
                 "history": [dataclasses.asdict(r) for r in self.history],
                 "seconds": self.seconds,
                 "resumed_from": self.resumed_from,
@@ -346,9 +394,10 @@ def _check_minibatches(config: TrainConfig, federation: Federation) -> None:
     minibatch (:func:`learning.engine.sample_batches`); a minibatch above every client's
     training set makes every step a full-batch step at a multiple of its cost, and is
     refused. Under DP-SGD each minibatch is drawn without replacement from a client's
-    training set (its accounting, :func:`dp_epsilon`, needs a sampling rate
-    ``batch_size / n_k <= 1``), so it must fit in every client's. The inputs of one local
-    step of every participant must fit in memory.
+    training set, or each example at rate ``batch_size / n_k`` (Poisson; its accounting,
+    :func:`dp_epsilon`, needs that rate at most 1), so it must fit in every client's. The PLD accountant's grid
+    must be one it can hold (:class:`econ.privacy.accountants.GridTooLarge`). The inputs of
+    one local step of every participant must fit in memory.
     """
     sizes = [c.n_train for c in federation.clients]
     if config.batch_size > max(sizes):
@@ -358,10 +407,16 @@ def _check_minibatches(config: TrainConfig, federation: Federation) -> None:
         )
     if config.dp is not None and config.batch_size > min(sizes):
         k = int(np.argmin(sizes))
+        how = {
+            "fixed": "draws each minibatch without replacement from a client's data",
+            "poisson": "samples a client's examples at rate batch_size / n, at most 1",
+        }[config.dp_sampling]
         raise ValueError(
             f"batch_size={config.batch_size} exceeds the {sizes[k]} training examples of "
-            f"client {k}: DP-SGD draws each minibatch without replacement from a client's data"
+            f"client {k}: DP-SGD {how}"
         )
+    if config.dp is not None and config.dp_accountant == "pld":
+        dp_epsilon(config, sizes)  # a grid the PLD accountant cannot hold is refused now
     participants = config.clients if config.clients_per_round is None else config.clients_per_round
     values = int(np.prod(federation.clients[0].x_train.shape[1:]))
     fits_in_memory(

@@ -203,6 +203,7 @@ NUMERIC: list[tuple[str, str, list[str]]] = [
     ("bench engine", "--repeats", COUNT),
     ("bench engine", "--steps", COUNT),
     ("bench engine", "--seed", SEED),
+    ("bench engine", "--matmul-size", [*COUNT, "100000"]),
     ("bench all-pairs", "--clients", COUNT),
     ("bench all-pairs", "--batch-size", COUNT),
     ("bench all-pairs", "--repeats", COUNT),

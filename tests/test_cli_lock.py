@@ -32,13 +32,13 @@ def test_a_directory_in_use_by_a_live_process_is_refused(tmp_path: Path, capsys)
         sleeper.wait()
 
 
-def test_a_stale_lock_is_taken_over_with_a_message(tmp_path: Path, capsys) -> None:
+def test_a_stale_lock_is_taken_over_with_a_message(tmp_path: Path, caplog) -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": gone.pid, "command": ["x"]}))
     with output_lock("--out", tmp_path) as directory:
         assert json.loads((directory / LOCK_NAME).read_text())["pid"] == os.getpid()
-    assert "stale lock" in capsys.readouterr().err
+    assert "stale lock" in caplog.text
     assert not (tmp_path / LOCK_NAME).exists()
 
 
@@ -54,11 +54,11 @@ def test_an_empty_directory_name_is_refused(tmp_path: Path) -> None:
         pass
 
 
-def test_a_lock_file_that_is_a_directory_or_holds_a_huge_pid_is_handled(tmp_path, capsys) -> None:
+def test_a_lock_file_that_is_a_directory_or_holds_a_huge_pid_is_handled(tmp_path, caplog) -> None:
     (tmp_path / "d" / LOCK_NAME).mkdir(parents=True)
     with pytest.raises(ValueError, match="not a plain file"), output_lock("--out", tmp_path / "d"):
         pass
     (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": 10**30}))
     with output_lock("--out", tmp_path):
         pass
-    assert "stale lock" in capsys.readouterr().err
+    assert "stale lock" in caplog.text

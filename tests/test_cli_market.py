@@ -9,7 +9,7 @@ import pytest
 
 from collabecon.cli import main
 from econ.oligopoly import deviation_gains
-from econ.qualities import ModelQualities
+from econ.qualities import ModelQualities, qualities_from_predictions
 
 #: Target accuracies of eight IFCA clients of one small run: ties and models below them.
 IFCA_EIGHT = [0.711, 0.778, 0.711, 0.711, 0.644, 0.689, 0.578, 0.689]
@@ -219,3 +219,88 @@ def test_a_train_run_through_the_command_line_becomes_a_market(tmp_path, capsys)
     (tmp_path / "own.json").write_text(capsys.readouterr().out)
     assert main(["market", "--from", str(tmp_path / "own.json")]) == 2
     assert "--target-fraction" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- predictions files
+
+
+def _predictions_csv(tmp_path, rows, header=("party", "label", "prediction"), name="pred.csv"):
+    path = tmp_path / name
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return str(path)
+
+
+def test_a_predictions_file_becomes_a_market_with_counts_and_intervals(tmp_path, capsys):
+    labels = [3, 7, 2, 2, 5]
+    guesses = {"logistic": [3, 1, 2, 2, 5], "tree": [3, 7, 0, 1, 5]}
+    rows = [(p, y, g) for p, gs in guesses.items() for y, g in zip(labels, gs, strict=True)]
+    result = _market(capsys, "--from", _predictions_csv(tmp_path, rows))
+    assert result["names"] == ["logistic", "tree"]
+    expected = qualities_from_predictions(guesses, labels)
+    assert result["qualities"] == [expected.to_dict()]
+    assert result["qualities"][0]["n_eval"] == [5, 5]
+    assert result["rounds"][0]["quality_logistic"] == 0.8
+    low, high = result["qualities"][0]["low"][0], result["qualities"][0]["high"][0]
+    assert low < 0.8 < high
+    _check_equilibrium(result)
+
+
+def test_probability_columns_score_one_minus_loss_at_the_asked_confidence(tmp_path, capsys):
+    proba = {"a": [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]], "b": [[0.4, 0.3, 0.3], [0.3, 0.4, 0.3]]}
+    labels = [0, 1]
+    rows = [(p, y, *row) for p, rs in proba.items() for y, row in zip(labels, rs, strict=True)]
+    path = _predictions_csv(tmp_path, rows, ("party", "label", "p0", "p1", "p2"))
+    result = _market(capsys, "--from", path, "--metric", "1-loss", "--confidence", "0.9")
+    expected = qualities_from_predictions(
+        {k: np.array(v) for k, v in proba.items()}, labels, metric="1-loss", confidence=0.9
+    )
+    assert result["qualities"] == [expected.to_dict()]
+    assert result["qualities"][0]["metric"] == "1-loss"
+    assert main(["market", "--from", path, "--metric", "1-loss"]) == 0
+    assert "95% interval" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("header", "rows", "argv", "message"),
+    [
+        (("party", "label", "prediction"), [("a", 0, 1), ("b", 1, 1)], (), "example 0 of party"),
+        (("party", "label", "prediction"), [("a", 0, 1), ("a", 1, 1), ("b", 0, 1)], (), "1 rows"),
+        (("party", "label", "prediction"), [("a", 0, "x")], (), "'prediction' must be a class"),
+        (("party", "label", "prediction"), [("a", -1, 0)], (), "'label' must be a class index"),
+        (("party", "label", "prediction"), [("a", 0, 1)], ("--metric", "1-loss"), "probabilities"),
+        (("party", "label", "prediction"), [("a", 0, 1)], ("--confidence", "1"), "(0, 1)"),
+        (("party", "label", "p0", "p1"), [("a", 0, 0.5, 0.4)], (), "row 0 sums to 0.9"),
+        (("party", "label", "p0", "p1"), [("a", 0, "nan", 1)], (), "must be finite"),
+        (("party", "label", "p0", "p1"), [("a", 2, 0.5, 0.5)], (), "2 columns for 3 classes"),
+        (("party", "label", "p0", "p2"), [("a", 0, 0.5, 0.5)], (), "p0 .. p1"),
+        (("party", "label", "prediction", "p0"), [("a", 0, 0, 1)], (), "give one of them"),
+        (("party", "label"), [("a", 0)], (), "neither a prediction column"),
+        (("party", "label", "prediction"), [("", 0, 0)], (), "empty party"),
+        (("q_a", "q_b"), [(0.2, 0.5)], ("--metric", "accuracy"), "--metric scores a CSV"),
+    ],
+)
+def test_a_bad_predictions_file_is_refused_in_one_line(
+    tmp_path, capsys, header, rows, argv, message
+):
+    path = _predictions_csv(tmp_path, rows, header)
+    assert main(["market", "--from", path, *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_a_qualities_file_with_intervals_round_trips(tmp_path, capsys):
+    q = qualities_from_predictions({"a": [0, 1, 1], "b": [0, 1, 0]}, [0, 1, 1])
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps(q.to_dict()))
+    assert _market(capsys, "--from", str(path))["qualities"] == [q.to_dict()]
+    broken = {**q.to_dict(), "low": [0.5, 0.7]}
+    path.write_text(json.dumps(broken))
+    assert main(["market", "--from", str(path)]) == 2
+    assert "must contain its quality" in capsys.readouterr().err
+    del broken["confidence"]
+    path.write_text(json.dumps(broken))
+    assert main(["market", "--from", str(path)]) == 2
+    assert "without confidence" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 from collabecon.cli import COMMANDS, main
+from collabecon.cli._log import configured
 from collabecon.cli._output import dump_json, key_value_table
 from collabecon.cli._progress import Progress, quiet
 
@@ -51,7 +53,14 @@ def _check(monkeypatch, capsys, argv, *shown):
 # --------------------------------------------------------------------------- the reporter
 
 
-def test_the_reporter_counts_phases_on_stderr_and_is_quiet_with_json(capsys):
+@pytest.fixture
+def command_log():
+    """The command line's log on stderr at ``INFO``, as ``main`` sets it for a command."""
+    with configured("any", logging.INFO):
+        yield
+
+
+def test_the_reporter_counts_phases_on_stderr_and_is_quiet_with_json(capsys, command_log):
     progress = Progress("demo", 2)
     progress.note("writing to out/")
     progress("training")
@@ -76,7 +85,7 @@ def test_the_reporter_counts_phases_on_stderr_and_is_quiet_with_json(capsys):
     assert not quiet(SimpleNamespace(json=False))
 
 
-def test_phases_of_equal_length_tell_the_time_left(capsys, monkeypatch):
+def test_phases_of_equal_length_tell_the_time_left(capsys, monkeypatch, command_log):
     import collabecon.cli._progress as module
 
     clock = iter([0.0, 40.0, 80.0, 80.5])
@@ -93,7 +102,7 @@ def test_phases_of_equal_length_tell_the_time_left(capsys, monkeypatch):
     ]
 
 
-def test_a_counting_bar_appears_at_its_first_call(capsys):
+def test_a_counting_bar_appears_at_its_first_call(capsys, command_log):
     progress = Progress("ipfl")
     with progress.counting(2, unit="round") as move:
         assert capsys.readouterr().err == ""  # nothing yet: the work may still be refused

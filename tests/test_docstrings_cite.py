@@ -16,6 +16,7 @@ PLUMBING = (
     "econ.claims",
     "econ.propositions",
     "econ.errata",
+    "econ.plugins",
 )
 
 

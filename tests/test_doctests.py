@@ -30,6 +30,7 @@ WITH_EXAMPLES = (
     "econ.duopoly",
     "econ.market",
     "econ.oligopoly",
+    "econ.population",
     "econ.qualities",
     "econ.quality_caps",
     "econ.privacy.models",

@@ -22,6 +22,16 @@ message and exit code 2. ``collabecon --version`` prints the installed distribut
 (``collabecon X.Y.Z``, the version of ``pyproject.toml``). A result that holds a NaN is
 never printed: the command names the field and exits with code 1 (a quantity that has no
 value is ``None`` beside a field that says why).
+
+Progress and diagnostics are log records of the ``collabecon`` logger (:mod:`econ._log`),
+which ``main`` writes on stderr for the length of the command (:mod:`collabecon.cli._log`),
+at a level set by two global flags accepted anywhere on the line, before or after the
+subcommand (``collabecon --quiet train ...``): ``--quiet`` keeps warnings and errors only
+(no phase lines, no bars), ``--verbose`` adds debug records, each line led by its time and
+level. ``--json`` alone is as quiet as ``--quiet``; with ``--verbose`` stderr carries the
+debug records as well, while stdout still holds nothing but the JSON object. Errors are
+not log records: each is one line on stderr, ``collabecon NAME: error: ...``, whatever the
+flags.
 """
 
 from __future__ import annotations
@@ -31,13 +41,25 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from types import ModuleType
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from collabecon.cli._lock import holding
+from collabecon.cli._log import configured, level_of
 from collabecon.cli._output import dump_json, first_nan, key_value_table
+from econ._log import get_logger
+from econ.plugins import PluginWarning
+
+_log = get_logger(__name__)
+
+#: the global flags: flag -> help
+GLOBAL_FLAGS = {
+    "--quiet": "log warnings and errors only: no progress lines, no bars",
+    "--verbose": "log debug records too, each line led by its time and level",
+}
 
 #: name -> (module, one-line help). One line per subcommand; modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -104,7 +126,28 @@ def _top_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    _global_flags(parser)
     return parser
+
+
+def _global_flags(parser: argparse.ArgumentParser) -> None:
+    """List the global flags in ``parser``'s help (``main`` takes them off the line itself)."""
+    group = parser.add_argument_group("logging (anywhere on the line)")
+    for flag, help_ in GLOBAL_FLAGS.items():
+        group.add_argument(flag, action="store_true", help=help_)
+
+
+def _take_global_flags(argv: list[str]) -> tuple[list[str], dict[str, bool]]:
+    """``argv`` without the global flags, and which were given (``{"quiet": True, ...}``).
+
+    They are taken wherever they stand before a ``--`` that ends the options, so that
+    ``collabecon --quiet train ...``, ``collabecon train --quiet ...`` and
+    ``collabecon flower simulate ipfl ... --quiet`` mean the same.
+    """
+    end = argv.index("--") if "--" in argv else len(argv)
+    given = {flag.lstrip("-"): flag in argv[:end] for flag in GLOBAL_FLAGS}
+    rest = [a for a in argv[:end] if a not in GLOBAL_FLAGS] + argv[end:]
+    return rest, given
 
 
 def _load(name: str) -> ModuleType:
@@ -119,9 +162,12 @@ def _flags_of(parser: argparse.ArgumentParser) -> dict[str, str]:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 flags.update(_flags_of(sub))
-        elif action.option_strings and action.dest not in ("help", "json"):
+        elif action.option_strings and action.dest not in ("help", "json", *_GLOBAL_DESTS):
             flags.setdefault(action.dest, action.option_strings[-1])
     return flags
+
+
+_GLOBAL_DESTS = tuple(flag.lstrip("-") for flag in GLOBAL_FLAGS)
 
 
 def _flag_names(message: str, parser: argparse.ArgumentParser, keywords: dict[str, str]) -> str:
@@ -179,15 +225,43 @@ def _one_line(message: str) -> str:
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
+def _show_plugin_warning(show: Callable[..., None]) -> Callable[..., None]:
+    """``warnings.showwarning`` that prints a :class:`econ.plugins.PluginWarning` as one line.
+
+    ``collabecon: warning: ...`` on stderr, whatever the logging flags (the registries are
+    first consulted while the flags are declared, before the command's log is configured);
+    any other warning goes to ``show``.
+    """
+
+    def shown(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, PluginWarning):
+            print(f"collabecon: warning: {_one_line(str(message))}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return shown
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``collabecon`` console script.
 
     Exit codes: 0 done, 1 a check disagrees (``verify``) or a claim fails, 2 bad input (one
     line on stderr naming what is wrong), 130 interrupted (Ctrl-C, one line), 141 the reader
-    of stdout went away (``collabecon ... | head``; nothing more is printed).
+    of stdout went away (``collabecon ... | head``; nothing more is printed). An installed
+    plugin that is not registered (:mod:`econ.plugins`) is one line
+    ``collabecon: warning: ...`` on stderr.
     """
     try:
-        return _main(argv)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_plugin_warning(warnings.showwarning)
+            return _main(argv)
     except KeyboardInterrupt:
         print("collabecon: interrupted", file=sys.stderr)
         return 130
@@ -199,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, given = _take_global_flags(list(sys.argv[1:] if argv is None else argv))
     top = _top_parser()
     if not argv or argv[0] in ("-h", "--help"):
         top.print_help()
@@ -216,7 +290,22 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = _Parser(prog=f"collabecon {name}", description=COMMANDS[name][1])
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     module.add_arguments(parser)
+    _global_flags(parser)
+    parser.set_defaults(**given)
     args = parser.parse_args(argv[1:])
+    try:
+        level = level_of(**given, json=bool(getattr(args, "json", False)))
+    except ValueError as exc:
+        parser.error(str(exc))
+    with configured(name, level):
+        _log.debug("arguments: %s", vars(args))
+        return _run(name, module, parser, args)
+
+
+def _run(
+    name: str, module: ModuleType, parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> int:
+    """Run subcommand ``name`` with ``args`` and print its result; the exit code."""
     try:
         with holding(_outputs(module, args)):
             threads = _thread_count(args)
@@ -226,6 +315,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 from learning.threads import use_threads
 
                 previous = use_threads(threads)
+                _log.debug("torch CPU threads: %d (were %d)", threads, previous)
                 try:
                     result = module.run(args)
                 finally:

@@ -5,7 +5,7 @@ A subcommand that writes into ``--out`` or ``--checkpoint`` holds the lock file
 id, the start time of that process (so a recycled process id is not mistaken for the owner)
 and its command line. A second run that asks for the same directory while the owner lives is
 refused with one line; a lock whose owner is gone (killed, crashed, machine restarted) is
-taken over with a message on stderr.
+taken over with a warning in the log (:mod:`econ._log`; the command line shows it on stderr).
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+from econ._log import get_logger
+
+_log = get_logger(__name__)
 
 __all__ = ["LOCK_NAME", "holding", "output_lock", "refuse_if_held"]
 
@@ -117,10 +121,11 @@ def output_lock(flag: str, path: str | os.PathLike[str]) -> Iterator[Path]:
                 f"(pid {owner['pid']}: {command or 'unknown command'}); wait for it to finish "
                 "or choose another directory"
             )
-        print(
-            f"collabecon: taking over the stale lock of {flag} {str(directory)!r} "
-            f"(process {owner.get('pid', '?')} is gone)",
-            file=sys.stderr,
+        _log.warning(
+            "taking over the stale lock of %s %r (process %s is gone)",
+            flag,
+            str(directory),
+            owner.get("pid", "?"),
         )
         with contextlib.suppress(FileNotFoundError):
             lock.unlink()

@@ -1,4 +1,4 @@
-"""The progress of a long command, on stderr: phase lines and counted bars.
+"""The progress of a long command: phase lines in the log, counted bars on stderr.
 
 A command builds one :class:`Progress` from its parsed flags (:meth:`Progress.of`) and hands
 it, or its :meth:`~Progress.bar`, to the library as the ``progress`` callable. A phase line
@@ -11,19 +11,30 @@ an estimate of the time left (``eta=True``): from the second phase on, a line en
 ``(about 4 min left)``, the mean time of the phases done times the phases still to run,
 once that is ten seconds or more.
 
+A phase line is an ``INFO`` record of the ``collabecon.cli._progress`` logger (under the
+``collabecon`` logger of :mod:`econ._log`), carrying the command in its ``command``
+attribute; the command line writes it on stderr as above (:mod:`collabecon.cli._log`).
+A bar is drawn on stderr only where that logger takes ``INFO`` records.
+
 Both are silent when the command prints JSON (``--json``: stdout carries the result and
-stderr nothing but errors) or its progress is switched off (``train --no-progress``), so the
-same command serves a terminal and a script. stdout is never written.
+stderr nothing but warnings and errors), runs with ``--quiet``, or has its progress switched
+off (``train --no-progress``), so the same command serves a terminal and a script. stdout
+is never written.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from econ._log import get_logger
+
+_log = get_logger(__name__)
 
 __all__ = ["Progress", "quiet"]
 
@@ -39,9 +50,10 @@ def quiet(args: argparse.Namespace) -> bool:
 class Progress:
     """Phase lines of command ``command`` (``"demo"``, ``"bench engine"``) on stderr.
 
-    Calling the object with a text prints ``collabecon COMMAND: [k/total] text`` (without
-    the count when ``total`` is None), so it can be passed wherever the library takes a
-    ``progress`` callable of one string; :meth:`note` prints a line that is not counted.
+    Calling the object with a text logs ``[k/total] text`` (without the count when ``total``
+    is None), shown as ``collabecon COMMAND: [k/total] text``, so it can be passed wherever
+    the library takes a ``progress`` callable of one string; :meth:`note` logs a line that
+    is not counted. ``enabled=False`` silences both and the bars.
     """
 
     def __init__(
@@ -49,7 +61,7 @@ class Progress:
     ) -> None:
         self.command = command
         self.total = total
-        self.enabled = enabled
+        self.wanted = enabled
         self.eta = eta
         self.done = 0
         self._started: float | None = None
@@ -60,6 +72,11 @@ class Progress:
     ) -> Progress:
         """The progress of ``command`` run with ``args``: silent where :func:`quiet` says."""
         return cls(command, total, enabled=not quiet(args), eta=eta)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the progress shows: wanted, and the log takes ``INFO`` records."""
+        return self.wanted and _log.isEnabledFor(logging.INFO)
 
     def _left(self) -> str:
         """`` (about 4 min left)`` once ``done - 1`` phases have finished, or nothing."""
@@ -79,8 +96,8 @@ class Progress:
         return f" (about {left / 3600:.1f} h left)"
 
     def _print(self, text: str) -> None:
-        if self.enabled:
-            print(f"collabecon {self.command}: {text}", file=sys.stderr, flush=True)
+        if self.wanted:
+            _log.info(text, extra={"command": self.command})
 
     def __call__(self, text: str) -> None:
         """One phase: counted as ``[k/total]`` when the total is known, with the time left."""
@@ -95,8 +112,8 @@ class Progress:
     def bar(self, total: int, *, unit: str = "it", **options: Any) -> Any:
         """A tqdm bar of ``total`` units on stderr, named after the command.
 
-        The bar is disabled when the progress is silent; ``options`` go to tqdm (``leave``,
-        ``delay``, ``mininterval``).
+        The bar is disabled when the progress is silent (:attr:`enabled`); ``options`` go to
+        tqdm (``leave``, ``delay``, ``mininterval``).
         """
         from tqdm import tqdm
 

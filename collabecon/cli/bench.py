@@ -1,8 +1,9 @@
 """``collabecon bench NAME``: performance benchmarks, one positional name per benchmark.
 
 ``engine``
-    local SGD steps of all clients per second, batched engine vs the per-client loop
-    (:mod:`collabecon.bench.engine`).
+    local SGD steps of all clients per second, batched engine vs the per-client loop, and
+    the batched engine's floating-point rate as a share of ``torch.mm``'s at the same thread
+    count (``--matmul-size``, default 2048) (:mod:`collabecon.bench.engine`).
 ``all-pairs``
     one round's all-pairs work of Federated-Clustering or CoBo, batched vs the per-pair loop
     (:mod:`collabecon.bench.all_pairs`).
@@ -95,6 +96,11 @@ def _engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=5, help="local steps timed (default 5)")
 
 
+def _engine_only_arguments(parser: argparse.ArgumentParser) -> None:
+    _engine_arguments(parser)
+    _count(parser, "--matmul-size", 2048, "rows of the square torch.mm timed as the reference")
+
+
 def _engine(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     from collabecon.bench.engine import measure_engine
 
@@ -105,6 +111,7 @@ def _engine(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         batch_size=args.batch_size,
         steps=args.steps,
         repeats=args.repeats,
+        matmul_size=args.matmul_size,
         device=args.device,
         seed=_seed(args),
         progress=progress,
@@ -374,7 +381,11 @@ BENCHMARKS: dict[
         Callable[[argparse.Namespace, Progress], dict],
     ],
 ] = {
-    "engine": ("batched engine vs per-client loop: local SGD steps/s", _engine_arguments, _engine),
+    "engine": (
+        "batched engine vs per-client loop: local SGD steps/s",
+        _engine_only_arguments,
+        _engine,
+    ),
     "all-pairs": (
         "one round's all-pairs work (fc gradient table, cobo midpoints): batched vs loop",
         _all_pairs_arguments,

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -474,7 +473,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``simulate``: ``runs``, one record per run; ``deploy``: ``status`` (``"done"`` or
         ``"failed"``, with the reason in ``failed``) and ``runs``. A split algorithm's record
         is ``config``, ``history`` (one ``RoundRecord`` per round), per client ``loss`` and
-        ``accuracy``, ``mean_accuracy``, ``seconds`` and ``epsilon`` (under DP-SGD); a
+        ``accuracy``, ``mean_accuracy``, ``seconds``, ``epsilon`` and its ``accounting``
+        (accountant, sampling, adjacency; under DP-SGD); a
         mechanism's is its result's ``to_dict``. A simulated record adds ``result`` (the path
         of its ``result.json``), a deployed one ``deployment_seconds``, ``processes``,
         ``security`` and ``ports``.
@@ -511,9 +511,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--algorithm: {args.action} runs one experiment; name one algorithm")
     _sizes(args.action, runs)
     if flags.insecure:
+        from econ._log import get_logger
         from learning.runtimes.flower.credentials import INSECURE_COST
 
-        print(f"collabecon flower: {INSECURE_COST}", file=sys.stderr)
+        get_logger(__name__).warning(INSECURE_COST)
     out = Path(flags.out or tempfile.mkdtemp(prefix="collabecon-flower-")).resolve()
     head = {"action": args.action, "out": str(out), "mechanism": args.mechanism}
     if args.action == "prepare":
@@ -625,7 +626,8 @@ def render(result: dict[str, Any]) -> str:
     deployment: why, and where the logs are. Otherwise, per run: IP-FL's cluster accuracies
     and ledger, the defection-free report of :func:`collabecon.cli.defection_free.render`, or
     a row per split algorithm (mean accuracy, last test and train loss, seconds); then each
-    run's ε under DP-SGD, its processes, security and seconds, and the output folder.
+    run's ε under DP-SGD with its accounting, its processes, security and seconds, and the
+    output folder.
     """
     if result["action"] == "prepare":
         return _prepare_text(result)
@@ -651,10 +653,13 @@ def render(result: dict[str, Any]) -> str:
         lines = [table([_algorithm_row(r) for r in runs], head)]
     for r in runs:
         if r.get("epsilon") is not None:
+            from econ.privacy.accountants import accounting_text
+
             eps = ", ".join(fmt(e, 3) for e in r["epsilon"])
             delta = r["config"]["dp_delta"]
             lines.append(
-                f"{r['config']['algorithm']} with DP-SGD: epsilon at delta {delta:g}: {eps}"
+                f"{r['config']['algorithm']} with DP-SGD: epsilon at delta {delta:g}: {eps} "
+                f"({accounting_text(r['accounting'])})"
             )
         if "processes" in r:
             security = {"insecure": "no TLS, no SuperNode authentication"}.get(

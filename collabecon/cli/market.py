@@ -12,8 +12,24 @@ read as they are:
   ``quality_<firm>``); the JSON of ``collabecon train --json`` with a common target set
   (``--target-fraction > 0``: its ``target_accuracy``, firms ``client0, client1, ...``);
   ``ipfl_result.json`` of ``collabecon ipfl --out`` (its ``personalised_accuracy``);
-* a JSON ``ModelQualities`` dict (``{"names", "quality", ...}``), or a list of rounds, each
-  such a dict or a ``{name: quality}`` object.
+* a JSON ``ModelQualities`` dict (``{"names", "quality", ...}``, with ``low``, ``high`` and
+  ``confidence`` when it carries intervals), or a list of rounds, each such a dict or a
+  ``{name: quality}`` object;
+* a CSV of predictions on a common target set, one market: a ``party`` column (its name), a
+  ``label`` column (the true class index of the example) and either a ``prediction`` column
+  (the predicted class index) or the class probabilities ``p0, p1, ..., p<C-1>`` (each row
+  summing to 1), one row per party and example; other columns (an example id) are ignored.
+  Every party lists the same examples in the same order, so their labels agree row by row.
+  The qualities, their counts and confidence intervals are those of
+  :func:`econ.qualities.qualities_from_predictions`: ``--metric`` (``accuracy``, or
+  ``1-loss`` from probabilities) and ``--confidence`` (0.95) apply to such a file only. For
+  example::
+
+      party,label,prediction
+      logistic,3,3
+      logistic,7,1
+      tree,3,3
+      tree,7,7
 
 A file in none of these layouts is refused with the columns or keys it lacks. Files are read
 strictly, and a refusal names the file and the field: JSON with a repeated key (a firm twice),
@@ -27,8 +43,15 @@ A file whose parsed contents or market would not fit in memory is refused before
 read. Output:
 equilibrium prices, shares, revenues, consumer surplus and welfare each round
 (:func:`econ.market.market_history`, any qualities in [0, 1]: tied models price at 0,
-models below a tie or of quality 0 sell nothing); ``--consumers N`` adds a
+models below a tie or of quality 0 sell nothing), with each party's count of target
+examples and confidence interval when the input has them; ``--consumers N`` adds a
 sampled-population check of the last round.
+
+``--population SPEC`` (with ``--qualities``) draws the consumer types from ``uniform``,
+``beta:a,b``, ``lognorm:s[,scale]`` or ``truncnorm:mu,sigma[,high]`` instead of
+:math:`U[0, 1]` (:func:`econ.population.population_equilibrium`) and adds how the prices were
+found and their best-response certificate; ``--consumers N`` then draws N consumers from that
+population.
 """
 
 from __future__ import annotations
@@ -36,6 +59,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +69,9 @@ from collabecon.cli._checks import fits_in_memory
 from collabecon.cli._lists import float_list, str_list
 from collabecon.cli._output import table
 from econ.market import market_history, sampled_market
-from econ.qualities import METRICS, ModelQualities
+from econ.outputs import plain
+from econ.population import parse_population, population_demands, population_equilibrium
+from econ.qualities import METRICS, ModelQualities, qualities_from_predictions
 from econ.validation import file_fits_in_memory, read_json
 
 #: Column prefixes of a CSV that name a firm's quality.
@@ -54,6 +80,14 @@ _PREFIXES = ("quality_", "q_")
 _DUOPOLY = {"q_l": "low", "q_h": "high"}
 #: Bytes per round and firm of a market history and its output, an upper estimate.
 _CELL_BYTES = 640
+#: The columns that make a CSV a file of predictions (module docstring).
+_PREDICTION_KEYS = ("party", "label")
+#: The help text of ``--from``: the layouts it reads, in short.
+_FROM_HELP = (
+    "CSV or JSON of qualities per round (a q_<firm> column per firm, a run's JSON), or a CSV "
+    "of predictions on a common target set: columns party, label and prediction (a class "
+    "index) or p0, p1, ... (class probabilities), one row per party and example"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     One of ``--qualities`` (one market) and ``--from FILE`` (one market per round, the
     layouts of the module docstring) is required; ``--names`` names the firms of
-    ``--qualities``; ``--consumers`` and ``--seed`` add a sampled population.
+    ``--qualities``; ``--metric`` and ``--confidence`` score a predictions file;
+    ``--consumers`` and ``--seed`` add a sampled population; ``--population`` draws the
+    consumer types from another population.
 
     Parameters
     ----------
@@ -70,15 +106,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     source = parser.add_mutually_exclusive_group(required=True)
     float_list(source, "--qualities", help="one quality per firm (words or commas)")
-    source.add_argument("--from", dest="path", help="CSV or JSON of qualities per round")
+    source.add_argument("--from", dest="path", help=_FROM_HELP)
     str_list(
         parser, "--names", distinct=True, default=None, help="distinct firm names (--qualities)"
+    )
+    parser.add_argument(
+        "--metric",
+        choices=METRICS,
+        default=None,
+        help="what a predictions file's qualities measure (accuracy)",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=None,
+        help="level of a predictions file's confidence intervals, in (0, 1) (0.95)",
     )
     parser.add_argument(
         "--consumers", type=int, default=0, help="also sample this many consumers (last round)"
     )
     parser.add_argument(
         "--seed", type=int, default=None, help="seed of the sampled consumers (0; --consumers)"
+    )
+    parser.add_argument(
+        "--population",
+        default=None,
+        help="consumer types (--qualities): uniform, beta:a,b, lognorm:s[,scale] or "
+        "truncnorm:mu,sigma[,high]; prints the equilibrium and its best-response certificate",
     )
 
 
@@ -201,7 +255,93 @@ def _rows_to_rounds(
     return rounds
 
 
-def _from_csv(path: Path) -> list[ModelQualities]:
+def _class_index(text: str, where: str) -> int:
+    """A class index from a CSV cell: an integer >= 0 (``3`` or ``3.0``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value >= 0 and value.is_integer()):
+        raise ValueError(
+            f"--from: {where} must be a class index (an integer >= 0), got {_shown(text)}"
+        )
+    return int(value)
+
+
+def _probability(text: str, where: str) -> float:
+    """A class probability from a CSV cell: a number (its range is checked with its row's)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(
+            f"--from: {where} must be a probability in [0, 1], got {_shown(text)}"
+        ) from None
+
+
+def _from_predictions(
+    records: list[dict[str, str]], header: list[str], what: str, metric: str, confidence: float
+) -> list[ModelQualities]:
+    """One market from a CSV of predictions (module docstring)."""
+    columns = sorted((h for h in header if re.fullmatch(r"p\d+", h)), key=lambda h: int(h[1:]))
+    if "prediction" in header and columns:
+        raise ValueError(
+            f"--from: {what} has a prediction column and probability columns "
+            f"{', '.join(columns)}; give one of them"
+        )
+    if "prediction" not in header and not columns:
+        raise ValueError(
+            f"--from: {what} has party and label columns (predictions) but neither a "
+            "prediction column nor the class probabilities p0, p1, ..."
+        )
+    if columns and columns != [f"p{k}" for k in range(len(columns))]:
+        raise ValueError(
+            f"--from: {what} must have the probability columns p0 .. p{len(columns) - 1}, one "
+            f"per class, got {', '.join(columns)}"
+        )
+    labels: dict[str, list[int]] = {}
+    predictions: dict[str, list[Any]] = {}
+    for t, row in enumerate(records):
+        where = f"{what}, row {t}"
+        name = row["party"].strip()
+        if not name:
+            raise ValueError(f"--from: {where} has an empty party")
+        labels.setdefault(name, []).append(_class_index(row["label"], f"{where}, 'label'"))
+        predictions.setdefault(name, []).append(
+            [_probability(row[c], f"{where}, {c!r}") for c in columns]
+            if columns
+            else _class_index(row["prediction"], f"{where}, 'prediction'")
+        )
+    first, *others = labels
+    for name in others:
+        if len(labels[name]) != len(labels[first]):
+            raise ValueError(
+                f"--from: {what}: party {name!r} has {len(labels[name])} rows, {first!r} "
+                f"{len(labels[first])}; every party lists the same examples"
+            )
+        if labels[name] != labels[first]:
+            i = next(
+                i
+                for i, (a, b) in enumerate(zip(labels[name], labels[first], strict=True))
+                if a != b
+            )
+            raise ValueError(
+                f"--from: {what}: example {i} of party {name!r} has label {labels[name][i]}, "
+                f"of {first!r} {labels[first][i]}; every party lists the same examples in the "
+                "same order"
+            )
+    try:
+        scored = qualities_from_predictions(
+            {name: np.array(values) for name, values in predictions.items()},
+            np.array(labels[first]),
+            metric=metric,
+            confidence=confidence,
+        )
+    except ValueError as exc:
+        raise ValueError(f"--from: {what}: {exc}") from None
+    return [scored]
+
+
+def _from_csv(path: Path, metric: str | None, confidence: float | None) -> list[ModelQualities]:
     file_fits_in_memory(path, "file")
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
@@ -228,7 +368,26 @@ def _from_csv(path: Path) -> list[ModelQualities]:
                 "of the header"
             )
     records = [dict(zip(header, r, strict=True)) for r in rows]
+    if all(k in header for k in _PREDICTION_KEYS):
+        return _from_predictions(
+            records,
+            header,
+            str(path),
+            "accuracy" if metric is None else metric,
+            0.95 if confidence is None else confidence,
+        )
+    _scores_predictions_only(metric, confidence, str(path))
     return _rows_to_rounds(records, header, str(path), "accuracy", csv_cells=True)
+
+
+def _scores_predictions_only(metric: str | None, confidence: float | None, what: str) -> None:
+    """Refuse ``--metric`` and ``--confidence`` for a file of qualities (they score predictions)."""
+    for flag, value in (("--metric", metric), ("--confidence", confidence)):
+        if value is not None:
+            raise ValueError(
+                f"{flag} scores a CSV of predictions (columns party, label, ...); {what} holds "
+                "qualities, which carry their own metric"
+            )
 
 
 def _accuracies(data: dict[str, Any], key: str, what: str) -> list[ModelQualities]:
@@ -244,7 +403,9 @@ def _accuracies(data: dict[str, Any], key: str, what: str) -> list[ModelQualitie
 
 
 #: The fields of a ``ModelQualities`` object in a file (:meth:`ModelQualities.to_dict`).
-_FIELDS = ("names", "quality", "metric", "n_eval")
+_FIELDS = ("names", "quality", "metric", "n_eval", "low", "high", "confidence")
+#: The fields of an interval, which come together.
+_INTERVAL = ("low", "high", "confidence")
 
 
 def _n_eval(value: Any, size: int, where: str) -> Any:
@@ -280,7 +441,35 @@ def _model_qualities(r: dict[str, Any], what: str) -> ModelQualities:
     values = [_quality(v, f"{what}, 'quality'[{i}]") for i, v in enumerate(quality)]
     metric = _metric(r.get("metric", "accuracy"), f"{what}, 'metric'")
     n_eval = _n_eval(r.get("n_eval", 1), len(names), f"{what}, 'n_eval'")
-    return _one_round(names, values, what, metric, n_eval)
+    given = [k for k in _INTERVAL if k in r]
+    if not given:
+        return _one_round(names, values, what, metric, n_eval)
+    if len(given) != len(_INTERVAL):
+        missing = ", ".join(k for k in _INTERVAL if k not in r)
+        raise ValueError(f"--from: {what} has {', '.join(given)} without {missing}")
+    ends = {}
+    for key in ("low", "high"):
+        if not isinstance(r[key], list) or len(r[key]) != len(names):
+            raise ValueError(
+                f"--from: {what}, {key!r} must hold one number per name ({len(names)}), got "
+                f"{_shown(r[key])}"
+            )
+        ends[key] = [_quality(v, f"{what}, {key!r}[{i}]") for i, v in enumerate(r[key])]
+    confidence = r["confidence"]
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        raise ValueError(f"--from: {what}, 'confidence' must be a number, got {_kind(confidence)}")
+    try:
+        return ModelQualities(
+            names=tuple(_one_round(names, values, what).names),
+            quality=np.array(values),
+            metric=metric,
+            n_eval=np.broadcast_to(np.asarray(n_eval, dtype=np.int64), (len(names),)),
+            low=np.array(ends["low"]),
+            high=np.array(ends["high"]),
+            confidence=float(confidence),
+        )
+    except ValueError as exc:
+        raise ValueError(f"--from: {what}: {exc}") from None
 
 
 def _from_json(data: Any, what: str) -> list[ModelQualities]:
@@ -334,18 +523,22 @@ def _from_json(data: Any, what: str) -> list[ModelQualities]:
     return out
 
 
-def load_rounds(path: str) -> list[ModelQualities]:
+def load_rounds(
+    path: str, *, metric: str | None = None, confidence: float | None = None
+) -> list[ModelQualities]:
     """Per-round qualities from a CSV or JSON file (module docstring).
 
     JSON is read strictly (:func:`econ.validation.read_json`: no repeated key, no NaN or
     Infinity, bounded nesting); every field is checked for its type and range, and a
-    refusal names the file and the field.
+    refusal names the file and the field. ``metric`` and ``confidence`` score a CSV of
+    predictions (``accuracy`` and 0.95 when None) and are refused for a file of qualities.
     """
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"--from: no such file {path!r}")
     if p.suffix.lower() == ".csv":
-        return _from_csv(p)
+        return _from_csv(p, metric, confidence)
+    _scores_predictions_only(metric, confidence, str(p))
     try:
         data = read_json(p, "file")
     except ValueError as exc:
@@ -354,10 +547,13 @@ def load_rounds(path: str) -> list[ModelQualities]:
 
 
 def _given_rounds(args: argparse.Namespace) -> list[ModelQualities]:
+    if args.confidence is not None and not 0 < args.confidence < 1:
+        raise ValueError(f"--confidence must lie in (0, 1), got {args.confidence!r}")
     if args.qualities is None:
         if args.names is not None:
             raise ValueError("--names names the firms of --qualities; --from files name theirs")
-        return load_rounds(args.path)
+        return load_rounds(args.path, metric=args.metric, confidence=args.confidence)
+    _scores_predictions_only(args.metric, args.confidence, "--qualities")
     names = args.names or [f"firm{i}" for i in range(len(args.qualities))]
     if len(names) != len(args.qualities):
         raise ValueError(
@@ -387,16 +583,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     dict
         ``names`` (the firms) and ``rounds``, one record per round: ``t``, then
         ``quality_<firm>``, ``price_<firm>``, ``share_<firm>``, ``revenue_<firm>`` for every
-        firm, ``consumer_surplus`` and ``welfare``. With ``--consumers N``,
+        firm, ``consumer_surplus`` and ``welfare``. When the input carries counts or
+        intervals (a predictions file, a ``ModelQualities`` file with ``n_eval`` or
+        ``low``, ``high`` and ``confidence``), ``qualities``: each round's
+        :meth:`econ.qualities.ModelQualities.to_dict` (``names``, ``quality``, ``metric``,
+        ``n_eval``, and ``low``, ``high``, ``confidence`` where known). With ``--consumers N``,
         ``sampled_last_round``: the last round acted out by N sampled consumers
         (:func:`econ.market.sampled_market`: ``names``, ``quality``, ``price``, ``share``,
         ``revenue``, ``consumer_surplus``, ``welfare``), ``n_consumers`` and
-        ``max_share_error`` against the closed form. The command exits with 0.
+        ``max_share_error`` against the closed form. With ``--population``, also
+        ``population``, ``method`` and ``certificate`` (:func:`_population_market`). The
+        command exits with 0.
 
     Raises
     ------
     ValueError
-        A negative ``--consumers`` or ``--seed``, ``--seed`` without ``--consumers``, a
+        A negative ``--consumers`` or ``--seed``, ``--seed`` without ``--consumers``,
+        ``--metric`` or ``--confidence`` without a predictions file, a ``--confidence``
+        outside (0, 1), a
         quality outside [0, 1], names that do not match the qualities, a ``--from`` file in
         none of the layouts or with a field of the wrong type or range (module docstring),
         or a market or a sample that would not fit in memory; the command exits with code 2.
@@ -415,7 +619,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     seed = 0 if args.seed is None else args.seed
     if seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {seed}")
+    if args.population is not None and args.qualities is None:
+        raise ValueError("--population solves one market: give it --qualities, not --from")
     rounds = _given_rounds(args)
+    if args.population is not None:
+        return _population_market(args, rounds[0], seed)
     firms = rounds[0].quality.size
     # per round and firm: four arrays of the history and four fields of the output (a key,
     # a float and a number's JSON text each)
@@ -425,6 +633,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         fits_in_memory(f"--consumers {args.consumers}", 8.0 * args.consumers * (3 * firms + 4))
     history = market_history(rounds)
     result: dict[str, Any] = history.to_dict()
+    if any(r.confidence is not None or (r.n_eval > 1).any() for r in rounds):
+        result["qualities"] = [r.to_dict() for r in rounds]
     if args.consumers:
         sampled = sampled_market(rounds[-1], args.consumers, seed)
         result["sampled_last_round"] = {
@@ -435,13 +645,78 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _population_market(
+    args: argparse.Namespace, given: ModelQualities, seed: int
+) -> dict[str, Any]:
+    """``--population``: the one market of ``--qualities`` under those consumer types.
+
+    The record of :func:`run` for one round, with ``population``, ``method`` and
+    ``certificate`` (:func:`econ.population.population_equilibrium`); with ``--consumers N``,
+    ``sampled_last_round`` holds the shares and revenues of N consumers drawn from the
+    population at the equilibrium prices, their largest share error and the bound of four
+    standard errors.
+    """
+    population = parse_population(args.population)
+    if args.consumers:
+        fits_in_memory(f"--consumers {args.consumers}", 8.0 * args.consumers * 6)
+    eq = population_equilibrium(given.quality, population)
+    names = list(given.names)
+    row: dict[str, Any] = {"t": 0}
+    for field, values in (
+        ("quality", eq.quality),
+        ("price", eq.price),
+        ("share", eq.demand),
+        ("revenue", eq.revenue),
+    ):
+        row.update({f"{field}_{n}": float(v) for n, v in zip(names, values, strict=True)})
+    row.update(consumer_surplus=eq.consumer_surplus, welfare=eq.welfare)
+    result: dict[str, Any] = {
+        "names": names,
+        "rounds": [row],
+        "population": eq.population,
+        "method": eq.method,
+        "certificate": eq.certificate.to_dict(),
+    }
+    if args.consumers:
+        sample = population.sample(args.consumers, seed)
+        share = population_demands(eq.quality, eq.price, sample)
+        bound = 4 * np.sqrt(eq.demand * (1 - eq.demand) / args.consumers)
+        result["sampled_last_round"] = {
+            "names": names,
+            "share": share.tolist(),
+            "revenue": (eq.price * share).tolist(),
+            "n_consumers": args.consumers,
+            "max_share_error": float(np.max(np.abs(share - eq.demand))),
+            "four_standard_errors": bound.tolist(),
+            "within": bool(np.all(np.abs(share - eq.demand) <= bound + 1e-12)),
+        }
+    return plain(result)
+
+
+def _population_lines(result: dict[str, Any]) -> str:
+    if "certificate" not in result:
+        return ""
+    c = result["certificate"]
+    verdict = "holds" if c["holds"] else "FAILS"
+    return (
+        f"\npopulation {result['population']} ({result['method']}); best-response certificate "
+        f"{verdict}: largest gain {c['max_gain']:.3g}, relative {max(c['relative_gain']):.3g} "
+        f"(tolerance {c['tolerance']:g})"
+    )
+
+
 def _sampled_line(result: dict[str, Any]) -> str:
     if "sampled_last_round" not in result:
         return ""
     s = result["sampled_last_round"]
+    within = (
+        f", {'within' if s['within'] else 'NOT within'} four standard errors"
+        if "within" in s
+        else ""
+    )
     return (
         f"\nsampled {s['n_consumers']} consumers (last round): largest share error "
-        f"{s['max_share_error']:.2g}"
+        f"{s['max_share_error']:.2g}{within}"
     )
 
 
@@ -457,9 +732,19 @@ def render(result: dict[str, Any]) -> str:
     if len(result["rounds"]) == 1:  # one market: a row per firm
         r = result["rounds"][0]
         rows = [[n, *(r[f"{f}_{n}"] for f in fields)] for n in names]
-        text = table(rows, ["firm", *fields])
+        header = ["firm", *fields]
+        scored = result.get("qualities", [{}])[0]
+        if "n_eval" in scored:
+            header.append("n")
+            for row, n in zip(rows, scored["n_eval"], strict=True):
+                row.append(n)
+        if "confidence" in scored:
+            header.append(f"{scored['confidence']:.0%} interval")
+            for row, low, high in zip(rows, scored["low"], scored["high"], strict=True):
+                row.append(f"[{low:.4g}, {high:.4g}]")
+        text = table(rows, header)
         text += f"\nconsumer surplus {r['consumer_surplus']:.6g}, welfare {r['welfare']:.6g}"
-        return text + _sampled_line(result)
+        return text + _population_lines(result) + _sampled_line(result)
     header = [
         "t",
         *(f"q_{n}" for n in names),

@@ -197,13 +197,15 @@ def _seller(args: argparse.Namespace) -> Any:
     from games.price_discrimination.sellers import SELLERS
 
     seller: Any = SELLERS[args.seller]()
-    # a flag may set what the named seller leaves open (None): Exp3's eta/gamma, alpha-pd's alpha
-    open_fields = {f.name for f in dataclasses.fields(seller) if getattr(seller, f.name) is None}
+    # a flag may set what the named seller leaves open (None): Exp3's eta/gamma, alpha-pd's
+    # alpha; a seller that is no dataclass (a plugin's) leaves nothing open
+    fields = dataclasses.fields(seller) if dataclasses.is_dataclass(seller) else ()
+    open_fields = {f.name for f in fields if getattr(seller, f.name) is None}
     given = {k: getattr(args, k) for k in ("eta", "gamma", "alpha") if getattr(args, k) is not None}
     unused = sorted(set(given) - open_fields)
     if unused:
         raise ValueError(f"--{unused[0]} does not apply to seller {args.seller!r}")
-    return dataclasses.replace(seller, **given)
+    return dataclasses.replace(seller, **given) if given else seller
 
 
 def _sizes(args: argparse.Namespace, batch: int) -> None:

@@ -207,6 +207,7 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
         GridTooLarge,
         accountant_epsilon,
         accountant_sigma,
+        accounting,
         pld_grid,
     )
 
@@ -265,6 +266,7 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
         "sampling_rate": args.sampling_rate,
         "sampling": args.sampling,
         "accountant": args.accountant,
+        "accounting": accounting(args.accountant, args.sampling, args.sampling_rate),
         "solved_for": "epsilon" if args.noise is not None else "noise_multiplier",
     }
     if args.accountant == "pld":
@@ -303,11 +305,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``figure1``: ``png``, ``csv``, ``repetitions``, ``seed``, ``rows`` (one per panel
         and m), ``claims`` (each ``{paper, id, statement, published, measured, holds,
         note}``) and ``markdown``. ``account``: ``noise_multiplier``, ``epsilon``,
-        ``delta``, ``steps``, ``sampling_rate``, ``sampling``, ``accountant`` and
-        ``solved_for``, with the PLD accountant also ``pld_interval``, ``epsilon_rdp`` (RDP's
-        upper bound, a cross-check) and, where PLD's figure lies above it, ``epsilon_note``
-        (why: a grid coarse against one step's loss). ``curve``: ``json``, ``png``, ``seconds``, ``settings`` and
-        ``summary`` (one row per training and noise level). The command exits with 0.
+        ``delta``, ``steps``, ``sampling_rate``, ``sampling``, ``accountant``,
+        ``accounting`` (accountant, sampling and adjacency:
+        :func:`econ.privacy.accountants.accounting`) and ``solved_for``, with the PLD
+        accountant also ``pld_interval``, ``epsilon_rdp`` (RDP's upper bound, a
+        cross-check) and, where PLD's figure lies above it, ``epsilon_note`` (why: a grid
+        coarse against one step's loss). ``curve``: ``json``, ``png``, ``seconds``,
+        ``settings``, ``accounting`` and ``summary`` (one row per training and noise
+        level). The command exits with 0.
 
     Raises
     ------
@@ -380,7 +385,7 @@ def render(result: dict[str, Any]) -> str:
     ``curve``: a row per training and noise level with the files written; ``figure1``: its
     rows, the claims table and the files; ``optimal``: a row per client with the server's
     accuracy, whether a protocol exists, the objective and the method; any other action: a
-    table of its quantities.
+    table of its quantities (``account``'s accounting in words).
     """
     if "summary" in result:
         return render_curve(result)
@@ -394,7 +399,12 @@ def render(result: dict[str, Any]) -> str:
             f"{body}\n\nclaims of the paper:\n{claims}\n\nwrote {result['png']} and {result['csv']}"
         )
     if "beta" not in result:
-        return table([(k, v) for k, v in result.items()], ("quantity", "value"))
+        from econ.privacy.accountants import accounting_text
+
+        quantities = [
+            (k, accounting_text(v) if k == "accounting" else v) for k, v in result.items()
+        ]
+        return table(quantities, ("quantity", "value"))
     eps = result["epsilon"] if result["epsilon"] is not None else [None] * len(result["beta"])
     rows: list[tuple[Any, ...]] = [
         (i, a, b, e, leak, u, u0)

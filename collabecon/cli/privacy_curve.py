@@ -77,8 +77,9 @@ def out_folder(path: Path, *, create: bool = True) -> Path:
 def run_curve(args: argparse.Namespace) -> dict[str, Any]:
     """Measure the (ε, accuracy) curve the flags describe and write ``curve.json`` and ``curve.png``.
 
-    Returns ``json``, ``png``, ``seconds``, ``settings`` and ``summary`` (one row per training
-    and noise level; with one seed ``ci_low`` and ``ci_high`` are ``None`` beside ``ci_why``);
+    Returns ``json``, ``png``, ``seconds``, ``settings``, ``accounting`` (the accountant,
+    sampling and adjacency of every ε) and ``summary`` (one row per training and noise
+    level; with one seed ``ci_low`` and ``ci_high`` are ``None`` beside ``ci_why``);
     a count below 1, a number out of range, an unwritable ``--out``, a ``--data-dir`` that is
     no directory or given with a dataset that reads no files, more clients than
     examples, a batch larger than the smallest client can hold, a run of more than
@@ -139,12 +140,15 @@ def run_curve(args: argparse.Namespace) -> dict[str, Any]:
         "png": str(png_path),
         "seconds": curve.seconds,
         "settings": curve.settings,
+        "accounting": curve.accounting,
         "summary": curve.summary(),
     }
 
 
 def render_curve(result: dict[str, Any]) -> str:
-    """A row per training and noise level, with the files written."""
+    """A row per training and noise level, the accounting of ε, and the files written."""
+    from econ.privacy.accountants import accounting_text
+
     head = ("training", "noise", "epsilon", "eps_min", "eps_max", "accuracy", "ci_low", "ci_high")
     rows = [
         (
@@ -166,6 +170,7 @@ def render_curve(result: dict[str, Any]) -> str:
         else "95% t-intervals over seeds of the federation's mean accuracy"
     )
     return (
-        table(rows, head) + f"\n\n{intervals}; {fmt(result['seconds'], 3)} s\n"
+        table(rows, head) + f"\n\nepsilon: {accounting_text(result['accounting'])}\n"
+        f"{intervals}; {fmt(result['seconds'], 3)} s\n"
         f"wrote {result['json']} and {result['png']}"
     )

@@ -51,12 +51,15 @@ from collabecon.cli._checks import THREADS_HELP, cpus, threads_argument
 from collabecon.cli._lock import refuse_if_held
 from collabecon.cli._output import table
 from collabecon.cli._paths import directory
+from econ._log import get_logger
 from learning.runtimes.sweep import ENGINES, MEASURES
 
 #: the most extra attempts of a failing run
 MAX_RETRIES = 10
 #: seconds ``--address`` may take to answer, unless ``--connect-timeout`` says otherwise
 CONNECT_TIMEOUT_S = 5.0
+
+_log = get_logger(__name__)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -259,10 +262,10 @@ def _runner(args: argparse.Namespace, workers: int) -> Any:
 
 
 def _reporter(progress: Any) -> Any:
-    """What each outcome prints on stderr.
+    """What each outcome reports.
 
     A progress line (finished, or failed after its retries), and the error of a failed run
-    whatever the progress (it makes the exit status 1).
+    as a warning in the log, shown whatever the progress (it makes the exit status 1).
     """
 
     def report(outcome: Any) -> None:
@@ -271,7 +274,7 @@ def _reporter(progress: Any) -> Any:
         if outcome.measures is None:
             last = (outcome.error or "").strip().splitlines() or ["(no message)"]
             progress(f"{grid}: failed")
-            print(f"run {run.key} ({grid}) failed: {last[-1]}", file=sys.stderr, flush=True)
+            _log.warning("run %s (%s) failed: %s", run.key, grid, last[-1])
         else:
             m = outcome.measures
             acc = m.get("mean_accuracy")

@@ -43,6 +43,10 @@ TRAIN_FLAGS = {
     "dp_noise_multiplier": "DP-SGD local training with this noise multiplier z (none: SGD)",
     "dp_max_grad_norm": "DP-SGD's per-example clipping norm C",
     "dp_delta": "the delta of each client's reported (epsilon, delta) guarantee",
+    "dp_sampling": "DP-SGD's minibatches: fixed (batch-size distinct examples, replace-one "
+    "adjacency) or poisson (each example with probability batch-size/n, add-remove adjacency, "
+    "as Opacus)",
+    "dp_accountant": "the privacy accountant of epsilon: rdp, or pld (with --dp-sampling poisson)",
 }
 
 #: Library keywords named in messages -> the flags that set them.
@@ -134,8 +138,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def dp_flags(args: argparse.Namespace) -> None:
     """Refuse DP-SGD's settings without DP-SGD (``--dp-noise-multiplier``).
 
-    ``--dp-max-grad-norm`` and ``--dp-delta`` set away from their defaults have no effect
-    when local training is plain SGD.
+    ``--dp-max-grad-norm``, ``--dp-delta``, ``--dp-sampling`` and ``--dp-accountant`` set
+    away from their defaults have no effect when local training is plain SGD.
 
     Raises
     ------
@@ -147,7 +151,7 @@ def dp_flags(args: argparse.Namespace) -> None:
     if args.dp_noise_multiplier is not None:
         return
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
-    for name in ("dp_max_grad_norm", "dp_delta"):
+    for name in ("dp_max_grad_norm", "dp_delta", "dp_sampling", "dp_accountant"):
         if getattr(args, name) != defaults[name]:
             raise ValueError(
                 f"--{name.replace('_', '-')} {getattr(args, name)} has no effect without "
@@ -219,7 +223,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``dataset``, ``partition``, ``model``, ``engine``, ``device``, ``clients``,
         ``rounds``, per client ``accuracy`` (None for regression) and ``loss`` on its own
         test set, ``mean_accuracy``, ``mean_loss``, ``seconds``, ``resumed_from``; under
-        DP-SGD each client's ``epsilon`` and the ``delta``; with a common target set
+        DP-SGD each client's ``epsilon``, the ``delta`` and the ``accounting``
+        (``accountant``, ``sampling``, ``adjacency``:
+        :attr:`learning.train.TrainResult.accounting`); with a common target set
         (``--target-fraction > 0``) ``target_loss`` and ``target_accuracy`` per client;
         with ``--out`` the ``files`` written. A diverged run also has ``failed`` (the
         reason: round, loss, learning rate), ``diverged``
@@ -293,9 +299,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out["failed"] = result.diverged.reason
         out["diverged"] = result.diverged.to_dict()
         out["loss_why"] = "training diverged: a loss that is no number is None"
-    if result.epsilon is not None:
-        out["epsilon"] = result.epsilon.tolist()
+    epsilon = result.epsilon
+    if epsilon is not None:
+        out["epsilon"] = epsilon.tolist()
         out["delta"] = config.dp_delta
+        out["accounting"] = result.accounting
     if result.target is not None:
         out["target_loss"] = _numbers(result.target.loss)
         out["target_accuracy"] = (
@@ -324,8 +332,8 @@ def render(result: dict[str, Any]) -> str:
     """The human report of :func:`run`'s result.
 
     A row per client (test accuracy and loss, and on the target set when there is one), a
-    line with the run and its means and seconds, each client's ε under DP-SGD, and the files
-    written.
+    line with the run and its means and seconds, each client's ε under DP-SGD with its
+    accounting, and the files written.
     """
     accuracy = result["accuracy"] or [None] * len(result["loss"])
     columns = [range(len(result["loss"])), accuracy, result["loss"]]
@@ -344,8 +352,11 @@ def render(result: dict[str, Any]) -> str:
         f"{fmt(result['mean_loss'], 4)}, {result['seconds']:.1f} s"
     )
     if "epsilon" in result:
+        from econ.privacy.accountants import accounting_text
+
         eps = ", ".join(fmt(e, 3) for e in result["epsilon"])
         lines.append(f"DP-SGD: each client's epsilon at delta {result['delta']:g}: {eps}")
+        lines.append(f"accounting: {accounting_text(result['accounting'])}")
     lines += [f"wrote {f}" for f in result.get("files", [])]
     if result["status"] == "failed":
         lines.append(f"FAILED: {result['failed']}")

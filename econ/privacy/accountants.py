@@ -46,7 +46,7 @@ import contextlib
 import importlib
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -116,11 +116,85 @@ def _event(
     return dpa.dp_event.SelfComposedDpEvent(step, compositions)
 
 
+#: The neighbouring data sets an accounting protects against, by :func:`adjacency`.
+ADJACENCIES = ("replace-one", "add-remove")
+
+
+def adjacency(sampling: str, sampling_rate: float = 1.0) -> str:
+    """The neighbouring relation under which :func:`accountant_epsilon` accounts.
+
+    ``"replace-one"`` (one example swapped for another) for fixed-size batches below the
+    whole data set (:math:`q < 1`), ``"add-remove"`` (one example added or removed)
+    otherwise: Poisson sampling, and releases that see all the data.
+
+    References
+    ----------
+    Balle, Barthe, Gaboardi, Privacy Amplification by Subsampling: Tight Analyses via
+    Couplings and Divergences, NeurIPS 2018 (the neighbouring relation of each sampling);
+    Mironov, Talwar, Zhang, Rényi Differential Privacy of the Sampled Gaussian Mechanism,
+    2019 (Poisson sampling under add-or-remove neighbours).
+
+    Examples
+    --------
+    >>> adjacency("fixed", 32 / 400), adjacency("poisson", 32 / 400)
+    ('replace-one', 'add-remove')
+    """
+    choice("sampling", sampling, SAMPLINGS)
+    q = float(in_interval("sampling_rate", sampling_rate, 0.0, 1.0, low_open=True))
+    return ADJACENCIES[0] if sampling == "fixed" and q < 1.0 else ADJACENCIES[1]
+
+
+def accounting(accountant: str, sampling: str, sampling_rate: float = 1.0) -> dict[str, str]:
+    """What an ε of :func:`accountant_epsilon` means: its accountant, sampling and adjacency.
+
+    The object every reported ε carries beside it (``accounting`` in the command line's
+    JSON).
+
+    References
+    ----------
+    Mironov, Rényi Differential Privacy, CSF 2017 (the RDP accountant); Koskela, Jälkö,
+    Honkela, Computing Tight Differential Privacy Guarantees Using FFT, AISTATS 2020 (the PLD
+    accountant); Balle, Barthe, Gaboardi, Privacy Amplification by Subsampling: Tight
+    Analyses via Couplings and Divergences, NeurIPS 2018 (sampling and adjacency,
+    :func:`adjacency`).
+
+    Examples
+    --------
+    >>> accounting("rdp", "poisson", 0.01)
+    {'accountant': 'rdp', 'sampling': 'poisson', 'adjacency': 'add-remove'}
+    """
+    choice("accountant", accountant, ACCOUNTANTS)
+    return {
+        "accountant": accountant,
+        "sampling": sampling,
+        "adjacency": adjacency(sampling, sampling_rate),
+    }
+
+
+def accounting_text(description: Mapping[str, str]) -> str:
+    """One line naming an :func:`accounting`, for the human reports.
+
+    References
+    ----------
+    The works :func:`accounting` cites.
+
+    Examples
+    --------
+    >>> accounting_text(accounting("rdp", "fixed", 0.08))
+    'RDP accountant, fixed-size sampling, replace-one adjacency'
+    """
+    sampling = {"fixed": "fixed-size", "poisson": "Poisson"}[description["sampling"]]
+    return (
+        f"{description['accountant'].upper()} accountant, {sampling} sampling, "
+        f"{description['adjacency']} adjacency"
+    )
+
+
 def _accountant(accountant: str, sampling: str, sampling_rate: float, z: float, k: int) -> Any:
     dpa = _dp_accounting()
     choice("accountant", accountant, ACCOUNTANTS)
     relation = dpa.privacy_accountant.NeighboringRelation
-    fixed = sampling == "fixed" and sampling_rate < 1.0
+    fixed = adjacency(sampling, sampling_rate) == "replace-one"
     if fixed and accountant == "pld":
         raise ValueError(
             "dp-accounting's PLD accountant has no fixed-size sampling; use accountant='rdp' "

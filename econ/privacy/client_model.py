@@ -170,17 +170,38 @@ class ClientModel(ABC):
         if b.shape != lam_.shape:
             raise ValueError(f"beta has shape {b.shape} but lam has {lam_.shape}")
         rho = self.rho(lam_.size)
-        if np.any(b > rho * (1 + 1e-12)):
+        if (b > rho * (1 + 1e-12)).any():
             raise ValueError(
                 f"beta must lie in [0, rho_i]; got max beta/rho = {np.max(b / rho):.6g}"
             )
         return np.minimum(b, rho), lam_
 
     def _eval(self, what: str, beta: ArrayLike, lam: ArrayLike) -> Array:
+        return self.evaluate(beta, lam, what)[0]
+
+    def evaluate(self, beta: ArrayLike, lam: ArrayLike, *names: str) -> tuple[Array, ...]:
+        r"""Several of the formulas at one protocol, ``beta`` and ``lam`` checked once.
+
+        ``names`` are keys of the model's formulas (``"err2"``, ``"leak2"``, ``"utility"``,
+        ``"alone"``, ``"gain"``); one array per name, one entry per client.
+
+        Raises
+        ------
+        ValueError
+            ``lam`` not valid weights, ``beta`` not finite, of another shape, or outside
+            :math:`[0, \rho_i]`.
+        """
         b, lam_ = self._check(beta, lam)
+        return self._formulas(b, lam_, names)
+
+    def _formulas(self, b: Array, lam_: Array, names: tuple[str, ...]) -> tuple[Array, ...]:
+        """:meth:`evaluate` of a protocol ``b`` and weights ``lam_`` already checked."""
+        args = (b, b.sum() - b, lam_, *self._values(lam_.size))
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = self._exprs[what](b, b.sum() - b, lam_, *self._values(lam_.size))
-        return np.broadcast_to(np.asarray(out, dtype=np.float64), lam_.shape).copy()
+            outs = [self._exprs[what](*args) for what in names]
+        return tuple(
+            np.broadcast_to(np.asarray(out, dtype=np.float64), lam_.shape).copy() for out in outs
+        )
 
     def _gain_rows(self, beta_rows: Array, lam: Array) -> Array:
         """Gains of several protocols at once (one per row).
@@ -216,8 +237,8 @@ class ClientModel(ABC):
             Some :math:`u_i^0` is beyond the floats (a weight too large for the precision).
         """
         lam_ = client_weights(lam)
-        with np.errstate(over="ignore"):
-            alone = self._eval("alone", np.zeros_like(lam_), lam_)
+        with np.errstate(over="ignore"):  # beta = 0 needs no check
+            alone = self._formulas(np.zeros_like(lam_), lam_, ("alone",))[0]
         if not np.all(np.isfinite(alone)):
             raise ValueError(
                 f"lam={shown(lam_)} gives a utility alone of {shown(alone)} with these "

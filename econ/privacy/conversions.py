@@ -93,7 +93,7 @@ def alpha_of_beta(beta: ArrayLike, rho: ArrayLike, dim: int = 1) -> NDArray[np.f
     """
     r = positive("rho", rho)
     b = non_negative("beta", beta)
-    if np.any(b > r * (1 + 1e-12)):
+    if (b > r * (1 + 1e-12)).any():
         raise ValueError(f"beta must lie in [0, rho], got beta={b} with rho={r}")
     # alpha = sqrt((1 - beta/rho)/d) / sqrt(beta): finite wherever the result is, also where
     # 1/beta or 1/rho overflow (subnormal beta, rho)

@@ -54,8 +54,14 @@ from econ.privacy.empirical import Empirical
 from econ.privacy.existence import SLACK_TOL, scan
 from econ.privacy.families import scale_scan
 from econ.privacy.models import Bayes, DPMean, Model
-from econ.privacy.optimal_bayes import bayes_accuracy, bayes_max_total, bayes_welfare
+from econ.privacy.optimal_bayes import (
+    bayes_accuracy,
+    bayes_max_total,
+    bayes_max_total_few,
+    bayes_welfare,
+)
 from econ.privacy.optimal_dp import (
+    FEW_CLIENTS,
     dp_mean_accuracy,
     dp_mean_cvxpy,
     dp_mean_max_accuracy,
@@ -226,7 +232,7 @@ def _protocol(
             alone,
         )
     b = np.clip(beta, 0.0, model.rho(lam.size))
-    utility = model.utility(b, lam)
+    utility, leak2 = model.evaluate(b, lam, "utility", "leak2")
     short = _participation_shortfall(utility, alone)
     if short > 0:
         note = f"; not certified: a client's gain is {-short:.3g} of its utility magnitude"
@@ -239,7 +245,7 @@ def _protocol(
         b,
         model.alpha(b, lam.size),
         model.epsilon(b, lam.size),
-        np.sqrt(model.leak2(b, lam)),
+        np.sqrt(leak2),
         utility,
         alone,
         multipliers,
@@ -455,7 +461,11 @@ def max_accuracy_totals(model: DPMean | Bayes, lam_rows: ArrayLike) -> Array:
     ``optimal_protocol(model, lam_rows[k], "accuracy")`` (0 where only the trivial protocol is
     mutually beneficial), computed for all rows together: the DP mean's Newton iterations
     (:func:`~econ.privacy.optimal_dp.dp_mean_max_accuracy`) and the Bayesian search's probes
-    (:func:`~econ.privacy.optimal_bayes.bayes_max_total`) run over all rows at once.
+    (:func:`~econ.privacy.optimal_bayes.bayes_max_total`) run over all rows at once. Bayesian
+    rows of fewer than :data:`~econ.privacy.optimal_dp.FEW_CLIENTS` clients are searched one
+    at a time in Python floats (:func:`~econ.privacy.optimal_bayes.bayes_max_total_few`),
+    whose few scalar steps a row cost less than the arrays' rounds; the rows it leaves go to
+    the arrays.
 
     Raises
     ------
@@ -490,7 +500,16 @@ def max_accuracy_totals(model: DPMean | Bayes, lam_rows: ArrayLike) -> Array:
     if isinstance(model, DPMean):
         zeta = model.zeta(lam.ravel()).reshape(lam.shape)
         return np.asarray(dp_mean_max_accuracy(zeta, model.rho(size)).sum(axis=1))
-    return bayes_max_total(lam, model.rho(size), model.tau)
+    rho = model.rho(size)
+    if size >= FEW_CLIENTS:
+        return bayes_max_total(lam, rho, model.tau)
+    rho_, top = rho.tolist(), float(rho.sum())
+    found = [bayes_max_total_few(row.tolist(), rho_, model.tau, top) for row in lam]
+    out = np.array([0.0 if g is None else g for g in found])
+    left = [k for k, g in enumerate(found) if g is None]
+    if left:
+        out[left] = bayes_max_total(lam[left], rho, model.tau)
+    return out
 
 
 def family_protocol(

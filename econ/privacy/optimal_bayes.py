@@ -19,7 +19,9 @@ others' total :math:`\gamma_i` the same constraint reads :math:`\beta_i \le \psi
 :math:`\Phi(\Gamma) \ge \Gamma` with every client able to take part). The monotone Φ certifies
 infeasibility: no Γ in :math:`(\Phi(u), u]` is feasible when :math:`\Phi(u) < u`. The largest
 feasible Γ is found top-down by probing Φ (vectorised) and refining the highest cell that is
-not certified (:func:`bayes_max_total`), to :data:`GAMMA_RTOL` of :math:`\sum_i\rho_i`.
+not certified (:func:`bayes_max_total`), to :data:`GAMMA_RTOL` of :math:`\sum_i\rho_i`. One
+problem of fewer than :data:`~econ.privacy.optimal_dp.FEW_CLIENTS` clients is first searched in
+Python floats (:func:`bayes_max_total_few`), certified by the same monotonicity.
 
 Welfare: scipy SLSQP started from the best points of the family scans and the accuracy optimum;
 a local optimum. :func:`econ.privacy.optimal.optimal_protocol` dispatches here.
@@ -27,6 +29,7 @@ a local optimum. :func:`econ.privacy.optimal.optimal_protocol` dispatches here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 
 import numpy as np
@@ -35,6 +38,7 @@ from scipy.optimize import minimize
 
 from econ.privacy.families import family_weights, scale_scan
 from econ.privacy.models import Bayes
+from econ.privacy.optimal_dp import FEW_CLIENTS
 
 Array = NDArray[np.float64]
 
@@ -262,6 +266,119 @@ def bayes_max_total(lam: ArrayLike, rho: ArrayLike, tau: float) -> Array:
     return out
 
 
+def _bayes_caps_few(
+    g: float, lam: list[float], rho: list[float], tau: float
+) -> tuple[list[float], bool] | None:
+    r"""Each client's cap :math:`\varphi_i(\Gamma)` at one total, in Python floats.
+
+    The arithmetic of :func:`bayes_phi` (with :func:`_in_units_of_rho` and
+    :func:`_largest_cubic_root`; the cube root as a power 1/3, which the Newton polish takes
+    to the same root) one client at a time, and whether every client can take part; ``None`` where a cap of a client that can take part is not finite (the array path
+    then bisects).
+    """
+    caps: list[float] = []
+    every = True
+    for lam_i, r in zip(lam, rho, strict=True):
+        x, k = (g + tau) / r, 1 + r / tau - lam_i * (r / (r + tau))
+        kx = k * x
+        if (x + 1) * (x + 1) - x * (kx + k + lam_i) < 0:
+            caps.append(0.0)
+            every = False
+            continue
+        if kx + lam_i <= 0:
+            caps.append(min(r, g))
+            continue
+        a, b, c = 2 * x, x * (x - k), -x * (kx + lam_i)
+        shift = a / 3
+        p = b - a * shift
+        q = (2 * shift * shift - b) * shift + c
+        disc = (q / 2) * (q / 2) + (p / 3) * (p / 3) * (p / 3)
+        if disc > 0:
+            w = -q / 2 - math.copysign(math.sqrt(disc), q)
+            u = math.copysign(abs(w) ** (1 / 3), w)  # np.cbrt's root to an ulp or two
+            y = (u - p / (3 * u) if u != 0 else u) - shift
+        else:
+            m = math.sqrt(max(-p / 3, 0.0))
+            cos3 = min(max(-q / (2 * (m if m > 0 else 1.0) ** 3), -1.0), 1.0)
+            y = 2 * m * math.cos(math.acos(cos3) / 3) - shift
+        for _ in range(2):  # Newton polish, as in bayes_phi
+            t = x + y
+            df = t * (x + 3 * y) - kx
+            if df > 0:
+                y -= (y * t * t - x * (k * t + lam_i)) / df
+        phi = r * (1 - min(max(y, 0.0), 1.0))
+        if not math.isfinite(phi):
+            return None
+        caps.append(min(phi, g))
+    return caps, every
+
+
+def _bayes_excess_few(g: float, lam: list[float], rho: list[float], tau: float) -> float | None:
+    """:func:`_excess` of one total in Python floats (``None``: see :func:`_bayes_caps_few`)."""
+    found = _bayes_caps_few(g, lam, rho, tau)
+    if found is None:
+        return None
+    caps, every = found
+    return sum(caps) - g if every else -math.inf
+
+
+#: The most steps of the Python-float search before it leaves the problem to the arrays.
+FEW_STEPS = 96
+
+
+def bayes_max_total_few(lam: list[float], rho: list[float], tau: float, top: float) -> float | None:
+    r"""The largest feasible total Γ of one problem of few clients, in Python floats.
+
+    The certificate of :func:`bayes_max_total`, probed one total at a time: from
+    :math:`u = \sum_i\rho_i` (``top``) the monotone iteration :math:`u \leftarrow \Phi(u)`
+    descends without skipping a feasible total, since each step leaves only
+    :math:`(\Phi(u), u]`, certified infeasible, and it returns the first feasible :math:`u`.
+    Once the secant of the last two steps puts the root within half of
+    :data:`GAMMA_RTOL` :math:`\sum_i\rho_i` below :math:`\Phi(u)`, the total a quarter of it
+    further down is probed; if it is feasible it is the answer (everything above it is
+    certified but a cell narrower than the tolerance). 0 when :math:`\Phi(u)` falls to the
+    tolerance (or a client cannot take part: :math:`-\infty`). ``None`` when a cap is not
+    finite or :data:`FEW_STEPS` steps do not finish (a slowly converging iteration), for
+    :func:`bayes_max_total` to decide.
+
+    References
+    ----------
+    Tsoy et al. (AISTATS 2024), §6 and §4.3, Eq. (3); A. Tarski, *A lattice-theoretical
+    fixpoint theorem and its applications*, Pacific J. Math. 5 (1955) (the monotone iteration
+    from above converges to the greatest fixed point).
+    """
+    if len(lam) == 1:  # as in bayes_max_total
+        return 0.0
+    x_top = [(top + tau) / r for r in rho]
+    k_top = [1 + r / tau - lam_i * (r / (r + tau)) for lam_i, r in zip(lam, rho, strict=True)]
+    if all(k * x + lam_i <= 0 for k, x, lam_i in zip(k_top, x_top, lam, strict=True)):
+        return top
+    tol = GAMMA_RTOL * top
+    u, hu = top, _bayes_excess_few(top, lam, rho, tau)
+    previous: tuple[float, float] | None = None
+    for _ in range(FEW_STEPS):
+        if hu is None:
+            return None
+        if hu >= 0:
+            return u
+        v = u + hu  # Phi(u): no total in (v, u] is feasible
+        if not v > tol:
+            return 0.0
+        if previous is not None:
+            slope = hu - previous[1]
+            guess = u - hu * (u - previous[0]) / slope if slope != 0 else u
+            probe = min(guess, v) - tol / 4
+            if v - guess <= tol / 2 and probe > 0:
+                h_probe = _bayes_excess_few(probe, lam, rho, tau)
+                if h_probe is None:
+                    return None
+                if h_probe >= 0:
+                    return probe
+        previous = (u, hu)
+        u, hu = v, _bayes_excess_few(v, lam, rho, tau)
+    return None
+
+
 def bayes_accuracy(model: Bayes, lam: Array) -> tuple[Array | None, str]:
     r"""The most accurate Bayesian protocol, and the method's note.
 
@@ -278,12 +395,16 @@ def bayes_accuracy(model: Bayes, lam: Array) -> tuple[Array | None, str]:
         "exact 1-D: largest feasible Gamma, certified top-down by the monotone sum of the "
         "clients' closed-form caps (cubic roots of eq. 3)"
     )
-    g = float(bayes_max_total(lam, rho, tau)[0])
+    top = float(rho.sum())
+    few = lam.size < FEW_CLIENTS  # Python floats first (bayes_max_total_few)
+    found = bayes_max_total_few(lam.tolist(), rho.tolist(), tau, top) if few else None
+    g = float(bayes_max_total(lam, rho, tau)[0]) if found is None else found
     if not g > 0:
         return None, method
-    if g == rho.sum():
+    if g == top:
         return rho.copy(), method
-    phi = bayes_phi(np.array([g]), lam, rho, tau)[0][0]
+    caps = _bayes_caps_few(g, lam.tolist(), rho.tolist(), tau) if few else None
+    phi = bayes_phi(np.array([g]), lam, rho, tau)[0][0] if caps is None else np.array(caps[0])
     if not phi.sum() > 0:
         return None, method
     return phi * (g / phi.sum()), method

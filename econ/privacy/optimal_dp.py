@@ -16,6 +16,7 @@ The exact 1-D solvers of the accuracy problems and the convex programs:
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,12 @@ if TYPE_CHECKING:  # cvxpy loads with the convex programs that use it
     import cvxpy as cp
 
 Array = NDArray[np.float64]
+
+#: Below this many clients one problem's 1-D solvers run in Python floats, whose operations
+#: cost a fraction of numpy's per-call overhead on arrays this small; above, on arrays.
+FEW_CLIENTS = 8
+#: The offsets of the last steps down from Newton's limit: :math:`2^{-52}\,4^j`, j < 20.
+_DOWN = np.ldexp(1.0, -52) * np.exp2(np.arange(0.0, 40.0, 2.0))
 
 
 def _largest_feasible(feasible: Callable[[float], bool], lo: float, hi: float) -> float:
@@ -80,9 +87,8 @@ def largest_root_concave(
         moved = nxt < g[live]
         g[live[moved]] = nxt[moved]
         live = live[moved]
-    down = np.ldexp(1.0, -52) * np.exp2(np.arange(0.0, 40.0, 2.0))
     for k in rows[h(g, rows) < 0]:
-        cands = np.maximum(g[k] * (1 - down), lo_[k])
+        cands = np.maximum(g[k] * (1 - _DOWN), lo_[k])
         ok = np.flatnonzero(h(cands, np.full(cands.size, k)) >= 0)
         if ok.size:
             g[k] = cands[ok[0]]
@@ -158,6 +164,59 @@ def dp_mean_max_accuracy(zeta: ArrayLike, rho: ArrayLike) -> Array:
     return beta
 
 
+def _dp_mean_excess(x: float, zeta: list[float], rho: list[float]) -> tuple[float, float]:
+    r""":math:`H(\Gamma) = \sum_i\varphi_i(\Gamma) - \Gamma` and :math:`H'` in Python floats.
+
+    The formulas of :func:`dp_mean_phi` and :func:`dp_mean_max_accuracy`, one client at a
+    time; NaN where a square root's argument rounds below zero.
+    """
+    total, slope = 0.0, 0.0
+    for z, r in zip(zeta, rho, strict=True):
+        s = x + r
+        disc = s * s - 4 * z * x * r
+        phi = 2 * z * x * r / (s + math.sqrt(disc)) if disc >= 0 else math.nan
+        total += phi
+        slope += (z * r - phi) / (s - 2 * phi)
+    return total - x, slope - 1
+
+
+def dp_mean_max_accuracy_few(zeta: list[float], rho: list[float]) -> float | None:
+    r""":math:`\Gamma_{\max}` of one DP-mean problem in Python floats (few clients).
+
+    The iteration of :func:`largest_root_concave` on :math:`H = \sum_i\varphi_i - \Gamma`
+    for one problem with :math:`\sum_i\zeta_i > 1`: Newton's method from
+    :math:`\sum_i\rho_i`, then the same steps of a few ulps down, and bisection
+    (:func:`_largest_feasible`) as the safeguard where they find no float with
+    :math:`H \ge 0`. The same answer as :func:`dp_mean_max_accuracy` to rounding (sums
+    taken in another order); ``None`` where an evaluation is not finite, for the array path
+    to decide.
+
+    References
+    ----------
+    Tsoy et al. (AISTATS 2024), §6 and Appendix B.2; Ortega and Rheinboldt (1970), chapter
+    13 (monotone Newton iteration for concave functions).
+    """
+    g = math.fsum(rho)
+    h, d = _dp_mean_excess(g, zeta, rho)
+    for _ in range(200):
+        if not h < 0:
+            break
+        nxt = max(g - h / d, 0.0) if d < 0 else g
+        if not nxt < g:
+            break
+        g = nxt
+        h, d = _dp_mean_excess(g, zeta, rho)
+    if not (math.isfinite(g) and math.isfinite(h)):
+        return None
+    if h >= 0:
+        return g
+    for down in _DOWN.tolist():
+        cand = max(g * (1 - down), 0.0)
+        if _dp_mean_excess(cand, zeta, rho)[0] >= 0:
+            return cand
+    return _largest_feasible(lambda x: _dp_mean_excess(x, zeta, rho)[0] >= 0, 0.0, g)
+
+
 def dp_mean_accuracy(model: DPMean, lam: Array) -> tuple[Array | None, str]:
     r"""The most accurate mutually beneficial DP-mean protocol, and the method's note.
 
@@ -174,6 +233,10 @@ def dp_mean_accuracy(model: DPMean, lam: Array) -> tuple[Array | None, str]:
     method = "exact 1-D: largest root of the concave sum_i phi_i(Gamma) - Gamma (Newton from above)"
     if zeta.sum() <= 1:
         return None, method
+    if lam.size < FEW_CLIENTS:  # Python floats (dp_mean_max_accuracy_few)
+        top = dp_mean_max_accuracy_few(zeta.tolist(), rho.tolist())
+        if top is not None:
+            return np.asarray(dp_mean_phi(top, zeta, rho)), method
     return dp_mean_max_accuracy(zeta, rho)[0], method
 
 

@@ -15,7 +15,8 @@ P(:math:`\bar\theta` | low signal) and :math:`\alpha_t` = P(the two prices diffe
 seller's joint distribution.
 
 Werner (2024), section 4.4: the policy protocol, the committed sellers (the Stackelberg
-seller and fixed or belief-tracking rates) and :data:`SELLERS`; the learning sellers Exp3 and
+seller and fixed or belief-tracking rates) and :data:`SELLERS` (which installed
+distributions extend through the entry-point group ``collabecon.sellers``); the learning sellers Exp3 and
 contextual Exp3 are in :mod:`games.price_discrimination.exp3`.
 """
 
@@ -23,11 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from econ.plugins import PluginRegistry
 from econ.validation import in_interval, unit_interval
 from games.price_discrimination.buyers import Block
 from games.price_discrimination.exp3 import ContextualExp3, Exp3
@@ -264,12 +266,43 @@ class _BeliefTrackingPolicy:
         return np.where(pd, 1.0, blind), np.where(pd, 0.0, blind), pd.astype(float)
 
 
-#: The sellers of the command line, by name.
-SELLERS: dict[str, Callable[[], Seller]] = {
-    "exp3": lambda: Exp3(preset="paper_code"),
-    "exp3-ix": lambda: Exp3(preset="book_ix", name="exp3-ix"),
-    "cexp3": lambda: ContextualExp3(preset="paper_code"),
-    "alpha-pd": lambda: AlphaPD(),
-    "always-pd": lambda: AlphaPD(1.0, name="always-pd"),
-    "never-pd": lambda: AlphaPD(0.0, name="never-pd"),
-}
+def _plugin_seller(name: str, loaded: object) -> Callable[[], Seller]:
+    """The seller factory of the entry point ``name`` of ``collabecon.sellers``.
+
+    ``loaded`` is called once without arguments; what it returns must be a :class:`Seller`
+    named ``name``.
+
+    Raises
+    ------
+    TypeError
+        If ``loaded`` is not callable or builds no seller.
+    ValueError
+        If the seller it builds is not named ``name``.
+    """
+    if not callable(loaded):
+        raise TypeError(f"{loaded!r} is not callable")
+    seller = loaded()
+    if not callable(getattr(seller, "start", None)):
+        raise TypeError(f"{loaded!r}() gives {seller!r}, which has no start(game, runs, rounds)")
+    own = getattr(seller, "name", None)
+    if own != name:
+        raise ValueError(f"{loaded!r}() gives a seller named {own!r}, not the entry point's name")
+    return cast("Callable[[], Seller]", loaded)
+
+
+#: The sellers of the command line, by name: the built-ins, then the seller factories that
+#: installed distributions declare in the entry-point group ``collabecon.sellers``, read when
+#: the registry is first consulted (:class:`econ.plugins.PluginRegistry`).
+SELLERS: PluginRegistry[Callable[[], Seller]] = PluginRegistry(
+    "collabecon.sellers",
+    "seller",
+    _plugin_seller,
+    entries={
+        "exp3": lambda: Exp3(preset="paper_code"),
+        "exp3-ix": lambda: Exp3(preset="book_ix", name="exp3-ix"),
+        "cexp3": lambda: ContextualExp3(preset="paper_code"),
+        "alpha-pd": lambda: AlphaPD(),
+        "always-pd": lambda: AlphaPD(1.0, name="always-pd"),
+        "never-pd": lambda: AlphaPD(0.0, name="never-pd"),
+    },
+)

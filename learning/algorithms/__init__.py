@@ -1,7 +1,10 @@
 """Federated algorithms on one round loop, registered by name in :data:`ALGORITHMS`.
 
 See :mod:`learning.algorithms.base` for the protocol. Importing this package imports every
-module in it, so that each registers its algorithms: a new algorithm is one module here.
+module in it, so that each registers its algorithms: a new algorithm is one module here, or
+one class in another distribution that names it in the entry-point group
+``collabecon.algorithms`` (a plugin, read when :data:`ALGORITHMS` is first consulted; see
+:class:`econ.plugins.PluginRegistry`).
 """
 
 import importlib

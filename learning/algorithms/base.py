@@ -60,6 +60,7 @@ on Flower they stay on the nodes.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -69,6 +70,7 @@ from typing import Any, ClassVar, Generic, cast
 import numpy as np
 import torch
 
+from econ.plugins import PluginRegistry
 from econ.validation import choice, positive_int
 from learning.algorithms.exchanges import (
     Dispatch,
@@ -417,15 +419,47 @@ class FederatedAlgorithm(SplitAlgorithm[S]):
         return self.aggregate(state, clients, trained), {"train_loss": float(loss.mean())}
 
 
-#: Registry: algorithm name -> class. Filled by :func:`register`.
-ALGORITHMS: dict[str, type[Algorithm[Any]]] = {}
+def _plugin_algorithm(name: str, loaded: object) -> type[Algorithm[Any]]:
+    """The algorithm class of the entry point ``name`` of ``collabecon.algorithms``.
+
+    Raises
+    ------
+    TypeError
+        If ``loaded`` is not a concrete subclass of :class:`Algorithm`.
+    ValueError
+        If its ``name`` is not the entry point's.
+    """
+    if not (isinstance(loaded, type) and issubclass(loaded, Algorithm)):
+        raise TypeError(f"{loaded!r} is not a subclass of learning.algorithms.Algorithm")
+    if inspect.isabstract(loaded):
+        missing = ", ".join(sorted(loaded.__abstractmethods__))
+        raise TypeError(f"{loaded.__qualname__} does not define {missing}")
+    own = getattr(loaded, "name", None)
+    if own != name:
+        raise ValueError(f"{loaded.__qualname__}.name is {own!r}, not the entry point's name")
+    return loaded
+
+
+def _import_builtins() -> object:
+    """Import :mod:`learning.algorithms`, whose modules register the built-in algorithms."""
+    return importlib.import_module("learning.algorithms")
+
+
+#: Registry: algorithm name -> class. The built-ins are added by :func:`register`; the
+#: classes that installed distributions declare in the entry-point group
+#: ``collabecon.algorithms`` join them when the registry is first consulted
+#: (:class:`econ.plugins.PluginRegistry`).
+ALGORITHMS: PluginRegistry[type[Algorithm[Any]]] = PluginRegistry(
+    "collabecon.algorithms", "algorithm", _plugin_algorithm, before_plugins=_import_builtins
+)
 
 
 def register(cls: type[Algorithm[Any]]) -> type[Algorithm[Any]]:
-    """Class decorator: add ``cls`` to :data:`ALGORITHMS` under ``cls.name``."""
-    if cls.name in ALGORITHMS:
-        raise ValueError(f"algorithm {cls.name!r} is registered twice")
-    ALGORITHMS[cls.name] = cls
+    """Class decorator: add the built-in ``cls`` to :data:`ALGORITHMS` under ``cls.name``.
+
+    A plugin's algorithm is registered by its entry point instead (``docs/plugins.md``).
+    """
+    ALGORITHMS.add(cls.name, cls)
     return cls
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from econ.qualities import METRICS, ModelQualities
+from econ.qualities import METRICS, ModelQualities, baseline_loss
 from econ.validation import choice, non_negative, positive, positive_int
 from games.defection_free import (
     HighMove,
@@ -270,7 +270,7 @@ class TorchFirms:
             self._target_evaluation(params),
             names,
             metric=self.setup.metric,
-            baseline_loss=float(np.log(self.n_classes)),
+            baseline_loss=baseline_loss(self.target[1], self.n_classes),
         )
 
     def qualities_on(
@@ -298,7 +298,7 @@ class TorchFirms:
                 evaluate(self.params[n]),
                 (n,),
                 metric=metric,
-                baseline_loss=float(np.log(self.n_classes)),
+                baseline_loss=baseline_loss(y, self.n_classes),
             )
             for n in _NAMES
         ]

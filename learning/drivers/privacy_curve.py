@@ -10,8 +10,9 @@ Gaussian noise of standard deviation :math:`z \cdot` ``max_grad_norm``, Abadi et
 with the same data, initial model, rounds, local steps, batch size and clipping, and, once per
 seed, both without DP (the non-private references; the local one is the outside option of
 Tsoy et al. 2024, section 3: a model trained alone and never released). Each client's ε at
-``delta`` comes from RDP accounting of its ``rounds * local_steps`` subsampled Gaussian steps
-(:attr:`learning.train.TrainResult.epsilon`); it depends on the client's data and the noise,
+``delta`` comes from RDP accounting of its ``rounds * local_steps`` subsampled Gaussian steps,
+fixed-size batches under replace-one adjacency (:attr:`PrivacyCurve.accounting`,
+:attr:`learning.train.TrainResult.epsilon`); it depends on the client's data and the noise,
 not on the algorithm. Accuracy is each client's final model on its own test set.
 
 :class:`PrivacyCurve` holds every measurement, summarises each noise level by the mean over
@@ -67,6 +68,10 @@ ONE_SEED = "one seed gives no interval (a t-interval needs two seeds or more)"
 #: Most SGD steps of one client that :func:`measure` runs, over all its trainings: a million
 #: times the default command's 1,500, more than a day at ten thousand steps a second.
 MAX_STEPS = 10**9
+
+#: The accountant and the sampling of every ε of a curve: DP-SGD's default ones
+#: (:class:`learning.train.TrainConfig`).
+_ACCOUNTANT, _SAMPLING = "rdp", "fixed"
 
 _ARRAYS = (
     ("epsilon", 3),
@@ -150,6 +155,17 @@ class PrivacyCurve:
             )
 
     @property
+    def accounting(self) -> dict[str, str]:
+        """The accountant, sampling and adjacency of :attr:`epsilon`.
+
+        :func:`econ.privacy.accountants.accounting` at the smallest sampling rate.
+        """
+        from econ.privacy.accountants import accounting
+
+        rate = min(1.0, float(self.settings["batch_size"]) / float(self.train_sizes.max()))
+        return accounting(_ACCOUNTANT, _SAMPLING, rate)
+
+    @property
     def n_clients(self) -> int:
         """The number of clients :math:`N`."""
         return int(self.accuracy_alone.shape[1])
@@ -195,7 +211,7 @@ class PrivacyCurve:
         return rows
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: settings, raw measurements and the summary (infinite ε as ``None``)."""
+        """JSON-ready: settings, measurements, accounting and summary (infinite ε as ``None``)."""
         return plain(
             {
                 "kind": CURVE_KIND,
@@ -205,6 +221,7 @@ class PrivacyCurve:
                 "clients": self.n_clients,
                 **{name: getattr(self, name) for name, _ in _ARRAYS},
                 "seconds": self.seconds,
+                "accounting": self.accounting,
                 "summary": self.summary(),
             }
         )
@@ -256,9 +273,9 @@ def _epsilon(noise: float, steps: int, batch: int, n_train: int, delta: float) -
         delta,
         1.0,
         compositions=steps,
-        accountant="rdp",
+        accountant=_ACCOUNTANT,
         sampling_rate=batch / n_train,
-        sampling="fixed",
+        sampling=_SAMPLING,
         dataset_size=n_train,
     )
 

@@ -373,3 +373,82 @@ def test_figure1_draws_match_the_optimal_protocols() -> None:
 def test_max_accuracy_totals_refuses_bad_input(model, rows, match) -> None:
     with pytest.raises(ValueError, match=match):
         O.max_accuracy_totals(model, rows)
+
+
+# --------------------------------------------------------------------------------------------
+# Few clients: the searches in Python floats against the array searches
+# --------------------------------------------------------------------------------------------
+
+
+def _random_dp_mean(rng):
+    size = int(rng.integers(2, optimal_dp.FEW_CLIENTS))
+    model = DPMean(n=rng.integers(20, 2000, size).astype(float), sigma=10.0)
+    rho, kappa = model.rho(size), model.kappa(size)
+    return model, (kappa * rho) ** 2 * 10 ** rng.uniform(-2.0, 2.0, size)
+
+
+def _random_bayes(rng):
+    size = int(rng.integers(2, optimal_dp.FEW_CLIENTS))
+    n = 100.0 * (np.ones(size) if rng.random() < 0.5 else 10 ** rng.uniform(-0.5, 0.5, size))
+    model = Bayes(n=n, sigma=10.0, tau=float(10 ** rng.uniform(-1, 1)))
+    return model, (model.rho(size) + model.tau) / model.tau * 10 ** rng.uniform(-0.3, 2.5, size)
+
+
+def test_dp_mean_few_clients_in_floats_is_the_array_newton() -> None:
+    """150 DP-mean problems of 2-7 clients: the Python-float Newton's Gamma_max equals the
+    array iteration's to 2e-15 of sum(rho) (sums in another order)."""
+    rng = np.random.default_rng(21)
+    solved = 0
+    for _ in range(150):
+        model, lam = _random_dp_mean(rng)
+        zeta, rho = model.zeta(lam), model.rho(lam.size)
+        if zeta.sum() <= 1:
+            continue
+        few = optimal_dp.dp_mean_max_accuracy_few(zeta.tolist(), rho.tolist())
+        arrays = optimal_dp.dp_mean_max_accuracy(zeta, rho)[0].sum()
+        assert few is not None and abs(few - arrays) <= 2e-15 * rho.sum(), (lam, few, arrays)
+        solved += 1
+    assert solved > 50
+
+
+def test_bayes_few_clients_in_floats_is_the_certified_array_search() -> None:
+    """100 Bayesian problems of 2-7 clients and 60 of Figure 1's draws: the Python-float search
+    returns the array search's total to 2 GAMMA_RTOL of sum(rho), or leaves the problem to
+    it (``None``) in a few slowly converging cases."""
+    from econ.privacy import optimal_bayes as OB
+
+    rng = np.random.default_rng(22)
+    problems = [_random_bayes(rng) for _ in range(100)]
+    figure = Bayes(n=100.0, sigma=10.0, tau=1.0)
+    problems += [(figure, lam) for m in (-1.0, 1.0, 2.5) for lam in rng.lognormal(m, 1.0, (20, 5))]
+    left = 0
+    for model, lam in problems:
+        rho = model.rho(lam.size)
+        top = float(rho.sum())
+        few = OB.bayes_max_total_few(lam.tolist(), rho.tolist(), model.tau, top)
+        if few is None:
+            left += 1
+            continue
+        arrays = float(OB.bayes_max_total(lam, rho, model.tau)[0])
+        assert abs(few - arrays) <= 2 * OB.GAMMA_RTOL * top, (lam, few, arrays)
+    assert left <= 5
+
+
+def test_a_few_client_search_that_does_not_finish_is_left_to_the_arrays(monkeypatch) -> None:
+    """With a single step allowed the Python-float search gives up (``None``), and the
+    protocol and the batched optimum are the array search's."""
+    from econ.privacy import optimal_bayes as OB
+
+    lam = np.array([5.0, 8, 12, 20, 50])
+    model = Bayes()
+    rho = model.rho(lam.size)
+    full = O.optimal_protocol(model, lam, "accuracy")
+    monkeypatch.setattr(OB, "FEW_STEPS", 1)
+    assert OB.bayes_max_total_few(lam.tolist(), rho.tolist(), model.tau, float(rho.sum())) is None
+    left = O.optimal_protocol(model, lam, "accuracy")
+    assert left.gamma == pytest.approx(float(OB.bayes_max_total(lam, rho, model.tau)[0]), rel=1e-15)
+    assert left.gamma == pytest.approx(full.gamma, abs=2 * OB.GAMMA_RTOL * rho.sum())
+    rows = np.array([lam, [4.5] * 5, lam[::-1]])
+    np.testing.assert_array_equal(
+        O.max_accuracy_totals(model, rows), OB.bayes_max_total(rows, rho, model.tau)
+    )

@@ -13,6 +13,13 @@ from collabecon.cli import demo
 from econ import ModelQualities
 from econ.market import market_history, market_round, sampled_market
 from econ.oligopoly import deviation_gains
+from econ.qualities import (
+    baseline_loss,
+    loss_quality,
+    mean_interval,
+    qualities_from_predictions,
+    wilson_interval,
+)
 from games.defection_free import SCHEMES, Play, report, scheme_claims
 from games.defection_free.figures import run_figure_data, write_figures
 
@@ -149,3 +156,52 @@ def test_models_that_never_beat_quality_zero_have_no_nash_gain():
     rep = report(_play([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]), q_max=0.9)
     assert rep.nash_max == 0.0 and rep.final_nash_gap == 0.0
     assert all(r["U_l"] == r["U_h"] == r["welfare"] == 0.0 for r in rep.rows)
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def test_wilson_interval_matches_the_closed_form_and_is_no_point_at_the_ends():
+    low, high = wilson_interval([0, 8, 10], 10, 0.95)
+    z = 1.959963984540054
+    p = 0.8
+    centre = (p + z * z / 20) / (1 + z * z / 10)
+    half = z / (1 + z * z / 10) * np.sqrt(p * (1 - p) / 10 + z * z / 400)
+    np.testing.assert_allclose([low[1], high[1]], [centre - half, centre + half], rtol=1e-12)
+    assert low[0] == 0.0 < high[0] and low[2] < high[2] == 1.0
+
+
+def test_mean_interval_and_its_degenerate_cases():
+    mean, low, high = mean_interval([1.0, 2.0, 3.0], 0.9)
+    half = 1.6448536269514722 * 1.0 / np.sqrt(3)
+    np.testing.assert_allclose([mean, low, high], [2.0, 2.0 - half, 2.0 + half])
+    assert mean_interval([2.0]) == (2.0, -np.inf, np.inf)
+    assert mean_interval([1.0, np.inf]) == (np.inf, np.inf, np.inf)
+
+
+def test_one_minus_loss_and_its_baseline_have_one_home():
+    assert baseline_loss([0, 1], 4) == np.log(4)
+    np.testing.assert_array_equal(loss_quality([0.0, np.log(2), np.inf], np.log(4)), [1, 0.5, 0])
+    with pytest.raises(ValueError, match="baseline loss L0 must be > 0"):
+        loss_quality(1.0, 0.0)
+
+
+def test_predictions_give_counts_and_intervals_that_round_trip():
+    q = qualities_from_predictions({"a": [0, 1, 1, 1], "b": [[0.9, 0.1]] * 4}, [0, 1, 1, 1])
+    assert q.quality.tolist() == [1.0, 0.25] and q.n_eval.tolist() == [4, 4]
+    assert ModelQualities(**q.to_dict()).to_dict() == q.to_dict()
+    assert q.to_frame().columns.tolist()[-2:] == ["low", "high"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        ({"low": [0.1]}, "give all three or none"),
+        ({"low": [0.6], "high": [0.9], "confidence": 0.95}, "must contain its quality 0.5"),
+        ({"low": [0.1], "high": [0.9], "confidence": 1.5}, "confidence must lie"),
+        ({"low": [0.1, 0.2], "high": [0.9, 0.9], "confidence": 0.9}, "one number per party"),
+    ],
+)
+def test_a_bad_interval_is_refused(extra, match):
+    with pytest.raises(ValueError, match=match):
+        ModelQualities(names=("a",), quality=[0.5], metric="accuracy", n_eval=[10], **extra)

@@ -12,7 +12,10 @@ from collabecon.cli import main
 from collabecon.cli.bench import BENCHMARKS, render
 
 TINY = {
-    "engine": ["--clients", "2", "--model", "mlp", "--dataset", "digits", "--steps", "1"],
+    "engine": [
+        *("--clients", "2", "--model", "mlp", "--dataset", "digits", "--steps", "1"),
+        *("--matmul-size", "64"),
+    ],
     "all-pairs": ["--clients", "2", "--model", "mlp", "--reference"],
     "dp": ["--clients", "2", "--model", "mlp", "--dataset", "digits", "--steps", "1"],
     "bargaining": ["--points", "40", "--baseline-points", "8", "--reference-points", "8"],
@@ -59,6 +62,9 @@ def test_bench_name_runs_at_a_tiny_size(name, capsys):
         assert len(out["scaling"]) == 3
         assert [s["seller"] for s in out["single"]] == ["exp3", "cexp3", "alpha-pd"]
         assert out["single_speedup_cpu"] > 0
+    elif name == "engine":  # 2 clients x 10 examples through Linear(64, 200), Linear(200, 10)
+        assert out["step_flops"] == 2 * 10 * 2 * (2 * 64 * 200 + 3 * 200 * 10)
+        assert out["matmul_size"] == 64 and 0 < out["matmul_share"] < float("inf")
     elif name == "all-pairs":
         assert [r["batch_size"] for r in out["reference"]] == [32, 640, 2**2 * 32]
     elif name == "flower":  # the same models, and the split adds up to the whole run
@@ -80,6 +86,16 @@ def test_bench_flower_without_the_extra_says_so_and_runs_nothing(monkeypatch, ca
     assert json.loads(capsys.readouterr().out) == {"benchmark": "flower", "skipped": reason}
     assert main(["bench", "flower", "--clients", "0"]) == 2  # the sizes are checked first
     assert "--clients must be an integer >= 1, got 0" in capsys.readouterr().err
+
+
+def test_training_flops_of_lenet5_are_counted_from_its_layer_shapes():
+    from collabecon.bench.engine import training_flops
+    from learning.models import lenet5
+
+    conv = [6 * 28 * 28 * 1 * 25, 16 * 10 * 10 * 6 * 25]
+    linear = [400 * 120, 120 * 84, 84 * 10]
+    expected = 2 * (2 * conv[0] + 3 * (conv[1] + sum(linear)))
+    assert training_flops(lenet5((1, 28, 28), 10), (1, 28, 28)) == expected == 2_263_920
 
 
 def test_bench_help_lists_every_benchmark(capsys):

@@ -16,6 +16,7 @@ from learning.dp import (
     dp_local_sgd,
     noise_generators,
     per_example_gradients,
+    poisson_subsets,
     private_gradients,
     sample_subsets,
 )
@@ -65,6 +66,40 @@ def test_one_clients_step_equals_opacus(model, noise):
     for name, p in reference.named_parameters():
         torch.testing.assert_close(ours[name][0], p.detach(), rtol=1e-5, atol=1e-6)
     assert norms.shape == (1, x.shape[0]) and torch.all(norms > 0)
+
+
+@pytest.mark.filterwarnings("ignore:Full backward hook is firing")
+def test_one_clients_poisson_step_equals_opacus():
+    # a Poisson batch padded to 6 with weight 0, against Opacus on the 4 examples drawn,
+    # both divided by the expected batch size 5
+    opacus = pytest.importorskip("opacus")
+    from opacus.optimizers import DPOptimizer
+
+    engine = tiny_engine(model="mlp")
+    x, y = _one_client_batch()
+    member = torch.tensor([True, False, True, True, False, True])
+    dp = DPSGDSettings(max_grad_norm=0.5, noise_multiplier=1.3, sampling="poisson")
+    reference = copy.deepcopy(engine.model)
+    module = opacus.GradSampleModule(reference)
+    optimiser = DPOptimizer(
+        torch.optim.SGD(module.parameters(), lr=0.1),
+        noise_multiplier=1.3,
+        max_grad_norm=0.5,
+        expected_batch_size=5,
+        loss_reduction="mean",
+        generator=torch.Generator().manual_seed(7),
+    )
+    engine.task.loss(module(x[member]), y[member]).backward()
+    optimiser.step()
+
+    params = broadcast(parameters_of(engine.model), 1)
+    source = [torch.Generator().manual_seed(7)]
+    grads, _, _ = private_gradients(
+        engine, params, x[None], y[None], dp, source, member[None], batch_size=5
+    )
+    ours, _ = sgd_step(params, grads, None, SGDConfig(0.1))
+    for name, p in reference.named_parameters():
+        torch.testing.assert_close(ours[name][0], p.detach(), rtol=1e-5, atol=1e-6)
 
 
 def test_clipping_bounds_each_examples_influence():
@@ -160,13 +195,16 @@ def test_noise_seeds_are_one_draw_a_client_from_its_row():
         noise_generators(np.array([3, 0]), rng)
 
 
-def test_each_client_alone_with_its_row_of_the_draws_trains_as_among_all():
-    # a Flower node: its own data only, its row of the round's blocks (RowStream)
+@pytest.mark.parametrize("sampling", ["fixed", "poisson"])
+def test_each_client_alone_with_its_row_of_the_draws_trains_as_among_all(sampling):
+    # a Flower node: its own data only, its row of the round's blocks (RowStream); a Poisson
+    # batch is padded to the largest of the step among all clients, or among itself alone
     engine = tiny_engine(model="mlp")
     train, _ = tiny_data()
     k = len(TRAIN_SIZES)
     start = broadcast(parameters_of(engine.model), k)
-    kw = dict(steps=3, batch_size=3, sgd=SGDConfig(0.1, momentum=0.9), dp=DPSGDSettings(0.5, 1.1))
+    dp = DPSGDSettings(0.5, 1.1, sampling)
+    kw = dict(steps=3, batch_size=3, sgd=SGDConfig(0.1, momentum=0.9), dp=dp)
     rng = np.random.default_rng(4)
     rng.random(2)  # the round has drawn its participants
     state = stream_state(rng)
@@ -202,6 +240,27 @@ def test_subsets_are_distinct_uniform_and_fresh_each_step():
     assert np.abs(freq - 0.2).max() < 0.02  # each example drawn with probability b/n
     with pytest.raises(ValueError, match="too small"):
         sample_subsets(np.array([2, 9]), 1, 3, np.random.default_rng(0))
+
+
+def test_poisson_batches_take_each_example_with_probability_b_over_n():
+    sizes = np.array([5, 9])
+    picks, member = poisson_subsets(sizes, 4000, 3, np.random.default_rng(0))
+    keys = np.random.default_rng(0).random((2, 4000, 9))
+    assert picks.shape == member.shape and picks.shape[:2] == (2, 4000)
+    assert picks.shape[2] == max(member.sum(-1).max(), 1)  # the largest batch drawn
+    for c, n in enumerate(sizes):
+        joins = keys[c, :, :n] < 3 / n  # the client's row of the block, nothing else
+        for t in (0, 1, 2, 3999):
+            drawn = picks[c, t][member[c, t]]
+            np.testing.assert_array_equal(drawn, np.flatnonzero(joins[t]))  # increasing
+            assert np.all(~member[c, t, drawn.size :]) and np.all(picks[c, t][~member[c, t]] == 0)
+        freq = np.bincount(picks[c][member[c]], minlength=n) / 4000
+        assert np.abs(freq - 3 / n).max() < 0.03  # each example with probability b/n
+        assert abs(member[c].sum(-1).mean() - 3) < 0.1  # batches of 3 on average
+    with pytest.raises(ValueError, match="too small"):
+        poisson_subsets(np.array([2, 9]), 1, 3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="sampling must be one of"):
+        DPSGDSettings(1.0, 1.0, "uniform")
 
 
 def test_dp_training_is_seeded_and_noise_changes_it():

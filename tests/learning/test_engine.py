@@ -81,6 +81,37 @@ def test_batched_engine_matches_the_loop(model, sgd):
     np.testing.assert_array_equal(on_a.n, np.full(len(CLIENTS), len(y)))
 
 
+def test_the_batched_steps_update_their_own_weights_in_place_to_the_same_floats(monkeypatch):
+    """From its second step on the batched engine overwrites the weights it made itself: the
+    same floats as fresh tensors, and the caller's weights untouched."""
+    import learning.engine as E
+    from learning.optim import sgd_step
+
+    train, _ = tiny_data()
+    batched = tiny_engine("batched", "lenet5")
+    params = broadcast(parameters_of(batched.model), len(CLIENTS))
+    kept = {k: v.clone() for k, v in params.items()}
+    flags = []
+
+    def spy(*args, in_place=False, **options):
+        flags.append(in_place)
+        return sgd_step(*args, in_place=in_place, **options)
+
+    def fresh(*args, in_place=False, **options):
+        return sgd_step(*args, **options)
+
+    kw = dict(steps=3, batch_size=5, sgd=SGD)
+    monkeypatch.setattr(E, "sgd_step", spy)
+    a = batched.local_sgd(params, train, CLIENTS, **kw, rng=np.random.default_rng(4))
+    assert flags == [False, True, True]
+    assert all(torch.equal(params[k], kept[k]) for k in params)
+    monkeypatch.setattr(E, "sgd_step", fresh)
+    b = batched.local_sgd(params, train, CLIENTS, **kw, rng=np.random.default_rng(4))
+    assert all(torch.equal(a.params[k], b.params[k]) for k in a.params)
+    assert all(torch.equal(a.momentum[k], b.momentum[k]) for k in a.momentum)
+    np.testing.assert_array_equal(a.loss, b.loss)
+
+
 def test_evaluate_a_subset_of_clients_and_gradients_agree():
     train, test = tiny_data()
     batched, loop = tiny_engine("batched"), tiny_engine("loop")

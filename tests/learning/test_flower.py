@@ -108,9 +108,9 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
     """Every run of ``configs`` in one Flower simulation gives the models, history and test
     accuracy of :func:`learning.train.train` for the same seed, to float32 tolerance.
     Together they cover every algorithm with a client half, with partial participation,
-    momentum, DP-SGD local training (each node's batches and noise from its row of the
-    round's draws), client-held models (Ditto, FedSoft), a survey (FedSoft's importance
-    weights), a finish exchange (fine-tuning, Per-FedAvg's personalisation step), server draws
+    momentum, DP-SGD local training with fixed-size and Poisson batches (each node's batches
+    and noise from its row of the round's draws), client-held models (Ditto, FedSoft), a
+    survey (FedSoft's importance weights), a finish exchange (fine-tuning, Per-FedAvg's personalisation step), server draws
     after the nodes' work (k-means++), random subgroups (Federated-Clustering as run) and
     FedEM's resampling on the nodes."""
     from learning.runtimes.flower.simulation import simulate
@@ -155,6 +155,13 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
         ),
         TrainConfig(algorithm="knn-per", seed=15, **common),
         TrainConfig(algorithm="fedavg", dp_noise_multiplier=1.1, seed=16, **common),
+        TrainConfig(
+            algorithm="fedavg",
+            dp_noise_multiplier=1.1,
+            dp_sampling="poisson",
+            seed=18,
+            **common,
+        ),
         TrainConfig(algorithm="fedem", clients_per_round=4, seed=17, **common),
     ]
     started = time.perf_counter()
@@ -172,6 +179,7 @@ def test_flower_simulation_gives_the_in_process_models(tmp_path):
             assert result.epsilon is None
         else:
             np.testing.assert_allclose(result.epsilon, reference.epsilon, rtol=1e-12)
+            assert result.accounting == reference.accounting
         if config.algorithm == "ifca":
             assert torch.equal(result.state["assignment"], reference.state["assignment"])
         if config.algorithm == "ditto":

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from collabecon.cli import main
+from collabecon.cli.privacy_curve import render_curve
 from econ.privacy import Empirical, exists, optimal_protocol
 from econ.privacy.accountants import accountant_epsilon
 from learning.drivers.privacy_curve import PrivacyCurve, measure, t_interval
@@ -64,6 +65,12 @@ def test_epsilon_is_the_clients_subsampled_rdp_accounting(measured):
         dataset_size=n,
     )
     assert curve.epsilon[0, 1, 0] == pytest.approx(expected)
+    named = {"accountant": "rdp", "sampling": "fixed", "adjacency": "replace-one"}
+    assert curve.accounting == named
+    assert json.loads((measured / "curve.json").read_text())["accounting"] == named
+    result = {"summary": curve.summary(), "accounting": named, "seconds": 1.0}
+    text = render_curve({**result, "json": "curve.json", "png": "curve.png"})
+    assert "epsilon: RDP accountant, fixed-size sampling, replace-one adjacency" in text
 
 
 def test_summary_t_intervals(measured):

@@ -76,6 +76,11 @@ def test_train_with_dp_sgd_reports_each_clients_epsilon(capsys):
     noisy = _json(capsys, ["train", "--json", *TINY, "--dp-noise-multiplier", "1.0"])
     noisier = _json(capsys, ["train", "--json", *TINY, "--dp-noise-multiplier", "4.0"])
     assert noisy["delta"] == 1e-5 and len(noisy["epsilon"]) == noisy["clients"]
+    assert noisy["accounting"] == {
+        "accountant": "rdp",
+        "sampling": "fixed",
+        "adjacency": "replace-one",
+    }
     assert all(0 < e < float("inf") for e in noisy["epsilon"])
     assert all(a < b for a, b in zip(noisier["epsilon"], noisy["epsilon"], strict=True))
     assert "epsilon" not in _json(capsys, ["train", "--json", *TINY])
@@ -112,6 +117,14 @@ def test_train_human_output(capsys):
         (["--dp-noise-multiplier", "-1"], "noise_multiplier must lie in [0, inf]"),
         (["--dp-noise-multiplier", "1", "--dp-max-grad-norm", "0"], "--dp-max-grad-norm must lie"),
         (["--dp-delta", "0"], "--dp-delta 0.0 has no effect without --dp-noise-multiplier"),
+        (
+            ["--dp-sampling", "poisson"],
+            "--dp-sampling poisson has no effect without --dp-noise-multiplier",
+        ),
+        (
+            ["--dp-noise-multiplier", "1", "--dp-accountant", "pld"],
+            "--dp-accountant pld accounts for Poisson sampling only, not --dp-sampling fixed",
+        ),
         (["--batch-size", "5000"], "--batch-size=5000 exceeds every client's training set"),
     ],
 )

@@ -13,6 +13,9 @@ local step) runs through the same strategy
 loop on the same ClientApp: IP-FL's token economy with the ledger on the server
 (:mod:`learning.runtimes.flower.ipfl`) and defection-free collaboration between two firms with
 the mediator on the server (:mod:`learning.runtimes.flower.duopoly`).
+:mod:`learning.runtimes.flower.compose` puts that mediator around a Flower App of one's own:
+a strategy wrapper around any inner Flower strategy and a ClientApp mod that reports each
+model's quality.
 
 The Flower modules import ``flwr`` (``pip install -e ".[flower]"``);
 :func:`require_flower` says so in one line when it is missing.

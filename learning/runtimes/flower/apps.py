@@ -56,7 +56,7 @@ from learning.runtimes.flower.records import pack, record_of, scalar, unpack
 from learning.runtimes.flower.requests import checked_replies, source_node, wait_for_nodes
 from learning.runtimes.flower.strategy import SplitStrategy
 from learning.runtimes.flower.streams import RowStream
-from learning.train import TrainConfig, dp_epsilon
+from learning.train import TrainConfig, dp_accounting, dp_epsilon
 
 __all__ = ["FlowerResult", "SplitStrategy", "check_flower_config", "client_app", "serve"]
 
@@ -191,7 +191,8 @@ class FlowerResult:
     The final client models (stacked, one row per client), the algorithm's state, the history
     by round, each client's test loss and accuracy (None for regression) on its own node, the
     seconds the rounds took, and under DP-SGD each client's ε (:func:`learning.train.dp_epsilon`
-    of its reported training-set size).
+    of its reported training-set size) and its ``accounting``
+    (:func:`learning.train.dp_accounting`).
     """
 
     config: TrainConfig
@@ -202,6 +203,7 @@ class FlowerResult:
     accuracy: np.ndarray | None
     seconds: float
     epsilon: np.ndarray | None = None
+    accounting: dict[str, str] | None = None
 
 
 def serve(
@@ -282,6 +284,7 @@ def serve(
         accuracy=strategy.evaluation.get("accuracy"),
         seconds=time.perf_counter() - started,
         epsilon=dp_epsilon(config, [sizes[k] for k in range(meta.n_clients)]),
+        accounting=dp_accounting(config, [sizes[k] for k in range(meta.n_clients)]),
     )
 
 

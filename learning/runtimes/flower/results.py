@@ -36,6 +36,7 @@ def result_dict(result: Any) -> dict[str, Any]:
             "mean_accuracy": None if accuracy is None else float(accuracy.mean()),
             "seconds": result.seconds,
             "epsilon": result.epsilon,
+            "accounting": result.accounting,
         }
     )
 

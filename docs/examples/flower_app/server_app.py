@@ -1,0 +1,48 @@
+"""The ServerApp: the App's own FedAvg, wrapped by collabecon's defection-free mediator.
+
+Each round FedAvg trains the high firm's model on both firms' data; the mediator keeps the
+step only if it does not lower the high firm's quality and lets the low firm move towards
+it only up to the cap of Werner (2024), Algorithm 5, so that neither firm's revenue falls.
+"""
+
+from __future__ import annotations
+
+from flwr.app import ArrayRecord, Context
+from flwr.serverapp import Grid, ServerApp
+from flwr.serverapp.strategy import FedAvg, Result, Strategy
+from task import initial_model, settings
+
+from learning.runtimes.flower.compose import DefectionFreeStrategy
+
+
+def user_strategy() -> FedAvg:
+    """The App's own strategy: plain FedAvg over the two firms."""
+    return FedAvg(fraction_evaluate=1.0, min_train_nodes=2, min_available_nodes=2)
+
+
+def run(grid: Grid, context: Context, strategy: Strategy) -> Result:
+    """``strategy`` from the initial model for ``num-server-rounds`` rounds."""
+    config = settings(context)
+    model = initial_model(int(config["seed"]))
+    return strategy.start(
+        grid,
+        ArrayRecord(model.state_dict()),
+        num_rounds=int(config["num-server-rounds"]),
+    )
+
+
+app = ServerApp()
+
+
+@app.main()
+def main(grid: Grid, context: Context) -> None:
+    """FedAvg under the mediator; print each round's qualities and revenues."""
+    strategy = DefectionFreeStrategy(user_strategy())
+    run(grid, context, strategy)
+    market = strategy.market_report()
+    for row in market.rows:
+        print(
+            f"round {row['t']}: q_l {row['q_l']:.3f} q_h {row['q_h']:.3f} "
+            f"U_l {row['U_l']:.5f} U_h {row['U_h']:.5f}"
+        )
+    print(f"no revenue fell: {market.audit.never_decreased}")

@@ -1,0 +1,57 @@
+"""``collabecon market --population``: the market under other consumer types (econ.population)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from collabecon.cli import main
+from econ.population import population_equilibrium
+
+
+def _market(capsys, *argv):
+    code = main(["market", "--json", *argv])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def test_population_prints_the_equilibrium_and_its_certificate(capsys):
+    result = _market(capsys, "--qualities", "0.2", "0.5", "0.9", "--population", "beta:2,5")
+    row = result["rounds"][0]
+    eq = population_equilibrium([0.2, 0.5, 0.9], "beta:2,5")
+    prices = [row[f"price_{n}"] for n in result["names"]]
+    np.testing.assert_allclose(prices, eq.price)
+    assert result["population"] == "beta:2,5" and result["certificate"]["holds"] is True
+    assert main(["market", "--qualities", "0.2", "0.5", "0.9", "--population", "beta:2,5"]) == 0
+    text = capsys.readouterr().out
+    assert "best-response certificate holds" in text and "firm2" in text
+
+
+def test_a_sampled_population_agrees(capsys):
+    result = _market(
+        capsys, "--qualities", "0.3", "0.8", "--population", "lognorm:0.5,0.4",
+        "--consumers", "20000", "--seed", "3",
+    )  # fmt: skip
+    sampled = result["sampled_last_round"]
+    assert sampled["within"] is True and sampled["n_consumers"] == 20000
+    assert sampled["max_share_error"] <= max(sampled["four_standard_errors"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["--qualities", "0.3", "--population", "pareto:2"], "unknown population"),
+        (["--qualities", "0.3", "--population", "beta:1"], "beta takes"),
+    ],
+)
+def test_bad_population_exits_2(capsys, argv, match):
+    assert main(["market", *argv]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_population_needs_qualities(capsys, tmp_path):
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({"a": 0.3, "b": 0.8}))
+    assert main(["market", "--from", str(path), "--population", "uniform"]) == 2
+    assert "--population solves one market" in capsys.readouterr().err
