@@ -47,7 +47,7 @@ def main(grid: Grid, context: Context) -> None:
         run(grid, context, ledger)
         for row in ledger.history():
             print(
-                f"round {row['round']}: trained {row['trained']} "
+                f"round {row['round']}: {len(row['trained'])} trained, "
                 f"tokens {[round(t, 3) for t in row['tokens']]} pool {row['pool']:.3f} "
                 f"accuracy {row['accuracy']:.3f}"
             )
