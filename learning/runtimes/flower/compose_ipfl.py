@@ -83,7 +83,13 @@ from games.ipfl import (
     shapley_first_order,
 )
 from games.ipfl.config import FloatArray
-from learning.runtimes.flower.compose import QUALITY, QUALITY_EXAMPLES, QualityFn, _measure, _one
+from learning.runtimes.flower.compose import (
+    QUALITY,
+    QUALITY_EXAMPLES,
+    QualityFn,
+    checked_quality,
+    only_record,
+)
 from learning.runtimes.flower.records import scalar
 from learning.runtimes.flower.requests import checked_replies, source_node, wait_for_nodes
 
@@ -139,10 +145,10 @@ def ledger_mod(quality: QualityFn, gradient: GradientFn) -> Mod:
 
     def mod(message: Message, context: Context, call_next: ClientAppCallable) -> Message:
         profile = any(PROFILE in c for c in message.content.config_records.values())
-        sent = _one(dict(message.content.array_records), "array record")
+        sent = only_record(dict(message.content.array_records), "array record")
         if not profile or not isinstance(sent, ArrayRecord):
             return call_next(message, context)
-        q, n = _measure(quality, sent, context)
+        q, n = checked_quality(quality, sent, context)
         grad, m = gradient(sent, context)
         if int(m) < 1:
             raise ValueError(f"a gradient must rest on at least one example, got {m!r}")
@@ -415,8 +421,8 @@ class TokenLedgerStrategy(Strategy):
         names = _floating(model)
         updates, sizes = [], []
         for reply in replies:
-            update = _one(dict(reply.content.array_records), "array record")
-            record = _one(dict(reply.content.metric_records), "metric record")
+            update = only_record(dict(reply.content.array_records), "array record")
+            record = only_record(dict(reply.content.metric_records), "metric record")
             if not isinstance(update, ArrayRecord) or not isinstance(record, MetricRecord):
                 raise ValueError(f"node {source_node(reply)} replied to train without a model")
             if key not in record:
