@@ -122,8 +122,9 @@ def ledger_mod(quality: QualityFn, gradient: GradientFn) -> Mod:
 
     ``quality(arrays, context)`` is the accuracy in [0, 1] of the model ``arrays`` on the
     node's validation data and the number of examples; ``gradient(arrays, context)`` the
-    gradient of its mean loss there (an :class:`~flwr.app.ArrayRecord` with the model's
-    floating arrays, by name) and the number of examples. A request whose config sets
+    gradient of its mean loss there (an :class:`~flwr.app.ArrayRecord` of the model's
+    parameters, by the model's names: the arrays the Shapley values are taken on) and the
+    number of examples. A request whose config sets
     :data:`PROFILE` is answered here, with :data:`GRADIENT` and a ``"metrics"`` record of
     :data:`~learning.runtimes.flower.compose.QUALITY`,
     :data:`~learning.runtimes.flower.compose.QUALITY_EXAMPLES` and :data:`GRADIENT_EXAMPLES`;
@@ -156,11 +157,6 @@ def ledger_mod(quality: QualityFn, gradient: GradientFn) -> Mod:
         return Message(RecordDict({GRADIENT: grad, "metrics": metrics}), reply_to=message)
 
     return mod
-
-
-def _floating(record: ArrayRecord) -> list[str]:
-    """The names of a model's floating arrays, in the record's order."""
-    return [k for k in record if np.issubdtype(record[k].numpy().dtype, np.floating)]
 
 
 def _flat(record: ArrayRecord, names: list[str]) -> FloatArray:
@@ -294,7 +290,6 @@ class TokenLedgerStrategy(Strategy):
         self.rounds: list[LedgerRound] = []
         self._grid: Grid | None = None
         self._opening: tuple[Opening, np.ndarray] | None = None
-        self._sent: ArrayRecord | None = None
 
     def _ids(self, nodes: Iterable[int]) -> list[int]:
         index = {node: i for i, node in enumerate(self.clients)}
@@ -339,7 +334,6 @@ class TokenLedgerStrategy(Strategy):
             available=available,
         )
         self._opening = (opening, available)
-        self._sent = arrays
         payers = [self.clients[i] for i in opening.payers[0]]
         log(INFO, "token ledger: round %d, %d payers of %d", r, len(payers), self.n_clients)
         if not payers:
@@ -371,7 +365,7 @@ class TokenLedgerStrategy(Strategy):
             A reply lacks its model, ``num-examples`` or its gradient (the ClientApp lacks
             :func:`ledger_mod`).
         """
-        if self._opening is None or self._sent is None:
+        if self._opening is None:
             raise RuntimeError("aggregate_train before configure_train")
         opening, available = self._opening
         self._opening = None
@@ -415,20 +409,11 @@ class TokenLedgerStrategy(Strategy):
         return arrays, out
 
     def _profile(self, model: ArrayRecord, replies: list[Message]) -> tuple[float, FloatArray]:
-        """The payers' mean accuracy of ``model`` and their Shapley values (Eq. 16)."""
+        """The payers' mean accuracy of ``model`` and their Shapley values (Eq. 16).
+
+        The values are taken on the arrays the gradients carry (the model's parameters).
+        """
         assert self._grid is not None
-        key = str(getattr(self.strategy, "weighted_by_key", "num-examples"))
-        names = _floating(model)
-        updates, sizes = [], []
-        for reply in replies:
-            update = only_record(dict(reply.content.array_records), "array record")
-            record = only_record(dict(reply.content.metric_records), "metric record")
-            if not isinstance(update, ArrayRecord) or not isinstance(record, MetricRecord):
-                raise ValueError(f"node {source_node(reply)} replied to train without a model")
-            if key not in record:
-                raise ValueError(f"node {source_node(reply)} replied without {key!r}")
-            updates.append(_flat(update, names))
-            sizes.append(float(scalar(record[key])))
         requests = [
             Message(
                 RecordDict({"arrays": model, "config": ConfigRecord({PROFILE: True})}),
@@ -443,7 +428,7 @@ class TokenLedgerStrategy(Strategy):
             "the ledger's profiling",
         )
         by_node = {source_node(p): p for p in profiles}
-        accuracies, gradients, weights = [], [], []
+        accuracies, grads, weights = [], [], []
         for reply in replies:
             profile = by_node[source_node(reply)]
             grad = profile.content.array_records.get(GRADIENT)
@@ -454,9 +439,22 @@ class TokenLedgerStrategy(Strategy):
                     "needs ledger_mod (learning.runtimes.flower.compose_ipfl)"
                 )
             accuracies.append(float(scalar(metrics[QUALITY])))
-            gradients.append(_flat(grad, names))
+            grads.append(grad)
             weights.append(float(scalar(metrics[GRADIENT_EXAMPLES])))
-        g = np.average(np.stack(gradients), axis=0, weights=np.asarray(weights))
+        names = list(grads[0])
+        key = str(getattr(self.strategy, "weighted_by_key", "num-examples"))
+        updates, sizes = [], []
+        for reply in replies:
+            update = only_record(dict(reply.content.array_records), "array record")
+            record = only_record(dict(reply.content.metric_records), "metric record")
+            if not isinstance(update, ArrayRecord) or not isinstance(record, MetricRecord):
+                raise ValueError(f"node {source_node(reply)} replied to train without a model")
+            if key not in record:
+                raise ValueError(f"node {source_node(reply)} replied without {key!r}")
+            updates.append(_flat(update, names))
+            sizes.append(float(scalar(record[key])))
+        gradients = np.stack([_flat(grad, names) for grad in grads])
+        g = np.average(gradients, axis=0, weights=np.asarray(weights))
         lam = aggregation_weights(sizes, self.config)
         psi = shapley_first_order(g, np.stack(updates), _flat(model, names), lam)
         return float(np.mean(accuracies)), psi
