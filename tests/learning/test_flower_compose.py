@@ -460,18 +460,15 @@ def test_the_ledger_refuses_a_client_app_without_its_mod():
         strategy.start(InProcessGrid(app, {}), ArrayRecord({"w": Array(np.zeros(1))}), 1)
 
 
-@pytest.mark.slow
-def test_the_example_app_under_the_ledger_on_an_in_process_grid():
-    server_app = _example("server_app")
-    grid = InProcessGrid(_example("client_app").app, {"mechanism": "ledger"})
-    inner = _one_payer_fedavg()
-    strategy = TokenLedgerStrategy(inner, n_clients=2)
-    result = server_app.run(grid, _context(0, {"mechanism": "ledger"}), strategy)
+def _check_ledger(strategy, inner, result) -> None:
+    """The example App's two firms under the ledger: both pay and train every round, the
+    Shapley values sum to 0 under FedAvg, and the balances are those of ``games.ipfl`` for
+    the recorded accuracies and contributions, with the tokens conserved."""
     assert result.arrays is inner.aggregates[2]
     config, state = strategy.config, TokenState.start(2, 1, strategy.config)
     for r, played in enumerate(strategy.rounds):
         # two firms: one performance slot and one explorer, so both pay and train
-        assert sorted(played.trained) == [0, 1]
+        assert sorted(played.trained) == sorted(strategy.clients)
         assert 0.0 < played.accuracy <= 1.0
         # FedAvg's aggregate: the first-order Shapley values sum to 0 (ipfl.shapley.zero_sum)
         assert abs(played.contributions.sum()) < 1e-6 * np.abs(played.contributions).max()
@@ -479,8 +476,46 @@ def test_the_example_app_under_the_ledger_on_an_in_process_grid():
             state, r, config, np.random.default_rng([0, r]),
             scores=None if r == 0 else np.ones((2, 1)),
         )  # fmt: skip
-        assert list(opening.payers[0]) == list(played.trained)
+        assert [strategy.clients[i] for i in opening.payers[0]] == list(played.trained)
         state, _ = close_round(opening, {0: played.accuracy}, {0: played.contributions}, config)
         np.testing.assert_allclose(played.state.ledger.tokens, state.ledger.tokens)
         assert played.state.ledger.total == pytest.approx(2 * config.tok_init)
     assert strategy.rounds[1].paid and np.ptp(strategy.rounds[1].state.ledger.tokens) > 0
+
+
+@pytest.mark.slow
+def test_the_example_app_under_the_ledger_on_an_in_process_grid():
+    server_app = _example("server_app")
+    grid = InProcessGrid(_example("client_app").app, {"mechanism": "ledger"})
+    inner = _one_payer_fedavg()
+    strategy = TokenLedgerStrategy(inner, n_clients=2)
+    result = server_app.run(grid, _context(0, {"mechanism": "ledger"}), strategy)
+    _check_ledger(strategy, inner, result)
+
+
+@pytest.mark.slow
+def test_the_example_app_under_the_ledger_in_flowers_simulation(monkeypatch):
+    server_app, client_app = _example("server_app"), _example("client_app")
+    path = os.pathsep.join([str(EXAMPLE), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    monkeypatch.setenv("PYTHONPATH", path)  # the Ray workers import the App's modules
+    monkeypatch.setenv("FLWR_TELEMETRY_ENABLED", "0")
+    runs = []
+    app = ServerApp()
+
+    @app.main()
+    def main(grid, context):
+        inner = _one_payer_fedavg()
+        strategy = TokenLedgerStrategy(inner, n_clients=2)
+        runs.append((strategy, inner, server_app.run(grid, context, strategy)))
+
+    run_simulation(
+        app,
+        client_app.app,
+        num_supernodes=2,
+        backend_config={
+            "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+            "init_args": {"include_dashboard": False, "num_cpus": 2},
+        },
+    )
+    assert len(runs) == 1
+    _check_ledger(*runs[0])
