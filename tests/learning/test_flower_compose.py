@@ -460,6 +460,16 @@ def test_the_ledger_refuses_a_client_app_without_its_mod():
         strategy.start(InProcessGrid(app, {}), ArrayRecord({"w": Array(np.zeros(1))}), 1)
 
 
+def test_the_ledger_refuses_an_inner_strategy_waiting_for_more_nodes_than_payers():
+    """flwr's FedAvg waits for ``min_available_nodes`` (2 by default) forever; under the ledger
+    a round of fewer payers is refused instead of hanging."""
+    config = IPFLConfig(tok_init=1.0, price=1.0)
+    grid = InProcessGrid(_ledger_app(), {}, n=4)
+    strategy = TokenLedgerStrategy(FedAvg(min_available_nodes=5), n_clients=4, config=config)
+    with pytest.raises(ValueError, match="min_available_nodes=5 exceeds"):
+        strategy.start(grid, ArrayRecord({"w": Array(np.zeros(1))}), num_rounds=1)
+
+
 def _check_ledger(strategy, inner, result) -> None:
     """The example App's two firms under the ledger: both pay and train every round, the
     Shapley values sum to 0 under FedAvg, and the balances are those of ``games.ipfl`` for

@@ -317,6 +317,9 @@ class TokenLedgerStrategy(Strategy):
         ------
         RuntimeError
             Fewer than ``n_clients`` nodes connected in time.
+        ValueError
+            The inner strategy's ``min_available_nodes`` or ``min_train_nodes`` exceeds the
+            round's payers (it would wait for nodes that never join its view).
         """
         self._grid = grid
         if not self.clients:
@@ -338,6 +341,14 @@ class TokenLedgerStrategy(Strategy):
         log(INFO, "token ledger: round %d, %d payers of %d", r, len(payers), self.n_clients)
         if not payers:
             return []
+        for attribute in ("min_available_nodes", "min_train_nodes"):
+            least = getattr(self.strategy, attribute, None)
+            if isinstance(least, int) and least > len(payers):
+                raise ValueError(
+                    f"the inner strategy's {attribute}={least} exceeds the {len(payers)} "
+                    f"payer(s) of round {r}, so it would wait for nodes forever; "
+                    "set its min_available_nodes and min_train_nodes to 1"
+                )
         messages = self.strategy.configure_train(
             server_round, arrays, config, _Payers(grid, payers)
         )
