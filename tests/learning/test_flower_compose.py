@@ -2,7 +2,9 @@
 ``quality_mod`` on the App's ClientApp, ``DefectionFreeStrategy`` around flwr's FedAvg, and
 the example App of ``docs/examples/flower_app`` run on an in-process grid and in Flower's
 simulation: no firm's revenue falls in any round (Proposition 3), FedAvg trains the high
-firm's model, and each firm evaluates the model delivered to it."""
+firm's model, and each firm evaluates the model delivered to it. IP-FL's token ledger around
+flwr's FedAvg (Khan et al., Alg. 1, one cluster): only the payers train, and the balances are
+those of ``games.ipfl`` for the same replies, with the tokens conserved."""
 
 from __future__ import annotations
 
@@ -33,12 +35,24 @@ from flwr.serverapp.strategy import FedAvg  # noqa: E402
 from flwr.simulation import run_simulation  # noqa: E402
 from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
 
+from games.ipfl import (  # noqa: E402
+    IPFLConfig,
+    TokenState,
+    close_round,
+    open_round,
+    shapley_first_order,
+)
 from learning.runtimes.flower.compose import (  # noqa: E402
     PROBE,
     QUALITY,
     QUALITY_EXAMPLES,
     DefectionFreeStrategy,
     quality_mod,
+)
+from learning.runtimes.flower.compose_ipfl import (  # noqa: E402
+    PROFILE,
+    TokenLedgerStrategy,
+    ledger_mod,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,12 +85,14 @@ def _context(node: int, run_config: dict) -> Context:
 
 
 class InProcessGrid:
-    """Nodes 0 and 1, each ``app`` called in this process."""
+    """Nodes ``0 .. n - 1``, each ``app`` called in this process; ``batches`` the messages sent
+    together, call by call."""
 
-    def __init__(self, app, run_config: dict) -> None:
+    def __init__(self, app, run_config: dict, n: int = 2) -> None:
         self.app = app
-        self.contexts = {k: _context(k, run_config) for k in (0, 1)}
+        self.contexts = {k: _context(k, run_config) for k in range(n)}
         self.sent: list = []
+        self.batches: list = []
 
     def get_node_ids(self):
         return list(self.contexts)
@@ -84,6 +100,7 @@ class InProcessGrid:
     def send_and_receive(self, messages, *, timeout=None):
         messages = list(messages)
         self.sent.extend(messages)
+        self.batches.append(messages)
         return [self.app(m, self.contexts[m.metadata.dst_node_id]) for m in messages]
 
 
@@ -298,3 +315,217 @@ def test_the_example_app_under_the_mediator_in_flowers_simulation(monkeypatch):
     )
     assert len(runs) == 1
     _check_run(*runs[0])
+
+
+# --------------------------------------------------------------------------- IP-FL's ledger
+
+TARGETS = np.array([0.2, 0.4, 0.6, 0.8])  # client i's optimum of its loss (w - t_i)^2 / 2
+
+
+def _ledger_app() -> ClientApp:
+    """Four clients of a one-number model ``w``: client ``i`` steps halfway to ``TARGETS[i]``.
+
+    It trains on ``i + 1`` examples, and its validation accuracy and loss gradient are
+    ``1 - |w - t_i|`` and ``w - t_i`` on ``i + 1`` examples.
+    """
+
+    def accuracy(arrays, context):
+        w = float(arrays["w"].numpy()[0])
+        return float(np.clip(1.0 - abs(w - TARGETS[context.node_id]), 0.0, 1.0)), 1
+
+    def gradient(arrays, context):
+        w = arrays["w"].numpy()
+        return ArrayRecord({"w": Array(w - TARGETS[context.node_id])}), context.node_id + 1
+
+    app = ClientApp(mods=[ledger_mod(accuracy, gradient)])
+
+    @app.train()
+    def train(message, context):
+        w = message.content["arrays"]["w"].numpy()
+        content = {
+            "arrays": ArrayRecord({"w": Array(w + 0.5 * (TARGETS[context.node_id] - w))}),
+            "metrics": MetricRecord({"num-examples": context.node_id + 1}),
+        }
+        return Message(RecordDict(content), reply_to=message)
+
+    @app.evaluate()
+    def evaluate(message, context):
+        return Message(RecordDict({"metrics": MetricRecord({"num-examples": 1})}), reply_to=message)
+
+    return app
+
+
+def _one_payer_fedavg(**kwargs):
+    """flwr's FedAvg that trains with a single payer, keeping its aggregates by round."""
+
+    class CountingFedAvg(FedAvg):
+        def __init__(self) -> None:
+            super().__init__(min_train_nodes=1, min_available_nodes=1, **kwargs)
+            self.aggregates: dict = {}
+
+        def aggregate_train(self, server_round, replies):
+            arrays, metrics = super().aggregate_train(server_round, replies)
+            self.aggregates[server_round] = arrays
+            return arrays, metrics
+
+    return CountingFedAvg()
+
+
+def test_the_ledger_trains_only_its_payers_and_settles_as_games_ipfl():
+    config = IPFLConfig(tok_init=1.0, price=1.0)
+    grid = InProcessGrid(_ledger_app(), {}, n=4)
+    inner = _one_payer_fedavg()
+    strategy = TokenLedgerStrategy(inner, n_clients=4, config=config, seed=3)
+    rounds = 4
+    result = strategy.start(grid, ArrayRecord({"w": Array(np.zeros(1))}), num_rounds=rounds)
+    assert result.arrays is inner.aggregates[rounds]  # the inner strategy made every model
+    assert sorted(inner.aggregates) == list(range(1, rounds + 1))
+    trains = [b for b in grid.batches if b and b[0].metadata.message_type == "train"]
+    assert len(trains) == rounds
+    state, w, starved = TokenState.start(4, 1, config), 0.0, 0
+    for r, played in enumerate(strategy.rounds):
+        sent = [int(m.metadata.dst_node_id) for m in trains[r]]
+        before = state.ledger.tokens
+        opening = open_round(
+            state, r, config, np.random.default_rng([3, r]),
+            scores=None if r == 0 else np.ones((4, 1)),
+        )  # fmt: skip
+        payers = opening.payers[0]
+        # only the payers the ledger selected are sent train messages, each once
+        assert sorted(sent) == sorted(payers.tolist()) == sorted(played.selected)
+        assert played.paid == (r > 0) and list(played.trained) == payers.tolist()
+        if r > 0:
+            broke = np.flatnonzero(before < config.price)
+            assert not set(broke) & set(sent)  # a client that cannot pay does not train
+            starved += broke.size
+        # the same round from the App's own arithmetic and games.ipfl
+        n = payers + 1.0
+        trained = w + 0.5 * (TARGETS[payers] - w)
+        w = float(n @ trained / n.sum())  # FedAvg by num-examples
+        g = float(n @ (w - TARGETS[payers]) / n.sum())
+        psi = shapley_first_order([g], trained[:, None], [w], n / n.sum())
+        acc = float(np.mean(1.0 - np.abs(w - TARGETS[payers])))
+        state, refunds = close_round(opening, {0: acc}, {0: psi}, config)
+        np.testing.assert_allclose(played.contributions, psi, atol=1e-12)
+        np.testing.assert_allclose(played.state.ledger.tokens, state.ledger.tokens, atol=1e-12)
+        np.testing.assert_allclose(played.state.ledger.pools, state.ledger.pools, atol=1e-12)
+        assert played.refund == pytest.approx(refunds[0])
+        assert played.state.ledger.total == pytest.approx(4 * config.tok_init)  # conserved
+        metrics = result.train_metrics_clientapp[r + 1]
+        assert metrics["ledger-accuracy"] == pytest.approx(acc)
+        assert metrics["ledger-payers"] == payers.size
+    assert float(result.arrays["w"].numpy()[0]) == pytest.approx(w)
+    assert starved > 0  # some client ran out of tokens and sat a round out
+    assert strategy.balances() == dict(enumerate(state.ledger.tokens.tolist()))
+    profiles = [m for m in grid.sent if PROFILE in m.content.get("config", {})]
+    assert len(profiles) == sum(len(p.trained) for p in strategy.rounds)
+
+
+def test_a_payer_the_inner_strategy_leaves_out_pays_and_gets_nothing_back():
+    config = IPFLConfig(tok_init=5.0, price=1.0)
+    grid = InProcessGrid(_ledger_app(), {}, n=4)
+    strategy = TokenLedgerStrategy(
+        _one_payer_fedavg(fraction_train=0.5), n_clients=4, config=config
+    )
+    strategy.start(grid, ArrayRecord({"w": Array(np.zeros(1))}), num_rounds=3)
+    for played in strategy.rounds:
+        assert len(played.trained) == 1 < len(played.selected)  # FedAvg sampled one of two
+        assert played.state.ledger.total == pytest.approx(4 * config.tok_init)
+    paid = strategy.rounds[1]
+    left_out = set(paid.selected) - set(paid.trained)
+    before = strategy.rounds[0].state.ledger.tokens
+    for node in left_out:  # paid the price, got nothing back
+        assert paid.state.ledger.tokens[node] == pytest.approx(before[node] - config.price)
+
+
+def test_the_ledger_refuses_a_client_app_without_its_mod():
+    with pytest.raises(ValueError, match="n_clients"):
+        TokenLedgerStrategy(FedAvg(), n_clients=0)
+    app = ClientApp()
+
+    @app.train()
+    def train(message, context):
+        content = {
+            "arrays": message.content["arrays"],
+            "metrics": MetricRecord({"num-examples": 1}),
+        }
+        return Message(RecordDict(content), reply_to=message)
+
+    @app.evaluate()
+    def evaluate(message, context):
+        return Message(RecordDict({"metrics": MetricRecord({"num-examples": 1})}), reply_to=message)
+
+    strategy = TokenLedgerStrategy(_one_payer_fedavg(), n_clients=2)
+    with pytest.raises(ValueError, match="ledger_mod"):
+        strategy.start(InProcessGrid(app, {}), ArrayRecord({"w": Array(np.zeros(1))}), 1)
+
+
+def test_the_ledger_refuses_an_inner_strategy_waiting_for_more_nodes_than_payers():
+    """flwr's FedAvg waits for ``min_available_nodes`` (2 by default) forever; under the ledger
+    a round of fewer payers is refused instead of hanging."""
+    config = IPFLConfig(tok_init=1.0, price=1.0)
+    grid = InProcessGrid(_ledger_app(), {}, n=4)
+    strategy = TokenLedgerStrategy(FedAvg(min_available_nodes=5), n_clients=4, config=config)
+    with pytest.raises(ValueError, match="min_available_nodes=5 exceeds"):
+        strategy.start(grid, ArrayRecord({"w": Array(np.zeros(1))}), num_rounds=1)
+
+
+def _check_ledger(strategy, inner, result) -> None:
+    """The example App's two firms under the ledger: both pay and train every round, the
+    Shapley values sum to 0 under FedAvg, and the balances are those of ``games.ipfl`` for
+    the recorded accuracies and contributions, with the tokens conserved."""
+    assert result.arrays is inner.aggregates[2]
+    config, state = strategy.config, TokenState.start(2, 1, strategy.config)
+    for r, played in enumerate(strategy.rounds):
+        # two firms: one performance slot and one explorer, so both pay and train
+        assert sorted(played.trained) == sorted(strategy.clients)
+        assert 0.0 < played.accuracy <= 1.0
+        # FedAvg's aggregate: the first-order Shapley values sum to 0 (ipfl.shapley.zero_sum)
+        assert abs(played.contributions.sum()) < 1e-6 * np.abs(played.contributions).max()
+        opening = open_round(
+            state, r, config, np.random.default_rng([0, r]),
+            scores=None if r == 0 else np.ones((2, 1)),
+        )  # fmt: skip
+        assert [strategy.clients[i] for i in opening.payers[0]] == list(played.trained)
+        state, _ = close_round(opening, {0: played.accuracy}, {0: played.contributions}, config)
+        np.testing.assert_allclose(played.state.ledger.tokens, state.ledger.tokens)
+        assert played.state.ledger.total == pytest.approx(2 * config.tok_init)
+    assert strategy.rounds[1].paid and np.ptp(strategy.rounds[1].state.ledger.tokens) > 0
+
+
+@pytest.mark.slow
+def test_the_example_app_under_the_ledger_on_an_in_process_grid():
+    server_app = _example("server_app")
+    grid = InProcessGrid(_example("client_app").app, {"mechanism": "ledger"})
+    inner = _one_payer_fedavg()
+    strategy = TokenLedgerStrategy(inner, n_clients=2)
+    result = server_app.run(grid, _context(0, {"mechanism": "ledger"}), strategy)
+    _check_ledger(strategy, inner, result)
+
+
+@pytest.mark.slow
+def test_the_example_app_under_the_ledger_in_flowers_simulation(monkeypatch):
+    server_app, client_app = _example("server_app"), _example("client_app")
+    path = os.pathsep.join([str(EXAMPLE), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    monkeypatch.setenv("PYTHONPATH", path)  # the Ray workers import the App's modules
+    monkeypatch.setenv("FLWR_TELEMETRY_ENABLED", "0")
+    runs = []
+    app = ServerApp()
+
+    @app.main()
+    def main(grid, context):
+        inner = _one_payer_fedavg()
+        strategy = TokenLedgerStrategy(inner, n_clients=2)
+        runs.append((strategy, inner, server_app.run(grid, context, strategy)))
+
+    run_simulation(
+        app,
+        client_app.app,
+        num_supernodes=2,
+        backend_config={
+            "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+            "init_args": {"include_dashboard": False, "num_cpus": 2},
+        },
+    )
+    assert len(runs) == 1
+    _check_ledger(*runs[0])

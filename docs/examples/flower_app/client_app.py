@@ -1,7 +1,10 @@
-"""The firms' ClientApp: the App's own training and evaluation, with collabecon's quality mod.
+"""The firms' ClientApp: the App's own training and evaluation, with collabecon's mods.
 
 ``quality_mod(quality)`` adds each model's accuracy on the target set to the replies, and
-answers the mediator's quality probes, so that ``DefectionFreeStrategy`` can apply its rule.
+answers the mediator's quality probes, so that ``DefectionFreeStrategy`` can apply its rule;
+``ledger_mod(quality, gradient)`` answers the profiling requests of ``TokenLedgerStrategy``
+(the accuracy and the loss gradient of the round's model on the target set, here the
+node's validation data).
 """
 
 from __future__ import annotations
@@ -9,9 +12,10 @@ from __future__ import annotations
 import torch
 from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
-from task import Net, evaluate, load_data, settings, train
+from task import Net, evaluate, load_data, loss_gradient, settings, train
 
 from learning.runtimes.flower.compose import quality_mod
+from learning.runtimes.flower.compose_ipfl import ledger_mod
 
 Examples = tuple[torch.Tensor, torch.Tensor]
 
@@ -34,7 +38,14 @@ def quality(arrays: ArrayRecord, context: Context) -> tuple[float, int]:
     return evaluate(model_of(arrays), target)[1], len(target[1])
 
 
-app = ClientApp(mods=[quality_mod(quality)])
+def gradient(arrays: ArrayRecord, context: Context) -> tuple[ArrayRecord, int]:
+    """The gradient of the mean loss on the target set, and its size."""
+    _, target = firm_data(context)
+    return ArrayRecord(loss_gradient(model_of(arrays), target)), len(target[1])
+
+
+# ledger_mod first: it answers the ledger's profiling requests before quality_mod sees them
+app = ClientApp(mods=[ledger_mod(quality, gradient), quality_mod(quality)])
 
 
 @app.train()

@@ -90,3 +90,12 @@ def evaluate(model: Net, data: tuple[torch.Tensor, torch.Tensor]) -> tuple[float
     logits = model(x)
     loss = float(nn.functional.cross_entropy(logits, y))
     return loss, float((logits.argmax(1) == y).float().mean())
+
+
+def loss_gradient(model: Net, data: tuple[torch.Tensor, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The gradient of the mean cross-entropy of ``model`` on ``data``, parameter by parameter."""
+    x, y = data
+    model.eval()
+    model.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    return {name: p.grad.detach().clone() for name, p in model.named_parameters()}

@@ -15,7 +15,9 @@ loop on the same ClientApp: IP-FL's token economy with the ledger on the server
 the mediator on the server (:mod:`learning.runtimes.flower.duopoly`).
 :mod:`learning.runtimes.flower.compose` puts that mediator around a Flower App of one's own:
 a strategy wrapper around any inner Flower strategy and a ClientApp mod that reports each
-model's quality.
+model's quality; :mod:`learning.runtimes.flower.compose_ipfl` puts IP-FL's token ledger (one
+cluster) around any inner Flower strategy, with a ClientApp mod that profiles the round's
+model.
 
 The Flower modules import ``flwr`` (``pip install -e ".[flower]"``);
 :func:`require_flower` says so in one line when it is missing.

@@ -100,6 +100,8 @@ __all__ = [
     "QUALITY_EXAMPLES",
     "DefectionFreeStrategy",
     "QualityFn",
+    "checked_quality",
+    "only_record",
     "quality_mod",
 ]
 
@@ -118,7 +120,7 @@ QualityFn = Callable[[ArrayRecord, Context], tuple[float, int]]
 _FIRMS = ("low", "high")
 
 
-def _one(records: dict[str, object], what: str) -> object | None:
+def only_record(records: dict[str, object], what: str) -> object | None:
     """The only record of a message's ``records`` of one kind, None when it has none.
 
     Raises
@@ -131,7 +133,7 @@ def _one(records: dict[str, object], what: str) -> object | None:
     return next(iter(records.values()), None)
 
 
-def _measure(quality: QualityFn, arrays: ArrayRecord, context: Context) -> tuple[float, int]:
+def checked_quality(quality: QualityFn, arrays: ArrayRecord, context: Context) -> tuple[float, int]:
     """``quality(arrays, context)``, checked: a quality in [0, 1] on at least one example."""
     q, n = quality(arrays, context)
     if not 0.0 <= float(q) <= 1.0 or int(n) < 1:
@@ -168,20 +170,20 @@ def quality_mod(quality: QualityFn) -> Mod:
     """
 
     def mod(message: Message, context: Context, call_next: ClientAppCallable) -> Message:
-        sent = _one(dict(message.content.array_records), "array record")
+        sent = only_record(dict(message.content.array_records), "array record")
         probe = any(PROBE in c for c in message.content.config_records.values())
         if probe and isinstance(sent, ArrayRecord):
-            q, n = _measure(quality, sent, context)
+            q, n = checked_quality(quality, sent, context)
             metrics = MetricRecord({QUALITY: q, QUALITY_EXAMPLES: n})
             return Message(RecordDict({"metrics": metrics}), reply_to=message)
         reply = call_next(message, context)
         if reply.has_error():
             return reply
-        model = _one(dict(reply.content.array_records), "array record") or sent
+        model = only_record(dict(reply.content.array_records), "array record") or sent
         if not isinstance(model, ArrayRecord):
             return reply
-        q, n = _measure(quality, model, context)
-        record = _one(dict(reply.content.metric_records), "metric record")
+        q, n = checked_quality(quality, model, context)
+        record = only_record(dict(reply.content.metric_records), "metric record")
         if not isinstance(record, MetricRecord):
             record = MetricRecord({})
             reply.content["metrics"] = record
@@ -200,7 +202,7 @@ def _quality_of(reply: Message) -> tuple[float, int]:
     ValueError
         The reply carries no quality: its ClientApp lacks :func:`quality_mod`.
     """
-    metrics = _one(dict(reply.content.metric_records), "metric record")
+    metrics = only_record(dict(reply.content.metric_records), "metric record")
     if not isinstance(metrics, MetricRecord) or QUALITY not in metrics:
         raise ValueError(
             f"node {source_node(reply)} replied without a {QUALITY!r} metric: its ClientApp "
@@ -424,7 +426,7 @@ class DefectionFreeStrategy(Strategy):
         )
         start = []
         for reply in got:
-            model = _one(dict(reply.content.array_records), "array record")
+            model = only_record(dict(reply.content.array_records), "array record")
             if not isinstance(model, ArrayRecord):
                 raise ValueError(f"node {source_node(reply)} replied to train without a model")
             start.append((*_quality_of(reply), source_node(reply), model))
