@@ -9,7 +9,6 @@ those of ``games.ipfl`` for the same replies, with the tokens conserved."""
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from pathlib import Path
 
@@ -32,7 +31,6 @@ from flwr.app import (  # noqa: E402
 from flwr.clientapp import ClientApp  # noqa: E402
 from flwr.serverapp import ServerApp  # noqa: E402
 from flwr.serverapp.strategy import FedAvg  # noqa: E402
-from flwr.simulation import run_simulation  # noqa: E402
 from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
 
 from games.ipfl import (  # noqa: E402
@@ -54,6 +52,7 @@ from learning.runtimes.flower.compose_ipfl import (  # noqa: E402
     TokenLedgerStrategy,
     ledger_mod,
 )
+from learning.runtimes.flower.simulation import run_apps  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "flower_app"
@@ -289,12 +288,8 @@ def test_the_example_app_under_the_mediator_on_an_in_process_grid():
 
 
 @pytest.mark.slow
-def test_the_example_app_under_the_mediator_in_flowers_simulation(monkeypatch):
-
+def test_the_example_app_under_the_mediator_in_flowers_simulation():
     server_app, client_app = _example("server_app"), _example("client_app")
-    path = os.pathsep.join([str(EXAMPLE), str(ROOT), os.environ.get("PYTHONPATH", "")])
-    monkeypatch.setenv("PYTHONPATH", path)  # the Ray workers import the App's modules
-    monkeypatch.setenv("FLWR_TELEMETRY_ENABLED", "0")
     runs = []
     app = ServerApp()
 
@@ -304,15 +299,7 @@ def test_the_example_app_under_the_mediator_in_flowers_simulation(monkeypatch):
         strategy = DefectionFreeStrategy(inner)
         runs.append((strategy, inner, server_app.run(grid, context, strategy)))
 
-    run_simulation(
-        app,
-        client_app.app,
-        num_supernodes=2,
-        backend_config={
-            "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-            "init_args": {"include_dashboard": False, "num_cpus": 2},
-        },
-    )
+    run_apps(app, client_app.app, 2, cpus=2, pythonpath=[str(EXAMPLE)])
     assert len(runs) == 1
     _check_run(*runs[0])
 
@@ -504,11 +491,8 @@ def test_the_example_app_under_the_ledger_on_an_in_process_grid():
 
 
 @pytest.mark.slow
-def test_the_example_app_under_the_ledger_in_flowers_simulation(monkeypatch):
+def test_the_example_app_under_the_ledger_in_flowers_simulation():
     server_app, client_app = _example("server_app"), _example("client_app")
-    path = os.pathsep.join([str(EXAMPLE), str(ROOT), os.environ.get("PYTHONPATH", "")])
-    monkeypatch.setenv("PYTHONPATH", path)  # the Ray workers import the App's modules
-    monkeypatch.setenv("FLWR_TELEMETRY_ENABLED", "0")
     runs = []
     app = ServerApp()
 
@@ -518,14 +502,6 @@ def test_the_example_app_under_the_ledger_in_flowers_simulation(monkeypatch):
         strategy = TokenLedgerStrategy(inner, n_clients=2)
         runs.append((strategy, inner, server_app.run(grid, context, strategy)))
 
-    run_simulation(
-        app,
-        client_app.app,
-        num_supernodes=2,
-        backend_config={
-            "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-            "init_args": {"include_dashboard": False, "num_cpus": 2},
-        },
-    )
+    run_apps(app, client_app.app, 2, cpus=2, pythonpath=[str(EXAMPLE)])
     assert len(runs) == 1
     _check_ledger(*runs[0])

@@ -65,6 +65,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from logging import INFO
+from typing import cast
 
 import numpy as np
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
@@ -350,7 +351,7 @@ class TokenLedgerStrategy(Strategy):
                     "set its min_available_nodes and min_train_nodes to 1"
                 )
         messages = self.strategy.configure_train(
-            server_round, arrays, config, _Payers(grid, payers)
+            server_round, arrays, config, cast(Grid, _Payers(grid, payers))
         )
         return [m for m in messages if int(m.metadata.dst_node_id) in payers]
 

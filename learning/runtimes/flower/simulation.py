@@ -34,7 +34,7 @@ from learning.runtimes.flower.apps import (
 from learning.runtimes.flower.partitions import write_partitions
 from learning.train import TrainConfig
 
-__all__ = ["RAY_INIT", "simulate", "simulate_directories"]
+__all__ = ["RAY_INIT", "run_apps", "simulate", "simulate_directories"]
 
 #: ``ray.init`` settings of a simulation (with ``num_cpus``): no dashboard, ClientApps' output
 #: left in Ray's session logs, Ray's own messages from warnings up
@@ -101,29 +101,39 @@ def simulate(
     return simulate_directories(runs, max(c.clients for c in configs), cpus=cpus)
 
 
-def simulate_directories(
-    runs: Sequence[tuple[str, str]], supernodes: int, *, cpus: int | None = None
-) -> list[Any]:
-    """Run the federations already written to disk in one simulation; their results in order.
+def run_apps(
+    server_app: Any,
+    client_app: Any,
+    supernodes: int,
+    *,
+    cpus: int | None = None,
+    pythonpath: Sequence[str] = (),
+) -> None:
+    """Run any ``ServerApp`` with ``supernodes`` SuperNodes of ``client_app`` in the simulation.
 
-    Each is a ``(meta_dir, node_data_dir)`` of any kind
-    :func:`learning.runtimes.flower.apps.serve_any` serves; the simulation has
-    ``supernodes`` SuperNodes.
+    The runtime of ``flwr run``'s simulation mode, in this process, on a lean Ray
+    (:data:`RAY_INIT`) with one ClientApp actor per CPU: a user's own apps (with the
+    mechanisms of :mod:`learning.runtimes.flower.compose` around their strategy) run here as
+    collabecon's do. The Ray workers import ``learning`` and the folders of ``pythonpath``
+    (where the user's App modules live), ahead of the caller's ``PYTHONPATH``.
 
     Raises
     ------
-    RuntimeError
-        The server failed (its exception is chained).
+    ValueError
+        ``supernodes`` or ``cpus`` below 1.
     """
     import ray
     from flwr.simulation.run_simulation import _run_simulation
     from flwr.supercore.telemetry import EventType
 
-    results: list[Any] = []
+    if int(supernodes) < 1:
+        raise ValueError(f"supernodes must be at least 1, got {supernodes!r}")
+    if cpus is not None and int(cpus) < 1:
+        raise ValueError(f"cpus must be at least 1, got {cpus!r}")
     root = str(Path(learning.__file__).resolve().parents[1])
-    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    parts = (*(str(p) for p in pythonpath), root, os.environ.get("PYTHONPATH", ""))
     # the workers inherit this environment from the raylet, which Ray starts here
-    with _environment({"PYTHONPATH": path, **_QUIET}):
+    with _environment({"PYTHONPATH": os.pathsep.join(p for p in parts if p), **_QUIET}):
         started = not ray.is_initialized()
         if started:
             ray.init(**RAY_INIT, num_cpus=None if cpus is None else int(cpus))
@@ -132,13 +142,31 @@ def simulate_directories(
                 num_supernodes=int(supernodes),
                 exit_event=EventType.PYTHON_API_RUN_SIMULATION_LEAVE,
                 client_app=client_app,
-                server_app=server_app_for(list(runs), results),
+                server_app=server_app,
                 backend_name="ray",
                 backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}},
             )
         finally:
             if started:
                 ray.shutdown()
+
+
+def simulate_directories(
+    runs: Sequence[tuple[str, str]], supernodes: int, *, cpus: int | None = None
+) -> list[Any]:
+    """Run the federations already written to disk in one simulation; their results in order.
+
+    Each is a ``(meta_dir, node_data_dir)`` of any kind
+    :func:`learning.runtimes.flower.apps.serve_any` serves; the simulation has
+    ``supernodes`` SuperNodes (:func:`run_apps`).
+
+    Raises
+    ------
+    RuntimeError
+        The server failed (its exception is chained).
+    """
+    results: list[Any] = []
+    run_apps(server_app_for(list(runs), results), client_app, supernodes, cpus=cpus)
     for outcome in results:
         if isinstance(outcome, Exception):
             raise RuntimeError(f"the Flower server failed: {outcome}") from outcome
