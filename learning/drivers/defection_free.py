@@ -80,6 +80,10 @@ class DuopolySetup:
     max_inner, max_halvings
         The low firm's capped raise: at most ``max_inner`` gradient steps per round, each
         halved at most ``max_halvings`` times.
+    heldout
+        Keep every example that neither firm nor the target holds as a held-out set
+        (:attr:`TorchFirms.heldout`), on which the models' qualities can be measured apart
+        from the target.
     """
 
     dataset: str = "mnist5k"
@@ -94,6 +98,7 @@ class DuopolySetup:
     metric: str = "accuracy"
     max_inner: int = 40
     max_halvings: int = 6
+    heldout: bool = False
 
     def __post_init__(self) -> None:
         """Check the choices, the positive counts and ``lr``, and the two ``init_epochs``.
@@ -195,7 +200,9 @@ class TorchFirms:
     n_classes: int
     params: dict[str, Params]
     rng: np.random.Generator
+    heldout: tuple[np.ndarray, np.ndarray] | None = None
     _previous_high: Params | None = field(default=None, repr=False)
+    _previous_low: Params | None = field(default=None, repr=False)
     _evaluations: dict[int, tuple[Params, tuple[int, ...], Evaluation]] = field(
         default_factory=dict, repr=False
     )
@@ -235,6 +242,11 @@ class TorchFirms:
             },
             rng=train_rng,
         )
+        if setup.heldout:
+            rest = np.setdiff1d(np.arange(len(data)), np.concatenate([*firm_idx, target_idx]))
+            if rest.size == 0:
+                raise ValueError("heldout needs examples that neither firm nor the target holds")
+            firms.heldout = (data.x[rest], data.y[rest])
         for name, epochs in zip(_NAMES, setup.init_epochs, strict=True):
             for _ in range(int(epochs)):
                 firms._epoch(name, joint=False, pace=None)
@@ -247,6 +259,7 @@ class TorchFirms:
             params={n: {k: v.clone() for k, v in p.items()} for n, p in self.params.items()},
             rng=np.random.default_rng(seed) if seed is not None else copy.deepcopy(self.rng),
             _previous_high=None,
+            _previous_low=None,
             _evaluations={},
         )
 
@@ -420,6 +433,7 @@ class TorchFirms:
         ``lr`` while ``q <= cap``, which ends past the cap.
         """
         rows = self._rows(self.setup.max_inner)
+        self._previous_low = self.params["low"]
         self.params["low"] = raise_to_cap(
             self.params["low"],
             cap,
@@ -434,3 +448,15 @@ class TorchFirms:
             max_halvings=self.setup.max_halvings,
             monotone=False,
         )
+
+    def undo_low(self) -> None:
+        """Return the low firm to its model before the last :meth:`raise_low`.
+
+        Raises
+        ------
+        ValueError
+            No :meth:`raise_low` came before.
+        """
+        if self._previous_low is None:
+            raise ValueError("undo_low needs a raise_low before it")
+        self.params["low"] = self._previous_low
