@@ -96,6 +96,11 @@ def per_model_miss(alpha: float, rounds: int) -> float:
 
     Two models at the start and at most two a round: the union bound over them gives the
     whole run's :math:`1 - \alpha`.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 and Proposition 3; the bound is the
+    toolkit's (``thesis.ch3.prop3.noisy``).
     """
     in_interval("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
     return alpha / (2 * positive_int("rounds", rounds) + 2)
@@ -216,6 +221,10 @@ def firm_revenues(
 
     Vectorised :func:`games.defection_free.market_path` revenues (eq. 3.4 with the roles of
     the round).
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Lemma 22, eq. (3.4).
     """
     a, b = np.broadcast_arrays(np.asarray(q_l, float), np.asarray(q_h, float))
     u_lo, u_hi = duopoly.revenues(np.minimum(a, b), np.maximum(a, b))
@@ -230,6 +239,11 @@ class NoisySimulation:
     ``true_drop[i]``: run ``i`` had a round where a revenue under the true accuracies fell;
     ``measured_drop[i]``: the same under the measured ones. ``moves_high``/``moves_low``:
     rounds where each firm kept its candidate, summed over runs.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 and Proposition 3; the bound is the
+    toolkit's (``thesis.ch3.prop3.noisy``).
     """
 
     true_drop: NDArray[np.bool_]
@@ -317,7 +331,12 @@ def simulate(
 
 
 class UndoableFirms(Firms, Protocol):
-    """:class:`~games.defection_free.Firms` that can also withdraw the low firm's last raise."""
+    """:class:`~games.defection_free.Firms` that can also withdraw the low firm's last raise.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 (the two models it updates).
+    """
 
     def undo_low(self) -> None:
         """Return the low firm to its model before the last :meth:`raise_low`."""
@@ -325,7 +344,12 @@ class UndoableFirms(Firms, Protocol):
 
 
 def hit_counts(measured: ModelQualities, n_eval: int) -> tuple[int, int]:
-    """The hit counts ``(low, high)`` behind two accuracies measured on ``n_eval`` examples."""
+    """The hit counts ``(low, high)`` behind two accuracies measured on ``n_eval`` examples.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.5: a model's quality is its accuracy on the target set.
+    """
     if measured.metric != "accuracy" or (measured.n_eval != n_eval).any():
         raise ValueError(
             f"the noisy rule needs accuracies on {n_eval} examples, got {measured.metric!r} on "
