@@ -376,10 +376,12 @@ def play_noisy(
     a held-out set) is called at the start and after every round; its results come back
     beside the :class:`~games.defection_free.Play`.
 
-    The low firm's raise compares many models on the same target set and keeps the best, so
-    the interval of the model it ends at is not a fresh measurement: the union bound of the
-    module docstring covers the high firm's candidates and the low firm's as if each were
-    measured once.
+    The guarantee of the module docstring takes every measurement as a fresh draw of
+    :math:`n` target examples. Here every model is measured on the same target set, the
+    rule's choices depend on it, and the low firm's raise compares many models on it and
+    keeps the best, so the kept model's accuracy on the target is biased upwards; the union
+    bound then covers the candidates only as if each were measured once, which an audit on
+    a held-out set (``observe``) checks.
 
     References
     ----------

@@ -101,3 +101,16 @@ def test_cli_confidence_human_report(capsys):
     assert main([a for a in ARGS if a != "--json"] + ["--confidence", "0.9"]) == 0
     text = capsys.readouterr().out
     assert "P(no true revenue falls) >= 0.9" in text and "held-out examples" in text
+
+
+@pytest.mark.slow
+def test_cli_confidence_on_mnist5k_target_500_held_out_the_rest(capsys):
+    argv = [
+        "defection-free", "--json", "--dataset", "mnist5k", "--target-per-class", "50",
+        "--rounds", "3", "--q-max", "0.99", "--confidence", "0.95", "--device", "cpu",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["noisy"]["n_eval"] == 500 and out["noisy"]["n_heldout"] == 5000 - 2000 - 500
+    assert out["audit"]["falls_measured"] == 0
+    assert out["noisy"]["per_model_miss"] == pytest.approx(0.05 / 8)
