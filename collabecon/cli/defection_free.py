@@ -16,8 +16,9 @@ row. The thesis's fixed-label numbers appear only in the run figures' CSVs, name
 
 ``--confidence C`` plays the rule on measured accuracies instead
 (:mod:`games.defection_free.noisy`): every change must clear zero by the accuracies'
-Clopper-Pearson bounds, so that with probability at least ``C`` no true revenue falls; the
-examples neither firm nor the target holds become a held-out set, and the JSON reports the
+Clopper-Pearson bounds, so that with probability at least ``C`` no true revenue falls; of the
+examples neither firm nor the target holds, a class-balanced held-out set is kept (drawn like
+the target), and the JSON reports the
 revenue audit under the target-set accuracies and under the held-out ones (``audit``) with
 the stated probability (``noisy``).
 

@@ -81,9 +81,10 @@ class DuopolySetup:
         The low firm's capped raise: at most ``max_inner`` gradient steps per round, each
         halved at most ``max_halvings`` times.
     heldout
-        Keep every example that neither firm nor the target holds as a held-out set
-        (:attr:`TorchFirms.heldout`), on which the models' qualities can be measured apart
-        from the target.
+        Keep a held-out set (:attr:`TorchFirms.heldout`), drawn like the target: of the
+        examples that neither firm nor the target holds, the same number of each class, as
+        many as the scarcest class has left. The models' qualities on it are measured apart
+        from the target, on the target's (balanced) distribution.
     """
 
     dataset: str = "mnist5k"
@@ -169,6 +170,18 @@ def check_split(setup: DuopolySetup, seed: int | np.random.Generator | None = No
     _load_and_split(setup, _streams(seed)[0])
 
 
+def _balanced_rest(data: Dataset, taken: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """Of the examples outside ``taken``, the same number of each class (the scarcest's count)."""
+    rest = np.setdiff1d(np.arange(len(data)), np.concatenate(taken))
+    pools = [rest[data.y[rest] == c] for c in range(data.n_classes)]
+    each = min(pool.size for pool in pools)
+    if each == 0:
+        raise ValueError(
+            "heldout needs examples of every class that neither firm nor the target holds"
+        )
+    return np.concatenate([rng.choice(pool, each, replace=False) for pool in pools])
+
+
 def _sq_norm(grads: Params) -> float:
     return float(sum(g.double().square().sum() for g in grads.values()))
 
@@ -243,10 +256,8 @@ class TorchFirms:
             rng=train_rng,
         )
         if setup.heldout:
-            rest = np.setdiff1d(np.arange(len(data)), np.concatenate([*firm_idx, target_idx]))
-            if rest.size == 0:
-                raise ValueError("heldout needs examples that neither firm nor the target holds")
-            firms.heldout = (data.x[rest], data.y[rest])
+            held = _balanced_rest(data, [*firm_idx, target_idx], split_rng)
+            firms.heldout = (data.x[held], data.y[held])
         for name, epochs in zip(_NAMES, setup.init_epochs, strict=True):
             for _ in range(int(epochs)):
                 firms._epoch(name, joint=False, pace=None)

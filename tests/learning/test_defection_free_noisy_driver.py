@@ -33,9 +33,14 @@ def firms():
     return TorchFirms.prepare(TINY, seed=0, device="cpu")
 
 
-def test_the_held_out_set_is_everything_the_firms_and_target_leave(firms):
+def test_the_held_out_set_is_balanced_like_the_target(firms):
     x, y = firms.heldout
-    assert len(x) == len(y) == len(load_dataset("digits")) - 2 * 60 - 50
+    counts = np.bincount(y, minlength=10)
+    assert len(x) == len(y) and counts.min() == counts.max() > 0
+    assert len(y) <= len(load_dataset("digits")) - 2 * 60 - 50
+    target = {row.tobytes() for row in firms.target[0]}
+    own = {row.tobytes() for name in ("low", "high") for row in firms.data[name][0].numpy()}
+    assert not any(row.tobytes() in target | own for row in x)  # apart from target and firms
     held = firms.qualities_on(firms.heldout, metric="accuracy")
     assert held.n_eval.tolist() == [len(y), len(y)]
 
@@ -111,6 +116,7 @@ def test_cli_confidence_on_mnist5k_target_500_held_out_the_rest(capsys):
     ]  # fmt: skip
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["noisy"]["n_eval"] == 500 and out["noisy"]["n_heldout"] == 5000 - 2000 - 500
+    assert out["noisy"]["n_eval"] == 500
+    assert out["noisy"]["n_heldout"] % 10 == 0 and out["noisy"]["n_heldout"] <= 5000 - 2000 - 500
     assert out["audit"]["falls_measured"] == 0
     assert out["noisy"]["per_model_miss"] == pytest.approx(0.05 / 8)
