@@ -1,8 +1,8 @@
 r"""Algorithm 5 on measured accuracies: no true revenue falls, with probability at least 1 - alpha.
 
 Werner (2024), ch. 3, §3.4 (p. 64) proves Proposition 3 (no firm's revenue falls) for exact
-qualities, and its Future Directions (§3.6) note that it "only consider[s] the
-non-stochastic setting". Here each quality is an accuracy measured on the :math:`n` examples
+qualities, and the Future Directions of its ch. 5 (Conclusion, part II) note that it "only
+consider[s] the non-stochastic setting". Here each quality is an accuracy measured on the :math:`n` examples
 of the common target set, and the rule acts only on what the measurements certify.
 
 **Bounds.** Every measured model gets a two-sided Clopper-Pearson interval
@@ -38,8 +38,8 @@ g(\rho)` of eq. (3.4) is concave on :math:`0 \le q_l \le q_h` (:math:`g'' < 0`),
 revenue term unchanged.
 
 :func:`simulate` plays the rule on true accuracies with binomial measurements and
-:func:`play_noisy` on firms that train (the torch driver); the statement is registered as ``thesis.ch3.prop3.noisy`` in
-:mod:`games.defection_free.noisy_propositions`.
+:func:`play_noisy` on firms that train (the torch driver); the statement is registered as
+``thesis.ch3.prop3.noisy`` in :mod:`games.defection_free.noisy_propositions`.
 """
 
 from __future__ import annotations
