@@ -29,8 +29,8 @@ _SIGMAS = 3.0
 @proposition(
     "thesis.ch3.prop3.noisy",
     source=f"{_SRC}, §3.4 (p. 64), Proposition 3 for exact qualities; ch. 5 (Conclusion), "
-    "Future Directions of part II ('we only consider the non-stochastic setting'); the rule on measured accuracies is "
-    "collabecon's (games/defection_free/noisy.py)",
+    "Future Directions of part II ('we only consider the non-stochastic setting'); the rule "
+    "on measured accuracies is collabecon's (games/defection_free/noisy.py)",
     statement="with every accuracy measured on n target examples and bounded by a "
     "Clopper-Pearson interval at level 1 - alpha/(2R+2), a change counting only when the "
     "intervals separate and the low firm's upper end capped at min(lower a + d_- M(rho), "
