@@ -10,6 +10,7 @@ from econ.qualities import ModelQualities, clopper_pearson_interval
 from games.defection_free import (
     NoisyRule,
     compare_audits,
+    play_noisy,
     revenue_exchange_rate,
     simulate,
 )
@@ -121,3 +122,55 @@ def test_compare_audits_reports_the_falls_the_measurement_hid():
     assert out["falls_unseen"] == [1] and out["rounds"] == 2
     with pytest.raises(ValueError, match="same rounds"):
         compare_audits(measured, ([0.2, 0.2], [0.5, 0.5]))
+
+
+class _ScriptedFirms:
+    """Accuracies as hit counts on n examples; the high firm's steps and the low firm's
+    raises follow a script (UndoableFirms)."""
+
+    def __init__(self, n, low, high, high_steps, low_over):
+        self.n, self.k = n, {"low": low, "high": high}
+        self.high_steps, self.low_over = list(high_steps), list(low_over)
+        self.before = dict(self.k)
+
+    def measure(self):
+        return ModelQualities(
+            names=("low", "high"),
+            quality=np.array([self.k["low"], self.k["high"]]) / self.n,
+            metric="accuracy",
+            n_eval=self.n,
+        )
+
+    def step_high(self, move):
+        self.before["high"] = self.k["high"]
+        self.k["high"] += self.high_steps.pop(0)
+
+    def undo_high(self):
+        self.k["high"] = self.before["high"]
+
+    def step_low(self, joint):
+        raise AssertionError("the noisy rule never trains the low firm uncapped")
+
+    def raise_low(self, cap, inner):
+        self.before["low"] = self.k["low"]
+        self.k["low"] = round(cap * self.n) + self.low_over.pop(0)
+
+    def undo_low(self):
+        self.k["low"] = self.before["low"]
+
+
+def test_play_noisy_keeps_only_certified_moves():
+    n = 20000
+    rule = NoisyRule(0.45, 0.42, n, 0.1, 3)
+    # round 1: a large certified rise, the low firm reaches its cap; round 2: a rise inside
+    # the noise (undone, the low firm waits); round 3: certified, but the low firm overshoots
+    firms = _ScriptedFirms(n, 4000, 10000, [2000, 100, 2000], [0, 50])
+    run, observed = play_noisy(rule, firms, observe=firms.measure)
+    k_l = np.rint(run.q_l * n).astype(int).tolist()
+    k_h = np.rint(run.q_h * n).astype(int).tolist()
+    assert k_h == [10000, 12000, 12000, 14000]
+    assert k_l[1] > k_l[0] and k_l[2] == k_l[1] and k_l[3] == k_l[2]  # overshoot undone
+    assert np.isnan(run.cap[2]) and run.cap[1] == k_l[1] / n
+    assert len(observed) == 4 and observed[-1]["high"] == 0.7
+    with pytest.raises(ValueError, match="accuracies on"):
+        play_noisy(NoisyRule(0.45, 0.42, 100, 0.1, 1), _ScriptedFirms(n, 1, 2, [1], [0]))
