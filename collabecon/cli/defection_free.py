@@ -14,6 +14,14 @@ of Lemma 22, so no revenue is negative and welfare = consumer surplus + U_l + U_
 row. The thesis's fixed-label numbers appear only in the run figures' CSVs, named
 ``*_as_plotted_in_the_thesis``.
 
+``--confidence C`` plays the rule on measured accuracies instead
+(:mod:`games.defection_free.noisy`): every change must clear zero by the accuracies'
+Clopper-Pearson bounds, so that with probability at least ``C`` no true revenue falls; of the
+examples neither firm nor the target holds, a class-balanced held-out set is kept (drawn like
+the target), and the JSON reports the
+revenue audit under the target-set accuracies and under the held-out ones (``audit``) with
+the stated probability (``noisy``).
+
 A firm's training whose minibatch loss diverges (:func:`learning.loop.divergence_limit`)
 ends the command: the result is marked failed with the reason, and the command exits with 1.
 """
@@ -40,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     the firms' data and training (``--dataset``, ``--data-dir``, ``--device``, ``--threads``, ``--split``,
     ``--size``, ``--target-per-class``, ``--lr``, ``--batch-size``, ``--init-epochs-high``,
     ``--train-alone``), and the defection-free rule (``--quality``, ``--q-max``,
-    ``--inner``, ``--cap-mode``, ``--gating``, ``--schedule``, ``--tolerance``).
+    ``--inner``, ``--cap-mode``, ``--gating``, ``--schedule``, ``--tolerance``; on measured
+    accuracies ``--confidence`` and ``--bound``).
 
     Parameters
     ----------
@@ -95,6 +104,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tolerance", type=float, default=0.0, help="measurement tolerance of a quality"
     )
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=None,
+        help="play the rule on measured accuracies: no true revenue falls with this "
+        "probability (e.g. 0.95); audits on a held-out set as well",
+    )
+    parser.add_argument(
+        "--bound",
+        choices=("clopper-pearson", "point"),
+        default="clopper-pearson",
+        help="with --confidence: how an accuracy is bounded (point: the estimate, no guarantee)",
+    )
 
 
 def _write_history(directory: Path, name: str, run: Any) -> None:
@@ -137,7 +159,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``final_individually_rational``, ``final_nash_gap``) and ``claims``, the thesis's
         claims about it (each ``{paper, id, statement, published, measured, holds, note}``).
         With ``--figures``: ``{figures, schemes, claims}``, the files written, that record per
-        scheme, and the claims. The command exits with 0, whether the claims hold or not.
+        scheme, and the claims. With ``--confidence``: the report of the rule on measured accuracies
+        with ``noisy`` (``bound``, ``alpha``, ``confidence``, ``per_model_miss``, ``n_eval``,
+        ``n_heldout``, ``stated_probability_no_revenue_falls``), ``audit`` (the revenue audit on
+        the target and on the held-out set, ``falls_measured``, ``falls_reference``,
+        ``falls_unseen``) and ``heldout_qualities``, no claims. The command exits with 0, whether the claims hold or not.
         A firm's training that diverged ends the command with ``{status: "failed", failed,
         diverged}`` (:meth:`learning.loop.DivergedError.record`) and exit code 1; so does a
         pre-training that leaves the high firm no better than the low one (``{status:
@@ -169,6 +195,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--tolerance must be a finite number >= 0, got {args.tolerance}")
     if args.q_max is not None and not 0 < args.q_max <= 1:
         raise ValueError(f"--q-max must lie in (0, 1], got {args.q_max}")
+    if args.confidence is not None and not 0 < args.confidence < 1:
+        raise ValueError(f"--confidence must lie in (0, 1), got {args.confidence}")
     from collabecon.cli._checks import data_dir_for, device_flag
 
     device_flag("--device", args.device)
@@ -195,6 +223,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         batch_size=args.batch_size,
         init_epochs=(0, args.init_epochs_high),
         metric=args.quality,
+        heldout=args.confidence is not None,
     )
     config = DefectionFreeConfig(
         cap_mode=args.cap_mode,
@@ -234,6 +263,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     f"--q-max {args.q_max} lies below the high firm's starting quality "
                     f"{q_h0:.6g}: Q bounds every reachable quality"
                 )
+        if args.confidence is not None:
+            from learning.drivers.defection_free_schemes import run_noisy
+
+            noisy = run_noisy(
+                firms,
+                args.rounds,
+                alpha=1.0 - args.confidence,
+                bound=args.bound,
+                q_max=args.q_max,
+                inner=args.inner,
+                seed=args.seed,
+                progress=progress,
+            )
+            if args.out:
+                directory = Path(args.out)
+                directory.mkdir(parents=True, exist_ok=True)
+                (directory / "defection-free-noisy.json").write_text(dump_json(noisy.to_dict()))
+            return noisy.to_dict()
         runs = run_schemes(
             firms,
             args.rounds,
@@ -289,6 +336,27 @@ def _contradictions(args: argparse.Namespace) -> None:
             f"--train-alone has no effect with --scheme {args.scheme}: it applies to the "
             "one-sided schemes"
         )
+    if args.confidence is None and args.bound != "clopper-pearson":
+        raise ValueError(f"--bound {args.bound} has no effect without --confidence")
+    if args.confidence is not None:
+        given = [
+            f"--scheme {args.scheme}" if args.scheme != "defection-free" else "",
+            "--figures" if args.figures else "",
+            f"--quality {args.quality}" if args.quality != "accuracy" else "",
+            f"--inner {args.inner}" if args.inner == "oracle" else "",
+            *(
+                f"--{n.replace('_', '-')} {getattr(args, n)}"
+                for n in ("cap_mode", "gating", "schedule")
+                if getattr(args, n) != _RULE_DEFAULTS[n]
+            ),
+            f"--tolerance {args.tolerance}" if args.tolerance else "",
+        ]
+        clash = next((g for g in given if g), None)
+        if clash:
+            raise ValueError(
+                f"{clash} has no effect with --confidence, which plays the defection-free "
+                "rule on measured accuracies (gd or while inner steps)"
+            )
     if "defection-free" not in schemes:
         for name, default in _RULE_DEFAULTS.items():
             if getattr(args, name) != default:
@@ -392,6 +460,17 @@ def render(result: dict[str, Any]) -> str:
     )
     if result.get("status") == "failed":
         return f"FAILED: {result['failed']}"
+    if "audit" in result:
+        audit, noisy = result["audit"], result["noisy"]
+        stated = noisy["stated_probability_no_revenue_falls"]
+        said = f"P(no true revenue falls) >= {stated:g}" if stated is not None else "no bound"
+        lines = (
+            f"\nmeasured accuracies on {noisy['n_eval']} target examples ({noisy['bound']}: "
+            f"{said}); rounds with a revenue fall: {audit['falls_measured']} of "
+            f"{audit['rounds']} on the target, {audit['falls_reference']} on "
+            f"{noisy['n_heldout']} held-out examples"
+        )
+        return table(_summary_rows(result), header) + lines
     if "figures" in result:
         rows = [r for res in result["schemes"].values() for r in _summary_rows(res)]
         where = str(Path(result["figures"][0]).parent) if result["figures"] else "--out"

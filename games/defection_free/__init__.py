@@ -35,7 +35,11 @@ Guards the thesis lacks: the high firm's measured quality falling (:math:`b \le 
 waits, and a driver may undo the high step), an unknown :math:`Q = \max_x q(x)` (``q_max``,
 supplied or estimated from a pooled run; Proposition 2 makes :math:`q_h^* = Q`), and noisy
 measurements (``tolerance``: a rise of :math:`q_h` within it does not count, and the audit
-allows the revenue change that a quality error of that size can cause).
+allows the revenue change that a quality error of that size can cause). The rule of
+:mod:`games.defection_free.noisy` takes the number of target examples behind each accuracy
+instead and guarantees, with a stated probability, that no true revenue falls;
+:func:`compare_audits` audits a run under the measured and under reference (held-out or
+true) qualities.
 
 The schemes are named by the firm that benefits: ``one-sided-low`` means the low firm is
 the *beneficiary* (only the high firm shares its data, Fig. 3.2a), ``one-sided-high`` that
@@ -43,7 +47,8 @@ the high firm is (only the low firm shares, Fig. 3.2b).
 
 The package's modules: ``rules`` (the schemes, their configuration, the pace and cap rules),
 ``play`` (the firms' protocol and the play loop), ``market`` (the market of a run, round by
-round), ``audit`` (Proposition 3's revenue audit), ``report`` (a run in the economics'
+round), ``audit`` (Proposition 3's revenue audit), ``noisy`` (the rule on measured accuracies),
+``report`` (a run in the economics'
 terms), ``claims`` (the chapter's claims about the schemes), ``propositions`` (the
 registered statements) and ``figures`` (the run figures); the names above are re-exported
 here.
@@ -51,9 +56,23 @@ here.
 
 from __future__ import annotations
 
-from games.defection_free.audit import RevenueAudit, revenue_audit, revenue_slack
+from games.defection_free.audit import (
+    AuditComparison,
+    RevenueAudit,
+    compare_audits,
+    revenue_audit,
+    revenue_slack,
+)
 from games.defection_free.claims import SchemeClaim, scheme_claims
 from games.defection_free.market import MarketPath, fixed_label_revenues, market_path
+from games.defection_free.noisy import (
+    BOUNDS,
+    NoisyRule,
+    NoisySimulation,
+    play_noisy,
+    revenue_exchange_rate,
+    simulate,
+)
 from games.defection_free.play import Firms, Play, play
 from games.defection_free.report import MARKET_COLUMNS, REVENUE_CONVENTION, PlayReport, report
 from games.defection_free.rules import (
@@ -77,6 +96,7 @@ from games.defection_free.rules import (
 )
 
 __all__ = [
+    "BOUNDS",
     "B_TILDE",
     "CAP_MODES",
     "GATINGS",
@@ -85,6 +105,7 @@ __all__ = [
     "REVENUE_CONVENTION",
     "SCHEDULES",
     "SCHEMES",
+    "AuditComparison",
     "CompleteCollaboration",
     "DefectionFree",
     "DefectionFreeConfig",
@@ -92,6 +113,8 @@ __all__ = [
     "HighMove",
     "LowMove",
     "MarketPath",
+    "NoisyRule",
+    "NoisySimulation",
     "OneSided",
     "Play",
     "PlayReport",
@@ -99,14 +122,18 @@ __all__ = [
     "Scheme",
     "SchemeClaim",
     "build_scheme",
+    "compare_audits",
     "estimate_q_max",
     "fixed_label_revenues",
     "market_path",
     "paced_step_size",
     "play",
+    "play_noisy",
     "raise_to_cap",
     "report",
     "revenue_audit",
+    "revenue_exchange_rate",
     "revenue_slack",
     "scheme_claims",
+    "simulate",
 ]

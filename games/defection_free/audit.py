@@ -125,3 +125,58 @@ def revenue_audit(
         min_change_high=float(dh.min()),
         falls=tuple(int(t) for t in bad),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class AuditComparison:
+    """The revenue audit of one run under two measurements of its models.
+
+    ``measured``: the qualities the rule saw (the target set); ``reference``: the same
+    models measured apart, on a larger held-out set or as the true accuracies of a
+    simulation. ``falls_unseen`` are the rounds where a revenue fell under the reference but
+    not under the measurement: the falls the measurement noise hid from the rule.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4, Proposition 3 (non-decreasing revenues), for exact qualities.
+    """
+
+    measured: RevenueAudit
+    reference: RevenueAudit
+    falls_unseen: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: both audits, the number of rounds with a fall under each, the unseen ones."""
+        return plain(
+            {
+                "measured": self.measured.to_dict(),
+                "reference": self.reference.to_dict(),
+                "rounds": int(self.measured.change_low.size),
+                "falls_measured": len(self.measured.falls),
+                "falls_reference": len(self.reference.falls),
+                "falls_unseen": self.falls_unseen,
+            }
+        )
+
+
+def compare_audits(
+    measured: tuple[ArrayLike, ArrayLike],
+    reference: tuple[ArrayLike, ArrayLike],
+    *,
+    tolerance: float = 0.0,
+) -> AuditComparison:
+    """:func:`revenue_audit` of the ``(q_l, q_h)`` paths ``measured`` and ``reference``, side by side.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4 (p. 64), Proposition 3.
+    """
+    seen = revenue_audit(*measured, tolerance=tolerance)
+    truth = revenue_audit(*reference)
+    if truth.change_low.size != seen.change_low.size:
+        raise ValueError(
+            f"the two paths must have the same rounds, got {seen.change_low.size + 1} and "
+            f"{truth.change_low.size + 1}"
+        )
+    unseen = tuple(t for t in truth.falls if t not in seen.falls)
+    return AuditComparison(seen, truth, unseen)

@@ -80,6 +80,11 @@ class DuopolySetup:
     max_inner, max_halvings
         The low firm's capped raise: at most ``max_inner`` gradient steps per round, each
         halved at most ``max_halvings`` times.
+    heldout
+        Keep a held-out set (:attr:`TorchFirms.heldout`), drawn like the target: of the
+        examples that neither firm nor the target holds, the same number of each class, as
+        many as the scarcest class has left. The models' qualities on it are measured apart
+        from the target, on the target's (balanced) distribution.
     """
 
     dataset: str = "mnist5k"
@@ -94,6 +99,7 @@ class DuopolySetup:
     metric: str = "accuracy"
     max_inner: int = 40
     max_halvings: int = 6
+    heldout: bool = False
 
     def __post_init__(self) -> None:
         """Check the choices, the positive counts and ``lr``, and the two ``init_epochs``.
@@ -164,6 +170,18 @@ def check_split(setup: DuopolySetup, seed: int | np.random.Generator | None = No
     _load_and_split(setup, _streams(seed)[0])
 
 
+def _balanced_rest(data: Dataset, taken: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """Of the examples outside ``taken``, the same number of each class (the scarcest's count)."""
+    rest = np.setdiff1d(np.arange(len(data)), np.concatenate(taken))
+    pools = [rest[data.y[rest] == c] for c in range(data.n_classes)]
+    each = min(pool.size for pool in pools)
+    if each == 0:
+        raise ValueError(
+            "heldout needs examples of every class that neither firm nor the target holds"
+        )
+    return np.concatenate([rng.choice(pool, each, replace=False) for pool in pools])
+
+
 def _sq_norm(grads: Params) -> float:
     return float(sum(g.double().square().sum() for g in grads.values()))
 
@@ -195,7 +213,9 @@ class TorchFirms:
     n_classes: int
     params: dict[str, Params]
     rng: np.random.Generator
+    heldout: tuple[np.ndarray, np.ndarray] | None = None
     _previous_high: Params | None = field(default=None, repr=False)
+    _previous_low: Params | None = field(default=None, repr=False)
     _evaluations: dict[int, tuple[Params, tuple[int, ...], Evaluation]] = field(
         default_factory=dict, repr=False
     )
@@ -235,6 +255,9 @@ class TorchFirms:
             },
             rng=train_rng,
         )
+        if setup.heldout:
+            held = _balanced_rest(data, [*firm_idx, target_idx], split_rng)
+            firms.heldout = (data.x[held], data.y[held])
         for name, epochs in zip(_NAMES, setup.init_epochs, strict=True):
             for _ in range(int(epochs)):
                 firms._epoch(name, joint=False, pace=None)
@@ -247,6 +270,7 @@ class TorchFirms:
             params={n: {k: v.clone() for k, v in p.items()} for n, p in self.params.items()},
             rng=np.random.default_rng(seed) if seed is not None else copy.deepcopy(self.rng),
             _previous_high=None,
+            _previous_low=None,
             _evaluations={},
         )
 
@@ -420,6 +444,7 @@ class TorchFirms:
         ``lr`` while ``q <= cap``, which ends past the cap.
         """
         rows = self._rows(self.setup.max_inner)
+        self._previous_low = self.params["low"]
         self.params["low"] = raise_to_cap(
             self.params["low"],
             cap,
@@ -434,3 +459,15 @@ class TorchFirms:
             max_halvings=self.setup.max_halvings,
             monotone=False,
         )
+
+    def undo_low(self) -> None:
+        """Return the low firm to its model before the last :meth:`raise_low`.
+
+        Raises
+        ------
+        ValueError
+            No :meth:`raise_low` came before.
+        """
+        if self._previous_low is None:
+            raise ValueError("undo_low needs a raise_low before it")
+        self.params["low"] = self._previous_low
