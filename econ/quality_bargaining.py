@@ -163,8 +163,10 @@ def quality_bargaining(
     revenues
         The market (module docstring); :func:`uniform_revenues` by default.
     samples, local_starts, seed
-        Seeds of the search: the box's corners (up to 2**8 of them) and ``samples`` seeded
-        uniform points are scored, and SLSQP starts from the ``local_starts`` best.
+        Seeds of the search: the box's corners (up to 2**8 of them), ``samples`` seeded
+        uniform points and four points on the way to the start scaled up into the box (the
+        ray :math:`t q^0`, where every revenue grows in a market homogeneous of degree 1, as
+        the uniform one is) are scored, and SLSQP starts from the ``local_starts`` best.
 
     Returns
     -------
@@ -206,7 +208,11 @@ def quality_bargaining(
     rng = np.random.default_rng(seed)
     corners = np.array(np.meshgrid(*[[0.0, 1.0]] * min(n, 8), indexing="ij")).reshape(min(n, 8), -1)
     corners = np.vstack([corners, np.ones((n - min(n, 8), corners.shape[1]))]).T
-    points = low + np.vstack([corners, rng.random((samples, n))]) * (high - low)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stretch = np.min(np.where(q0 > 0, high / q0, np.inf))
+    ray = np.clip(q0 * (stretch if np.isfinite(stretch) else 1.0), low, high)
+    along = low + np.linspace(0.25, 1.0, 4)[:, None] * (ray - low)
+    points = np.vstack([low + np.vstack([corners, rng.random((samples, n))]) * (high - low), along])
     gains = np.asarray(revenues(points), dtype=np.float64) - d
     positive = np.all(gains > 0, axis=1)
     score = np.where(positive, np.sum(np.log(np.where(gains > 0, gains, 1.0)), axis=1), -np.inf)

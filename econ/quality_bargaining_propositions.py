@@ -71,7 +71,7 @@ def _duopoly(*, allow_lower: bool = False) -> Verdict:
 )
 def _rational(*, least_gain: float = 0.0) -> Verdict:
     starts = [np.array([0.1, 0.2, 0.4, 0.5, 0.7, 0.8]), np.array([0.4, 0.4, 0.9])]
-    starts += _starts(3, 3, 3, 5)
+    starts += _starts(3, 2, 3, 5)
     for q0 in starts:
         deal = quality_bargaining(q0)
         gains = uniform_revenues(deal.quality) - uniform_revenues(q0)
@@ -83,7 +83,7 @@ def _rational(*, least_gain: float = 0.0) -> Verdict:
     return checked(
         "every gain is >= 0 and the reported product is the product of the gains",
         len(starts),
-        drawn="six firms whose lowest earns about 1e-6, a tied pair, and three seeded"
+        drawn="six firms whose lowest earns about 1e-6, a tied pair, and two seeded"
         " uniform starts of 3-5 firms rounded to 4 decimals, Q = 1",
     )
 
@@ -113,7 +113,7 @@ def pareto_dominated(
     kind=Kind.DERIVED,
     perturb={"scale": 0.95},
 )
-def _pareto(*, scale: float = 1.0, grid: int = 11, count: int = 1) -> Verdict:
+def _pareto(*, scale: float = 1.0, grid: int = 10, count: int = 1) -> Verdict:
     starts = [np.array([0.1, 0.3, 0.6]), *_starts(4, count - 1, 3, 3)]
     for q0 in starts:
         claimed = np.maximum(q0, scale * quality_bargaining(q0).quality)

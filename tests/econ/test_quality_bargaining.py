@@ -34,7 +34,7 @@ def test_the_market_is_a_parameter():
     assert quality_bargaining([0.2, 0.6], revenues=market).quality[0] == pytest.approx(
         quality_bargaining([0.2, 0.6]).quality[0]
     )
-    assert (68, 2) in calls and (2,) in calls  # 4 corners and 64 samples at once, then points
+    assert (72, 2) in calls and (2,) in calls  # corners, samples and the ray at once
 
 
 def test_no_gain_anywhere_returns_the_start():
