@@ -33,10 +33,27 @@ step first (on the ray the revenues scale with the qualities where the market is
 homogeneous of degree 1, as the uniform one is), and what is left goes to the firms nearest
 the top first. For two firms the joint and the single step coincide.
 
-No revenue falls in any round, nor at any point within it (every accepted point satisfies
-:math:`R \ge R(q_t)`): ``defection_free.n_firms.no_revenue_falls``. How close the rounds
-come to :math:`q^*` is ``defection_free.n_firms.reaches`` (both registered in
-:mod:`games.defection_free.n_firms_propositions`, kind ``derived``).
+No revenue falls in any round, nor at any point within it, in any market: a step of size
+0 leaves the current point, which satisfies :math:`R \ge R(q_t)` (it is :math:`q_t` or a point
+accepted before), and a step is accepted only where the condition holds, evaluated as it is
+then reported (``defection_free.n_firms.no_revenue_falls`` checks the rounds). Qualities
+never fall, and none passes its cap.
+
+For two firms this is Algorithm 5 with the default rule of :mod:`games.defection_free.rules`
+(``cap_mode="recommended"``, no gating): the low firm's largest allowed quality is
+:math:`B(\rho_{t-1}, b)\, q_{h,t}` (the high firm's revenue binds first, Proposition 3), so
+its new quality is :func:`econ.quality_caps.next_low_quality`'s
+:math:`\max(q_{l,t-1}, \min(\hat q_{l,t}, \rho^* q_{h,t}, q_l^*))` up to the bisection; with
+the high firm moving to :math:`\min(b\, q_{h,t-1}, Q)` and the low firm landing on its cap
+(the ``oracle`` inner mode of :func:`games.defection_free.play`), the two paths agree round
+by round. Where :math:`q_{l,0}` exceeds the thesis's :math:`q_l^*` the target is
+:math:`q_{l,0}` (the reachable solution) and in both rules the low firm stays.
+
+Whether the rounds reach :math:`q^*` is not proved beyond two firms (Proposition 5). With
+three or more firms the rule can come to rest short of it: once the top firm is at
+:math:`q^*_{\text{top}}` no step makes room, and a firm that had not caught up with its cap
+stays behind. ``defection_free.n_firms.reaches`` states the distance found (both registered
+in :mod:`games.defection_free.n_firms_propositions`, kind ``derived``).
 """
 
 from __future__ import annotations
