@@ -167,6 +167,9 @@ def quality_bargaining(
         uniform points and four points on the way to the start scaled up into the box (the
         ray :math:`t q^0`, where every revenue grows in a market homogeneous of degree 1, as
         the uniform one is) are scored, and SLSQP starts from the ``local_starts`` best.
+        Where none of them gains every firm something, further seeded uniform points are
+        drawn, doubling the count up to 4096 points in all (a tie at the start leaves a thin
+        rational set: its tied firms earn 0 and must end apart, below the top).
 
     Returns
     -------
@@ -180,7 +183,7 @@ def quality_bargaining(
     rationality constraints :math:`R_i(q) \ge R_i(q^0)`; the best local result is polished by a
     second SLSQP run from it, and a candidate is kept only if every gain is
     :math:`\ge 0` (a positive product with two negative factors is never taken). Where no
-    corner or sample gains every firm something, the start itself is returned with product 0.
+    point scored gains every firm something, the start itself is returned with product 0.
 
     The solution need not be unique. Firms with the same disagreement quality and the same
     box are interchangeable: swapping their qualities gives the same product, and the
@@ -215,6 +218,11 @@ def quality_bargaining(
     points = np.vstack([low + np.vstack([corners, rng.random((samples, n))]) * (high - low), along])
     gains = np.asarray(revenues(points), dtype=np.float64) - d
     positive = np.all(gains > 0, axis=1)
+    while not positive.any() and points.shape[0] < 4096:  # a thin rational set: sample more
+        more = low + rng.random((points.shape[0], n)) * (high - low)
+        points = np.vstack([points, more])
+        gains = np.vstack([gains, np.asarray(revenues(more), dtype=np.float64) - d])
+        positive = np.all(gains > 0, axis=1)
     score = np.where(positive, np.sum(np.log(np.where(gains > 0, gains, 1.0)), axis=1), -np.inf)
 
     def objective(x: NDArray[np.float64]) -> float:
