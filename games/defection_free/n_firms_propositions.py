@@ -99,12 +99,12 @@ def _no_revenue_falls(
     "defection_free.n_firms.reaches",
     source=f"{_SRC} (games.defection_free.n_firms); Proposition 5 for two firms",
     statement="at the pace b~ the n-firm rule comes to rest; for two firms at the Nash"
-    " bargaining solution (within 1e-6), for 3 to 6 firms within 0.05 of it in every"
+    " bargaining solution (within 1e-6), for 3 to 6 firms within 0.1 of it in every"
     " quality, and not always at it",
     kind=Kind.DERIVED,
     perturb={"within": 0.005},
 )
-def _reaches(*, within: float = 0.05, extra: int = 0, seed: int = 31) -> Verdict:
+def _reaches(*, within: float = 0.1, extra: int = 0, seed: int = 31) -> Verdict:
     starts = [
         np.array([0.2, 0.6]),
         np.array([0.0756, 0.1457, 0.339, 0.4038, 0.4053]),

@@ -47,4 +47,4 @@ def test_no_revenue_falls_on_10000_starts():
 
 @pytest.mark.slow
 def test_rests_near_the_bargain_on_more_starts():
-    assert _reaches(extra=200).holds
+    assert _reaches(extra=400).holds
