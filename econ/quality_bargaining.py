@@ -14,6 +14,15 @@ degrade (§3.3, assumption 4), as :func:`econ.bargaining.duopoly_nash_solution` 
 ``allow_lower=False``. The rationality constraints matter: the product is also positive
 where an even number of factors is negative (``thesis.ch3.nash.unconstrained``).
 
+For two firms in the uniform market this is the program of
+:func:`econ.bargaining.duopoly_nash_solution` with ``allow_lower=False``, whose feasible set
+also keeps the roles, :math:`q_l \le q_h`: the box holds the points where the low firm
+overtakes, but none is better. Swapping the qualities back at such a point (the high
+firm takes the larger one) keeps both in the box (each at least :math:`q_{h,0}`), and with
+:math:`U_{h,0} \ge U_{l,0}` and the top revenue :math:`U_h \ge U_l`, the product rises by
+:math:`(U_{h,0} - U_{l,0})(U_h - U_l) \ge 0`; a rational point stays rational (the
+registry checks the agreement, ``market.bargaining.duopoly``).
+
 The market is a parameter: a callable ``revenues(q)`` mapping the qualities ``(n,)`` to the
 revenues ``(n,)`` (and ``(m, n)`` to ``(m, n)``); by default :func:`uniform_revenues`, the
 Bertrand market of :mod:`econ.oligopoly` with types uniform on [0, 1]. The statements about
