@@ -11,8 +11,8 @@ Public modules (each names its own public API in ``__all__``):
 - ``population``: that market under consumer types other than :math:`U[0, 1]`;
 - ``market``: the market that a set of trained models' qualities creates, round by round;
 - ``bargaining``: the Nash bargaining solution of the duopoly (ch. 3, §3.4);
-- ``nash_bargaining``: the Nash bargaining solution of any two players over a box of parameters,
-  and of n firms over their qualities;
+- ``nash_bargaining``: the Nash bargaining solution of any two players over a box of parameters;
+- ``quality_bargaining``: the Nash bargaining over the qualities of n firms, in any market;
 - ``quality_caps``: the low firm's improvement caps of Algorithm 5 (ch. 3, §3.4, p. 64);
 - ``privacy``: privacy-accuracy utilities, existence and optimal protocols (Tsoy et al. 2024);
 - ``qualities``: :class:`ModelQualities`, the seam through which trained models reach markets;
@@ -45,6 +45,7 @@ MODULES = (
     "privacy",
     "propositions",
     "qualities",
+    "quality_bargaining",
     "validation",
 )
 

@@ -98,6 +98,7 @@ __all__ = [
     "parse_population",
     "population_demands",
     "population_equilibrium",
+    "population_revenues",
 ]
 
 Curve = Callable[[NDArray[np.float64]], NDArray[np.float64]]
@@ -1012,3 +1013,37 @@ def population_equilibrium(
         method,
         certificate,
     )
+
+
+def population_revenues(
+    qualities: ArrayLike, population: Population | str = "uniform"
+) -> NDArray[np.float64]:
+    """Each firm's equilibrium revenue under ``population``, row by row: a market of qualities.
+
+    ``(n,)`` qualities give ``(n,)`` revenues and ``(m, n)`` give ``(m, n)``, each row one
+    market: the closed form of :mod:`econ.oligopoly` for the uniform population, otherwise
+    :func:`population_equilibrium` with a coarse certificate (17 prices per firm, no
+    refinement), so that the market can be evaluated many times, as the n-firm bargain
+    :func:`econ.quality_bargaining.quality_bargaining` does with
+    ``revenues=functools.partial(population_revenues, population=...)``.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Definitions 2-3 and Lemma 22 (two firms, uniform types).
+
+    Examples
+    --------
+    >>> population_revenues([0.3, 0.8], "beta:2,5").round(5).tolist()
+    [0.0071, 0.08235]
+    """
+    pop = parse_population(population) if isinstance(population, str) else population
+    q = np.asarray(qualities, dtype=np.float64)
+
+    def one(row: NDArray[np.float64]) -> NDArray[np.float64]:
+        if pop.closed_form:
+            return oligopoly_equilibrium(row).revenue
+        return population_equilibrium(row, pop, grid=17, refine=False).revenue
+
+    if q.ndim <= 1:
+        return one(q.reshape(-1))
+    return np.array([one(row) for row in q.reshape(-1, q.shape[-1])]).reshape(q.shape)

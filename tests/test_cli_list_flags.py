@@ -24,6 +24,7 @@ LIST_FLAGS = [
         "low,",
     ),
     (["pricing", "repeated"], "--bias", ["0", "0.1"], [0.0, 0.1], "0 0.1", ",0.1"),
+    (["bargain"], "--firms", ["0.2", "0.6"], [0.2, 0.6], "0.2 0.6", "0.2,"),
     (["cobo"], "--methods", ["cobo", "local"], ["cobo", "local"], "cobo local", "cobo,,local"),
 ]
 

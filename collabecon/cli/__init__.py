@@ -102,7 +102,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "price-discrimination game: equilibrium, repeated play, figures",
     ),
     "duopoly": ("collabecon.cli.duopoly", "Bertrand duopoly equilibrium for two model qualities"),
-    "bargain": ("collabecon.cli.bargain", "Nash bargaining solution of the duopoly"),
+    "bargain": (
+        "collabecon.cli.bargain",
+        "Nash bargaining solution of the duopoly, or of n firms (--firms)",
+    ),
     "reproduce": (
         "collabecon.cli.reproduce",
         "run every reproduction and write one report of the papers' claims, held or not",

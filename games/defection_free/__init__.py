@@ -51,7 +51,9 @@ round), ``audit`` (Proposition 3's revenue audit), ``noisy`` (the rule on measur
 ``report`` (a run in the economics'
 terms), ``claims`` (the chapter's claims about the schemes), ``propositions`` (the
 registered statements) and ``figures`` (the run figures); the names above are re-exported
-here.
+here. ``n_firms`` extends the rule to n firms in quality space, towards the n-firm Nash
+bargaining solution of :mod:`econ.quality_bargaining` (its statements in
+``n_firms_propositions``).
 """
 
 from __future__ import annotations
