@@ -86,8 +86,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import integrate, optimize, special, stats
 
-from econ.oligopoly import buyer_interval, ladder, ladder_firms, oligopoly_equilibrium
-from econ.outputs import frame, plain
+from econ.oligopoly import (
+    OligopolyEquilibrium,
+    buyer_interval,
+    ladder,
+    ladder_firms,
+    oligopoly_equilibrium,
+)
+from econ.outputs import plain
 from econ.validation import non_negative, positive, positive_int, unit_interval
 
 __all__ = [
@@ -762,11 +768,13 @@ def _exact_best(
 
 
 @dataclass(frozen=True, slots=True)
-class PopulationEquilibrium:
+class PopulationEquilibrium(OligopolyEquilibrium):
     """Prices, demands and revenues of each firm under a population, with their certificate.
 
-    ``method`` says how the prices were found (the closed form, the first-order conditions,
-    or a best-response iteration); ``certificate`` whether they are mutual best responses.
+    The fields of :class:`econ.oligopoly.OligopolyEquilibrium`, and ``population`` (its
+    label), ``method`` (how the prices were found: the closed form, the first-order
+    conditions, or a best-response iteration) and ``certificate`` (whether they are mutual
+    best responses).
 
     References
     ----------
@@ -774,50 +782,18 @@ class PopulationEquilibrium:
     """
 
     population: str
-    quality: NDArray[np.float64]
-    price: NDArray[np.float64]
-    demand: NDArray[np.float64]
-    revenue: NDArray[np.float64]
-    priced_out: NDArray[np.bool_]
-    consumer_surplus: float
     method: str
     certificate: BestResponseCertificate
 
-    @property
-    def welfare(self) -> float:
-        """Consumer surplus plus revenues (no costs)."""
-        return self.consumer_surplus + float(self.revenue.sum())
-
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: one list entry per firm, the market's totals, the certificate."""
+        """JSON-ready: the population, one list entry per firm, the totals, the certificate."""
         return plain(
             {
                 "population": self.population,
-                "quality": self.quality,
-                "price": self.price,
-                "demand": self.demand,
-                "revenue": self.revenue,
-                "priced_out": self.priced_out,
-                "consumer_surplus": self.consumer_surplus,
-                "welfare": self.welfare,
+                **OligopolyEquilibrium.to_dict(self),
                 "method": self.method,
                 "certificate": self.certificate.to_dict(),
             }
-        )
-
-    def to_frame(self) -> Any:
-        """A pandas DataFrame, one row per firm in the order given (needs pandas)."""
-        return frame(
-            {
-                "quality": self.quality,
-                "price": self.price,
-                "demand": self.demand,
-                "revenue": self.revenue,
-                "priced_out": self.priced_out,
-                "best_price": self.certificate.best_price,
-                "gain": self.certificate.gain,
-            },
-            "PopulationEquilibrium",
         )
 
 
@@ -956,13 +932,13 @@ def population_equilibrium(
             q, exact.price, pop, tolerance=tolerance, grid=grid, refine=refine
         )
         return PopulationEquilibrium(
-            pop.label,
             q,
             exact.price,
             exact.demand,
             exact.revenue,
             exact.priced_out,
             exact.consumer_surplus,
+            pop.label,
             method,
             certificate,
         )
@@ -1003,13 +979,13 @@ def population_equilibrium(
         d, s = _firm_market(q, price, i, price[i : i + 1], pop)
         demand[i], surplus[i] = d[0], 0.0 if s is None else s[0]
     return PopulationEquilibrium(
-        pop.label,
         q,
         price,
         demand,
         price * demand,
         (q == 0) | (q < base) | ((demand == 0) & (certificate.best_revenue == 0)),
         float(surplus.sum()),
+        pop.label,
         method,
         certificate,
     )
