@@ -441,7 +441,7 @@ class _Stop(Exception):
     """Raised by a stand-in once it has seen what the command passed it."""
 
 
-def test_train_draws_its_bar_unless_json_or_no_progress(monkeypatch):
+def test_train_draws_its_bar_unless_json_no_progress_or_quiet(monkeypatch):
     import learning.train
 
     seen = []
@@ -452,10 +452,10 @@ def test_train_draws_its_bar_unless_json_or_no_progress(monkeypatch):
 
     monkeypatch.setattr(learning.train, "train", train)
     argv = ["train", "--dataset", "digits", "--model", "mlp", "--clients", "2", "--rounds", "1"]
-    for extra in ([], ["--json"], ["--no-progress"], ["--json", "--no-progress"]):
+    for extra in ([], ["--json"], ["--no-progress"], ["--json", "--no-progress"], ["--quiet"]):
         with pytest.raises(_Stop):
             main([*argv, *extra])
-    assert seen == [True, False, False, False]
+    assert seen == [True, False, False, False, False]
 
 
 @pytest.mark.parametrize(

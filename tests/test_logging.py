@@ -18,7 +18,7 @@ import pytest
 from collabecon.cli import main
 from econ._log import NAMESPACE, get_logger
 from tests.learning._tiny_problem import initial_models, tiny_context
-from tests.test_cli_progress import _Stop, _ToyFirms
+from tests.test_cli_progress import _ToyFirms
 
 ARGV = ["defection-free", "--rounds", "2"]
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
@@ -124,23 +124,6 @@ def test_library_records_reach_caplog_and_one_call_silences_them(caplog, capsys)
     logging.getLogger("collabecon").setLevel(logging.WARNING)
     _rounds(2)
     assert [r for r in caplog.records if r.name.startswith(NAMESPACE)] == []
-
-
-def test_quiet_turns_the_training_bar_off(monkeypatch):
-    import learning.train
-
-    seen = []
-
-    def train(config, **options):
-        seen.append(options["progress"])
-        raise _Stop
-
-    monkeypatch.setattr(learning.train, "train", train)
-    argv = ["train", "--dataset", "digits", "--model", "mlp", "--clients", "2", "--rounds", "1"]
-    for extra in ([], ["--quiet"]):
-        with pytest.raises(_Stop):
-            main([*argv, *extra])
-    assert seen == [True, False]
 
 
 def test_a_failed_sweep_run_is_a_warning_in_the_log(caplog):

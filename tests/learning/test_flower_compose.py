@@ -287,21 +287,27 @@ def test_the_example_app_under_the_mediator_on_an_in_process_grid():
     assert last["low"] is strategy.models["low"] and last["high"] is strategy.models["high"]
 
 
-@pytest.mark.slow
-def test_the_example_app_under_the_mediator_in_flowers_simulation():
+def _in_flowers_simulation(inner_strategy, wrap):
+    """The example App's server with ``wrap(inner_strategy())`` and two of its SuperNodes in
+    Flower's simulation (:func:`run_apps`): the strategy, the inner one and the result."""
     server_app, client_app = _example("server_app"), _example("client_app")
     runs = []
     app = ServerApp()
 
     @app.main()
     def main(grid, context):
-        inner = _counting_fedavg()
-        strategy = DefectionFreeStrategy(inner)
+        inner = inner_strategy()
+        strategy = wrap(inner)
         runs.append((strategy, inner, server_app.run(grid, context, strategy)))
 
     run_apps(app, client_app.app, 2, cpus=2, pythonpath=[str(EXAMPLE)])
     assert len(runs) == 1
-    _check_run(*runs[0])
+    return runs[0]
+
+
+@pytest.mark.slow
+def test_the_example_app_under_the_mediator_in_flowers_simulation():
+    _check_run(*_in_flowers_simulation(_counting_fedavg, DefectionFreeStrategy))
 
 
 # --------------------------------------------------------------------------- IP-FL's ledger
@@ -492,16 +498,7 @@ def test_the_example_app_under_the_ledger_on_an_in_process_grid():
 
 @pytest.mark.slow
 def test_the_example_app_under_the_ledger_in_flowers_simulation():
-    server_app, client_app = _example("server_app"), _example("client_app")
-    runs = []
-    app = ServerApp()
-
-    @app.main()
-    def main(grid, context):
-        inner = _one_payer_fedavg()
-        strategy = TokenLedgerStrategy(inner, n_clients=2)
-        runs.append((strategy, inner, server_app.run(grid, context, strategy)))
-
-    run_apps(app, client_app.app, 2, cpus=2, pythonpath=[str(EXAMPLE)])
-    assert len(runs) == 1
-    _check_ledger(*runs[0])
+    ledger = _in_flowers_simulation(
+        _one_payer_fedavg, lambda inner: TokenLedgerStrategy(inner, n_clients=2)
+    )
+    _check_ledger(*ledger)
