@@ -33,6 +33,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from collabecon.cli import _defection_free_n
 from collabecon.cli._checks import threads_argument
 from collabecon.cli._output import dump_json, table
 
@@ -117,6 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="clopper-pearson",
         help="with --confidence: how an accuracy is bounded (point: the estimate, no guarantee)",
     )
+    _defection_free_n.add_arguments(parser)
 
 
 def _write_history(directory: Path, name: str, run: Any) -> None:
@@ -203,12 +205,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     writable_dir("--out", args.out)
     if args.figures and not args.out:
         raise ValueError("--figures needs --out DIR")
-    _contradictions(args)
+    _defection_free_n.contradictions(args)
+    if args.firms is None:
+        _contradictions(args)
     from econ.validation import choice
     from learning.data import DATASETS
 
     choice("dataset", args.dataset, tuple(DATASETS))  # before the progress starts
     data_dir_for(args.dataset, args.data_dir)
+    from collabecon.cli._progress import Progress
+    from learning.loop import DivergedError
+
+    if args.firms is not None:
+        steps = 3 if args.scheme == "defection-free" or args.q_max is None else 2
+        try:
+            return _defection_free_n.run(args, Progress.of(args, "defection-free", steps))
+        except DivergedError as exc:
+            return exc.record()
     from games.defection_free import DefectionFreeConfig
     from learning.drivers.defection_free import DuopolySetup, TorchFirms, check_split
     from learning.drivers.defection_free_schemes import run_schemes
@@ -231,9 +244,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         schedule=args.schedule,
         tolerance=args.tolerance,
     )
-    from collabecon.cli._progress import Progress
-    from learning.loop import DivergedError
-
     schemes = _SCHEMES if args.figures else (args.scheme,)
     plays = set(schemes) | (set() if args.q_max is not None else {"complete"})
     check_duopoly_length(setup, args.rounds, len(plays), flags=_FLAGS)
@@ -460,6 +470,8 @@ def render(result: dict[str, Any]) -> str:
     )
     if result.get("status") == "failed":
         return f"FAILED: {result['failed']}"
+    if "bargain" in result:
+        return _defection_free_n.render(result)
     if "audit" in result:
         audit, noisy = result["audit"], result["noisy"]
         stated = noisy["stated_probability_no_revenue_falls"]
