@@ -36,7 +36,7 @@ _TWO_FIRM_ONLY = {
 }
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_n_firm_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare ``--firms`` and the flags that only it reads."""
     parser.add_argument(
         "--firms",
@@ -70,7 +70,7 @@ def _values(args: argparse.Namespace) -> dict[str, Any]:
     return {n: N_DEFAULTS[n] if getattr(args, n) is None else getattr(args, n) for n in N_DEFAULTS}
 
 
-def contradictions(args: argparse.Namespace) -> None:
+def n_firm_contradictions(args: argparse.Namespace) -> None:
     """Refuse the ``--firms`` flags without it, and the two-firm flags with it."""
     if args.firms is None:
         given = next((n for n in N_DEFAULTS if getattr(args, n) is not None), None)
@@ -98,7 +98,7 @@ def contradictions(args: argparse.Namespace) -> None:
         raise ValueError(f"--pace must be a finite number > 1, got {values['pace']}")
 
 
-def run(args: argparse.Namespace, progress: Any) -> dict[str, Any]:
+def run_n_firm_command(args: argparse.Namespace, progress: Any) -> dict[str, Any]:
     """Prepare the firms, play the scheme, write ``--out``; the scheme's JSON-ready record.
 
     Returns
@@ -168,7 +168,7 @@ def write_revenue_figure(result: dict[str, Any], directory: Path) -> str:
     return str(path)
 
 
-def render(result: dict[str, Any]) -> str:
+def render_n_firms(result: dict[str, Any]) -> str:
     """One row per firm: start and final quality, final revenue, target, drops, refusals."""
     first, last = result["rounds"][0], result["rounds"][-1]
     audit, deal = result["audit"], result["bargain"]

@@ -33,8 +33,13 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from collabecon.cli import _defection_free_n
 from collabecon.cli._checks import threads_argument
+from collabecon.cli._defection_free_n import (
+    add_n_firm_arguments,
+    n_firm_contradictions,
+    render_n_firms,
+    run_n_firm_command,
+)
 from collabecon.cli._output import dump_json, table
 
 _SCHEMES = ("defection-free", "complete", "one-sided-low", "one-sided-high")
@@ -118,7 +123,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="clopper-pearson",
         help="with --confidence: how an accuracy is bounded (point: the estimate, no guarantee)",
     )
-    _defection_free_n.add_arguments(parser)
+    add_n_firm_arguments(parser)
 
 
 def _write_history(directory: Path, name: str, run: Any) -> None:
@@ -205,7 +210,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     writable_dir("--out", args.out)
     if args.figures and not args.out:
         raise ValueError("--figures needs --out DIR")
-    _defection_free_n.contradictions(args)
+    n_firm_contradictions(args)
     if args.firms is None:
         _contradictions(args)
     from econ.validation import choice
@@ -219,7 +224,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.firms is not None:
         steps = 3 if args.scheme == "defection-free" or args.q_max is None else 2
         try:
-            return _defection_free_n.run(args, Progress.of(args, "defection-free", steps))
+            return run_n_firm_command(args, Progress.of(args, "defection-free", steps))
         except DivergedError as exc:
             return exc.record()
     from games.defection_free import DefectionFreeConfig
@@ -471,7 +476,7 @@ def render(result: dict[str, Any]) -> str:
     if result.get("status") == "failed":
         return f"FAILED: {result['failed']}"
     if "bargain" in result:
-        return _defection_free_n.render(result)
+        return render_n_firms(result)
     if "audit" in result:
         audit, noisy = result["audit"], result["noisy"]
         stated = noisy["stated_probability_no_revenue_falls"]
