@@ -126,6 +126,16 @@ def run_n_firm_command(args: argparse.Namespace, progress: Any) -> dict[str, Any
         metric=args.quality,
         **values,
     )
+    from learning.loop import check_run_length
+
+    # a round steps every model on the joint minibatches of all firms, about n * size examples
+    plays = 2 if args.scheme == "defection-free" or args.q_max is None else 1
+    check_run_length(
+        {"--rounds": args.rounds, "--firms squared": args.firms**2, "--size": args.size}, plays
+    )
+    check_run_length(
+        {"--init-epochs": values["init_epochs"], "--firms": args.firms, "--size": args.size}
+    )
     load_and_split(setup, args.seed)
     progress(f"preparing {args.firms} firms: at most {args.size} examples of {args.dataset} each")
     firms = TorchNFirms.prepare(setup, seed=args.seed, device=args.device)

@@ -22,6 +22,12 @@ the target), and the JSON reports the
 revenue audit under the target-set accuracies and under the held-out ones (``audit``) with
 the stated probability (``noisy``).
 
+``--firms N`` (N >= 2) plays n firms with Dirichlet label-skewed shares instead
+(:mod:`collabecon.cli._defection_free_n`, :mod:`learning.drivers.defection_free_n`): the
+schemes ``defection-free`` (the n-firm rule of :mod:`games.defection_free.n_firms` on the
+measured qualities) and ``complete``; the two-firm flags are refused with it, and its own
+flags (``--alpha``, ``--model``, ``--init-epochs``, ``--pace``) without it.
+
 A firm's training whose minibatch loss diverges (:func:`learning.loop.divergence_limit`)
 ends the command: the result is marked failed with the reason, and the command exits with 1.
 """
@@ -175,6 +181,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         diverged}`` (:meth:`learning.loop.DivergedError.record`) and exit code 1; so does a
         pre-training that leaves the high firm no better than the low one (``{status:
         "failed", failed, start}``: the game needs :math:`q_l^0 < q_h^0`).
+        With ``--firms``: :meth:`learning.drivers.defection_free_n.NFirmRun.to_dict` (``scheme``,
+        ``firms``, ``rounds`` with every firm's quality and revenue, ``audit`` with the drops
+        and refusals per firm, ``bargain`` with the distance to the n-firm Nash bargain and
+        its tolerance), and ``written`` with ``--out``.
 
     Raises
     ------
@@ -185,7 +195,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         (``--scheme`` with ``--figures``, ``--train-alone`` without a one-sided scheme, the
         defection-free rule's options without it, ``--data-dir`` with an embedded dataset),
         ``--batch-size`` above ``--size``, or training longer than
-        :func:`check_duopoly_length` admits; the command exits with code 2.
+        :func:`check_duopoly_length` admits; with ``--firms``: fewer than two firms, a
+        two-firm flag or a scheme other than ``defection-free`` and ``complete``, ``--alpha``
+        not positive, ``--init-epochs`` below 0, ``--pace`` not above 1, ``--q-max`` below the
+        best starting quality, or a split the data cannot give; its own flags without
+        ``--firms``. The command exits with code 2.
 
     References
     ----------

@@ -111,6 +111,8 @@ def test_complete_collaboration_keeps_every_step(capsys):
         (["--firms", "3", "--figures", "--out", "x"], "--figures has no effect with --firms"),
         (["--firms", "3", "--confidence", "0.9"], "--confidence has no effect with --firms"),
         (["--firms", "3", "--pace", "1"], "--pace must be a finite number > 1"),
+        (["--firms", "300", "--rounds", "100000"], "example gradients"),
+        ([*TINY[1:-3], "--q-max", "0.01"], "--q-max must be at least the best starting quality"),
     ],
 )
 def test_contradictions_are_refused(capsys, argv, says):
