@@ -302,6 +302,9 @@ class NFirmRun:
         proposal, 0 its previous model).
     q_max, target
         :math:`Q` and the bargain :math:`q^*` over :math:`[q^0_i, Q]`.
+    firms
+        The firms after the last round (their final models in ``firms.params``); their
+        :meth:`TorchNFirms.measure` gives the last row of ``qualities``.
 
     References
     ----------
@@ -316,6 +319,7 @@ class NFirmRun:
     kept: np.ndarray
     q_max: float
     target: np.ndarray
+    firms: TorchNFirms = field(repr=False)
 
     @property
     def drops(self) -> np.ndarray:
@@ -422,7 +426,11 @@ def _play(
 
 
 def _run(
-    scheme: str, path: tuple[np.ndarray, np.ndarray], q_max: float, target: np.ndarray
+    scheme: str,
+    path: tuple[np.ndarray, np.ndarray],
+    q_max: float,
+    target: np.ndarray,
+    firms: TorchNFirms,
 ) -> NFirmRun:
     qualities, kept = path
     markets = [market_round(row) for row in qualities]
@@ -435,6 +443,7 @@ def _run(
         kept=kept,
         q_max=q_max,
         target=target,
+        firms=firms,
     )
 
 
@@ -482,9 +491,11 @@ def run_n_firms(
                 f"q_max must be at least the best starting quality {start.max():.6g}, got {q_max}"
             )
     paths: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    ends: dict[str, TorchNFirms] = {}
     if q_max is None or "complete" in schemes:
         progress(f"complete ({rounds} rounds)")
-        paths["complete"] = _play(firms.fork(streams["complete"]), rounds, None)
+        ends["complete"] = firms.fork(streams["complete"])
+        paths["complete"] = _play(ends["complete"], rounds, None)
     if q_max is None:
         pooled = [
             ModelQualities.from_mapping({"best": float(r.max())}) for r in paths["complete"][0]
@@ -493,6 +504,6 @@ def run_n_firms(
     target = quality_bargaining(start, q_max=q_max, revenues=uniform_revenues).quality
     if "defection-free" in schemes:
         progress(f"defection-free ({rounds} rounds)")
-        fork = firms.fork(streams["defection-free"])
-        paths["defection-free"] = _play(fork, rounds, target)
-    return {s: _run(s, paths[s], float(q_max), target) for s in schemes}
+        ends["defection-free"] = firms.fork(streams["defection-free"])
+        paths["defection-free"] = _play(ends["defection-free"], rounds, target)
+    return {s: _run(s, paths[s], float(q_max), target, ends[s]) for s in schemes}

@@ -11,7 +11,12 @@ import pytest
 from collabecon.cli import main
 from econ.market import market_round
 from econ.quality_bargaining import quality_bargaining
-from learning.drivers.defection_free_n import BARGAIN_TOLERANCE
+from learning.drivers.defection_free_n import (
+    BARGAIN_TOLERANCE,
+    NFirmSetup,
+    TorchNFirms,
+    run_n_firms,
+)
 
 TINY = [
     "defection-free",
@@ -138,3 +143,24 @@ def test_four_firms_on_mnist5k_lose_no_revenue_and_reach_the_bargain(capsys, see
     )
     assert result["audit"]["drops"] == [0, 0, 0, 0]
     assert result["bargain"]["distance"] <= BARGAIN_TOLERANCE
+
+
+def test_the_recorded_qualities_are_the_kept_models_measured_afresh():
+    setup = NFirmSetup(
+        firms=3,
+        dataset="digits",
+        size=100,
+        target_per_class=20,
+        model="mlp",
+        lr=0.1,
+        init_epochs=5,
+    )
+    firms = TorchNFirms.prepare(setup, seed=0, device="cpu")
+    runs = run_n_firms(firms, 2, seed=3)
+    for run in runs.values():
+        assert run.firms.measure().tolist() == run.qualities[-1].tolist()
+        assert run.qualities[0].tolist() == firms.measure().tolist()
+    assert np.all(runs["complete"].kept == 1)
+    assert runs["complete"].q_max == pytest.approx(
+        max(runs["complete"].qualities.max(), firms.measure().max())
+    )
