@@ -12,11 +12,11 @@ Two schemes, round by round:
 * ``complete``: every firm takes its step on the joint objective
   :math:`\frac1n \sum_j f(x; j)` (eq. 3.1 for :math:`n` firms; each minibatch holds
   ``batch_size`` examples of every firm, the same minibatches for all models);
-* ``defection-free``: every firm proposes the same step, and the n-firm rule of
-  :mod:`games.defection_free.n_firms` decides what is kept. From the measured qualities
-  :math:`q_t` the rule's next qualities :math:`c = ` :func:`games.defection_free.n_firms.n_firm_step`
-  (towards the bargain :math:`q^*` of :func:`econ.quality_bargaining.quality_bargaining` over
-  :math:`[q^0_i, Q]`) are each firm's cap. Each firm's candidates are its proposal and the
+* ``defection-free``: every firm proposes its model :math:`x'` after that step from its
+  model :math:`x_t`, and the n-firm rule of :mod:`games.defection_free.n_firms` decides what
+  is kept. The rule's next qualities :math:`c` from the measured qualities :math:`q_t`
+  (:func:`games.defection_free.n_firms.n_firm_step`, towards the bargain :math:`q^*` of
+  :func:`econ.quality_bargaining.quality_bargaining` over :math:`[q^0_i, Q]`) are the caps. Each firm's candidates are its proposal and the
   interpolations :math:`x_t + w (x' - x_t)`, :math:`w = 1/2, 1/4, \dots`, all measured on the
   target in one evaluation; from the top firm down, a firm keeps the candidate with the largest
   :math:`w` whose measured quality lies in :math:`[q_{t,i}, c_i]` and at which, with the
@@ -26,7 +26,13 @@ Two schemes, round by round:
   round (Proposition 3, for n firms, on the measured qualities).
 
 :math:`Q` is the best quality the complete run reached (:func:`games.defection_free.estimate_q_max`)
-unless given.
+unless given. The top firm's pace is 2 by default, not the :math:`\tilde b \approx 1.03` of
+the proof of Proposition 5: the pace bounds the top firm's growth in a round and plays no
+part in the guarantee that no revenue falls, and a real step is bounded by its training.
+
+References
+----------
+Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 and Proposition 3; §3.5, the experiment.
 """
 
 from __future__ import annotations
@@ -97,6 +103,10 @@ class NFirmSetup:
         :math:`b > 1`, the top firm's largest growth factor per round in the rule.
     halvings
         The interpolations tried below a proposal: :math:`w = 2^{-1}, \dots, 2^{-h}`.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.5 (two firms, LeNet-5, label-skewed MNIST), for n firms.
     """
 
     firms: int = 3
