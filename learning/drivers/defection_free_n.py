@@ -67,6 +67,7 @@ __all__ = [
     "NFirmRun",
     "NFirmSetup",
     "TorchNFirms",
+    "load_and_split",
     "run_n_firms",
 ]
 
