@@ -22,6 +22,12 @@ the target), and the JSON reports the
 revenue audit under the target-set accuracies and under the held-out ones (``audit``) with
 the stated probability (``noisy``).
 
+``--firms N`` (N >= 2) plays n firms with Dirichlet label-skewed shares instead
+(:mod:`collabecon.cli._defection_free_n`, :mod:`learning.drivers.defection_free_n`): the
+schemes ``defection-free`` (the n-firm rule of :mod:`games.defection_free.n_firms` on the
+measured qualities) and ``complete``; the two-firm flags are refused with it, and its own
+flags (``--alpha``, ``--model``, ``--init-epochs``, ``--pace``) without it.
+
 A firm's training whose minibatch loss diverges (:func:`learning.loop.divergence_limit`)
 ends the command: the result is marked failed with the reason, and the command exits with 1.
 """
@@ -34,6 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from collabecon.cli._checks import threads_argument
+from collabecon.cli._defection_free_n import (
+    add_n_firm_arguments,
+    n_firm_contradictions,
+    render_n_firms,
+    run_n_firm_command,
+)
 from collabecon.cli._output import dump_json, table
 
 _SCHEMES = ("defection-free", "complete", "one-sided-low", "one-sided-high")
@@ -117,6 +129,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="clopper-pearson",
         help="with --confidence: how an accuracy is bounded (point: the estimate, no guarantee)",
     )
+    add_n_firm_arguments(parser)
 
 
 def _write_history(directory: Path, name: str, run: Any) -> None:
@@ -168,6 +181,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         diverged}`` (:meth:`learning.loop.DivergedError.record`) and exit code 1; so does a
         pre-training that leaves the high firm no better than the low one (``{status:
         "failed", failed, start}``: the game needs :math:`q_l^0 < q_h^0`).
+        With ``--firms``: :meth:`learning.drivers.defection_free_n.NFirmRun.to_dict` (``scheme``,
+        ``firms``, ``rounds`` with every firm's quality and revenue, ``audit`` with the drops
+        and refusals per firm, ``bargain`` with the distance to the n-firm Nash bargain and
+        its tolerance), and ``written`` with ``--out``.
 
     Raises
     ------
@@ -178,7 +195,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         (``--scheme`` with ``--figures``, ``--train-alone`` without a one-sided scheme, the
         defection-free rule's options without it, ``--data-dir`` with an embedded dataset),
         ``--batch-size`` above ``--size``, or training longer than
-        :func:`check_duopoly_length` admits; the command exits with code 2.
+        :func:`check_duopoly_length` admits; with ``--firms``: fewer than two firms, a
+        two-firm flag or a scheme other than ``defection-free`` and ``complete``, ``--alpha``
+        not positive, ``--init-epochs`` below 0, ``--pace`` not above 1, ``--q-max`` below the
+        best starting quality, or a split the data cannot give; its own flags without
+        ``--firms``. The command exits with code 2.
 
     References
     ----------
@@ -203,12 +224,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     writable_dir("--out", args.out)
     if args.figures and not args.out:
         raise ValueError("--figures needs --out DIR")
-    _contradictions(args)
+    n_firm_contradictions(args)
+    if args.firms is None:
+        _contradictions(args)
     from econ.validation import choice
     from learning.data import DATASETS
 
     choice("dataset", args.dataset, tuple(DATASETS))  # before the progress starts
     data_dir_for(args.dataset, args.data_dir)
+    from collabecon.cli._progress import Progress
+    from learning.loop import DivergedError
+
+    if args.firms is not None:
+        steps = 3 if args.scheme == "defection-free" or args.q_max is None else 2
+        try:
+            return run_n_firm_command(args, Progress.of(args, "defection-free", steps))
+        except DivergedError as exc:
+            return exc.record()
     from games.defection_free import DefectionFreeConfig
     from learning.drivers.defection_free import DuopolySetup, TorchFirms, check_split
     from learning.drivers.defection_free_schemes import run_schemes
@@ -231,9 +263,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         schedule=args.schedule,
         tolerance=args.tolerance,
     )
-    from collabecon.cli._progress import Progress
-    from learning.loop import DivergedError
-
     schemes = _SCHEMES if args.figures else (args.scheme,)
     plays = set(schemes) | (set() if args.q_max is not None else {"complete"})
     check_duopoly_length(setup, args.rounds, len(plays), flags=_FLAGS)
@@ -460,6 +489,8 @@ def render(result: dict[str, Any]) -> str:
     )
     if result.get("status") == "failed":
         return f"FAILED: {result['failed']}"
+    if "bargain" in result:
+        return render_n_firms(result)
     if "audit" in result:
         audit, noisy = result["audit"], result["noisy"]
         stated = noisy["stated_probability_no_revenue_falls"]

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from econ.propositions import Kind, Verdict, checked, proposition, refuted
-from econ.quality_bargaining import uniform_revenues
+from econ.quality_bargaining import Revenues, uniform_revenues
 from games.defection_free.n_firms import n_firm_path
 from games.defection_free.rules import B_TILDE
 
@@ -54,15 +54,22 @@ def _top_first(*, rank: int = 1, count: int = 200) -> Verdict:
 
 
 def no_revenue_falls(
-    *, pace: float = B_TILDE, count: int = 2, seed: int = 21, guard: bool = True
+    *,
+    pace: float = B_TILDE,
+    count: int = 2,
+    seed: int = 21,
+    guard: bool = True,
+    revenues: Revenues = uniform_revenues,
 ) -> tuple[int, int]:
     """Run the rule from ``count`` starts of :func:`random_starts`; (rounds checked, the bad start).
 
-    The second number is the index of the first start on which a revenue fell, or -1.
+    ``revenues`` is the market (the uniform one by default; any population's through
+    :func:`econ.population.population_revenues`). The second number is the index of the
+    first start on which a revenue fell, or -1.
     """
     rounds = 0
     for k, q0 in enumerate(random_starts(seed, count)):
-        path = n_firm_path(q0, pace=pace, guard=guard)
+        path = n_firm_path(q0, pace=pace, guard=guard, revenues=revenues)
         rounds += path.qualities.shape[0] - 1
         if path.worst_drop > 0.0:
             return rounds, k

@@ -46,5 +46,18 @@ def test_no_revenue_falls_on_10000_starts():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("population", ["beta:2,5", "beta:5,2", "lognorm:0.5,0.5"])
+def test_no_revenue_falls_under_other_populations(population):
+    """Every round from 40 seeded starts of 2-6 firms, in the market of each population."""
+    import functools
+
+    from econ.population import population_revenues
+
+    market = functools.partial(population_revenues, population=population)
+    rounds, bad = no_revenue_falls(pace=B_TILDE, count=40, revenues=market)
+    assert bad == -1 and rounds > 40
+
+
+@pytest.mark.slow
 def test_rests_near_the_bargain_on_more_starts():
     assert _reaches(extra=400).holds

@@ -1,0 +1,520 @@
+r"""n competing firms that really train: complete collaboration and the defection-free rule.
+
+The experiment of Werner (2024), ch. 3, §3.5, for :math:`n` firms instead of two: each firm
+holds a label-skewed share of a data set (a Dirichlet split, :func:`learning.partition.dirichlet`),
+a common balanced target set is held out from all of them, and a model's quality is its
+accuracy on the target (or one minus its normalised loss, :mod:`learning.qualities`). All
+firms' models are one stacked parameter set of :class:`learning.engine.BatchedEngine`, so one
+engine call steps every firm at once.
+
+Two schemes, round by round:
+
+* ``complete``: every firm takes its step on the joint objective
+  :math:`\frac1n \sum_j f(x; j)` (eq. 3.1 for :math:`n` firms; each minibatch holds
+  ``batch_size`` examples of every firm, the same minibatches for all models);
+* ``defection-free``: every firm proposes its model :math:`x'` after that step from its
+  model :math:`x_t`, and the n-firm rule of :mod:`games.defection_free.n_firms` decides what
+  is kept. The rule's next qualities :math:`c` from the measured qualities :math:`q_t`
+  (:func:`games.defection_free.n_firms.n_firm_step`, towards the bargain :math:`q^*` of
+  :func:`econ.quality_bargaining.quality_bargaining` over :math:`[q^0_i, Q]`) are the caps. Each firm's candidates are its proposal and the
+  interpolations :math:`x_t + w (x' - x_t)`, :math:`w = 1/2, 1/4, \dots`, all measured on the
+  target in one evaluation; from the top firm down, a firm keeps the candidate with the largest
+  :math:`w` whose measured quality lies in :math:`[q_{t,i}, c_i]` and at which, with the
+  choices made so far, no firm's revenue is below its value at :math:`q_t`; a firm with no
+  such candidate keeps its model. The recorded qualities are the measured qualities of the
+  models kept, so no revenue of the market (:func:`econ.market.market_round`) falls at any
+  round (Proposition 3, for n firms, on the measured qualities).
+
+:math:`Q` is the best quality the complete run reached (:func:`games.defection_free.estimate_q_max`)
+unless given. The top firm's pace is 2 by default, not the :math:`\tilde b \approx 1.03` of
+the proof of Proposition 5: the pace bounds the top firm's growth in a round and plays no
+part in the guarantee that no revenue falls, and a real step is bounded by its training.
+
+References
+----------
+Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 and Proposition 3; §3.5, the experiment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from econ.market import market_round
+from econ.outputs import plain
+from econ.qualities import METRICS, ModelQualities, baseline_loss
+from econ.quality_bargaining import quality_bargaining, uniform_revenues
+from econ.validation import choice, in_interval, positive, positive_int
+from games.defection_free import estimate_q_max
+from games.defection_free.n_firms import n_firm_step
+from learning.data import Dataset, load_dataset
+from learning.device import resolve_device
+from learning.engine import BatchedEngine, Params, Task, parameters_of, sample_batches
+from learning.loop import check_loss, divergence_limit
+from learning.models import build_model
+from learning.optim import float32_step
+from learning.partition import dirichlet
+from learning.qualities import qualities_from_evaluation
+from learning.rng import torch_generator
+
+__all__ = [
+    "BARGAIN_TOLERANCE",
+    "N_SCHEMES",
+    "NFirmRun",
+    "NFirmSetup",
+    "TorchNFirms",
+    "load_and_split",
+    "run_n_firms",
+]
+
+#: The schemes of :func:`run_n_firms`.
+N_SCHEMES = ("complete", "defection-free")
+#: Largest distance of a final quality from the bargain :math:`q^*` reported as reaching it.
+BARGAIN_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class NFirmSetup:
+    r"""n firms' data and training.
+
+    Attributes
+    ----------
+    firms
+        :math:`n \ge 2`.
+    dataset, data_dir
+        A classification data set of :func:`learning.data.load_dataset`.
+    alpha
+        The Dirichlet concentration of the label skew (small: few classes per firm).
+    size
+        At most this many examples per firm (a firm's Dirichlet share, subsampled).
+    target_per_class
+        The balanced target set, held out before the split: this many examples of each class.
+    model, lr, batch_size
+        The architecture (:data:`learning.models.MODELS`), the SGD step, and the examples of
+        each firm in a minibatch.
+    init_epochs
+        Epochs every firm trains alone on its own data before the collaboration.
+    metric
+        ``"accuracy"`` or ``"1-loss"`` on the target.
+    pace
+        :math:`b > 1`, the top firm's largest growth factor per round in the rule.
+    halvings
+        The interpolations tried below a proposal: :math:`w = 2^{-1}, \dots, 2^{-h}`.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.5 (two firms, LeNet-5, label-skewed MNIST), for n firms.
+    """
+
+    firms: int = 3
+    dataset: str = "mnist5k"
+    data_dir: str | None = None
+    alpha: float = 0.5
+    size: int = 1000
+    target_per_class: int = 200
+    model: str = "lenet5"
+    lr: float = 0.05
+    batch_size: int = 32
+    init_epochs: int = 1
+    metric: str = "accuracy"
+    pace: float = 2.0
+    halvings: int = 6
+
+    def __post_init__(self) -> None:
+        """Check the counts, ``alpha``, ``lr``, ``pace`` and the metric.
+
+        Raises
+        ------
+        ValueError
+            Fewer than two firms, a count or ``alpha`` or ``lr`` that is not positive, a
+            ``pace`` not above 1, or an unknown metric.
+        """
+        if positive_int("firms", self.firms) < 2:
+            raise ValueError(f"firms must be at least 2, got {self.firms}")
+        for name in ("size", "target_per_class", "batch_size"):
+            positive_int(name, getattr(self, name))
+        if self.init_epochs < 0:
+            raise ValueError(f"init_epochs must be >= 0, got {self.init_epochs}")
+        if self.halvings < 0:
+            raise ValueError(f"halvings must be >= 0, got {self.halvings}")
+        positive("alpha", self.alpha)
+        positive("lr", self.lr)
+        float32_step("lr", self.lr)
+        in_interval("pace", self.pace, 1.0, low_open=True)
+        choice("metric", self.metric, METRICS)
+
+
+def _split(
+    data: Dataset, setup: NFirmSetup, rng: np.random.Generator
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The balanced target's indices, then the firms' Dirichlet shares of the rest."""
+    target = []
+    for c in range(data.n_classes):
+        pool = np.flatnonzero(data.y == c)
+        if pool.size <= setup.target_per_class:
+            raise ValueError(
+                f"target_per_class must be below {pool.size} (the examples of class {c}), "
+                f"got {setup.target_per_class}"
+            )
+        target.append(rng.choice(pool, setup.target_per_class, replace=False))
+    held = np.concatenate(target)
+    rest = np.setdiff1d(np.arange(len(data)), held)
+    shares = dirichlet(data.y[rest], rng, n_clients=setup.firms, alpha=setup.alpha, min_size=2)
+    firms = [
+        rest[rng.choice(s, setup.size, replace=False)] if s.size > setup.size else rest[s]
+        for s in shares
+    ]
+    return firms, held
+
+
+def load_and_split(
+    setup: NFirmSetup, seed: int | np.random.Generator | None = None
+) -> tuple[Dataset, list[np.ndarray], np.ndarray]:
+    """Load the data set and split it as :meth:`TorchNFirms.prepare` does for ``seed``.
+
+    Raises
+    ------
+    ValueError
+        The data set is missing or not a classification set, or the target takes a whole class.
+    """
+    data = load_dataset(setup.dataset, data_dir=setup.data_dir)
+    if data.n_classes < 2:
+        raise ValueError(f"the firms need a classification dataset, got {setup.dataset!r}")
+    firms, target = _split(data, setup, np.random.default_rng(seed).spawn(3)[0])
+    return data, firms, target
+
+
+@dataclass
+class TorchNFirms:
+    """n firms' models (one stacked parameter set, row ``i`` firm ``i``), data and target.
+
+    Build with :meth:`prepare`.
+    """
+
+    setup: NFirmSetup
+    engine: BatchedEngine
+    x: torch.Tensor
+    y: torch.Tensor
+    offsets: np.ndarray
+    sizes: np.ndarray
+    target: tuple[np.ndarray, np.ndarray]
+    n_classes: int
+    params: Params
+    rng: np.random.Generator = field(repr=False)
+
+    @classmethod
+    def prepare(
+        cls,
+        setup: NFirmSetup,
+        seed: int | np.random.Generator | None = None,
+        device: str | torch.device | None = None,
+    ) -> TorchNFirms:
+        """Split the data, build one model per firm, train each alone ``init_epochs`` epochs."""
+        _, init_rng, train_rng = np.random.default_rng(seed).spawn(3)
+        data, shares, target_idx = load_and_split(setup, seed)
+        dev = resolve_device(device)
+        shape = tuple(data.x.shape[1:])
+        generator = torch_generator(init_rng)
+        models = [
+            build_model(setup.model, shape, data.n_classes, generator=generator)
+            for _ in range(setup.firms)
+        ]
+        each = [parameters_of(m) for m in models]
+        params = {k: torch.stack([p[k] for p in each]).to(dev) for k in each[0]}
+        sizes = np.array([s.size for s in shares], dtype=np.int64)
+        firms = cls(
+            setup=setup,
+            engine=BatchedEngine(models[0], Task.for_classes(data.n_classes), dev),
+            x=torch.from_numpy(np.concatenate([data.x[s] for s in shares])).to(dev),
+            y=torch.from_numpy(np.concatenate([data.y[s] for s in shares])).to(dev),
+            offsets=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
+            sizes=sizes,
+            target=(data.x[target_idx], data.y[target_idx]),
+            n_classes=data.n_classes,
+            params=params,
+            rng=train_rng,
+        )
+        for _ in range(setup.init_epochs):
+            firms.params = firms.epoch(firms.params, joint=False)
+        return firms
+
+    def fork(self, seed: int | np.random.Generator | None) -> TorchNFirms:
+        """An independent copy (same models and data) with its own minibatch stream."""
+        return TorchNFirms(
+            **{
+                **{f: getattr(self, f) for f in self.__dataclass_fields__},
+                "params": {k: v.clone() for k, v in self.params.items()},
+                "rng": np.random.default_rng(seed),
+            }
+        )
+
+    def measure(self, params: Params | None = None) -> np.ndarray:
+        """Every model of ``params`` (the firms' by default) on the common target set."""
+        x, y = self.target
+        evaluation = self.engine.evaluate_on(self.params if params is None else params, x, y)
+        rows = evaluation.n.size
+        return qualities_from_evaluation(
+            evaluation,
+            tuple(f"m{i}" for i in range(rows)),
+            metric=self.setup.metric,
+            baseline_loss=baseline_loss(y, self.n_classes),
+        ).quality.astype(np.float64)
+
+    def epoch(self, params: Params, *, joint: bool) -> Params:
+        r"""One pass of SGD for every firm at once, :math:`\lceil \max_i n_i / B \rceil` steps.
+
+        ``joint``: every model on the same minibatches of ``batch_size`` examples of each
+        firm (the joint objective); else each firm on its own data.
+        """
+        b = self.setup.batch_size
+        steps = -(-int(self.sizes.max()) // b)
+        picks = sample_batches(self.sizes, steps, b, self.rng) + self.offsets[:, None, None]
+        k = self.setup.firms
+        for s in range(steps):
+            if joint:
+                rows = torch.from_numpy(picks[:, s].reshape(-1)).to(self.x.device)
+                xb = self.x[rows].unsqueeze(0).expand(k, *self.x[rows].shape)
+                yb = self.y[rows].unsqueeze(0).expand(k, -1)
+            else:
+                rows = torch.from_numpy(picks[:, s]).to(self.x.device)
+                xb, yb = self.x[rows], self.y[rows]
+            grads, loss = self.engine.gradients(params, xb, yb)
+            check_loss(
+                "a firm's minibatch loss",
+                float(loss.max()),
+                None,
+                self.setup.lr,
+                divergence_limit(float(np.log(self.n_classes))),
+            )
+            with torch.no_grad():
+                params = {n: v - self.setup.lr * grads[n] for n, v in params.items()}
+        return params
+
+
+@dataclass(frozen=True, slots=True)
+class NFirmRun:
+    """One scheme played by n firms: qualities, revenues and welfare of every round.
+
+    Attributes
+    ----------
+    scheme
+        ``"complete"`` or ``"defection-free"``.
+    qualities, revenues
+        ``(rounds + 1, n)``: the start, then every round (the market of
+        :func:`econ.market.market_round` on the measured qualities).
+    welfare, consumer_surplus
+        ``(rounds + 1,)``.
+    kept
+        ``(rounds, n)``: the interpolation weight each firm kept in each round (1 the whole
+        proposal, 0 its previous model).
+    q_max, target
+        :math:`Q` and the bargain :math:`q^*` over :math:`[q^0_i, Q]`.
+    firms
+        The firms after the last round (their final models in ``firms.params``); their
+        :meth:`TorchNFirms.measure` gives the last row of ``qualities``.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4-3.5, Algorithm 5 and Proposition 3, for n firms.
+    """
+
+    scheme: str
+    qualities: np.ndarray
+    revenues: np.ndarray
+    welfare: np.ndarray
+    consumer_surplus: np.ndarray
+    kept: np.ndarray
+    q_max: float
+    target: np.ndarray
+    firms: TorchNFirms = field(repr=False)
+
+    @property
+    def drops(self) -> np.ndarray:
+        """Per firm, the rounds in which its revenue fell below the round before."""
+        return np.sum(self.revenues[1:] < self.revenues[:-1], axis=0)
+
+    @property
+    def refusals(self) -> np.ndarray:
+        """Per firm, the rounds in which it kept its previous model."""
+        return np.sum(self.kept == 0, axis=0)
+
+    @property
+    def distance(self) -> float:
+        r""":math:`\max_i |q_{T,i} - q^*_i|`, the final qualities' distance from the bargain."""
+        return float(np.max(np.abs(self.qualities[-1] - self.target)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: a row per round, the audit and the final qualities against the bargain."""
+        rounds = [
+            {
+                "round": t,
+                "qualities": self.qualities[t],
+                "revenues": self.revenues[t],
+                "consumer_surplus": self.consumer_surplus[t],
+                "welfare": self.welfare[t],
+                **({"kept": self.kept[t - 1]} if t else {}),
+            }
+            for t in range(self.qualities.shape[0])
+        ]
+        return plain(
+            {
+                "scheme": self.scheme,
+                "firms": self.qualities.shape[1],
+                "rounds": rounds,
+                "audit": {
+                    "drops": self.drops,
+                    "refusals": self.refusals,
+                    "revenue_never_decreased": bool(self.drops.sum() == 0),
+                    "worst_drop": float(np.max(self.revenues[:-1] - self.revenues[1:], initial=0)),
+                },
+                "bargain": {
+                    "q_max": self.q_max,
+                    "target": self.target,
+                    "final": self.qualities[-1],
+                    "distance": self.distance,
+                    "tolerance": BARGAIN_TOLERANCE,
+                    "within_tolerance": self.distance <= BARGAIN_TOLERANCE,
+                },
+            }
+        )
+
+
+def _defection_free_round(
+    firms: TorchNFirms, q: np.ndarray, target: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """One round of the rule (module docstring); the new qualities and the weights kept."""
+    old = firms.params
+    new = firms.epoch(old, joint=True)
+    weights = [2.0**-h for h in range(firms.setup.halvings + 1)]
+    with torch.no_grad():
+        candidates = {k: torch.cat([old[k] + w * (new[k] - old[k]) for w in weights]) for k in old}
+    measured = firms.measure(candidates).reshape(len(weights), q.size)
+    cap = n_firm_step(q, target, pace=firms.setup.pace, revenues=uniform_revenues)
+    floor = market_round(q).revenue
+    now, kept = q.copy(), np.zeros(q.size)
+    rows = np.arange(q.size)
+    for i in np.argsort(-q, kind="stable"):
+        for j, w in enumerate(weights):
+            trial = now.copy()
+            trial[i] = measured[j, i]
+            if q[i] <= trial[i] <= cap[i] and np.all(market_round(trial).revenue >= floor):
+                now, kept[i], rows[i] = trial, w, j * q.size + i
+                break
+    index = torch.from_numpy(rows).to(firms.x.device)
+    firms.params = {k: torch.where(_mask(kept, v), candidates[k][index], v) for k, v in old.items()}
+    return now, kept
+
+
+def _mask(kept: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    """``kept > 0`` shaped to broadcast over a stacked parameter."""
+    flags = torch.from_numpy(kept > 0).to(like.device)
+    return flags.reshape(-1, *([1] * (like.dim() - 1)))
+
+
+def _play(
+    firms: TorchNFirms, rounds: int, target: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Measured qualities ``(rounds + 1, n)`` and weights kept ``(rounds, n)``.
+
+    Complete collaboration without a ``target``, the defection-free rule towards it.
+    """
+    q = [firms.measure()]
+    kept = []
+    for _ in range(rounds):
+        if target is None:
+            firms.params = firms.epoch(firms.params, joint=True)
+            q.append(firms.measure())
+            kept.append(np.ones(q[0].size))
+        else:
+            nxt, w = _defection_free_round(firms, q[-1], target)
+            q.append(nxt)
+            kept.append(w)
+    return np.array(q), np.array(kept)
+
+
+def _run(
+    scheme: str,
+    path: tuple[np.ndarray, np.ndarray],
+    q_max: float,
+    target: np.ndarray,
+    firms: TorchNFirms,
+) -> NFirmRun:
+    qualities, kept = path
+    markets = [market_round(row) for row in qualities]
+    return NFirmRun(
+        scheme=scheme,
+        qualities=qualities,
+        revenues=np.array([m.revenue for m in markets]),
+        welfare=np.array([m.welfare for m in markets]),
+        consumer_surplus=np.array([m.consumer_surplus for m in markets]),
+        kept=kept,
+        q_max=q_max,
+        target=target,
+        firms=firms,
+    )
+
+
+def run_n_firms(
+    firms: TorchNFirms,
+    rounds: int,
+    *,
+    schemes: tuple[str, ...] = N_SCHEMES,
+    q_max: float | None = None,
+    seed: int | np.random.Generator | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> dict[str, NFirmRun]:
+    r"""Play each of ``schemes`` for ``rounds`` rounds on its own fork of ``firms``.
+
+    Parameters
+    ----------
+    q_max
+        :math:`Q` of the bargain; None estimates it as the best quality of a complete run
+        for the same rounds from the same start (that run is also ``"complete"``'s result).
+    seed
+        The minibatch streams, one child per scheme.
+    progress
+        Called with a short text as each scheme starts.
+
+    Raises
+    ------
+    ValueError
+        An unknown scheme, ``rounds`` < 1, or ``q_max`` outside (0, 1] or below a starting
+        quality.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.4, Algorithm 5 and Proposition 3 (for n firms,
+    :mod:`games.defection_free.n_firms`); §3.5, the experiment.
+    """
+    for name in schemes:
+        choice("scheme", name, N_SCHEMES)
+    rounds = positive_int("rounds", rounds)
+    streams = dict(zip(N_SCHEMES, np.random.default_rng(seed).spawn(2), strict=True))
+    start = firms.measure()
+    if q_max is not None:
+        in_interval("q_max", q_max, 0.0, 1.0, low_open=True)
+        if q_max < start.max():
+            raise ValueError(
+                f"q_max must be at least the best starting quality {start.max():.6g}, got {q_max}"
+            )
+    paths: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    ends: dict[str, TorchNFirms] = {}
+    if q_max is None or "complete" in schemes:
+        progress(f"complete ({rounds} rounds)")
+        ends["complete"] = firms.fork(streams["complete"])
+        paths["complete"] = _play(ends["complete"], rounds, None)
+    if q_max is None:
+        pooled = [
+            ModelQualities.from_mapping({"best": float(r.max())}) for r in paths["complete"][0]
+        ]
+        q_max = estimate_q_max(pooled, float(start.max()))
+    target = quality_bargaining(start, q_max=q_max, revenues=uniform_revenues).quality
+    if "defection-free" in schemes:
+        progress(f"defection-free ({rounds} rounds)")
+        ends["defection-free"] = firms.fork(streams["defection-free"])
+        paths["defection-free"] = _play(ends["defection-free"], rounds, target)
+    return {s: _run(s, paths[s], float(q_max), target, ends[s]) for s in schemes}

@@ -1,0 +1,166 @@
+"""n firms that really train under the defection-free rule (Werner 2024, ch. 3, Algorithm 5 and
+Proposition 3, for n firms) and complete collaboration: ``collabecon defection-free --firms``."""
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+
+from collabecon.cli import main
+from econ.market import market_round
+from econ.quality_bargaining import quality_bargaining
+from learning.drivers.defection_free_n import (
+    BARGAIN_TOLERANCE,
+    NFirmSetup,
+    TorchNFirms,
+    run_n_firms,
+)
+
+TINY = [
+    "defection-free",
+    "--firms",
+    "3",
+    "--model",
+    "mlp",
+    "--dataset",
+    "digits",
+    "--size",
+    "100",
+    "--target-per-class",
+    "20",
+    "--lr",
+    "0.1",
+    "--init-epochs",
+    "5",
+    "--rounds",
+    "3",
+    "--json",
+]
+
+
+def _run(capsys, *argv):
+    code = main([*argv])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    out = tmp_path_factory.mktemp("n-firms")
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main([*TINY, "--out", str(out)])
+    assert code == 0
+    return json.loads(buffer.getvalue()), out
+
+
+def test_no_revenue_falls_and_the_json_reports_every_firm(tiny):
+    result, _ = tiny
+    assert result["scheme"] == "defection-free" and result["firms"] == 3
+    rows = result["rounds"]
+    assert [r["round"] for r in rows] == [0, 1, 2, 3]
+    revenues = np.array([r["revenues"] for r in rows])
+    qualities = np.array([r["qualities"] for r in rows])
+    assert revenues.shape == qualities.shape == (4, 3)
+    assert np.all(np.diff(revenues, axis=0) >= 0)
+    assert np.all(np.diff(qualities, axis=0) >= 0)
+    assert result["audit"]["drops"] == [0, 0, 0]
+    assert result["audit"]["revenue_never_decreased"] is True
+    for r in rows:  # the market of econ.market on the measured qualities
+        market = market_round(r["qualities"])
+        assert np.allclose(r["revenues"], market.revenue)
+        assert r["welfare"] == pytest.approx(market.welfare)
+    kept = np.array([r["kept"] for r in rows[1:]])
+    assert set(kept.ravel()) <= {0.0} | {2.0**-h for h in range(7)}
+    assert result["audit"]["refusals"] == np.sum(kept == 0, axis=0).tolist()
+
+
+def test_the_bargain_is_the_n_player_solution_from_the_measured_start(tiny):
+    result, _ = tiny
+    deal = result["bargain"]
+    start = result["rounds"][0]["qualities"]
+    assert deal["q_max"] >= max(start)
+    expected = quality_bargaining(start, q_max=deal["q_max"]).quality
+    assert np.allclose(deal["target"], expected)
+    assert deal["final"] == result["rounds"][-1]["qualities"]
+    distance = np.max(np.abs(np.array(deal["final"]) - deal["target"]))
+    assert deal["distance"] == pytest.approx(distance)
+    assert deal["tolerance"] == BARGAIN_TOLERANCE
+    assert deal["within_tolerance"] == (distance <= BARGAIN_TOLERANCE)
+
+
+def test_out_writes_the_json_and_the_revenue_figure(tiny):
+    result, out = tiny
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["defection-free-3-firms-revenue.png", "defection-free-3-firms.json"]
+    assert json.loads((out / "defection-free-3-firms.json").read_text())["audit"] == result["audit"]
+
+
+def test_complete_collaboration_keeps_every_step(capsys):
+    argv = [*TINY[:2], "2", *TINY[3:-3], "--rounds", "1", "--json"]
+    result = _run(capsys, *argv, "--scheme", "complete", "--q-max", "1")
+    assert result["scheme"] == "complete" and result["firms"] == 2
+    assert result["audit"]["refusals"] == [0, 0]
+    assert result["bargain"]["q_max"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--alpha", "0.3"], "--alpha has no effect without --firms"),
+        (["--firms", "1"], "--firms must be at least 2"),
+        (["--firms", "3", "--scheme", "one-sided-low"], "--scheme one-sided-low has no effect"),
+        (["--firms", "3", "--figures", "--out", "x"], "--figures has no effect with --firms"),
+        (["--firms", "3", "--confidence", "0.9"], "--confidence has no effect with --firms"),
+        (["--firms", "3", "--pace", "1"], "--pace must be a finite number > 1"),
+        (["--firms", "300", "--rounds", "100000"], "example gradients"),
+        ([*TINY[1:-3], "--q-max", "0.01"], "--q-max must be at least the best starting quality"),
+    ],
+)
+def test_contradictions_are_refused(capsys, argv, says):
+    assert main(["defection-free", *argv]) == 2
+    assert says in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_four_firms_on_mnist5k_lose_no_revenue_and_reach_the_bargain(capsys, seed):
+    result = _run(
+        capsys,
+        "defection-free",
+        "--firms",
+        "4",
+        "--model",
+        "mlp",
+        "--rounds",
+        "10",
+        "--seed",
+        str(seed),
+        "--json",
+    )
+    assert result["audit"]["drops"] == [0, 0, 0, 0]
+    assert result["bargain"]["distance"] <= BARGAIN_TOLERANCE
+
+
+def test_the_recorded_qualities_are_the_kept_models_measured_afresh():
+    setup = NFirmSetup(
+        firms=3,
+        dataset="digits",
+        size=100,
+        target_per_class=20,
+        model="mlp",
+        lr=0.1,
+        init_epochs=5,
+    )
+    firms = TorchNFirms.prepare(setup, seed=0, device="cpu")
+    runs = run_n_firms(firms, 2, seed=3)
+    for run in runs.values():
+        assert run.firms.measure().tolist() == run.qualities[-1].tolist()
+        assert run.qualities[0].tolist() == firms.measure().tolist()
+    assert np.all(runs["complete"].kept == 1)
+    assert runs["complete"].q_max == pytest.approx(
+        max(runs["complete"].qualities.max(), firms.measure().max())
+    )
