@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from scipy.optimize import minimize
 
 from econ.outputs import plain
-from econ.validation import in_interval, positive_int, unit_interval
+from econ.validation import positive_int
 
 
 @dataclass(frozen=True, slots=True)
