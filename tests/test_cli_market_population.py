@@ -55,3 +55,11 @@ def test_population_needs_qualities(capsys, tmp_path):
     path.write_text(json.dumps({"a": 0.3, "b": 0.8}))
     assert main(["market", "--from", str(path), "--population", "uniform"]) == 2
     assert "--population solves one market" in capsys.readouterr().err
+
+
+def test_prices_that_fail_their_certificate_exit_1(capsys):
+    """Near a point mass (Beta(1e300, 1): every type near 1) the best-response iteration
+    finds no certified prices; they are printed with the failed certificate, exit 1."""
+    argv = ["market", "--qualities", "0.2", "0.5", "--population", "beta:1e300,1", "--json"]
+    assert main(argv) == 1
+    assert json.loads(capsys.readouterr().out)["certificate"]["holds"] is False

@@ -593,7 +593,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``revenue``, ``consumer_surplus``, ``welfare``), ``n_consumers`` and
         ``max_share_error`` against the closed form. With ``--population``, also
         ``population``, ``method`` and ``certificate`` (:func:`_population_market`). The
-        command exits with 0.
+        command exits with 0, or with 1 when the certificate fails (:func:`exit_status`).
 
     Raises
     ------
@@ -691,6 +691,15 @@ def _population_market(
             "within": bool(np.all(np.abs(share - eq.demand) <= bound + 1e-12)),
         }
     return plain(result)
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """1 when ``--population``'s prices failed their best-response certificate, else 0.
+
+    Such prices are printed with the certificate that says so, and are no equilibrium.
+    """
+    certificate = result.get("certificate")
+    return 1 if certificate is not None and not certificate["holds"] else 0
 
 
 def _population_lines(result: dict[str, Any]) -> str:
