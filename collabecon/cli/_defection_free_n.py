@@ -42,7 +42,7 @@ def add_n_firm_arguments(parser: argparse.ArgumentParser) -> None:
         "--firms",
         type=int,
         default=None,
-        help="play N >= 2 firms with Dirichlet label-skewed shares (schemes: defection-free, "
+        help="play N firms (2 to 12) with Dirichlet label-skewed shares (schemes: defection-free, "
         "complete); absent: the two-firm experiment of §3.5",
     )
     parser.add_argument(
@@ -78,8 +78,11 @@ def n_firm_contradictions(args: argparse.Namespace) -> None:
             flag = "--" + given.replace("_", "-")
             raise ValueError(f"{flag} has no effect without --firms N")
         return
-    if args.firms < 2:
-        raise ValueError(f"--firms must be at least 2, got {args.firms}")
+    if not 2 <= args.firms <= 12:
+        raise ValueError(
+            f"--firms must be 2 to 12, got {args.firms} (the n-firm bargain the rule steers"
+            " to, econ.quality_bargaining, solves up to 12 firms)"
+        )
     if args.scheme not in ("defection-free", "complete"):
         raise ValueError(
             f"--scheme {args.scheme} has no effect with --firms: the n-firm schemes are "
