@@ -212,11 +212,11 @@ def test_revenues_follow_current_quality():
 
 @pytest.mark.parametrize(("flag", "q_l_star"), [(True, 0.505759581115), (False, 0.6)])
 def test_cli_feasible_set_flag(flag, q_l_star):
-    args = argparse.Namespace(ql0=0.6, qh0=0.9, qmax=1.0, allow_lower=flag)
-    out = bargain_cli.run(args)
-    assert out["allow_lower"] is flag and out["q_l_star"] == pytest.approx(q_l_star, abs=1e-9)
     parser = argparse.ArgumentParser()
     bargain_cli.add_arguments(parser)
+    argv = ["--ql0", "0.6", "--qh0", "0.9", "--qmax", "1", "--allow-lower" if flag else ""]
+    out = bargain_cli.run(parser.parse_args([a for a in argv if a]))
+    assert out["allow_lower"] is flag and out["q_l_star"] == pytest.approx(q_l_star, abs=1e-9)
     assert parser.parse_args(["--ql0", "0.6", "--qh0", "0.9"]).allow_lower is False
     assert parser.parse_args(["--ql0", "0.6", "--qh0", "0.9", "--allow-lower"]).allow_lower is True
 
