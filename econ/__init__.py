@@ -8,7 +8,8 @@ Public modules (each names its own public API in ``__all__``):
 - ``duopoly``: Bertrand competition of two model qualities (Werner 2024, ch. 3, Lemmas 21-23)
   and its Cournot variant;
 - ``oligopoly``: the same market with any number of firms;
-- ``population``: that market under consumer types other than :math:`U[0, 1]`;
+- ``population``: distributions of consumer types other than :math:`U[0, 1]`;
+- ``population_market``: the n-firm market under such a population;
 - ``market``: the market that a set of trained models' qualities creates, round by round;
 - ``bargaining``: the Nash bargaining solution of the duopoly (ch. 3, §3.4);
 - ``nash_bargaining``: the Nash bargaining solution of any two players over a box of parameters;
@@ -42,6 +43,7 @@ MODULES = (
     "oligopoly",
     "outputs",
     "population",
+    "population_market",
     "privacy",
     "propositions",
     "qualities",

@@ -17,10 +17,9 @@ import numpy as np
 from econ import duopoly
 from econ.oligopoly import oligopoly_equilibrium
 from econ.oligopoly_propositions import market_cases
-from econ.population import (
-    Population,
+from econ.population import Population, parse_population
+from econ.population_market import (
     best_response_certificate,
-    parse_population,
     population_demands,
     population_equilibrium,
 )

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from collabecon.cli import main
-from econ.population import population_equilibrium
+from econ.population_market import population_equilibrium
 
 
 def _market(capsys, *argv):

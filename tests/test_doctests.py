@@ -31,6 +31,7 @@ WITH_EXAMPLES = (
     "econ.market",
     "econ.oligopoly",
     "econ.population",
+    "econ.population_market",
     "econ.qualities",
     "econ.quality_caps",
     "econ.privacy.models",

@@ -3,7 +3,7 @@
 ``--ql0``/``--qh0`` bargain two firms in closed form (:func:`econ.bargaining.duopoly_nash_solution`);
 ``--firms`` bargains any number of firms in the n-firm market
 (:func:`econ.quality_bargaining.quality_bargaining`), of consumer types uniform on [0, 1] or
-drawn from ``--population`` (:func:`econ.population.population_revenues`), and ``--path``
+drawn from ``--population`` (:func:`econ.population_market.population_revenues`), and ``--path``
 adds where the n-firm defection-free rule (:mod:`games.defection_free.n_firms`) comes to rest
 from that start in the same market.
 """
@@ -138,7 +138,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def _firms(args: argparse.Namespace) -> dict[str, Any]:
     """The n-firm bargain of ``--firms`` (and the defection-free rule's rest with ``--path``)."""
-    from econ.population import parse_population, population_revenues
+    from econ.population import parse_population
+    from econ.population_market import population_revenues
     from econ.quality_bargaining import quality_bargaining
 
     population = parse_population("uniform" if args.population is None else args.population)

@@ -49,7 +49,7 @@ sampled-population check of the last round.
 
 ``--population SPEC`` (with ``--qualities``) draws the consumer types from ``uniform``,
 ``beta:a,b``, ``lognorm:s[,scale]`` or ``truncnorm:mu,sigma[,high]`` instead of
-:math:`U[0, 1]` (:func:`econ.population.population_equilibrium`) and adds how the prices were
+:math:`U[0, 1]` (:func:`econ.population_market.population_equilibrium`) and adds how the prices were
 found and their best-response certificate; ``--consumers N`` then draws N consumers from that
 population.
 """
@@ -70,7 +70,8 @@ from collabecon.cli._lists import float_list, str_list
 from collabecon.cli._output import table
 from econ.market import market_history, sampled_market
 from econ.outputs import plain
-from econ.population import parse_population, population_demands, population_equilibrium
+from econ.population import parse_population
+from econ.population_market import population_demands, population_equilibrium
 from econ.qualities import METRICS, ModelQualities, qualities_from_predictions
 from econ.validation import file_fits_in_memory, read_json
 
@@ -651,7 +652,7 @@ def _population_market(
     """``--population``: the one market of ``--qualities`` under those consumer types.
 
     The record of :func:`run` for one round, with ``population``, ``method`` and
-    ``certificate`` (:func:`econ.population.population_equilibrium`); with ``--consumers N``,
+    ``certificate`` (:func:`econ.population_market.population_equilibrium`); with ``--consumers N``,
     ``sampled_last_round`` holds the shares and revenues of N consumers drawn from the
     population at the equilibrium prices, their largest share error and the bound of four
     standard errors.

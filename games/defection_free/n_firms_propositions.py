@@ -64,7 +64,7 @@ def no_revenue_falls(
     """Run the rule from ``count`` starts of :func:`random_starts`; (rounds checked, the bad start).
 
     ``revenues`` is the market (the uniform one by default; any population's through
-    :func:`econ.population.population_revenues`). The second number is the index of the
+    :func:`econ.population_market.population_revenues`). The second number is the index of the
     first start on which a revenue fell, or -1.
     """
     rounds = 0

@@ -8,10 +8,9 @@ from scipy import integrate, stats
 
 from econ import population_propositions  # noqa: F401  (registers market.population.*)
 from econ.oligopoly import demands, oligopoly_equilibrium
-from econ.population import (
-    Population,
+from econ.population import Population, parse_population
+from econ.population_market import (
     best_response_certificate,
-    parse_population,
     population_demands,
     population_equilibrium,
 )

@@ -59,7 +59,7 @@ def test_a_population_market_bargains_rationally_and_beats_a_grid():
     ends at Q, and no point of a 9 x 9 grid of the box has a larger Nash product."""
     import functools
 
-    from econ.population import population_revenues
+    from econ.population_market import population_revenues
 
     market = functools.partial(population_revenues, population="beta:2,5")
     deal = quality_bargaining([0.3, 0.6], q_max=1.0, revenues=market)

@@ -51,7 +51,7 @@ def test_no_revenue_falls_under_other_populations(population):
     """Every round from 5 seeded starts of 2-6 firms at pace 1.2, in each population's market."""
     import functools
 
-    from econ.population import population_revenues
+    from econ.population_market import population_revenues
 
     market = functools.partial(population_revenues, population=population)
     rounds, bad = no_revenue_falls(pace=1.2, count=5, revenues=market)
