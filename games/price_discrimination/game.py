@@ -185,6 +185,11 @@ class PDGame:
         ----------
         Werner (2024), ch. 4, §4.2, Theorem 6(d) and Corollary 2(a)-(b).
         """
+        terms = (self.theta_low, self.mu, self.theta_high)
+        if all(isinstance(t, (int, float, Fraction)) for t in terms):
+            # compared exactly: a product of floats can underflow to 0 (mu = 5e-324)
+            low, mu, high = (Fraction(t) for t in terms)
+            return "A" if low >= mu * high else "B"
         return "A" if self.theta_low >= self.mu * self.theta_high else "B"
 
     @property

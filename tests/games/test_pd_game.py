@@ -293,3 +293,15 @@ def test_q_bar_where_mu_delta_underflows() -> None:
     assert g.q_star == 1
     tiny = PDGame(mu=5e-324, theta_low=0.0, theta_high=5e-324, c_b=0.0, c_s=0.0)
     assert tiny.q_bar == 0.0
+
+
+@pytest.mark.parametrize("mu", [5e-324, 1e-300])
+def test_regime_is_decided_exactly_when_mu_theta_high_underflows(mu):
+    """theta_low = 0 < mu * theta_high holds for any mu > 0 (regime B), though the float
+    product 5e-324 * 0.5 rounds to 0; the strict equilibrium then leaves the high buyer
+    nothing to gain."""
+    from games.price_discrimination.equilibrium import high_buyer_deviation_gain
+
+    g = PDGame(mu, 0.0, 0.5, 0.0, 0.0)
+    assert g.regime == "B" and g.blind_price_high
+    assert high_buyer_deviation_gain(g, 1.0, "strict") == 0.0
