@@ -103,20 +103,22 @@ class InProcessGrid:
         return [self.app(m, self.contexts[m.metadata.dst_node_id]) for m in messages]
 
 
-def _counting_fedavg():
+class CountingFedAvg(FedAvg):
     """flwr's FedAvg whose aggregates are kept by round (``aggregates``)."""
 
-    class CountingFedAvg(FedAvg):
-        def __init__(self) -> None:
-            super().__init__(fraction_evaluate=1.0, min_train_nodes=2, min_available_nodes=2)
-            self.aggregates: dict = {}
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self.aggregates: dict = {}
 
-        def aggregate_train(self, server_round, replies):
-            arrays, metrics = super().aggregate_train(server_round, replies)
-            self.aggregates[server_round] = arrays
-            return arrays, metrics
+    def aggregate_train(self, server_round, replies):
+        arrays, metrics = super().aggregate_train(server_round, replies)
+        self.aggregates[server_round] = arrays
+        return arrays, metrics
 
-    return CountingFedAvg()
+
+def _counting_fedavg():
+    """The two firms' FedAvg: both train and evaluate every round."""
+    return CountingFedAvg(fraction_evaluate=1.0, min_train_nodes=2, min_available_nodes=2)
 
 
 def _message(content: dict, kind: str = "train") -> Message:
@@ -350,18 +352,7 @@ def _ledger_app() -> ClientApp:
 
 def _one_payer_fedavg(**kwargs):
     """flwr's FedAvg that trains with a single payer, keeping its aggregates by round."""
-
-    class CountingFedAvg(FedAvg):
-        def __init__(self) -> None:
-            super().__init__(min_train_nodes=1, min_available_nodes=1, **kwargs)
-            self.aggregates: dict = {}
-
-        def aggregate_train(self, server_round, replies):
-            arrays, metrics = super().aggregate_train(server_round, replies)
-            self.aggregates[server_round] = arrays
-            return arrays, metrics
-
-    return CountingFedAvg()
+    return CountingFedAvg(min_train_nodes=1, min_available_nodes=1, **kwargs)
 
 
 def test_the_ledger_trains_only_its_payers_and_settles_as_games_ipfl():
