@@ -42,8 +42,9 @@ def add_n_firm_arguments(parser: argparse.ArgumentParser) -> None:
         "--firms",
         type=int,
         default=None,
-        help="play N firms (2 to 12) with Dirichlet label-skewed shares (schemes: defection-free, "
-        "complete); absent: the two-firm experiment of §3.5",
+        help="play N firms (2 to 12) with Dirichlet label-skewed shares (every --scheme: the "
+        "one-sided schemes share down or up the quality ladder); absent: the two-firm "
+        "experiment of §3.5",
     )
     parser.add_argument(
         "--alpha", type=float, default=None, help="with --firms: Dirichlet label skew (0.5)"
@@ -82,11 +83,6 @@ def n_firm_contradictions(args: argparse.Namespace) -> None:
         raise ValueError(
             f"--firms must be 2 to 12, got {args.firms} (the n-firm bargain the rule steers"
             " to, econ.quality_bargaining, solves up to 12 firms)"
-        )
-    if args.scheme not in ("defection-free", "complete"):
-        raise ValueError(
-            f"--scheme {args.scheme} has no effect with --firms: the n-firm schemes are "
-            "defection-free and complete"
         )
     for name, default in _TWO_FIRM_ONLY.items():
         if getattr(args, name) != default:

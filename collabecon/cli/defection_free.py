@@ -25,7 +25,8 @@ the stated probability (``noisy``).
 ``--firms N`` (N >= 2) plays n firms with Dirichlet label-skewed shares instead
 (:mod:`collabecon.cli._defection_free_n`, :mod:`learning.drivers.defection_free_n`): the
 schemes ``defection-free`` (the n-firm rule of :mod:`games.defection_free.n_firms` on the
-measured qualities) and ``complete``; the two-firm flags are refused with it, and its own
+measured qualities), ``complete`` and the one-sided schemes (data shared down or up the
+quality ladder of the start, :func:`learning.drivers.defection_free_n.sharing`); the two-firm flags are refused with it, and its own
 flags (``--alpha``, ``--model``, ``--init-epochs``, ``--pace``) without it.
 
 A firm's training whose minibatch loss diverges (:func:`learning.loop.divergence_limit`)

@@ -7,11 +7,18 @@ accuracy on the target (or one minus its normalised loss, :mod:`learning.qualiti
 firms' models are one stacked parameter set of :class:`learning.engine.BatchedEngine`, so one
 engine call steps every firm at once.
 
-Two schemes, round by round:
+Four schemes, round by round. A scheme's sharing matrix :math:`S` (:func:`sharing`) says
+whose data each model learns from: firm :math:`i` takes its step on
+:math:`\frac{1}{|S_i|} \sum_{j \in S_i} f(x; j)`, each minibatch holding ``batch_size``
+examples of every firm of :math:`S_i`:
 
-* ``complete``: every firm takes its step on the joint objective
-  :math:`\frac1n \sum_j f(x; j)` (eq. 3.1 for :math:`n` firms; each minibatch holds
-  ``batch_size`` examples of every firm, the same minibatches for all models);
+* ``complete``: :math:`S_i` is every firm, the joint objective (eq. 3.1 for :math:`n`
+  firms; the same minibatches for all models);
+* ``one-sided-low`` and ``one-sided-high``: the one-sided schemes of Fig. 3.2 for :math:`n`
+  firms, named as for two firms by who benefits. In ``one-sided-low`` data flows down the
+  quality ladder of the start: a firm learns from its own data and that of every firm above
+  it, so the top firm trains alone (Fig. 3.2a); in ``one-sided-high`` it flows up, and the
+  bottom firm trains alone (Fig. 3.2b);
 * ``defection-free``: every firm proposes its model :math:`x'` after that step from its
   model :math:`x_t`, and the n-firm rule of :mod:`games.defection_free.n_firms` decides what
   is kept. The rule's next qualities :math:`c` from the measured qualities :math:`q_t`
@@ -69,10 +76,11 @@ __all__ = [
     "TorchNFirms",
     "load_and_split",
     "run_n_firms",
+    "sharing",
 ]
 
 #: The schemes of :func:`run_n_firms`.
-N_SCHEMES = ("complete", "defection-free")
+N_SCHEMES = ("complete", "defection-free", "one-sided-low", "one-sided-high")
 #: Largest distance of a final quality from the bargain :math:`q^*` reported as reaching it.
 BARGAIN_TOLERANCE = 0.05
 
@@ -188,6 +196,37 @@ def load_and_split(
     return data, firms, target
 
 
+def sharing(scheme: str, start: np.ndarray) -> np.ndarray:
+    r"""The scheme's sharing matrix: ``S[i, j]`` when firm ``i``'s model learns from firm ``j``'s data.
+
+    ``complete`` (and the proposals of ``defection-free``): every entry. The one-sided schemes
+    rank the firms by their starting qualities ``start`` (ties by index, the lower index
+    below): ``one-sided-low`` has :math:`S_{ij}` for every :math:`j` ranked at or above
+    :math:`i`, ``one-sided-high`` at or below. The diagonal is always set: a firm learns from
+    its own data.
+
+    Raises
+    ------
+    ValueError
+        An unknown scheme, or ``start`` not a vector of at least two qualities.
+
+    References
+    ----------
+    Werner (2024), ch. 3, §3.2, Fig. 3.2 (the one-sided schemes of two firms).
+    """
+    choice("scheme", scheme, N_SCHEMES)
+    q = np.asarray(start, dtype=np.float64)
+    if q.ndim != 1 or q.size < 2:
+        raise ValueError(f"start must be a vector of at least two qualities, got shape {q.shape}")
+    if scheme in ("complete", "defection-free"):
+        return np.ones((q.size, q.size), dtype=bool)
+    rank = np.empty(q.size, dtype=np.int64)
+    rank[np.argsort(q, kind="stable")] = np.arange(q.size)
+    if scheme == "one-sided-low":
+        return rank[None, :] >= rank[:, None]
+    return rank[None, :] <= rank[:, None]
+
+
 @dataclass
 class TorchNFirms:
     """n firms' models (one stacked parameter set, row ``i`` firm ``i``), data and target.
@@ -239,7 +278,7 @@ class TorchNFirms:
             rng=train_rng,
         )
         for _ in range(setup.init_epochs):
-            firms.params = firms.epoch(firms.params, joint=False)
+            firms.params = firms.epoch(firms.params, np.eye(setup.firms, dtype=bool))
         return firms
 
     def fork(self, seed: int | np.random.Generator | None) -> TorchNFirms:
@@ -264,25 +303,18 @@ class TorchNFirms:
             baseline_loss=baseline_loss(y, self.n_classes),
         ).quality.astype(np.float64)
 
-    def epoch(self, params: Params, *, joint: bool) -> Params:
+    def epoch(self, params: Params, share: np.ndarray) -> Params:
         r"""One pass of SGD for every firm at once, :math:`\lceil \max_i n_i / B \rceil` steps.
 
-        ``joint``: every model on the same minibatches of ``batch_size`` examples of each
-        firm (the joint objective); else each firm on its own data.
+        Firm ``i`` steps on its mean loss over ``batch_size`` examples of every firm ``j``
+        with ``share[i, j]`` (:func:`sharing`; the identity: each firm on its own data).
         """
+        share = np.asarray(share, dtype=bool)
         b = self.setup.batch_size
         steps = -(-int(self.sizes.max()) // b)
         picks = sample_batches(self.sizes, steps, b, self.rng) + self.offsets[:, None, None]
-        k = self.setup.firms
         for s in range(steps):
-            if joint:
-                rows = torch.from_numpy(picks[:, s].reshape(-1)).to(self.x.device)
-                xb = self.x[rows].unsqueeze(0).expand(k, *self.x[rows].shape)
-                yb = self.y[rows].unsqueeze(0).expand(k, -1)
-            else:
-                rows = torch.from_numpy(picks[:, s]).to(self.x.device)
-                xb, yb = self.x[rows], self.y[rows]
-            grads, loss = self.engine.gradients(params, xb, yb)
+            grads, loss = self.gradients(params, share, picks[:, s])
             check_loss(
                 "a firm's minibatch loss",
                 float(loss.max()),
@@ -293,6 +325,31 @@ class TorchNFirms:
             with torch.no_grad():
                 params = {n: v - self.setup.lr * grads[n] for n, v in params.items()}
         return params
+
+    def gradients(
+        self, params: Params, share: np.ndarray, rows: np.ndarray
+    ) -> tuple[Params, torch.Tensor]:
+        """Per firm ``i``: model ``i``'s gradient and mean loss on the rows of every firm it shares.
+
+        ``rows[j]``: the global indices of firm ``j``'s minibatch; model ``i`` takes the rows of
+        every ``j`` with ``share[i, j]``. One engine call per number of firms shared (one call
+        for ``complete`` and for the identity).
+        """
+        counts = share.sum(axis=1)
+        grads = {k: torch.empty_like(v) for k, v in params.items()}
+        loss = torch.empty(counts.size, device=self.x.device)
+        for c in np.unique(counts):
+            who = np.flatnonzero(counts == c)
+            index = torch.from_numpy(np.stack([rows[share[i]].reshape(-1) for i in who]))
+            index = index.to(self.x.device)
+            picked = torch.from_numpy(who).to(self.x.device)
+            models = (
+                params if who.size == counts.size else {k: v[picked] for k, v in params.items()}
+            )
+            g, loss[picked] = self.engine.gradients(models, self.x[index], self.y[index])
+            for k, v in g.items():
+                grads[k][picked] = v
+        return grads, loss
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +445,7 @@ def _defection_free_round(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One round of the rule (module docstring); the new qualities and the weights kept."""
     old = firms.params
-    new = firms.epoch(old, joint=True)
+    new = firms.epoch(old, sharing("complete", q))
     weights = [2.0**-h for h in range(firms.setup.halvings + 1)]
     with torch.no_grad():
         candidates = {k: torch.cat([old[k] + w * (new[k] - old[k]) for w in weights]) for k in old}
@@ -416,23 +473,25 @@ def _mask(kept: np.ndarray, like: torch.Tensor) -> torch.Tensor:
 
 
 def _play(
-    firms: TorchNFirms, rounds: int, target: np.ndarray | None
+    firms: TorchNFirms, rounds: int, scheme: str, target: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Measured qualities ``(rounds + 1, n)`` and weights kept ``(rounds, n)``.
 
-    Complete collaboration without a ``target``, the defection-free rule towards it.
+    The defection-free rule towards ``target``; any other scheme keeps every step of its
+    sharing matrix (:func:`sharing` of the starting qualities).
     """
     q = [firms.measure()]
+    share = sharing(scheme, q[0])
     kept = []
     for _ in range(rounds):
-        if target is None:
-            firms.params = firms.epoch(firms.params, joint=True)
-            q.append(firms.measure())
-            kept.append(np.ones(q[0].size))
-        else:
+        if scheme == "defection-free":
             nxt, w = _defection_free_round(firms, q[-1], target)
             q.append(nxt)
             kept.append(w)
+        else:
+            firms.params = firms.epoch(firms.params, share)
+            q.append(firms.measure())
+            kept.append(np.ones(q[0].size))
     return np.array(q), np.array(kept)
 
 
@@ -493,7 +552,7 @@ def run_n_firms(
     for name in schemes:
         choice("scheme", name, N_SCHEMES)
     rounds = positive_int("rounds", rounds)
-    streams = dict(zip(N_SCHEMES, np.random.default_rng(seed).spawn(2), strict=True))
+    streams = dict(zip(N_SCHEMES, np.random.default_rng(seed).spawn(len(N_SCHEMES)), strict=True))
     start = firms.measure()
     if q_max is not None:
         in_interval("q_max", q_max, 0.0, 1.0, low_open=True)
@@ -503,18 +562,21 @@ def run_n_firms(
             )
     paths: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     ends: dict[str, TorchNFirms] = {}
+
+    def play(scheme: str, target: np.ndarray) -> None:
+        progress(f"{scheme} ({rounds} rounds)")
+        ends[scheme] = firms.fork(streams[scheme])
+        paths[scheme] = _play(ends[scheme], rounds, scheme, target)
+
     if q_max is None or "complete" in schemes:
-        progress(f"complete ({rounds} rounds)")
-        ends["complete"] = firms.fork(streams["complete"])
-        paths["complete"] = _play(ends["complete"], rounds, None)
+        play("complete", np.empty(0))
     if q_max is None:
         pooled = [
             ModelQualities.from_mapping({"best": float(r.max())}) for r in paths["complete"][0]
         ]
         q_max = estimate_q_max(pooled, float(start.max()))
     target = quality_bargaining(start, q_max=q_max, revenues=uniform_revenues).quality
-    if "defection-free" in schemes:
-        progress(f"defection-free ({rounds} rounds)")
-        ends["defection-free"] = firms.fork(streams["defection-free"])
-        paths["defection-free"] = _play(ends["defection-free"], rounds, target)
+    for scheme in dict.fromkeys(schemes):
+        if scheme != "complete":
+            play(scheme, target)
     return {s: _run(s, paths[s], float(q_max), target, ends[s]) for s in schemes}

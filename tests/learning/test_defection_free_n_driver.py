@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from collabecon.cli import main
 from econ.market import market_round
@@ -16,6 +17,7 @@ from learning.drivers.defection_free_n import (
     NFirmSetup,
     TorchNFirms,
     run_n_firms,
+    sharing,
 )
 
 TINY = [
@@ -113,7 +115,6 @@ def test_complete_collaboration_keeps_every_step(capsys):
         (["--alpha", "0.3"], "--alpha has no effect without --firms"),
         (["--firms", "1"], "--firms must be 2 to 12"),
         (["--firms", "13"], "--firms must be 2 to 12"),
-        (["--firms", "3", "--scheme", "one-sided-low"], "--scheme one-sided-low has no effect"),
         (["--firms", "3", "--figures", "--out", "x"], "--figures has no effect with --firms"),
         (["--firms", "3", "--confidence", "0.9"], "--confidence has no effect with --firms"),
         (["--firms", "3", "--pace", "1"], "--pace must be a finite number > 1"),
@@ -165,3 +166,56 @@ def test_the_recorded_qualities_are_the_kept_models_measured_afresh():
     assert runs["complete"].q_max == pytest.approx(
         max(runs["complete"].qualities.max(), firms.measure().max())
     )
+
+
+def test_sharing_matrices_follow_the_quality_ladder():
+    start = np.array([0.5, 0.2, 0.9, 0.2])  # ranks 2, 0, 3, 1 (ties by index)
+    assert sharing("complete", start).all()
+    assert sharing("defection-free", start).all()
+    low = sharing("one-sided-low", start)
+    high = sharing("one-sided-high", start)
+    assert np.all(np.diag(low)) and np.all(np.diag(high))
+    assert low[1].tolist() == [True, True, True, True]  # the bottom firm learns from all
+    assert low[2].tolist() == [False, False, True, False]  # the top firm trains alone
+    assert high[2].all() and high[1].tolist() == [False, True, False, False]
+    assert np.array_equal(low | high, np.ones((4, 4), dtype=bool))
+    assert np.array_equal(low & high, np.eye(4, dtype=bool))
+    with pytest.raises(ValueError, match="scheme"):
+        sharing("nosuch", start)
+    with pytest.raises(ValueError, match="at least two"):
+        sharing("complete", np.array([0.5]))
+
+
+def test_a_shared_gradient_is_the_mean_of_the_gradients_on_each_firms_minibatch():
+    setup = NFirmSetup(firms=3, dataset="digits", size=60, target_per_class=20, model="mlp")
+    firms = TorchNFirms.prepare(setup, seed=1, device="cpu")
+    rows = np.stack([firms.offsets + j for j in range(setup.batch_size)], axis=1)
+    start = np.array([0.3, 0.1, 0.2])
+    for scheme in ("complete", "one-sided-low", "one-sided-high"):
+        share = sharing(scheme, start)
+        grads, loss = firms.gradients(firms.params, share, rows)
+        for i in range(3):
+            own = {k: v[i : i + 1].expand(3, *v.shape[1:]) for k, v in firms.params.items()}
+            each, losses = firms.engine.gradients(own, firms.x[rows], firms.y[rows])
+            assert float(loss[i]) == pytest.approx(float(losses[share[i]].mean()), rel=1e-5)
+            for name, g in grads.items():
+                assert torch.allclose(g[i], each[name][share[i]].mean(dim=0), atol=1e-6)
+
+
+@pytest.mark.parametrize("scheme", ["one-sided-low", "one-sided-high"])
+def test_one_sided_schemes_keep_every_step_and_the_firm_that_receives_nothing_trains_alone(
+    capsys, scheme
+):
+    result = _run(capsys, *TINY[:-3], "--rounds", "1", "--json", "--scheme", scheme, "--q-max", "1")
+    assert result["scheme"] == scheme and result["firms"] == 3
+    assert result["audit"]["refusals"] == [0, 0, 0]
+    setup = NFirmSetup(
+        firms=3, dataset="digits", size=100, target_per_class=20, model="mlp", lr=0.1
+    )
+    firms = TorchNFirms.prepare(setup, seed=0, device="cpu")
+    alone = firms.fork(5).epoch(firms.params, np.eye(3, dtype=bool))
+    share = sharing(scheme, firms.measure())
+    shared = firms.fork(5).epoch(firms.params, share)
+    loner = int(np.flatnonzero(share.sum(axis=1) == 1)[0])
+    for name in alone:  # the same stream: the firm that learns from no one steps alone
+        assert torch.allclose(alone[name][loner], shared[name][loner], atol=1e-6)
