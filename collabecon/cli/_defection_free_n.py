@@ -97,6 +97,48 @@ def n_firm_contradictions(args: argparse.Namespace) -> None:
         raise ValueError(f"--pace must be a finite number > 1, got {values['pace']}")
 
 
+def n_firm_setup(args: argparse.Namespace) -> Any:
+    """The :class:`learning.drivers.defection_free_n.NFirmSetup` of the flags."""
+    from learning.drivers.defection_free_n import NFirmSetup
+
+    return NFirmSetup(
+        firms=args.firms,
+        dataset=args.dataset,
+        data_dir=args.data_dir,
+        size=args.size,
+        target_per_class=args.target_per_class,
+        lr=args.lr,
+        batch_size=args.batch_size,
+        metric=args.quality,
+        **_values(args),
+    )
+
+
+def check_n_firm_run(args: argparse.Namespace) -> Any:
+    """Refuse runs too long for this machine and data sets the split cannot use; the setup.
+
+    Raises
+    ------
+    ValueError
+        What :func:`learning.loop.check_run_length` and
+        :func:`learning.drivers.defection_free_n.load_and_split` refuse.
+    """
+    from learning.drivers.defection_free_n import load_and_split
+    from learning.loop import check_run_length
+
+    setup = n_firm_setup(args)
+    # a round steps every model on the joint minibatches of all firms, about n * size examples
+    plays = 2 if args.scheme == "defection-free" or args.q_max is None else 1
+    check_run_length(
+        {"--rounds": args.rounds, "--firms squared": args.firms**2, "--size": args.size}, plays
+    )
+    check_run_length(
+        {"--init-epochs": setup.init_epochs, "--firms": args.firms, "--size": args.size}
+    )
+    load_and_split(setup, args.seed)
+    return setup
+
+
 def run_n_firm_command(args: argparse.Namespace, progress: Any) -> dict[str, Any]:
     """Prepare the firms, play the scheme, write ``--out``; the scheme's JSON-ready record.
 
@@ -106,36 +148,9 @@ def run_n_firm_command(args: argparse.Namespace, progress: Any) -> dict[str, Any
         :meth:`learning.drivers.defection_free_n.NFirmRun.to_dict` (``scheme``, ``firms``,
         ``rounds``, ``audit``, ``bargain``); with ``--out`` also ``written``.
     """
-    from learning.drivers.defection_free_n import (
-        NFirmSetup,
-        TorchNFirms,
-        load_and_split,
-        run_n_firms,
-    )
+    from learning.drivers.defection_free_n import TorchNFirms, run_n_firms
 
-    values = _values(args)
-    setup = NFirmSetup(
-        firms=args.firms,
-        dataset=args.dataset,
-        data_dir=args.data_dir,
-        size=args.size,
-        target_per_class=args.target_per_class,
-        lr=args.lr,
-        batch_size=args.batch_size,
-        metric=args.quality,
-        **values,
-    )
-    from learning.loop import check_run_length
-
-    # a round steps every model on the joint minibatches of all firms, about n * size examples
-    plays = 2 if args.scheme == "defection-free" or args.q_max is None else 1
-    check_run_length(
-        {"--rounds": args.rounds, "--firms squared": args.firms**2, "--size": args.size}, plays
-    )
-    check_run_length(
-        {"--init-epochs": values["init_epochs"], "--firms": args.firms, "--size": args.size}
-    )
-    load_and_split(setup, args.seed)
+    setup = check_n_firm_run(args)
     progress(f"preparing {args.firms} firms: at most {args.size} examples of {args.dataset} each")
     firms = TorchNFirms.prepare(setup, seed=args.seed, device=args.device)
     runs = run_n_firms(

@@ -12,7 +12,8 @@ in-process command, given after its name: ``collabecon flower simulate ipfl --cl
 is IP-FL's token economy with the ledger on the server (:mod:`learning.runtimes.flower.ipfl`, the
 flags of ``collabecon ipfl``), ``collabecon flower simulate defection-free --rounds 3`` the
 mediator between two firms (:mod:`learning.runtimes.flower.duopoly`, the flags of ``collabecon
-defection-free``). ``prepare --out DIR`` writes a run's partitions and Flower App for a
+defection-free``; with ``--firms N`` among N firms under any scheme,
+:mod:`learning.runtimes.flower.n_firms`). ``prepare --out DIR`` writes a run's partitions and Flower App for a
 deployment, ``deploy`` runs it on a SuperLink and one SuperNode per client, each its own
 process on ``127.0.0.1``; both use TLS and SuperNode authentication with credentials made for
 the run unless ``--insecure`` (``docs/flower.md``). Needs ``pip install -e ".[flower]"``.
@@ -44,7 +45,8 @@ _MECHANISMS = {
     ),
     "defection-free": (
         "collabecon.cli.defection_free",
-        "two firms, the mediator on the server (the flags of collabecon defection-free)",
+        "two firms (or --firms N), the mediator on the server (the flags of collabecon "
+        "defection-free)",
     ),
 }
 
@@ -304,6 +306,8 @@ def _duopoly_run(flags: argparse.Namespace) -> _Run:
 
     counts_at_least(flags, ("rounds",))
     counts_at_least(flags, ("seed",), low=0)
+    if flags.firms is not None:
+        return _n_firm_run(flags)
     if flags.figures:
         raise ValueError("--figures: the four schemes' figures run in process")
     if flags.scheme != "defection-free":
@@ -330,6 +334,28 @@ def _duopoly_run(flags: argparse.Namespace) -> _Run:
         flags.rounds,
         partial(write_duopoly_partitions, *played, **options),
         partial(deploy_duopoly, *played, **options),
+    )
+
+
+def _n_firm_run(flags: argparse.Namespace) -> _Run:
+    """N firms as ``collabecon defection-free --firms N`` with ``flags`` plays them.
+
+    The same split, pre-training and minibatch stream (``--seed``), any scheme.
+    """
+    from collabecon.cli._defection_free_n import check_n_firm_run, n_firm_contradictions
+    from learning.runtimes.flower.deploy import deploy_n_firms
+    from learning.runtimes.flower.n_firms import write_n_firm_partitions
+
+    n_firm_contradictions(flags)
+    _on_cpu(flags.device)
+    played = (check_n_firm_run(flags), flags.seed, flags.rounds)
+    options = {"scheme": flags.scheme, "q_max": flags.q_max}
+    return _Run(
+        "defection-free",
+        flags.firms,
+        flags.rounds,
+        partial(write_n_firm_partitions, *played, **options),
+        partial(deploy_n_firms, *played, **options),
     )
 
 
@@ -392,12 +418,15 @@ def _ports(args: argparse.Namespace, flags: argparse.Namespace, port: int) -> No
     """Refuse ports out of range, an ``--out`` Flower cannot name and (deploy) taken ports.
 
     Checked before Flower is imported: a refusal costs no more than importing torch. The nodes
-    are the clients (``--clients``; two firms for ``defection-free``).
+    are the clients (``--clients``; the firms for ``defection-free``, two unless ``--firms``).
     """
     from learning.runtimes.flower.ports import check_ports, refuse_taken
     from learning.runtimes.flower.quoting import toml_string
 
-    nodes = 2 if args.mechanism == "defection-free" else max(int(flags.clients), 0)
+    if args.mechanism == "defection-free":
+        nodes = 2 if flags.firms is None else max(int(flags.firms), 0)
+    else:
+        nodes = max(int(flags.clients), 0)
     if flags.out is not None:
         toml_string(str(Path(flags.out).resolve()), "--out")
     check_ports("--port", port, nodes)

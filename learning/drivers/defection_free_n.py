@@ -45,7 +45,7 @@ Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 and Proposition 3; §3.5, the e
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -74,6 +74,7 @@ __all__ = [
     "NFirmRun",
     "NFirmSetup",
     "TorchNFirms",
+    "initial_models",
     "load_and_split",
     "run_n_firms",
     "sharing",
@@ -196,6 +197,26 @@ def load_and_split(
     return data, firms, target
 
 
+def initial_models(
+    setup: NFirmSetup,
+    shape: tuple[int, ...],
+    n_classes: int,
+    seed: int | np.random.Generator | None = None,
+) -> tuple[torch.nn.Module, Params, np.random.Generator]:
+    """The firms' models as :meth:`TorchNFirms.prepare` draws them for ``seed``.
+
+    One of them (the architecture of the engine), all of them stacked (row ``i`` firm
+    ``i``), and the minibatch stream of the training that follows.
+    """
+    _, init_rng, train_rng = np.random.default_rng(seed).spawn(3)
+    generator = torch_generator(init_rng)
+    models = [
+        build_model(setup.model, shape, n_classes, generator=generator) for _ in range(setup.firms)
+    ]
+    each = [parameters_of(m) for m in models]
+    return models[0], {k: torch.stack([p[k] for p in each]) for k in each[0]}, train_rng
+
+
 def sharing(scheme: str, start: np.ndarray) -> np.ndarray:
     r"""The scheme's sharing matrix: ``S[i, j]`` when firm ``i``'s model learns from firm ``j``'s data.
 
@@ -253,42 +274,36 @@ class TorchNFirms:
         device: str | torch.device | None = None,
     ) -> TorchNFirms:
         """Split the data, build one model per firm, train each alone ``init_epochs`` epochs."""
-        _, init_rng, train_rng = np.random.default_rng(seed).spawn(3)
         data, shares, target_idx = load_and_split(setup, seed)
         dev = resolve_device(device)
-        shape = tuple(data.x.shape[1:])
-        generator = torch_generator(init_rng)
-        models = [
-            build_model(setup.model, shape, data.n_classes, generator=generator)
-            for _ in range(setup.firms)
-        ]
-        each = [parameters_of(m) for m in models]
-        params = {k: torch.stack([p[k] for p in each]).to(dev) for k in each[0]}
+        model, params, stream = initial_models(setup, tuple(data.x.shape[1:]), data.n_classes, seed)
         sizes = np.array([s.size for s in shares], dtype=np.int64)
         firms = cls(
             setup=setup,
-            engine=BatchedEngine(models[0], Task.for_classes(data.n_classes), dev),
+            engine=BatchedEngine(model, Task.for_classes(data.n_classes), dev),
             x=torch.from_numpy(np.concatenate([data.x[s] for s in shares])).to(dev),
             y=torch.from_numpy(np.concatenate([data.y[s] for s in shares])).to(dev),
             offsets=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
             sizes=sizes,
             target=(data.x[target_idx], data.y[target_idx]),
             n_classes=data.n_classes,
-            params=params,
-            rng=train_rng,
+            params={k: v.to(dev) for k, v in params.items()},
+            rng=stream,
         )
-        for _ in range(setup.init_epochs):
-            firms.params = firms.epoch(firms.params, np.eye(setup.firms, dtype=bool))
+        firms.pretrain()
         return firms
+
+    def pretrain(self) -> None:
+        """Train every firm alone on its own data for ``init_epochs`` epochs."""
+        for _ in range(self.setup.init_epochs):
+            self.params = self.epoch(self.params, np.eye(self.setup.firms, dtype=bool))
 
     def fork(self, seed: int | np.random.Generator | None) -> TorchNFirms:
         """An independent copy (same models and data) with its own minibatch stream."""
-        return TorchNFirms(
-            **{
-                **{f: getattr(self, f) for f in self.__dataclass_fields__},
-                "params": {k: v.clone() for k, v in self.params.items()},
-                "rng": np.random.default_rng(seed),
-            }
+        return replace(
+            self,
+            params={k: v.clone() for k, v in self.params.items()},
+            rng=np.random.default_rng(seed),
         )
 
     def measure(self, params: Params | None = None) -> np.ndarray:

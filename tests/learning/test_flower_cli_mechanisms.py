@@ -29,6 +29,10 @@ IPFL = [
     "ipfl", "--dataset", "digits", "--model", "linear", "--clients", "4", "--rounds", "2",
     "--local-steps", "2",
 ]  # fmt: skip
+FIRMS = [
+    "defection-free", "--firms", "3", "--model", "mlp", "--dataset", "digits", "--size", "100",
+    "--target-per-class", "20", "--lr", "0.1", "--init-epochs", "2", "--rounds", "2",
+]  # fmt: skip
 DUOPOLY = [
     "defection-free", "--dataset", "digits", "--size", "150", "--target-per-class", "20",
     "--rounds", "2", "--lr", "0.5", "--batch-size", "50", "--init-epochs-high", "5",
@@ -60,6 +64,9 @@ def _exit_code(argv: list[str]) -> int:
         (["simulate", *DUOPOLY, "--train-alone"], "--train-alone"),
         (["prepare", *DUOPOLY, "--q-max", "1.5"], "--q-max must lie in (0, 1]"),
         (["prepare", *DUOPOLY, "--rounds", "0"], "--rounds must be an integer >= 1"),
+        (["simulate", *FIRMS, "--figures"], "--figures has no effect with --firms"),
+        (["simulate", *FIRMS, "--device", "cuda"], "computes on the CPU"),
+        (["prepare", *FIRMS[:2], "13", *FIRMS[3:]], "--firms must be 2 to 12"),
         (["prepare", *TINY, "--algorithm", "fedavg,cobo"], "prepare runs one experiment"),
         (["simulate", *TINY, "--algorithm", "cobo", "--algorithm-arg", "nope=1"], "unknown nope"),
         (["simulate", "cobo"], "invalid choice: 'cobo'"),
@@ -86,6 +93,7 @@ def test_refusals_are_one_line_and_exit_2_before_any_work(
         ([*TINY, "--algorithm", "cobo"], "split", 4, ["meta.json"]),
         (IPFL, "ipfl", 4, ["meta.json", "server.pt"]),
         (DUOPOLY, "defection-free", 2, ["meta.json", "server.npz"]),
+        ([*FIRMS, "--scheme", "one-sided-low"], "defection-free-n", 3, ["meta.json", "server.npz"]),
     ],
 )
 def test_prepare_writes_each_nodes_partition_and_the_servers_files(

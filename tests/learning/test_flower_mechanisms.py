@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from learning.drivers.defection_free import DuopolySetup, TorchFirms
+from learning.drivers.defection_free_n import NFirmSetup, TorchNFirms, run_n_firms
 from learning.drivers.defection_free_schemes import run_schemes
 from learning.drivers.ipfl import IPFLRun, run_ipfl
 from learning.train import TrainConfig, train
@@ -29,6 +30,11 @@ DUOPOLY = DuopolySetup(
     max_inner=5,
 )
 DUOPOLY_SEED, DUOPOLY_ROUNDS, DUOPOLY_STREAM = 0, 3, 1
+FIRMS = NFirmSetup(
+    firms=3, dataset="digits", model="mlp", size=100, target_per_class=20, lr=0.1, init_epochs=2
+)
+FIRMS_SEED, FIRMS_ROUNDS, FIRMS_Q_MAX = 4, 2, 0.9
+FIRM_SCHEMES = ("defection-free", "one-sided-low")
 COBO = TrainConfig(
     algorithm="cobo",
     dataset="digits",
@@ -46,24 +52,24 @@ COBO = TrainConfig(
 def simulated(tmp_path_factory):
     from learning.runtimes.flower.duopoly import write_duopoly_partitions
     from learning.runtimes.flower.ipfl import write_ipfl_partitions
+    from learning.runtimes.flower.n_firms import write_n_firm_partitions
     from learning.runtimes.flower.partitions import write_partitions
     from learning.runtimes.flower.simulation import simulate_directories
 
     work = tmp_path_factory.mktemp("mechanisms")
-    ipfl_dir, duopoly_dir, cobo_dir = work / "ipfl", work / "duopoly", work / "cobo"
-    write_ipfl_partitions(IPFL, ipfl_dir)
-    write_partitions(COBO, cobo_dir)
-    write_duopoly_partitions(
-        DUOPOLY, DUOPOLY_SEED, DUOPOLY_ROUNDS, duopoly_dir, stream=DUOPOLY_STREAM
-    )
+    names = ("ipfl", "duopoly", "cobo", *FIRM_SCHEMES)
+    dirs = [work / name for name in names]
+    write_ipfl_partitions(IPFL, dirs[0])
+    write_partitions(COBO, dirs[2])
+    write_duopoly_partitions(DUOPOLY, DUOPOLY_SEED, DUOPOLY_ROUNDS, dirs[1], stream=DUOPOLY_STREAM)
+    for scheme, directory in zip(FIRM_SCHEMES, dirs[3:], strict=True):
+        write_n_firm_partitions(
+            FIRMS, FIRMS_SEED, FIRMS_ROUNDS, directory, scheme=scheme, q_max=FIRMS_Q_MAX
+        )
     started = time.perf_counter()
-    ipfl, duopoly, cobo = simulate_directories(
-        [(str(d), str(d)) for d in (ipfl_dir, duopoly_dir, cobo_dir)],
-        IPFL.clients,
-        cpus=2,
-    )
-    print(f"Flower simulation of the three: {time.perf_counter() - started:.1f} s")
-    return {"ipfl": ipfl, "duopoly": duopoly, "cobo": cobo}
+    results = simulate_directories([(str(d), str(d)) for d in dirs], IPFL.clients, cpus=2)
+    print(f"Flower simulation of the {len(dirs)}: {time.perf_counter() - started:.1f} s")
+    return dict(zip(names, results, strict=True))
 
 
 @pytest.mark.flower
@@ -126,6 +132,27 @@ def test_defection_free_on_flower_equals_the_in_process_driver_for_one_seed(simu
             np.testing.assert_allclose(
                 ours.firms.params[name][key].numpy(), value.numpy(), rtol=0, atol=1e-5
             )
+
+
+@pytest.mark.flower
+@pytest.mark.parametrize("scheme", FIRM_SCHEMES)
+def test_n_firms_on_flower_equal_the_in_process_driver_for_one_seed(simulated, scheme):
+    """The n-firm mediator's qualities, kept weights and final models are those of
+    :func:`learning.drivers.defection_free_n.run_n_firms` on :class:`TorchNFirms` for the same
+    seeds (a firm's gradient is the row-weighted mean of its nodes' gradients: float32
+    rounding); under the defection-free rule no firm's revenue falls (Proposition 3, n firms)."""
+    ours = simulated[scheme].run
+    firms = TorchNFirms.prepare(FIRMS, seed=FIRMS_SEED, device="cpu")
+    reference = run_n_firms(
+        firms, FIRMS_ROUNDS, schemes=(scheme,), q_max=FIRMS_Q_MAX, seed=FIRMS_SEED
+    )[scheme]
+    np.testing.assert_array_equal(ours.qualities, reference.qualities)
+    np.testing.assert_array_equal(ours.kept, reference.kept)
+    np.testing.assert_allclose(ours.target, reference.target, rtol=1e-12)
+    for key, value in reference.firms.params.items():
+        np.testing.assert_allclose(ours.firms.params[key].numpy(), value.numpy(), rtol=0, atol=1e-5)
+    assert ours.drops.sum() == 0 or scheme != "defection-free"
+    assert not np.array_equal(ours.qualities[0], ours.qualities[-1])  # the firms learned
 
 
 @pytest.mark.flower
@@ -195,6 +222,27 @@ def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tm
     assert all(row["U_l"] >= rows[0]["U_l"] and row["U_h"] >= rows[0]["U_h"] for row in rows)
     assert rows[-1]["q_h"] > rows[0]["q_h"]
     print(f"defection-free deployment: {done['deployment_seconds']:.1f} s")
+
+
+@pytest.mark.slow
+@pytest.mark.flower
+def test_n_firms_deployed_on_separate_processes_give_the_in_process_run(tmp_path):
+    """The n-firm mediator on the ServerApp, each firm a SuperNode in its own process: the
+    qualities of :func:`learning.drivers.defection_free_n.run_n_firms`, and no revenue falls."""
+    from learning.runtimes.flower.deploy import deploy_n_firms
+
+    # a deployed node starts a process per message: one pre-training epoch of large batches
+    setup = dataclasses.replace(FIRMS, batch_size=100, init_epochs=1)
+    done = deploy_n_firms(setup, FIRMS_SEED, 1, tmp_path, port=8700, q_max=FIRMS_Q_MAX)
+    firms = TorchNFirms.prepare(setup, seed=FIRMS_SEED, device="cpu")
+    reference = run_n_firms(
+        firms, 1, schemes=("defection-free",), q_max=FIRMS_Q_MAX, seed=FIRMS_SEED
+    )["defection-free"]
+    assert done["processes"] == 4 and done["firms"] == 3
+    qualities = [r["qualities"] for r in done["rounds"]]
+    np.testing.assert_array_equal(qualities, reference.qualities)
+    assert done["audit"]["revenue_never_decreased"]
+    print(f"n-firm deployment: {done['deployment_seconds']:.1f} s")
 
 
 @pytest.mark.slow

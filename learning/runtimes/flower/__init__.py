@@ -12,7 +12,8 @@ local step) runs through the same strategy
 (:class:`learning.algorithms.base.MultiExchange`). The mechanisms run with their own server
 loop on the same ClientApp: IP-FL's token economy with the ledger on the server
 (:mod:`learning.runtimes.flower.ipfl`) and defection-free collaboration between two firms with
-the mediator on the server (:mod:`learning.runtimes.flower.duopoly`).
+the mediator on the server (:mod:`learning.runtimes.flower.duopoly`), and among n firms
+under any of their schemes (:mod:`learning.runtimes.flower.n_firms`).
 :mod:`learning.runtimes.flower.compose` puts that mediator around a Flower App of one's own:
 a strategy wrapper around any inner Flower strategy and a ClientApp mod that reports each
 model's quality; :mod:`learning.runtimes.flower.compose_ipfl` puts IP-FL's token ledger (one

@@ -289,10 +289,11 @@ def serve(
 
 
 def run_kind(meta_dir: str) -> str:
-    """What the federation in ``meta_dir`` runs: ``"ipfl"``, ``"defection-free"`` or ``"split"``.
+    """What the federation in ``meta_dir`` runs.
 
     ``"ipfl"`` is :mod:`learning.runtimes.flower.ipfl`, ``"defection-free"``
-    :mod:`learning.runtimes.flower.duopoly` and ``"split"`` :func:`serve`.
+    :mod:`learning.runtimes.flower.duopoly`, ``"defection-free-n"``
+    :mod:`learning.runtimes.flower.n_firms` and ``"split"`` :func:`serve`.
     """
     raw = json.loads((Path(meta_dir) / "meta.json").read_text())
     return str(raw.get("kind", "split"))
@@ -301,8 +302,9 @@ def run_kind(meta_dir: str) -> str:
 def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
     """Serve the federation in ``meta_dir`` as :func:`run_kind` says.
 
-    With :func:`serve`, :func:`learning.runtimes.flower.ipfl.play_ipfl_on_flower` or
-    :func:`learning.runtimes.flower.duopoly.serve_duopoly`.
+    With :func:`serve`, :func:`learning.runtimes.flower.ipfl.play_ipfl_on_flower`,
+    :func:`learning.runtimes.flower.duopoly.serve_duopoly` or
+    :func:`learning.runtimes.flower.n_firms.serve_n_firms`.
     """
     kind = run_kind(meta_dir)
     if kind == "ipfl":
@@ -312,6 +314,10 @@ def serve_any(grid: Grid, meta_dir: str, node_data_dir: str = "") -> Any:
         from learning.runtimes.flower.duopoly import serve_duopoly
 
         return serve_duopoly(grid, meta_dir, node_data_dir)
+    if kind == "defection-free-n":
+        from learning.runtimes.flower.n_firms import serve_n_firms
+
+        return serve_n_firms(grid, meta_dir, node_data_dir)
     return serve(grid, meta_dir, node_data_dir)
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "deploy",
     "deploy_duopoly",
     "deploy_ipfl",
+    "deploy_n_firms",
     "deployment_commands",
     "launch",
     "write_app",
@@ -364,6 +365,34 @@ def deploy_duopoly(
         out,
         2,
         lambda data: write_duopoly_partitions(setup, seed, rounds, data, **options),
+        port,
+        timeout,
+        insecure,
+    )
+
+
+def deploy_n_firms(
+    setup: Any,
+    seed: int,
+    rounds: int,
+    out: str | os.PathLike[str],
+    *,
+    port: int = 8000,
+    timeout: float = 900.0,
+    insecure: bool = False,
+    **options: Any,
+) -> dict[str, Any]:
+    """Collaboration among n firms (:mod:`learning.runtimes.flower.n_firms`) deployed.
+
+    The mediator is on the SuperLink's ServerApp, with one SuperNode per firm. ``options`` go
+    to :func:`learning.runtimes.flower.n_firms.write_n_firm_partitions`.
+    """
+    from learning.runtimes.flower.n_firms import write_n_firm_partitions
+
+    return _deploy(
+        out,
+        int(setup.firms),
+        lambda data: write_n_firm_partitions(setup, seed, rounds, data, **options),
         port,
         timeout,
         insecure,

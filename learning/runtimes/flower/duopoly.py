@@ -40,7 +40,7 @@ from learning.engine import BatchedEngine, Params, Task, parameters_of
 from learning.models import build_model
 from learning.rng import torch_generator
 from learning.runtimes.flower.records import pack, record_of, scalar, unpack
-from learning.runtimes.flower.requests import Requests, discover, metric
+from learning.runtimes.flower.requests import Requests, discover, losses, metric
 
 __all__ = [
     "FlowerDuopolyResult",
@@ -141,7 +141,7 @@ class FlowerFirms(TorchFirms):
             dtype=np.float64,
         )
         weights = counts / counts.sum()
-        value = float(sum(w * float(metric(m, "loss")) for w, m in zip(weights, got, strict=True)))
+        value = float(sum(w * losses(m)[0] for w, m in zip(weights, got, strict=True)))
         self._check_loss(name, value)
         grads = [
             unpack(record_of(m.content, "arrays", ArrayRecord).to_torch_state_dict(), "gradient")

@@ -1,9 +1,10 @@
 """A firm's node half of defection-free collaboration on Flower (Werner 2024, ch. 3, Algorithm 5).
 
 :func:`register_duopoly` registers on a ClientApp what a firm's node answers to the mediator
-of :mod:`learning.runtimes.flower.duopoly`: its partition and size (``query.duopoly``), and
-the gradient of its mean loss at the sent model on the sent rows of its examples
-(``train.duopoly``). This half imports neither the game nor the in-process driver, so a
+of two firms (:mod:`learning.runtimes.flower.duopoly`) and of n firms
+(:mod:`learning.runtimes.flower.n_firms`): its partition and size (``query.duopoly``), and
+the gradients of the mean loss of each sent model (a stack of them, one per firm that
+learns from this firm's data) on the sent rows of its examples (``train.duopoly``). This half imports neither the game nor the in-process driver, so a
 node that never plays it does not pay for them.
 """
 
@@ -52,8 +53,8 @@ def _firm(data_dir: str, partition: int) -> tuple[BatchedEngine, torch.Tensor, t
 def register_duopoly(app: ClientApp) -> None:
     """Register a firm's node half on ``app``: ``query.duopoly`` and ``train.duopoly``.
 
-    ``query.duopoly`` answers its partition and size; ``train.duopoly`` the gradient of its
-    mean loss at the sent model on the sent rows.
+    ``query.duopoly`` answers its partition and size; ``train.duopoly`` the stacked gradients
+    of the mean loss of every sent model on the sent rows, with the losses (``losses``).
     """
 
     @app.query("duopoly")
@@ -75,11 +76,17 @@ def register_duopoly(app: ClientApp) -> None:
         idx = torch.as_tensor(
             np.asarray(message.content["config"]["rows"], dtype=np.int64), dtype=torch.long
         )
-        grads, loss = engine.gradients(model, x[idx][None], y[idx][None])
+        models = next(iter(model.values())).shape[0]
+        xb, yb = x[idx], y[idx]
+        grads, loss = engine.gradients(
+            model, xb.unsqueeze(0).expand(models, *xb.shape), yb.unsqueeze(0).expand(models, -1)
+        )
         return answer(
             message,
             {
                 "arrays": ArrayRecord(pack(grads, "gradient")),
-                "metrics": MetricRecord({"loss": float(loss.sum()), "rows": int(idx.numel())}),
+                "metrics": MetricRecord(
+                    {"losses": [float(v) for v in loss], "rows": int(idx.numel())}
+                ),
             },
         )

@@ -16,7 +16,7 @@ import torch
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.serverapp import Grid
 
-from learning.runtimes.flower.records import record_of, scalar
+from learning.runtimes.flower.records import record_of, scalar, scalars
 
 
 def source_node(message: Message) -> int:
@@ -60,7 +60,7 @@ def wait_for_nodes(grid: Grid, n: int, timeout: float) -> list[int]:
         time.sleep(0.2)
 
 
-__all__ = ["Requests", "answer", "discover", "metric", "partition_of"]
+__all__ = ["Requests", "answer", "discover", "losses", "metric", "partition_of"]
 
 
 def answer(message: Message, content: dict[str, Any]) -> Message:
@@ -85,6 +85,21 @@ def metric(message: Message, name: str) -> int | float:
     if isinstance(value, list):
         raise TypeError(f"metric {name!r} must be a single value, got the list {value!r}")
     return value
+
+
+def losses(message: Message) -> list[float]:
+    """The per-model losses (metric ``losses``) of a firm's gradient reply.
+
+    Raises
+    ------
+    KeyError
+        The reply has no ``metrics`` record, or no metric ``losses``.
+    TypeError
+        The metric ``losses`` is not a list.
+    """
+    return [
+        float(v) for v in scalars(record_of(message.content, "metrics", MetricRecord)["losses"])
+    ]
 
 
 def partition_of(message: Message, context: Context) -> tuple[str, int]:
