@@ -177,14 +177,22 @@ def write_revenue_figure(result: dict[str, Any], directory: Path) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     rows = result["rounds"]
     fig, ax = plt.subplots(figsize=(6, 4))
+    deal = result["bargain"]
     for i in range(result["firms"]):
-        ax.plot([r["round"] for r in rows], [r["revenues"][i] for r in rows], label=f"firm {i}")
+        (line,) = ax.plot(
+            [r["round"] for r in rows], [r["revenues"][i] for r in rows], label=f"firm {i}"
+        )
+        ax.axhline(deal["target_revenues"][i], color=line.get_color(), linestyle=":", lw=1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("round")
     ax.set_ylabel("revenue")
-    ax.set_title(f"{result['scheme']}, {result['firms']} firms")
+    ax.set_title(
+        f"{result['scheme']}, {result['firms']} firms (dotted: at the bargain)", fontsize=10
+    )
     ax.legend()
     path = directory / f"{result['scheme']}-{result['firms']}-firms-revenue.png"
     fig.savefig(path, dpi=110)
@@ -212,6 +220,7 @@ def render_n_firms(result: dict[str, Any]) -> str:
     near = "within" if deal["within_tolerance"] else "outside"
     return (
         table(rows, header)
-        + f"\n{result['scheme']}: welfare {last['welfare']:.6g}; distance to the bargain "
+        + f"\n{result['scheme']}: welfare {last['welfare']:.6g} (at the bargain "
+        f"{deal['target_welfare']:.6g}); distance to the bargain "
         f"{deal['distance']:.4g} ({near} the tolerance {deal['tolerance']:g}), Q {deal['q_max']:.4g}"
     )

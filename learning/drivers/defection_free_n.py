@@ -224,7 +224,8 @@ def sharing(scheme: str, start: np.ndarray) -> np.ndarray:
     rank the firms by their starting qualities ``start`` (ties by index, the lower index
     below): ``one-sided-low`` has :math:`S_{ij}` for every :math:`j` ranked at or above
     :math:`i`, ``one-sided-high`` at or below. The diagonal is always set: a firm learns from
-    its own data.
+    its own data, so the firm that receives nothing trains alone (the two-firm command's
+    ``--train-alone``; there it idles by default).
 
     Raises
     ------
@@ -420,7 +421,12 @@ class NFirmRun:
         return float(np.max(np.abs(self.qualities[-1] - self.target)))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: a row per round, the audit and the final qualities against the bargain."""
+        """JSON-ready: a row per round, the audit and the final qualities against the bargain.
+
+        ``bargain`` holds the bargain's qualities, revenues and welfare (the market of
+        :func:`econ.market.market_round` at :math:`q^*`) beside the final ones.
+        """
+        deal = market_round(self.target)
         rounds = [
             {
                 "round": t,
@@ -446,7 +452,10 @@ class NFirmRun:
                 "bargain": {
                     "q_max": self.q_max,
                     "target": self.target,
+                    "target_revenues": deal.revenue,
+                    "target_welfare": deal.welfare,
                     "final": self.qualities[-1],
+                    "final_welfare": self.welfare[-1],
                     "distance": self.distance,
                     "tolerance": BARGAIN_TOLERANCE,
                     "within_tolerance": self.distance <= BARGAIN_TOLERANCE,

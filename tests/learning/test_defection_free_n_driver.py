@@ -92,6 +92,10 @@ def test_the_bargain_is_the_n_player_solution_from_the_measured_start(tiny):
     assert deal["distance"] == pytest.approx(distance)
     assert deal["tolerance"] == BARGAIN_TOLERANCE
     assert deal["within_tolerance"] == (distance <= BARGAIN_TOLERANCE)
+    at_deal = market_round(deal["target"])
+    assert deal["target_revenues"] == pytest.approx(at_deal.revenue.tolist())
+    assert deal["target_welfare"] == pytest.approx(at_deal.welfare)
+    assert deal["final_welfare"] == result["rounds"][-1]["welfare"]
 
 
 def test_out_writes_the_json_and_the_revenue_figure(tiny):
