@@ -75,6 +75,15 @@ _NAMES: dict[str, tuple[str, str]] = {
     "BargainingSolution": ("econ.nash_bargaining", "BargainingSolution"),
     "cap_ratio": ("econ.quality_caps", "cap_ratio"),
     "ModelQualities": ("econ.qualities", "ModelQualities"),
+    # econ: beyond the duopoly: consumer populations, the n-firm bargain over qualities
+    "Population": ("econ.population", "Population"),
+    "parse_population": ("econ.population", "parse_population"),
+    "population_equilibrium": ("econ.population_market", "population_equilibrium"),
+    "PopulationEquilibrium": ("econ.population_market", "PopulationEquilibrium"),
+    "population_revenues": ("econ.population_market", "population_revenues"),
+    "best_response_certificate": ("econ.population_market", "best_response_certificate"),
+    "quality_bargaining": ("econ.quality_bargaining", "quality_bargaining"),
+    "QualityBargain": ("econ.quality_bargaining", "QualityBargain"),
     # econ.privacy: privacy-accuracy utilities, protocols and accounting (Tsoy et al. 2024)
     "DPMean": ("econ.privacy.models", "DPMean"),
     "DPSGD": ("econ.privacy.models", "DPSGD"),
@@ -118,6 +127,11 @@ _NAMES: dict[str, tuple[str, str]] = {
     "defection_free_report": ("games.defection_free", "report"),
     "defection_free_claims": ("games.defection_free", "scheme_claims"),
     "quadratic_firms_toy": ("games.quadratic_firms", "thesis_toy"),
+    # games: the rule for n firms and on measured qualities
+    "n_firm_step": ("games.defection_free.n_firms", "n_firm_step"),
+    "n_firm_path": ("games.defection_free.n_firms", "n_firm_path"),
+    "DefectionFreeNoisyRule": ("games.defection_free", "NoisyRule"),
+    "defection_free_play_noisy": ("games.defection_free", "play_noisy"),
     # games: IP-FL's token economy (Khan et al.)
     "IPFLConfig": ("games.ipfl", "IPFLConfig"),
     "ipfl_net_token_change": ("games.ipfl", "net_token_change"),
@@ -146,6 +160,9 @@ _NAMES: dict[str, tuple[str, str]] = {
     "DuopolySetup": ("learning.drivers.defection_free", "DuopolySetup"),
     "TorchFirms": ("learning.drivers.defection_free", "TorchFirms"),
     "run_defection_free_schemes": ("learning.drivers.defection_free_schemes", "run_schemes"),
+    "NFirmSetup": ("learning.drivers.defection_free_n", "NFirmSetup"),
+    "TorchNFirms": ("learning.drivers.defection_free_n", "TorchNFirms"),
+    "run_n_firms": ("learning.drivers.defection_free_n", "run_n_firms"),
     "IPFLRun": ("learning.drivers.ipfl", "IPFLRun"),
     "run_ipfl": ("learning.drivers.ipfl", "run_ipfl"),
     # the application: one setting of the CoBo reproduction
@@ -173,6 +190,7 @@ __all__ = [
     "CoBoQuadraticToy",
     "DPMean",
     "DefectionFreeConfig",
+    "DefectionFreeNoisyRule",
     "DuopolyEquilibrium",
     "DuopolyNashSolution",
     "DuopolySetup",
@@ -184,18 +202,24 @@ __all__ = [
     "MarketHistory",
     "MarketRound",
     "ModelQualities",
+    "NFirmSetup",
     "OligopolyEquilibrium",
     "PDGame",
+    "Population",
+    "PopulationEquilibrium",
+    "QualityBargain",
     "QuantileRadius",
     "Reproduction",
     "SharingProtocol",
     "TorchFirms",
+    "TorchNFirms",
     "TrainConfig",
     "TrainResult",
     "accountant_epsilon",
     "accountant_sigma",
     "bayes_symmetric_gain",
     "bayes_symmetric_optimum",
+    "best_response_certificate",
     "bid_graph",
     "build_algorithm",
     "cap_ratio",
@@ -205,6 +229,7 @@ __all__ = [
     "cournot_equilibrium",
     "defection_free_claims",
     "defection_free_play",
+    "defection_free_play_noisy",
     "defection_free_report",
     "defection_free_scheme",
     "dp_mean_symmetric_optimum",
@@ -225,20 +250,27 @@ __all__ = [
     "market_round",
     "measure_privacy_curve",
     "model_qualities",
+    "n_firm_path",
+    "n_firm_step",
     "nash_bargaining",
     "oligopoly_equilibrium",
     "optimal_protocol",
+    "parse_population",
     "pd_certify",
     "pd_equilibrium",
     "pd_equilibrium_profile",
     "pd_run_sellers",
+    "population_equilibrium",
+    "population_revenues",
     "privacy_exists",
     "quadratic_firms_toy",
     "qualities_of",
+    "quality_bargaining",
     "register_algorithm",
     "run_cobo_setting",
     "run_defection_free_schemes",
     "run_ipfl",
+    "run_n_firms",
     "sampled_market",
     "select_models",
     "simulate_cobo_quadratic",
@@ -261,6 +293,13 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from econ.market import MarketHistory, MarketRound, market_history, market_round, sampled_market
     from econ.nash_bargaining import BargainingSolution, nash_bargaining
     from econ.oligopoly import OligopolyEquilibrium, oligopoly_equilibrium
+    from econ.population import Population, parse_population
+    from econ.population_market import (
+        PopulationEquilibrium,
+        best_response_certificate,
+        population_equilibrium,
+        population_revenues,
+    )
     from econ.privacy.accountants import accountant_epsilon, accountant_sigma
     from econ.privacy.effectiveness import BAYES_GRID as EFFECTIVENESS_BAYES_GRID
     from econ.privacy.effectiveness import DP_GRID as EFFECTIVENESS_DP_GRID
@@ -276,13 +315,17 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
         dp_mean_symmetric_optimum,
     )
     from econ.qualities import ModelQualities
+    from econ.quality_bargaining import QualityBargain, quality_bargaining
     from econ.quality_caps import cap_ratio
     from games.defection_free import SCHEMES as DEFECTION_FREE_SCHEMES
     from games.defection_free import DefectionFreeConfig
+    from games.defection_free import NoisyRule as DefectionFreeNoisyRule
     from games.defection_free import build_scheme as defection_free_scheme
     from games.defection_free import play as defection_free_play
+    from games.defection_free import play_noisy as defection_free_play_noisy
     from games.defection_free import report as defection_free_report
     from games.defection_free import scheme_claims as defection_free_claims
+    from games.defection_free.n_firms import n_firm_path, n_firm_step
     from games.ipfl import IPFLConfig
     from games.ipfl import net_token_change as ipfl_net_token_change
     from games.price_discrimination.certificate import certify as pd_certify
@@ -309,6 +352,7 @@ if TYPE_CHECKING:  # what a type checker and an IDE see; at run time names resol
     from learning.algorithms.threshold_clustering import QuantileRadius, threshold_clustering
     from learning.data import load_dataset
     from learning.drivers.defection_free import DuopolySetup, TorchFirms
+    from learning.drivers.defection_free_n import NFirmSetup, TorchNFirms, run_n_firms
     from learning.drivers.defection_free_schemes import run_schemes as run_defection_free_schemes
     from learning.drivers.ipfl import IPFLRun, run_ipfl
     from learning.drivers.privacy_curve import measure as measure_privacy_curve
