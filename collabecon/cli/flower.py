@@ -301,7 +301,7 @@ def _duopoly_run(flags: argparse.Namespace) -> _Run:
     from collabecon.cli._checks import counts_at_least
     from games.defection_free import DefectionFreeConfig
     from learning.drivers.defection_free import DuopolySetup
-    from learning.runtimes.flower.deploy import deploy_duopoly
+    from learning.runtimes.flower.deploy import deploy_firms
     from learning.runtimes.flower.duopoly import write_duopoly_partitions
 
     counts_at_least(flags, ("rounds",))
@@ -333,7 +333,7 @@ def _duopoly_run(flags: argparse.Namespace) -> _Run:
         2,
         flags.rounds,
         partial(write_duopoly_partitions, *played, **options),
-        partial(deploy_duopoly, *played, **options),
+        partial(deploy_firms, *played, **options),
     )
 
 
@@ -343,7 +343,7 @@ def _n_firm_run(flags: argparse.Namespace) -> _Run:
     The same split, pre-training and minibatch stream (``--seed``), any scheme.
     """
     from collabecon.cli._defection_free_n import check_n_firm_run, n_firm_contradictions
-    from learning.runtimes.flower.deploy import deploy_n_firms
+    from learning.runtimes.flower.deploy import deploy_firms
     from learning.runtimes.flower.n_firms import write_n_firm_partitions
 
     n_firm_contradictions(flags)
@@ -355,7 +355,7 @@ def _n_firm_run(flags: argparse.Namespace) -> _Run:
         flags.firms,
         flags.rounds,
         partial(write_n_firm_partitions, *played, **options),
-        partial(deploy_n_firms, *played, **options),
+        partial(deploy_firms, *played, **options),
     )
 
 

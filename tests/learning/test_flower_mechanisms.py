@@ -198,7 +198,7 @@ def test_ipfl_deployed_on_separate_processes_conserves_the_ledger(tmp_path):
 def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tmp_path):
     """The mediator on the ServerApp, each firm a SuperNode in its own process: no firm's
     market revenue falls in any round (Proposition 3) nor below its start."""
-    from learning.runtimes.flower.deploy import deploy_duopoly
+    from learning.runtimes.flower.deploy import deploy_firms
 
     # every SGD step is one message per firm, and a deployed node starts a process per
     # message: two steps an epoch, two rounds, Q = 1 (DefectionFreeConfig) instead of a
@@ -214,7 +214,7 @@ def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tm
         max_inner=3,
     )
     rounds = 2
-    done = deploy_duopoly(setup, 0, rounds, tmp_path, port=8690, q_max=1.0, stream=1)
+    done = deploy_firms(setup, 0, rounds, tmp_path, port=8690, q_max=1.0, stream=1)
     report = done["runs"]["defection-free"]
     rows = report["rounds"]
     assert done["processes"] == 3 and len(rows) == rounds + 1
@@ -229,11 +229,11 @@ def test_defection_free_deployed_on_separate_processes_never_lowers_a_revenue(tm
 def test_n_firms_deployed_on_separate_processes_give_the_in_process_run(tmp_path):
     """The n-firm mediator on the ServerApp, each firm a SuperNode in its own process: the
     qualities of :func:`learning.drivers.defection_free_n.run_n_firms`, and no revenue falls."""
-    from learning.runtimes.flower.deploy import deploy_n_firms
+    from learning.runtimes.flower.deploy import deploy_firms
 
     # a deployed node starts a process per message: one pre-training epoch of large batches
     setup = dataclasses.replace(FIRMS, batch_size=100, init_epochs=1)
-    done = deploy_n_firms(setup, FIRMS_SEED, 1, tmp_path, port=8700, q_max=FIRMS_Q_MAX)
+    done = deploy_firms(setup, FIRMS_SEED, 1, tmp_path, port=8700, q_max=FIRMS_Q_MAX)
     firms = TorchNFirms.prepare(setup, seed=FIRMS_SEED, device="cpu")
     reference = run_n_firms(
         firms, 1, schemes=("defection-free",), q_max=FIRMS_Q_MAX, seed=FIRMS_SEED

@@ -15,7 +15,7 @@ data-dir="<dir>"'``), runs ``flwr run`` and reads back the result the ServerApp 
 (:mod:`learning.runtimes.flower.results`). ``insecure=True`` runs the same processes without
 TLS and without node authentication (:data:`learning.runtimes.flower.credentials.INSECURE_COST`). On several machines the same
 commands run with the SuperLink's address in place of ``127.0.0.1`` (``docs/flower.md``).
-:func:`deploy_ipfl` and :func:`deploy_duopoly` deploy the mechanisms that run their own
+:func:`deploy_ipfl` and :func:`deploy_firms` deploy the mechanisms that run their own
 server loop (:func:`learning.runtimes.flower.apps.serve_any`) in the same way.
 """
 
@@ -52,9 +52,8 @@ from learning.train import TrainConfig
 __all__ = [
     "Commands",
     "deploy",
-    "deploy_duopoly",
+    "deploy_firms",
     "deploy_ipfl",
-    "deploy_n_firms",
     "deployment_commands",
     "launch",
     "write_app",
@@ -343,7 +342,7 @@ def deploy_ipfl(
     )
 
 
-def deploy_duopoly(
+def deploy_firms(
     setup: Any,
     seed: int,
     rounds: int,
@@ -354,45 +353,25 @@ def deploy_duopoly(
     insecure: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
-    """Defection-free collaboration (:mod:`learning.runtimes.flower.duopoly`) deployed.
+    """Collaborating firms deployed, the mediator on the SuperLink's ServerApp.
 
-    The mediator is on the SuperLink's ServerApp, with one SuperNode per firm. ``options`` go
-    to :func:`learning.runtimes.flower.duopoly.write_duopoly_partitions`.
+    Two firms for a :class:`learning.drivers.defection_free.DuopolySetup`
+    (:mod:`learning.runtimes.flower.duopoly`), ``setup.firms`` for a
+    :class:`learning.drivers.defection_free_n.NFirmSetup`
+    (:mod:`learning.runtimes.flower.n_firms`); one SuperNode per firm. ``options`` go to the
+    module's ``write_duopoly_partitions`` or ``write_n_firm_partitions``.
     """
+    from learning.drivers.defection_free_n import NFirmSetup
     from learning.runtimes.flower.duopoly import write_duopoly_partitions
-
-    return _deploy(
-        out,
-        2,
-        lambda data: write_duopoly_partitions(setup, seed, rounds, data, **options),
-        port,
-        timeout,
-        insecure,
-    )
-
-
-def deploy_n_firms(
-    setup: Any,
-    seed: int,
-    rounds: int,
-    out: str | os.PathLike[str],
-    *,
-    port: int = 8000,
-    timeout: float = 900.0,
-    insecure: bool = False,
-    **options: Any,
-) -> dict[str, Any]:
-    """Collaboration among n firms (:mod:`learning.runtimes.flower.n_firms`) deployed.
-
-    The mediator is on the SuperLink's ServerApp, with one SuperNode per firm. ``options`` go
-    to :func:`learning.runtimes.flower.n_firms.write_n_firm_partitions`.
-    """
     from learning.runtimes.flower.n_firms import write_n_firm_partitions
 
+    many = isinstance(setup, NFirmSetup)
+    write: Callable[..., Any] = write_n_firm_partitions if many else write_duopoly_partitions
+    nodes = setup.firms if many else 2
     return _deploy(
         out,
-        int(setup.firms),
-        lambda data: write_n_firm_partitions(setup, seed, rounds, data, **options),
+        nodes,
+        lambda data: write(setup, seed, rounds, data, **options),
         port,
         timeout,
         insecure,
