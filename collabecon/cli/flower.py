@@ -424,7 +424,10 @@ def _ports(args: argparse.Namespace, flags: argparse.Namespace, port: int) -> No
     from learning.runtimes.flower.quoting import toml_string
 
     if args.mechanism == "defection-free":
-        nodes = 2 if flags.firms is None else max(int(flags.firms), 0)
+        from collabecon.cli._defection_free_n import n_firm_contradictions
+
+        n_firm_contradictions(flags)  # the number of firms before their ports
+        nodes = 2 if flags.firms is None else int(flags.firms)
     else:
         nodes = max(int(flags.clients), 0)
     if flags.out is not None:

@@ -67,6 +67,7 @@ def _exit_code(argv: list[str]) -> int:
         (["simulate", *FIRMS, "--figures"], "--figures has no effect with --firms"),
         (["simulate", *FIRMS, "--device", "cuda"], "computes on the CPU"),
         (["prepare", *FIRMS[:2], "13", *FIRMS[3:]], "--firms must be 2 to 12"),
+        (["deploy", *FIRMS[:2], "1000000000", *FIRMS[3:]], "--firms must be 2 to 12"),
         (["prepare", *TINY, "--algorithm", "fedavg,cobo"], "prepare runs one experiment"),
         (["simulate", *TINY, "--algorithm", "cobo", "--algorithm-arg", "nope=1"], "unknown nope"),
         (["simulate", "cobo"], "invalid choice: 'cobo'"),
