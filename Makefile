@@ -14,7 +14,8 @@ SLOW_SUBSET = tests/test_demo.py tests/learning/test_train.py tests/test_noteboo
 	tests/learning/test_cobo.py::test_time_decaying_sampling_lowers_the_late_weight_noise \
 	tests/learning/test_flower_compose.py::test_the_example_app_under_the_mediator_in_flowers_simulation \
 	tests/learning/test_dp_accounting.py \
-	tests/learning/test_defection_free_n_driver.py::test_four_firms_on_mnist5k_lose_no_revenue_and_reach_the_bargain
+	tests/learning/test_defection_free_n_driver.py::test_four_firms_on_mnist5k_lose_no_revenue_and_reach_the_bargain \
+	tests/learning/test_flower_mechanisms.py::test_n_firms_deployed_on_separate_processes_give_the_in_process_run
 
 .PHONY: check lint types test extras plugin slow ci
 
