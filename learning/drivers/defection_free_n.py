@@ -19,16 +19,18 @@ examples of every firm of :math:`S_i`:
   quality ladder of the start: a firm learns from its own data and that of every firm above
   it, so the top firm trains alone (Fig. 3.2a); in ``one-sided-high`` it flows up, and the
   bottom firm trains alone (Fig. 3.2b);
-* ``defection-free``: every firm proposes its model :math:`x'` after that step from its
-  model :math:`x_t`, and the n-firm rule of :mod:`games.defection_free.n_firms` decides what
-  is kept. The rule's next qualities :math:`c` from the measured qualities :math:`q_t`
+* ``defection-free``: every firm trains one epoch on the joint objective from its model
+  :math:`x_t`, and the n-firm rule of :mod:`games.defection_free.n_firms` decides how much of
+  it is kept. The rule's next qualities :math:`c` from the measured qualities :math:`q_t`
   (:func:`games.defection_free.n_firms.n_firm_step`, towards the bargain :math:`q^*` of
-  :func:`econ.quality_bargaining.quality_bargaining` over :math:`[q^0_i, Q]`) are the caps. Each firm's candidates are its proposal and the
-  interpolations :math:`x_t + w (x' - x_t)`, :math:`w = 1/2, 1/4, \dots`, all measured on the
-  target in one evaluation; from the top firm down, a firm keeps the candidate with the largest
-  :math:`w` whose measured quality lies in :math:`[q_{t,i}, c_i]` and at which, with the
-  choices made so far, no firm's revenue is below its value at :math:`q_t`; a firm with no
-  such candidate keeps its model. The recorded qualities are the measured qualities of the
+  :func:`econ.quality_bargaining.quality_bargaining` over :math:`[q^0_i, Q]`) are the caps.
+  Each firm's candidates, like the low firm's inner steps of Algorithm 5 (steps 9-11), are
+  points of its training: its models after :math:`T, T/2, T/4, \dots, 1` of the epoch's
+  :math:`T` SGD steps, then the interpolations :math:`x_t + w (x_1 - x_t)` towards its first
+  step, :math:`w = 1/2, 1/4, \dots`, all measured on the target in one evaluation. From the
+  top firm down, a firm keeps the candidate with the most training whose measured quality
+  lies in :math:`[q_{t,i}, c_i]` and at which, with the choices made so far, no firm's
+  revenue is below its value at :math:`q_t`; a firm with no such candidate keeps its model. The recorded qualities are the measured qualities of the
   models kept, so no revenue of the market (:func:`econ.market.market_round`) falls at any
   round (Proposition 3, for n firms, on the measured qualities).
 
@@ -44,7 +46,8 @@ Werner (2024), ch. 3, §3.4 (p. 64), Algorithm 5 and Proposition 3; §3.5, the e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -112,7 +115,7 @@ class NFirmSetup:
     pace
         :math:`b > 1`, the top firm's largest growth factor per round in the rule.
     halvings
-        The interpolations tried below a proposal: :math:`w = 2^{-1}, \dots, 2^{-h}`.
+        The interpolations tried below a firm's first step: :math:`w = 2^{-1}, \dots, 2^{-h}`.
 
     References
     ----------
@@ -325,11 +328,14 @@ class TorchNFirms:
         Firm ``i`` steps on its mean loss over ``batch_size`` examples of every firm ``j``
         with ``share[i, j]`` (:func:`sharing`; the identity: each firm on its own data).
         """
+        return deque(self.walk(params, share), maxlen=1).pop()
+
+    def walk(self, params: Params, share: np.ndarray) -> Iterator[Params]:
+        """The models after each SGD step of one :meth:`epoch`, in order."""
         share = np.asarray(share, dtype=bool)
         b = self.setup.batch_size
-        steps = -(-int(self.sizes.max()) // b)
-        picks = sample_batches(self.sizes, steps, b, self.rng) + self.offsets[:, None, None]
-        for s in range(steps):
+        picks = sample_batches(self.sizes, self.steps, b, self.rng) + self.offsets[:, None, None]
+        for s in range(self.steps):
             grads, loss = self.gradients(params, share, picks[:, s])
             check_loss(
                 "a firm's minibatch loss",
@@ -340,7 +346,12 @@ class TorchNFirms:
             )
             with torch.no_grad():
                 params = {n: v - self.setup.lr * grads[n] for n, v in params.items()}
-        return params
+            yield params
+
+    @property
+    def steps(self) -> int:
+        r"""SGD steps in an epoch: :math:`\lceil \max_i n_i / B \rceil`."""
+        return -(-int(self.sizes.max()) // self.setup.batch_size)
 
     def gradients(
         self, params: Params, share: np.ndarray, rows: np.ndarray
@@ -382,8 +393,9 @@ class NFirmRun:
     welfare, consumer_surplus
         ``(rounds + 1,)``.
     kept
-        ``(rounds, n)``: the interpolation weight each firm kept in each round (1 the whole
-        proposal, 0 its previous model).
+        ``(rounds, n)``: the fraction of the round's epoch of training each firm kept (1 the
+        whole epoch, ``k / T`` its first ``k`` steps, ``w / T`` an interpolation towards its
+        first step, 0 its previous model).
     q_max, target
         :math:`Q` and the bargain :math:`q^*` over :math:`[q^0_i, Q]`.
     firms
@@ -464,26 +476,50 @@ class NFirmRun:
         )
 
 
+def _candidates(firms: TorchNFirms, old: Params, q: np.ndarray) -> tuple[Params, list[float]]:
+    r"""Every firm's candidate models for the round, stacked, and their fractions of the epoch.
+
+    The models after :math:`k = T, T/2, \dots, 1` of the :math:`T` steps of one epoch on the
+    joint objective, then the interpolations :math:`x_t + w (x_1 - x_t)` towards the first
+    step, :math:`w = 2^{-1}, \dots, 2^{-h}`; most training first. Candidate ``c``'s models are
+    rows ``c * n .. c * n + n - 1``.
+    """
+    total = firms.steps
+    marks = sorted({max(1, total >> h) for h in range(total.bit_length())}, reverse=True)
+    saved: dict[int, Params] = {}
+    for k, params in enumerate(firms.walk(old, sharing("complete", q)), start=1):
+        if k in marks:
+            saved[k] = params
+    first = saved[1]
+    weights = [2.0**-h for h in range(1, firms.setup.halvings + 1)]
+    with torch.no_grad():
+        stacked = {
+            name: torch.cat(
+                [saved[k][name] for k in marks]
+                + [old[name] + w * (first[name] - old[name]) for w in weights]
+            )
+            for name in old
+        }
+    return stacked, [k / total for k in marks] + [w / total for w in weights]
+
+
 def _defection_free_round(
     firms: TorchNFirms, q: np.ndarray, target: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One round of the rule (module docstring); the new qualities and the weights kept."""
+    """One round of the rule (module docstring); the new qualities and the fractions kept."""
     old = firms.params
-    new = firms.epoch(old, sharing("complete", q))
-    weights = [2.0**-h for h in range(firms.setup.halvings + 1)]
-    with torch.no_grad():
-        candidates = {k: torch.cat([old[k] + w * (new[k] - old[k]) for w in weights]) for k in old}
-    measured = firms.measure(candidates).reshape(len(weights), q.size)
+    candidates, fractions = _candidates(firms, old, q)
+    measured = firms.measure(candidates).reshape(len(fractions), q.size)
     cap = n_firm_step(q, target, pace=firms.setup.pace, revenues=uniform_revenues)
     floor = market_round(q).revenue
     now, kept = q.copy(), np.zeros(q.size)
     rows = np.arange(q.size)
     for i in np.argsort(-q, kind="stable"):
-        for j, w in enumerate(weights):
+        for j, f in enumerate(fractions):
             trial = now.copy()
             trial[i] = measured[j, i]
             if q[i] <= trial[i] <= cap[i] and np.all(market_round(trial).revenue >= floor):
-                now, kept[i], rows[i] = trial, w, j * q.size + i
+                now, kept[i], rows[i] = trial, f, j * q.size + i
                 break
     index = torch.from_numpy(rows).to(firms.x.device)
     firms.params = {k: torch.where(_mask(kept, v), candidates[k][index], v) for k, v in old.items()}

@@ -16,6 +16,7 @@ from learning.drivers.defection_free_n import (
     BARGAIN_TOLERANCE,
     NFirmSetup,
     TorchNFirms,
+    _candidates,
     run_n_firms,
     sharing,
 )
@@ -76,7 +77,7 @@ def test_no_revenue_falls_and_the_json_reports_every_firm(tiny):
         assert np.allclose(r["revenues"], market.revenue)
         assert r["welfare"] == pytest.approx(market.welfare)
     kept = np.array([r["kept"] for r in rows[1:]])
-    assert set(kept.ravel()) <= {0.0} | {2.0**-h for h in range(7)}
+    assert np.all((kept >= 0) & (kept <= 1))
     assert result["audit"]["refusals"] == np.sum(kept == 0, axis=0).tolist()
 
 
@@ -223,3 +224,23 @@ def test_one_sided_schemes_keep_every_step_and_the_firm_that_receives_nothing_tr
     loner = int(np.flatnonzero(share.sum(axis=1) == 1)[0])
     for name in alone:  # the same stream: the firm that learns from no one steps alone
         assert torch.allclose(alone[name][loner], shared[name][loner], atol=1e-6)
+
+
+def test_the_candidates_are_points_of_one_epoch_most_training_first():
+    setup = NFirmSetup(
+        firms=2, dataset="digits", size=100, target_per_class=20, model="mlp", batch_size=20
+    )
+    firms = TorchNFirms.prepare(setup, seed=2, device="cpu")
+    q = firms.measure()
+    walked = firms.fork(7)
+    steps = list(walked.walk(firms.params, sharing("complete", q)))
+    assert len(steps) == walked.steps == 5
+    stacked, fractions = _candidates(firms.fork(7), firms.params, q)
+    assert fractions == [1.0, 0.4, 0.2] + [2.0**-h / 5 for h in range(1, setup.halvings + 1)]
+    for c, k in enumerate((5, 2, 1)):  # the models after k steps of the same stream
+        for name, value in steps[k - 1].items():
+            assert torch.equal(stacked[name][2 * c : 2 * c + 2], value)
+    first, old = steps[0], firms.params
+    for name in old:  # then halfway, a quarter of the way, ... to the first step
+        half = old[name] + 0.5 * (first[name] - old[name])
+        assert torch.allclose(stacked[name][6:8], half)
