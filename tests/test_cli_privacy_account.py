@@ -101,6 +101,10 @@ def test_fixed_size_batches(capsys):
             ["--noise", "1e-200", "--steps", "1", "--delta", "1e-5", "--accountant", "rdp"],
             "--noise 1e-200 (in units of the sensitivity) gives no finite epsilon",
         ),
+        (  # the RDP of order a, a / (2 z^2), squares the noise beyond the floats
+            ["--noise", "1e300", "--steps", "10", "--delta", "1e-5", "--accountant", "rdp"],
+            "--noise 1e+300 (in units of the sensitivity) is beyond what the rdp accountant",
+        ),
     ],
 )
 def test_bad_input_is_one_line(extra, message, capsys):

@@ -445,7 +445,8 @@ def accountant_epsilon(
         ``accountant="pld"`` where its grid needs more than :data:`PLD_POINTS` points even at
         :data:`PLD_INTERVAL_MAX` (:func:`pld_grid`).
     ValueError
-        A parameter out of range, or ε infinite (noise too small for floats).
+        A parameter out of range, ε infinite (noise too small for floats), or noise so
+        large that its square overflows.
 
     Examples
     --------
@@ -461,11 +462,17 @@ def accountant_epsilon(
     event = _event(z, k, sampling_rate, sampling, dataset_size)
     acc = _accountant(accountant, sampling, float(sampling_rate), z, k)
     with np.errstate(divide="ignore", over="ignore"), _quiet_absl():  # tiny noise: infinite loss
-        if accountant == "pld" and sampling_rate < 1:
-            epsilon = _poisson_pld_epsilon(z, k, float(sampling_rate), d)
-        else:
-            acc.compose(event)
-            epsilon = float(acc.get_epsilon(d))
+        try:
+            if accountant == "pld" and sampling_rate < 1:
+                epsilon = _poisson_pld_epsilon(z, k, float(sampling_rate), d)
+            else:
+                acc.compose(event)
+                epsilon = float(acc.get_epsilon(d))
+        except OverflowError:  # the RDP of order a is a / (2 z^2): z^2 beyond the floats
+            raise ValueError(
+                f"noise {z:g} (in units of the sensitivity) is beyond what the {accountant} "
+                "accountant computes in floats: its square overflows"
+            ) from None
     if not math.isfinite(epsilon):
         raise ValueError(
             f"noise {z:g} (in units of the sensitivity) gives no finite epsilon at "
