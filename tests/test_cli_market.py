@@ -322,3 +322,12 @@ def test_from_a_directory_says_it_is_no_file(tmp_path, capsys):
     (tmp_path / "d.csv").mkdir()
     assert main(["market", "--from", str(tmp_path / "d.csv")]) == 2
     assert "is not a regular file (a directory, pipe or device)" in capsys.readouterr().err
+
+
+def test_a_confidence_that_is_1_in_floats_is_refused_by_name(tmp_path, capsys):
+    # (1 + c) / 2 rounds to 1: the normal quantile of the interval would be infinite
+    path = _predictions_csv(tmp_path, [("a", 0, 0), ("a", 1, 1), ("b", 0, 0), ("b", 1, 0)])
+    assert main(["market", "--from", str(path), "--confidence", "0.9999999999999999"]) == 2
+    err = capsys.readouterr().err
+    assert "confidence 0.9999999999999999 is 1 to float precision" in err
+    assert err.count("\n") == 1
