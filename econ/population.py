@@ -122,6 +122,8 @@ class Population:
     def beta(cls, a: float, b: float) -> Population:
         r"""Beta(a, b) on [0, 1]; :math:`M(t) = \frac{a}{a+b} I_t(a+1, b)`."""
         a, b = (float(positive(name, v)) for name, v in (("a", a), ("b", b)))
+        if not math.isfinite(a + b):  # the mean a / (a + b) would read 0
+            raise ValueError(f"a + b must be a finite number, got {a:g} + {b:g}")
         log_norm = float(special.betaln(a, b))
 
         def cdf(t: ArrayLike) -> NDArray[np.float64]:
@@ -162,7 +164,8 @@ class Population:
 
         def pdf(t: ArrayLike) -> NDArray[np.float64]:
             t = _array(t)
-            zt = np.where(t > 0, z(t), 0.0)
+            # beyond |z| = 64 the density is 0 in floats (e^-2048); z^2 would overflow first
+            zt = np.clip(np.where(t > 0, z(t), 0.0), -64.0, 64.0)
             density = np.exp(-(zt**2) / 2) / (s * np.sqrt(2 * np.pi) * np.where(t > 0, t, 1.0))
             return np.asarray(np.where((t > 0) & np.isfinite(t), density, 0.0))
 
@@ -205,6 +208,8 @@ class Population:
             return (np.clip(_array(t), 0.0, high) - mu) / sigma
 
         def phi(x: NDArray[np.float64]) -> NDArray[np.float64]:
+            # beyond |x| = 64 the density is 0 in floats (e^-2048); x^2 would overflow first
+            x = np.clip(x, -64.0, 64.0)
             return np.asarray(np.exp(-(x**2) / 2) / math.sqrt(2 * math.pi))
 
         def pdf(t: ArrayLike) -> NDArray[np.float64]:

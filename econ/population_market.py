@@ -321,10 +321,11 @@ def _searched_best(
     cap = _price_range(q, p, i, top)
     if cap <= 0:
         return 0.0, 0.0
+    floor = cap * 1e-9  # 0 where cap is subnormal: the geometric grid then starts at cap
     tries = np.concatenate(
         (
             np.linspace(0.0, cap, grid),
-            np.geomspace(cap * 1e-9, cap, grid),
+            np.geomspace(floor if floor > 0 else cap, cap, grid),
             p,
             p * (1 - 1e-9),
             p * (1 + 1e-9),
@@ -431,6 +432,9 @@ def _relative(
     return np.where(scale > 0, residual / np.where(scale > 0, scale, 1.0), 1.0)
 
 
+#: The largest mean type priced: the market multiplies types by prices of their order and
+#: integrates them against the density, so squares of types must stay finite (below 1.3e154).
+_MEAN_TYPE_LIMIT = 1e150
 #: Scales of the uniform ladder tried for the root finder's start, times the mean type.
 _START_SCALES = np.geomspace(1e-3, 1e3, 73)
 
@@ -524,6 +528,11 @@ def population_equilibrium(
     if not 0 < pop.mean < math.inf:
         raise ValueError(
             f"the population {pop.label} needs a finite positive mean type, got {pop.mean}"
+        )
+    if pop.mean > _MEAN_TYPE_LIMIT:
+        raise ValueError(
+            f"the population {pop.label} has mean type {pop.mean:.3g}, above "
+            f"{_MEAN_TYPE_LIMIT:g}: its prices, revenues and surplus overflow floats"
         )
     base, order = ladder_firms(q)
     price = np.zeros(q.size)

@@ -247,6 +247,8 @@ def loss_quality(loss: ArrayLike, baseline: float) -> NDArray[np.float64]:
 def _z(confidence: float) -> float:
     r"""The two-sided normal quantile :math:`\Phi^{-1}((1 + c)/2)` of a confidence level."""
     c = float(in_interval("confidence", confidence, 0.0, 1.0, low_open=True, high_open=True))
+    if not 0.5 + c / 2.0 < 1.0:  # c within 2^-53 of 1: (1 + c)/2 rounds to 1, z to infinity
+        raise ValueError(f"confidence {c!r} is 1 to float precision: no finite interval")
     return NormalDist().inv_cdf(0.5 + c / 2.0)
 
 

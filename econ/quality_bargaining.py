@@ -220,7 +220,7 @@ def quality_bargaining(
     rng = np.random.default_rng(seed)
     corners = np.array(np.meshgrid(*[[0.0, 1.0]] * min(n, 8), indexing="ij")).reshape(min(n, 8), -1)
     corners = np.vstack([corners, np.ones((n - min(n, 8), corners.shape[1]))]).T
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # q0 subnormal: inf
         stretch = np.min(np.where(q0 > 0, high / q0, np.inf))
     ray = np.clip(q0 * (stretch if np.isfinite(stretch) else 1.0), low, high)
     along = low + np.linspace(0.25, 1.0, 4)[:, None] * (ray - low)

@@ -1,6 +1,7 @@
 """``collabecon duopoly`` and ``collabecon bargain``."""
 
 import json
+import warnings
 
 import pytest
 
@@ -64,8 +65,36 @@ def test_bargain_two_firms_agree_with_the_closed_form(capsys):
         (["bargain", "--ql0", "0.2", "--qh0", "0.6", "--population", "uniform"], "needs --firms"),
         (["bargain", "--firms", "0.2", "0.6", "--population", "gamma:2"], "unknown population"),
         (["bargain", "--firms", "0.2", "0.9", "--qmax", "0.8"], "--firms quality must be"),
+        (
+            ["bargain", "--firms", "0.2", "0.5", "--population", "lognorm:1,1e200"],
+            "above 1e+150: its prices, revenues and surplus overflow floats",
+        ),
+        (
+            ["bargain", "--firms", "0.2", "0.5", "--population", "beta:1e308,1e308"],
+            "a + b must be a finite number",
+        ),
     ],
 )
 def test_bargain_firms_bad_input_exits_2(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_bargain_firms_of_a_subnormal_quality_answer_without_a_numeric_warning(capsys):
+    argv = ["bargain", "--firms", "0", "5e-324", "--path", "--json"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["nash_product"] > 0 and result["path_settled"] is True
+
+
+@pytest.mark.slow
+def test_bargain_firms_refuse_a_population_without_certified_prices_at_the_start(capsys):
+    # near a point mass (Beta(1e300, 1)) no prices pass their certificate: every market the
+    # bargain scores would iterate best responses, for hours over its thousands of markets
+    argv = ["bargain", "--firms", "0.2", "0.5", "--population", "beta:1e300,1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the market of the disagreement point has no certified equilibrium" in err
+    assert err.count("\n") == 1

@@ -304,3 +304,30 @@ def test_a_qualities_file_with_intervals_round_trips(tmp_path, capsys):
     path.write_text(json.dumps(broken))
     assert main(["market", "--from", str(path)]) == 2
     assert "without confidence" in capsys.readouterr().err
+
+
+def test_a_repeated_column_among_many_is_named_without_a_quadratic_scan(tmp_path, capsys):
+    path = tmp_path / "wide.csv"
+    path.write_text("party,label,prediction," + ",".join(f"x{k}" for k in range(200_000)) + ",x7\n")
+    assert main(["market", "--from", str(path)]) == 2
+    assert "has the column(s) x7 more than once" in capsys.readouterr().err
+
+
+def test_a_quality_out_of_range_is_named_as_a_number(capsys):
+    assert main(["market", "--qualities", "0.3", "2"]) == 2
+    assert capsys.readouterr().err.endswith("--qualities must lie in [0, 1], got 2.0\n")
+
+
+def test_from_a_directory_says_it_is_no_file(tmp_path, capsys):
+    (tmp_path / "d.csv").mkdir()
+    assert main(["market", "--from", str(tmp_path / "d.csv")]) == 2
+    assert "is not a regular file (a directory, pipe or device)" in capsys.readouterr().err
+
+
+def test_a_confidence_that_is_1_in_floats_is_refused_by_name(tmp_path, capsys):
+    # (1 + c) / 2 rounds to 1: the normal quantile of the interval would be infinite
+    path = _predictions_csv(tmp_path, [("a", 0, 0), ("a", 1, 1), ("b", 0, 0), ("b", 1, 0)])
+    assert main(["market", "--from", str(path), "--confidence", "0.9999999999999999"]) == 2
+    err = capsys.readouterr().err
+    assert "confidence 0.9999999999999999 is 1 to float precision" in err
+    assert err.count("\n") == 1

@@ -1,6 +1,7 @@
 """``collabecon market --population``: the market under other consumer types (econ.population)."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -63,3 +64,37 @@ def test_prices_that_fail_their_certificate_exit_1(capsys):
     argv = ["market", "--qualities", "0.2", "0.5", "--population", "beta:1e300,1", "--json"]
     assert main(argv) == 1
     assert json.loads(capsys.readouterr().out)["certificate"]["holds"] is False
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        ("beta:1e308,1e308", "a + b must be a finite number"),  # its mean read 0
+        ("lognorm:1,1e308", "has mean type 1.65e+308, above 1e+150"),
+        ("truncnorm:0,1e308", "above 1e+150: its prices, revenues and surplus overflow"),
+    ],
+)
+def test_a_population_beyond_the_floats_is_refused(capsys, spec, match):
+    assert main(["market", "--qualities", "0.3", "0.8", "--population", spec]) == 2
+    err = capsys.readouterr().err
+    assert match in err and err.count("\n") == 1
+
+
+def test_a_population_market_too_large_for_memory_is_refused(capsys):
+    qualities = ",".join(f"{(i + 1) / 30001:.6f}" for i in range(30_000))
+    assert main(["market", "--qualities", qualities, "--population", "lognorm:1"]) == 2
+    assert "--population with 30000 firms needs about" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("qualities", "spec"),
+    [
+        (["0", "5e-324"], "beta:2,5"),  # a subnormal price range: no geometric grid from 0
+        (["0.3", "0.8"], "truncnorm:0,1,1e308"),  # z^2 of the far end beyond the floats
+    ],
+)
+def test_extreme_but_valid_markets_answer_without_a_numeric_warning(capsys, qualities, spec):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        result = _market(capsys, "--qualities", *qualities, "--population", spec)
+    assert result["certificate"]["holds"] is True

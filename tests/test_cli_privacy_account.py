@@ -101,6 +101,17 @@ def test_fixed_size_batches(capsys):
             ["--noise", "1e-200", "--steps", "1", "--delta", "1e-5", "--accountant", "rdp"],
             "--noise 1e-200 (in units of the sensitivity) gives no finite epsilon",
         ),
+        (  # dp-accounting's subsampled loss cancels in floats at such rates
+            [
+                *("--noise", "1", "--steps", "10", "--delta", "1e-5"),
+                *("--accountant", "pld", "--sampling-rate", "1e-300"),
+            ],
+            "--sampling-rate=1e-300 is below 3.6e-15, where the PLD accountant's",
+        ),
+        (  # the RDP of order a, a / (2 z^2), squares the noise beyond the floats
+            ["--noise", "1e300", "--steps", "10", "--delta", "1e-5", "--accountant", "rdp"],
+            "--noise 1e+300 (in units of the sensitivity) is beyond what the rdp accountant",
+        ),
     ],
 )
 def test_bad_input_is_one_line(extra, message, capsys):

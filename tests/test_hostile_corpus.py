@@ -46,6 +46,11 @@ def _ran(tmp_path: Path, code: int, out: str = "", err: str = "") -> Ran:
 
 REFUSE = case("r", "file", ["market"])
 ANSWER = case("a", "file", ["market", "--json"], ("ok",))
+VERBOSE = case("v", "file", ["--verbose", "market"])
+#: a refusal under --verbose: its debug records, time-stamped, then the one error line
+STAMPED = (
+    "2026-11-27 10:41:07,316 DEBUG collabecon market: arguments: {}\ncollabecon market: error: y\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -79,6 +84,9 @@ ANSWER = case("a", "file", ["market", "--json"], ("ok",))
             "silent",
         ),
         (ANSWER, 2, "", "collabecon market: error: y\n", False, "wrong-status"),
+        (VERBOSE, 2, "", STAMPED, False, "clean"),
+        (REFUSE, 2, "", STAMPED, False, "wrong-status"),
+        (VERBOSE, 2, "", STAMPED + "collabecon market: error: z\n", False, "wrong-status"),
     ],
 )
 def test_the_runner_classifies_each_ending(kase, code, out, err, timed_out, outcome, tmp_path):

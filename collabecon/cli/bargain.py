@@ -103,8 +103,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ValueError
         Qualities outside ``0 <= q_l0 <= q_h0 <= Q <= 1`` (or, with ``--firms``, outside
         ``[0, Q]``), both or neither of ``--firms`` and ``--ql0``/``--qh0``, ``--path`` or
-        ``--population`` without ``--firms``, or a population spec
-        :func:`econ.population.parse_population` refuses; the command exits with code 2.
+        ``--population`` without ``--firms``, a population spec
+        :func:`econ.population.parse_population` refuses, or a population whose market at
+        the disagreement point has no certified equilibrium
+        (:func:`econ.population_market.population_equilibrium`); the command exits with code 2.
 
     References
     ----------
@@ -139,10 +141,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def _firms(args: argparse.Namespace) -> dict[str, Any]:
     """The n-firm bargain of ``--firms`` (and the defection-free rule's rest with ``--path``)."""
     from econ.population import parse_population
-    from econ.population_market import population_revenues
+    from econ.population_market import population_equilibrium, population_revenues
     from econ.quality_bargaining import quality_bargaining
 
     population = parse_population("uniform" if args.population is None else args.population)
+    if not population.closed_form:
+        # the bargain prices this market at many qualities; where its prices fail their
+        # certificate at the start, every evaluation iterates best responses to no end
+        start = population_equilibrium(args.firms, population).certificate
+        if not start.holds:
+            raise ValueError(
+                f"--population {population.label}: the market of the disagreement point has "
+                f"no certified equilibrium (largest relative gain {max(start.relative_gain):.3g}"
+                f" > {start.tolerance:g}), so no revenue to bargain over"
+            )
     market = functools.partial(population_revenues, population=population)
     result = {
         "firms": args.firms,

@@ -60,6 +60,7 @@ import argparse
 import csv
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +206,7 @@ def _one_round(
     names: list[str], quality: list[float], where: str, metric: str = "accuracy", n_eval: Any = 1
 ) -> ModelQualities:
     if len(set(names)) != len(names):
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(n for n, k in Counter(names).items() if k > 1)
         raise ValueError(f"--from: {where} names a firm twice: {', '.join(duplicates)}")
     return ModelQualities(
         names=tuple(names),
@@ -356,7 +357,7 @@ def _from_csv(path: Path, metric: str | None, confidence: float | None) -> list[
     if not header:
         raise ValueError(f"--from: {path} is empty")
     header = [h.strip() for h in header]
-    twice = sorted({h for h in header if header.count(h) > 1})
+    twice = sorted(h for h, n in Counter(header).items() if n > 1)
     if twice:
         raise ValueError(f"--from: {path} has the column(s) {', '.join(twice)} more than once")
     rows = [r for r in rows if any(c.strip() for c in r)]
@@ -536,6 +537,10 @@ def load_rounds(
     """
     p = Path(path)
     if not p.is_file():
+        if p.exists():
+            raise ValueError(
+                f"--from: {path!r} is not a regular file (a directory, pipe or device)"
+            )
         raise ValueError(f"--from: no such file {path!r}")
     if p.suffix.lower() == ".csv":
         return _from_csv(p, metric, confidence)
@@ -561,12 +566,12 @@ def _given_rounds(args: argparse.Namespace) -> list[ModelQualities]:
             f"--names must give one name per quality ({len(args.qualities)}), got {len(names)}"
         )
     if len(set(names)) != len(names):
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(n for n, k in Counter(names).items() if k > 1)
         raise ValueError(f"--names must be distinct, got {', '.join(duplicates)} more than once")
     q = np.asarray(args.qualities, dtype=np.float64)
     bad = q[~((q >= 0.0) & (q <= 1.0))]
     if bad.size:
-        raise ValueError(f"--qualities must lie in [0, 1], got {bad[0]!r}")
+        raise ValueError(f"--qualities must lie in [0, 1], got {float(bad[0])!r}")
     n_eval = np.ones(q.size, dtype=np.int64)
     return [ModelQualities(names=tuple(names), quality=q, metric="accuracy", n_eval=n_eval)]
 
@@ -658,6 +663,11 @@ def _population_market(
     standard errors.
     """
     population = parse_population(args.population)
+    n = given.quality.size
+    # the certificate's price range (econ.population_market._price_range) weighs every kink
+    # of the other firms' upper envelope, up to n^2 of them, against n firms: two float64
+    # arrays of n^3 cells
+    fits_in_memory(f"--population with {n} firms", 16.0 * n**3)
     if args.consumers:
         fits_in_memory(f"--consumers {args.consumers}", 8.0 * args.consumers * 6)
     eq = population_equilibrium(given.quality, population)

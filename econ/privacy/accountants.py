@@ -68,6 +68,10 @@ PLD_INTERVAL_MAX = 1e-2
 PLD_POINTS = 2**19
 #: Bytes of dp-accounting's work per point of a privacy loss distribution (measured).
 PLD_BYTES_PER_POINT = 320
+#: The least Poisson sampling rate the PLD accountant takes: dp-accounting inverts the
+#: subsampled loss :math:`\log(1 - q + q e^x)` through :math:`\log(1 - q)`, which cancels to
+#: equal logarithms at rates of a few float epsilons (2^-52); 2^-48 keeps a margin of 16.
+_PLD_RATE_MIN = 2.0**-48
 #: Points of the probe distribution whose Chernoff bounds give the composed range.
 PROBE_POINTS = 2**12
 #: dp-accounting's tail mass truncation of a self-composition.
@@ -199,6 +203,12 @@ def _accountant(accountant: str, sampling: str, sampling_rate: float, z: float, 
         raise ValueError(
             "dp-accounting's PLD accountant has no fixed-size sampling; use accountant='rdp' "
             "or sampling='poisson'"
+        )
+    if accountant == "pld" and sampling_rate < _PLD_RATE_MIN:
+        raise ValueError(
+            f"sampling_rate={sampling_rate:g} is below {_PLD_RATE_MIN:.2g}, where the PLD "
+            "accountant's subsampled loss, log(1 - q + q e^x), cancels in floats; use the RDP "
+            "accountant"
         )
     if accountant == "pld":
         grid = pld_grid(z, k, sampling_rate)
@@ -445,7 +455,8 @@ def accountant_epsilon(
         ``accountant="pld"`` where its grid needs more than :data:`PLD_POINTS` points even at
         :data:`PLD_INTERVAL_MAX` (:func:`pld_grid`).
     ValueError
-        A parameter out of range, or ε infinite (noise too small for floats).
+        A parameter out of range, ε infinite (noise too small for floats), or noise so
+        large that its square overflows.
 
     Examples
     --------
@@ -461,11 +472,17 @@ def accountant_epsilon(
     event = _event(z, k, sampling_rate, sampling, dataset_size)
     acc = _accountant(accountant, sampling, float(sampling_rate), z, k)
     with np.errstate(divide="ignore", over="ignore"), _quiet_absl():  # tiny noise: infinite loss
-        if accountant == "pld" and sampling_rate < 1:
-            epsilon = _poisson_pld_epsilon(z, k, float(sampling_rate), d)
-        else:
-            acc.compose(event)
-            epsilon = float(acc.get_epsilon(d))
+        try:
+            if accountant == "pld" and sampling_rate < 1:
+                epsilon = _poisson_pld_epsilon(z, k, float(sampling_rate), d)
+            else:
+                acc.compose(event)
+                epsilon = float(acc.get_epsilon(d))
+        except OverflowError:  # the RDP of order a is a / (2 z^2): z^2 beyond the floats
+            raise ValueError(
+                f"noise {z:g} (in units of the sensitivity) is beyond what the {accountant} "
+                "accountant computes in floats: its square overflows"
+            ) from None
     if not math.isfinite(epsilon):
         raise ValueError(
             f"noise {z:g} (in units of the sensitivity) gives no finite epsilon at "

@@ -37,6 +37,7 @@ GROUPS = (
     "cluster",
     "file",
     "overflow",
+    "spec",
 )
 
 #: ``prepare(files, work)``: write what the case needs (``work`` is the working directory)

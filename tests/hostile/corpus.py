@@ -19,7 +19,11 @@
     hostile files: nested and mistyped JSON, out-of-range IDX labels, truncated archives,
     pickles that run code, pipes, device files;
 ``overflow``
-    1e400, -1e400, 1e-400 and 1/0 on every number flag.
+    1e400, -1e400, 1e-400 and 1/0 on every number flag;
+``spec``
+    malformed and extreme specification strings: consumer populations (``beta:``,
+    ``beta:a,b``, ``nosuch:1``, parameters of 0, -1, 1e308 and NaN, strings of 100 000
+    characters), sampling schemes and privacy accountants.
 """
 
 from __future__ import annotations
@@ -1931,6 +1935,691 @@ def overflows() -> list[Case]:
     return out
 
 
+# ------------------------------------------------------------------------------------------
+# consumer populations, predictions files, n firms, privacy accountants and the log flags
+# ------------------------------------------------------------------------------------------
+
+#: a market of two firms under a population (``--population SPEC`` is appended)
+POPULATION = ["market", "--qualities", "0.3", "0.8", "--population"]
+#: a bargain of three firms (``--population SPEC`` and more may be appended)
+FIRMS = ["bargain", "--firms", "0.2", "0.5", "0.7"]
+#: the endings of an extreme but valid population: priced and certified, refused, or priced
+#: with a certificate that says the prices fail (exit 1)
+EXTREME = ("refuse", "ok", "fail")
+
+#: (id, spec, endings): population specs of ``econ.population.parse_population``
+SPECS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("empty", "", ("refuse",)),
+    ("blank", " ", ("refuse",)),
+    ("colon", ":", ("refuse",)),
+    ("beta-no-parameters", "beta:", ("refuse",)),
+    ("beta-one-parameter", "beta:2", ("refuse",)),
+    ("beta-three-parameters", "beta:2,5,7", ("refuse",)),
+    ("beta-words", "beta:a,b", ("refuse",)),
+    ("beta-empty-items", "beta:,", ("refuse",)),
+    ("beta-empty-middle", "beta:2,,5", ("refuse",)),
+    ("beta-semicolon", "beta:2;5", ("refuse",)),
+    ("beta-newline", "beta:2,\n5", ("refuse", "ok")),
+    ("beta-zero", "beta:0,2", ("refuse",)),
+    ("beta-negative", "beta:-1,2", ("refuse",)),
+    ("beta-nan", "beta:nan,2", ("refuse",)),
+    ("beta-inf", "beta:inf,2", ("refuse",)),
+    ("beta-1e400", "beta:1e400,2", ("refuse",)),
+    ("beta-1e308", "beta:1e308,1e308", EXTREME),
+    ("beta-1e308-2", "beta:1e308,2", EXTREME),
+    ("beta-1e-300", "beta:1e-300,1e-300", EXTREME),
+    ("beta-denormal", "beta:5e-324,1", EXTREME),
+    ("beta-fraction", "beta:1/2,2", ("refuse",)),
+    ("nosuch", "nosuch:1", ("refuse",)),
+    ("upper-case", "BETA:2,5", ("refuse", "ok")),
+    ("uniform-parameter", "uniform:1", ("refuse",)),
+    ("uniform-colon", "uniform:", ("refuse", "ok")),
+    ("lognorm-zero", "lognorm:0", ("refuse",)),
+    ("lognorm-negative", "lognorm:-1", ("refuse",)),
+    ("lognorm-1e308", "lognorm:1e308", EXTREME),
+    ("lognorm-tiny", "lognorm:1e-300", EXTREME),
+    ("lognorm-scale-zero", "lognorm:1,0", ("refuse",)),
+    ("lognorm-scale-1e308", "lognorm:1,1e308", EXTREME),
+    ("truncnorm-sigma-zero", "truncnorm:0,0", ("refuse",)),
+    ("truncnorm-nan", "truncnorm:nan,1", ("refuse",)),
+    ("truncnorm-mu-far-below", "truncnorm:-1e308,1", EXTREME),
+    ("truncnorm-mu-far-above", "truncnorm:1e308,1", EXTREME),
+    ("truncnorm-sigma-tiny", "truncnorm:0.5,1e-300", EXTREME),
+    ("truncnorm-sigma-1e308", "truncnorm:0,1e308", EXTREME),
+    ("truncnorm-high-zero", "truncnorm:0,1,0", ("refuse",)),
+    ("truncnorm-high-negative", "truncnorm:0,1,-1", ("refuse",)),
+    ("truncnorm-high-1e308", "truncnorm:0,1,1e308", EXTREME),
+    ("long-family", "x" * 100_000, ("refuse",)),
+    ("long-parameters", "beta:" + ",".join(["1"] * 50_000), ("refuse",)),
+    ("long-number", "beta:" + "1" * 100_000 + ",2", EXTREME),
+]
+
+
+def _words(items: list[str], size: int = 100_000) -> list[str]:
+    """Comma-joined words of ``items``, each under ``size`` characters (the kernel's limit of
+    one argument is 128 KiB)."""
+    words, word = [], ""
+    for item in items:
+        if word and len(word) + len(item) + 1 > size:
+            words.append(word)
+            word = ""
+        word = f"{word},{item}" if word else item
+    return [*words, word]
+
+
+def populations() -> list[Case]:
+    """``--population`` specs on ``market`` and ``bargain --firms``, and its flags' sizes."""
+    out = []
+    for name, spec, expect in SPECS:
+        ok = ["--json"] if "ok" in expect else []
+        out.append(case(f"market-population-{name}", "spec", [*POPULATION, spec, *ok], expect))
+        out.append(
+            case(
+                f"bargain-firms-population-{name}",
+                "spec",
+                [*FIRMS, "--population", spec, *ok],
+                expect,
+            )
+        )
+    beta = [*POPULATION, "beta:2,5"]
+    out += [
+        case("market-population-consumers-1e9", "huge", [*beta, "--consumers", str(10**9)]),
+        case("market-population-consumers-1e30", "huge", [*beta, f"--consumers={10**30}"]),
+        case("market-population-consumers-negative", "huge", [*beta, "--consumers=-1"]),
+        case("market-population-consumers-nan", "huge", [*beta, "--consumers", "nan"]),
+        case(
+            "market-population-firms-1000",
+            "huge",
+            ["market", "--qualities", ",".join(["0.5"] * 1000), "--population", "beta:2,5"],
+            ("refuse", "ok", "fail"),
+        ),
+        case(
+            "market-population-firms-30000",
+            "huge",
+            [
+                "market",
+                "--qualities",
+                *_words([f"{(i + 1) / 30001:.6f}" for i in range(30_000)]),
+                "--population",
+                "lognorm:1",
+                "--json",
+            ],
+            ("refuse", "ok", "fail"),
+        ),
+        case(
+            "market-population-seed-2e64",
+            "overflow",
+            [*beta, "--consumers", "10", "--seed", str(2**64), "--json"],
+            ("refuse", "ok"),
+        ),
+        case(
+            "market-population-seed-negative", "overflow", [*beta, "--consumers", "10", "--seed=-1"]
+        ),
+        case(
+            "market-population-quality-nan",
+            "overflow",
+            [*POPULATION[:2], "nan", "0.5", *POPULATION[4:], "beta:2,5"],
+        ),
+        case(
+            "market-population-quality-inf",
+            "overflow",
+            [*POPULATION[:2], "inf", "0.5", *POPULATION[4:], "beta:2,5"],
+        ),
+        case(
+            "market-population-quality-denormal",
+            "overflow",
+            [*POPULATION[:2], "0", "5e-324", *POPULATION[4:], "beta:2,5", "--json"],
+            EXTREME,
+        ),
+        case(
+            "market-population-qualities-tied",
+            "wrong-answer",
+            [*POPULATION[:2], "0.5", "0.5", *POPULATION[4:], "lognorm:1", "--json"],
+            EXTREME,
+        ),
+        case(
+            "market-population-qualities-zero",
+            "wrong-answer",
+            [*POPULATION[:2], "0", "0", *POPULATION[4:], "beta:2,5", "--json"],
+            EXTREME,
+        ),
+        case(
+            "market-population-with-from",
+            "contradiction",
+            ["market", "--from", "{files}/q.csv", "--population", "beta:2,5"],
+            prepare=writes(("q.csv", "q_a,q_b\n0.3,0.8\n")),
+        ),
+        case("market-population-seed-without-consumers", "contradiction", [*beta, "--seed", "3"]),
+        case("market-population-with-metric", "contradiction", [*beta, "--metric", "1-loss"]),
+        case("market-population-with-confidence", "contradiction", [*beta, "--confidence", "0.9"]),
+    ]
+    return out
+
+
+def bargains() -> list[Case]:
+    """``bargain --firms``: hostile counts and qualities, ``--path``, and the flags it excludes."""
+    many = 30_000  # one word of 30 000 items stays under the kernel's 128 KiB per word
+    out = [
+        case("bargain-firms-13", "huge", ["bargain", "--firms", ",".join(["0.5"] * 13)]),
+        case("bargain-firms-30000", "huge", ["bargain", "--firms", ",".join(["0.5"] * many)]),
+        # 10**6 firms do not fit in the kernel's 2 MiB of arguments: half a million do
+        case("bargain-firms-5e5", "huge", ["bargain", "--firms", *_words(["0"] * 500_000)]),
+        case(
+            "bargain-firms-12-path",
+            "huge",
+            [*FIRMS[:2], ",".join(f"{i / 13:.4f}" for i in range(1, 13)), "--path", "--json"],
+            ("refuse", "ok"),
+            timeout=120.0,
+        ),
+        # under a population each market the bargain scores is a solved equilibrium: four
+        # firms take seconds (twelve take minutes of CPU, beyond a cheap case)
+        case(
+            "bargain-firms-4-path-population",
+            "huge",
+            [*FIRMS[:2], "0.2,0.4,0.6,0.8", "--path", "--population", "beta:2,5", "--json"],
+            ("refuse", "ok", "fail"),
+            timeout=120.0,
+        ),
+        case("bargain-firms-empty", "contradiction", ["bargain", "--firms", ""]),
+        case("bargain-firms-with-ql0", "contradiction", [*FIRMS, "--ql0", "0.1"]),
+        case("bargain-firms-with-allow-lower", "contradiction", [*FIRMS, "--allow-lower"]),
+        case(
+            "bargain-firms-path-without",
+            "contradiction",
+            ["bargain", "--ql0", "0.3", "--qh0", "0.6", "--path"],
+        ),
+        case(
+            "bargain-firms-population-without",
+            "contradiction",
+            ["bargain", "--ql0", "0.3", "--qh0", "0.6", "--population", "beta:2,5"],
+        ),
+        case("bargain-firms-above-qmax", "contradiction", [*FIRMS, "--qmax", "0.3"]),
+        case(
+            "bargain-firms-one",
+            "wrong-answer",
+            ["bargain", "--firms", "0.5", "--json"],
+            ("refuse", "ok"),
+        ),
+        case(
+            "bargain-firms-one-path",
+            "wrong-answer",
+            ["bargain", "--firms", "0.5", "--path", "--json"],
+            ("refuse", "ok"),
+        ),
+        case(
+            "bargain-firms-all-zero",
+            "wrong-answer",
+            ["bargain", "--firms", "0,0,0", "--json"],
+            ("refuse", "ok"),
+        ),
+        case(
+            "bargain-firms-all-one",
+            "wrong-answer",
+            ["bargain", "--firms", "1,1", "--path", "--json"],
+            ("refuse", "ok"),
+        ),
+        case(
+            "bargain-firms-tied",
+            "wrong-answer",
+            ["bargain", "--firms", "0.5,0.5", "--path", "--json"],
+            ("refuse", "ok"),
+        ),
+    ]
+    for name, value in [
+        ("nan", "nan"),
+        ("inf", "inf"),
+        ("minus-inf", "-inf"),
+        ("1e400", "1e400"),
+        ("negative", "-0.1"),
+        ("above-one", "1.5"),
+        ("1e308", "1e308"),
+        ("words", "abc"),
+        ("fraction", "1/2"),
+    ]:
+        out.append(case(f"bargain-firms-{name}", "overflow", ["bargain", f"--firms=0.2,{value}"]))
+    out += [
+        case(
+            "bargain-firms-denormal",
+            "overflow",
+            ["bargain", "--firms", "0,5e-324", "--path", "--json"],
+            ("refuse", "ok"),
+        ),
+        case(
+            "bargain-firms-qmax-denormal",
+            "overflow",
+            ["bargain", "--firms", "0,1e-320", "--qmax", "1e-300", "--path", "--json"],
+            ("refuse", "ok"),
+        ),
+        case("bargain-firms-qmax-zero", "overflow", [*FIRMS, "--qmax", "0"]),
+        case("bargain-firms-qmax-nan", "overflow", [*FIRMS, "--qmax", "nan"]),
+        case("bargain-firms-qmax-above-one", "overflow", [*FIRMS, "--qmax", "2"]),
+    ]
+    return out
+
+
+#: a predictions file: ``party,label,prediction`` rows of two parties on three examples
+PREDICTIONS = "party,label,prediction\na,0,0\na,1,1\na,2,0\nb,0,0\nb,1,0\nb,2,0\n"
+#: the same with class probabilities
+PROBABILITIES = "party,label,p0,p1\na,0,0.9,0.1\na,1,0.2,0.8\nb,0,0.6,0.4\nb,1,0.5,0.5\n"
+
+
+def _predictions(
+    name: str,
+    content: str | bytes,
+    expect: tuple[str, ...] = ("refuse",),
+    *extra: str,
+    **kw: object,
+) -> Case:
+    """A predictions CSV ``p.csv`` for ``market --from``, with ``extra`` flags."""
+    return case(
+        f"market-predictions-{name}",
+        "file",
+        ["market", "--from", "{files}/p.csv", *extra, "--json"],
+        expect,
+        prepare=writes(("p.csv", content)),
+        **kw,
+    )
+
+
+def _wide(columns: int) -> str:
+    header = ["party", "label", *(f"p{k}" for k in range(columns))]
+    row = ["0"] * columns
+    row[0] = "1"
+    return "\n".join([",".join(header), ",".join(["a", "0", *row]), ",".join(["b", "0", *row])])
+
+
+def predictions() -> list[Case]:
+    """``market --from`` a CSV of predictions: hostile files, labels, probabilities and flags."""
+    many = "party,label,prediction\n" + "".join(
+        f"{p},{i % 10},{(i * 7) % 10}\n" for p in ("a", "b") for i in range(500_000)
+    )
+    out = [
+        _predictions("valid", PREDICTIONS, ("ok",), check=_firms(2)),
+        _predictions("valid-probabilities", PROBABILITIES, ("ok",), "--metric", "1-loss"),
+        _predictions("empty", b""),
+        _predictions("garbage", GARBAGE),
+        _predictions("header-only", "party,label,prediction\n"),
+        _predictions("header-only-probabilities", "party,label,p0,p1\n"),
+        _predictions("columns-1e6", _wide(1_000_000), ("refuse", "ok"), timeout=120.0),
+        _predictions(
+            "other-columns-1e6",
+            "party,label,prediction," + ",".join(f"x{k}" for k in range(1_000_000)) + "\n",
+        ),
+        _predictions("rows-1e6", many, ("refuse", "ok"), timeout=120.0),
+        _predictions(
+            "parties-1e5",
+            "party,label,prediction\n" + "".join(f"p{i},0,0\n" for i in range(100_000)),
+            ("refuse", "ok"),
+            timeout=120.0,
+        ),
+        _predictions("label-nan", "party,label,prediction\na,nan,1\nb,nan,0\n"),
+        _predictions("label-inf", "party,label,prediction\na,inf,1\nb,inf,0\n"),
+        _predictions("label-negative", "party,label,prediction\na,-1,1\nb,-1,0\n"),
+        _predictions("label-fraction", "party,label,prediction\na,1.5,1\nb,1.5,0\n"),
+        _predictions("label-empty", "party,label,prediction\na,,1\nb,,0\n"),
+        _predictions(
+            # class indices are only compared with a prediction column: any integer is one
+            "label-1e12",
+            "party,label,prediction\na,1000000000000,0\nb,1000000000000,0\n",
+            ("refuse", "ok"),
+            check=_firms(2),
+        ),
+        _predictions("label-1e400", "party,label,prediction\na,1e400,0\nb,1e400,0\n"),
+        _predictions("label-2e63", f"party,label,prediction\na,{2**63},0\nb,{2**63},0\n"),
+        _predictions(
+            "prediction-1e12",
+            "party,label,prediction\na,0,1000000000000\nb,0,0\n",
+            ("refuse", "ok"),
+            check=_firms(2),
+        ),
+        _predictions("prediction-negative", "party,label,prediction\na,0,-1\nb,0,0\n"),
+        _predictions("prediction-nan", "party,label,prediction\na,0,nan\nb,0,0\n"),
+        _predictions("probability-nan", "party,label,p0,p1\na,0,nan,0.5\nb,0,0.5,0.5\n"),
+        _predictions("probability-negative", "party,label,p0,p1\na,0,-0.5,1.5\nb,0,0.5,0.5\n"),
+        _predictions("probability-sum-2", "party,label,p0,p1\na,0,1,1\nb,0,0.5,0.5\n"),
+        _predictions("probability-1e400", "party,label,p0,p1\na,0,1e400,0\nb,0,0.5,0.5\n"),
+        _predictions("probability-label-beyond", "party,label,p0,p1\na,5,0.5,0.5\nb,5,0.5,0.5\n"),
+        _predictions("probability-gap", "party,label,p0,p2\na,0,0.5,0.5\nb,0,0.5,0.5\n"),
+        _predictions("probability-and-prediction", "party,label,prediction,p0,p1\na,0,0,1,0\n"),
+        _predictions("no-prediction", "party,label\na,0\nb,1\n"),
+        _predictions("party-empty", "party,label,prediction\n,0,0\nb,0,0\n"),
+        _predictions("rows-differ", "party,label,prediction\na,0,0\na,1,1\nb,0,0\n"),
+        _predictions("labels-differ", "party,label,prediction\na,0,0\nb,1,1\n"),
+        _predictions("one-party", "party,label,prediction\na,0,0\na,1,1\n", ("refuse", "ok")),
+        _predictions("latin1", "party,label,prediction\n\xe9,0,0\nb,0,0\n".encode("latin-1")),
+        _predictions("utf16", PREDICTIONS.encode("utf-16")),
+        _predictions("nul-bytes", b"party,label,prediction\na,0,0\x00\nb,0,0\n"),
+        _predictions("ragged", "party,label,prediction\na,0,0,9\nb,0,0\n"),
+        _predictions(
+            "log-loss-infinite",
+            "party,label,p0,p1\na,0,0,1\nb,0,1,0\n",
+            ("refuse", "ok"),
+            "--metric",
+            "1-loss",
+        ),
+        _predictions("metric-1-loss-classes", PREDICTIONS, ("refuse",), "--metric", "1-loss"),
+        _predictions("metric-unknown", PREDICTIONS, ("refuse",), "--metric", "loss"),
+        _predictions("confidence-zero", PREDICTIONS, ("refuse",), "--confidence", "0"),
+        _predictions("confidence-one", PREDICTIONS, ("refuse",), "--confidence", "1"),
+        _predictions("confidence-nan", PREDICTIONS, ("refuse",), "--confidence", "nan"),
+        _predictions("confidence-inf", PREDICTIONS, ("refuse",), "--confidence", "inf"),
+        _predictions("confidence-negative", PREDICTIONS, ("refuse",), "--confidence=-0.5"),
+        _predictions("confidence-1e-400", PREDICTIONS, ("refuse",), "--confidence", "1e-400"),
+        _predictions(
+            "confidence-near-one",
+            PREDICTIONS,
+            ("refuse", "ok"),
+            "--confidence",
+            "0.9999999999999999",
+        ),
+        _predictions("confidence-tiny", PREDICTIONS, ("refuse", "ok"), "--confidence", "1e-300"),
+        _predictions("consumers-1e9", PREDICTIONS, ("refuse",), "--consumers", str(10**9)),
+        _predictions("with-names", PREDICTIONS, ("refuse",), "--names", "x", "y"),
+        case(
+            "market-predictions-directory",
+            "file",
+            ["market", "--from", "{files}/d.csv"],
+            prepare=lambda root, work: (root / "d.csv").mkdir(),
+        ),
+        case(
+            "market-predictions-missing",
+            "file",
+            ["market", "--from", "{files}/none.csv", "--metric", "accuracy"],
+        ),
+        case(
+            "market-predictions-fifo",
+            "file",
+            ["market", "--from", "{files}/p.csv"],
+            prepare=fifo("p.csv"),
+        ),
+        case(
+            "market-predictions-metric-with-qualities",
+            "contradiction",
+            ["market", "--qualities", "0.3", "0.8", "--metric", "accuracy"],
+        ),
+        case(
+            "market-predictions-confidence-with-qualities",
+            "contradiction",
+            ["market", "--qualities", "0.3", "0.8", "--confidence", "0.9"],
+        ),
+        case(
+            "market-predictions-metric-with-quality-file",
+            "contradiction",
+            ["market", "--from", "{files}/q.csv", "--confidence", "0.9"],
+            prepare=writes(("q.csv", "q_a,q_b\n0.3,0.8\n")),
+        ),
+    ]
+    return out
+
+
+def n_firm_runs() -> list[Case]:
+    """``defection-free --firms N`` and the measured-accuracy flags: refused before training."""
+    base = _base("defection-free")
+    out = [
+        case(f"df-firms-{name}", "huge", [*base, f"--firms={value}"])
+        for name, value in [
+            ("0", "0"),
+            ("1", "1"),
+            ("13", "13"),
+            ("1e6", str(10**6)),
+            ("1e30", str(10**30)),
+            ("negative", "-1"),
+            ("nan", "nan"),
+            ("fraction", "2.5"),
+            ("words", "abc"),
+            ("empty", ""),
+        ]
+    ]
+    # the n-firm run reads no --init-epochs-high (a two-firm flag): its own --init-epochs
+    i = base.index("--init-epochs-high")
+    firms = [*base[:i], *base[i + 2 :], "--firms", "3"]
+    out += [
+        case("df-firms-size-1e12", "huge", [*firms, f"--size={10**12}"]),
+        case("df-firms-rounds-1e12", "huge", [*firms, f"--rounds={10**12}"]),
+        case("df-firms-init-epochs-1e12", "huge", [*firms, f"--init-epochs={10**12}"]),
+        case("df-firms-init-epochs-negative", "overflow", [*firms, "--init-epochs=-1"]),
+        case("df-firms-alpha-zero", "overflow", [*firms, "--alpha", "0"]),
+        case("df-firms-alpha-negative", "overflow", [*firms, "--alpha=-1"]),
+        case("df-firms-alpha-nan", "overflow", [*firms, "--alpha", "nan"]),
+        case("df-firms-alpha-inf", "overflow", [*firms, "--alpha", "inf"]),
+        case("df-firms-alpha-1e400", "overflow", [*firms, "--alpha", "1e400"]),
+        case("df-firms-pace-one", "overflow", [*firms, "--pace", "1"]),
+        case("df-firms-pace-nan", "overflow", [*firms, "--pace", "nan"]),
+        case("df-firms-pace-inf", "overflow", [*firms, "--pace", "inf"]),
+        case("df-firms-q-max-zero", "overflow", [*firms, "--q-max", "0"]),
+        case("df-firms-scheme-one-sided", "contradiction", [*firms, "--scheme", "one-sided-low"]),
+        case("df-firms-alpha-without", "contradiction", [*base, "--alpha", "0.5"]),
+        case("df-firms-pace-without", "contradiction", [*base, "--pace", "2"]),
+        case("df-firms-model-without", "contradiction", [*base, "--model", "mlp"]),
+        case("df-firms-init-epochs-without", "contradiction", [*base, "--init-epochs", "2"]),
+        case("df-firms-train-alone", "contradiction", [*firms, "--train-alone"]),
+        case("df-firms-figures", "contradiction", [*firms, "--figures", "--out", "{files}/o"]),
+        case("df-firms-dataset-unknown", "contradiction", [*firms, "--dataset", "nope"]),
+        case("df-confidence-zero", "overflow", [*base, "--confidence", "0"]),
+        case("df-confidence-one", "overflow", [*base, "--confidence", "1"]),
+        case("df-confidence-nan", "overflow", [*base, "--confidence", "nan"]),
+        case("df-confidence-inf", "overflow", [*base, "--confidence", "inf"]),
+        case("df-confidence-negative", "overflow", [*base, "--confidence=-0.5"]),
+        case("df-confidence-1e-400", "overflow", [*base, "--confidence", "1e-400"]),
+        case("df-bound-point-without-confidence", "contradiction", [*base, "--bound", "point"]),
+        case("df-bound-unknown", "contradiction", [*base, "--confidence", "0.9", "--bound", "x"]),
+        case("df-firms-confidence-zero", "overflow", [*firms, "--confidence", "0"]),
+        case("df-firms-confidence-nan", "overflow", [*firms, "--confidence", "nan"]),
+        case(
+            "df-firms-bound-point-without-confidence", "contradiction", [*firms, "--bound", "point"]
+        ),
+    ]
+    return out
+
+
+def accountants() -> list[Case]:
+    """``train --dp-sampling/--dp-accountant`` and ``privacy account --accountant``."""
+    dp = [*TRAIN_TINY, "--dp-noise-multiplier", "1"]
+    poisson = [*dp, "--dp-sampling", "poisson"]
+    acc = _base("privacy account")
+    out = [
+        case(
+            "train-dp-sampling-poisson-no-noise",
+            "contradiction",
+            [*TRAIN_TINY, "--dp-sampling", "poisson"],
+        ),
+        case(
+            "train-dp-accountant-pld-no-noise",
+            "contradiction",
+            [*TRAIN_TINY, "--dp-accountant", "pld"],
+        ),
+        case("train-dp-accountant-pld-fixed", "contradiction", [*dp, "--dp-accountant", "pld"]),
+        case("train-dp-sampling-unknown", "spec", [*dp, "--dp-sampling", "bernoulli"]),
+        case("train-dp-sampling-empty", "spec", [*dp, "--dp-sampling", ""]),
+        case("train-dp-sampling-upper-case", "spec", [*dp, "--dp-sampling", "POISSON"]),
+        case("train-dp-sampling-long", "spec", [*dp, "--dp-sampling", "p" * 100_000]),
+        case("train-dp-accountant-unknown", "spec", [*poisson, "--dp-accountant", "gdp"]),
+        case("train-dp-accountant-empty", "spec", [*poisson, "--dp-accountant", ""]),
+        case(
+            "train-dp-sampling-poisson-batch-over-data", "huge", [*poisson, "--batch-size", "5000"]
+        ),
+        case(
+            "train-dp-sampling-poisson-pld-noise-tiny",
+            "overflow",
+            [*poisson, "--dp-accountant", "pld", "--dp-noise-multiplier", "1e-300", "--json"],
+            ("refuse", "ok", "fail"),
+            check=_null_says_why,
+            timeout=TRAINS_S,
+        ),
+        case(
+            "train-dp-sampling-poisson-pld-noise-huge",
+            "overflow",
+            [*poisson, "--dp-accountant", "pld", "--dp-noise-multiplier", "1e300", "--json"],
+            ("refuse", "ok", "fail"),
+            check=_null_says_why,
+            timeout=TRAINS_S,
+        ),
+        case(
+            "train-dp-sampling-poisson-pld-delta-tiny",
+            "overflow",
+            [*poisson, "--dp-accountant", "pld", "--dp-delta", "1e-300", "--json"],
+            ("refuse", "ok", "fail"),
+            check=_null_says_why,
+            timeout=TRAINS_S,
+        ),
+        case(
+            "train-dp-sampling-poisson-rdp-batch-1",
+            "wrong-answer",
+            [*poisson, "--batch-size", "1", "--json"],
+            ("refuse", "ok"),
+            check=_null_says_why,
+            timeout=TRAINS_S,
+        ),
+        case("privacy-account-accountant-unknown", "spec", [*acc, "--accountant", "gdp"]),
+        case("privacy-account-accountant-empty", "spec", [*acc, "--accountant", ""]),
+        case(
+            "privacy-account-accountant-sampling-unknown", "spec", [*acc, "--sampling", "bernoulli"]
+        ),
+    ]
+    for accountant in ("pld", "rdp"):
+        a = [*acc, "--accountant", accountant]
+        out += [
+            case(
+                f"privacy-account-accountant-{accountant}-noise-tiny",
+                "overflow",
+                [*a[:3], "1e-300", *a[4:], "--json"],
+                ("refuse", "ok"),
+                check=_null_says_why,
+            ),
+            case(
+                f"privacy-account-accountant-{accountant}-noise-huge",
+                "overflow",
+                [*a[:3], "1e300", *a[4:], "--json"],
+                ("refuse", "ok"),
+                check=_null_says_why,
+            ),
+            case(
+                f"privacy-account-accountant-{accountant}-rate-tiny",
+                "overflow",
+                [*a, "--sampling-rate", "1e-300", "--json"],
+                ("refuse", "ok"),
+                check=_null_says_why,
+            ),
+            case(
+                f"privacy-account-accountant-{accountant}-steps-1e12",
+                "huge",
+                [*a[:5], str(10**12), *a[6:], "--sampling-rate", "0.01", "--json"],
+                ("refuse", "ok"),
+                check=_null_says_why,
+            ),
+            case(
+                f"privacy-account-accountant-{accountant}-epsilon-tiny-rate",
+                "huge",
+                [
+                    "privacy",
+                    "account",
+                    "--epsilon",
+                    "1",
+                    "--steps",
+                    "1000000",
+                    "--delta",
+                    "1e-5",
+                    "--accountant",
+                    accountant,
+                    "--sampling-rate",
+                    "1e-9",
+                    "--json",
+                ],
+                ("refuse", "ok"),
+                check=_null_says_why,
+            ),
+        ]
+    out += [
+        case(
+            "privacy-account-accountant-rdp-fixed-size-1",
+            "huge",
+            [
+                *acc,
+                "--accountant",
+                "rdp",
+                "--sampling",
+                "fixed",
+                "--dataset-size",
+                "1",
+                "--sampling-rate",
+                "0.5",
+                "--json",
+            ],
+            ("refuse", "ok"),
+        ),
+        case(
+            "privacy-account-accountant-rdp-fixed-size-0",
+            "huge",
+            [
+                *acc,
+                "--accountant",
+                "rdp",
+                "--sampling",
+                "fixed",
+                "--dataset-size",
+                "0",
+                "--sampling-rate",
+                "0.5",
+            ],
+        ),
+        case(
+            "privacy-account-accountant-rdp-fixed-size-1e30",
+            "huge",
+            [
+                *acc,
+                "--accountant",
+                "rdp",
+                "--sampling",
+                "fixed",
+                f"--dataset-size={10**30}",
+                "--sampling-rate",
+                "0.5",
+                "--json",
+            ],
+            ("refuse", "ok"),
+        ),
+    ]
+    return out
+
+
+def log_flags() -> list[Case]:
+    """The global ``--quiet`` and ``--verbose``: their conflict, and refusals under each."""
+    market = ["market", "--qualities", "0.3", "0.8"]
+    out = [
+        case("log-quiet-and-verbose", "contradiction", ["--quiet", "--verbose", *market]),
+        case("log-quiet-and-verbose-after", "contradiction", [*market, "--quiet", "--verbose"]),
+        case("log-quiet-and-verbose-split", "contradiction", ["--quiet", *market, "--verbose"]),
+        case("log-quiet-value", "contradiction", [*market, "--quiet=yes"]),
+        case("log-verbose-value", "contradiction", [*market, "--verbose=1"]),
+        case(
+            "log-quiet-twice", "contradiction", ["--quiet", *market, "--quiet", "--json"], ("ok",)
+        ),
+        case("log-verbose-json", "contradiction", ["--verbose", *market, "--json"], ("ok",)),
+        case(
+            "log-verbose-refusal-quality", "overflow", ["--verbose", "market", "--qualities", "2"]
+        ),
+        case("log-verbose-refusal-population", "spec", ["--verbose", *POPULATION, "beta:"]),
+        case("log-verbose-refusal-firms", "overflow", ["--verbose", "bargain", "--firms", "nan"]),
+        case(
+            "log-verbose-refusal-file",
+            "file",
+            ["--verbose", "market", "--from", "{files}/p.csv"],
+            prepare=writes(("p.csv", GARBAGE)),
+        ),
+        case(
+            "log-quiet-refusal-df-firms",
+            "huge",
+            ["--quiet", *_base("defection-free"), "--firms", "13"],
+        ),
+        case(
+            "log-quiet-refusal-accountant",
+            "contradiction",
+            ["--quiet", *TRAIN_TINY, "--dp-accountant", "pld"],
+        ),
+    ]
+    return out
+
+
 def all_cases() -> list[Case]:
     """Every case of the corpus, group by group."""
     cases = [
@@ -1942,6 +2631,12 @@ def all_cases() -> list[Case]:
         *cluster(),
         *files(),
         *overflows(),
+        *populations(),
+        *bargains(),
+        *predictions(),
+        *n_firm_runs(),
+        *accountants(),
+        *log_flags(),
     ]
     seen: set[str] = set()
     for c in cases:

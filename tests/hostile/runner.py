@@ -18,7 +18,7 @@ An ending is one of:
     floating-point overflow, or what the case's own check finds);
 ``wrong-status``
     an exit code the case does not expect (2 for a run that should fail, 1 for bad input...),
-    or an error that is not one line.
+    or an error that is not one line (with ``--verbose``, after its time-stamped records).
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ _NUMERIC_WARNING = re.compile(
     r"RuntimeWarning: (overflow|invalid value|divide by zero|underflow)|OverflowError"
 )
 _CODES = {2: "refuse", 1: "fail", 0: "ok", 130: "interrupted"}
+#: a record of ``--verbose`` (collabecon/cli/_log.py): its time and level lead the line
+_STAMPED = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ collabecon .*\n", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,12 @@ def run_case(case: Case, timeout_scale: float = 1.0) -> Result:
         ran = Ran(process.returncode, out, err, files, work)
         outcome, detail = classify(case, ran, timed_out, prepared)
     return Result(
-        case, outcome, detail, None if timed_out else ran.code, time.perf_counter() - start
+        case,
+        outcome,
+        detail,
+        None if timed_out else ran.code,
+        time.perf_counter() - start,
+        ran.err,
     )
 
 
@@ -199,7 +206,9 @@ def classify(
     if ending == "fail" and ran.out.strip():
         return "clean", f"exit 1 with a result: {_last_line(ran.err)}"
     # Ctrl-C comes while the work goes on: its one line follows the progress
-    fault = stderr_fault(ran.err, case.after_work or ending == "interrupted")
+    # --verbose asks for its time-stamped records: the error is still the one line after them
+    err = _STAMPED.sub("", ran.err) if "--verbose" in case.argv else ran.err
+    fault = stderr_fault(err, case.after_work or ending == "interrupted")
     if fault:
         return "wrong-status", f"exit {ran.code} with {fault}"
     left = sorted(
