@@ -300,19 +300,25 @@ def buyer_interval(
     firms = np.asarray(i).reshape(-1)
     rows = x.reshape(firms.size, -1)
     qi = q[firms][:, None]
-    t = rows[..., None]  # firm, price, other firm
+    gap = (q[:, None] - q[firms])[..., None]  # other firm j, firm i, price: q_j - q_i
+    pj = p[:, None, None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        cross = (p - t) / (q - qi[..., None])  # the type indifferent between i and j
-        own = np.where(qi > 0, rows / qi, np.inf)
-    low = np.maximum(own, np.max(np.where(q < qi[..., None], cross, 0.0), axis=2, initial=0.0))
-    high = np.minimum(
-        top, np.min(np.where(q > qi[..., None], cross, np.inf), axis=2, initial=np.inf)
+        cross = (pj - rows) / gap  # the type indifferent between i and j
+    own = np.divide(rows, qi, out=np.full(rows.shape, np.inf), where=qi > 0)
+    lower = np.maximum.reduce(cross, axis=0, initial=0.0, where=gap < 0)
+    upper = np.minimum.reduce(cross, axis=0, initial=np.inf, where=gap > 0)
+    same = gap == 0
+    weight = np.where(qi == 0, 0.0, np.ones(rows.shape))
+    if np.count_nonzero(same) > firms.size:  # a firm other than i of quality q_i
+        same[firms, np.arange(firms.size)] = False
+        cheaper = np.logical_or.reduce(same & (pj < rows), axis=0)
+        sharing = 1 + np.add.reduce(same & (pj == rows), axis=0)
+        weight = np.where(cheaper, 0.0, weight / sharing)
+    return (
+        np.maximum(own, lower).reshape(x.shape),
+        np.minimum(top, upper).reshape(x.shape),
+        weight.reshape(x.shape),
     )
-    same = (q == qi[..., None]) & (np.arange(q.size) != firms[:, None, None])
-    cheaper = np.any(same & (p < t), axis=2) | (qi == 0)
-    sharing = 1 + np.sum(same & (p == t), axis=2)
-    weight = np.where(cheaper, 0.0, 1.0 / sharing)
-    return low.reshape(x.shape), high.reshape(x.shape), weight.reshape(x.shape)
 
 
 def _own_demand(

@@ -118,12 +118,14 @@ def _firm_market(
     """The demands and (with ``surplus``) buyers' surplus of ``firms`` at their rows of prices ``x``."""
     low, high, weight = buyer_interval(q, p, firms, x, pop.top)
     sells = high > low
-    hi, lo = np.where(sells, high, 0.0), np.where(sells, low, 0.0)
-    mass = np.where(sells, pop.cdf(hi) - pop.cdf(lo), 0.0)
+    ends = np.where(sells, np.array((high, low)), 0.0)
+    at = pop.cdf(ends)
+    mass = np.where(sells, at[0] - at[1], 0.0)
     demand = weight * np.clip(mass, 0.0, None)
     if not surplus:
         return demand, None
-    value = np.where(sells, q[firms][:, None] * (pop.mean_below(hi) - pop.mean_below(lo)), 0.0)
+    below = pop.mean_below(ends)
+    value = np.where(sells, q[firms][:, None] * (below[0] - below[1]), 0.0)
     return demand, weight * np.clip(value - x * mass, 0.0, None)
 
 
