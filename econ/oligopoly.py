@@ -308,17 +308,16 @@ def buyer_interval(
     lower = np.maximum.reduce(cross, axis=0, initial=0.0, where=gap < 0)
     upper = np.minimum.reduce(cross, axis=0, initial=np.inf, where=gap > 0)
     same = gap == 0
-    weight = np.where(qi == 0, 0.0, np.ones(rows.shape))
+    weight = np.ones(rows.shape) * (qi != 0)
     if np.count_nonzero(same) > firms.size:  # a firm other than i of quality q_i
         same[firms, np.arange(firms.size)] = False
         cheaper = np.logical_or.reduce(same & (pj < rows), axis=0)
         sharing = 1 + np.add.reduce(same & (pj == rows), axis=0)
         weight = np.where(cheaper, 0.0, weight / sharing)
-    return (
-        np.maximum(own, lower).reshape(x.shape),
-        np.minimum(top, upper).reshape(x.shape),
-        weight.reshape(x.shape),
-    )
+    low, high = np.maximum(own, lower), np.minimum(top, upper)
+    if x.ndim == 1:
+        return low[0], high[0], weight[0]
+    return low, high, weight
 
 
 def _own_demand(

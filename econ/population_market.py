@@ -357,9 +357,10 @@ def _searched_best(
         hi = tries[rows, np.minimum(np.sum(tries <= x[:, None], axis=1), tries.shape[1] - 1)]
         search = np.flatnonzero(hi > lo)
         if search.size:
+            searched = firms[search]
 
             def loss(which: NDArray[np.intp], v: NDArray[np.float64]) -> NDArray[np.float64]:
-                return -_revenue(q, p, firms[search[which]], v[:, None], pop)[:, 0]
+                return -_revenue(q, p, searched[which], v[:, None], pop)[:, 0]
 
             at, value = _bounded_minimum(loss, lo[search], hi[search], 1e-12 * top[search, 0])
             better = -value > r[search]
@@ -524,10 +525,10 @@ def _conditions(
     zero = np.zeros((*p.shape[:-1], 1))
     theta = (p - np.concatenate((zero, p[..., :-1]), axis=-1)) / gaps
     bounds = np.concatenate((theta, zero + pop.top), axis=-1)
-    mass, density = pop.cdf(bounds), pop.pdf(bounds)
-    density[..., -1] = 0.0  # the top firm's upper bound does not move with its price
-    upper = np.concatenate((density[..., 1:-1] / gaps[1:], zero), axis=-1)
-    slope = p * (density[..., :-1] / gaps + upper)
+    mass = pop.cdf(bounds)
+    # the top firm's upper bound does not move with its price: no density at the top
+    rate = pop.pdf(bounds)[..., :-1] / gaps
+    slope = p * (rate + np.concatenate((rate[..., 1:], zero), axis=-1))
     demand = mass[..., 1:] - mass[..., :-1]
     return demand - slope, demand, slope
 
