@@ -304,7 +304,7 @@ def buyer_interval(
     pj = p[:, None, None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         cross = (pj - rows) / gap  # the type indifferent between i and j
-    own = np.divide(rows, qi, out=np.full(rows.shape, np.inf), where=qi > 0)
+        own = np.where(qi > 0, rows / qi, np.inf)
     lower = np.maximum.reduce(cross, axis=0, initial=0.0, where=gap < 0)
     upper = np.minimum.reduce(cross, axis=0, initial=np.inf, where=gap > 0)
     same = gap == 0
