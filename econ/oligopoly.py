@@ -278,7 +278,7 @@ def oligopoly_equilibrium(qualities: ArrayLike) -> OligopolyEquilibrium:
 def buyer_interval(
     q: NDArray[np.float64],
     p: NDArray[np.float64],
-    i: int,
+    i: int | NDArray[np.intp],
     x: NDArray[np.float64],
     top: float = 1.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -290,23 +290,34 @@ def buyer_interval(
     the types' support) and the types indifferent between it and each higher-quality firm.
     ``weight`` is its share of those types: 0 if a firm of equal quality is cheaper, else 1
     over the number of firms of equal quality and price. A model of quality 0 gets weight 0.
+    With an array of ``k`` firms for ``i``, ``x`` holds one row of prices per firm, shape
+    ``(k, m)``, and so do the results.
 
     References
     ----------
     Werner (2024), ch. 3, §3.2, Definition 2 and Lemma 21 (the two-firm case).
     """
-    x = x[:, None]
-    others = np.arange(q.size) != i
-    qo, po = q[others], p[others]
+    firms = np.asarray(i).reshape(-1)
+    rows = x.reshape(firms.size, -1)
+    qi = q[firms][:, None]
+    gap = (q[:, None] - q[firms])[..., None]  # other firm j, firm i, price: q_j - q_i
+    pj = p[:, None, None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        cross = (po - x) / (qo - q[i])  # the type indifferent between i and j
-        own = x[:, 0] / q[i] if q[i] > 0 else np.full(x.shape[0], np.inf)
-    low = np.maximum(own, np.max(np.where(qo < q[i], cross, 0.0), axis=1, initial=0.0))
-    high = np.minimum(top, np.min(np.where(qo > q[i], cross, np.inf), axis=1, initial=np.inf))
-    same = qo == q[i]
-    cheaper = np.any(same & (po < x), axis=1) | (q[i] == 0)
-    sharing = 1 + np.sum(same & (po == x), axis=1)
-    return low, high, np.where(cheaper, 0.0, 1.0 / sharing)
+        cross = (pj - rows) / gap  # the type indifferent between i and j
+        own = np.where(qi > 0, rows / qi, np.inf)
+    lower = np.maximum.reduce(cross, axis=0, initial=0.0, where=gap < 0)
+    upper = np.minimum.reduce(cross, axis=0, initial=np.inf, where=gap > 0)
+    same = gap == 0
+    weight = np.ones(rows.shape) * (qi != 0)
+    if np.count_nonzero(same) > firms.size:  # a firm other than i of quality q_i
+        same[firms, np.arange(firms.size)] = False
+        cheaper = np.logical_or.reduce(same & (pj < rows), axis=0)
+        sharing = 1 + np.add.reduce(same & (pj == rows), axis=0)
+        weight = np.where(cheaper, 0.0, weight / sharing)
+    low, high = np.maximum(own, lower), np.minimum(top, upper)
+    if x.ndim == 1:
+        return low[0], high[0], weight[0]
+    return low, high, weight
 
 
 def _own_demand(

@@ -78,6 +78,7 @@ Werner (2024), *Collaborative Learning: Aligning Goals and Outcomes*, ch. 3, §3
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,20 +110,22 @@ __all__ = [
 def _firm_market(
     q: NDArray[np.float64],
     p: NDArray[np.float64],
-    i: int,
+    firms: NDArray[np.intp],
     x: NDArray[np.float64],
     pop: Population,
     surplus: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """Firm ``i``'s demand and (with ``surplus``) its buyers' surplus at each of its prices ``x``."""
-    low, high, weight = buyer_interval(q, p, i, x, pop.top)
+    """The demands and (with ``surplus``) buyers' surplus of ``firms`` at their rows of prices ``x``."""
+    low, high, weight = buyer_interval(q, p, firms, x, pop.top)
     sells = high > low
-    hi, lo = np.where(sells, high, 0.0), np.where(sells, low, 0.0)
-    mass = np.where(sells, pop.cdf(hi) - pop.cdf(lo), 0.0)
+    ends = np.where(sells, np.array((high, low)), 0.0)
+    at = pop.cdf(ends)
+    mass = np.where(sells, at[0] - at[1], 0.0)
     demand = weight * np.clip(mass, 0.0, None)
     if not surplus:
         return demand, None
-    value = np.where(sells, q[i] * (pop.mean_below(hi) - pop.mean_below(lo)), 0.0)
+    below = pop.mean_below(ends)
+    value = np.where(sells, q[firms][:, None] * (below[0] - below[1]), 0.0)
     return demand, weight * np.clip(value - x * mass, 0.0, None)
 
 
@@ -145,12 +148,7 @@ def population_demands(
     [0.1333, 0.7]
     """
     q, p = _qualities_prices(qualities, prices)
-    return np.array(
-        [
-            _firm_market(q, p, i, p[i : i + 1], population, surplus=False)[0][0]
-            for i in range(q.size)
-        ]
-    )
+    return _firm_market(q, p, np.arange(q.size), p[:, None], population, surplus=False)[0][:, 0]
 
 
 def _qualities_prices(
@@ -215,20 +213,33 @@ class BestResponseCertificate:
         )
 
 
-def _price_range(q: NDArray[np.float64], p: NDArray[np.float64], i: int, top: float) -> float:
-    r"""The highest price at which firm ``i`` can sell: :math:`\max_\theta \theta q_i - u_{-i}(\theta)`.
+def _price_ranges(
+    q: NDArray[np.float64], p: NDArray[np.float64], top: float
+) -> NDArray[np.float64]:
+    r"""The highest price at which each firm can sell: :math:`\max_\theta \theta q_i - u_{-i}(\theta)`.
 
     The maximand is concave and piecewise linear in :math:`\theta`, so its maximum over
-    :math:`[0, \mathrm{top}]` is at an end or a kink of :math:`u_{-i}`.
+    :math:`[0, \mathrm{top}]` is at an end or a kink of :math:`u_{-i}`: a type
+    :math:`p_j/q_j` or :math:`(p_j - p_k)/(q_j - q_k)` of firms :math:`j, k \ne i`. Each row
+    holds every firm's kinks, with those of firm :math:`i` (and any that is not finite) moved
+    to the end 0.
     """
-    others = np.arange(q.size) != i
-    qo, po = q[others], p[others]
+    n = q.size
     with np.errstate(divide="ignore", invalid="ignore"):
-        kinks = [po / qo, ((po[:, None] - po[None, :]) / (qo[:, None] - qo[None, :])).ravel()]
-    theta = np.concatenate(([0.0, top], *kinks))
-    theta = np.clip(theta[np.isfinite(theta)], 0.0, top)
-    best_other = np.max(theta[:, None] * qo[None, :] - po[None, :], axis=1, initial=0.0)
-    return max(float(np.max(theta * q[i] - np.maximum(best_other, 0.0))), 0.0)
+        kinks = np.concatenate(
+            (p / q, ((p[:, None] - p[None, :]) / (q[:, None] - q[None, :])).ravel())
+        )
+    firm = np.arange(n)
+    j, k = np.concatenate((firm, np.repeat(firm, n))), np.concatenate((firm, np.tile(firm, n)))
+    own = (j == firm[:, None]) | (k == firm[:, None])  # the kinks of firm i, in row i
+    theta = np.where(own | ~np.isfinite(kinks), 0.0, kinks)
+    theta = np.clip(
+        np.concatenate((np.zeros((n, 1)), np.full((n, 1), top), theta), axis=1), 0.0, top
+    )
+    others = firm[:, None, None] != firm
+    offers = np.where(others, theta[..., None] * q - p, 0.0)
+    best_other = np.max(offers, axis=2, initial=0.0)
+    return np.maximum(np.max(theta * q[:, None] - best_other, axis=1), 0.0)
 
 
 def best_response_certificate(
@@ -284,17 +295,14 @@ def best_response_certificate(
         )
         tail = 0.0
     else:
-        top = population.search_top
-        best_price, best = np.zeros(q.size), np.zeros(q.size)
-        for i in range(q.size):
-            best_price[i], best[i] = _searched_best(q, p, i, population, top, grid, refine)
+        best_price, best = _searched_best(q, p, population, grid, refine)
         tail = float(q.max() * population.tail_mean)
         search = (
             f"{grid} linear and {grid} geometric prices over each firm's price range, the others'"
             " prices and 1e-9 around them"
             + (", a bounded scalar search at the best" if refine else "")
         )
-    current = np.array([_revenue(q, p, i, p[i : i + 1], population)[0] for i in range(q.size)])
+    current = _revenue(q, p, np.arange(q.size), p[:, None], population)[:, 0]
     gain = np.maximum(best - current, 0.0)
     relative = np.divide(gain, best, out=np.zeros_like(gain), where=best > 0)
     return BestResponseCertificate(
@@ -303,50 +311,157 @@ def best_response_certificate(
 
 
 def _revenue(
-    q: NDArray[np.float64], p: NDArray[np.float64], i: int, x: NDArray[np.float64], pop: Population
+    q: NDArray[np.float64],
+    p: NDArray[np.float64],
+    firms: NDArray[np.intp],
+    x: NDArray[np.float64],
+    pop: Population,
 ) -> NDArray[np.float64]:
-    return x * _firm_market(q, p, i, x, pop, surplus=False)[0]
+    """The revenues of ``firms`` at their rows of prices ``x``, the others at ``p``."""
+    return x * _firm_market(q, p, firms, x, pop, surplus=False)[0]
 
 
 def _searched_best(
-    q: NDArray[np.float64],
-    p: NDArray[np.float64],
-    i: int,
-    pop: Population,
-    top: float,
-    grid: int,
-    refine: bool,
-) -> tuple[float, float]:
-    """Firm ``i``'s best price and revenue by the grids and the bounded search."""
-    cap = _price_range(q, p, i, top)
-    if cap <= 0:
-        return 0.0, 0.0
-    floor = cap * 1e-9  # 0 where cap is subnormal: the geometric grid then starts at cap
+    q: NDArray[np.float64], p: NDArray[np.float64], pop: Population, grid: int, refine: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each firm's best price and revenue by the grids and the bounded search.
+
+    One row of prices per firm that can sell, sorted; a price that a row repeats has the
+    revenue of its first copy, so the best is the first of the highest revenues, and the
+    bounded search runs between its neighbours of other prices.
+    """
+    cap = _price_ranges(q, p, pop.search_top)
+    firms = np.flatnonzero(cap > 0)
+    best_price, best = np.zeros(q.size), np.zeros(q.size)
+    if not firms.size:
+        return best_price, best
+    top = cap[firms][:, None]
+    others = np.broadcast_to(p, (firms.size, p.size))
     tries = np.concatenate(
         (
-            np.linspace(0.0, cap, grid),
-            np.geomspace(floor if floor > 0 else cap, cap, grid),
-            p,
-            p * (1 - 1e-9),
-            p * (1 + 1e-9),
-        )
+            np.linspace(0.0, top, grid, axis=1)[..., 0],
+            # from top * 1e-9, or from top where that underflows (a subnormal range)
+            np.geomspace(np.where(top * 1e-9 > 0, top * 1e-9, top), top, grid, axis=1)[..., 0],
+            others,
+            others * (1 - 1e-9),
+            others * (1 + 1e-9),
+        ),
+        axis=1,
     )
-    tries = np.unique(np.clip(tries, 0.0, cap))
-    revenue = _revenue(q, p, i, tries, pop)
-    k = int(np.argmax(revenue))
-    x, r = float(tries[k]), float(revenue[k])
+    tries = np.sort(np.clip(tries, 0.0, top), axis=1)
+    revenue = _revenue(q, p, firms, tries, pop)
+    rows = np.arange(firms.size)
+    k = np.argmax(revenue, axis=1)
+    x, r = tries[rows, k], revenue[rows, k]
     if refine:
-        lo, hi = float(tries[max(k - 1, 0)]), float(tries[min(k + 1, tries.size - 1)])
-        if hi > lo:
-            res = optimize.minimize_scalar(
-                lambda v: -float(_revenue(q, p, i, np.array([v]), pop)[0]),
-                bounds=(lo, hi),
-                method="bounded",
-                options={"xatol": 1e-12 * cap},
-            )
-            if -res.fun > r:
-                x, r = float(res.x), float(-res.fun)
-    return x, r
+        lo = tries[rows, np.maximum(k - 1, 0)]
+        hi = tries[rows, np.minimum(np.sum(tries <= x[:, None], axis=1), tries.shape[1] - 1)]
+        search = np.flatnonzero(hi > lo)
+        if search.size:
+            searched = firms[search]
+
+            def loss(which: NDArray[np.intp], v: NDArray[np.float64]) -> NDArray[np.float64]:
+                return -_revenue(q, p, searched[which], v[:, None], pop)[:, 0]
+
+            at, value = _bounded_minimum(loss, lo[search], hi[search], 1e-12 * top[search, 0])
+            better = -value > r[search]
+            x[search[better]], r[search[better]] = at[better], -value[better]
+    best_price[firms], best[firms] = x, r
+    return best_price, best
+
+
+#: The golden section of the bounded search, and the square root of the machine epsilon
+#: its tolerance uses (as ``scipy.optimize.minimize_scalar(method="bounded")``).
+_GOLDEN, _SQRT_EPS = 0.5 * (3.0 - math.sqrt(5.0)), math.sqrt(2.2e-16)
+
+
+def _brent(
+    lo: float, hi: float, xatol: float, max_calls: int = 500
+) -> Generator[float, float, tuple[float, float]]:
+    r"""Brent's bounded minimisation of one function, as the points it evaluates.
+
+    Send back the function's value at each point yielded; the generator returns the
+    minimum's point and value, those of ``scipy.optimize.minimize_scalar(method="bounded")``
+    on :math:`[\mathrm{lo}, \mathrm{hi}]` with absolute tolerance ``xatol``: a step to the
+    vertex of the parabola through the best three points where it falls well inside the
+    interval, a golden-section step where it does not.
+
+    References
+    ----------
+    Brent (1973), *Algorithms for Minimization without Derivatives*, ch. 5 (``fmin``).
+    """
+    a, b = lo, hi
+    fulc = nfc = xf = a + _GOLDEN * (b - a)
+    rat = e = 0.0
+    fx = yield xf
+    ffulc = fnfc = fx
+    calls = 1
+    xm = 0.5 * (a + b)
+    tol1 = _SQRT_EPS * abs(xf) + xatol / 3.0
+    tol2 = 2.0 * tol1
+    while abs(xf - xm) > tol2 - 0.5 * (b - a) and calls < max_calls:
+        golden = True
+        if abs(e) > tol1:
+            r = (xf - nfc) * (fx - ffulc)
+            s = (xf - fulc) * (fx - fnfc)
+            num = (xf - fulc) * s - (xf - nfc) * r
+            den = 2.0 * (s - r)
+            num, den = (-num if den > 0.0 else num), abs(den)
+            last, e = e, rat
+            if abs(num) < abs(0.5 * den * last) and den * (a - xf) < num < den * (b - xf):
+                golden = False
+                rat = num / den
+                if xf + rat - a < tol2 or b - (xf + rat) < tol2:
+                    rat = -tol1 if xm - xf < 0 else tol1
+        if golden:
+            e = a - xf if xf >= xm else b - xf
+            rat = _GOLDEN * e
+        x = xf - max(abs(rat), tol1) if rat < 0 else xf + max(abs(rat), tol1)
+        fu = yield x
+        calls += 1
+        if fu <= fx:
+            a, b = (xf, b) if x >= xf else (a, xf)
+            fulc, ffulc, nfc, fnfc, xf, fx = nfc, fnfc, xf, fx, x, fu
+        else:
+            a, b = (x, b) if x < xf else (a, x)
+            if fu <= fnfc or nfc == xf:
+                fulc, ffulc, nfc, fnfc = nfc, fnfc, x, fu
+            elif fu <= ffulc or fulc == xf or fulc == nfc:
+                fulc, ffulc = x, fu
+        xm = 0.5 * (a + b)
+        tol1 = _SQRT_EPS * abs(xf) + xatol / 3.0
+        tol2 = 2.0 * tol1
+    return xf, fx
+
+
+def _bounded_minimum(
+    loss: Callable[[NDArray[np.intp], NDArray[np.float64]], NDArray[np.float64]],
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    xatol: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r""":func:`_brent` on many functions in lockstep, one call of ``loss`` a step for them all.
+
+    Function ``j`` on :math:`[\mathrm{lo}_j, \mathrm{hi}_j]` to absolute tolerance
+    ``xatol[j]``; ``loss(which, v)`` evaluates the functions ``which`` at ``v``, one point
+    each. Returns each minimum's point and value.
+    """
+    searches = [
+        _brent(*bounds) for bounds in zip(lo.tolist(), hi.tolist(), xatol.tolist(), strict=True)
+    ]
+    at, value = np.empty(lo.size), np.empty(lo.size)
+    live, points = list(range(lo.size)), [next(search) for search in searches]
+    while live:
+        values = loss(np.array(live), np.array(points)).tolist()
+        still, points = [], []
+        for j, v in zip(live, values, strict=True):
+            try:
+                points.append(searches[j].send(v))
+                still.append(j)
+            except StopIteration as stop:
+                at[j], value[j] = stop.value
+        live = still
+    return at, value
 
 
 def _exact_best(
@@ -411,10 +526,10 @@ def _conditions(
     zero = np.zeros((*p.shape[:-1], 1))
     theta = (p - np.concatenate((zero, p[..., :-1]), axis=-1)) / gaps
     bounds = np.concatenate((theta, zero + pop.top), axis=-1)
-    mass, density = pop.cdf(bounds), pop.pdf(bounds)
-    density[..., -1] = 0.0  # the top firm's upper bound does not move with its price
-    upper = np.concatenate((density[..., 1:-1] / gaps[1:], zero), axis=-1)
-    slope = p * (density[..., :-1] / gaps + upper)
+    mass = pop.cdf(bounds)
+    # the top firm's upper bound does not move with its price: no density at the top
+    rate = pop.pdf(bounds)[..., :-1] / gaps
+    slope = p * (rate + np.concatenate((rate[..., 1:], zero), axis=-1))
     demand = mass[..., 1:] - mass[..., :-1]
     return demand - slope, demand, slope
 
@@ -585,10 +700,8 @@ def population_equilibrium(
         certificate = best_response_certificate(
             q, price, pop, tolerance=tolerance, grid=grid, refine=refine
         )
-    demand, surplus = np.zeros(q.size), np.zeros(q.size)
-    for i in range(q.size):
-        d, s = _firm_market(q, price, i, price[i : i + 1], pop)
-        demand[i], surplus[i] = d[0], 0.0 if s is None else s[0]
+    d, s = _firm_market(q, price, np.arange(q.size), price[:, None], pop)
+    demand, surplus = d[:, 0], np.zeros(q.size) if s is None else s[:, 0]
     return PopulationEquilibrium(
         q,
         price,

@@ -4,12 +4,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate, optimize, stats
 
 from econ import population_propositions  # noqa: F401  (registers market.population.*)
-from econ.oligopoly import demands, oligopoly_equilibrium
+from econ.oligopoly import buyer_interval, demands, oligopoly_equilibrium
 from econ.population import Population, parse_population
 from econ.population_market import (
+    _bounded_minimum,
     best_response_certificate,
     population_demands,
     population_equilibrium,
@@ -177,6 +178,37 @@ def test_equilibrium_to_dict_is_json_ready():
     assert d["population"] == "beta:2,2" and d["certificate"]["holds"] is True
     assert d["welfare"] == pytest.approx(eq.consumer_surplus + eq.revenue.sum())
     assert math.isfinite(d["certificate"]["tail_bound"])
+
+
+def test_lockstep_bounded_search_is_scipys_bounded_search_on_each_function():
+    centre = np.array([0.3, 0.05, 0.7, 0.5, 0.2])
+    curve = np.array([1.0, 40.0, 3.0, 0.0, 8.0])  # the fourth is flat
+
+    def f(j, v):
+        return -np.exp(-curve[j] * (v - centre[j]) ** 2) * v + np.abs(v - centre[j]) * 1e-3
+
+    lo, hi = np.array([0.0, 0.0, 0.4, 0.1, 0.25]), np.array([1.0, 0.1, 2.0, 0.9, 0.6])
+    xatol = 1e-12 * hi
+    at, value = _bounded_minimum(f, lo, hi, xatol)
+    for j in range(lo.size):
+        res = optimize.minimize_scalar(
+            lambda v, j=j: float(f(np.array([j]), np.array([v]))[0]),
+            bounds=(lo[j], hi[j]),
+            method="bounded",
+            options={"xatol": xatol[j]},
+        )
+        assert (at[j], value[j]) == (res.x, res.fun)
+
+
+def test_buyer_intervals_of_many_firms_are_each_firms():
+    q, p = np.array([0.3, 0.6, 0.6, 0.0, 0.9]), np.array([0.05, 0.2, 0.2, 0.0, 0.4])
+    firms = np.array([4, 1, 3, 0, 2])
+    x = np.linspace(0.0, 0.5, 11) * np.array([[1.0], [0.4], [0.0], [1.0], [2.0]])
+    together = buyer_interval(q, p, firms, x, 1.5)
+    for row, i in enumerate(firms):
+        alone = buyer_interval(q, p, int(i), x[row], 1.5)
+        for a, b in zip(together, alone, strict=True):
+            np.testing.assert_array_equal(a[row], b)
 
 
 @pytest.mark.slow
