@@ -137,7 +137,7 @@ def _random_population(rng: np.random.Generator) -> Population:
     kind=Kind.DERIVED,
     perturb={"price_factor": 1.05},
 )
-def _certificate(*, price_factor: float = 1.0, markets: int = 600, grid: int = 17) -> Verdict:
+def _certificate(*, price_factor: float = 1.0, markets: int = 1000, grid: int = 17) -> Verdict:
     rng = np.random.default_rng(3)
     qualities = market_cases(4, markets)
     worst = 0.0

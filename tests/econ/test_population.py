@@ -15,7 +15,6 @@ from econ.population_market import (
     population_demands,
     population_equilibrium,
 )
-from econ.propositions import registered
 
 
 @pytest.mark.parametrize(
@@ -209,13 +208,6 @@ def test_buyer_intervals_of_many_firms_are_each_firms():
         alone = buyer_interval(q, p, int(i), x[row], 1.5)
         for a, b in zip(together, alone, strict=True):
             np.testing.assert_array_equal(a[row], b)
-
-
-@pytest.mark.slow
-def test_certificate_statement_on_a_thousand_markets():
-    (entry,) = registered("market.population.certificate")
-    verdict = entry.check(markets=1000)
-    assert verdict.holds and verdict.n_points == 1000, verdict.evidence
 
 
 def test_a_population_without_a_finite_mean_is_refused():
