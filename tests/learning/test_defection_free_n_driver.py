@@ -2,6 +2,7 @@
 Proposition 3, for n firms) and complete collaboration: ``collabecon defection-free --firms``."""
 
 import contextlib
+import functools
 import io
 import json
 
@@ -150,6 +151,42 @@ def test_four_firms_on_mnist5k_lose_no_revenue_and_reach_the_bargain(capsys, see
     )
     assert result["audit"]["drops"] == [0, 0, 0, 0]
     assert result["bargain"]["distance"] <= BARGAIN_TOLERANCE
+
+
+@functools.cache
+def _default_run(seed):
+    """``collabecon defection-free --firms 4 --json`` at its defaults (LeNet-5, 30 rounds)."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["defection-free", "--firms", "4", "--seed", str(seed), "--json"]) == 0
+    return json.loads(buffer.getvalue())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_default_four_firm_run_loses_no_revenue(seed):
+    assert _default_run(seed)["audit"]["drops"] == [0, 0, 0, 0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "seed",
+    [
+        pytest.param(
+            0,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="measured distance 0.0563 > 0.05: the top firm's training nears Q "
+                "slowly, and firm 0 (0.4075 against 0.464) has no room to rise without "
+                "lowering the top firm's revenue",
+            ),
+        ),
+        1,
+        2,
+    ],
+)
+def test_the_default_four_firm_run_ends_within_the_tolerance_of_the_bargain(seed):
+    assert _default_run(seed)["bargain"]["distance"] <= BARGAIN_TOLERANCE
 
 
 def test_the_recorded_qualities_are_the_kept_models_measured_afresh():
