@@ -2438,29 +2438,20 @@ def accountants() -> list[Case]:
         case(
             "train-dp-sampling-poisson-batch-over-data", "huge", [*poisson, "--batch-size", "5000"]
         ),
-        case(
-            "train-dp-sampling-poisson-pld-noise-tiny",
-            "overflow",
-            [*poisson, "--dp-accountant", "pld", "--dp-noise-multiplier", "1e-300", "--json"],
-            ("refuse", "ok", "fail"),
-            check=_null_says_why,
-            timeout=TRAINS_S,
-        ),
-        case(
-            "train-dp-sampling-poisson-pld-noise-huge",
-            "overflow",
-            [*poisson, "--dp-accountant", "pld", "--dp-noise-multiplier", "1e300", "--json"],
-            ("refuse", "ok", "fail"),
-            check=_null_says_why,
-            timeout=TRAINS_S,
-        ),
-        case(
-            "train-dp-sampling-poisson-pld-delta-tiny",
-            "overflow",
-            [*poisson, "--dp-accountant", "pld", "--dp-delta", "1e-300", "--json"],
-            ("refuse", "ok", "fail"),
-            check=_null_says_why,
-            timeout=TRAINS_S,
+        *(
+            case(
+                f"train-dp-sampling-poisson-pld-{name}",
+                "overflow",
+                [*poisson, "--dp-accountant", "pld", flag, value, "--json"],
+                ("refuse", "ok", "fail"),
+                check=_null_says_why,
+                timeout=TRAINS_S,
+            )
+            for name, flag, value in (
+                ("noise-tiny", "--dp-noise-multiplier", "1e-300"),
+                ("noise-huge", "--dp-noise-multiplier", "1e300"),
+                ("delta-tiny", "--dp-delta", "1e-300"),
+            )
         ),
         case(
             "train-dp-sampling-poisson-rdp-batch-1",
