@@ -21,13 +21,13 @@ overtakes, but none is better. Swapping the qualities back at such a point (the 
 firm takes the larger one) keeps both in the box (each at least :math:`q_{h,0}`), and with
 :math:`U_{h,0} \ge U_{l,0}` and the top revenue :math:`U_h \ge U_l`, the product rises by
 :math:`(U_{h,0} - U_{l,0})(U_h - U_l) \ge 0`; a rational point stays rational (the
-registry checks the agreement, ``market.bargaining.duopoly``).
+registry checks the agreement, ``oligopoly.bargaining.duopoly``).
 
 The market is a parameter: a callable ``revenues(q)`` mapping the qualities ``(n,)`` to the
 revenues ``(n,)`` (and ``(m, n)`` to ``(m, n)``); by default :func:`uniform_revenues`, the
 Bertrand market of :mod:`econ.oligopoly` with types uniform on [0, 1]. The statements about
 the solution are registered in :mod:`econ.quality_bargaining_propositions` (ids
-``market.bargaining.*``, kind ``derived``).
+``oligopoly.bargaining.*``, kind ``derived``).
 """
 
 from __future__ import annotations

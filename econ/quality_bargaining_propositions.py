@@ -1,7 +1,7 @@
 """The registered statements about the n-firm Nash bargaining of :mod:`econ.quality_bargaining`.
 
 Derived for the market of Werner (2024), ch. 3, §3.2 with n firms (ids
-``market.bargaining.*``, kind ``derived``): for two firms the solver finds the duopoly's
+``oligopoly.bargaining.*``, kind ``derived``): for two firms the solver finds the duopoly's
 closed form (:func:`econ.bargaining.duopoly_nash_solution` over reachable qualities); its
 solution is individually rational; and for three firms no point of a grid over the box
 Pareto-improves on it.
@@ -26,7 +26,7 @@ def _starts(seed: int, count: int, n_low: int, n_high: int) -> list[NDArray[np.f
 
 
 @proposition(
-    "market.bargaining.duopoly",
+    "oligopoly.bargaining.duopoly",
     source=f"{_SRC} (econ.quality_bargaining); Proposition 2 and econ.bargaining",
     statement="for two firms the n-firm Nash bargaining over the box [q_i0, Q] gives the"
     " qualities (max(q_l0, q_l*), Q) and the product of duopoly_nash_solution with"
@@ -62,7 +62,7 @@ def _duopoly(*, allow_lower: bool = False) -> Verdict:
 
 
 @proposition(
-    "market.bargaining.rational",
+    "oligopoly.bargaining.rational",
     source=f"{_SRC} (econ.quality_bargaining)",
     statement="the n-firm Nash bargaining solution is individually rational: every firm's"
     " revenue gain R_i(q*) - R_i(q0) is >= 0, and the product is that of the gains",
@@ -106,7 +106,7 @@ def pareto_dominated(
 
 
 @proposition(
-    "market.bargaining.pareto",
+    "oligopoly.bargaining.pareto",
     source=f"{_SRC} (econ.quality_bargaining)",
     statement="for three firms no point of the box [q_i0, 1]^3 weakly raises every revenue"
     " above its value at the n-firm Nash bargaining solution and one by more than 1e-9",

@@ -11,7 +11,7 @@ qualities (:data:`econ.quality_bargaining.Revenues`), towards the n-firm solutio
    Algorithm 5's paced high firm, growth factor at most the pace :math:`b` (the proof of
    Proposition 5 takes :math:`b = \tilde b`), or as far as no revenue falls below its
    value at the start of the round (in the uniform market the whole way:
-   ``defection_free.n_firms.top_first``);
+   ``oligopoly.defection_free.top_first``);
 2. then the other firms move towards their caps
    :math:`c_i = \max(q_i, \min(q^*_i, q^*_i\, q_{\text{top}, t+1} / q^*_{\text{top}}))`:
    their targets, and their places on the ray from 0 to :math:`q^*` at the top firm's new
@@ -24,7 +24,7 @@ qualities (:data:`econ.quality_bargaining.Revenues`), towards the n-firm solutio
    an allowed point.
 
 Why this order: in the uniform market raising the top firm's quality raises every firm's
-revenue (checked as ``defection_free.n_firms.top_first``), so the top firm's step makes
+revenue (checked as ``oligopoly.defection_free.top_first``), so the top firm's step makes
 the room that the others' steps use, as the high firm's step does for the low firm in
 Algorithm 5 (the cap :math:`B(\rho_{t-1}, b)\, q_{h,t}` of step 8 is the largest low
 quality that keeps the high firm's revenue, :func:`econ.quality_caps.cap_high`); a firm's
@@ -36,7 +36,7 @@ the top first. For two firms the joint and the single step coincide.
 No revenue falls in any round, nor at any point within it, in any market: a step of size
 0 leaves the current point, which satisfies :math:`R \ge R(q_t)` (it is :math:`q_t` or a point
 accepted before), and a step is accepted only where the condition holds, evaluated as it is
-then reported (``defection_free.n_firms.no_revenue_falls`` checks the rounds). Qualities
+then reported (``oligopoly.defection_free.no_revenue_falls`` checks the rounds). Qualities
 never fall, and none passes its cap.
 
 For two firms this is Algorithm 5 with the default rule of :mod:`games.defection_free.rules`
@@ -52,7 +52,7 @@ by round. Where :math:`q_{l,0}` exceeds the thesis's :math:`q_l^*` the target is
 Whether the rounds reach :math:`q^*` is not proved beyond two firms (Proposition 5). With
 three or more firms the rule can come to rest short of it: once the top firm is at
 :math:`q^*_{\text{top}}` no step makes room, and a firm that had not caught up with its cap
-stays behind. ``defection_free.n_firms.reaches`` states the distance found (both registered
+stays behind. ``oligopoly.defection_free.reaches`` states the distance found (both registered
 in :mod:`games.defection_free.n_firms_propositions`, kind ``derived``).
 """
 

@@ -27,7 +27,7 @@ def random_starts(seed: int, count: int) -> list[NDArray[np.float64]]:
 
 
 @proposition(
-    "defection_free.n_firms.top_first",
+    "oligopoly.defection_free.top_first",
     source=f"{_SRC} (games.defection_free.n_firms, the order of the firms)",
     statement="in the uniform n-firm market, raising the highest quality (distinct qualities,"
     " the top one below 1) raises no firm's revenue less than 0: every revenue weakly rises",
@@ -77,7 +77,7 @@ def no_revenue_falls(
 
 
 @proposition(
-    "defection_free.n_firms.no_revenue_falls",
+    "oligopoly.defection_free.no_revenue_falls",
     source=f"{_SRC} (games.defection_free.n_firms)",
     statement="in the uniform market no round of the n-firm defection-free rule lowers any"
     " firm's revenue, for any pace b > 1 and any number of firms",
@@ -103,7 +103,7 @@ def _no_revenue_falls(
 
 
 @proposition(
-    "defection_free.n_firms.reaches",
+    "oligopoly.defection_free.reaches",
     source=f"{_SRC} (games.defection_free.n_firms); Proposition 5 for two firms",
     statement="at the pace b~ the n-firm rule comes to rest; for two firms at the Nash"
     " bargaining solution (within 1e-6), for 3 to 6 firms within 0.1 of it in every"
