@@ -27,10 +27,17 @@ examples of every firm of :math:`S_i`:
   Each firm's candidates, like the low firm's inner steps of Algorithm 5 (steps 9-11), are
   points of its training: its models after :math:`T, T/2, T/4, \dots, 1` of the epoch's
   :math:`T` SGD steps, then the interpolations :math:`x_t + w (x_1 - x_t)` towards its first
-  step, :math:`w = 1/2, 1/4, \dots`, all measured on the target in one evaluation. From the
-  top firm down, a firm keeps the candidate with the most training whose measured quality
-  lies in :math:`[q_{t,i}, c_i]` and at which, with the choices made so far, no firm's
-  revenue is below its value at :math:`q_t`; a firm with no such candidate keeps its model. The recorded qualities are the measured qualities of the
+  step, :math:`w = 1/2, 1/4, \dots`, all measured on the target in one evaluation. A
+  candidate is usable when its measured quality lies in :math:`[q_{t,i}, c_i]`, and a choice
+  is allowed when no firm's revenue is below its value at :math:`q_t`. The choices follow
+  the steps of the rule itself: the top firm keeps its usable candidate with the most
+  training that is allowed; then the others move jointly, each to its usable candidate of
+  highest quality at most :math:`q_{t,i} + s (c_i - q_{t,i})`, with the largest allowed
+  :math:`s` of :math:`1, 63/64, \dots, 1/64` (a firm's rise lowers the revenues of its
+  neighbours, so one at a time the first to move can find no room that a joint step has);
+  then, from the highest quality down, each moves to its usable candidate with the most
+  training that measures at least its joint choice and is allowed. A firm with no usable
+  candidate keeps its model. The recorded qualities are the measured qualities of the
   models kept, so no revenue of the market (:func:`econ.market.market_round`) falls at any
   round (Proposition 3, for n firms, on the measured qualities).
 
@@ -512,18 +519,60 @@ def _defection_free_round(
     measured = firms.measure(candidates).reshape(len(fractions), q.size)
     cap = n_firm_step(q, target, pace=firms.setup.pace, revenues=uniform_revenues)
     floor = market_round(q).revenue
-    now, kept = q.copy(), np.zeros(q.size)
-    rows = np.arange(q.size)
-    for i in np.argsort(-q, kind="stable"):
-        for j, f in enumerate(fractions):
-            trial = now.copy()
-            trial[i] = measured[j, i]
-            if q[i] <= trial[i] <= cap[i] and np.all(market_round(trial).revenue >= floor):
-                now, kept[i], rows[i] = trial, f, j * q.size + i
-                break
+    usable = (measured >= q) & (measured <= cap)
+    pick = np.full(q.size, -1)
+
+    def point(choice: np.ndarray) -> np.ndarray:
+        return np.where(choice >= 0, measured[np.maximum(choice, 0), np.arange(q.size)], q)
+
+    def allowed(choice: np.ndarray) -> bool:
+        return bool(np.all(market_round(point(choice)).revenue >= floor))
+
+    def most_training(i: int, at_least: float) -> None:
+        for j in np.flatnonzero(usable[:, i] & (measured[:, i] >= at_least)):
+            trial = pick.copy()
+            trial[i] = j
+            if allowed(trial):
+                pick[i] = j
+                return
+
+    order = np.argsort(-q, kind="stable")
+    most_training(int(order[0]), q[order[0]])
+    pick[:] = _joint(measured, usable, q, cap, pick, allowed)
+    for i in order[1:]:
+        most_training(int(i), point(pick)[i])
+    rows = np.where(pick >= 0, pick * q.size + np.arange(q.size), np.arange(q.size))
+    kept = np.where(pick >= 0, np.asarray(fractions)[np.maximum(pick, 0)], 0.0)
     index = torch.from_numpy(rows).to(firms.x.device)
     firms.params = {k: torch.where(_mask(kept, v), candidates[k][index], v) for k, v in old.items()}
-    return now, kept
+    return point(pick), kept
+
+
+def _joint(
+    measured: np.ndarray,
+    usable: np.ndarray,
+    q: np.ndarray,
+    cap: np.ndarray,
+    pick: np.ndarray,
+    allowed: Callable[[np.ndarray], bool],
+    grid: int = 64,
+) -> np.ndarray:
+    r"""The firms without a pick move together: the largest joint step allowed.
+
+    For :math:`s = 1, 1 - 1/g, \dots, 1/g`, each such firm takes its usable candidate with
+    the highest measured quality at most :math:`q_i + s (c_i - q_i)` (most training among
+    equals; none: it stays); the first :math:`s` whose point lowers no revenue is kept.
+    """
+    free = np.flatnonzero(pick < 0)
+    for s in np.arange(grid, 0, -1) / grid:
+        trial = pick.copy()
+        for i in free:
+            fits = np.flatnonzero(usable[:, i] & (measured[:, i] <= q[i] + s * (cap[i] - q[i])))
+            if fits.size:
+                trial[i] = fits[np.argmax(measured[fits, i])]
+        if allowed(trial):
+            return trial
+    return pick
 
 
 def _mask(kept: np.ndarray, like: torch.Tensor) -> torch.Tensor:
