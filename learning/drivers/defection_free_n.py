@@ -27,18 +27,20 @@ examples of every firm of :math:`S_i`:
   Each firm's candidates, like the low firm's inner steps of Algorithm 5 (steps 9-11), are
   points of its training: its models after :math:`T, T/2, T/4, \dots, 1` of the epoch's
   :math:`T` SGD steps, then the interpolations :math:`x_t + w (x_1 - x_t)` towards its first
-  step, :math:`w = 1/2, 1/4, \dots`, all measured on the target in one evaluation. A
-  candidate is usable when its measured quality lies in :math:`[q_{t,i}, c_i]`, and a choice
-  is allowed when no firm's revenue is below its value at :math:`q_t`. The choices follow
-  the steps of the rule itself: the top firm keeps its usable candidate with the most
-  training that is allowed; then the others move jointly, each to its usable candidate of
-  highest quality at most :math:`q_{t,i} + s (c_i - q_{t,i})`, with the largest allowed
-  :math:`s` of :math:`1, 63/64, \dots, 1/64` (a firm's rise lowers the revenues of its
-  neighbours, so one at a time the first to move can find no room that a joint step has);
-  then, from the highest quality down, each moves to its usable candidate with the most
-  training that measures at least its joint choice and is allowed. A firm with no usable
-  candidate keeps its model. The recorded qualities are the measured qualities of the
-  models kept, so no revenue of the market (:func:`econ.market.market_round`) falls at any
+  step, :math:`w = 1/2, 1/4, \dots`, all measured on the target in one evaluation. A candidate
+  is usable when its measured quality lies in :math:`[q_{t,i}, c_i]`, and a choice is allowed
+  when no firm's revenue is below its value at :math:`q_t`. The choices follow the steps of
+  the rule itself: the top firm keeps its usable candidate with the most training that is
+  allowed and, the others where they are, leaves its revenue at most :math:`\max(R_{top}(q^*),
+  R_{top}(q_t))` (revenues never fall, so a top firm that rose alone past its revenue at the
+  bargain would keep the firms below their targets for good); then the others move jointly,
+  each to its usable candidate of highest quality at most :math:`q_{t,i} + s (c_i - q_{t,i})`,
+  with the largest allowed :math:`s` of :math:`1, 63/64, \dots, 1/64` (a firm's rise lowers
+  the revenues of its neighbours, so one at a time the first to move can find no room that a
+  joint step has); then, from the highest quality down, each moves to its usable candidate
+  with the most training that measures at least its joint choice and is allowed. A firm with
+  no usable candidate keeps its model. The recorded qualities are the measured qualities of
+  the models kept, so no revenue of the market (:func:`econ.market.market_round`) falls at any
   round (Proposition 3, for n firms, on the measured qualities).
 
 :math:`Q` is the best quality the complete run reached (:func:`games.defection_free.estimate_q_max`)
@@ -518,34 +520,55 @@ def _defection_free_round(
     candidates, fractions = _candidates(firms, old, q)
     measured = firms.measure(candidates).reshape(len(fractions), q.size)
     cap = n_firm_step(q, target, pace=firms.setup.pace, revenues=uniform_revenues)
+    pick = _choose(measured, q, cap, market_round(target).revenue)
+    firm = np.arange(q.size)
+    rows = np.where(pick >= 0, pick * q.size + firm, firm)
+    kept = np.where(pick >= 0, np.asarray(fractions)[np.maximum(pick, 0)], 0.0)
+    index = torch.from_numpy(rows).to(firms.x.device)
+    firms.params = {k: torch.where(_mask(kept, v), candidates[k][index], v) for k, v in old.items()}
+    return np.where(pick >= 0, measured[np.maximum(pick, 0), firm], q), kept
+
+
+def _choose(
+    measured: np.ndarray, q: np.ndarray, cap: np.ndarray, bargain: np.ndarray
+) -> np.ndarray:
+    r"""Each firm's candidate (its row of ``measured``, most training first; -1: it stays).
+
+    ``measured[c, i]`` is firm ``i``'s candidate ``c`` on the target, ``cap`` the rule's
+    next qualities, ``bargain`` the revenues at :math:`q^*`. A choice is allowed when no
+    revenue is below its value at :math:`q_t`; the top firm chooses first, and its own step
+    may not lift its revenue above :math:`\max(R_{top}(q^*), R_{top}(q_t))`; then the others
+    move jointly (:func:`_joint`), then each from the top down (module docstring).
+    """
     floor = market_round(q).revenue
     usable = (measured >= q) & (measured <= cap)
     pick = np.full(q.size, -1)
+    order = np.argsort(-q, kind="stable")
+    top = int(order[0])
+    unbounded = np.full(q.size, np.inf)
 
     def point(choice: np.ndarray) -> np.ndarray:
         return np.where(choice >= 0, measured[np.maximum(choice, 0), np.arange(q.size)], q)
 
-    def allowed(choice: np.ndarray) -> bool:
-        return bool(np.all(market_round(point(choice)).revenue >= floor))
+    def allowed(choice: np.ndarray, ceiling: np.ndarray = unbounded) -> bool:
+        r = market_round(point(choice)).revenue
+        return bool(np.all(r >= floor) and np.all(r <= ceiling))
 
-    def most_training(i: int, at_least: float) -> None:
+    def most_training(i: int, at_least: float, ceiling: np.ndarray = unbounded) -> None:
         for j in np.flatnonzero(usable[:, i] & (measured[:, i] >= at_least)):
             trial = pick.copy()
             trial[i] = j
-            if allowed(trial):
+            if allowed(trial, ceiling):
                 pick[i] = j
                 return
 
-    order = np.argsort(-q, kind="stable")
-    most_training(int(order[0]), q[order[0]])
+    ceiling = unbounded.copy()
+    ceiling[top] = max(floor[top], bargain[top])
+    most_training(top, q[top], ceiling)
     pick[:] = _joint(measured, usable, q, cap, pick, allowed)
     for i in order[1:]:
         most_training(int(i), point(pick)[i])
-    rows = np.where(pick >= 0, pick * q.size + np.arange(q.size), np.arange(q.size))
-    kept = np.where(pick >= 0, np.asarray(fractions)[np.maximum(pick, 0)], 0.0)
-    index = torch.from_numpy(rows).to(firms.x.device)
-    firms.params = {k: torch.where(_mask(kept, v), candidates[k][index], v) for k, v in old.items()}
-    return point(pick), kept
+    return pick
 
 
 def _joint(

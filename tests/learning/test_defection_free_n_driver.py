@@ -13,11 +13,13 @@ import torch
 from collabecon.cli import main
 from econ.market import market_round
 from econ.quality_bargaining import quality_bargaining
+from games.defection_free.n_firms import n_firm_step
 from learning.drivers.defection_free_n import (
     BARGAIN_TOLERANCE,
     NFirmSetup,
     TorchNFirms,
     _candidates,
+    _choose,
     _joint,
     run_n_firms,
     sharing,
@@ -298,3 +300,19 @@ def test_the_lower_firms_move_jointly_where_none_can_move_alone():
     assert choice.tolist() == [1, 0, 2, -1]
     assert allowed(choice)
     assert np.all(point(choice) <= cap)
+
+
+def test_the_top_firm_alone_does_not_rise_past_its_revenue_at_the_bargain():
+    """The top firm's whole epoch (0.9), the low firm where it is, would earn more than at the
+    bargain, which no later round could undo (revenues never fall): it keeps its step to 0.7."""
+    q = np.array([0.3, 0.5])
+    target = quality_bargaining(q, q_max=0.9).quality
+    bargain = market_round(target).revenue
+    cap = n_firm_step(q, target, pace=2.0)
+    measured = np.array([[0.32, 0.9], [0.31, 0.7], [0.3, 0.6]])  # most training first
+    assert market_round([0.3, 0.9]).revenue[1] > bargain[1]
+    pick = _choose(measured, q, cap, bargain)
+    assert pick.tolist() == [0, 1]
+    chosen = market_round([0.32, 0.7]).revenue
+    assert np.all(chosen >= market_round(q).revenue) and chosen[1] <= bargain[1]
+    assert _choose(measured, q, cap, np.full(2, np.inf)).tolist() == [0, 0]
