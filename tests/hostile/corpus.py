@@ -2469,56 +2469,35 @@ def accountants() -> list[Case]:
     ]
     for accountant in ("pld", "rdp"):
         a = [*acc, "--accountant", accountant]
-        out += [
-            case(
-                f"privacy-account-accountant-{accountant}-noise-tiny",
-                "overflow",
-                [*a[:3], "1e-300", *a[4:], "--json"],
-                ("refuse", "ok"),
-                check=_null_says_why,
-            ),
-            case(
-                f"privacy-account-accountant-{accountant}-noise-huge",
-                "overflow",
-                [*a[:3], "1e300", *a[4:], "--json"],
-                ("refuse", "ok"),
-                check=_null_says_why,
-            ),
-            case(
-                f"privacy-account-accountant-{accountant}-rate-tiny",
-                "overflow",
-                [*a, "--sampling-rate", "1e-300", "--json"],
-                ("refuse", "ok"),
-                check=_null_says_why,
-            ),
-            case(
-                f"privacy-account-accountant-{accountant}-steps-1e12",
-                "huge",
-                [*a[:5], str(10**12), *a[6:], "--sampling-rate", "0.01", "--json"],
-                ("refuse", "ok"),
-                check=_null_says_why,
-            ),
-            case(
-                f"privacy-account-accountant-{accountant}-epsilon-tiny-rate",
+        epsilon = ["privacy", "account", "--epsilon", "1", "--steps", "1000000"]
+        table = [
+            ("noise-tiny", "overflow", [*a[:3], "1e-300", *a[4:]]),
+            ("noise-huge", "overflow", [*a[:3], "1e300", *a[4:]]),
+            ("rate-tiny", "overflow", [*a, "--sampling-rate", "1e-300"]),
+            ("steps-1e12", "huge", [*a[:5], str(10**12), *a[6:], "--sampling-rate", "0.01"]),
+            (
+                "epsilon-tiny-rate",
                 "huge",
                 [
-                    "privacy",
-                    "account",
-                    "--epsilon",
-                    "1",
-                    "--steps",
-                    "1000000",
+                    *epsilon,
                     "--delta",
                     "1e-5",
                     "--accountant",
                     accountant,
                     "--sampling-rate",
                     "1e-9",
-                    "--json",
                 ],
+            ),
+        ]
+        out += [
+            case(
+                f"privacy-account-accountant-{accountant}-{name}",
+                group,
+                [*argv, "--json"],
                 ("refuse", "ok"),
                 check=_null_says_why,
-            ),
+            )
+            for name, group, argv in table
         ]
     out += [
         case(
